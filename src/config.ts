@@ -1,0 +1,128 @@
+import { z } from 'zod';
+
+/** Raised when the environment does not describe a usable configuration. */
+export class ConfigError extends Error {
+  readonly code = 'CONFIG_INVALID';
+}
+
+const seconds = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a number of seconds' })
+    .int('must be a whole number of seconds')
+    .positive('must be greater than zero')
+    .default(fallback);
+
+const url = (protocols: string[]) =>
+  z
+    .string()
+    .refine((value) => {
+      try {
+        return protocols.includes(new URL(value).protocol);
+      } catch {
+        return false;
+      }
+    }, `must be a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+
+const blankAsUnset = (value: unknown) => (value === '' ? undefined : value);
+
+/** Every setting the platform reads, in one schema over `process.env`. */
+export const envSchema = z
+  .object({
+    PORT: z.coerce.number({ error: 'must be a port number' }).int().min(0).max(65535).default(8080),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/hrs'),
+    REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+    REDIS_PREFIX: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+$/, 'may hold only letters, digits, ".", "_" and "-"')
+      .default('hrs'),
+    BASE_URL: z.preprocess(blankAsUnset, url(['http:', 'https:']).optional()),
+    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    MAX_BODY_BYTES: z.coerce
+      .number({ error: 'must be a number of bytes' })
+      .int()
+      .min(1024, 'must be at least 1024')
+      .default(1024 * 1024),
+    ADMIN_TOKEN: z.preprocess(
+      blankAsUnset,
+      z.string().min(16, 'must be at least 16 characters long').optional(),
+    ),
+    STATUS_STALE_AFTER: seconds(300),
+    STATUS_UNKNOWN_AFTER: seconds(1800),
+    SMTP_URL: z.preprocess(blankAsUnset, url(['smtp:', 'smtps:']).optional()),
+    MAIL_FROM: z.string().min(3).default('HRS signal platform <no-reply@localhost>'),
+    SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
+    SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
+  })
+  .refine((env) => env.STATUS_STALE_AFTER < env.STATUS_UNKNOWN_AFTER, {
+    path: ['STATUS_STALE_AFTER'],
+    message: 'must be smaller than STATUS_UNKNOWN_AFTER',
+  });
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl: string;
+  redisUrl: string;
+  redisPrefix: string;
+  /** Absolute base for links the API returns; no trailing slash. */
+  baseUrl: string;
+  logLevel: Env['LOG_LEVEL'];
+  maxBodyBytes: number;
+  adminToken: string | undefined;
+  /** Freshness deadlines in milliseconds. */
+  statusStaleAfterMs: number;
+  statusUnknownAfterMs: number;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  shutdownDelayMs: number;
+  shutdownTimeoutMs: number;
+}
+
+/** Parses the environment once; throws a ConfigError naming every bad variable. */
+export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
+  const relevant = Object.fromEntries(
+    Object.keys(envSchema.shape).map((key) => [key, source[key]]),
+  );
+  const parsed = envSchema.safeParse(relevant);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0] ?? 'environment');
+      const given = source[name];
+      const shown = name === 'ADMIN_TOKEN' || given === undefined ? '' : ` (got "${given}")`;
+      return `${name} ${issue.message}${shown}`;
+    });
+    throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
+  }
+  const env = parsed.data;
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    databaseUrl: env.DATABASE_URL,
+    redisUrl: env.REDIS_URL,
+    redisPrefix: env.REDIS_PREFIX,
+    baseUrl: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, ''),
+    logLevel: env.LOG_LEVEL,
+    maxBodyBytes: env.MAX_BODY_BYTES,
+    adminToken: env.ADMIN_TOKEN,
+    statusStaleAfterMs: env.STATUS_STALE_AFTER * 1000,
+    statusUnknownAfterMs: env.STATUS_UNKNOWN_AFTER * 1000,
+    smtpUrl: env.SMTP_URL,
+    mailFrom: env.MAIL_FROM,
+    shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
+  };
+}
+
+/** A URL fit for messages and logs: the password is replaced. */
+export function redactUrl(value: string): string {
+  try {
+    const parsed = new URL(value);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}

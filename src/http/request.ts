@@ -1,0 +1,106 @@
+import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import type { Principal } from './auth.js';
+import { HttpError, badRequest } from './errors.js';
+import type { Method } from './router.js';
+
+/** Everything a handler may know about a request, copied out of uWS before the first await. */
+export interface Request {
+  readonly id: string;
+  readonly method: Method;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly remoteAddress: string;
+  /** When the platform received the request. */
+  readonly receivedAt: Date;
+  params: Record<string, string>;
+  principal: Principal | undefined;
+  body: Buffer | undefined;
+  /** Headers added to whatever response the request gets, errors included (rate-limit state, say). */
+  readonly responseHeaders: Record<string, string>;
+  readonly signal: AbortSignal;
+  log: Logger;
+}
+
+const KNOWN_METHODS = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+let sequence = 0;
+
+export function copyRequest(req: HttpRequest, res: HttpResponse, signal: AbortSignal, log: Logger): Request {
+  const method = req.getMethod().toUpperCase();
+  const headers: Record<string, string> = {};
+  req.forEach((name, value) => {
+    headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
+  });
+  const id = headers['x-request-id'] && /^[\w.-]{1,100}$/.test(headers['x-request-id'])
+    ? headers['x-request-id']
+    : `${process.pid.toString(36)}-${(++sequence).toString(36)}`;
+  const path = req.getUrl();
+  return {
+    id,
+    method: (KNOWN_METHODS.has(method) ? method : 'UNKNOWN') as Method,
+    path,
+    query: new URLSearchParams(req.getQuery() ?? ''),
+    headers,
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    receivedAt: new Date(),
+    params: {},
+    principal: undefined,
+    body: undefined,
+    responseHeaders: {},
+    signal,
+    log: log.child({ req_id: id }),
+  };
+}
+
+/** Raised (and the connection closed) when a body grows past the cap. */
+export const tooLarge = (max: number) =>
+  new HttpError(413, 'payload_too_large', `Request body exceeds the limit of ${max} bytes.`, {
+    closeConnection: true,
+  });
+
+/**
+ * Starts reading the body at once (uWS drops data that arrives before a handler is attached) and
+ * enforces the cap while reading. The promise rejects with 413 past the cap and on abort.
+ */
+export function readBody(res: HttpResponse, max: number, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    signal.addEventListener('abort', () => {
+      if (!done) reject(new Error('request aborted'));
+      done = true;
+    });
+    res.onData((chunk, isLast) => {
+      if (done) return;
+      size += chunk.byteLength;
+      if (size > max) {
+        done = true;
+        reject(tooLarge(max));
+        return;
+      }
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) {
+        done = true;
+        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+      }
+    });
+  });
+}
+
+/** Parses a JSON body; a parse error is a 400 in the caller's style, never a crash or `{}`. */
+export function parseJson(req: Request): unknown {
+  const type = req.headers['content-type'];
+  if (type !== undefined && !/^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(type)) {
+    throw new HttpError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request.`);
+  }
+  const text = req.body?.toString('utf8') ?? '';
+  if (text.trim() === '') throw badRequest('parse_error', 'JSON parse error - the request body is empty.');
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw badRequest('parse_error', `JSON parse error - ${(err as Error).message}`);
+  }
+}

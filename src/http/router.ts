@@ -1,0 +1,89 @@
+/** Method-and-path dispatch with `:name` segments, 405 with `Allow`, and trailing-slash hints. */
+
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+
+interface Compiled<T> {
+  pattern: string;
+  segments: string[];
+  params: number;
+  byMethod: Map<Method, T>;
+}
+
+export type Match<T> =
+  | { kind: 'found'; route: T; params: Record<string, string>; allow: Method[] }
+  | { kind: 'method-not-allowed'; allow: Method[] }
+  | { kind: 'not-found'; suggestion?: string };
+
+export class Router<T> {
+  private readonly exact = new Map<string, Compiled<T>>();
+  private readonly dynamic: Compiled<T>[] = [];
+
+  add(method: Method, pattern: string, route: T): void {
+    let compiled = this.exact.get(pattern) ?? this.dynamic.find((c) => c.pattern === pattern);
+    if (!compiled) {
+      const segments = pattern.split('/');
+      const params = segments.filter((s) => s.startsWith(':')).length;
+      compiled = { pattern, segments, params, byMethod: new Map() };
+      if (params === 0) this.exact.set(pattern, compiled);
+      else {
+        this.dynamic.push(compiled);
+        // Fewer parameters first: `/v2/hrs/status` wins over `/v2/hrs/:hrs_id`.
+        this.dynamic.sort((a, b) => a.params - b.params);
+      }
+    }
+    if (compiled.byMethod.has(method)) throw new Error(`route ${method} ${pattern} registered twice`);
+    compiled.byMethod.set(method, route);
+  }
+
+  match(method: Method, path: string): Match<T> {
+    const found = this.lookup(path);
+    if (!found) return { kind: 'not-found', ...this.suggest(path) };
+    const allow = allowed(found.compiled);
+    const route = found.compiled.byMethod.get(method) ?? (method === 'HEAD' ? found.compiled.byMethod.get('GET') : undefined);
+    if (route === undefined) return { kind: 'method-not-allowed', allow };
+    return { kind: 'found', route, params: found.params, allow };
+  }
+
+  private lookup(path: string): { compiled: Compiled<T>; params: Record<string, string> } | undefined {
+    const exact = this.exact.get(path);
+    if (exact) return { compiled: exact, params: {} };
+    const parts = path.split('/');
+    for (const compiled of this.dynamic) {
+      const params = matchSegments(compiled.segments, parts);
+      if (params) return { compiled, params };
+    }
+    return undefined;
+  }
+
+  private suggest(path: string): { suggestion?: string } {
+    const other = path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
+    if (other.length > 0 && this.lookup(other)) return { suggestion: other };
+    return {};
+  }
+}
+
+function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
+  if (pattern.length !== parts.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const want = pattern[i]!;
+    const got = parts[i]!;
+    if (want.startsWith(':')) {
+      if (got === '') return undefined;
+      try {
+        params[want.slice(1)] = decodeURIComponent(got);
+      } catch {
+        return undefined;
+      }
+    } else if (want !== got) return undefined;
+  }
+  return params;
+}
+
+function allowed<T>(compiled: Compiled<T>): Method[] {
+  const methods = new Set<Method>(compiled.byMethod.keys());
+  if (methods.has('GET')) methods.add('HEAD');
+  methods.add('OPTIONS');
+  const order: Method[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+  return order.filter((m) => methods.has(m));
+}

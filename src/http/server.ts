@@ -1,0 +1,233 @@
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import { API_FAMILIES, type ApiFamily, type Authenticator } from './auth.js';
+import { HttpError, errorReply, notFound, statusText, styleForPath, type ErrorStyle, type Reply } from './errors.js';
+import { copyRequest, readBody, tooLarge, type Request } from './request.js';
+import { Router, type Method } from './router.js';
+
+if (typeof uWS.getParts !== 'function') {
+  throw new Error(
+    'uWebSockets.js fell back to its slow JavaScript shim: this Node.js version has no native build. Use Node.js 20.',
+  );
+}
+
+/** Runs after authentication and before the body is used; may throw an HttpError or add headers. */
+export type Guard = (req: Request) => Promise<void> | void;
+
+export interface RouteSpec {
+  method: Method;
+  path: string;
+  /** Which credential the route takes: an API family's token, the admin token, or none. */
+  auth: ApiFamily | 'admin' | 'none';
+  /** Error body shape; by default the family's (import and admin: `drf`, the rest: `problem`). */
+  style?: ErrorStyle;
+  /** Whether the route reads a request body. */
+  body?: boolean;
+  handler: (req: Request) => Promise<Reply> | Reply;
+}
+
+interface Route extends RouteSpec {
+  style: ErrorStyle;
+}
+
+export interface HttpServerOptions {
+  log: Logger;
+  maxBodyBytes: number;
+  authenticator: Authenticator;
+}
+
+const BODY_METHODS = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function familyStyle(auth: RouteSpec['auth'], path: string): ErrorStyle {
+  if (auth === 'admin') return 'drf';
+  if (auth === 'none') return styleForPath(path);
+  return API_FAMILIES[auth].label.startsWith('import') ? 'drf' : 'problem';
+}
+
+/**
+ * The uWS application and the single wrapper every route goes through: abort-safe, request copied
+ * before the first await, body capped while read, status, headers and body written in one cork.
+ */
+export class HttpServer {
+  readonly app: TemplatedApp = uWS.App();
+  private readonly router = new Router<Route>();
+  private readonly guards = new Map<RouteSpec['auth'], Guard[]>();
+  private listenSocket: us_listen_socket | undefined;
+  private inFlight = 0;
+  private idle: (() => void)[] = [];
+
+  constructor(private readonly options: HttpServerOptions) {
+    this.app.any('/*', (res, req) => this.dispatch(res, req));
+  }
+
+  route(spec: RouteSpec): this {
+    this.router.add(spec.method, spec.path, { ...spec, style: spec.style ?? familyStyle(spec.auth, spec.path) });
+    return this;
+  }
+
+  /** Adds a guard to every route of a family (rate limits, say), run in the order added. */
+  guard(auth: RouteSpec['auth'], guard: Guard): this {
+    const list = this.guards.get(auth) ?? [];
+    list.push(guard);
+    this.guards.set(auth, list);
+    return this;
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(host, port, (socket) => {
+        if (!socket) {
+          reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
+          return;
+        }
+        this.listenSocket = socket;
+        resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket));
+      });
+    });
+  }
+
+  /** Stops accepting connections; open ones finish what they are doing. */
+  stopListening(): void {
+    if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = undefined;
+  }
+
+  /** Resolves once no request is being handled. */
+  drained(): Promise<void> {
+    if (this.inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+
+  private dispatch(res: HttpResponse, uwsReq: HttpRequest): void {
+    const controller = new AbortController();
+    const state = { aborted: false, done: false };
+    res.onAborted(() => {
+      state.aborted = true;
+      controller.abort();
+    });
+    const req = copyRequest(uwsReq, res, controller.signal, this.options.log);
+    const started = performance.now();
+    const finish = (reply: Reply) => {
+      if (state.done) return;
+      state.done = true;
+      if (state.aborted) {
+        req.log.info({ method: req.method, path: req.path, aborted: true }, 'request aborted by the client');
+        return;
+      }
+      this.write(res, req, reply);
+      this.logRequest(req, reply.status, started);
+    };
+
+    if (req.method === ('UNKNOWN' as Method)) {
+      finish(errorReply(new HttpError(501, 'not_implemented', 'Unsupported HTTP method.'), styleForPath(req.path)));
+      return;
+    }
+    const match = this.router.match(req.method, req.path);
+    if (match.kind === 'not-found') {
+      const detail = match.suggestion
+        ? match.suggestion.endsWith('/')
+          ? `Not found. The trailing slash is required: ${match.suggestion}`
+          : `Not found. This path takes no trailing slash: ${match.suggestion}`
+        : 'Not found.';
+      finish(errorReply(notFound(detail), styleForPath(req.path)));
+      return;
+    }
+    if (match.kind === 'method-not-allowed' || req.method === 'OPTIONS') {
+      const allow = match.allow.join(', ');
+      if (req.method === 'OPTIONS') finish({ status: 204, headers: { Allow: allow } });
+      else {
+        const err = new HttpError(405, 'method_not_allowed', `Method "${req.method}" not allowed.`, { headers: { Allow: allow } });
+        finish(errorReply(err, styleForPath(req.path)));
+      }
+      return;
+    }
+
+    const route = match.route;
+    req.params = match.params;
+    let body: Promise<Buffer> | undefined;
+    if (route.body && BODY_METHODS.has(req.method)) {
+      const declared = Number(req.headers['content-length']);
+      if (declared > this.options.maxBodyBytes) {
+        finish(errorReply(tooLarge(this.options.maxBodyBytes), route.style));
+        return;
+      }
+      body = readBody(res, this.options.maxBodyBytes, controller.signal);
+      // A body that outgrows the cap is answered at once, whatever else is pending.
+      body.catch((err) => {
+        if (err instanceof HttpError) finish(this.withHeaders(errorReply(err, route.style), req));
+      });
+    }
+
+    this.inFlight++;
+    this.handle(route, req, body, state)
+      .then((reply) => finish(this.withHeaders(reply, req)))
+      .catch((err) => finish(this.withHeaders(this.failure(err, route, req, state.aborted), req)))
+      .finally(() => {
+        this.inFlight--;
+        if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+      });
+  }
+
+  private async handle(route: Route, req: Request, body: Promise<Buffer> | undefined, state: { aborted: boolean }): Promise<Reply> {
+    if (route.auth === 'admin') req.principal = this.options.authenticator.authenticateAdmin(req.headers.authorization);
+    else if (route.auth !== 'none') {
+      req.principal = await this.options.authenticator.authenticate(route.auth, req.headers.authorization);
+    }
+    for (const guard of this.guards.get(route.auth) ?? []) {
+      await guard(req);
+      if (state.aborted) throw new Error('request aborted');
+    }
+    if (body) req.body = await body;
+    if (state.aborted) throw new Error('request aborted');
+    return route.handler(req);
+  }
+
+  private failure(err: unknown, route: Route, req: Request, aborted: boolean): Reply {
+    if (err instanceof HttpError) return errorReply(err, route.style);
+    if (!aborted) req.log.error({ err }, 'request failed');
+    return errorReply(new HttpError(500, 'internal_error', 'Unexpected platform error; please report it.'), route.style);
+  }
+
+  private withHeaders(reply: Reply, req: Request): Reply {
+    if (Object.keys(req.responseHeaders).length === 0) return reply;
+    return { ...reply, headers: { ...req.responseHeaders, ...reply.headers } };
+  }
+
+  private write(res: HttpResponse, req: Request, reply: Reply): void {
+    res.cork(() => {
+      res.writeStatus(`${reply.status} ${statusText(reply.status)}`);
+      res.writeHeader('X-Request-Id', req.id);
+      for (const [name, value] of Object.entries(reply.headers ?? {})) res.writeHeader(name, value);
+      if (req.method === 'HEAD' || reply.status === 204 || reply.status === 304) {
+        res.endWithoutBody(req.method === 'HEAD' ? reply.body?.length : undefined, reply.closeConnection);
+      } else {
+        res.end(reply.body ?? '', reply.closeConnection);
+      }
+    });
+  }
+
+  private logRequest(req: Request, status: number, started: number): void {
+    const entry = {
+      method: req.method,
+      path: req.path,
+      status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      ...(req.principal ? principalFields(req.principal) : {}),
+    };
+    if (status >= 500) req.log.error(entry, 'request');
+    else req.log.info(entry, 'request');
+  }
+}
+
+function principalFields(principal: NonNullable<Request['principal']>): Record<string, string> {
+  switch (principal.kind) {
+    case 'originator':
+      return { originator: principal.id, token_id: principal.tokenId };
+    case 'user':
+      return { user: principal.id, token_id: principal.tokenId };
+    case 'client':
+      return { token_id: principal.tokenId };
+    case 'admin':
+      return { admin: 'true' };
+  }
+}

@@ -1,0 +1,72 @@
+import type { Logger } from 'pino';
+import type { Redis } from './redis.js';
+
+/**
+ * What instances tell each other over Redis pub/sub. Every message is JSON with a `type`.
+ * - registry: stations, layouts, assignments, originators, users or tokens changed (after COMMIT).
+ */
+export type BusMessage = { type: 'registry'; hrs_ids: string[]; tokens: boolean };
+
+type Handler = (message: BusMessage) => void;
+
+/** Instance-to-instance announcements, on one channel per kind under the configured prefix. */
+export class Bus {
+  private readonly handlers = new Map<BusMessage['type'], Set<Handler>>();
+  private subscriber: Redis | undefined;
+
+  constructor(
+    private readonly publisher: Redis,
+    private readonly prefix: string,
+    private readonly log?: Logger,
+  ) {}
+
+  channel(type: BusMessage['type']): string {
+    return `${this.prefix}:bus:${type}`;
+  }
+
+  async publish(message: BusMessage): Promise<void> {
+    await this.publisher.publish(this.channel(message.type), JSON.stringify(message));
+  }
+
+  /** Registers a handler; the first call for a type subscribes the shared subscriber connection. */
+  async on(type: BusMessage['type'], handler: Handler): Promise<void> {
+    let set = this.handlers.get(type);
+    if (!set) {
+      set = new Set();
+      this.handlers.set(type, set);
+      this.subscriber ??= await this.openSubscriber();
+      await this.subscriber.subscribe(this.channel(type), (raw) => this.dispatch(type, raw));
+    }
+    set.add(handler);
+  }
+
+  private async openSubscriber(): Promise<Redis> {
+    const subscriber = this.publisher.duplicate();
+    subscriber.on('error', (err: Error) => this.log?.warn({ err }, 'redis subscriber error'));
+    await subscriber.connect();
+    return subscriber;
+  }
+
+  private dispatch(type: BusMessage['type'], raw: string): void {
+    let message: BusMessage;
+    try {
+      message = JSON.parse(raw) as BusMessage;
+    } catch (err) {
+      this.log?.warn({ err, type }, 'unreadable bus message ignored');
+      return;
+    }
+    for (const handler of this.handlers.get(type) ?? []) {
+      try {
+        handler(message);
+      } catch (err) {
+        this.log?.error({ err, type }, 'bus handler failed');
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    const subscriber = this.subscriber;
+    this.subscriber = undefined;
+    if (subscriber?.isOpen) await subscriber.close().catch(() => subscriber.destroy());
+  }
+}

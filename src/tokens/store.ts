@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import type { Sql } from '../../db/connect.js';
+
+export const GENERATIONS = ['import_v1', 'import_v2', 'export_v1', 'export_v2'] as const;
+export type Generation = (typeof GENERATIONS)[number];
+
+/** The only form in which a token value is ever kept: its SHA-256. */
+export function hashToken(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+export interface TokenRecord {
+  id: string;
+  generation: Generation;
+  originatorId: string | null;
+  userId: string | null;
+  name: string;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+  ownerDeactivated: boolean;
+}
+
+interface Cached {
+  record: TokenRecord | null;
+  at: number;
+}
+
+export interface TokenStoreOptions {
+  /** How long a looked-up token (or its absence) is trusted without asking PostgreSQL again. */
+  cacheTtlMs?: number;
+  maxCached?: number;
+  now?: () => number;
+}
+
+/**
+ * Finds tokens by the hash of their value, so the time a lookup takes never depends on how much of a
+ * guessed value matches a real one. Lookups are cached briefly; every registry change announced on the
+ * bus clears the cache, so a revoked token stops working at once on every instance. Last-used times
+ * are gathered in memory and written in one statement per flush, never one write per request.
+ */
+export class TokenStore {
+  private readonly cache = new Map<string, Cached>();
+  private readonly used = new Map<string, number>();
+  private readonly ttl: number;
+  private readonly maxCached: number;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly sql: Sql,
+    options: TokenStoreOptions = {},
+  ) {
+    this.ttl = options.cacheTtlMs ?? 30_000;
+    this.maxCached = options.maxCached ?? 50_000;
+    this.now = options.now ?? Date.now;
+  }
+
+  async find(value: string): Promise<TokenRecord | null> {
+    const hash = hashToken(value);
+    const key = hash.toString('base64');
+    const cached = this.cache.get(key);
+    if (cached && this.now() - cached.at < this.ttl) return cached.record;
+    const [row] = await this.sql<Record<string, unknown>[]>`
+      SELECT t.id, t.generation, t.originator_id, t.user_id, t.name, t.expires_at, t.revoked_at,
+             (o.deactivated_at IS NOT NULL OR u.deactivated_at IS NOT NULL) AS owner_deactivated
+      FROM tokens t
+      LEFT JOIN originators o ON o.id = t.originator_id
+      LEFT JOIN users u ON u.id = t.user_id
+      WHERE t.hash = ${hash}`;
+    const record = row ? toRecord(row) : null;
+    if (this.cache.size >= this.maxCached) this.cache.clear();
+    this.cache.set(key, { record, at: this.now() });
+    return record;
+  }
+
+  /** Forget every cached lookup (a token was added, changed or revoked somewhere). */
+  invalidate(): void {
+    this.cache.clear();
+  }
+
+  markUsed(id: string): void {
+    this.used.set(id, this.now());
+  }
+
+  /** Writes the gathered last-used times in one statement. */
+  async flushLastUsed(): Promise<number> {
+    if (this.used.size === 0) return 0;
+    const entries = [...this.used];
+    this.used.clear();
+    const ids = entries.map(([id]) => id);
+    const times = entries.map(([, at]) => new Date(at).toISOString());
+    try {
+      await this.sql`
+        UPDATE tokens t SET last_used_at = GREATEST(t.last_used_at, u.at)
+        FROM unnest(${ids}::bigint[], ${times}::timestamptz[]) AS u(id, at)
+        WHERE t.id = u.id`;
+    } catch (err) {
+      for (const [id, at] of entries) if (!this.used.has(id)) this.used.set(id, at);
+      throw err;
+    }
+    return entries.length;
+  }
+}
+
+function toRecord(row: Record<string, unknown>): TokenRecord {
+  return {
+    id: String(row.id),
+    generation: row.generation as Generation,
+    originatorId: (row.originator_id as string | null) ?? null,
+    userId: (row.user_id as string | null) ?? null,
+    name: row.name as string,
+    expiresAt: (row.expires_at as Date | null) ?? null,
+    revokedAt: (row.revoked_at as Date | null) ?? null,
+    ownerDeactivated: row.owner_deactivated === true,
+  };
+}
