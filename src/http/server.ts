@@ -198,8 +198,11 @@ export class HttpServer {
       res.writeStatus(`${reply.status} ${statusText(reply.status)}`);
       res.writeHeader('X-Request-Id', req.id);
       for (const [name, value] of Object.entries(reply.headers ?? {})) res.writeHeader(name, value);
-      if (req.method === 'HEAD' || reply.status === 204 || reply.status === 304) {
-        res.endWithoutBody(req.method === 'HEAD' ? reply.body?.length : undefined, reply.closeConnection);
+      if (reply.status === 204 || reply.status === 304) {
+        // No Content-Length on these (RFC 9110 8.6); uWS omits it only when called without arguments.
+        res.endWithoutBody();
+      } else if (req.method === 'HEAD') {
+        res.endWithoutBody(reply.body?.length ?? 0, reply.closeConnection ?? false);
       } else {
         res.end(reply.body ?? '', reply.closeConnection);
       }

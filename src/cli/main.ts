@@ -1,0 +1,213 @@
+import { parseArgs } from 'node:util';
+import { ensureDatabase, openDatabase } from '../../db/connect.js';
+import { migrate } from '../../db/migrate.js';
+import { startWorkers } from '../../workers/index.js';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { FixtureError, loadFixtureFile, type LoadSummary } from '../fixtures/load.js';
+import { Bus } from '../infra/bus.js';
+import { closeRedis, openRedis } from '../infra/redis.js';
+import { createLogger, type Logger } from '../log.js';
+import { startPlatform } from '../platform.js';
+
+/** A wrong invocation: exit code 2. */
+class UsageError extends Error {}
+
+interface Command {
+  summary: string;
+  usage: string;
+  help: string;
+  options?: Record<string, { type: 'boolean' | 'string' }>;
+  positionals: number;
+  run(args: { positionals: string[]; values: Record<string, unknown> }, io: Io): Promise<number>;
+}
+
+interface Io {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  config: () => Config;
+  logger: (config: Config) => Logger;
+}
+
+const COMMANDS: Record<string, Command> = {
+  migrate: {
+    summary: 'create the database if needed and apply pending migrations',
+    usage: 'hrs migrate',
+    help: 'Creates the database DATABASE_URL names when it does not exist and applies every pending migration in one transaction.',
+    positionals: 0,
+    async run(_, io) {
+      const config = io.config();
+      await ensureDatabase(config.databaseUrl);
+      const sql = await openDatabase(config.databaseUrl);
+      try {
+        const applied = await migrate(sql);
+        io.out(applied.length === 0 ? 'database is up to date' : `applied ${applied.map((m) => `${String(m.version).padStart(4, '0')}_${m.name}`).join(', ')}`);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+      return 0;
+    },
+  },
+  serve: {
+    summary: 'serve the import, export and admin APIs (and run the workers)',
+    usage: 'hrs serve [--no-workers]',
+    help:
+      'Creates and migrates the database when needed, then serves HTTP on HOST:PORT until SIGTERM or SIGINT.\n' +
+      'The BullMQ workers run in the same process unless --no-workers is given (run `hrs worker` elsewhere).\n' +
+      'A first signal shuts down in order; a second one exits at once.',
+    options: { 'no-workers': { type: 'boolean' } },
+    positionals: 0,
+    async run({ values }, io) {
+      const config = io.config();
+      const log = io.logger(config);
+      const platform = await startPlatform(config, log, { workers: values['no-workers'] !== true });
+      await untilSignal(log, (signal) => platform.stop(signal));
+      return 0;
+    },
+  },
+  worker: {
+    summary: 'run only the BullMQ workers (mail, call log), to scale them out',
+    usage: 'hrs worker',
+    help: 'Runs the background workers against REDIS_URL until SIGTERM or SIGINT; active jobs finish before it exits.',
+    positionals: 0,
+    async run(_, io) {
+      const config = io.config();
+      const log = io.logger(config);
+      const redis = await openRedis(config.redisUrl, 'hrs-worker');
+      const workers = startWorkers(config, redis, log);
+      log.info({ workers: workers.names }, 'workers running');
+      await untilSignal(log, async () => {
+        await workers.close();
+        await closeRedis(redis);
+      });
+      return 0;
+    },
+  },
+  load: {
+    summary: 'load a fixture file (operators, stations, layouts, originators, tokens) in one transaction',
+    usage: 'hrs load FILE',
+    help:
+      'Validates FILE completely, then applies it in one transaction: a bad file changes nothing and every\n' +
+      'problem names its JSON path. Loading the same file twice changes nothing. See the README for the format.',
+    positionals: 1,
+    async run({ positionals }, io) {
+      const config = io.config();
+      await ensureDatabase(config.databaseUrl);
+      const sql = await openDatabase(config.databaseUrl);
+      let summary: LoadSummary;
+      try {
+        await migrate(sql);
+        summary = await loadFixtureFile(sql, positionals[0]!);
+      } finally {
+        await sql.end({ timeout: 5 });
+      }
+      await announce(config, summary, io);
+      io.out(describe(positionals[0]!, summary));
+      return 0;
+    },
+  },
+};
+
+/** Tells running instances that the registry changed, so caches and actors follow at once. */
+async function announce(config: Config, summary: LoadSummary, io: Io): Promise<void> {
+  let redis;
+  try {
+    redis = await openRedis(config.redisUrl, 'hrs-load');
+  } catch (err) {
+    io.err(`warning: loaded, but running instances were not told (${(err as Error).message})`);
+    return;
+  }
+  try {
+    await new Bus(redis, config.redisPrefix).publish({ type: 'registry', hrs_ids: summary.changedStations, tokens: true });
+  } finally {
+    await closeRedis(redis);
+  }
+}
+
+function describe(file: string, s: LoadSummary): string {
+  const part = (name: string, c: LoadSummary['stations']) =>
+    `${name} +${c.added} ~${c.changed} -${c.removed} =${c.unchanged}`;
+  return `loaded ${file}: ${[
+    part('operators', s.operators),
+    part('stations', s.stations),
+    part('originators', s.originators),
+    part('assignments', s.assignments),
+    part('users', s.users),
+    part('tokens', s.tokens),
+  ].join(', ')} (+added ~changed -removed =unchanged)`;
+}
+
+function untilSignal(log: Logger, stop: (signal: string) => Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        log.warn({ signal }, 'second signal: exiting at once');
+        process.exit(1);
+      }
+      stopping = true;
+      stop(signal).then(resolve, reject);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}
+
+function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  return [
+    'Usage: hrs COMMAND [options]',
+    '',
+    'Commands:',
+    ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
+    '',
+    'Run `hrs COMMAND --help` for a command. Configuration comes from the environment (see the README).',
+    'Exit codes: 0 success, 1 runtime failure, 2 usage error.',
+  ].join('\n');
+}
+
+const defaultIo: Io = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  config: () => loadConfig(),
+  logger: (config) => createLogger(config.logLevel),
+};
+
+/** Runs the `hrs` command; returns the exit code. */
+export async function main(argv: string[], io: Io = defaultIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? io.err : io.out)(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  try {
+    if (!command) throw new UsageError(`unknown command "${name}" (try \`hrs --help\`)`);
+    if (rest.includes('--help') || rest.includes('-h')) {
+      io.out(`Usage: ${command.usage}\n\n${command.help}`);
+      return 0;
+    }
+    let parsed;
+    try {
+      parsed = parseArgs({ args: rest, options: command.options ?? {}, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new UsageError(`${(err as Error).message.split('\n')[0]} (usage: ${command.usage})`);
+    }
+    if (parsed.positionals.length !== command.positionals) {
+      throw new UsageError(`expected ${command.positionals === 0 ? 'no arguments' : `${command.positionals} argument`} (usage: ${command.usage})`);
+    }
+    return await command.run({ positionals: parsed.positionals, values: parsed.values }, io);
+  } catch (err) {
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      io.err(`hrs: ${err.message}`);
+      return 2;
+    }
+    io.err(`hrs ${name}: ${oneLine(err)}`);
+    return 1;
+  }
+}
+
+function oneLine(err: unknown): string {
+  if (err instanceof FixtureError) return `${err.problems.length} problem(s): ${err.problems.join('; ')}`;
+  const message = err instanceof Error ? err.message : String(err);
+  return message.replace(/\s*\n\s*/g, ' ');
+}

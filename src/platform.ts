@@ -1,0 +1,113 @@
+import type { Logger } from 'pino';
+import { ensureDatabase, openDatabase } from '../db/connect.js';
+import { migrate } from '../db/migrate.js';
+import { readReferenceData } from '../db/queries/reference.js';
+import { startWorkers, type Workers } from '../workers/index.js';
+import { adminTokenRoutes } from './api/admin/tokens.js';
+import { healthRoutes } from './api/health.js';
+import { activeStationsRoute } from './api/import-v2/active-stations.js';
+import { referenceRoutes } from './api/reference.js';
+import type { Config } from './config.js';
+import { Authenticator } from './http/auth.js';
+import { HttpServer } from './http/server.js';
+import { Bus } from './infra/bus.js';
+import { closeRedis, openRedis } from './infra/redis.js';
+import type { Services } from './services.js';
+import { TokenStore } from './tokens/store.js';
+
+const LAST_USED_FLUSH_MS = 15_000;
+
+export interface PlatformOptions {
+  /** Run the BullMQ workers in this process (default true). */
+  workers?: boolean;
+}
+
+export interface RunningPlatform {
+  port: number;
+  services: Services;
+  /** Ordered, idempotent shutdown; resolves when everything is closed. */
+  stop(reason?: string): Promise<void>;
+}
+
+/** Prepares the database (create, migrate) and opens every connection; throws a clear error if one fails. */
+export async function openServices(config: Config, log: Logger): Promise<Services> {
+  await ensureDatabase(config.databaseUrl);
+  const sql = await openDatabase(config.databaseUrl);
+  let redis;
+  try {
+    const applied = await migrate(sql);
+    if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
+    redis = await openRedis(config.redisUrl, 'hrs');
+  } catch (err) {
+    await sql.end({ timeout: 1 });
+    throw err;
+  }
+  redis.on('error', (err: Error) => log.warn({ err }, 'redis connection error'));
+  const bus = new Bus(redis, config.redisPrefix, log);
+  const tokens = new TokenStore(sql);
+  await bus.on('registry', () => tokens.invalidate());
+  const reference = await readReferenceData(sql);
+  return { config, log, sql, redis, bus, tokens, reference, lifecycle: { shuttingDown: false } };
+}
+
+export function buildHttpServer(services: Services): HttpServer {
+  const { config, log, tokens } = services;
+  const server = new HttpServer({
+    log,
+    maxBodyBytes: config.maxBodyBytes,
+    authenticator: new Authenticator(tokens, config.adminToken),
+  });
+  healthRoutes(server, services);
+  referenceRoutes(server, services);
+  activeStationsRoute(server, services);
+  adminTokenRoutes(server, services);
+  return server;
+}
+
+/** `hrs serve`: connections, routes, workers, and the shutdown that undoes them in order. */
+export async function startPlatform(config: Config, log: Logger, options: PlatformOptions = {}): Promise<RunningPlatform> {
+  const services = await openServices(config, log);
+  const server = buildHttpServer(services);
+  const workers: Workers | undefined = options.workers === false ? undefined : startWorkers(config, services.redis, log);
+  const flushLastUsed = () =>
+    services.tokens.flushLastUsed().catch((err) => log.warn({ err }, 'recording token last-used times failed'));
+  const flushTimer = setInterval(flushLastUsed, LAST_USED_FLUSH_MS).unref();
+
+  let port: number;
+  try {
+    port = await server.listen(config.host, config.port);
+  } catch (err) {
+    clearInterval(flushTimer);
+    await workers?.close();
+    await closeServices(services);
+    throw err;
+  }
+  log.info({ host: config.host, port, base_url: config.baseUrl, workers: workers?.names ?? [] }, 'listening');
+
+  let stopping: Promise<void> | undefined;
+  const stop = (reason = 'stop requested') =>
+    (stopping ??= (async () => {
+      log.info({ reason }, 'shutting down');
+      services.lifecycle.shuttingDown = true;
+      if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
+      server.stopListening();
+      const drained = await Promise.race([server.drained().then(() => true), sleep(config.shutdownTimeoutMs).then(() => false)]);
+      if (!drained) log.warn('requests still in flight at the shutdown timeout');
+      clearInterval(flushTimer);
+      await workers?.close();
+      await flushLastUsed();
+      await closeServices(services);
+      log.info('stopped');
+    })());
+  return { port, services, stop };
+}
+
+export async function closeServices(services: Services): Promise<void> {
+  await services.bus.close();
+  await closeRedis(services.redis);
+  await services.sql.end({ timeout: 5 });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,26 @@
+import type { Worker } from 'bullmq';
+import type { Logger } from 'pino';
+import type { Config } from '../src/config.js';
+import type { Redis } from '../src/infra/redis.js';
+import { startMailWorker } from './mail.js';
+
+export interface Workers {
+  names: string[];
+  close(): Promise<void>;
+}
+
+/** Starts every BullMQ worker this configuration allows; `close` lets active jobs finish. */
+export function startWorkers(config: Config, redis: Redis, log: Logger): Workers {
+  const workers: Worker[] = [];
+  if (config.smtpUrl) {
+    workers.push(startMailWorker({ redis, redisPrefix: config.redisPrefix, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, log }));
+  } else {
+    log.warn('SMTP_URL is not set: mail jobs stay queued until a worker with SMTP_URL runs');
+  }
+  return {
+    names: workers.map((w) => w.name),
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+    },
+  };
+}

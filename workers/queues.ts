@@ -1,0 +1,23 @@
+import { Queue, createNodeRedisClient } from 'bullmq';
+import type { Redis } from '../src/infra/redis.js';
+
+/** The platform's BullMQ queues; their keys live under `${REDIS_PREFIX}:bull`. */
+export const QUEUES = { mail: 'mail' } as const;
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+export function bullPrefix(redisPrefix: string): string {
+  return `${redisPrefix}:bull`;
+}
+
+export function openQueue(name: QueueName, redis: Redis, redisPrefix: string): Queue {
+  return new Queue(name, {
+    connection: createNodeRedisClient(redis),
+    prefix: bullPrefix(redisPrefix),
+    defaultJobOptions: {
+      attempts: 8,
+      backoff: { type: 'exponential', delay: 5000 },
+      removeOnComplete: { age: 24 * 3600, count: 10_000 },
+      removeOnFail: { age: 14 * 24 * 3600 },
+    },
+  });
+}
