@@ -92,13 +92,14 @@ CREATE TABLE station_set (
 );
 INSERT INTO station_set DEFAULT VALUES;
 
+-- Row-level: an upsert that inserts nothing must not count as a change.
 CREATE FUNCTION touch_station_set() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE station_set SET modified_at = clock_timestamp();
   RETURN NULL;
 END $$;
 CREATE TRIGGER stations_set_changed AFTER INSERT OR DELETE ON stations
-  FOR EACH STATEMENT EXECUTE FUNCTION touch_station_set();
+  FOR EACH ROW EXECUTE FUNCTION touch_station_set();
 
 CREATE TABLE station_events (
   hrs_id      text NOT NULL REFERENCES stations (hrs_id) ON DELETE CASCADE,

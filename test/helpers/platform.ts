@@ -1,0 +1,128 @@
+import { Writable } from 'node:stream';
+import { basename } from 'node:path';
+import { connect, type Sql } from '../../db/connect.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { loadFixture } from '../../src/fixtures/load.js';
+import { createLogger } from '../../src/log.js';
+import { buildHttpServer, closeServices, openServices, startPlatform, type RunningPlatform } from '../../src/platform.js';
+import type { HttpServer } from '../../src/http/server.js';
+import type { Services } from '../../src/services.js';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+let counter = 0;
+
+/** A database name of this test file's own, so test files run in parallel. */
+export function uniqueName(prefix: string): string {
+  const file = basename(process.argv[1] ?? 'test').replace(/\.test\.ts$/, '').replace(/[^a-z0-9]/gi, '_').toLowerCase();
+  return `${prefix}_${file}_${process.pid}_${++counter}`.slice(0, 60);
+}
+
+/** A config for a fresh database and Redis prefix; the database is dropped when the test ends. */
+export function testConfig(t: Teardown, env: Record<string, string> = {}): Config {
+  const db = uniqueName('hrs_test');
+  const url = new URL(ROOT_URL);
+  url.pathname = `/${db}`;
+  const config = loadConfig({
+    PORT: '0',
+    LOG_LEVEL: 'silent',
+    DATABASE_URL: url.toString(),
+    REDIS_PREFIX: db,
+    ADMIN_TOKEN,
+    ...env,
+  });
+  t.teardown(() => dropDatabase(db));
+  return config;
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  const sql = connect(ROOT_URL, { max: 1 });
+  try {
+    await sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/** Captures log lines as parsed JSON objects. */
+export function logCapture(): { lines: Record<string, unknown>[]; stream: Writable; raw: string[] } {
+  const lines: Record<string, unknown>[] = [];
+  const raw: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      for (const line of String(chunk).split('\n').filter(Boolean)) {
+        raw.push(line);
+        lines.push(JSON.parse(line));
+      }
+      done();
+    },
+  });
+  return { lines, stream, raw };
+}
+
+export interface TestPlatform extends RunningPlatform {
+  url: string;
+  sql: Sql;
+  logs: ReturnType<typeof logCapture>;
+  load(fixture: unknown): ReturnType<typeof loadFixture>;
+}
+
+/** The whole platform in this process on a free port, against its own database and Redis prefix. */
+export async function startTestPlatform(
+  t: Teardown,
+  options: { env?: Record<string, string>; fixture?: unknown; routes?: (server: HttpServer, services: Services) => void } = {},
+): Promise<TestPlatform> {
+  const config = testConfig(t, options.env);
+  const logs = logCapture();
+  const log = createLogger(options.env?.LOG_LEVEL ?? 'info', logs.stream);
+  let platform: RunningPlatform;
+  if (options.routes) {
+    platform = await startWithRoutes(config, log, options.routes);
+  } else {
+    platform = await startPlatform(config, log, { workers: false });
+  }
+  t.teardown(() => platform.stop('test over'));
+  const load = async (fixture: unknown) => {
+    const summary = await loadFixture(platform.services.sql, fixture, { baseDir: process.cwd() });
+    platform.services.tokens.invalidate();
+    return summary;
+  };
+  if (options.fixture !== undefined) await load(options.fixture);
+  return { ...platform, url: `http://127.0.0.1:${platform.port}`, sql: platform.services.sql, logs, load };
+}
+
+/** Like startPlatform, with extra routes registered (to exercise the HTTP core on its own). */
+async function startWithRoutes(
+  config: Config,
+  log: ReturnType<typeof createLogger>,
+  routes: (server: HttpServer, services: Services) => void,
+): Promise<RunningPlatform> {
+  const services = await openServices(config, log);
+  const server = buildHttpServer(services);
+  routes(server, services);
+  const port = await server.listen(config.host, 0);
+  let stopped: Promise<void> | undefined;
+  return {
+    port,
+    services,
+    stop: () =>
+      (stopped ??= (async () => {
+        services.lifecycle.shuttingDown = true;
+        server.stopListening();
+        await server.drained();
+        await closeServices(services);
+      })()),
+  };
+}
+
+/** fetch with a bearer token. */
+export function get(url: string, token?: string, init: RequestInit = {}): Promise<Response> {
+  const headers = new Headers(init.headers);
+  if (token !== undefined) headers.set('Authorization', `Bearer ${token}`);
+  return fetch(url, { ...init, headers });
+}
