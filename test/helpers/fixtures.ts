@@ -6,6 +6,15 @@ export const TOKENS = {
   export_v2: 'test-export-v2-token-0001',
 } as const;
 
+export interface TokenInput {
+  generation: string;
+  originator?: string;
+  user?: string;
+  name?: string;
+  value: string;
+  expires_at?: string | null;
+}
+
 /** A small, complete registry: two stations (one with a draft), an originator, a user, four tokens. */
 export function baseFixture() {
   return {
@@ -56,8 +65,8 @@ export function baseFixture() {
       { originator: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' },
     ],
     users: [{ id: 'alice', email: 'alice@example.org' }],
-    tokens: [
-      { generation: 'import_v2', originator: 'mon-1', value: TOKENS.import_v2 as string },
+    tokens: <TokenInput[]>[
+      { generation: 'import_v2', originator: 'mon-1', value: TOKENS.import_v2 },
       { generation: 'import_v1', originator: 'mon-1', value: TOKENS.import_v1 },
       { generation: 'export_v2', user: 'alice', name: 'laptop', value: TOKENS.export_v2, expires_at: '2099-06-01T00:00:00Z' },
       { generation: 'export_v1', name: 'legacy-client', value: TOKENS.export_v1 },
