@@ -75,9 +75,15 @@ export interface TestPlatform extends RunningPlatform {
 /** The whole platform in this process on a free port, against its own database and Redis prefix. */
 export async function startTestPlatform(
   t: Teardown,
-  options: { env?: Record<string, string>; fixture?: unknown; routes?: (server: HttpServer, services: Services) => void } = {},
+  options: {
+    env?: Record<string, string>;
+    fixture?: unknown;
+    routes?: (server: HttpServer, services: Services) => void;
+    /** Another instance on the same database and Redis prefix. */
+    sameStoreAs?: TestPlatform;
+  } = {},
 ): Promise<TestPlatform> {
-  const config = testConfig(t, options.env);
+  const config = options.sameStoreAs ? { ...options.sameStoreAs.services.config, port: 0 } : testConfig(t, options.env);
   const logs = logCapture();
   const log = createLogger(options.env?.LOG_LEVEL ?? 'info', logs.stream);
   let platform: RunningPlatform;

@@ -1,0 +1,157 @@
+import t from 'tap';
+import { MESSAGES } from '../src/http/auth.js';
+import { baseFixture, TOKENS } from './helpers/fixtures.js';
+import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
+
+/** One route of each API family and the generation it takes. */
+const FAMILIES = [
+  { family: 'import v1', path: '/import/v1/fuel-type', accepts: 'import_v1', style: 'drf' },
+  { family: 'import v1.1', path: '/import/v1.1/fuel-type', accepts: 'import_v1', style: 'drf' },
+  { family: 'import v2', path: '/import/v2/active-stations/', accepts: 'import_v2', style: 'drf' },
+  { family: 'export v1', path: '/v1/fuel-type', accepts: 'export_v1', style: 'problem' },
+  { family: 'export v1.1', path: '/v1.1/vehicle-type', accepts: 'export_v1', style: 'problem' },
+  { family: 'export v2', path: '/v2/fuel-type', accepts: 'export_v2', style: 'problem' },
+] as const;
+
+const GENERATIONS = ['import_v1', 'import_v2', 'export_v1', 'export_v2'] as const;
+
+t.test('the auth matrix: every token generation against every API family', async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture() });
+  for (const { family, path, accepts, style } of FAMILIES) {
+    for (const generation of GENERATIONS) {
+      const res = await get(`${p.url}${path}`, TOKENS[generation]);
+      const body = await res.json();
+      if (generation === accepts) {
+        t.equal(res.status, 200, `${generation} passes on ${family}`);
+        continue;
+      }
+      t.equal(res.status, 401, `${generation} is refused on ${family}`);
+      t.equal(res.headers.get('content-type'), style === 'drf' ? 'application/json; charset=utf-8' : 'application/problem+json; charset=utf-8');
+      t.type(body.detail, 'string', 'the body has a detail');
+      if (family === 'export v2' && generation === 'export_v1') t.equal(body.detail, MESSAGES.exportV1OnV2, 'the v1 export token is told why');
+      if (family.startsWith('export v1') && generation === 'export_v2') t.equal(body.detail, MESSAGES.personalOnV1);
+      if (family === 'import v2' && generation === 'import_v1') {
+        t.equal(body.detail, 'This is an import v1/v1.1 token; import v2 accepts an import v2 token only.');
+      }
+    }
+  }
+  t.match(MESSAGES.exportV1OnV2, /do not authenticate on export v2/);
+  t.match(MESSAGES.exportV1OnV2, /personal/);
+});
+
+t.test('missing, malformed, unknown, revoked, expired and deactivated credentials', async (t) => {
+  const fixture = baseFixture();
+  fixture.users.push({ id: 'bob', email: 'bob@example.org' });
+  fixture.tokens.push(
+    { generation: 'export_v2', user: 'alice', name: 'old', value: 'alice-expired-token-0001', expires_at: '2020-01-01T00:00:00Z' },
+    { generation: 'export_v2', user: 'bob', name: 'bob', value: 'bob-personal-token-000001', expires_at: null },
+  );
+  const p = await startTestPlatform(t, { fixture });
+  const url = `${p.url}/v2/fuel-type`;
+  const detail = async (res: Response) => {
+    t.equal(res.status, 401);
+    return (await res.json()).detail;
+  };
+  t.equal(await detail(await fetch(url)), MESSAGES.missing);
+  t.equal(await detail(await fetch(url, { headers: { Authorization: '' } })), MESSAGES.missing);
+  t.equal(await detail(await fetch(url, { headers: { Authorization: `Token ${TOKENS.export_v2}` } })), MESSAGES.malformed);
+  t.equal(await detail(await fetch(url, { headers: { Authorization: 'Bearer' } })), MESSAGES.malformed);
+  t.equal(await detail(await fetch(url, { headers: { Authorization: 'Bearer a b' } })), MESSAGES.malformed);
+  t.equal(await detail(await get(url, 'no-such-token-anywhere')), MESSAGES.unknown);
+  t.equal(await detail(await get(url, 'alice-expired-token-0001')), MESSAGES.expired);
+  t.equal((await get(url, `${TOKENS.export_v2}`, { headers: { Authorization: `bearer   ${TOKENS.export_v2}` } })).status, 200, 'the scheme is case-insensitive');
+
+  t.equal((await get(url, 'bob-personal-token-000001')).status, 200, 'a token without expiry works');
+  await p.sql`UPDATE users SET deactivated_at = now() WHERE id = 'bob'`;
+  p.services.tokens.invalidate();
+  t.equal(await detail(await get(url, 'bob-personal-token-000001')), MESSAGES.deactivated);
+
+  // Revocation through the admin API takes effect at once, cache or not.
+  t.equal((await get(url, TOKENS.export_v2)).status, 200);
+  const list = await (await get(`${p.url}/admin/v1/tokens?user=alice`, ADMIN_TOKEN)).json();
+  const laptop = list.tokens.find((x: { name: string }) => x.name === 'laptop');
+  t.notOk('hash' in laptop || 'value' in laptop, 'listings never show a hash or value');
+  const revoked = await fetch(`${p.url}/admin/v1/tokens/${laptop.id}/revoke`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+  t.equal(revoked.status, 200);
+  t.type((await revoked.json()).revoked_at, 'string');
+  t.equal(await detail(await get(url, TOKENS.export_v2)), MESSAGES.revoked);
+  t.equal((await fetch(`${p.url}/admin/v1/tokens/999999/revoke`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).status, 404);
+});
+
+t.test('a revocation on one instance reaches the others through Redis', async (t) => {
+  const a = await startTestPlatform(t, { fixture: baseFixture() });
+  const b = await startTestPlatform(t, { sameStoreAs: a });
+  t.equal((await get(`${a.url}/v2/fuel-type`, TOKENS.export_v2)).status, 200, 'cached on a');
+  t.equal((await get(`${b.url}/v2/fuel-type`, TOKENS.export_v2)).status, 200, 'cached on b');
+  const list = await (await get(`${a.url}/admin/v1/tokens?user=alice`, ADMIN_TOKEN)).json();
+  const revoke = await fetch(`${a.url}/admin/v1/tokens/${list.tokens[0].id}/revoke`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+  });
+  t.equal(revoke.status, 200);
+  t.equal((await get(`${a.url}/v2/fuel-type`, TOKENS.export_v2)).status, 401, 'refused at once where it was revoked');
+  let status = 0;
+  for (let i = 0; i < 50 && status !== 401; i++) {
+    status = (await get(`${b.url}/v2/fuel-type`, TOKENS.export_v2)).status;
+    if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.equal(status, 401, 'and on the other instance as soon as the announcement arrives');
+});
+
+t.test('last-used times are gathered in memory and written in one statement', async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture() });
+  for (let i = 0; i < 5; i++) await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2);
+  await get(`${p.url}/import/v2/active-stations/`, TOKENS.import_v2);
+  const unset = await p.sql`SELECT count(*)::int AS n FROM tokens WHERE last_used_at IS NOT NULL`;
+  t.equal(unset[0]!.n, 0, 'no write per request');
+  t.equal(await p.services.tokens.flushLastUsed(), 2, 'two tokens were used');
+  const rows = await p.sql`SELECT generation, last_used_at FROM tokens WHERE last_used_at IS NOT NULL ORDER BY generation`;
+  t.same(rows.map((r) => r.generation), ['export_v2', 'import_v2']);
+  t.ok(Date.now() - rows[0]!.last_used_at.getTime() < 10_000);
+  t.equal(await p.services.tokens.flushLastUsed(), 0, 'nothing new to write');
+});
+
+t.test('the admin API', async (t) => {
+  await t.test('answers 401 when ADMIN_TOKEN is unset', async (t) => {
+    const p = await startTestPlatform(t, { env: { ADMIN_TOKEN: '' } });
+    const res = await get(`${p.url}/admin/v1/tokens`, 'anything-at-all-here');
+    t.equal(res.status, 401);
+    t.same(await res.json(), { detail: MESSAGES.adminDisabled });
+  });
+  await t.test('takes only ADMIN_TOKEN', async (t) => {
+    const p = await startTestPlatform(t, { fixture: baseFixture() });
+    t.equal((await get(`${p.url}/admin/v1/tokens`)).status, 401);
+    t.equal((await get(`${p.url}/admin/v1/tokens`, TOKENS.export_v2)).status, 401);
+    const res = await get(`${p.url}/admin/v1/tokens?generation=import_v2`, ADMIN_TOKEN);
+    t.equal(res.status, 200);
+    t.match((await res.json()).tokens, [{ generation: 'import_v2', originator: 'mon-1' }]);
+    const bad = await get(`${p.url}/admin/v1/tokens?generation=nope`, ADMIN_TOKEN);
+    t.equal(bad.status, 400);
+    t.match(await bad.json(), { detail: /generation/ });
+  });
+});
+
+t.test('import v2 active stations for the token\'s originator', async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture() });
+  const res = await get(`${p.url}/import/v2/active-stations/`, TOKENS.import_v2);
+  t.same(await res.json(), {
+    stations: {
+      availability: { live: ['BERLA'], testing: [] },
+      usage: { live: ['HAMBG'], testing: [] },
+      'hydrogen-storage': { live: [], testing: [] },
+      pricing: { live: [], testing: ['BERLA'] },
+    },
+  });
+});
+
+t.test('reference data of every generation', async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture() });
+  const v1 = await (await get(`${p.url}/import/v1/fuel-type`, TOKENS.import_v1)).json();
+  t.same(v1.map((x: { code: string }) => x.code), ['700car', '350car', '350bus']);
+  const v2 = await (await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2)).json();
+  t.same(v2[0], { code: '700ld', description: 'Hydrogen at 700 bar for light-duty vehicles', pressure_stage: 700, vehicle_class: 'light-duty' });
+  t.same(v2.map((x: { code: string }) => x.code), ['700ld', '350ld', '700hd', '350hd']);
+  const vehicles = await (await get(`${p.url}/v2/vehicle-type`, TOKENS.export_v2)).json();
+  t.same(vehicles.map((x: { code: string }) => x.code), ['M1', 'M2', 'M3', 'N1', 'N2', 'N3']);
+  t.ok(vehicles.every((x: { name: string }) => x.name.length > 5));
+});
