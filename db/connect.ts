@@ -47,7 +47,7 @@ export async function ensureDatabase(url: string): Promise<void> {
   } catch (err) {
     // Another process created it between our look and our CREATE.
     if ((err as { code?: string }).code === '42P04') return;
-    if ((err as { code?: string }).code) throw err;
+    if (err instanceof postgres.PostgresError) throw err;
     throw unreachable(url, err);
   } finally {
     await sql.end({ timeout: 1 });

@@ -1,0 +1,109 @@
+import t from 'tap';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from '../db/connect.js';
+import { baseFixture } from './helpers/fixtures.js';
+import { testConfig } from './helpers/platform.js';
+import { freePort, hrs } from './helpers/process.js';
+
+const lines = (text: string) => text.trim().split('\n').filter(Boolean);
+
+t.test('help and usage errors', async (t) => {
+  let r = await hrs(['--help']);
+  t.equal(r.code, 0);
+  for (const command of ['migrate', 'serve', 'worker', 'load']) t.match(r.stdout, new RegExp(`^  ${command} `, 'm'));
+  r = await hrs([]);
+  t.equal(r.code, 2, 'no command is a usage error');
+  t.match(r.stderr, /Usage: hrs COMMAND/);
+  r = await hrs(['serve', '--help']);
+  t.equal(r.code, 0);
+  t.match(r.stdout, /Usage: hrs serve \[--no-workers\]/);
+  r = await hrs(['load', '--help']);
+  t.match(r.stdout, /Usage: hrs load FILE/);
+
+  for (const [args, pattern] of [
+    [['frobnicate'], /^hrs: unknown command "frobnicate"/],
+    [['serve', '--bogus'], /^hrs: Unknown option '--bogus'/],
+    [['load'], /^hrs: expected 1 argument \(usage: hrs load FILE\)$/],
+    [['migrate', 'extra'], /^hrs: expected no arguments/],
+  ] as const) {
+    r = await hrs([...args]);
+    t.equal(r.code, 2, `${args.join(' ')}: exit 2`);
+    t.equal(lines(r.stderr).length, 1, 'one line on stderr');
+    t.match(r.stderr.trim(), pattern);
+  }
+});
+
+t.test('configuration errors name the variable', async (t) => {
+  for (const [name, value, pattern] of [
+    ['PORT', 'eighty', /PORT must be a port number \(got "eighty"\)/],
+    ['DATABASE_URL', 'mysql://localhost/hrs', /DATABASE_URL must be a URL starting with postgres:\/\//],
+    ['STATUS_UNKNOWN_AFTER', '-5', /STATUS_UNKNOWN_AFTER must be greater than zero/],
+    ['MAX_BODY_BYTES', '12', /MAX_BODY_BYTES must be at least 1024/],
+    ['LOG_LEVEL', 'chatty', /LOG_LEVEL/],
+    ['ADMIN_TOKEN', 'short', /ADMIN_TOKEN must be at least 16 characters long$/m],
+  ] as const) {
+    const r = await hrs(['serve'], { [name]: value });
+    t.equal(r.code, 2, `${name}: exit 2`);
+    t.equal(lines(r.stderr).length, 1, 'one line');
+    t.match(r.stderr, pattern);
+    if (name === 'ADMIN_TOKEN') t.notOk(r.stderr.includes('"short"'), 'the admin token is never echoed');
+  }
+  const r = await hrs(['serve'], { STATUS_STALE_AFTER: '3600', STATUS_UNKNOWN_AFTER: '1800' });
+  t.match(r.stderr, /STATUS_STALE_AFTER must be smaller than STATUS_UNKNOWN_AFTER/);
+});
+
+t.test('unreachable PostgreSQL or Redis: which URL and how to start one, exit 1', async (t) => {
+  const closed = await freePort();
+  let r = await hrs(['migrate'], { DATABASE_URL: `postgres://postgres:secret@127.0.0.1:${closed}/hrs` });
+  t.equal(r.code, 1);
+  t.equal(lines(r.stderr).length, 1);
+  t.match(r.stderr, new RegExp(`PostgreSQL at postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${closed}/hrs is not reachable`));
+  t.match(r.stderr, /start one with/);
+  t.notOk(r.stderr.includes('secret'), 'the password is not shown');
+
+  const config = testConfig(t);
+  r = await hrs(['serve'], { DATABASE_URL: config.databaseUrl, REDIS_URL: `redis://127.0.0.1:${closed}`, PORT: '0' });
+  t.equal(r.code, 1);
+  t.match(r.stderr, new RegExp(`Redis at redis://127\\.0\\.0\\.1:${closed} is not reachable .*start one with`));
+});
+
+t.test('migrate creates the database and applies once', async (t) => {
+  const config = testConfig(t);
+  const env = { DATABASE_URL: config.databaseUrl };
+  let r = await hrs(['migrate'], env);
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stdout.trim(), 'applied 0001_registry');
+  r = await hrs(['migrate'], env);
+  t.equal(r.code, 0);
+  t.equal(r.stdout.trim(), 'database is up to date');
+  const sql = connect(config.databaseUrl);
+  t.teardown(() => sql.end());
+  const rows = await sql`SELECT version, name FROM schema_migrations`;
+  t.same(rows.map((x) => ({ ...x })), [{ version: 1, name: 'registry' }]);
+});
+
+t.test('load: success summary, bad file names the path and exits 1', async (t) => {
+  const config = testConfig(t);
+  const env = { DATABASE_URL: config.databaseUrl, REDIS_PREFIX: config.redisPrefix };
+  const dir = await mkdtemp(join(tmpdir(), 'hrs-cli-'));
+  await writeFile(join(dir, 'good.json'), JSON.stringify(baseFixture()));
+  let r = await hrs(['load', join(dir, 'good.json')], env);
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /stations \+2 ~0 -0 =0/);
+  r = await hrs(['load', join(dir, 'good.json')], env);
+  t.match(r.stdout, /stations \+0 ~0 -0 =2/, 'a second load changes nothing');
+
+  const bad = baseFixture();
+  (bad.stations[0] as any).layout.products[0].pressure_stage = 500;
+  await writeFile(join(dir, 'bad.json'), JSON.stringify(bad));
+  r = await hrs(['load', join(dir, 'bad.json')], env);
+  t.equal(r.code, 1);
+  t.equal(lines(r.stderr).length, 1);
+  t.match(r.stderr, /^hrs load: 1 problem\(s\): stations\[0\]\.layout\.products\[0\]\.pressure_stage: must be 350 or 700$/m);
+
+  r = await hrs(['load', join(dir, 'absent.json')], env);
+  t.equal(r.code, 1);
+  t.match(r.stderr, /cannot read .*absent\.json: ENOENT/);
+});

@@ -1,0 +1,47 @@
+import t from 'tap';
+import { cp, mkdtemp, writeFile, appendFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect, ensureDatabase } from '../db/connect.js';
+import { migrate, readMigrations, MigrationError } from '../db/migrate.js';
+import { testConfig } from './helpers/platform.js';
+
+const SHIPPED = fileURLToPath(new URL('../db/migrations/', import.meta.url));
+
+t.test('migrations apply once, in one transaction, and are recorded', async (t) => {
+  const config = testConfig(t);
+  await ensureDatabase(config.databaseUrl);
+  await ensureDatabase(config.databaseUrl); // idempotent
+  const sql = connect(config.databaseUrl);
+  t.teardown(() => sql.end());
+  const dir = await mkdtemp(join(tmpdir(), 'hrs-migrations-'));
+  await cp(SHIPPED, dir, { recursive: true });
+
+  const applied = await migrate(sql, `${dir}/`);
+  t.same(applied.map((m) => m.version), (await readMigrations()).map((m) => m.version));
+  t.same(await migrate(sql, `${dir}/`), [], 'a second run applies nothing');
+  const [count] = await sql`SELECT count(*)::int AS n FROM fuelling_options`;
+  t.equal(count!.n, 4, 'reference data seeded once');
+
+  await writeFile(join(dir, '0002_broken.sql'), 'CREATE TABLE half_done (id int); SELECT * FROM no_such_table;');
+  await t.rejects(migrate(sql, `${dir}/`), /no_such_table/);
+  const [table] = await sql`SELECT to_regclass('half_done') AS t`;
+  t.equal(table!.t, null, 'a failed migration leaves nothing behind');
+  t.equal((await sql`SELECT count(*)::int AS n FROM schema_migrations`)[0]!.n, applied.length);
+
+  await writeFile(join(dir, '0002_broken.sql'), 'CREATE TABLE extra (id int);');
+  await appendFile(join(dir, '0001_registry.sql'), '\n-- edited\n');
+  await t.rejects(migrate(sql, `${dir}/`), { message: 'migration 1 (registry) changed after it was applied' });
+});
+
+t.test('numbering is checked', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'hrs-numbering-'));
+  await writeFile(join(dir, '0001_a.sql'), 'SELECT 1;');
+  await writeFile(join(dir, '0003_c.sql'), 'SELECT 1;');
+  await t.rejects(readMigrations(`${dir}/`), new MigrationError('migration 0003_c.sql breaks the numbering: expected 2'));
+  await writeFile(join(dir, '0002_b.sql'), 'SELECT 1;');
+  t.same((await readMigrations(`${dir}/`)).map((m) => m.name), ['a', 'b', 'c']);
+  await writeFile(join(dir, 'notes.sql'), 'SELECT 1;');
+  await t.rejects(readMigrations(`${dir}/`), /notes\.sql is not named NNNN_name\.sql/);
+});
