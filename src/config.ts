@@ -69,6 +69,8 @@ export interface Config {
   redisPrefix: string;
   /** Absolute base for links the API returns; no trailing slash. */
   baseUrl: string;
+  /** True when BASE_URL was not given and baseUrl follows HOST and the port actually bound. */
+  baseUrlDerived: boolean;
   logLevel: Env['LOG_LEVEL'];
   maxBodyBytes: number;
   adminToken: string | undefined;
@@ -104,6 +106,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisUrl: env.REDIS_URL,
     redisPrefix: env.REDIS_PREFIX,
     baseUrl: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, ''),
+    baseUrlDerived: env.BASE_URL === undefined,
     logLevel: env.LOG_LEVEL,
     maxBodyBytes: env.MAX_BODY_BYTES,
     adminToken: env.ADMIN_TOKEN,

@@ -47,7 +47,7 @@ export async function openServices(config: Config, log: Logger): Promise<Service
   const tokens = new TokenStore(sql);
   await bus.on('registry', () => tokens.invalidate());
   const reference = await readReferenceData(sql);
-  return { config, log, sql, redis, bus, tokens, reference, lifecycle: { shuttingDown: false } };
+  return { config: { ...config }, log, sql, redis, bus, tokens, reference, lifecycle: { shuttingDown: false } };
 }
 
 export function buildHttpServer(services: Services): HttpServer {
@@ -67,8 +67,15 @@ export function buildHttpServer(services: Services): HttpServer {
 /** `hrs serve`: connections, routes, workers, and the shutdown that undoes them in order. */
 export async function startPlatform(config: Config, log: Logger, options: PlatformOptions = {}): Promise<RunningPlatform> {
   const services = await openServices(config, log);
-  const server = buildHttpServer(services);
-  const workers: Workers | undefined = options.workers === false ? undefined : startWorkers(config, services.redis, log);
+  let server: HttpServer;
+  let workers: Workers | undefined;
+  try {
+    server = buildHttpServer(services);
+    workers = options.workers === false ? undefined : startWorkers(config, services.redis, log);
+  } catch (err) {
+    await closeServices(services);
+    throw err;
+  }
   const flushLastUsed = () =>
     services.tokens.flushLastUsed().catch((err) => log.warn({ err }, 'recording token last-used times failed'));
   const flushTimer = setInterval(flushLastUsed, LAST_USED_FLUSH_MS).unref();
@@ -82,7 +89,9 @@ export async function startPlatform(config: Config, log: Logger, options: Platfo
     await closeServices(services);
     throw err;
   }
-  log.info({ host: config.host, port, base_url: config.baseUrl, workers: workers?.names ?? [] }, 'listening');
+  // With PORT=0 the port is known only now; links must name the one actually bound.
+  if (config.baseUrlDerived) services.config.baseUrl = `http://${config.host}:${port}`;
+  log.info({ host: config.host, port, base_url: services.config.baseUrl, workers: workers?.names ?? [] }, 'listening');
 
   let stopping: Promise<void> | undefined;
   const stop = (reason = 'stop requested') =>

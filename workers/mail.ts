@@ -38,5 +38,6 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
   );
   worker.on('failed', (job, err) => log.warn({ job_id: job?.id, err }, 'mail delivery failed'));
   worker.on('error', (err) => log.error({ err }, 'mail worker error'));
+  worker.on('closed', () => transport.close());
   return worker;
 }

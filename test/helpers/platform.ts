@@ -20,7 +20,7 @@ let counter = 0;
 /** A database name of this test file's own, so test files run in parallel. */
 export function uniqueName(prefix: string): string {
   const file = basename(process.argv[1] ?? 'test').replace(/\.test\.ts$/, '').replace(/[^a-z0-9]/gi, '_').toLowerCase();
-  return `${prefix}_${file}_${process.pid}_${++counter}`.slice(0, 60);
+  return `${prefix}_${process.pid}_${++counter}_${file}`.slice(0, 60);
 }
 
 /** A config for a fresh database and Redis prefix; the database is dropped when the test ends. */

@@ -1,0 +1,124 @@
+/**
+ * http-core: what the platform's HTTP core costs over bare uWebSockets.js. Three targets, measured one
+ * after the other under the same load: a hello-world uWS server (`GET /`, the baseline), the platform's
+ * `GET /healthz` (routing, the request wrapper, JSON reply) and `GET /v2/fuel-type` (plus bearer-token
+ * authentication). Every server and the load generator run in processes of their own.
+ */
+import { availableParallelism, cpus } from 'node:os';
+import { createRequire } from 'node:module';
+import { TOKENS } from '../helpers/fixtures.js';
+import { dropDatabase } from '../helpers/platform.js';
+import { Child } from './lib/child.js';
+import { measure, type Measurement } from './lib/load.js';
+import type { BenchOptions, Scenario } from './lib/scenario.js';
+import { fixed, integer, percentOf, table } from './lib/table.js';
+
+const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+interface Target {
+  label: string;
+  server: 'hello' | 'platform';
+  path: string;
+  headers?: Record<string, string>;
+  /** What a correct answer looks like; checked once before the load starts. */
+  expect: (body: string) => boolean;
+}
+
+const TARGETS: Target[] = [
+  { label: 'hello world GET /', server: 'hello', path: '/', expect: (body) => body === 'Hello World!' },
+  {
+    label: 'platform GET /healthz',
+    server: 'platform',
+    path: '/healthz',
+    expect: (body) => (JSON.parse(body) as { status?: string }).status === 'ok',
+  },
+  {
+    label: 'platform GET /v2/fuel-type',
+    server: 'platform',
+    path: '/v2/fuel-type',
+    headers: { Authorization: `Bearer ${TOKENS.export_v2}` },
+    expect: (body) => Array.isArray(JSON.parse(body)) && (JSON.parse(body) as unknown[]).length > 0,
+  },
+];
+
+async function check(url: string, target: Target): Promise<void> {
+  const res = await fetch(url, { headers: target.headers });
+  const body = await res.text();
+  let good = false;
+  try {
+    good = res.status === 200 && target.expect(body);
+  } catch {
+    good = false;
+  }
+  if (!good) throw new Error(`${target.label} answered ${res.status} ${body.slice(0, 200)}; not benchmarking that`);
+}
+
+async function run(options: BenchOptions): Promise<void> {
+  const database = `hrs_bench_http_core_${process.pid}`;
+  const databaseUrl = new URL(ROOT_URL);
+  databaseUrl.pathname = `/${database}`;
+  const servers: Partial<Record<Target['server'], { child: Child; port: number }>> = {};
+  const results: Measurement[] = [];
+  try {
+    const hello = await Child.start('hello-world server', new URL('./lib/hello-server.ts', import.meta.url));
+    servers.hello = { child: hello.child, port: hello.ready.port as number };
+    const platform = await Child.start('platform', new URL('./lib/platform-server.ts', import.meta.url), {
+      env: { BENCH_DATABASE_URL: databaseUrl.toString(), BENCH_REDIS_PREFIX: database },
+    });
+    servers.platform = { child: platform.child, port: platform.ready.port as number };
+
+    for (const target of TARGETS) {
+      const server = servers[target.server]!;
+      const url = `http://127.0.0.1:${server.port}${target.path}`;
+      await check(url, target);
+      results.push(await measure(server.child, { url, headers: target.headers }, options));
+    }
+  } finally {
+    await Promise.all(Object.values(servers).map((server) => server.child.stop()));
+    await dropDatabase(database);
+  }
+
+  const version = createRequire(import.meta.url)('autocannon/package.json').version as string;
+  const [base] = results;
+  options.print(
+    `load generator: autocannon ${version} in its own process, ${options.connections} connections, ` +
+      `${options.durationSeconds} s per target` +
+      (options.warmupSeconds > 0 ? ` after ${options.warmupSeconds} s of warm-up` : ' without warm-up'),
+  );
+  options.print(`machine: ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node.js ${process.version}`);
+  options.print();
+  options.print(
+    table(
+      ['target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'req/s %', 'p50 %', 'p99 %', 'server CPU', 'loader CPU'],
+      results.map((r, i) => [
+        TARGETS[i]!.label,
+        integer(r.requestsPerSecond),
+        fixed(r.p50Ms, 3),
+        fixed(r.p99Ms, 3),
+        integer(r.non2xx),
+        integer(r.errors),
+        i === 0 ? 'baseline' : percentOf(r.requestsPerSecond, base!.requestsPerSecond),
+        i === 0 ? 'baseline' : percentOf(r.p50Ms, base!.p50Ms),
+        i === 0 ? 'baseline' : percentOf(r.p99Ms, base!.p99Ms),
+        fixed(r.serverCpu, 2),
+        fixed(r.loaderCpu, 2),
+      ]),
+    ),
+  );
+  options.print();
+  options.print('%: the platform figure as a percentage of the hello-world figure of this run (req/s: higher is better; latency: lower is better).');
+  options.print('Latency: over every 2xx response. CPU: cores busy during the measurement (1.00 = one core all the time).');
+  const bound = results.flatMap((r, i) => (r.loaderCpu >= 0.9 ? [TARGETS[i]!.label] : []));
+  if (bound.length > 0) {
+    options.print(
+      `Note: the load generator used a whole core for ${bound.join(', ')}: that figure is bounded by the generator, ` +
+        'not by the server' + (bound.includes(TARGETS[0]!.label) ? ', so the percentages understate the gap.' : '.'),
+    );
+  }
+}
+
+const scenario: Scenario = {
+  description: 'HTTP core: the platform against a bare uWebSockets.js hello world',
+  run,
+};
+export default scenario;

@@ -1,0 +1,127 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root: children run from here so `--import tsx` resolves. */
+export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+
+export interface ChildMessage {
+  type: string;
+  [key: string]: unknown;
+}
+
+const running = new Set<Child>();
+
+/**
+ * A TypeScript script in its own Node.js process (own event loop, own core when one is free), talking
+ * to this process over IPC. See ./ipc.ts for the child's side.
+ */
+export class Child {
+  private constructor(
+    readonly name: string,
+    private readonly proc: ChildProcess,
+  ) {}
+
+  /** Forks `script` and waits for its `ready` message. */
+  static async start(
+    name: string,
+    script: URL,
+    options: { args?: string[]; env?: Record<string, string | undefined>; readyTimeoutMs?: number } = {},
+  ): Promise<{ child: Child; ready: ChildMessage }> {
+    const proc = fork(fileURLToPath(script), options.args ?? [], {
+      cwd: ROOT,
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    const child = new Child(name, proc);
+    running.add(child);
+    proc.once('exit', () => running.delete(child));
+    // Without a listener an IPC error (child gone mid-send) would be thrown as an uncaught exception.
+    proc.on('error', () => {});
+    try {
+      const ready = await child.next('ready', options.readyTimeoutMs ?? 60_000);
+      return { child, ready };
+    } catch (err) {
+      await child.stop();
+      throw err;
+    }
+  }
+
+  get exited(): boolean {
+    return this.proc.exitCode !== null || this.proc.signalCode !== null;
+  }
+
+  send(message: ChildMessage): void {
+    if (!this.exited && this.proc.connected) this.proc.send(message);
+  }
+
+  /** The next message of `type`; rejects when the child exits first or the time runs out. */
+  next(type: string, timeoutMs = 0): Promise<ChildMessage> {
+    return new Promise((resolve, reject) => {
+      if (this.exited) {
+        reject(new Error(`${this.name} is not running (waiting for "${type}")`));
+        return;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.proc.off('message', onMessage);
+        this.proc.off('exit', onExit);
+      };
+      const onMessage = (message: ChildMessage) => {
+        if (message?.type !== type) return;
+        cleanup();
+        resolve(message);
+      };
+      const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+        cleanup();
+        reject(new Error(`${this.name} exited (${signal ?? `code ${code}`}) while waiting for "${type}"`));
+      };
+      if (timeoutMs > 0) {
+        timer = setTimeout(() => {
+          cleanup();
+          reject(new Error(`${this.name} sent no "${type}" within ${timeoutMs} ms`));
+        }, timeoutMs);
+      }
+      this.proc.on('message', onMessage);
+      this.proc.once('exit', onExit);
+    });
+  }
+
+  /** Sends `message` and waits for the answer of type `answer`. */
+  async request(message: ChildMessage, answer: string, timeoutMs = 10_000): Promise<ChildMessage> {
+    const reply = this.next(answer, timeoutMs);
+    this.send(message);
+    return reply;
+  }
+
+  /** CPU time (user + system, microseconds) the child has used so far. */
+  async cpuMicros(): Promise<number> {
+    const reply = await this.request({ type: 'cpu' }, 'cpu');
+    const usage = reply.usage as NodeJS.CpuUsage;
+    return usage.user + usage.system;
+  }
+
+  /** SIGTERM (the child shuts down cleanly), SIGKILL after `timeoutMs`; resolves once it has exited. */
+  async stop(timeoutMs = 15_000): Promise<void> {
+    if (this.exited) return;
+    const exited = new Promise<void>((resolve) => this.proc.once('exit', () => resolve()));
+    this.proc.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const killed = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        process.stderr.write(`${this.name} did not stop within ${timeoutMs} ms; killing it\n`);
+        this.proc.kill('SIGKILL');
+        resolve();
+      }, timeoutMs);
+    });
+    await Promise.race([exited, killed]);
+    clearTimeout(timer);
+    await exited;
+  }
+
+  /** Stops every child still running (on interrupt). */
+  static async stopAll(): Promise<void> {
+    await Promise.all([...running].map((child) => child.stop(5000)));
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * `npm run bench [-- NAME...]`: runs every scenario `test/bench/<name>.bench.ts` (or the named ones)
+ * one after the other. Each exports a default `Scenario` (./lib/scenario.ts).
+ *
+ * Environment: BENCH_DURATION (measured seconds per target, default 10), BENCH_WARMUP (seconds of
+ * unmeasured load first, default 1), BENCH_CONNECTIONS (default 50).
+ */
+import { readdirSync } from 'node:fs';
+import { Child } from './lib/child.js';
+import type { BenchOptions, Scenario } from './lib/scenario.js';
+
+const SUFFIX = '.bench.ts';
+
+function numberFromEnv(name: string, fallback: number, { min, integer }: { min: number; integer?: boolean }): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min || (integer && !Number.isInteger(value))) {
+    throw new Error(`${name} must be ${integer ? 'a whole number' : 'a number'} of at least ${min} (got "${raw}")`);
+  }
+  return value;
+}
+
+async function main(args: string[]): Promise<number> {
+  const available = readdirSync(new URL('.', import.meta.url))
+    .filter((file) => file.endsWith(SUFFIX))
+    .map((file) => file.slice(0, -SUFFIX.length))
+    .sort();
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(`usage: npm run bench [-- NAME...]\nscenarios: ${available.join(', ')}`);
+    return 0;
+  }
+  const unknown = args.filter((name) => !available.includes(name));
+  if (unknown.length > 0) {
+    console.error(`unknown scenario ${unknown.join(', ')}; available: ${available.join(', ')}`);
+    return 2;
+  }
+  const options: BenchOptions = {
+    durationSeconds: numberFromEnv('BENCH_DURATION', 10, { min: 1, integer: true }),
+    warmupSeconds: numberFromEnv('BENCH_WARMUP', 1, { min: 0, integer: true }),
+    connections: numberFromEnv('BENCH_CONNECTIONS', 50, { min: 1, integer: true }),
+    print: (line = '') => console.log(line),
+  };
+
+  let failed = 0;
+  for (const name of args.length > 0 ? args : available) {
+    const { default: scenario } = (await import(new URL(`./${name}${SUFFIX}`, import.meta.url).href)) as { default: Scenario };
+    console.log(`\n== ${name}: ${scenario.description}\n`);
+    const started = performance.now();
+    try {
+      await scenario.run(options);
+      console.log(`\n(${name} took ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+    } catch (err) {
+      failed++;
+      if (interrupted) console.error(`\n${name} interrupted; its processes are stopped and its data removed`);
+      else console.error(`\n${name} failed: ${(err as Error).stack ?? String(err)}`);
+    }
+    if (interrupted) break;
+  }
+  return interrupted ? 130 : failed > 0 ? 1 : 0;
+}
+
+let interrupted = false;
+let interruptedAt = 0;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    // Ctrl-C reaches this process directly and again relayed by npm and tsx: repeats within a second
+    // are the same interrupt.
+    if (interrupted) {
+      if (Date.now() - interruptedAt > 1000) process.exit(130);
+      return;
+    }
+    interrupted = true;
+    interruptedAt = Date.now();
+    console.error(`\n${signal}: stopping the benchmark processes (again to quit at once)`);
+    // A scenario waiting on a child sees it exit, fails, and cleans up after itself.
+    void Child.stopAll();
+  });
+}
+
+process.exitCode = await main(process.argv.slice(2)).catch((err: unknown) => {
+  console.error((err as Error).stack ?? String(err));
+  return 1;
+});
+// Everything is closed by now and the process ends on its own; should a handle stay open anyway,
+// say so and end rather than hang.
+setTimeout(() => {
+  console.error('bench: something kept the process alive after the run; exiting');
+  process.exit(process.exitCode ?? 1);
+}, 5000).unref();
