@@ -4,4 +4,6 @@ import { register } from 'tsx/esm/api';
 
 register();
 const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const code = await main(process.argv.slice(2));
+// Everything was closed in order by then; idle keep-alive connections must not keep the process alive.
+process.exit(code);

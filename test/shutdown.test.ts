@@ -1,4 +1,5 @@
 import t from 'tap';
+import { connect as netConnect } from 'node:net';
 import { testConfig } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
 
@@ -50,4 +51,18 @@ t.test('a second signal exits at once', async (t) => {
   t.equal(exit.code, 1);
   t.ok(Date.now() - started < 10_000, 'without waiting for the 60 s delay');
   t.match(server.output(), /second signal: exiting at once/);
+});
+
+t.test('an idle keep-alive connection does not keep the process alive', async (t) => {
+  const { server, url } = await serve(t, {});
+  const port = Number(new URL(url).port);
+  const socket = netConnect(port, '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  const answered = new Promise((resolve) => socket.once('data', resolve));
+  socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+  await answered;
+  const started = Date.now();
+  server.child.kill('SIGTERM');
+  t.same(await server.exited, { code: 0, signal: null });
+  t.ok(Date.now() - started < 10_000, 'exits promptly');
 });
