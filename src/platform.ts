@@ -20,6 +20,8 @@ const LAST_USED_FLUSH_MS = 15_000;
 export interface PlatformOptions {
   /** Run the BullMQ workers in this process (default true). */
   workers?: boolean;
+  /** Registers further routes beside the platform's own (embedding, tests of the HTTP core). */
+  routes?: (server: HttpServer, services: Services) => void;
 }
 
 export interface RunningPlatform {
@@ -71,6 +73,7 @@ export async function startPlatform(config: Config, log: Logger, options: Platfo
   let workers: Workers | undefined;
   try {
     server = buildHttpServer(services);
+    options.routes?.(server, services);
     workers = options.workers === false ? undefined : startWorkers(config, services.redis, log);
   } catch (err) {
     await closeServices(services);

@@ -33,6 +33,15 @@ async function platform(test: Parameters<typeof startTestPlatform>[0]) {
       });
       server.route({
         method: 'GET',
+        path: '/v2/slow',
+        auth: 'none',
+        handler: async () => {
+          await new Promise((resolve) => setTimeout(resolve, 400));
+          return json(200, { slow: true });
+        },
+      });
+      server.route({
+        method: 'GET',
         path: '/v2/boom',
         auth: 'none',
         handler: () => {
@@ -201,4 +210,24 @@ t.test('health and readiness', async (t) => {
   t.equal(res.status, 503);
   t.same(await res.json(), { status: 'shutting-down' });
   t.equal((await get(`${p.url}/healthz`)).status, 200, 'still alive while draining');
+});
+
+t.test('shutdown lets in-flight requests finish, then stops listening', async (t) => {
+  const p = await platform(t);
+  const inFlight = get(`${p.url}/v2/slow`);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  const stopped = p.stop('test');
+  const res = await inFlight;
+  t.equal(res.status, 200, 'the request that was being handled got its answer');
+  t.same(await res.json(), { slow: true });
+  await stopped;
+  const refused = await new Promise((resolve) => {
+    const socket = netConnect(p.port, '127.0.0.1');
+    socket.on('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.on('error', () => resolve(true));
+  });
+  t.ok(refused, 'new connections are refused');
 });

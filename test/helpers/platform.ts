@@ -4,7 +4,7 @@ import { connect, type Sql } from '../../db/connect.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { createLogger } from '../../src/log.js';
-import { buildHttpServer, closeServices, openServices, startPlatform, type RunningPlatform } from '../../src/platform.js';
+import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
 import type { Services } from '../../src/services.js';
 
@@ -86,12 +86,7 @@ export async function startTestPlatform(
   const config = options.sameStoreAs ? { ...options.sameStoreAs.services.config, port: 0 } : testConfig(t, options.env);
   const logs = logCapture();
   const log = createLogger(options.env?.LOG_LEVEL ?? 'info', logs.stream);
-  let platform: RunningPlatform;
-  if (options.routes) {
-    platform = await startWithRoutes(config, log, options.routes);
-  } else {
-    platform = await startPlatform(config, log, { workers: false });
-  }
+  const platform = await startPlatform(config, log, { workers: false, routes: options.routes });
   t.teardown(() => platform.stop('test over'));
   const load = async (fixture: unknown) => {
     const summary = await loadFixture(platform.services.sql, fixture, { baseDir: process.cwd() });
@@ -100,30 +95,6 @@ export async function startTestPlatform(
   };
   if (options.fixture !== undefined) await load(options.fixture);
   return { ...platform, url: `http://127.0.0.1:${platform.port}`, sql: platform.services.sql, logs, load };
-}
-
-/** Like startPlatform, with extra routes registered (to exercise the HTTP core on its own). */
-async function startWithRoutes(
-  config: Config,
-  log: ReturnType<typeof createLogger>,
-  routes: (server: HttpServer, services: Services) => void,
-): Promise<RunningPlatform> {
-  const services = await openServices(config, log);
-  const server = buildHttpServer(services);
-  routes(server, services);
-  const port = await server.listen(config.host, 0);
-  let stopped: Promise<void> | undefined;
-  return {
-    port,
-    services,
-    stop: () =>
-      (stopped ??= (async () => {
-        services.lifecycle.shuttingDown = true;
-        server.stopListening();
-        await server.drained();
-        await closeServices(services);
-      })()),
-  };
 }
 
 /** fetch with a bearer token. */
