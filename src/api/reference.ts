@@ -7,16 +7,17 @@ import type { Services } from '../services.js';
  * categories. Import v1 publishes the authoritative fuel-type list at `/import/v1/fuel-type`.
  */
 export function referenceRoutes(server: HttpServer, { reference }: Services): void {
-  const v1 = reference.v1FuelTypes.map(({ code, description }) => ({ code, description }));
-  const options = reference.fuellingOptions.map(({ code, description }) => ({ code, description }));
-  const optionsV2 = reference.fuellingOptions.map((o) => ({ ...o }));
-  const vehicles = reference.vehicleCategories.map(({ code, name }) => ({ code, name }));
+  // Replies are values: each list is serialised once, at start.
+  const v1 = json(200, reference.v1FuelTypes.map(({ code, description }) => ({ code, description })));
+  const options = json(200, reference.fuellingOptions.map(({ code, description }) => ({ code, description })));
+  const optionsV2 = json(200, reference.fuellingOptions.map((o) => ({ ...o })));
+  const vehicles = json(200, reference.vehicleCategories.map(({ code, name }) => ({ code, name })));
 
-  server.route({ method: 'GET', path: '/import/v1/fuel-type', auth: 'import_v1', handler: () => json(200, v1) });
-  server.route({ method: 'GET', path: '/import/v1.1/fuel-type', auth: 'import_v1.1', handler: () => json(200, options) });
-  server.route({ method: 'GET', path: '/v1/fuel-type', auth: 'export_v1', handler: () => json(200, v1) });
-  server.route({ method: 'GET', path: '/v1.1/fuel-type', auth: 'export_v1.1', handler: () => json(200, options) });
-  server.route({ method: 'GET', path: '/v1.1/vehicle-type', auth: 'export_v1.1', handler: () => json(200, vehicles) });
-  server.route({ method: 'GET', path: '/v2/fuel-type', auth: 'export_v2', handler: () => json(200, optionsV2) });
-  server.route({ method: 'GET', path: '/v2/vehicle-type', auth: 'export_v2', handler: () => json(200, vehicles) });
+  server.route({ method: 'GET', path: '/import/v1/fuel-type', auth: 'import_v1', handler: () => v1 });
+  server.route({ method: 'GET', path: '/import/v1.1/fuel-type', auth: 'import_v1.1', handler: () => options });
+  server.route({ method: 'GET', path: '/v1/fuel-type', auth: 'export_v1', handler: () => v1 });
+  server.route({ method: 'GET', path: '/v1.1/fuel-type', auth: 'export_v1.1', handler: () => options });
+  server.route({ method: 'GET', path: '/v1.1/vehicle-type', auth: 'export_v1.1', handler: () => vehicles });
+  server.route({ method: 'GET', path: '/v2/fuel-type', auth: 'export_v2', handler: () => optionsV2 });
+  server.route({ method: 'GET', path: '/v2/vehicle-type', auth: 'export_v2', handler: () => vehicles });
 }

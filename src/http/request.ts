@@ -20,7 +20,8 @@ export interface Request {
   /** Headers added to whatever response the request gets, errors included (rate-limit state, say). */
   readonly responseHeaders: Record<string, string>;
   readonly signal: AbortSignal;
-  log: Logger;
+  /** A child logger carrying `req_id`, made on first use. */
+  readonly log: Logger;
 }
 
 const KNOWN_METHODS = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -37,6 +38,7 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, signal: AbortSi
     ? headers['x-request-id']
     : `${process.pid.toString(36)}-${(++sequence).toString(36)}`;
   const path = req.getUrl();
+  let child: Logger | undefined;
   return {
     id,
     method: (KNOWN_METHODS.has(method) ? method : 'UNKNOWN') as Method,
@@ -50,7 +52,9 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, signal: AbortSi
     body: undefined,
     responseHeaders: {},
     signal,
-    log: log.child({ req_id: id }),
+    get log() {
+      return (child ??= log.child({ req_id: id }));
+    },
   };
 }
 

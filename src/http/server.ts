@@ -210,6 +210,7 @@ export class HttpServer {
   }
 
   private logRequest(req: Request, status: number, started: number): void {
+    if (status < 500 && !this.options.log.isLevelEnabled('info')) return;
     const entry = {
       method: req.method,
       path: req.path,
