@@ -1,9 +1,11 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
 import type { ReferenceData } from '../db/queries/reference.js';
+import type { CallLogRecorder } from '../workers/call-log.js';
 import type { Config } from './config.js';
 import type { Bus } from './infra/bus.js';
 import type { Redis } from './infra/redis.js';
+import type { Registry } from './registry/registry.js';
 import type { TokenStore } from './tokens/store.js';
 
 /** What route handlers and background tasks share within one process. */
@@ -14,6 +16,10 @@ export interface Services {
   redis: Redis;
   bus: Bus;
   tokens: TokenStore;
+  /** Stations, confirmed layouts, assignments in memory; reloaded on every registry announcement. */
+  registry: Registry;
   reference: ReferenceData;
+  /** Records API calls per originator (enqueues; the call-log worker writes them). */
+  callLog: CallLogRecorder;
   lifecycle: { shuttingDown: boolean };
 }

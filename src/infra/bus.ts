@@ -4,10 +4,14 @@ import type { Redis } from './redis.js';
 /**
  * What instances tell each other over Redis pub/sub. Every message is JSON with a `type`.
  * - registry: stations, layouts, assignments, originators, users or tokens changed (after COMMIT).
+ * - signals: live transmissions were committed and replace the published snapshots they name.
  */
-export type BusMessage = { type: 'registry'; hrs_ids: string[]; tokens: boolean };
+export type BusMessage =
+  | { type: 'registry'; hrs_ids: string[]; tokens: boolean }
+  | { type: 'signals'; signals: { hrs_id: string; category: string; measured_at: string }[] };
 
 type Handler = (message: BusMessage) => void;
+export type BusType = BusMessage['type'];
 
 /** Instance-to-instance announcements, on one channel per kind under the configured prefix. */
 export class Bus {

@@ -91,6 +91,7 @@ export async function startTestPlatform(
   const load = async (fixture: unknown) => {
     const summary = await loadFixture(platform.services.sql, fixture, { baseDir: process.cwd() });
     platform.services.tokens.invalidate();
+    await platform.services.registry.reload();
     return summary;
   };
   if (options.fixture !== undefined) await load(options.fixture);

@@ -1,0 +1,62 @@
+import { storeTransmissions, type StoredTransmission } from '../../../db/queries/signals.js';
+import { CATEGORIES, type Category } from '../../domain/import-v2/schemas.js';
+import { validateBatch } from '../../domain/import-v2/validate.js';
+import { json, type Reply } from '../../http/errors.js';
+import { parseJson, type Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import type { Services } from '../../services.js';
+
+/**
+ * The four import v2 signal endpoints. The whole request is validated first; one failing
+ * transmission rejects it all (400, nothing stored). Otherwise every non-dry-run transmission is
+ * stored in one transaction, and the 204 goes out only after COMMIT; live ones are then announced
+ * to every instance.
+ */
+export function signalRoutes(server: HttpServer, services: Services): void {
+  for (const category of CATEGORIES) {
+    server.route({
+      method: 'POST',
+      path: `/import/v2/signal/${category}/`,
+      auth: 'import_v2',
+      body: true,
+      handler: (req) => receive(services, category, req),
+    });
+  }
+}
+
+async function receive(services: Services, category: Category, req: Request): Promise<Reply> {
+  const principal = req.principal;
+  if (principal?.kind !== 'originator') throw new Error('import v2 route reached without an originator');
+  const body = parseJson(req);
+  const result = validateBatch(category, body, services.registry, req.receivedAt);
+  if (!result.ok) return json(400, result.body);
+
+  const rows: StoredTransmission[] = result.transmissions
+    .filter((t) => !t.dryRun)
+    .map((t) => ({
+      originatorId: principal.id,
+      hrsId: t.hrsId,
+      category,
+      state: routing(services.registry.assignment(principal.id, t.hrsId, category)),
+      measuredAt: t.measuredAt,
+      receivedAt: req.receivedAt,
+      transmissionId: t.transmissionId,
+      payload: t.payload,
+    }));
+  await storeTransmissions(services.sql, rows);
+  const live = rows.filter((r) => r.state === 'live');
+  if (live.length > 0) {
+    services.bus
+      .publish({
+        type: 'signals',
+        signals: live.map((r) => ({ hrs_id: r.hrsId, category, measured_at: r.measuredAt.toISOString() })),
+      })
+      .catch((err) => req.log.warn({ err }, 'announcing published signals failed'));
+  }
+  return { status: 204 };
+}
+
+/** Where a transmission goes: live ones are published, testing ones kept for the operator, the rest for debugging. */
+function routing(assignment: string | undefined): StoredTransmission['state'] {
+  return assignment === 'live' || assignment === 'testing' ? assignment : 'unassigned';
+}

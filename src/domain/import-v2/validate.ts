@@ -1,0 +1,123 @@
+import type { Registry, StationEntry } from '../../registry/registry.js';
+import { ErrorTree } from './errors.js';
+import {
+  checkEnvelope,
+  checkProducts,
+  checkStorages,
+  deriveFuellingOptions,
+  resolveIds,
+  resolveNozzles,
+  type Raw,
+} from './rules.js';
+import { SCHEMAS, typeName, type Category } from './schemas.js';
+
+/** A transmission that passed every rule, in the form it is stored and published. */
+export interface Transmission {
+  category: Category;
+  hrsId: string;
+  measuredAt: Date;
+  transmissionId: string | null;
+  dryRun: boolean;
+  /** The snapshot: ids resolved (dispenser shorthand expanded), values canonical. */
+  payload: Record<string, unknown>;
+}
+
+/** What validation needs of the registry: the stations with their confirmed layouts. */
+export type StationLookup = Pick<Registry, 'station'>;
+
+export type BatchResult =
+  | { ok: true; transmissions: Transmission[] }
+  | { ok: false; body: unknown; stationIds: string[] };
+
+/**
+ * Validates a whole request body for one category. Every transmission is checked completely; one
+ * failure rejects the batch with a body aligned with the request.
+ */
+export function validateBatch(category: Category, body: unknown, registry: StationLookup, now: Date): BatchResult {
+  if (!Array.isArray(body)) {
+    return { ok: false, body: { non_field_errors: [`Expected a list of items but got type "${typeName(body)}".`] }, stationIds: [] };
+  }
+  if (body.length === 0) return { ok: false, body: { non_field_errors: ['This list may not be empty.'] }, stationIds: [] };
+  const seen = new Set<string>();
+  const results = body.map((raw) => validateOne(category, raw, registry, seen, now));
+  const stationIds = body.flatMap((raw) => (raw && typeof raw === 'object' && typeof raw.hrs === 'string' ? [raw.hrs] : []));
+  if (results.some((r) => 'errors' in r)) {
+    return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
+  }
+  return { ok: true, transmissions: results as Transmission[] };
+}
+
+function validateOne(category: Category, raw: unknown, registry: StationLookup, seen: Set<string>, now: Date): Transmission | { errors: unknown } {
+  const errors = new ErrorTree();
+  const parsed = SCHEMAS[category].safeParse(raw);
+  if (!parsed.success) for (const issue of parsed.error.issues) errors.add(issue.path as (string | number)[], issue.message);
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { errors: errors.toJSON(raw) };
+
+  const input = raw as Raw;
+  const station = typeof input.hrs === 'string' ? registry.station(input.hrs) : undefined;
+  const measuredAt = checkEnvelope(input, errors, station, seen, now);
+  let payload: Record<string, unknown> = {};
+  switch (category) {
+    case 'availability': {
+      const covered = resolveNozzles(input, errors, station);
+      deriveFuellingOptions(input, errors, station, covered);
+      if (parsed.success && errors.empty) payload = availabilityPayload(parsed.data as AvailabilityData, covered, station!);
+      break;
+    }
+    case 'usage': {
+      const covered = resolveNozzles(input, errors, station);
+      if (parsed.success && errors.empty) payload = usagePayload(parsed.data as UsageData, covered);
+      break;
+    }
+    case 'hydrogen-storage': {
+      resolveIds(input, errors, station, 'storages');
+      payload = { storages: checkStorages(input, errors) };
+      break;
+    }
+    case 'pricing': {
+      resolveIds(input, errors, station, 'products');
+      payload = { products: checkProducts(input, errors) };
+      break;
+    }
+  }
+  if (!parsed.success || !errors.empty) return { errors: errors.toJSON(raw) };
+  return {
+    category,
+    hrsId: parsed.data.hrs,
+    measuredAt: measuredAt!,
+    transmissionId: parsed.data.transmission_id ?? null,
+    dryRun: parsed.data.dry_run ?? false,
+    payload,
+  };
+}
+
+interface AvailabilityData {
+  nozzles: { available: boolean }[];
+  station: { maintenance: boolean; limitedly_available: boolean };
+}
+interface UsageData {
+  nozzles: { usage_status: string }[];
+}
+
+/**
+ * The availability snapshot: one entry per nozzle, and per fuelling option whether any nozzle offering
+ * it reported available (the station flags override this downstream, as the spec says).
+ */
+function availabilityPayload(data: AvailabilityData, covered: Map<number, string[]>, station: StationEntry) {
+  const nozzles = data.nozzles.flatMap((entry, index) => covered.get(index)!.map((id) => ({ id, available: entry.available })));
+  const options: Record<string, boolean> = {};
+  for (const { id, available } of nozzles) {
+    for (const option of station.layout!.nozzles.get(id)!.fuellingOptions) options[option] = options[option] === true || available;
+  }
+  return {
+    station: { maintenance: data.station.maintenance, limitedly_available: data.station.limitedly_available },
+    nozzles,
+    fuelling_options: options,
+  };
+}
+
+function usagePayload(data: UsageData, covered: Map<number, string[]>) {
+  return {
+    nozzles: data.nozzles.flatMap((entry, index) => covered.get(index)!.map((id) => ({ id, usage_status: entry.usage_status }))),
+  };
+}

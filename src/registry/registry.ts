@@ -1,0 +1,112 @@
+import type { Sql } from '../../db/connect.js';
+
+/** A station's operator-confirmed layout as signals resolve against it. */
+export interface ConfirmedLayout {
+  /** nozzle external id → its dispenser and fuelling options */
+  nozzles: Map<string, { dispenser: string; fuellingOptions: string[] }>;
+  /** dispenser external id → its nozzles, in layout order */
+  dispensers: Map<string, string[]>;
+  storages: Set<string>;
+  products: Set<string>;
+}
+
+export interface StationEntry {
+  hrsId: string;
+  heavyDuty: boolean;
+  /** null until the operator has confirmed a layout; drafts are never here. */
+  layout: ConfirmedLayout | null;
+}
+
+export type AssignmentState = 'live' | 'testing' | 'inactive';
+export type CallLogMode = 'disabled' | 'errors' | 'always';
+
+/**
+ * The registry in memory, as the request path needs it: stations with their confirmed layouts,
+ * assignments and originators' call-log modes. Replaced whole on each reload, so readers always
+ * see one consistent version.
+ */
+export class Registry {
+  private stations = new Map<string, StationEntry>();
+  private assignments = new Map<string, AssignmentState>();
+  private callLogModes = new Map<string, CallLogMode>();
+  private loading: Promise<void> | undefined;
+  private again = false;
+
+  constructor(private readonly sql: Sql) {}
+
+  station(hrsId: string): StationEntry | undefined {
+    return this.stations.get(hrsId);
+  }
+
+  stationIds(): IterableIterator<string> {
+    return this.stations.keys();
+  }
+
+  assignment(originatorId: string, hrsId: string, signalType: string): AssignmentState | undefined {
+    return this.assignments.get(`${originatorId}\u0000${hrsId}\u0000${signalType}`);
+  }
+
+  callLogMode(originatorId: string): CallLogMode {
+    return this.callLogModes.get(originatorId) ?? 'errors';
+  }
+
+  /** Reads everything again; concurrent calls coalesce into at most one more read. */
+  reload(): Promise<void> {
+    if (this.loading) {
+      this.again = true;
+      return this.loading;
+    }
+    this.loading = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.read();
+        } while (this.again);
+      } finally {
+        this.loading = undefined;
+      }
+    })();
+    return this.loading;
+  }
+
+  private async read(): Promise<void> {
+    const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
+      this.sql<{ hrs_id: string; heavy_duty: boolean; confirmed: boolean }[]>`
+        SELECT s.hrs_id, s.heavy_duty, l.id IS NOT NULL AS confirmed
+        FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,
+      this.sql<{ hrs_id: string; dispenser: string; nozzle: string | null; options: string[] }[]>`
+        SELECT l.hrs_id, d.external_id AS dispenser, n.external_id AS nozzle,
+               coalesce(array(SELECT f.fuelling_option FROM nozzle_fuelling_options f WHERE f.nozzle_id = n.id ORDER BY f.position), '{}') AS options
+        FROM layouts l JOIN dispensers d ON d.layout_id = l.id LEFT JOIN nozzles n ON n.dispenser_id = d.id
+        WHERE l.kind = 'confirmed' ORDER BY l.hrs_id, d.position, n.position`,
+      this.sql<{ hrs_id: string; external_id: string }[]>`
+        SELECT l.hrs_id, s.external_id FROM layouts l JOIN storages s ON s.layout_id = l.id WHERE l.kind = 'confirmed'`,
+      this.sql<{ hrs_id: string; external_id: string }[]>`
+        SELECT l.hrs_id, p.external_id FROM layouts l JOIN products p ON p.layout_id = l.id WHERE l.kind = 'confirmed'`,
+      this.sql<{ originator_id: string; hrs_id: string; signal_type: string; state: AssignmentState }[]>`
+        SELECT originator_id, hrs_id, signal_type, state FROM assignments`,
+      this.sql<{ id: string; call_log_mode: CallLogMode }[]>`SELECT id, call_log_mode FROM originators`,
+    ]);
+    const next = new Map<string, StationEntry>();
+    for (const s of stations) {
+      const layout: ConfirmedLayout | null = s.confirmed
+        ? { nozzles: new Map(), dispensers: new Map(), storages: new Set(), products: new Set() }
+        : null;
+      next.set(s.hrs_id, { hrsId: s.hrs_id, heavyDuty: s.heavy_duty, layout });
+    }
+    for (const row of nozzles) {
+      const layout = next.get(row.hrs_id)?.layout;
+      if (!layout) continue;
+      const list = layout.dispensers.get(row.dispenser) ?? [];
+      layout.dispensers.set(row.dispenser, list);
+      if (row.nozzle === null) continue;
+      list.push(row.nozzle);
+      layout.nozzles.set(row.nozzle, { dispenser: row.dispenser, fuellingOptions: row.options });
+    }
+    for (const row of storages) next.get(row.hrs_id)?.layout?.storages.add(row.external_id);
+    for (const row of products) next.get(row.hrs_id)?.layout?.products.add(row.external_id);
+    this.stations = next;
+    this.assignments = new Map(assignments.map((a) => [`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state]));
+    this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
+  }
+}
