@@ -37,23 +37,29 @@ export async function storeTransmissions(sql: Sql, rows: StoredTransmission[]): 
   await sql.begin(async (tx) => {
     await tx`
       INSERT INTO signal_latest (originator_id, hrs_id, category, assignment_state, measured_at, received_at, transmission_id, payload)
-      SELECT * FROM unnest(${all.originators}::text[], ${all.stations}::text[], ${all.categories}::text[], ${all.states}::text[],
-                           ${all.measured}::timestamptz[], ${all.received}::timestamptz[], ${all.ids}::text[], ${all.payloads}::jsonb[])
+      SELECT o, h, c, s, m, r, i, p::jsonb
+      FROM unnest(${all.originators}::text[], ${all.stations}::text[], ${all.categories}::text[], ${all.states}::text[],
+                  ${all.measured}::timestamptz[], ${all.received}::timestamptz[], ${all.ids}::text[], ${all.payloads}::text[])
+        AS u(o, h, c, s, m, r, i, p)
       ON CONFLICT (originator_id, hrs_id, category) DO UPDATE SET
         assignment_state = EXCLUDED.assignment_state, measured_at = EXCLUDED.measured_at, received_at = EXCLUDED.received_at,
         transmission_id = EXCLUDED.transmission_id, payload = EXCLUDED.payload`;
     if (live.stations.length === 0) return;
     await tx`
       INSERT INTO published_signals (hrs_id, category, originator_id, measured_at, received_at, transmission_id, payload)
-      SELECT * FROM unnest(${live.stations}::text[], ${live.categories}::text[], ${live.originators}::text[],
-                           ${live.measured}::timestamptz[], ${live.received}::timestamptz[], ${live.ids}::text[], ${live.payloads}::jsonb[])
+      SELECT h, c, o, m, r, i, p::jsonb
+      FROM unnest(${live.stations}::text[], ${live.categories}::text[], ${live.originators}::text[],
+                  ${live.measured}::timestamptz[], ${live.received}::timestamptz[], ${live.ids}::text[], ${live.payloads}::text[])
+        AS u(h, c, o, m, r, i, p)
       ON CONFLICT (hrs_id, category) DO UPDATE SET
         originator_id = EXCLUDED.originator_id, measured_at = EXCLUDED.measured_at, received_at = EXCLUDED.received_at,
         transmission_id = EXCLUDED.transmission_id, payload = EXCLUDED.payload
       WHERE EXCLUDED.measured_at >= published_signals.measured_at`;
     await tx`
       INSERT INTO signal_history (hrs_id, category, originator_id, measured_at, received_at, transmission_id, payload)
-      SELECT * FROM unnest(${live.stations}::text[], ${live.categories}::text[], ${live.originators}::text[],
-                           ${live.measured}::timestamptz[], ${live.received}::timestamptz[], ${live.ids}::text[], ${live.payloads}::jsonb[])`;
+      SELECT h, c, o, m, r, i, p::jsonb
+      FROM unnest(${live.stations}::text[], ${live.categories}::text[], ${live.originators}::text[],
+                  ${live.measured}::timestamptz[], ${live.received}::timestamptz[], ${live.ids}::text[], ${live.payloads}::text[])
+        AS u(h, c, o, m, r, i, p)`;
   });
 }

@@ -14,6 +14,9 @@ if (typeof uWS.getParts !== 'function') {
 /** Runs after authentication and before the body is used; may throw an HttpError or add headers. */
 export type Guard = (req: Request) => Promise<void> | void;
 
+/** Sees every answered request of a family once the response is written (call logs, metrics). */
+export type Observer = (req: Request, reply: Reply) => void;
+
 export interface RouteSpec {
   method: Method;
   path: string;
@@ -52,6 +55,7 @@ export class HttpServer {
   readonly app: TemplatedApp = uWS.App();
   private readonly router = new Router<Route>();
   private readonly guards = new Map<RouteSpec['auth'], Guard[]>();
+  private readonly observers = new Map<RouteSpec['auth'], Observer[]>();
   private listenSocket: us_listen_socket | undefined;
   private inFlight = 0;
   private idle: (() => void)[] = [];
@@ -70,6 +74,12 @@ export class HttpServer {
     const list = this.guards.get(auth) ?? [];
     list.push(guard);
     this.guards.set(auth, list);
+    return this;
+  }
+
+  /** Adds an observer to every route of a family; it must not throw and should not block. */
+  observe(auth: RouteSpec['auth'], observer: Observer): this {
+    this.observers.set(auth, [...(this.observers.get(auth) ?? []), observer]);
     return this;
   }
 
@@ -107,7 +117,7 @@ export class HttpServer {
     });
     const req = copyRequest(uwsReq, res, controller.signal, this.options.log);
     const started = performance.now();
-    const finish = (reply: Reply) => {
+    let finish = (reply: Reply) => {
       if (state.done) return;
       state.done = true;
       if (state.aborted) {
@@ -144,6 +154,22 @@ export class HttpServer {
 
     const route = match.route;
     req.params = match.params;
+    const observers = this.observers.get(route.auth);
+    if (observers) {
+      const write = finish;
+      finish = (reply: Reply) => {
+        const first = !state.done && !state.aborted;
+        write(reply);
+        if (!first) return;
+        for (const observe of observers) {
+          try {
+            observe(req, reply);
+          } catch (err) {
+            req.log.error({ err }, 'response observer failed');
+          }
+        }
+      };
+    }
     let body: Promise<Buffer> | undefined;
     if (route.body && BODY_METHODS.has(req.method)) {
       const declared = Number(req.headers['content-length']);

@@ -1,0 +1,178 @@
+import t from 'tap';
+import { baseFixture, TOKENS } from './helpers/fixtures.js';
+import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
+
+const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+
+/** The standard fixture plus a usage-live and storage-live assignment on BERLA and a second originator. */
+function fixture() {
+  const f = baseFixture();
+  f.assignments.push(
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'usage', state: 'live' },
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'hydrogen-storage', state: 'live' },
+  );
+  return f;
+}
+
+function poster(p: TestPlatform) {
+  return (category: string, body: unknown, token: string = TOKENS.import_v2) =>
+    fetch(`${p.url}/import/v2/signal/${category}/`, {
+      method: 'POST',
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+    });
+}
+
+const availability = (extra: Record<string, unknown> = {}) => ({
+  hrs: 'BERLA',
+  datetime: ago(5),
+  nozzles: [
+    { id: 'N1', available: true },
+    { id: 'N2', available: false },
+  ],
+  station: { maintenance: false, limitedly_available: false },
+  ...extra,
+});
+
+async function stored(p: TestPlatform) {
+  const [latest, published, history] = await Promise.all([
+    p.sql`SELECT originator_id, hrs_id, category, assignment_state, payload FROM signal_latest ORDER BY hrs_id, category`,
+    p.sql`SELECT hrs_id, category, payload, measured_at, received_at, transmission_id FROM published_signals ORDER BY hrs_id, category`,
+    p.sql`SELECT hrs_id, category FROM signal_history ORDER BY id`,
+  ]);
+  return { latest, published, history };
+}
+
+t.test('paths: trailing slash required, import v2 tokens only', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const post = poster(p);
+  const res = await fetch(`${p.url}/import/v2/signal/availability`, { method: 'POST', body: '[]', headers: { Authorization: `Bearer ${TOKENS.import_v2}` } });
+  t.equal(res.status, 404);
+  t.same(await res.json(), { detail: 'Not found. The trailing slash is required: /import/v2/signal/availability/' });
+  for (const token of [TOKENS.import_v1, TOKENS.export_v2, TOKENS.export_v1]) {
+    t.equal((await post('availability', [availability()], token)).status, 401);
+  }
+  t.equal((await stored(p)).latest.length, 0, 'nothing processed');
+});
+
+t.test('a live availability transmission: 204 after commit, published, in history', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const res = await poster(p)('availability', [availability({ transmission_id: 'run-1' })]);
+  t.equal(res.status, 204);
+  t.equal(await res.text(), '');
+  const { latest, published, history } = await stored(p);
+  t.match(latest, [{ originator_id: 'mon-1', hrs_id: 'BERLA', category: 'availability', assignment_state: 'live' }]);
+  t.equal(published.length, 1);
+  t.same(published[0]!.payload, {
+    station: { maintenance: false, limitedly_available: false },
+    nozzles: [
+      { id: 'N1', available: true },
+      { id: 'N2', available: false },
+    ],
+    fuelling_options: { '700ld': true, '350ld': false },
+  });
+  t.equal(published[0]!.transmission_id, 'run-1');
+  t.ok(published[0]!.received_at >= published[0]!.measured_at);
+  t.equal(history.length, 1);
+});
+
+t.test('a non-array body, an empty array, malformed JSON', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const post = poster(p);
+  let res = await post('usage', { hrs: 'BERLA' });
+  t.equal(res.status, 400);
+  t.same(await res.json(), { non_field_errors: ['Expected a list of items but got type "dict".'] });
+  res = await post('usage', []);
+  t.same(await res.json(), { non_field_errors: ['This list may not be empty.'] });
+  res = await post('usage', '[{"hrs": "BERLA"');
+  t.equal(res.status, 400);
+  t.match(await res.json(), { detail: /^JSON parse error/ });
+});
+
+t.test('all or nothing: one bad transmission rejects the batch and nothing is stored', async (t) => {
+  const f = fixture();
+  f.stations.push({ hrs_id: 'MUNIC', operator: 'h2-demo', name: 'Munich', layout: (f.stations[0] as any).layout });
+  f.assignments.push({ originator: 'mon-1', hrs_id: 'MUNIC', signal_type: 'availability', state: 'live' });
+  const p = await startTestPlatform(t, { fixture: f });
+  const res = await poster(p)('availability', [
+    availability(),
+    availability({ hrs: 'MUNIC', nozzles: [{ id: 'N1', available: true }, { id: 'N7', available: true }] }),
+  ]);
+  t.equal(res.status, 400);
+  t.same(await res.json(), [{}, { nozzles: [{}, { id: ['Unknown nozzle identifier: N7'] }] }]);
+  const { latest, published, history } = await stored(p);
+  t.equal(latest.length + published.length + history.length, 0, 'the valid transmission was not applied either');
+});
+
+t.test('dry runs are validated end to end and never stored; a batch may mix both', async (t) => {
+  const f = fixture();
+  f.stations.push({ hrs_id: 'MUNIC', operator: 'h2-demo', name: 'Munich', layout: (f.stations[0] as any).layout });
+  f.assignments.push({ originator: 'mon-1', hrs_id: 'MUNIC', signal_type: 'availability', state: 'live' });
+  const p = await startTestPlatform(t, { fixture: f });
+  const post = poster(p);
+  t.equal((await post('availability', [availability({ dry_run: true }), availability({ hrs: 'MUNIC' })])).status, 204);
+  const { published } = await stored(p);
+  t.same(published.map((r) => r.hrs_id), ['MUNIC'], 'only the real one is stored');
+  const res = await post('availability', [availability({ dry_run: true, nozzles: [{ id: 'N8', available: true }] })]);
+  t.equal(res.status, 400, 'a dry run that would fail says so');
+  t.same(await res.json(), [{ nozzles: [{ id: ['Unknown nozzle identifier: N8'] }] }]);
+});
+
+t.test('assignment routing: live published with history, testing kept, unassigned kept for debugging', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const post = poster(p);
+  const pricing = [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '13.85' }] }];
+  t.equal((await post('pricing', pricing)).status, 204, 'testing');
+  const usage = [{ hrs: 'HAMBG', datetime: ago(1), nozzles: [{ id: 'DX', usage_status: 'free' }] }];
+  t.equal((await post('usage', usage)).status, 400, 'HAMBG has only a draft layout: its ids do not resolve');
+  t.same((await (await post('usage', usage)).json()), [{ nozzles: [{ id: ['Unknown nozzle identifier: DX'] }] }]);
+
+  const f = fixture();
+  f.assignments = f.assignments.filter((a) => !(a.hrs_id === 'BERLA' && a.signal_type === 'hydrogen-storage'));
+  await p.load(f);
+  const storage = [{ hrs: 'BERLA', datetime: ago(1), storages: [{ id: 'S1', remaining_kg: '420.5' }] }];
+  t.equal((await post('hydrogen-storage', storage)).status, 204, 'unassigned is accepted');
+
+  const { latest, published, history } = await stored(p);
+  t.same(
+    latest.map((r) => [r.category, r.assignment_state]),
+    [
+      ['hydrogen-storage', 'unassigned'],
+      ['pricing', 'testing'],
+    ],
+  );
+  t.equal(published.length, 0, 'neither is published');
+  t.equal(history.length, 0, 'and no history is built');
+  t.same(latest[0]!.payload, { storages: [{ id: 'S1', remaining_kg: '420.50', low_h2_storage: false }] }, 'the confidential number is stored');
+});
+
+t.test('a snapshot replaces the previous one entirely; a late reading never overwrites a newer one', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const post = poster(p);
+  t.equal((await post('usage', [{ hrs: 'BERLA', datetime: ago(30), nozzles: [{ dispenser_id: 'D1', usage_status: 'in-use' }] }])).status, 204);
+  t.equal((await post('usage', [{ hrs: 'BERLA', datetime: ago(20), nozzles: [{ id: 'N1', usage_status: 'free' }] }])).status, 204);
+  let { published, history } = await stored(p);
+  t.same(published[0]!.payload, { nozzles: [{ id: 'N1', usage_status: 'free' }] }, 'N2, left out, has no reported state');
+  t.equal(history.length, 2);
+  t.equal((await post('usage', [{ hrs: 'BERLA', datetime: ago(60), nozzles: [{ id: 'N2', usage_status: 'reserved' }] }])).status, 204);
+  ({ published, history } = await stored(p));
+  t.same(published[0]!.payload, { nozzles: [{ id: 'N1', usage_status: 'free' }] }, 'the older reading did not replace the newer');
+  t.equal(history.length, 3, 'but it is in the history');
+});
+
+t.test('every field error of the spec reaches the client in the aligned body', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const post = poster(p);
+  let res = await post('availability', [availability({ datetime: ago(301) }), availability({ hrs: 'XXXXX', datetime: '2026-01-01T00:00:00' })]);
+  t.same(await res.json(), [
+    { datetime: ['The signal may not be older than 5 minutes.'] },
+    { hrs: ['Unknown station identifier: XXXXX'], datetime: ['Datetime has wrong format. Use ISO 8601 with a UTC offset, e.g. 2026-11-22T10:00:00+01:00.'] },
+  ]);
+  res = await post('availability', [availability({ datetime: new Date(Date.now() + 40_000).toISOString() })]);
+  t.same(await res.json(), [{ datetime: ['The signal may not be from the future.'] }]);
+  res = await post('hydrogen-storage', [{ hrs: 'BERLA', datetime: ago(1), storages: [{ id: 'S1', remaining_kg: 100, low_h2_storage: true }] }]);
+  t.match(await res.json(), [{ storages: [{ low_h2_storage: [/^Inconsistent low_h2_storage for storage S1/] }] }]);
+  res = await post('pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '5.000', net_price: '6.000' }] }]);
+  t.match(await res.json(), [{ products: [{ net_price: [/^Inconsistent price for product P700/] }] }]);
+  t.equal((await stored(p)).latest.length, 0, 'nothing stored by any of them');
+});
