@@ -51,6 +51,7 @@ export const envSchema = z
     STATUS_UNKNOWN_AFTER: seconds(1800),
     SMTP_URL: z.preprocess(blankAsUnset, url(['smtp:', 'smtps:']).optional()),
     MAIL_FROM: z.string().min(3).default('HRS signal platform <no-reply@localhost>'),
+    IMPORT_V2_RATE_LIMIT: z.coerce.number({ error: 'must be a number of requests' }).int().min(1, 'must be at least 1').default(300),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
   })
@@ -81,6 +82,8 @@ export interface Config {
   mailFrom: string;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
+  /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */
+  importV2RateLimit: number;
 }
 
 /** Parses the environment once; throws a ConfigError naming every bad variable. */
@@ -116,6 +119,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     mailFrom: env.MAIL_FROM,
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
+    importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
   };
 }
 

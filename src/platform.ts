@@ -2,16 +2,22 @@ import type { Logger } from 'pino';
 import { ensureDatabase, openDatabase } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { readReferenceData } from '../db/queries/reference.js';
+import { CallLogRecorder } from '../workers/call-log.js';
 import { startWorkers, type Workers } from '../workers/index.js';
+import { QUEUES, openQueue } from '../workers/queues.js';
+import { adminCallLogRoutes } from './api/admin/call-logs.js';
 import { adminTokenRoutes } from './api/admin/tokens.js';
 import { healthRoutes } from './api/health.js';
 import { activeStationsRoute } from './api/import-v2/active-stations.js';
+import { callLogObserver, signalRoutes } from './api/import-v2/signals.js';
 import { referenceRoutes } from './api/reference.js';
 import type { Config } from './config.js';
 import { Authenticator } from './http/auth.js';
+import { importV2RateLimit } from './http/rate-limit.js';
 import { HttpServer } from './http/server.js';
 import { Bus } from './infra/bus.js';
 import { closeRedis, openRedis } from './infra/redis.js';
+import { Registry } from './registry/registry.js';
 import type { Services } from './services.js';
 import { TokenStore } from './tokens/store.js';
 
@@ -47,9 +53,15 @@ export async function openServices(config: Config, log: Logger): Promise<Service
   redis.on('error', (err: Error) => log.warn({ err }, 'redis connection error'));
   const bus = new Bus(redis, config.redisPrefix, log);
   const tokens = new TokenStore(sql);
-  await bus.on('registry', () => tokens.invalidate());
+  const registry = new Registry(sql);
+  await registry.reload();
+  await bus.on('registry', () => {
+    tokens.invalidate();
+    registry.reload().catch((err) => log.error({ err }, 'reloading the registry failed'));
+  });
   const reference = await readReferenceData(sql);
-  return { config: { ...config }, log, sql, redis, bus, tokens, reference, lifecycle: { shuttingDown: false } };
+  const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix), log);
+  return { config: { ...config }, log, sql, redis, bus, tokens, registry, reference, callLog, lifecycle: { shuttingDown: false } };
 }
 
 export function buildHttpServer(services: Services): HttpServer {
@@ -59,10 +71,14 @@ export function buildHttpServer(services: Services): HttpServer {
     maxBodyBytes: config.maxBodyBytes,
     authenticator: new Authenticator(tokens, config.adminToken),
   });
+  server.guard('import_v2', importV2RateLimit(services));
   healthRoutes(server, services);
   referenceRoutes(server, services);
   activeStationsRoute(server, services);
+  signalRoutes(server, services);
+  server.observe('import_v2', callLogObserver(services));
   adminTokenRoutes(server, services);
+  adminCallLogRoutes(server, services);
   return server;
 }
 
@@ -74,7 +90,7 @@ export async function startPlatform(config: Config, log: Logger, options: Platfo
   try {
     server = buildHttpServer(services);
     options.routes?.(server, services);
-    workers = options.workers === false ? undefined : startWorkers(config, services.redis, log);
+    workers = options.workers === false ? undefined : startWorkers(config, services.redis, services.sql, log);
   } catch (err) {
     await closeServices(services);
     throw err;
@@ -103,8 +119,14 @@ export async function startPlatform(config: Config, log: Logger, options: Platfo
       services.lifecycle.shuttingDown = true;
       if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
       server.stopListening();
-      const drained = await Promise.race([server.drained().then(() => true), sleep(config.shutdownTimeoutMs).then(() => false)]);
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        server.drained().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs))),
+      ]);
+      clearTimeout(timer);
       if (!drained) log.warn('requests still in flight at the shutdown timeout');
+      server.closeConnections();
       clearInterval(flushTimer);
       await workers?.close();
       await flushLastUsed();
@@ -115,6 +137,7 @@ export async function startPlatform(config: Config, log: Logger, options: Platfo
 }
 
 export async function closeServices(services: Services): Promise<void> {
+  await services.callLog.close();
   await services.bus.close();
   await closeRedis(services.redis);
   await services.sql.end({ timeout: 5 });

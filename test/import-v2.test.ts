@@ -176,3 +176,52 @@ t.test('every field error of the spec reaches the client in the aligned body', a
   t.match(await res.json(), [{ products: [{ net_price: [/^Inconsistent price for product P700/] }] }]);
   t.equal((await stored(p)).latest.length, 0, 'nothing stored by any of them');
 });
+
+t.test('API call log of import v2 calls, per the originator\'s mode', async (t) => {
+  const { startCallLogWorker } = await import('../workers/call-log.js');
+  const { createLogger } = await import('../src/log.js');
+  const f = fixture();
+  f.originators[0]!.call_log_mode = 'errors';
+  const p = await startTestPlatform(t, { fixture: f });
+  const worker = startCallLogWorker({ redis: p.services.redis, redisPrefix: p.services.config.redisPrefix, sql: p.sql, log: createLogger('silent'), maxWaitMs: 20 });
+  t.teardown(() => worker.close());
+  const post = poster(p);
+  const rows = async (n: number) => {
+    for (let i = 0; i < 100; i++) {
+      const found = await p.sql`SELECT * FROM call_logs ORDER BY id`;
+      if (found.length >= n) return found;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    return p.sql`SELECT * FROM call_logs ORDER BY id`;
+  };
+
+  t.equal((await post('availability', [availability()])).status, 204);
+  const bad = [availability({ nozzles: [{ id: 'N9', available: true }] })];
+  t.equal((await post('availability', bad)).status, 400);
+  let logged = await rows(1);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  logged = await rows(1);
+  t.equal(logged.length, 1, 'errors mode: only the failed call');
+  t.match(logged[0], {
+    originator_id: 'mon-1',
+    endpoint: 'POST /import/v2/signal/availability/',
+    station_ids: ['BERLA'],
+    status: 400,
+  });
+  t.same(JSON.parse(logged[0]!.request_body), bad, 'the request body as received');
+  t.same(JSON.parse(logged[0]!.response_body), [{ nozzles: [{ id: ['Unknown nozzle identifier: N9'] }] }]);
+  t.match(logged[0]!.error_details, { code: 'validation_failed' });
+
+  f.originators[0]!.call_log_mode = 'always';
+  await p.load(f);
+  t.equal((await post('availability', [availability({ datetime: ago(2) })])).status, 204);
+  logged = await rows(2);
+  t.equal(logged.length, 2, 'always mode: the successful call too');
+  t.match(logged[1], { status: 204, response_body: null, error_details: null });
+
+  f.originators[0]!.call_log_mode = 'disabled';
+  await p.load(f);
+  t.equal((await post('availability', bad)).status, 400);
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal((await rows(3)).length, 2, 'disabled: nothing recorded');
+});

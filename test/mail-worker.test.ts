@@ -2,6 +2,7 @@ import t from 'tap';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import type { Queue } from 'bullmq';
+import { connect } from '../db/connect.js';
 import { closeRedis, openRedis } from '../src/infra/redis.js';
 import { createLogger } from '../src/log.js';
 import { startWorkers, type Workers } from '../workers/index.js';
@@ -92,6 +93,9 @@ async function until<T>(what: string, probe: () => Promise<T | undefined> | T | 
 async function mailSetup(t: Test, env: Record<string, string>) {
   const config = testConfig(t, env);
   const redis = await openRedis(config.redisUrl, 'hrs-test');
+  // For the call-log worker, which starts too; the pool connects only on a query, and no call-log
+  // job arrives here.
+  const sql = connect(config.databaseUrl, { max: 1 });
   let workers: Workers | undefined;
   let queue: Queue | undefined;
   t.teardown(async () => {
@@ -101,8 +105,9 @@ async function mailSetup(t: Test, env: Record<string, string>) {
       await queue.close();
     }
     await closeRedis(redis);
+    await sql.end({ timeout: 1 });
   });
-  workers = startWorkers(config, redis, createLogger('silent'));
+  workers = startWorkers(config, redis, sql, createLogger('silent'));
   queue = openQueue('mail', redis, config.redisPrefix);
   return { config, redis, workers, queue };
 }
@@ -111,7 +116,7 @@ t.test('a mail job is delivered over SMTP with the configured sender', async (t)
   const smtp = await startSmtp(t);
   t.teardown(smtp.close);
   const { workers, queue } = await mailSetup(t, { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM });
-  t.same(workers.names, ['mail']);
+  t.same(workers.names, ['mail', 'call-log']);
 
   const job = await queue.add('token-created', { to: 'alice@example.org', subject: 'Your token', text: 'hello' });
   await until('the message to arrive', () => (smtp.received.length > 0 ? true : undefined));
@@ -156,14 +161,16 @@ t.test('an invalid mail job fails at once, without retries and without sending',
   t.equal(smtp.connections(), 0, 'the SMTP server was not even contacted');
 });
 
-t.test('without SMTP_URL no worker starts', async (t) => {
+t.test('without SMTP_URL no mail worker starts (the call-log worker needs none)', async (t) => {
   const config = testConfig(t, { MAIL_FROM });
   t.equal(config.smtpUrl, undefined);
   const redis = await openRedis(config.redisUrl, 'hrs-test');
-  const workers = startWorkers(config, redis, createLogger('silent'));
+  const sql = connect(config.databaseUrl, { max: 1 });
+  const workers = startWorkers(config, redis, sql, createLogger('silent'));
   t.teardown(async () => {
     await workers.close();
     await closeRedis(redis);
+    await sql.end({ timeout: 1 });
   });
-  t.same(workers.names, []);
+  t.same(workers.names, ['call-log']);
 });

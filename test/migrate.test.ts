@@ -24,13 +24,14 @@ t.test('migrations apply once, in one transaction, and are recorded', async (t) 
   const [count] = await sql`SELECT count(*)::int AS n FROM fuelling_options`;
   t.equal(count!.n, 4, 'reference data seeded once');
 
-  await writeFile(join(dir, '0002_broken.sql'), 'CREATE TABLE half_done (id int); SELECT * FROM no_such_table;');
+  const next = `${String(applied.length + 1).padStart(4, '0')}_broken.sql`;
+  await writeFile(join(dir, next), 'CREATE TABLE half_done (id int); SELECT * FROM no_such_table;');
   await t.rejects(migrate(sql, `${dir}/`), /no_such_table/);
   const [table] = await sql`SELECT to_regclass('half_done') AS t`;
   t.equal(table!.t, null, 'a failed migration leaves nothing behind');
   t.equal((await sql`SELECT count(*)::int AS n FROM schema_migrations`)[0]!.n, applied.length);
 
-  await writeFile(join(dir, '0002_broken.sql'), 'CREATE TABLE extra (id int);');
+  await writeFile(join(dir, next), 'CREATE TABLE extra (id int);');
   await appendFile(join(dir, '0001_registry.sql'), '\n-- edited\n');
   await t.rejects(migrate(sql, `${dir}/`), { message: 'migration 1 (registry) changed after it was applied' });
 });

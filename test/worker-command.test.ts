@@ -1,4 +1,6 @@
 import t from 'tap';
+import { ensureDatabase, openDatabase } from '../db/connect.js';
+import { migrate } from '../db/migrate.js';
 import { testConfig } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
 
@@ -18,14 +20,23 @@ async function untilLogged(output: () => string, msg: string, timeoutMs = 30_000
 
 t.test('hrs worker runs the workers until SIGTERM, then exits 0', async (t) => {
   const config = testConfig(t);
+  // The call-log worker writes to PostgreSQL: `hrs worker` expects a migrated database.
+  await ensureDatabase(config.databaseUrl);
+  const sql = await openDatabase(config.databaseUrl, { max: 1 });
+  try {
+    await migrate(sql);
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
   const smtpPort = await freePort();
   const worker = start(process.execPath, [HRS, 'worker'], {
+    DATABASE_URL: config.databaseUrl,
     REDIS_PREFIX: config.redisPrefix,
     SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
     LOG_LEVEL: 'info',
   });
   t.teardown(() => worker.child.kill('SIGKILL'));
-  t.match(await untilLogged(worker.output, 'workers running'), { workers: ['mail'] });
+  t.match(await untilLogged(worker.output, 'workers running'), { workers: ['mail', 'call-log'] });
   worker.child.kill('SIGTERM');
   t.same(await worker.exited, { code: 0, signal: null });
 });
@@ -33,7 +44,7 @@ t.test('hrs worker runs the workers until SIGTERM, then exits 0', async (t) => {
 t.test('hrs serve runs the workers in-process unless --no-workers', async (t) => {
   const config = testConfig(t);
   for (const [args, expected] of [
-    [['serve'], ['mail']],
+    [['serve'], ['mail', 'call-log']],
     [['serve', '--no-workers'], []],
   ] as const) {
     const port = await freePort();

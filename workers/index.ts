@@ -1,7 +1,8 @@
-import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
+import type { Sql } from '../db/connect.js';
 import type { Config } from '../src/config.js';
 import type { Redis } from '../src/infra/redis.js';
+import { startCallLogWorker } from './call-log.js';
 import { startMailWorker } from './mail.js';
 
 export interface Workers {
@@ -10,13 +11,14 @@ export interface Workers {
 }
 
 /** Starts every BullMQ worker this configuration allows; `close` lets active jobs finish. */
-export function startWorkers(config: Config, redis: Redis, log: Logger): Workers {
-  const workers: Worker[] = [];
+export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger): Workers {
+  const workers: { name: string; close(): Promise<void> }[] = [];
   if (config.smtpUrl) {
     workers.push(startMailWorker({ redis, redisPrefix: config.redisPrefix, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, log }));
   } else {
     log.warn('SMTP_URL is not set: mail jobs stay queued until a worker with SMTP_URL runs');
   }
+  workers.push(startCallLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log }));
   return {
     names: workers.map((w) => w.name),
     async close() {

@@ -2,7 +2,7 @@ import { Queue, createNodeRedisClient } from 'bullmq';
 import type { Redis } from '../src/infra/redis.js';
 
 /** The platform's BullMQ queues; their keys live under `${REDIS_PREFIX}:bull`. */
-export const QUEUES = { mail: 'mail' } as const;
+export const QUEUES = { mail: 'mail', callLog: 'call-log' } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 export function bullPrefix(redisPrefix: string): string {

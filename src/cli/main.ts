@@ -3,11 +3,13 @@ import { ensureDatabase, openDatabase } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 import { startWorkers } from '../../workers/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { FixtureError, loadFixtureFile, type LoadSummary } from '../fixtures/load.js';
+import { FixtureError, loadFixture, loadFixtureFile, type LoadSummary } from '../fixtures/load.js';
 import { Bus } from '../infra/bus.js';
 import { closeRedis, openRedis } from '../infra/redis.js';
 import { createLogger, type Logger } from '../log.js';
 import { startPlatform } from '../platform.js';
+import { DEMO_TOKENS, demoFixture } from '../demo/fixture.js';
+import { DemoOriginator } from '../demo/originator.js';
 
 /** A wrong invocation: exit code 2. */
 class UsageError extends Error {}
@@ -67,17 +69,74 @@ const COMMANDS: Record<string, Command> = {
   worker: {
     summary: 'run only the BullMQ workers (mail, call log), to scale them out',
     usage: 'hrs worker',
-    help: 'Runs the background workers against REDIS_URL until SIGTERM or SIGINT; active jobs finish before it exits.',
+    help:
+      'Runs the background workers against REDIS_URL (and DATABASE_URL, where call logs go; migrated by\n' +
+      '`hrs migrate` or `hrs serve`) until SIGTERM or SIGINT; active jobs finish before it exits.',
     positionals: 0,
     async run(_, io) {
       const config = io.config();
       const log = io.logger(config);
-      const redis = await openRedis(config.redisUrl, 'hrs-worker');
-      const workers = startWorkers(config, redis, log);
+      const sql = await openDatabase(config.databaseUrl);
+      let redis;
+      try {
+        redis = await openRedis(config.redisUrl, 'hrs-worker');
+      } catch (err) {
+        await sql.end({ timeout: 1 });
+        throw err;
+      }
+      const workers = startWorkers(config, redis, sql, log);
       log.info({ workers: workers.names }, 'workers running');
       await untilSignal(log, async () => {
         await workers.close();
         await closeRedis(redis);
+        await sql.end({ timeout: 5 });
+      });
+      return 0;
+    },
+  },
+  demo: {
+    summary: 'serve the platform with a demo registry and a simulated originator posting live signals',
+    usage: 'hrs demo [--interval SECONDS]',
+    help:
+      'Does what `hrs serve` does, with a demo fixture loaded (a dozen stations, an originator live on all four\n' +
+      'signal types, export tokens printed) and a simulated monitoring system posting realistic, changing\n' +
+      'signals for every station through the import v2 API every interval (default 60 s) until stopped.',
+    options: { interval: { type: 'string' } },
+    positionals: 0,
+    async run({ values }, io) {
+      const interval = values.interval === undefined ? 60 : Number(values.interval);
+      if (!Number.isFinite(interval) || interval < 1 || interval > 3600) {
+        throw new UsageError('--interval must be a number of seconds from 1 to 3600');
+      }
+      const config = io.config();
+      const log = io.logger(config);
+      const platform = await startPlatform(config, log);
+      const fixture = demoFixture();
+      try {
+        await loadFixture(platform.services.sql, fixture, { baseDir: process.cwd() });
+        await platform.services.bus.publish({ type: 'registry', hrs_ids: fixture.stations.map((s) => s.hrs_id), tokens: true });
+        await platform.services.registry.reload();
+      } catch (err) {
+        await platform.stop('demo could not start');
+        throw err;
+      }
+      const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+      const originator = new DemoOriginator(`http://${host}:${platform.port}`, DEMO_TOKENS.import_v2, fixture.stations, interval * 1000, log);
+      originator.start();
+      const base = platform.services.config.baseUrl;
+      io.out(
+        [
+          `HRS signal platform demo on ${base}: ${fixture.stations.length} stations, signals every ${interval} s.`,
+          `  export v2 token: ${DEMO_TOKENS.export_v2}`,
+          `  import v2 token: ${DEMO_TOKENS.import_v2}`,
+          `  try: curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.export_v2}' ${base}/v2/fuel-type`,
+          `       curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.import_v2}' ${base}/import/v2/active-stations/`,
+          'Stop with Ctrl-C.',
+        ].join('\n'),
+      );
+      await untilSignal(log, async (signal) => {
+        await originator.stop();
+        await platform.stop(signal);
       });
       return 0;
     },

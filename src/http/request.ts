@@ -22,6 +22,8 @@ export interface Request {
   readonly signal: AbortSignal;
   /** A child logger carrying `req_id`, made on first use. */
   readonly log: Logger;
+  /** What a handler learnt that observers (the call log) want: the stations named, error details. */
+  notes: { stationIds?: string[]; errorDetails?: unknown };
 }
 
 const KNOWN_METHODS = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -51,6 +53,7 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, signal: AbortSi
     principal: undefined,
     body: undefined,
     responseHeaders: {},
+    notes: {},
     signal,
     get log() {
       return (child ??= log.child({ req_id: id }));

@@ -102,6 +102,13 @@ export class HttpServer {
     this.listenSocket = undefined;
   }
 
+  /** Closes every connection, idle keep-alive ones included (after `drained`, at shutdown). */
+  closeConnections(): void {
+    this.stopListening();
+    // Present on the native app though this build's type declarations omit it.
+    (this.app as unknown as { close?: () => void }).close?.();
+  }
+
   /** Resolves once no request is being handled. */
   drained(): Promise<void> {
     if (this.inFlight === 0) return Promise.resolve();

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { listCallLogs } from '../../../db/queries/call-logs.js';
+import { badRequest, json } from '../../http/errors.js';
+import type { HttpServer } from '../../http/server.js';
+import type { Services } from '../../services.js';
+
+export const CALL_LOG_DEFAULT_LIMIT = 100;
+export const CALL_LOG_MAX_LIMIT = 1000;
+
+const listQuery = z.strictObject({
+  originator: z.string({ error: 'required' }).min(1, 'required'),
+  // A "+" of an offset arrives as a space when the client did not percent-encode it.
+  since: z
+    .string()
+    .transform((s) => s.replace(/ (\d{2}(?::?\d{2})?)$/, '+$1'))
+    .pipe(z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset (2026-05-01T08:00:00Z)' }))
+    .transform((s) => new Date(s))
+    .optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,9}$/, `must be a whole number from 1 to ${CALL_LOG_MAX_LIMIT}`)
+    .transform(Number)
+    .pipe(z.number().min(1, `must be from 1 to ${CALL_LOG_MAX_LIMIT}`).max(CALL_LOG_MAX_LIMIT, `must be from 1 to ${CALL_LOG_MAX_LIMIT}`))
+    .default(CALL_LOG_DEFAULT_LIMIT),
+});
+
+/** The raw API call log of one originator, newest first (what its `call_log_mode` kept). */
+export function adminCallLogRoutes(server: HttpServer, { sql }: Services): void {
+  server.route({
+    method: 'GET',
+    path: '/admin/v1/call-logs',
+    auth: 'admin',
+    handler: async (req) => {
+      const query = listQuery.safeParse(Object.fromEntries(req.query));
+      if (!query.success) {
+        const problems = query.error.issues.map((i) =>
+          i.code === 'unrecognized_keys' ? `unknown parameter(s): ${i.keys.join(', ')}` : `${i.path.join('.')}: ${i.message}`,
+        );
+        throw badRequest('invalid_query', problems.join('; '));
+      }
+      return json(200, { call_logs: await listCallLogs(sql, query.data) });
+    },
+  });
+}
