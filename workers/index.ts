@@ -14,7 +14,17 @@ export interface Workers {
 export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger): Workers {
   const workers: { name: string; close(): Promise<void> }[] = [];
   if (config.smtpUrl) {
-    workers.push(startMailWorker({ redis, redisPrefix: config.redisPrefix, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, log }));
+    const mail = startMailWorker({ redis, redisPrefix: config.redisPrefix, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, log });
+    workers.push({
+      name: mail.name,
+      async close() {
+        // A BullMQ worker closed before it is ready can leave its connection open: let it get ready first.
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([mail.waitUntilReady().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
+        clearTimeout(timer);
+        await mail.close();
+      },
+    });
   } else {
     log.warn('SMTP_URL is not set: mail jobs stay queued until a worker with SMTP_URL runs');
   }
