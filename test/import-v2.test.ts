@@ -225,3 +225,53 @@ t.test('API call log of import v2 calls, per the originator\'s mode', async (t) 
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.equal((await rows(3)).length, 2, 'disabled: nothing recorded');
 });
+
+t.test('every rule over HTTP: 400 with its message, and nothing stored', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const post = poster(p);
+  const env = () => ({ hrs: 'BERLA', datetime: ago(1) });
+  const cases: [string, string, unknown, RegExp][] = [
+    ['non-array', 'usage', { hrs: 'BERLA' }, /Expected a list of items but got type \\"dict\\"/],
+    ['empty', 'usage', [], /This list may not be empty/],
+    ['unknown station', 'usage', [{ ...env(), hrs: 'NOPE', nozzles: [{ id: 'N1', usage_status: 'free' }] }], /Unknown station identifier: NOPE/],
+    ['no offset', 'usage', [{ ...env(), datetime: '2026-11-22T10:00:00', nozzles: [{ id: 'N1', usage_status: 'free' }] }], /Datetime has wrong format/],
+    ['too old', 'usage', [{ ...env(), datetime: ago(400), nozzles: [{ id: 'N1', usage_status: 'free' }] }], /older than 5 minutes/],
+    ['future', 'usage', [{ ...env(), datetime: ago(-60), nozzles: [{ id: 'N1', usage_status: 'free' }] }], /from the future/],
+    ['null boolean', 'availability', [availability({ nozzles: [{ id: 'N1', available: null }] })], /may not be null/],
+    ['dry_run type', 'availability', [availability({ dry_run: 'yes' })], /Must be a valid boolean/],
+    ['unknown nozzle', 'usage', [{ ...env(), nozzles: [{ id: 'NX', usage_status: 'free' }] }], /Unknown nozzle identifier: NX/],
+    ['unknown dispenser', 'usage', [{ ...env(), nozzles: [{ dispenser_id: 'DX', usage_status: 'free' }] }], /Unknown dispenser identifier: DX/],
+    ['unknown storage', 'hydrogen-storage', [{ ...env(), storages: [{ id: 'SX', low_h2_storage: true }] }], /Unknown storage identifier: SX/],
+    ['unknown product', 'pricing', [{ ...env(), products: [{ id: 'PX', gross_price: '1' }] }], /Unknown product identifier: PX/],
+    ['duplicate nozzle', 'usage', [{ ...env(), nozzles: [{ id: 'N1', usage_status: 'free' }, { dispenser_id: 'D1', usage_status: 'free' }] }], /Duplicate nozzle reference: N1/],
+    ['duplicate storage', 'hydrogen-storage', [{ ...env(), storages: [{ id: 'S1', low_h2_storage: true }, { id: 'S1', low_h2_storage: true }] }], /Duplicate storage reference: S1/],
+    ['duplicate product', 'pricing', [{ ...env(), products: [{ id: 'P700', gross_price: '1' }, { id: 'P700', gross_price: '2' }] }], /Duplicate product reference: P700/],
+    ['duplicate station', 'usage', [{ ...env(), nozzles: [{ id: 'N1', usage_status: 'free' }] }, { ...env(), nozzles: [{ id: 'N2', usage_status: 'free' }] }], /Duplicate station in batch: BERLA/],
+    ['both id kinds', 'usage', [{ ...env(), nozzles: [{ id: 'N1', dispenser_id: 'D1', usage_status: 'free' }] }], /Provide exactly one of \\"id\\" or \\"dispenser_id\\"/],
+    ['usage status', 'usage', [{ ...env(), nozzles: [{ id: 'N1', usage_status: 'busy' }] }], /\\"busy\\" is not a valid choice/],
+    ['kg digits', 'hydrogen-storage', [{ ...env(), storages: [{ id: 'S1', remaining_kg: '1000000.00' }] }], /no more than 8 digits in total/],
+    ['kg decimals', 'hydrogen-storage', [{ ...env(), storages: [{ id: 'S1', remaining_kg: '1.001' }] }], /no more than 2 decimal places/],
+    ['kg negative', 'hydrogen-storage', [{ ...env(), storages: [{ id: 'S1', remaining_kg: -1 }] }], /greater than or equal to 0/],
+    ['storage empty entry', 'hydrogen-storage', [{ ...env(), storages: [{ id: 'S1' }] }], /Provide at least one of \\"remaining_kg\\" or \\"low_h2_storage\\"/],
+    ['storage contradiction', 'hydrogen-storage', [{ ...env(), storages: [{ id: 'S1', remaining_kg: '100', low_h2_storage: true }] }], /Inconsistent low_h2_storage for storage S1/],
+    ['price as number', 'pricing', [{ ...env(), products: [{ id: 'P700', gross_price: 1.5 }] }], /A valid number is required/],
+    ['zero price', 'pricing', [{ ...env(), products: [{ id: 'P700', gross_price: '0.000' }] }], /greater than 0/],
+    ['price digits', 'pricing', [{ ...env(), products: [{ id: 'P700', gross_price: '100000.000' }] }], /no more than 8 digits in total/],
+    ['price decimals', 'pricing', [{ ...env(), products: [{ id: 'P700', gross_price: '1.0001' }] }], /no more than 3 decimal places/],
+    ['net above gross', 'pricing', [{ ...env(), products: [{ id: 'P700', gross_price: '1.000', net_price: '1.001' }] }], /Inconsistent price for product P700/],
+    ['currency', 'pricing', [{ ...env(), products: [{ id: 'P700', gross_price: '1', currency: 'USD' }] }], /\\"USD\\" is not a valid choice/],
+    ['mixed currencies', 'pricing', [{ ...env(), products: [{ id: 'P700', gross_price: '1', currency: 'CHF' }, { id: 'P350', gross_price: '1' }] }], /Mixed currencies in one transmission: CHF, EUR/],
+  ];
+  for (const [name, category, body, pattern] of cases) {
+    const res = await post(category, body);
+    t.equal(res.status, 400, `${name}: 400`);
+    t.match(await res.text(), pattern, `${name}: message`);
+  }
+  const f = fixture();
+  (f.stations[0] as any).layout.dispensers[0].nozzles[1].fuelling_options = [];
+  await p.load(f);
+  const res = await post('availability', [availability({ nozzles: [{ id: 'N2', available: true }] })]);
+  t.match(await res.json(), [{ non_field_errors: ['No fuelling option could be derived from the station layout; check the station registration.'] }]);
+  const { latest, published, history } = await stored(p);
+  t.equal(latest.length + published.length + history.length, 0, 'not one of them stored anything');
+});
