@@ -14,17 +14,10 @@ export interface CallLogRow {
   request_id: string;
 }
 
-export interface CallLogListing {
+/** A stored entry as the admin API lists it. */
+export interface CallLogListing extends Omit<CallLogRow, 'request_time'> {
   id: string;
-  originator: string;
   request_time: Date;
-  endpoint: string;
-  station_ids: string[];
-  status: number;
-  request_body: string;
-  response_body: string | null;
-  error_details: unknown;
-  request_id: string;
 }
 
 /**
