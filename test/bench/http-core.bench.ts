@@ -10,6 +10,7 @@ import { TOKENS } from '../helpers/fixtures.js';
 import { dropDatabase } from '../helpers/platform.js';
 import { Child } from './lib/child.js';
 import { measure, type Measurement } from './lib/load.js';
+import { dropRedisKeys } from './lib/redis-keys.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { fixed, integer, percentOf, table } from './lib/table.js';
 
@@ -76,6 +77,9 @@ async function run(options: BenchOptions): Promise<void> {
   } finally {
     await Promise.all(Object.values(servers).map((server) => server.child.stop()));
     await dropDatabase(database);
+    await dropRedisKeys(database).catch((err: unknown) =>
+      process.stderr.write(`removing the Redis keys under ${database}: failed (${(err as Error).message})\n`),
+    );
   }
 
   const version = createRequire(import.meta.url)('autocannon/package.json').version as string;

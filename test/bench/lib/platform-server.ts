@@ -1,17 +1,24 @@
 /**
- * The platform as `hrs serve` runs it (startPlatform), with the standard test fixture loaded.
+ * The platform as `hrs serve` runs it (startPlatform), with a fixture loaded.
  * The parent chooses the database (created and migrated here) and the Redis prefix:
  * BENCH_DATABASE_URL, BENCH_REDIS_PREFIX; REDIS_URL is taken from the environment when set.
+ * BENCH_FIXTURE names the fixture (./fixtures.ts; default `base`, the standard test fixture);
+ * BENCH_PLATFORM_ENV is a JSON object of further configuration variables, e.g.
+ * `{"IMPORT_V2_RATE_LIMIT":"100000000"}`.
  */
 import { loadConfig } from '../../../src/config.js';
 import { loadFixture } from '../../../src/fixtures/load.js';
 import { createLogger } from '../../../src/log.js';
 import { startPlatform } from '../../../src/platform.js';
-import { baseFixture } from '../../helpers/fixtures.js';
 import { ROOT } from './child.js';
+import { benchFixture } from './fixtures.js';
 import { onStop, ready } from './ipc.js';
 
+const extraEnv = JSON.parse(process.env.BENCH_PLATFORM_ENV || '{}') as Record<string, string>;
+const fixture = benchFixture(process.env.BENCH_FIXTURE || 'base');
+
 const config = loadConfig({
+  ...extraEnv,
   PORT: '0',
   HOST: '127.0.0.1',
   LOG_LEVEL: 'silent',
@@ -22,6 +29,8 @@ const config = loadConfig({
 // Only HTTP is measured: no BullMQ workers in this process.
 const platform = await startPlatform(config, createLogger(config.logLevel), { workers: false });
 onStop(() => platform.stop('benchmark over'));
-await loadFixture(platform.services.sql, baseFixture(), { baseDir: ROOT });
+await loadFixture(platform.services.sql, fixture, { baseDir: ROOT });
 platform.services.tokens.invalidate();
+// Signals resolve against the registry in memory, read at start (before the fixture was there).
+await platform.services.registry.reload();
 ready({ port: platform.port });

@@ -1,0 +1,300 @@
+/**
+ * import-v2: what receiving signals costs. Three targets, measured one after the other under the same
+ * load: a hello-world uWS server (`GET /`, the baseline), the platform's
+ * `POST /import/v2/signal/availability/` with one transmission per request (spread over the stations in
+ * turn) and the same with 50 transmissions, one per station, per request. Every transmission's
+ * `datetime` is the moment its request is built. The platform runs with IMPORT_V2_RATE_LIMIT raised far
+ * beyond the load, against a registry of 50 stations with BERLA's layout, each live for availability
+ * with the originator mon-1.
+ *
+ * Each run drains: when the time is up, every connection waits for its last answer and stops, so no
+ * request is left half done. After each platform target the rows added to `signal_history` must be
+ * exactly the 2xx responses times the transmissions per request (the answer goes out only after COMMIT,
+ * and each live transmission is one history row); otherwise the scenario fails.
+ */
+import { availableParallelism, cpus } from 'node:os';
+import { createRequire } from 'node:module';
+import { connect, type Sql } from '../../db/connect.js';
+import { TOKENS } from '../helpers/fixtures.js';
+import { dropDatabase } from '../helpers/platform.js';
+import { Child } from './lib/child.js';
+import { IMPORT_V2_STATIONS, stationIds } from './lib/fixtures.js';
+import { measure, type Measurement } from './lib/load.js';
+import { ProcessCpu } from './lib/process-cpu.js';
+import { dropRedisKeys } from './lib/redis-keys.js';
+import type { BenchOptions, Scenario } from './lib/scenario.js';
+import { fixed, integer, percentOf, table } from './lib/table.js';
+
+const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const PATH = '/import/v2/signal/availability/';
+/** Far above anything one load generator reaches, so no request is throttled. */
+const RATE_LIMIT = '100000000';
+/** In the bodies, stands for the time the request is built (see LoadRequest.nowPlaceholder). */
+const NOW = '@@now@@';
+/** Single-transmission req/s as a share of hello world's that the platform should reach. */
+const GOAL_PERCENT = 20;
+
+const STATIONS = stationIds(IMPORT_V2_STATIONS);
+
+/** One availability transmission of a benchmark station; a few nozzles report unavailable. */
+function transmission(hrsId: string, i: number) {
+  return {
+    hrs: hrsId,
+    datetime: NOW,
+    nozzles: [
+      { id: 'N1', available: i % 7 !== 0 },
+      { id: 'N2', available: true },
+    ],
+    station: { maintenance: false, limitedly_available: false },
+  };
+}
+
+interface Target {
+  label: string;
+  server: 'hello' | 'platform';
+  method: 'GET' | 'POST';
+  path: string;
+  headers?: Record<string, string>;
+  bodies?: string[];
+  /** Transmissions per request: rows each 2xx adds to signal_history (0: not a signal endpoint). */
+  transmissions: number;
+  status: number;
+  /** What a correct answer's body looks like; checked once before the load starts. */
+  expect: (body: string) => boolean;
+}
+
+const SIGNAL_HEADERS = { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' };
+
+const TARGETS: Target[] = [
+  {
+    label: 'hello world GET /',
+    server: 'hello',
+    method: 'GET',
+    path: '/',
+    transmissions: 0,
+    status: 200,
+    expect: (body) => body === 'Hello World!',
+  },
+  {
+    label: `platform POST availability, 1 transmission (${STATIONS.length} stations in turn)`,
+    server: 'platform',
+    method: 'POST',
+    path: PATH,
+    headers: SIGNAL_HEADERS,
+    bodies: STATIONS.map((hrsId, i) => JSON.stringify([transmission(hrsId, i)])),
+    transmissions: 1,
+    status: 204,
+    expect: (body) => body === '',
+  },
+  {
+    label: `platform POST availability, ${STATIONS.length} transmissions (1 per station)`,
+    server: 'platform',
+    method: 'POST',
+    path: PATH,
+    headers: SIGNAL_HEADERS,
+    bodies: [JSON.stringify(STATIONS.map((hrsId, i) => transmission(hrsId, i)))],
+    transmissions: STATIONS.length,
+    status: 204,
+    expect: (body) => body === '',
+  },
+];
+
+async function check(url: string, target: Target): Promise<void> {
+  const body = target.bodies?.[0]?.split(NOW).join(new Date().toISOString());
+  const res = await fetch(url, { method: target.method, headers: target.headers, body });
+  const text = await res.text();
+  let good = false;
+  try {
+    good = res.status === target.status && target.expect(text);
+  } catch {
+    good = false;
+  }
+  if (!good) throw new Error(`${target.label} answered ${res.status} ${text.slice(0, 300)}; not benchmarking that`);
+  if (target.server === 'platform' && res.headers.get('ratelimit-limit') !== RATE_LIMIT) {
+    throw new Error(
+      `${target.label}: RateLimit-Limit is ${res.headers.get('ratelimit-limit')}, not ${RATE_LIMIT}: ` +
+        'the platform did not take IMPORT_V2_RATE_LIMIT and would throttle the load',
+    );
+  }
+}
+
+async function countHistory(sql: Sql): Promise<number> {
+  const [row] = await sql<{ n: string }[]>`SELECT count(*) AS n FROM signal_history`;
+  return Number(row!.n);
+}
+
+interface Row {
+  target: Target;
+  result: Measurement;
+  /** Cores busy in PostgreSQL and in Redis during the measured load. */
+  databaseCpu: number;
+  redisCpu: number;
+  /** Rows signal_history gained during the measured load (platform targets). */
+  historyAdded?: number;
+}
+
+async function run(options: BenchOptions): Promise<void> {
+  const database = `hrs_bench_import_v2_${process.pid}`;
+  const databaseUrl = new URL(ROOT_URL);
+  databaseUrl.pathname = `/${database}`;
+  const servers: Partial<Record<Target['server'], { child: Child; port: number }>> = {};
+  const rows: Row[] = [];
+  let sql: Sql | undefined;
+  try {
+    const hello = await Child.start('hello-world server', new URL('./lib/hello-server.ts', import.meta.url));
+    servers.hello = { child: hello.child, port: hello.ready.port as number };
+    const platform = await Child.start('platform', new URL('./lib/platform-server.ts', import.meta.url), {
+      env: {
+        BENCH_DATABASE_URL: databaseUrl.toString(),
+        BENCH_REDIS_PREFIX: database,
+        BENCH_FIXTURE: 'import-v2',
+        BENCH_PLATFORM_ENV: JSON.stringify({ IMPORT_V2_RATE_LIMIT: RATE_LIMIT }),
+      },
+    });
+    servers.platform = { child: platform.child, port: platform.ready.port as number };
+    const counter = connect(databaseUrl.toString(), { max: 1 });
+    sql = counter;
+
+    for (const target of TARGETS) {
+      const server = servers[target.server]!;
+      const url = `http://127.0.0.1:${server.port}${target.path}`;
+      await check(url, target);
+      const databaseCpu = new ProcessCpu(['postgres']);
+      const redisCpu = new ProcessCpu(['redis-server']);
+      const cpu = { database: Number.NaN, redis: Number.NaN };
+      const history = { before: 0, after: 0 };
+      const result = await measure(
+        server.child,
+        { url, method: target.method, headers: target.headers, bodies: target.bodies, nowPlaceholder: NOW, drain: true },
+        options,
+        {
+          beforeLoad: async () => {
+            if (target.transmissions > 0) history.before = await countHistory(counter);
+            databaseCpu.start();
+            redisCpu.start();
+          },
+          afterLoad: async () => {
+            cpu.database = databaseCpu.stop();
+            cpu.redis = redisCpu.stop();
+            if (target.transmissions > 0) history.after = await countHistory(counter);
+          },
+        },
+      );
+      rows.push({
+        target,
+        result,
+        databaseCpu: cpu.database,
+        redisCpu: cpu.redis,
+        historyAdded: target.transmissions > 0 ? history.after - history.before : undefined,
+      });
+    }
+  } finally {
+    await sql?.end({ timeout: 1 });
+    await Promise.all(Object.values(servers).map((server) => server.child.stop()));
+    await dropDatabase(database);
+    await dropRedisKeys(database).catch((err: unknown) =>
+      process.stderr.write(`removing the Redis keys under ${database}: failed (${(err as Error).message})\n`),
+    );
+  }
+
+  const version = createRequire(import.meta.url)('autocannon/package.json').version as string;
+  const base = rows[0]!.result;
+  options.print(
+    `load generator: autocannon ${version} in its own process, ${options.connections} connections, ` +
+      `${options.durationSeconds} s per target` +
+      (options.warmupSeconds > 0 ? ` after ${options.warmupSeconds} s of warm-up` : ' without warm-up') +
+      '; each run drains (no request left unanswered at its end)',
+  );
+  options.print(`machine: ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node.js ${process.version}`);
+  options.print(
+    `platform: ${STATIONS.length} benchmark stations, IMPORT_V2_RATE_LIMIT=${RATE_LIMIT}; ` +
+      'each transmission is dated when its request is built',
+  );
+  options.print();
+  options.print(
+    table(
+      ['target', 'req/s', 'transm./s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'req/s %', 'server CPU', 'loader CPU', 'PG CPU', 'Redis CPU'],
+      rows.map(({ target, result: r, databaseCpu, redisCpu }, i) => [
+        target.label,
+        integer(r.requestsPerSecond),
+        target.transmissions > 0 ? integer(r.requestsPerSecond * target.transmissions) : '-',
+        fixed(r.p50Ms, 3),
+        fixed(r.p99Ms, 3),
+        integer(r.non2xx),
+        integer(r.errors),
+        i === 0 ? 'baseline' : percentOf(r.requestsPerSecond, base.requestsPerSecond),
+        fixed(r.serverCpu, 2),
+        fixed(r.loaderCpu, 2),
+        fixed(databaseCpu, 2),
+        fixed(redisCpu, 2),
+      ]),
+    ),
+  );
+  options.print();
+  options.print('req/s: answers received within the measured seconds, per second. transm./s: req/s x transmissions per request.');
+  options.print('req/s %: as a percentage of the hello-world figure of this run. Latency: over every 2xx response.');
+  options.print(
+    'CPU: cores busy during the measurement (1.00 = one core all the time); PG and Redis: all PostgreSQL and ' +
+      'Redis processes on this machine (n/a without /proc).',
+  );
+
+  const single = rows[1]!.result;
+  const share = (single.requestsPerSecond / base.requestsPerSecond) * 100;
+  options.print();
+  options.print(
+    `single-transmission req/s: ${Number.isFinite(share) ? share.toFixed(1) : 'n/a'}% of hello world ` +
+      `(goal: at least ${GOAL_PERCENT}%): ${share >= GOAL_PERCENT ? 'met' : 'NOT met'}`,
+  );
+  const bound = rows.flatMap(({ target, result }) => (result.loaderCpu >= 0.9 ? [target.label] : []));
+  if (bound.length > 0) {
+    options.print(
+      `Note: the load generator used a whole core for ${bound.join('; ')}: that figure is bounded by the generator, ` +
+        'not by the server' + (bound.includes(TARGETS[0]!.label) ? ', so the percentages overstate the platform.' : '.'),
+    );
+  }
+  for (const { target, result } of rows) {
+    if (result.non2xx === 0) continue;
+    const codes = Object.entries(result.statusCodes)
+      .filter(([code]) => !code.startsWith('2'))
+      .map(([code, n]) => `${code}: ${n}`)
+      .join(', ');
+    options.print(`Note: ${target.label} got non-2xx answers (${codes}).`);
+  }
+
+  options.print();
+  options.print('durability: rows added to signal_history during each platform run = 2xx responses x transmissions per request');
+  const failures: string[] = [];
+  options.print(
+    table(
+      ['target', '2xx', 'x transm.', 'expected rows', 'rows added', 'check'],
+      rows
+        .filter((row) => row.target.transmissions > 0)
+        .map(({ target, result, historyAdded }) => {
+          const expected = result.responses2xx * target.transmissions;
+          const ok = historyAdded === expected;
+          if (!ok) {
+            failures.push(
+              `${target.label}: ${historyAdded} rows added to signal_history, ${expected} expected` +
+                (result.errors > 0 ? ` (${result.errors} requests got no answer: connection errors or timeouts)` : ''),
+            );
+          }
+          return [
+            target.label,
+            integer(result.responses2xx),
+            String(target.transmissions),
+            integer(expected),
+            integer(historyAdded ?? Number.NaN),
+            ok ? 'ok' : 'FAILED',
+          ];
+        }),
+    ),
+  );
+  if (failures.length > 0) throw new Error(`durability check failed:\n  ${failures.join('\n  ')}`);
+}
+
+const scenario: Scenario = {
+  description:
+    'import v2: POST /import/v2/signal/availability/ (1 and 50 transmissions per request) against a bare uWebSockets.js hello world',
+  run,
+};
+export default scenario;

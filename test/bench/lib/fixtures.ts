@@ -1,0 +1,45 @@
+/** Fixtures the benchmarked platform can be started with (platform-server.ts, BENCH_FIXTURE). */
+import { baseFixture } from '../../helpers/fixtures.js';
+
+/** Number of generated stations in the `import-v2` fixture. */
+export const IMPORT_V2_STATIONS = 50;
+
+/** Station ids `BNAAA`, `BNAAB`, …: five uppercase letters, none of them in the base fixture. */
+export function stationIds(count: number): string[] {
+  if (count > 26 ** 3) throw new Error(`at most ${26 ** 3} generated stations`);
+  const letter = (n: number) => String.fromCharCode(65 + (Math.floor(n) % 26));
+  return Array.from({ length: count }, (_, i) => `BN${letter(i / 676)}${letter(i / 26)}${letter(i)}`);
+}
+
+/**
+ * The standard test fixture plus `count` stations with BERLA's layout (nozzles N1 and N2 on
+ * dispenser D1), each with a live availability assignment for the originator mon-1, whose import v2
+ * token is TOKENS.import_v2.
+ */
+export function importV2Fixture(count = IMPORT_V2_STATIONS) {
+  const fixture = baseFixture();
+  const berla = fixture.stations[0]!;
+  for (const [i, hrsId] of stationIds(count).entries()) {
+    fixture.stations.push({
+      hrs_id: hrsId,
+      operator: berla.operator,
+      name: `Benchmark station ${i + 1}`,
+      heavy_duty: false,
+      opening_hours: '24/7',
+      layout: structuredClone(berla.layout),
+    } as Record<string, unknown> as typeof berla);
+    fixture.assignments.push({ originator: 'mon-1', hrs_id: hrsId, signal_type: 'availability', state: 'live' });
+  }
+  return fixture;
+}
+
+const FIXTURES: Record<string, () => unknown> = {
+  base: baseFixture,
+  'import-v2': importV2Fixture,
+};
+
+export function benchFixture(name: string): unknown {
+  const make = FIXTURES[name];
+  if (!make) throw new Error(`unknown benchmark fixture "${name}"; known: ${Object.keys(FIXTURES).join(', ')}`);
+  return make();
+}
