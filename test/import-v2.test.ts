@@ -275,3 +275,16 @@ t.test('every rule over HTTP: 400 with its message, and nothing stored', async (
   const { latest, published, history } = await stored(p);
   t.equal(latest.length + published.length + history.length, 0, 'not one of them stored anything');
 });
+
+t.test('committed live signals are announced to every instance, testing ones are not', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const heard: unknown[] = [];
+  await p.services.bus.on('signals', (message) => heard.push(message));
+  const post = poster(p);
+  const datetime = ago(3);
+  t.equal((await post('availability', [availability({ datetime })])).status, 204);
+  t.equal((await post('pricing', [{ hrs: 'BERLA', datetime, products: [{ id: 'P700', gross_price: '1' }] }])).status, 204);
+  for (let i = 0; i < 50 && heard.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(heard, [{ type: 'signals', signals: [{ hrs_id: 'BERLA', category: 'availability', measured_at: new Date(datetime).toISOString() }] }]);
+});

@@ -14,18 +14,19 @@ import type { Services } from '../../services.js';
  */
 export function signalRoutes(server: HttpServer, services: Services): void {
   const writer = new SignalWriter(services.sql);
+  const announcer = new Announcer(services);
   for (const category of CATEGORIES) {
     server.route({
       method: 'POST',
       path: `/import/v2/signal/${category}/`,
       auth: 'import_v2',
       body: true,
-      handler: (req) => receive(services, writer, category, req),
+      handler: (req) => receive(services, writer, announcer, category, req),
     });
   }
 }
 
-async function receive(services: Services, writer: SignalWriter, category: Category, req: Request): Promise<Reply> {
+async function receive(services: Services, writer: SignalWriter, announcer: Announcer, category: Category, req: Request): Promise<Reply> {
   const principal = req.principal;
   if (principal?.kind !== 'originator') throw new Error('import v2 route reached without an originator');
   const body = parseJson(req);
@@ -50,14 +51,8 @@ async function receive(services: Services, writer: SignalWriter, category: Categ
       payload: t.payload,
     }));
   await writer.write(rows);
-  const live = rows.filter((r) => r.state === 'live');
-  if (live.length > 0) {
-    services.bus
-      .publish({
-        type: 'signals',
-        signals: live.map((r) => ({ hrs_id: r.hrsId, category, measured_at: r.measuredAt.toISOString() })),
-      })
-      .catch((err) => req.log.warn({ err }, 'announcing published signals failed'));
+  for (const r of rows) {
+    if (r.state === 'live') announcer.add({ hrs_id: r.hrsId, category, measured_at: r.measuredAt.toISOString() });
   }
   return { status: 204 };
 }
@@ -84,4 +79,25 @@ export function callLogObserver(services: Services): Observer {
       requestId: req.id,
     });
   };
+}
+
+type Announced = { hrs_id: string; category: string; measured_at: string };
+
+/** Announces committed live signals to every instance: one Redis message per event-loop turn, not per request. */
+class Announcer {
+  private pending: Announced[] = [];
+
+  constructor(private readonly services: Services) {}
+
+  add(signal: Announced): void {
+    if (this.pending.push(signal) === 1) setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    const signals = this.pending;
+    this.pending = [];
+    this.services.bus
+      .publish({ type: 'signals', signals })
+      .catch((err) => this.services.log.warn({ err, signals: signals.length }, 'announcing published signals failed'));
+  }
 }
