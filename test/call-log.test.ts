@@ -14,20 +14,10 @@ import {
 import { QUEUES, openQueue } from '../workers/queues.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, logCapture, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { until } from './helpers/wait.js';
 
-const WAIT_MS = 20_000;
 type Test = Parameters<typeof startTestPlatform>[0];
 
-/** Polls until `probe` returns something other than undefined, or fails after `ms`. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /**
  * The platform (started without workers) with the call-log worker beside it, and a queue handle to

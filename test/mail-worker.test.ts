@@ -8,9 +8,9 @@ import { createLogger } from '../src/log.js';
 import { startWorkers, type Workers } from '../workers/index.js';
 import { openQueue } from '../workers/queues.js';
 import { testConfig } from './helpers/platform.js';
+import { until } from './helpers/wait.js';
 
 const MAIL_FROM = 'HRS <no-reply@hrs.example>';
-const WAIT_MS = 15_000;
 
 interface ReceivedMail {
   mailFrom: string | undefined;
@@ -78,16 +78,6 @@ async function startSmtp(t: Test) {
   };
 }
 
-/** Polls until `probe` returns something other than undefined, or fails after `ms`. */
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, ms = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Workers and a mail queue against a fresh Redis prefix; everything is closed when the test ends. */
 async function mailSetup(t: Test, env: Record<string, string>) {

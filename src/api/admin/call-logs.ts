@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { listCallLogs } from '../../../db/queries/call-logs.js';
-import { badRequest, json } from '../../http/errors.js';
+import { json } from '../../http/errors.js';
+import { parseQuery } from './query.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Services } from '../../services.js';
 
@@ -31,14 +32,8 @@ export function adminCallLogRoutes(server: HttpServer, { sql }: Services): void 
     path: '/admin/v1/call-logs',
     auth: 'admin',
     handler: async (req) => {
-      const query = listQuery.safeParse(Object.fromEntries(req.query));
-      if (!query.success) {
-        const problems = query.error.issues.map((i) =>
-          i.code === 'unrecognized_keys' ? `unknown parameter(s): ${i.keys.join(', ')}` : `${i.path.join('.')}: ${i.message}`,
-        );
-        throw badRequest('invalid_query', problems.join('; '));
-      }
-      return json(200, { call_logs: await listCallLogs(sql, query.data) });
+      const query = parseQuery(listQuery, req);
+      return json(200, { call_logs: await listCallLogs(sql, query) });
     },
   });
 }

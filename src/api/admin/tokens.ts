@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { listTokens, revokeToken } from '../../../db/queries/tokens.js';
-import { badRequest, json, notFound } from '../../http/errors.js';
+import { json, notFound } from '../../http/errors.js';
+import { parseQuery } from './query.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Services } from '../../services.js';
 
@@ -17,11 +18,7 @@ export function adminTokenRoutes(server: HttpServer, { sql, bus, tokens }: Servi
     path: '/admin/v1/tokens',
     auth: 'admin',
     handler: async (req) => {
-      const query = listQuery.safeParse(Object.fromEntries(req.query));
-      if (!query.success) {
-        throw badRequest('invalid_query', query.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-      }
-      return json(200, { tokens: await listTokens(sql, query.data) });
+      return json(200, { tokens: await listTokens(sql, parseQuery(listQuery, req)) });
     },
   });
   server.route({
