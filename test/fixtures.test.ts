@@ -2,20 +2,14 @@ import t, { type Test } from 'tap';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, ensureDatabase, type Sql } from '../db/connect.js';
-import { migrate } from '../db/migrate.js';
+import type { Sql } from '../db/connect.js';
 import { FixtureError, loadFixture, loadFixtureFile } from '../src/fixtures/load.js';
 import { hashToken } from '../src/tokens/store.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { testConfig } from './helpers/platform.js';
+import { freshDatabase as freshPool } from './helpers/platform.js';
 
 async function freshDatabase(test: Test): Promise<Sql> {
-  const config = testConfig(test);
-  await ensureDatabase(config.databaseUrl);
-  const sql = connect(config.databaseUrl);
-  test.teardown(() => sql.end({ timeout: 1 }));
-  await migrate(sql);
-  return sql;
+  return (await freshPool(test)).sql;
 }
 
 const load = (sql: Sql, data: unknown) => loadFixture(sql, data, { baseDir: process.cwd() });

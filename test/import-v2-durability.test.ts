@@ -1,20 +1,13 @@
 import t from 'tap';
-import { connect } from '../db/connect.js';
 import { loadFixture } from '../src/fixtures/load.js';
-import { ensureDatabase } from '../db/connect.js';
-import { migrate } from '../db/migrate.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { testConfig } from './helpers/platform.js';
+import { freshDatabase } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
 
 const STATIONS = Array.from({ length: 20 }, (_, i) => `DUR${String.fromCharCode(65 + Math.floor(i / 26))}${String.fromCharCode(65 + (i % 26))}`);
 
 t.test('SIGKILL in the middle of a burst: every 204 is stored, no request is half-stored', async (t) => {
-  const config = testConfig(t);
-  await ensureDatabase(config.databaseUrl);
-  const sql = connect(config.databaseUrl);
-  t.teardown(() => sql.end({ timeout: 1 }));
-  await migrate(sql);
+  const { sql, config } = await freshDatabase(t);
   const f = baseFixture();
   const layout = (f.stations[0] as { layout: unknown }).layout;
   f.stations.push(...STATIONS.map((hrs_id) => ({ hrs_id, operator: 'h2-demo', name: `Station ${hrs_id}`, layout }) as never));

@@ -1,17 +1,11 @@
 import t from 'tap';
-import { connect, ensureDatabase } from '../db/connect.js';
-import { migrate } from '../db/migrate.js';
 import { SignalWriter, type StoredTransmission } from '../db/queries/signals.js';
 import { loadFixture } from '../src/fixtures/load.js';
 import { baseFixture } from './helpers/fixtures.js';
-import { testConfig } from './helpers/platform.js';
+import { freshDatabase } from './helpers/platform.js';
 
 t.test('group commit: many concurrent requests, one commit each batch, every write durable and isolated', async (t) => {
-  const config = testConfig(t);
-  await ensureDatabase(config.databaseUrl);
-  const sql = connect(config.databaseUrl);
-  t.teardown(() => sql.end({ timeout: 1 }));
-  await migrate(sql);
+  const { sql } = await freshDatabase(t);
   await loadFixture(sql, baseFixture(), { baseDir: '.' });
   const writer = new SignalWriter(sql);
   const base = Date.now() - 60_000;

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { basename } from 'node:path';
-import { connect, type Sql } from '../../db/connect.js';
+import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
+import { migrate } from '../../db/migrate.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { loadFixture } from '../../src/fixtures/load.js';
 import { createLogger } from '../../src/log.js';
@@ -38,6 +39,16 @@ export function testConfig(t: Teardown, env: Record<string, string> = {}): Confi
   });
   t.teardown(() => dropDatabase(db));
   return config;
+}
+
+/** A migrated database of the test's own and a pool on it (with the config it was made from). */
+export async function freshDatabase(t: Teardown, env: Record<string, string> = {}): Promise<{ sql: Sql; config: Config }> {
+  const config = testConfig(t, env);
+  await ensureDatabase(config.databaseUrl);
+  const sql = connect(config.databaseUrl);
+  t.teardown(() => sql.end({ timeout: 1 }));
+  await migrate(sql);
+  return { sql, config };
 }
 
 export async function dropDatabase(name: string): Promise<void> {
