@@ -8,6 +8,7 @@ import { openRedis, type Redis } from '../src/infra/redis.js';
 import { createLogger } from '../src/log.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { get, logCapture, startTestPlatform, uniqueName } from './helpers/platform.js';
+import { until } from './helpers/wait.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -54,6 +55,46 @@ t.test('the limiter counts, and tells what is left and when it frees up', async 
   const ttl = await redis.pTTL(key);
   t.ok(ttl > 0 && ttl <= 60_000, `the key expires (${ttl} ms)`);
   t.equal((await l.hit('b', five)).remaining, 4, 'another key has its own budget');
+});
+
+t.test('checks asked for in one turn share one script call and keep their order', async (t) => {
+  const { limiter: l, redis, prefix } = await limiter(t);
+  const three: RateLimit[] = [{ limit: 3, windowSeconds: 60 }];
+  const two: RateLimit[] = [{ limit: 2, windowSeconds: 60 }, { limit: 10, windowSeconds: 3600, name: 'hour' }];
+  await l.hit('warm-up', three); // the script is cached in Redis from here on
+  const monitor = await redis.duplicate().connect();
+  const evals: string[] = [];
+  await monitor.monitor((line) => {
+    if (line.includes(prefix)) evals.push(line);
+  });
+  t.teardown(() => monitor.close());
+  const results = await Promise.all([
+    l.hit('a', three),
+    l.hit('b', two),
+    l.hit('a', three),
+    l.hit('a', three),
+    l.hit('b', two),
+    l.hit('a', three),
+    l.hit('b', two),
+  ]);
+  t.same(
+    results.map((r) => [r.allowed, r.remaining]),
+    [
+      [true, 2],
+      [true, 1],
+      [true, 1],
+      [true, 0],
+      [true, 0],
+      [false, 0],
+      [false, 0],
+    ],
+    'each check sees the ones before it, key by key',
+  );
+  t.equal(results[6]!.limit.limit, 2, 'the refusal names the limit that was hit');
+  t.equal(await redis.zCard(l.redisKey('a', three[0]!)), 3);
+  t.equal(await redis.zCard(l.redisKey('b', two[1]!)), 2, 'a refused request is counted against no limit');
+  await until('the monitor to see the script call', () => (evals.length > 0 ? true : undefined));
+  t.equal(evals.filter((line) => /"EVALSHA"/i.test(line)).length, 1, 'one script call for the seven checks');
 });
 
 t.test('several limits: counted against all only when all allow', async (t) => {
@@ -173,12 +214,11 @@ t.test('the guard lets requests through when Redis is unavailable, and warns onc
       await new Promise((resolve) => server.close(resolve));
     });
     const warnings = logCapture();
-    const guard = rateLimitGuard(new RateLimiter(redis, 'silent'), {
+    const guard = rateLimitGuard(new RateLimiter(redis, 'silent', 100), {
       limits: [{ limit: 1, windowSeconds: 60 }],
       key: () => 'x',
       style: 'drf',
       log: createLogger('warn', warnings.stream),
-      timeoutMs: 100,
     });
     const started = Date.now();
     const req = fakeRequest();

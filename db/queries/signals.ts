@@ -13,33 +13,41 @@ export interface StoredTransmission {
   payload: Record<string, unknown>;
 }
 
-const columns = (rows: StoredTransmission[]) => ({
-  originators: rows.map((r) => r.originatorId),
-  stations: rows.map((r) => r.hrsId),
-  categories: rows.map((r) => r.category),
-  states: rows.map((r) => r.state),
-  measured: rows.map((r) => r.measuredAt.toISOString()),
-  received: rows.map((r) => r.receivedAt.toISOString()),
-  ids: rows.map((r) => r.transmissionId),
-  payloads: rows.map((r) => JSON.stringify(r.payload)),
-});
+/**
+ * The rows as one JSON document, so the whole batch is one parameter: serialised by the engine's
+ * JSON.stringify (payloads stay nested objects, nothing escaped twice) and parsed by PostgreSQL once.
+ */
+function document(rows: StoredTransmission[]): string {
+  return JSON.stringify(
+    rows.map((r) => ({
+      o: r.originatorId,
+      h: r.hrsId,
+      c: r.category,
+      s: r.state,
+      m: r.measuredAt.toISOString(),
+      r: r.receivedAt.toISOString(),
+      i: r.transmissionId,
+      p: r.payload,
+    })),
+  );
+}
 
 /**
  * Stores accepted transmissions in one statement (so one round trip and one atomic commit): the latest
  * per originator, station and category for all (the last of the batch wins); for live ones also the
  * published snapshot, replacing the previous one entirely unless the stored one was measured later (a
  * late reading never overwrites a newer one), and a history row. Rows are locked in key order, so
- * concurrent batches cannot deadlock. Resolves only after COMMIT.
+ * concurrent batches cannot deadlock. Keys are compared bytewise (COLLATE "C") where the statement
+ * sorts them: the order only has to be the same for everyone. Resolves only after COMMIT.
  */
 export async function storeTransmissions(sql: Sql, rows: StoredTransmission[]): Promise<void> {
   if (rows.length === 0) return;
-  const c = columns(rows);
   await sql`
     WITH input AS (
-      SELECT o, h, c, s, m, r, i, p::jsonb AS p, n
-      FROM unnest(${c.originators}::text[], ${c.stations}::text[], ${c.categories}::text[], ${c.states}::text[],
-                  ${c.measured}::timestamptz[], ${c.received}::timestamptz[], ${c.ids}::text[], ${c.payloads}::text[])
-        WITH ORDINALITY AS u(o, h, c, s, m, r, i, p, n)
+      SELECT o COLLATE "C" AS o, h COLLATE "C" AS h, c COLLATE "C" AS c, s, m, r, i, p, n
+      -- The document goes as text (a jsonb parameter would be JSON-encoded a second time by the client).
+      FROM ROWS FROM (jsonb_to_recordset(${document(rows)}::text::jsonb)
+        AS (o text, h text, c text, s text, m timestamptz, r timestamptz, i text, p jsonb)) WITH ORDINALITY AS u(o, h, c, s, m, r, i, p, n)
     ), latest AS (
       INSERT INTO signal_latest (originator_id, hrs_id, category, assignment_state, measured_at, received_at, transmission_id, payload)
       SELECT DISTINCT ON (o, h, c) o, h, c, s, m, r, i, p FROM input ORDER BY o, h, c, n DESC

@@ -63,45 +63,58 @@ export interface RateLimitResult {
 }
 
 /**
- * KEYS: one sorted set per limit. ARGV[1]: a member unique to this call; then per limit, the limit
- * and the window in microseconds. Returns {allowed, hit, wait_us, then per limit count, reset_us}.
+ * One script call checks a whole batch of requests, in order (calls of the same key see each other's
+ * counts). KEYS: the sorted sets of every call, call after call. ARGV[1]: the number of calls; then
+ * per call its member (unique to the call), its number of limits and, per limit, the limit and the
+ * window in microseconds. Returns, per call and in order, {allowed, hit, wait_us, then per limit count,
+ * reset_us}, all flattened into one array.
  */
 const SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local member = ARGV[1]
-local n = #KEYS
-local counts, limits, windows = {}, {}, {}
-local hit, wait = 0, 0
-for i = 1, n do
-  local limit = tonumber(ARGV[2 * i])
-  local window = tonumber(ARGV[2 * i + 1])
-  limits[i], windows[i] = limit, window
-  redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', now - window)
-  local count = redis.call('ZCARD', KEYS[i])
-  counts[i] = count
-  if count >= limit then
-    local entry = redis.call('ZRANGE', KEYS[i], count - limit, count - limit, 'WITHSCORES')
-    local w = tonumber(entry[2]) + window - now
-    if hit == 0 or w > wait then hit, wait = i, w end
-  end
-end
-if hit == 0 then
+local out = {}
+local a, k = 2, 0
+for _ = 1, tonumber(ARGV[1]) do
+  local member = ARGV[a]
+  local n = tonumber(ARGV[a + 1])
+  a = a + 2
+  local keys, counts, limits, windows = {}, {}, {}, {}
+  local hit, wait = 0, 0
   for i = 1, n do
-    redis.call('ZADD', KEYS[i], now, member)
-    redis.call('PEXPIRE', KEYS[i], math.ceil(windows[i] / 1000))
-    counts[i] = counts[i] + 1
+    local key = KEYS[k + i]
+    local limit = tonumber(ARGV[a])
+    local window = tonumber(ARGV[a + 1])
+    a = a + 2
+    keys[i], limits[i], windows[i] = key, limit, window
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+    local count = redis.call('ZCARD', key)
+    counts[i] = count
+    if count >= limit then
+      local entry = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+      local w = tonumber(entry[2]) + window - now
+      if hit == 0 or w > wait then hit, wait = i, w end
+    end
   end
-end
-local out = { hit == 0 and 1 or 0, hit, wait }
-for i = 1, n do
-  local reset = 0
-  if counts[i] > 0 then
-    local oldest = redis.call('ZRANGE', KEYS[i], 0, 0, 'WITHSCORES')
-    reset = tonumber(oldest[2]) + windows[i] - now
+  k = k + n
+  if hit == 0 then
+    for i = 1, n do
+      redis.call('ZADD', keys[i], now, member)
+      redis.call('PEXPIRE', keys[i], math.ceil(windows[i] / 1000))
+      counts[i] = counts[i] + 1
+    end
   end
-  out[#out + 1] = counts[i]
-  out[#out + 1] = reset
+  out[#out + 1] = hit == 0 and 1 or 0
+  out[#out + 1] = hit
+  out[#out + 1] = wait
+  for i = 1, n do
+    local reset = 0
+    if counts[i] > 0 then
+      local oldest = redis.call('ZRANGE', keys[i], 0, 0, 'WITHSCORES')
+      reset = tonumber(oldest[2]) + windows[i] - now
+    end
+    out[#out + 1] = counts[i]
+    out[#out + 1] = reset
+  end
 end
 return out
 `;
@@ -109,14 +122,31 @@ return out
 const MICROS = 1_000_000;
 const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
+interface Call {
+  key: string;
+  limits: readonly RateLimit[];
+  resolve: (result: RateLimitResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Checks and counts requests against limits kept in Redis. The checks asked for within one turn of
+ * the event loop go to Redis together, as one script call: under load that is one round trip for many
+ * requests instead of one each, and each request is still checked and counted atomically and in the
+ * order it asked. (All keys of a batch are touched by one script, so the keys must live on one Redis
+ * node, as they do with a single server or a primary with replicas.)
+ */
 export class RateLimiter {
   private readonly memberPrefix = randomBytes(6).toString('base64url');
   private sequence = 0;
+  private pending: Call[] = [];
 
   /** @param prefix the platform's Redis prefix; keys are `${prefix}:rl:{key}:name`. */
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
+    /** How long a batch may wait for Redis before its checks fail (the guard then lets them through). */
+    private readonly timeoutMs = 500,
   ) {}
 
   /** Whether the Redis client is connected (while it is not, commands would wait for a reconnect). */
@@ -131,37 +161,70 @@ export class RateLimiter {
 
   /**
    * Checks every limit for `key` and, only if all allow it, counts the request against all of them.
-   * Rejects when Redis fails.
+   * Rejects when Redis fails or gives no answer within the timeout.
    */
-  async hit(key: string, limits: readonly RateLimit[]): Promise<RateLimitResult> {
+  hit(key: string, limits: readonly RateLimit[]): Promise<RateLimitResult> {
     if (limits.length === 0) throw new Error('a rate limit check needs at least one limit');
     for (const l of limits) {
       if (!(Number.isInteger(l.limit) && l.limit > 0)) throw new Error(`rate limit must be a positive integer (got ${l.limit})`);
       if (!(l.windowSeconds >= 0.001)) throw new Error(`rate limit window must be at least 1 ms (got ${l.windowSeconds} s)`);
     }
-    const keys = limits.map((l) => this.redisKey(key, l));
-    const args = [`${this.memberPrefix}${(++this.sequence).toString(36)}`];
-    for (const l of limits) args.push(String(l.limit), String(Math.round(l.windowSeconds * 1000) * 1000));
-    let reply: unknown;
+    return new Promise((resolve, reject) => {
+      if (this.pending.push({ key, limits, resolve, reject }) === 1) setImmediate(() => void this.flush());
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const calls = this.pending;
+    this.pending = [];
+    const keys: string[] = [];
+    const args = [String(calls.length)];
+    for (const call of calls) {
+      args.push(`${this.memberPrefix}${(++this.sequence).toString(36)}`, String(call.limits.length));
+      for (const l of call.limits) {
+        keys.push(this.redisKey(call.key, l));
+        args.push(String(l.limit), String(Math.round(l.windowSeconds * 1000) * 1000));
+      }
+    }
+    let timer: NodeJS.Timeout | undefined;
     try {
-      reply = await this.redis.evalSha(SCRIPT_SHA, { keys, arguments: args });
+      // A command already sent cannot be withdrawn; past the timeout its answer is just ignored.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Redis gave no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      });
+      const reply = (await Promise.race([this.run(keys, args), timeout])) as number[];
+      let at = 0;
+      for (const call of calls) {
+        call.resolve(interpret(call.limits, reply, at));
+        at += 3 + 2 * call.limits.length;
+      }
+    } catch (err) {
+      for (const call of calls) call.reject(err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async run(keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalSha(SCRIPT_SHA, { keys, arguments: args });
     } catch (err) {
       // Not loaded yet (or gone after SCRIPT FLUSH or a failover): EVAL runs and caches it.
       if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
-      reply = await this.redis.eval(SCRIPT, { keys, arguments: args });
+      return this.redis.eval(SCRIPT, { keys, arguments: args });
     }
-    return interpret(limits, reply as number[]);
   }
 }
 
-function interpret(limits: readonly RateLimit[], reply: number[]): RateLimitResult {
-  const allowed = reply[0] === 1;
-  const hit = Number(reply[1]);
-  const waitMicros = Number(reply[2]);
+/** One call's answer, found at `at` in the script's reply. */
+function interpret(limits: readonly RateLimit[], reply: number[], at: number): RateLimitResult {
+  const allowed = reply[at] === 1;
+  const hit = Number(reply[at + 1]);
+  const waitMicros = Number(reply[at + 2]);
   const states: RateLimitState[] = limits.map((limit, i) => ({
     limit,
-    remaining: Math.max(0, limit.limit - Number(reply[3 + 2 * i])),
-    resetMicros: Math.max(0, Number(reply[4 + 2 * i])),
+    remaining: Math.max(0, limit.limit - Number(reply[at + 3 + 2 * i])),
+    resetMicros: Math.max(0, Number(reply[at + 4 + 2 * i])),
   }));
   if (!allowed) {
     const state = states[hit - 1]!;
@@ -201,8 +264,6 @@ export interface RateLimitGuardOptions {
   /** Who the limit applies to, for the default description: `per signal originator`. */
   per?: string;
   log: Logger;
-  /** How long to wait for Redis before letting the request through (default 500 ms). */
-  timeoutMs?: number;
 }
 
 const WARN_EVERY_MS = 60_000;
@@ -212,12 +273,11 @@ const WARN_EVERY_MS = 60_000;
  * `RateLimit-Remaining` and `RateLimit-Reset` on whatever response follows, and refuses with 429 and
  * `Retry-After` when a limit is exhausted.
  *
- * When Redis is unreachable (not connected, an error, or no answer within `timeoutMs`) the request
+ * When Redis is unreachable (not connected, an error, or no answer within the limiter's timeout) the request
  * goes through unlimited and without the headers — a rate limiter must not take the API down with
  * it — and a warning is logged at most once a minute.
  */
 export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOptions): Guard {
-  const timeoutMs = options.timeoutMs ?? 500;
   let lastWarning = -Infinity;
   const failOpen = (err: unknown) => {
     const now = Date.now();
@@ -229,20 +289,13 @@ export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOpti
     const key = options.key(req);
     if (key === undefined) return;
     let result: RateLimitResult;
-    let timer: NodeJS.Timeout | undefined;
     try {
       // The offline queue would hold a command until a reconnect: while disconnected, do not wait.
       if (!limiter.ready) throw new Error('Redis client not connected');
-      // A command already sent cannot be withdrawn; past the timeout its answer is just ignored.
-      const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`Redis gave no answer within ${timeoutMs} ms`)), timeoutMs);
-      });
-      result = await Promise.race([limiter.hit(key, options.limits), timeout]);
+      result = await limiter.hit(key, options.limits);
     } catch (err) {
       failOpen(err);
       return;
-    } finally {
-      clearTimeout(timer);
     }
     req.responseHeaders['RateLimit-Limit'] = String(result.limit.limit);
     req.responseHeaders['RateLimit-Remaining'] = String(result.remaining);

@@ -29,7 +29,8 @@ export class Child {
   ): Promise<{ child: Child; ready: ChildMessage }> {
     const proc = fork(fileURLToPath(script), options.args ?? [], {
       cwd: ROOT,
-      execArgv: ['--import', 'tsx'],
+      // BENCH_PROFILE_DIR: every child writes a V8 CPU profile there when it exits (see README, Benchmarks).
+      execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -1,0 +1,12 @@
+import { connect } from '/work/main/db/connect.js';
+import { migrate } from '/work/main/db/migrate.js';
+import { loadFixture } from '/work/main/src/fixtures/load.js';
+import { benchFixture } from '/work/main/test/bench/lib/fixtures.js';
+const root = connect('postgres://postgres@127.0.0.1:5432/postgres');
+await root.unsafe('DROP DATABASE IF EXISTS xperf');
+await root.unsafe('CREATE DATABASE xperf');
+await root.end();
+const sql = connect('postgres://postgres@127.0.0.1:5432/xperf');
+await migrate(sql);
+await loadFixture(sql, benchFixture('import-v2'), { baseDir: '/work/main' });
+await sql.end();
