@@ -9,8 +9,13 @@ export interface Request {
   readonly id: string;
   readonly method: Method;
   readonly path: string;
+  /** The query string's parameters (parsed on first use). */
   readonly query: URLSearchParams;
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The client's address, read from the connection on first use (a system call, so only when wanted);
+   * first use must come before the response is written. The access log reads it when enabled.
+   */
   readonly remoteAddress: string;
   /** When the platform received the request. */
   readonly receivedAt: Date;
@@ -19,7 +24,8 @@ export interface Request {
   body: Buffer | undefined;
   /** Headers added to whatever response the request gets, errors included (rate-limit state, say). */
   readonly responseHeaders: Record<string, string>;
-  readonly signal: AbortSignal;
+  /** Whether the client went away; see {@link Abort}. */
+  readonly abort: Abort;
   /** A child logger carrying `req_id`, made on first use. */
   readonly log: Logger;
   /** What a handler learnt that observers (the call log) want: the stations named, error details. */
@@ -30,7 +36,28 @@ const KNOWN_METHODS = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'D
 
 let sequence = 0;
 
-export function copyRequest(req: HttpRequest, res: HttpResponse, signal: AbortSignal, log: Logger): Request {
+/**
+ * A request's abort state: set once when uWS reports the client gone, with callbacks run then. A
+ * plain object rather than an AbortController, which costs an event target per request.
+ */
+export class Abort {
+  aborted = false;
+  private callbacks: (() => void)[] | undefined;
+
+  onAbort(callback: () => void): void {
+    if (this.aborted) callback();
+    else (this.callbacks ??= []).push(callback);
+  }
+
+  fire(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    for (const callback of this.callbacks ?? []) callback();
+    this.callbacks = undefined;
+  }
+}
+
+export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, log: Logger): Request {
   const method = req.getMethod().toUpperCase();
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
@@ -40,21 +67,28 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, signal: AbortSi
     ? headers['x-request-id']
     : `${process.pid.toString(36)}-${(++sequence).toString(36)}`;
   const path = req.getUrl();
+  const queryText = req.getQuery() ?? '';
   let child: Logger | undefined;
+  let query: URLSearchParams | undefined;
+  let remoteAddress: string | undefined;
   return {
     id,
     method: (KNOWN_METHODS.has(method) ? method : 'UNKNOWN') as Method,
     path,
-    query: new URLSearchParams(req.getQuery() ?? ''),
+    get query() {
+      return (query ??= new URLSearchParams(queryText));
+    },
     headers,
-    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+    get remoteAddress() {
+      return (remoteAddress ??= Buffer.from(res.getRemoteAddressAsText()).toString());
+    },
     receivedAt: new Date(),
     params: {},
     principal: undefined,
     body: undefined,
     responseHeaders: {},
     notes: {},
-    signal,
+    abort,
     get log() {
       return (child ??= log.child({ req_id: id }));
     },
@@ -71,12 +105,12 @@ export const tooLarge = (max: number) =>
  * Starts reading the body at once (uWS drops data that arrives before a handler is attached) and
  * enforces the cap while reading. The promise rejects with 413 past the cap and on abort.
  */
-export function readBody(res: HttpResponse, max: number, signal: AbortSignal): Promise<Buffer> {
+export function readBody(res: HttpResponse, max: number, abort: Abort): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    signal.addEventListener('abort', () => {
+    abort.onAbort(() => {
       if (!done) reject(new Error('request aborted'));
       done = true;
     });

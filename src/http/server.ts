@@ -2,7 +2,7 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_li
 import type { Logger } from 'pino';
 import { API_FAMILIES, type ApiFamily, type Authenticator } from './auth.js';
 import { HttpError, errorReply, notFound, statusText, styleForPath, type ErrorStyle, type Reply } from './errors.js';
-import { copyRequest, readBody, tooLarge, type Request } from './request.js';
+import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
 import { Router, type Method } from './router.js';
 
 if (typeof uWS.getParts !== 'function') {
@@ -116,13 +116,14 @@ export class HttpServer {
   }
 
   private dispatch(res: HttpResponse, uwsReq: HttpRequest): void {
-    const controller = new AbortController();
+    const abort = new Abort();
     const state = { aborted: false, done: false };
     res.onAborted(() => {
       state.aborted = true;
-      controller.abort();
+      abort.fire();
     });
-    const req = copyRequest(uwsReq, res, controller.signal, this.options.log);
+    const req = copyRequest(uwsReq, res, abort, this.options.log);
+    const logging = this.options.log.isLevelEnabled('info');
     const started = performance.now();
     let finish = (reply: Reply) => {
       if (state.done) return;
@@ -131,8 +132,10 @@ export class HttpServer {
         req.log.info({ method: req.method, path: req.path, aborted: true }, 'request aborted by the client');
         return;
       }
+      // The connection is gone from uWS once answered: read what the access log wants first.
+      const remoteAddress = logging || reply.status >= 500 ? req.remoteAddress : undefined;
       this.write(res, req, reply);
-      this.logRequest(req, reply.status, started);
+      this.logRequest(req, reply.status, started, remoteAddress);
     };
 
     if (req.method === ('UNKNOWN' as Method)) {
@@ -184,7 +187,7 @@ export class HttpServer {
         finish(errorReply(tooLarge(this.options.maxBodyBytes), route.style));
         return;
       }
-      body = readBody(res, this.options.maxBodyBytes, controller.signal);
+      body = readBody(res, this.options.maxBodyBytes, abort);
       // A body that outgrows the cap is answered at once, whatever else is pending.
       body.catch((err) => {
         if (err instanceof HttpError) finish(this.withHeaders(errorReply(err, route.style), req));
@@ -242,12 +245,13 @@ export class HttpServer {
     });
   }
 
-  private logRequest(req: Request, status: number, started: number): void {
+  private logRequest(req: Request, status: number, started: number, remoteAddress: string | undefined): void {
     if (status < 500 && !this.options.log.isLevelEnabled('info')) return;
     const entry = {
       method: req.method,
       path: req.path,
       status,
+      remote_address: remoteAddress,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
       ...(req.principal ? principalFields(req.principal) : {}),
     };

@@ -31,16 +31,28 @@ export const MESSAGES = {
   mixedCurrencies: (currencies: string[]) => `Mixed currencies in one transmission: ${currencies.join(', ')}.`,
 } as const;
 
-const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/i;
 
-/** An ISO 8601 date-time with a UTC offset, as an instant; undefined when malformed or impossible. */
+/**
+ * An ISO 8601 date-time with a UTC offset, as an instant; undefined when malformed or impossible.
+ * Computed from the parts (no second parse); fractions beyond the millisecond are cut.
+ */
 export function parseMeasurementTime(text: string): Date | undefined {
   const m = ISO_WITH_OFFSET.exec(text);
   if (!m) return undefined;
-  const [, y, mo, d, h, mi, s] = m.map(Number) as number[];
-  if (mo! < 1 || mo! > 12 || d! < 1 || h! > 23 || mi! > 59 || (s ?? 0) > 59) return undefined;
-  if (d! > new Date(Date.UTC(y!, mo!, 0)).getUTCDate()) return undefined;
-  const at = new Date(text.replace(/([+-]\d{2})(\d{2})$/, '$1:$2'));
+  const year = +m[1]!, month = +m[2]!, day = +m[3]!, hour = +m[4]!, minute = +m[5]!;
+  const second = m[6] === undefined ? 0 : +m[6];
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
+  // Day 0 of the next month is the last day of this one.
+  if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return undefined;
+  const millis = m[7] === undefined ? 0 : Math.floor(Number(`0${m[7]}`) * 1000 + 1e-6);
+  let offsetMinutes = 0;
+  if (m[8] === undefined) {
+    const offsetHours = +m[10]!, offsetMins = +m[11]!;
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  }
+  const at = new Date(Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000);
   return Number.isNaN(at.getTime()) ? undefined : at;
 }
 
