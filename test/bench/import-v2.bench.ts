@@ -1,6 +1,8 @@
 /**
- * import-v2: what receiving signals costs. Three targets, measured one after the other under the same
- * load: a hello-world uWS server (`GET /`, the baseline), the platform's
+ * import-v2: what receiving signals costs. Four targets, measured one after the other under the same
+ * load: a hello-world uWS server (`GET /`, the baseline); the storage floor (./lib/floor-server.ts: a
+ * bare uWS endpoint storing each posted transmission through the platform's own group-commit writer,
+ * with no token, rate limit or validation: what durability alone costs on this machine); the platform's
  * `POST /import/v2/signal/availability/` with one transmission per request (spread over the stations in
  * turn) and the same with 50 transmissions, one per station, per request. Every transmission's
  * `datetime` is the moment its request is built. The platform runs with IMPORT_V2_RATE_LIMIT raised far
@@ -8,7 +10,7 @@
  * with the originator mon-1.
  *
  * Each run drains: when the time is up, every connection waits for its last answer and stops, so no
- * request is left half done. After each platform target the rows added to `signal_history` must be
+ * request is left half done. After each storing target the rows added to `signal_history` must be
  * exactly the 2xx responses times the transmissions per request (the answer goes out only after COMMIT,
  * and each live transmission is one history row); otherwise the scenario fails.
  */
@@ -51,7 +53,7 @@ function transmission(hrsId: string, i: number) {
 
 interface Target {
   label: string;
-  server: 'hello' | 'platform';
+  server: 'hello' | 'floor' | 'platform';
   method: 'GET' | 'POST';
   path: string;
   headers?: Record<string, string>;
@@ -74,6 +76,16 @@ const TARGETS: Target[] = [
     transmissions: 0,
     status: 200,
     expect: (body) => body === 'Hello World!',
+  },
+  {
+    label: `storage floor: bare uWS + the same group-committed statement, 1 transmission`,
+    server: 'floor',
+    method: 'POST',
+    path: '/',
+    bodies: STATIONS.map((hrsId, i) => JSON.stringify([transmission(hrsId, i)])),
+    transmissions: 1,
+    status: 204,
+    expect: (body) => body === '',
   },
   {
     label: `platform POST availability, 1 transmission (${STATIONS.length} stations in turn)`,
@@ -152,6 +164,11 @@ async function run(options: BenchOptions): Promise<void> {
       },
     });
     servers.platform = { child: platform.child, port: platform.ready.port as number };
+    // After the platform: it migrates the database and loads the stations the floor writes for.
+    const floor = await Child.start('storage floor', new URL('./lib/floor-server.ts', import.meta.url), {
+      env: { BENCH_DATABASE_URL: databaseUrl.toString() },
+    });
+    servers.floor = { child: floor.child, port: floor.ready.port as number };
     const counter = connect(databaseUrl.toString(), { max: 1 });
     sql = counter;
 
@@ -238,12 +255,18 @@ async function run(options: BenchOptions): Promise<void> {
       'Redis processes on this machine (n/a without /proc).',
   );
 
-  const single = rows[1]!.result;
+  const single = rows.find((row) => row.target.server === 'platform')!.result;
   const share = (single.requestsPerSecond / base.requestsPerSecond) * 100;
   options.print();
   options.print(
     `single-transmission req/s: ${Number.isFinite(share) ? share.toFixed(1) : 'n/a'}% of hello world ` +
       `(goal: at least ${GOAL_PERCENT}%): ${share >= GOAL_PERCENT ? 'met' : 'NOT met'}`,
+  );
+  const floor = rows.find((row) => row.target.server === 'floor')!.result;
+  options.print(
+    `storage floor: ${((floor.requestsPerSecond / base.requestsPerSecond) * 100).toFixed(1)}% of hello world; ` +
+      `the platform's single-transmission rate is ${((single.requestsPerSecond / floor.requestsPerSecond) * 100).toFixed(0)}% of the floor's ` +
+      '(the rest is token check, rate limit, validation, call log and announcements)',
   );
   const bound = rows.flatMap(({ target, result }) => (result.loaderCpu >= 0.9 ? [target.label] : []));
   if (bound.length > 0) {
