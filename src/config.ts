@@ -49,6 +49,7 @@ export const envSchema = z
     ),
     STATUS_STALE_AFTER: seconds(300),
     STATUS_UNKNOWN_AFTER: seconds(1800),
+    STATUS_PRICING_STALE_AFTER: seconds(25 * 3600),
     SMTP_URL: z.preprocess(blankAsUnset, url(['smtp:', 'smtps:']).optional()),
     MAIL_FROM: z.string().min(3).default('HRS signal platform <no-reply@localhost>'),
     IMPORT_V2_RATE_LIMIT: z.coerce.number({ error: 'must be a number of requests' }).int().min(1, 'must be at least 1').default(300),
@@ -78,6 +79,8 @@ export interface Config {
   /** Freshness deadlines in milliseconds. */
   statusStaleAfterMs: number;
   statusUnknownAfterMs: number;
+  /** Pricing turns stale when its daily heartbeat is missed (never unknown). */
+  statusPricingStaleAfterMs: number;
   smtpUrl: string | undefined;
   mailFrom: string;
   shutdownDelayMs: number;
@@ -115,6 +118,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     adminToken: env.ADMIN_TOKEN,
     statusStaleAfterMs: env.STATUS_STALE_AFTER * 1000,
     statusUnknownAfterMs: env.STATUS_UNKNOWN_AFTER * 1000,
+    statusPricingStaleAfterMs: env.STATUS_PRICING_STALE_AFTER * 1000,
     smtpUrl: env.SMTP_URL,
     mailFrom: env.MAIL_FROM,
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,

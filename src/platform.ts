@@ -8,6 +8,7 @@ import { QUEUES, openQueue } from '../workers/queues.js';
 import { adminCallLogRoutes } from './api/admin/call-logs.js';
 import { adminTokenRoutes } from './api/admin/tokens.js';
 import { healthRoutes } from './api/health.js';
+import { statusRoutes } from './api/export-v2/status.js';
 import { activeStationsRoute } from './api/import-v2/active-stations.js';
 import { callLogObserver, signalRoutes } from './api/import-v2/signals.js';
 import { referenceRoutes } from './api/reference.js';
@@ -19,6 +20,8 @@ import { Bus } from './infra/bus.js';
 import { closeRedis, openRedis } from './infra/redis.js';
 import { Registry } from './registry/registry.js';
 import type { Services } from './services.js';
+import { fromAnnouncement } from './status/announce.js';
+import { LiveStatus } from './status/live-status.js';
 import { TokenStore } from './tokens/store.js';
 
 const LAST_USED_FLUSH_MS = 15_000;
@@ -59,9 +62,33 @@ export async function openServices(config: Config, log: Logger): Promise<Service
     tokens.invalidate();
     registry.reload().catch((err) => log.error({ err }, 'reloading the registry failed'));
   });
+  const status = new LiveStatus(registry, log, {
+    staleAfterMs: config.statusStaleAfterMs,
+    unknownAfterMs: config.statusUnknownAfterMs,
+    pricingStaleAfterMs: config.statusPricingStaleAfterMs,
+  });
+  // Listen before restoring: a reading announced meanwhile is applied either way (the newer wins).
+  await bus.on('signals', (message) => {
+    if (message.type === 'signals' && message.from !== bus.instanceId) status.publish(fromAnnouncement(message.signals));
+  });
+  const started = performance.now();
+  const restored = await status.restore(sql);
+  log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix), log);
-  return { config: { ...config }, log, sql, redis, bus, tokens, registry, reference, callLog, lifecycle: { shuttingDown: false } };
+  return {
+    config: { ...config },
+    log,
+    sql,
+    redis,
+    bus,
+    tokens,
+    registry,
+    reference,
+    status,
+    callLog,
+    lifecycle: { shuttingDown: false },
+  };
 }
 
 export function buildHttpServer(services: Services): HttpServer {
@@ -77,6 +104,7 @@ export function buildHttpServer(services: Services): HttpServer {
   activeStationsRoute(server, services);
   signalRoutes(server, services);
   server.observe('import_v2', callLogObserver(services));
+  statusRoutes(server, services);
   adminTokenRoutes(server, services);
   adminCallLogRoutes(server, services);
   return server;
@@ -137,6 +165,7 @@ export async function startPlatform(config: Config, log: Logger, options: Platfo
 }
 
 export async function closeServices(services: Services): Promise<void> {
+  services.status.close();
   await services.callLog.close();
   await services.bus.close();
   await closeRedis(services.redis);

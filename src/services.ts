@@ -6,6 +6,7 @@ import type { Config } from './config.js';
 import type { Bus } from './infra/bus.js';
 import type { Redis } from './infra/redis.js';
 import type { Registry } from './registry/registry.js';
+import type { LiveStatus } from './status/live-status.js';
 import type { TokenStore } from './tokens/store.js';
 
 /** What route handlers and background tasks share within one process. */
@@ -19,6 +20,8 @@ export interface Services {
   /** Stations, confirmed layouts, assignments in memory; reloaded on every registry announcement. */
   registry: Registry;
   reference: ReferenceData;
+  /** Live status per station and signal category (the freshness actors), served from memory. */
+  status: LiveStatus;
   /** Records API calls per originator (enqueues; the call-log worker writes them). */
   callLog: CallLogRecorder;
   lifecycle: { shuttingDown: boolean };

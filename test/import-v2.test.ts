@@ -286,5 +286,22 @@ t.test('committed live signals are announced to every instance, testing ones are
   t.equal((await post('pricing', [{ hrs: 'BERLA', datetime, products: [{ id: 'P700', gross_price: '1' }] }])).status, 204);
   for (let i = 0; i < 50 && heard.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
   await new Promise((resolve) => setTimeout(resolve, 100));
-  t.same(heard, [{ type: 'signals', signals: [{ hrs_id: 'BERLA', category: 'availability', measured_at: new Date(datetime).toISOString() }] }]);
+  t.match(heard, [
+    {
+      type: 'signals',
+      from: p.services.bus.instanceId,
+      signals: [
+        {
+          hrs_id: 'BERLA',
+          category: 'availability',
+          originator_id: 'mon-1',
+          measured_at: new Date(datetime).toISOString(),
+          received_at: String,
+          payload: { station: { maintenance: false }, nozzles: Array },
+        },
+      ],
+    },
+  ]);
+  t.equal(heard.length, 1, 'one announcement: the testing pricing signal is not announced');
+  t.equal((heard[0] as { signals: unknown[] }).signals.length, 1);
 });

@@ -1,14 +1,26 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Redis } from './redis.js';
 
 /**
  * What instances tell each other over Redis pub/sub. Every message is JSON with a `type`.
  * - registry: stations, layouts, assignments, originators, users or tokens changed (after COMMIT).
- * - signals: live transmissions were committed and replace the published snapshots they name.
+ * - signals: live transmissions were committed and replace the published snapshots they name; they
+ *   carry the snapshots, so other instances update their live status without reading them back.
+ *   `from` is the sending instance (it has applied them already).
  */
 export type BusMessage =
   | { type: 'registry'; hrs_ids: string[]; tokens: boolean }
-  | { type: 'signals'; signals: { hrs_id: string; category: string; measured_at: string }[] };
+  | { type: 'signals'; from: string; signals: AnnouncedSignal[] };
+
+export interface AnnouncedSignal {
+  hrs_id: string;
+  category: string;
+  originator_id: string;
+  measured_at: string;
+  received_at: string;
+  payload: Record<string, unknown>;
+}
 
 type Handler = (message: BusMessage) => void;
 export type BusType = BusMessage['type'];
@@ -17,6 +29,8 @@ export type BusType = BusMessage['type'];
 export class Bus {
   private readonly handlers = new Map<BusMessage['type'], Set<Handler>>();
   private subscriber: Redis | undefined;
+  /** This process's identity on the bus, so it can recognise its own announcements. */
+  readonly instanceId = randomBytes(8).toString('hex');
 
   constructor(
     private readonly publisher: Redis,

@@ -29,6 +29,9 @@ export class Registry {
   private stations = new Map<string, StationEntry>();
   private assignments = new Map<string, AssignmentState>();
   private callLogModes = new Map<string, CallLogMode>();
+  /** `hrs_id NUL signal type` of every station and type some originator is live for. */
+  private liveSources = new Set<string>();
+  private readonly listeners: (() => void)[] = [];
   private loading: Promise<void> | undefined;
   private again = false;
 
@@ -44,6 +47,16 @@ export class Registry {
 
   assignment(originatorId: string, hrsId: string, signalType: string): AssignmentState | undefined {
     return this.assignments.get(`${originatorId}\u0000${hrsId}\u0000${signalType}`);
+  }
+
+  /** Whether some originator is live for this station and signal type (so its signals are published). */
+  hasLiveSource(hrsId: string, signalType: string): boolean {
+    return this.liveSources.has(`${hrsId}\u0000${signalType}`);
+  }
+
+  /** Called after every completed reload, with the new version in place. */
+  onReload(listener: () => void): void {
+    this.listeners.push(listener);
   }
 
   callLogMode(originatorId: string): CallLogMode {
@@ -108,5 +121,7 @@ export class Registry {
     this.stations = next;
     this.assignments = new Map(assignments.map((a) => [`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state]));
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
+    this.liveSources = new Set(assignments.filter((a) => a.state === 'live').map((a) => `${a.hrs_id}\u0000${a.signal_type}`));
+    for (const listener of this.listeners) listener();
   }
 }

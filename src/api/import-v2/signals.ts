@@ -5,6 +5,8 @@ import { json, type Reply } from '../../http/errors.js';
 import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer, Observer } from '../../http/server.js';
 import type { Services } from '../../services.js';
+import { Publisher } from '../../status/announce.js';
+import type { PublishedSignal } from '../../status/live-status.js';
 
 /**
  * The four import v2 signal endpoints. The whole request is validated first; one failing
@@ -14,19 +16,19 @@ import type { Services } from '../../services.js';
  */
 export function signalRoutes(server: HttpServer, services: Services): void {
   const writer = new SignalWriter(services.sql);
-  const announcer = new Announcer(services);
+  const publisher = new Publisher(services.status, services.bus, services.log);
   for (const category of CATEGORIES) {
     server.route({
       method: 'POST',
       path: `/import/v2/signal/${category}/`,
       auth: 'import_v2',
       body: true,
-      handler: (req) => receive(services, writer, announcer, category, req),
+      handler: (req) => receive(services, writer, publisher, category, req),
     });
   }
 }
 
-async function receive(services: Services, writer: SignalWriter, announcer: Announcer, category: Category, req: Request): Promise<Reply> {
+async function receive(services: Services, writer: SignalWriter, publisher: Publisher, category: Category, req: Request): Promise<Reply> {
   const principal = req.principal;
   if (principal?.kind !== 'originator') throw new Error('import v2 route reached without an originator');
   const body = parseJson(req);
@@ -51,9 +53,19 @@ async function receive(services: Services, writer: SignalWriter, announcer: Anno
       payload: t.payload,
     }));
   await writer.write(rows);
+  const live: PublishedSignal[] = [];
   for (const r of rows) {
-    if (r.state === 'live') announcer.add({ hrs_id: r.hrsId, category, measured_at: r.measuredAt.toISOString() });
+    if (r.state !== 'live') continue;
+    live.push({
+      hrsId: r.hrsId,
+      category,
+      originatorId: r.originatorId,
+      datetime: r.measuredAt.getTime(),
+      receivedAt: r.receivedAt.getTime(),
+      payload: r.payload,
+    });
   }
+  publisher.publish(live);
   return { status: 204 };
 }
 
@@ -79,25 +91,4 @@ export function callLogObserver(services: Services): Observer {
       requestId: req.id,
     });
   };
-}
-
-type Announced = { hrs_id: string; category: string; measured_at: string };
-
-/** Announces committed live signals to every instance: one Redis message per event-loop turn, not per request. */
-class Announcer {
-  private pending: Announced[] = [];
-
-  constructor(private readonly services: Services) {}
-
-  add(signal: Announced): void {
-    if (this.pending.push(signal) === 1) setImmediate(() => this.flush());
-  }
-
-  private flush(): void {
-    const signals = this.pending;
-    this.pending = [];
-    this.services.bus
-      .publish({ type: 'signals', signals })
-      .catch((err) => this.services.log.warn({ err, signals: signals.length }, 'announcing published signals failed'));
-  }
 }

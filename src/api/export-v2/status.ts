@@ -1,0 +1,27 @@
+import { JSON_TYPE, notFound } from '../../http/errors.js';
+import type { HttpServer } from '../../http/server.js';
+import type { Services } from '../../services.js';
+
+/**
+ * Export v2 live status, served from memory: `GET /v2/hrs/status` (every registered station, sorted by
+ * hrs_id) and `GET /v2/hrs/{hrs_id}/status`. Not conditional (no Last-Modified), as the spec says.
+ */
+export function statusRoutes(server: HttpServer, { status }: Services): void {
+  server.route({
+    method: 'GET',
+    path: '/v2/hrs/status',
+    auth: 'export_v2',
+    handler: () => ({ status: 200, headers: { 'Content-Type': JSON_TYPE }, body: status.allJson() }),
+  });
+  server.route({
+    method: 'GET',
+    path: '/v2/hrs/:hrs_id/status',
+    auth: 'export_v2',
+    handler: (req) => {
+      const hrsId = req.params.hrs_id!;
+      const body = status.stationJson(hrsId);
+      if (body === undefined) throw notFound(`No station with hrs_id "${hrsId}".`);
+      return { status: 200, headers: { 'Content-Type': JSON_TYPE }, body };
+    },
+  });
+}

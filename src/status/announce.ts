@@ -1,0 +1,60 @@
+import type { Logger } from 'pino';
+import { CATEGORIES, type Category } from '../domain/import-v2/schemas.js';
+import type { AnnouncedSignal, Bus } from '../infra/bus.js';
+import type { LiveStatus, PublishedSignal } from './live-status.js';
+
+const isCategory = (value: string): value is Category => (CATEGORIES as readonly string[]).includes(value);
+
+/** Readings as another instance announced them; entries this version does not understand are skipped. */
+export function fromAnnouncement(signals: readonly AnnouncedSignal[]): PublishedSignal[] {
+  const out: PublishedSignal[] = [];
+  for (const s of signals) {
+    const datetime = Date.parse(s.measured_at);
+    const receivedAt = Date.parse(s.received_at);
+    if (!isCategory(s.category) || Number.isNaN(datetime) || Number.isNaN(receivedAt)) continue;
+    out.push({ hrsId: s.hrs_id, category: s.category, originatorId: s.originator_id, datetime, receivedAt, payload: s.payload });
+  }
+  return out;
+}
+
+function toAnnouncement(signal: PublishedSignal): AnnouncedSignal {
+  return {
+    hrs_id: signal.hrsId,
+    category: signal.category,
+    originator_id: signal.originatorId,
+    measured_at: new Date(signal.datetime).toISOString(),
+    received_at: new Date(signal.receivedAt).toISOString(),
+    payload: signal.payload,
+  };
+}
+
+/**
+ * Publishes committed live readings: applied to this instance's live status at once, and announced to
+ * every other instance over the bus, one message per event-loop turn rather than one per request.
+ */
+export class Publisher {
+  private pending: PublishedSignal[] = [];
+
+  constructor(
+    private readonly status: LiveStatus,
+    private readonly bus: Bus,
+    private readonly log: Logger,
+  ) {}
+
+  /** Call only after the COMMIT that stored `signals`. */
+  publish(signals: readonly PublishedSignal[]): void {
+    if (signals.length === 0) return;
+    this.status.publish(signals);
+    const first = this.pending.length === 0;
+    this.pending.push(...signals);
+    if (first) setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    const signals = this.pending;
+    this.pending = [];
+    this.bus
+      .publish({ type: 'signals', from: this.bus.instanceId, signals: signals.map(toAnnouncement) })
+      .catch((err) => this.log.warn({ err, signals: signals.length }, 'announcing published signals failed'));
+  }
+}

@@ -1,0 +1,335 @@
+import type { Logger } from 'pino';
+import type { Sql } from '../../db/connect.js';
+import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapshot } from '../../machines/freshness.js';
+import { CATEGORIES, type Category } from '../domain/import-v2/schemas.js';
+import type { Registry } from '../registry/registry.js';
+import { FreshnessRunner, type Delayed } from './runner.js';
+import { buildSection, SECTION_KEYS, type PublishedReading } from './sections.js';
+
+/** A published (live) reading as the import path commits it and instances announce it to each other. */
+export interface PublishedSignal {
+  hrsId: string;
+  category: Category;
+  originatorId: string;
+  /** Epoch milliseconds. */
+  datetime: number;
+  receivedAt: number;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * One event of the change stream: a section's published content or its freshness changed.
+ * - `signal`: a live reading replaced the published one;
+ * - `freshness`: the reading aged into `stale` or `unknown`;
+ * - `registry`: the station's layout or assignments changed what may be published;
+ * - `removed`: the station left the registry.
+ * `section` is the section as the status endpoints now publish it (null: not published).
+ */
+export interface StatusChange {
+  hrsId: string;
+  category: Category;
+  cause: 'signal' | 'freshness' | 'registry' | 'removed';
+  previous: Freshness | null;
+  freshness: Freshness | null;
+  section: Record<string, unknown> | null;
+}
+
+export type ChangeListener = (change: StatusChange) => void;
+
+/** One station and category: the published reading, its freshness machine's snapshot and its timer. */
+interface Actor {
+  readonly hrsId: string;
+  readonly category: Category;
+  reading: PublishedReading;
+  originatorId: string;
+  snapshot: FreshnessSnapshot;
+  /** The delayed event the machine is waiting for, and the timer that delivers it. */
+  pending: Delayed | undefined;
+  timer: NodeJS.Timeout | undefined;
+  /** The published section as JSON ('null' when not published), for change detection and reads. */
+  json: string;
+}
+
+/** Node's timers hold at most 2^31-1 ms; longer waits are re-armed. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+const NULL_SECTIONS = { availability: null, usage: null, hydrogen_storage: null, pricing: null };
+
+export interface LiveStatusOptions {
+  staleAfterMs: number;
+  unknownAfterMs: number;
+  pricingStaleAfterMs: number;
+  /** The clock (epoch ms); tests may move it. */
+  now?: () => number;
+}
+
+/**
+ * The live status of every station: one independent actor per station and signal category (a
+ * freshness machine snapshot with its own timer, see FreshnessRunner), created by the first published
+ * reading and removed with the station. Reads are served from memory: each station's status object is
+ * kept serialised until something of it changes. Every change of a published section and every
+ * freshness transition goes out on one change stream (`onChange`).
+ */
+export class LiveStatus {
+  private readonly runner = new FreshnessRunner();
+  private readonly stations = new Map<string, Map<Category, Actor>>();
+  private readonly listeners = new Set<ChangeListener>();
+  private readonly policies: Record<Category, FreshnessPolicy>;
+  private readonly now: () => number;
+  /** Serialised status object per station (stations without actors included once read). */
+  private readonly cache = new Map<string, string>();
+  private sortedIds: string[] | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly registry: Registry,
+    private readonly log: Logger,
+    options: LiveStatusOptions,
+  ) {
+    const short = { staleAfterMs: options.staleAfterMs, unknownAfterMs: options.unknownAfterMs };
+    const never = { staleAfterMs: options.staleAfterMs, unknownAfterMs: null };
+    this.policies = {
+      availability: short,
+      usage: short,
+      'hydrogen-storage': never,
+      pricing: { staleAfterMs: options.pricingStaleAfterMs, unknownAfterMs: null },
+    };
+    this.now = options.now ?? Date.now;
+    registry.onReload(() => this.registryChanged());
+  }
+
+  /** Subscribes to the change stream; returns the unsubscribe function. */
+  onChange(listener: ChangeListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Restores every actor from PostgreSQL's published snapshots, deadlines re-armed from each reading's
+   * `datetime` (a reading already past a deadline starts in the state it has reached). Readings
+   * applied meanwhile (from the bus) win when they are newer.
+   */
+  async restore(sql: Sql, batch = 5000): Promise<number> {
+    let count = 0;
+    const cursor = sql<{ hrs_id: string; category: Category; originator_id: string; measured_at: Date; received_at: Date; payload: Record<string, unknown> }[]>`
+      SELECT hrs_id, category, originator_id, measured_at, received_at, payload FROM published_signals`.cursor(batch);
+    for await (const rows of cursor) {
+      for (const row of rows) {
+        if (!this.registry.station(row.hrs_id)) continue;
+        const applied = this.apply(
+          {
+            hrsId: row.hrs_id,
+            category: row.category,
+            originatorId: row.originator_id,
+            datetime: row.measured_at.getTime(),
+            receivedAt: row.received_at.getTime(),
+            payload: row.payload,
+          },
+          false,
+        );
+        if (applied) count++;
+      }
+    }
+    return count;
+  }
+
+  /**
+   * Applies committed live readings: each replaces its station's published reading of that category
+   * unless the one held was measured later (a late reading never overwrites a newer one, as in the
+   * database). Returns how many were applied.
+   */
+  publish(signals: readonly PublishedSignal[]): number {
+    let applied = 0;
+    for (const signal of signals) if (this.apply(signal, true)) applied++;
+    return applied;
+  }
+
+  /** The station status object as JSON, or undefined for a station not in the registry. */
+  stationJson(hrsId: string): string | undefined {
+    const cached = this.cache.get(hrsId);
+    if (cached !== undefined) return cached;
+    if (!this.registry.station(hrsId)) return undefined;
+    const actors = this.stations.get(hrsId);
+    let json: string;
+    if (!actors) json = JSON.stringify({ hrs_id: hrsId, ...NULL_SECTIONS });
+    else {
+      json = `{"hrs_id":${JSON.stringify(hrsId)}`;
+      for (const category of CATEGORIES) json += `,"${SECTION_KEYS[category]}":${actors.get(category)?.json ?? 'null'}`;
+      json += '}';
+    }
+    this.cache.set(hrsId, json);
+    return json;
+  }
+
+  /** `{"stations": [...]}` over every registered station, sorted by hrs_id. */
+  allJson(): string {
+    this.sortedIds ??= [...this.registry.stationIds()].sort();
+    let json = '{"stations":[';
+    let first = true;
+    for (const id of this.sortedIds) {
+      const station = this.stationJson(id);
+      if (station === undefined) continue;
+      json += first ? station : `,${station}`;
+      first = false;
+    }
+    return `${json}]}`;
+  }
+
+  /** The station status object (parsed), for internal consumers. */
+  station(hrsId: string): Record<string, unknown> | undefined {
+    const json = this.stationJson(hrsId);
+    return json === undefined ? undefined : (JSON.parse(json) as Record<string, unknown>);
+  }
+
+  /** The freshness of one station and category; null when no reading is held. */
+  freshness(hrsId: string, category: Category): Freshness | null {
+    const actor = this.stations.get(hrsId)?.get(category);
+    return actor ? freshnessOf(actor.snapshot) : null;
+  }
+
+  /** How many actors are held. */
+  get size(): number {
+    let n = 0;
+    for (const actors of this.stations.values()) n += actors.size;
+    return n;
+  }
+
+  /** Stops every timer; the object serves reads still but changes no more. */
+  close(): void {
+    this.closed = true;
+    for (const actors of this.stations.values()) for (const actor of actors.values()) clearTimeout(actor.timer);
+  }
+
+  private apply(signal: PublishedSignal, announce: boolean): boolean {
+    if (this.closed) return false;
+    const station = this.registry.station(signal.hrsId);
+    if (!station) return false;
+    let actors = this.stations.get(signal.hrsId);
+    const actor = actors?.get(signal.category);
+    const now = this.now();
+    const reading: PublishedReading = { datetime: signal.datetime, receivedAt: signal.receivedAt, payload: signal.payload };
+    if (actor) {
+      if (signal.datetime < actor.reading.datetime) return false;
+      const previous = freshnessOf(actor.snapshot);
+      actor.reading = reading;
+      actor.originatorId = signal.originatorId;
+      this.step(actor, this.runner.send(actor.snapshot, { type: 'signal', datetime: signal.datetime, now }));
+      this.refresh(actor, announce ? 'signal' : undefined, previous, true);
+      return true;
+    }
+    if (!actors) {
+      actors = new Map();
+      this.stations.set(signal.hrsId, actors);
+    }
+    const policy = this.policies[signal.category];
+    const first = this.runner.start({ policy, datetime: signal.datetime, now });
+    const created: Actor = {
+      hrsId: signal.hrsId,
+      category: signal.category,
+      reading,
+      originatorId: signal.originatorId,
+      snapshot: first.snapshot,
+      pending: undefined,
+      timer: undefined,
+      json: 'null',
+    };
+    actors.set(signal.category, created);
+    this.step(created, first);
+    this.refresh(created, announce ? 'signal' : undefined, null, true);
+    return true;
+  }
+
+  /** Takes a machine step: the new snapshot, cancelled and newly scheduled delayed events. */
+  private step(actor: Actor, step: { snapshot: FreshnessSnapshot; schedule: Delayed[]; cancel: string[] }): void {
+    actor.snapshot = step.snapshot;
+    if (actor.pending && step.cancel.includes(actor.pending.id)) this.disarm(actor);
+    for (const delayed of step.schedule) {
+      this.disarm(actor);
+      actor.pending = delayed;
+      this.arm(actor);
+    }
+  }
+
+  private disarm(actor: Actor): void {
+    clearTimeout(actor.timer);
+    actor.timer = undefined;
+    actor.pending = undefined;
+  }
+
+  private arm(actor: Actor): void {
+    const pending = actor.pending;
+    if (!pending || this.closed) return;
+    const wait = Math.min(Math.max(0, pending.due - this.now()), MAX_TIMER_MS);
+    actor.timer = setTimeout(() => this.fire(actor, pending), wait);
+    actor.timer.unref();
+  }
+
+  private fire(actor: Actor, delayed: Delayed): void {
+    if (actor.pending !== delayed || this.closed) return;
+    actor.timer = undefined;
+    if (delayed.due > this.now()) {
+      this.arm(actor); // a wait longer than one timer can hold, or a clock that moved
+      return;
+    }
+    actor.pending = undefined;
+    const previous = freshnessOf(actor.snapshot);
+    this.step(actor, this.runner.send(actor.snapshot, delayed.event));
+    this.refresh(actor, 'freshness', previous, false);
+  }
+
+  /**
+   * Recomputes the actor's published section and tells the change stream when the section or the
+   * freshness changed (or, for a signal, always: a new reading is news even when equal).
+   */
+  private refresh(actor: Actor, cause: StatusChange['cause'] | undefined, previous: Freshness | null, always: boolean): void {
+    const freshness = freshnessOf(actor.snapshot);
+    const section = this.section(actor, freshness);
+    const json = JSON.stringify(section);
+    const changed = json !== actor.json || freshness !== previous;
+    actor.json = json;
+    this.cache.delete(actor.hrsId);
+    if (freshness !== previous && previous !== null) {
+      this.log.debug({ hrs_id: actor.hrsId, category: actor.category, from: previous, to: freshness }, 'status freshness changed');
+    }
+    if (cause && (changed || always)) this.emit({ hrsId: actor.hrsId, category: actor.category, cause, previous, freshness, section });
+  }
+
+  private section(actor: Actor, freshness: Freshness): Record<string, unknown> | null {
+    if (freshness === 'unknown') return null;
+    if (!this.registry.hasLiveSource(actor.hrsId, actor.category)) return null;
+    const station = this.registry.station(actor.hrsId);
+    if (!station) return null;
+    return buildSection(actor.category, actor.reading, station.layout);
+  }
+
+  /** After a registry reload: drop removed stations, republish what layouts and assignments now allow. */
+  private registryChanged(): void {
+    this.sortedIds = undefined;
+    this.cache.clear();
+    for (const [hrsId, actors] of this.stations) {
+      if (!this.registry.station(hrsId)) {
+        this.stations.delete(hrsId);
+        for (const actor of actors.values()) {
+          const previous = freshnessOf(actor.snapshot);
+          this.disarm(actor);
+          this.emit({ hrsId, category: actor.category, cause: 'removed', previous, freshness: null, section: null });
+        }
+        continue;
+      }
+      for (const actor of actors.values()) {
+        const freshness = freshnessOf(actor.snapshot);
+        this.refresh(actor, 'registry', freshness, false);
+      }
+    }
+  }
+
+  private emit(change: StatusChange): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(change);
+      } catch (err) {
+        this.log.error({ err, hrs_id: change.hrsId, category: change.category }, 'status change listener failed');
+      }
+    }
+  }
+}
