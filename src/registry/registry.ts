@@ -31,7 +31,9 @@ export class Registry {
   private callLogModes = new Map<string, CallLogMode>();
   /** `hrs_id NUL signal type` of every station and type some originator is live for. */
   private liveSources = new Set<string>();
-  private readonly listeners: (() => void)[] = [];
+  private readonly listeners: ((changed: ReadonlySet<string>) => void)[] = [];
+  /** Per station, a fingerprint of what the published status depends on (layout, live sources). */
+  private fingerprints = new Map<string, string>();
   private loading: Promise<void> | undefined;
   private again = false;
 
@@ -54,8 +56,11 @@ export class Registry {
     return this.liveSources.has(`${hrsId}\u0000${signalType}`);
   }
 
-  /** Called after every completed reload, with the new version in place. */
-  onReload(listener: () => void): void {
+  /**
+   * Called after every completed reload, with the new version in place and the ids of the stations
+   * added, removed, or whose confirmed layout or live sources changed.
+   */
+  onReload(listener: (changed: ReadonlySet<string>) => void): void {
     this.listeners.push(listener);
   }
 
@@ -121,7 +126,28 @@ export class Registry {
     this.stations = next;
     this.assignments = new Map(assignments.map((a) => [`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state]));
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
-    this.liveSources = new Set(assignments.filter((a) => a.state === 'live').map((a) => `${a.hrs_id}\u0000${a.signal_type}`));
-    for (const listener of this.listeners) listener();
+    const live = assignments.filter((a) => a.state === 'live');
+    this.liveSources = new Set(live.map((a) => `${a.hrs_id}\u0000${a.signal_type}`));
+    const liveTypes = new Map<string, string[]>();
+    for (const a of live) liveTypes.set(a.hrs_id, [...(liveTypes.get(a.hrs_id) ?? []), a.signal_type]);
+    const fingerprints = new Map<string, string>();
+    const changed = new Set<string>();
+    for (const [hrsId, entry] of next) {
+      const print = fingerprint(entry, liveTypes.get(hrsId) ?? []);
+      fingerprints.set(hrsId, print);
+      if (this.fingerprints.get(hrsId) !== print) changed.add(hrsId);
+    }
+    for (const hrsId of this.fingerprints.keys()) if (!next.has(hrsId)) changed.add(hrsId);
+    this.fingerprints = fingerprints;
+    for (const listener of this.listeners) listener(changed);
   }
+}
+
+function fingerprint(entry: StationEntry, liveTypes: string[]): string {
+  const layout = entry.layout;
+  const parts = [liveTypes.sort().join(',')];
+  if (layout) {
+    parts.push([...layout.nozzles.keys()].sort().join(','), [...layout.storages].sort().join(','), [...layout.products].sort().join(','));
+  }
+  return parts.join('\u0001');
 }

@@ -95,7 +95,7 @@ export class LiveStatus {
       pricing: { staleAfterMs: options.pricingStaleAfterMs, unknownAfterMs: null },
     };
     this.now = options.now ?? Date.now;
-    registry.onReload(() => this.registryChanged());
+    registry.onReload((changed) => this.registryChanged(changed));
   }
 
   /** Subscribes to the change stream; returns the unsubscribe function. */
@@ -302,11 +302,17 @@ export class LiveStatus {
     return buildSection(actor.category, actor.reading, station.layout);
   }
 
-  /** After a registry reload: drop removed stations, republish what layouts and assignments now allow. */
-  private registryChanged(): void {
+  /**
+   * After a registry reload: drop removed stations, republish what layouts and assignments now allow,
+   * for the stations the reload changed.
+   */
+  private registryChanged(changed: ReadonlySet<string>): void {
+    if (changed.size === 0) return;
     this.sortedIds = undefined;
-    this.cache.clear();
-    for (const [hrsId, actors] of this.stations) {
+    for (const hrsId of changed) {
+      this.cache.delete(hrsId);
+      const actors = this.stations.get(hrsId);
+      if (!actors) continue;
       if (!this.registry.station(hrsId)) {
         this.stations.delete(hrsId);
         for (const actor of actors.values()) {
