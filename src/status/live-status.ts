@@ -46,8 +46,11 @@ interface Actor {
   /** The delayed event the machine is waiting for, and the timer that delivers it. */
   pending: Delayed | undefined;
   timer: NodeJS.Timeout | undefined;
-  /** The published section as JSON ('null' when not published), for change detection and reads. */
-  json: string;
+  /**
+   * The published section as JSON ('null' when not published), for change detection and reads;
+   * undefined until read after a change (the import path does not pay for serialising).
+   */
+  json: string | undefined;
 }
 
 /** Node's timers hold at most 2^31-1 ms; longer waits are re-armed. */
@@ -154,7 +157,10 @@ export class LiveStatus {
     if (!actors) json = JSON.stringify({ hrs_id: hrsId, ...NULL_SECTIONS });
     else {
       json = `{"hrs_id":${JSON.stringify(hrsId)}`;
-      for (const category of CATEGORIES) json += `,"${SECTION_KEYS[category]}":${actors.get(category)?.json ?? 'null'}`;
+      for (const category of CATEGORIES) {
+        const actor = actors.get(category);
+        json += `,"${SECTION_KEYS[category]}":${actor ? this.sectionJson(actor) : 'null'}`;
+      }
       json += '}';
     }
     this.cache.set(hrsId, json);
@@ -231,7 +237,7 @@ export class LiveStatus {
       snapshot: first.snapshot,
       pending: undefined,
       timer: undefined,
-      json: 'null',
+      json: undefined,
     };
     actors.set(signal.category, created);
     this.step(created, first);
@@ -283,15 +289,23 @@ export class LiveStatus {
    */
   private refresh(actor: Actor, cause: StatusChange['cause'] | undefined, previous: Freshness | null, always: boolean): void {
     const freshness = freshnessOf(actor.snapshot);
-    const section = this.section(actor, freshness);
-    const json = JSON.stringify(section);
-    const changed = json !== actor.json || freshness !== previous;
-    actor.json = json;
     this.cache.delete(actor.hrsId);
     if (freshness !== previous && previous !== null) {
       this.log.debug({ hrs_id: actor.hrsId, category: actor.category, from: previous, to: freshness }, 'status freshness changed');
     }
-    if (cause && (changed || always)) this.emit({ hrsId: actor.hrsId, category: actor.category, cause, previous, freshness, section });
+    if (!cause || (always && this.listeners.size === 0)) {
+      actor.json = undefined; // serialised when next read
+      return;
+    }
+    const section = this.section(actor, freshness);
+    const json = JSON.stringify(section);
+    const changed = json !== actor.json || freshness !== previous;
+    actor.json = json;
+    if (changed || always) this.emit({ hrsId: actor.hrsId, category: actor.category, cause, previous, freshness, section });
+  }
+
+  private sectionJson(actor: Actor): string {
+    return (actor.json ??= JSON.stringify(this.section(actor, freshnessOf(actor.snapshot))));
   }
 
   private section(actor: Actor, freshness: Freshness): Record<string, unknown> | null {

@@ -33,9 +33,43 @@ export function importV2Fixture(count = IMPORT_V2_STATIONS) {
   return fixture;
 }
 
+/** Number of generated stations in the `status` fixture. */
+export const STATUS_STATIONS = 1000;
+
+/** The four import v2 signal types, each a section of the export v2 station status. */
+export const SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing'] as const;
+
+/**
+ * The standard test fixture's operator, originator, user and tokens with exactly `count` registered
+ * stations (the generated ones: BERLA and HAMBG and their assignments are left out), each with
+ * BERLA's confirmed layout (nozzles N1 and N2 on dispenser D1, storage S1, products P700 and P350)
+ * and a live assignment of the originator mon-1 for each of the four signal types.
+ */
+export function statusFixture(count = STATUS_STATIONS) {
+  const fixture = baseFixture();
+  const berla = fixture.stations[0]!;
+  fixture.stations = [];
+  fixture.assignments = [];
+  for (const [i, hrsId] of stationIds(count).entries()) {
+    fixture.stations.push({
+      hrs_id: hrsId,
+      operator: berla.operator,
+      name: `Benchmark station ${i + 1}`,
+      heavy_duty: false,
+      opening_hours: '24/7',
+      layout: structuredClone(berla.layout),
+    } as Record<string, unknown> as typeof berla);
+    for (const signalType of SIGNAL_TYPES) {
+      fixture.assignments.push({ originator: 'mon-1', hrs_id: hrsId, signal_type: signalType, state: 'live' });
+    }
+  }
+  return fixture;
+}
+
 const FIXTURES: Record<string, () => unknown> = {
   base: baseFixture,
   'import-v2': importV2Fixture,
+  status: statusFixture,
 };
 
 export function benchFixture(name: string): unknown {
