@@ -1,4 +1,6 @@
 import t from 'tap';
+import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
+import { gunzipSync } from 'node:zlib';
 import type { StatusChange } from '../src/status/live-status.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
@@ -289,4 +291,36 @@ t.test('two instances: a signal accepted by one is served by the other, and both
     await until(`${name} to turn availability unknown`, async () => ((await status(p)).availability === null ? true : undefined), 8000, 20);
     t.ok(Date.now() >= deadline, `${name}: unknown from the same datetime, not before ${new Date(deadline).toISOString()}`);
   }
+});
+
+t.test('the all-stations list is sent gzip-encoded to clients that accept it', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  await postAll(p);
+  const raw = (acceptEncoding?: string) =>
+    new Promise<{ headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const headers: Record<string, string> = { Authorization: `Bearer ${TOKENS.export_v2}` };
+      if (acceptEncoding !== undefined) headers['Accept-Encoding'] = acceptEncoding;
+      httpGet(`${p.url}/v2/hrs/status`, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+  const plain = await raw();
+  t.equal(plain.headers['content-encoding'], undefined);
+  t.equal(plain.headers.vary, 'Accept-Encoding');
+  t.equal(Number(plain.headers['content-length']), plain.body.length);
+  const list = JSON.parse(plain.body.toString('utf8')) as { stations: { hrs_id: string }[] };
+  t.same(list.stations.map((s) => s.hrs_id), ['BERLA', 'HAMBG']);
+  for (const header of ['gzip', 'br, gzip;q=0.5', 'deflate, *']) {
+    const zipped = await raw(header);
+    t.equal(zipped.headers['content-encoding'], 'gzip', `Accept-Encoding: ${header}`);
+    t.same(gunzipSync(zipped.body), plain.body, 'the same bytes once decoded');
+  }
+  for (const header of ['gzip;q=0', 'br', 'identity', '*;q=0']) {
+    t.equal((await raw(header)).headers['content-encoding'], undefined, `Accept-Encoding: ${header}`);
+  }
+  await post(p, 'availability', [availability(ago(1), [{ id: 'N1', available: false }])]);
+  const after = JSON.parse(gunzipSync((await raw('gzip')).body).toString('utf8')) as { stations: Record<string, any>[] };
+  t.same(after.stations[0]!.availability.nozzles, [{ id: 'N1', available: false }], 'a new signal is in the next list, encoded or not');
 });

@@ -238,7 +238,7 @@ export class HttpServer {
         // No Content-Length on these (RFC 9110 8.6); uWS omits it only when called without arguments.
         res.endWithoutBody();
       } else if (req.method === 'HEAD') {
-        res.endWithoutBody(reply.body?.length ?? 0, reply.closeConnection ?? false);
+        res.endWithoutBody(reply.body === undefined ? 0 : Buffer.byteLength(reply.body), reply.closeConnection ?? false);
       } else {
         res.end(reply.body ?? '', reply.closeConnection);
       }

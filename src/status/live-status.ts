@@ -3,6 +3,7 @@ import type { Sql } from '../../db/connect.js';
 import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapshot } from '../../machines/freshness.js';
 import { CATEGORIES, type Category } from '../domain/import-v2/schemas.js';
 import type { Registry } from '../registry/registry.js';
+import { EncodedBody } from '../http/encoding.js';
 import { FreshnessRunner, type Delayed } from './runner.js';
 import { buildSection, SECTION_KEYS, type PublishedReading } from './sections.js';
 
@@ -82,6 +83,8 @@ export class LiveStatus {
   /** Serialised status object per station (stations without actors included once read). */
   private readonly cache = new Map<string, string>();
   private sortedIds: string[] | undefined;
+  /** The all-stations body, kept until any station's status changes. */
+  private allEncoded: EncodedBody | undefined;
   private closed = false;
 
   constructor(
@@ -165,6 +168,11 @@ export class LiveStatus {
     }
     this.cache.set(hrsId, json);
     return json;
+  }
+
+  /** The all-stations body (see allJson), encoded and kept until something in it changes. */
+  allBody(): EncodedBody {
+    return (this.allEncoded ??= new EncodedBody(this.allJson()));
   }
 
   /** `{"stations": [...]}` over every registered station, sorted by hrs_id. */
@@ -290,6 +298,7 @@ export class LiveStatus {
   private refresh(actor: Actor, cause: StatusChange['cause'] | undefined, previous: Freshness | null, always: boolean): void {
     const freshness = freshnessOf(actor.snapshot);
     this.cache.delete(actor.hrsId);
+    this.allEncoded = undefined;
     if (freshness !== previous && previous !== null) {
       this.log.debug({ hrs_id: actor.hrsId, category: actor.category, from: previous, to: freshness }, 'status freshness changed');
     }
@@ -323,6 +332,7 @@ export class LiveStatus {
   private registryChanged(changed: ReadonlySet<string>): void {
     if (changed.size === 0) return;
     this.sortedIds = undefined;
+    this.allEncoded = undefined;
     for (const hrsId of changed) {
       this.cache.delete(hrsId);
       const actors = this.stations.get(hrsId);

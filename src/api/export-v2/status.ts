@@ -1,3 +1,4 @@
+import { acceptsGzip } from '../../http/encoding.js';
 import { JSON_TYPE, notFound } from '../../http/errors.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Services } from '../../services.js';
@@ -11,7 +12,16 @@ export function statusRoutes(server: HttpServer, { status }: Services): void {
     method: 'GET',
     path: '/v2/hrs/status',
     auth: 'export_v2',
-    handler: () => ({ status: 200, headers: { 'Content-Type': JSON_TYPE }, body: status.allJson() }),
+    handler: (req) => {
+      // A thousand stations make close to a megabyte of JSON: kept encoded, gzip when the client takes it.
+      const body = status.allBody();
+      const gzip = acceptsGzip(req.headers['accept-encoding']);
+      return {
+        status: 200,
+        headers: { 'Content-Type': JSON_TYPE, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
+        body: gzip ? body.gzip : body.identity,
+      };
+    },
   });
   server.route({
     method: 'GET',

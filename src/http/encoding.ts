@@ -1,0 +1,36 @@
+import { gzipSync } from 'node:zlib';
+
+/**
+ * Whether an `Accept-Encoding` header accepts gzip (RFC 9110 12.5.3): `gzip` or `x-gzip` or `*` with a
+ * non-zero weight, unless gzip itself is refused with `q=0`.
+ */
+export function acceptsGzip(header: string | undefined): boolean {
+  if (!header) return false;
+  let wildcard = false;
+  for (const part of header.split(',')) {
+    const [name, ...params] = part.trim().toLowerCase().split(';');
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    const weight = q === undefined ? 1 : Number(q.slice(2));
+    const accepted = Number.isFinite(weight) && weight > 0;
+    if (name === 'gzip' || name === 'x-gzip') return accepted;
+    if (name === '*') wildcard = accepted;
+  }
+  return wildcard;
+}
+
+/**
+ * A response body kept in both encodings it may be sent in: the identity bytes, and gzip made on the
+ * first request that accepts it (level 1: large JSON shrinks tenfold or more at a few milliseconds).
+ */
+export class EncodedBody {
+  private gzipped: Buffer | undefined;
+  readonly identity: Buffer;
+
+  constructor(text: string) {
+    this.identity = Buffer.from(text, 'utf8');
+  }
+
+  get gzip(): Buffer {
+    return (this.gzipped ??= gzipSync(this.identity, { level: 1 }));
+  }
+}

@@ -1,0 +1,310 @@
+/**
+ * status: what reading the export v2 live status costs. Against a registry of 1,000 stations (the
+ * `status` fixture: BERLA's layout each, the originator mon-1 live for all four signal types), every
+ * station is first given all four sections by posting real signals through the import v2 endpoints
+ * (one request per signal type, one transmission per station), then four targets are measured one
+ * after the other under the same load: a hello-world uWS server (`GET /`, the baseline), the
+ * platform's `GET /v2/hrs/{hrs_id}/status` for one fixed station, and `GET /v2/hrs/status` (all 1,000
+ * stations), the latter three times: with the configured connections, the same asking for gzip as
+ * browsers and HTTP libraries do (the list is then sent gzip-encoded, about a tenth of the bytes), and
+ * with one connection (its service time without queueing). Every server and the load generator run in
+ * processes of their own.
+ *
+ * The load generator sends every request of a run to the same path, so the single-station figure is
+ * for one fixed station (the middle one); the status is served from memory either way.
+ *
+ * Goals: single-station status at 60% or more of the hello-world req/s; all-stations status p99 under
+ * 50 ms (at the configured connections).
+ */
+import { availableParallelism, cpus } from 'node:os';
+import { createRequire } from 'node:module';
+import { TOKENS } from '../helpers/fixtures.js';
+import { dropDatabase } from '../helpers/platform.js';
+import { Child } from './lib/child.js';
+import { SIGNAL_TYPES, STATUS_STATIONS, stationIds } from './lib/fixtures.js';
+import { measure, type Measurement } from './lib/load.js';
+import { dropRedisKeys } from './lib/redis-keys.js';
+import type { BenchOptions, Scenario } from './lib/scenario.js';
+import { fixed, integer, percentOf, table } from './lib/table.js';
+
+const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+/** Single-station req/s as a share of hello world's that the platform should reach. */
+const GOAL_PERCENT = 60;
+/** All-stations p99 the platform should stay under, in milliseconds. */
+const GOAL_P99_MS = 50;
+
+const STATIONS = stationIds(STATUS_STATIONS);
+/** The station the single-station target reads. */
+const FIXED = STATIONS[Math.floor(STATIONS.length / 2)]!;
+const SECTIONS = ['availability', 'usage', 'hydrogen_storage', 'pricing'] as const;
+
+type SignalType = (typeof SIGNAL_TYPES)[number];
+
+/** One transmission of `type` for a benchmark station (BERLA's layout), dated `datetime`; values vary a little by station. */
+function transmission(type: SignalType, hrsId: string, i: number, datetime: string): Record<string, unknown> {
+  switch (type) {
+    case 'availability':
+      return {
+        hrs: hrsId,
+        datetime,
+        nozzles: [
+          { id: 'N1', available: i % 7 !== 0 },
+          { id: 'N2', available: true },
+        ],
+        station: { maintenance: false, limitedly_available: i % 11 === 0 },
+      };
+    case 'usage':
+      return {
+        hrs: hrsId,
+        datetime,
+        nozzles: [
+          { id: 'N1', usage_status: i % 3 === 0 ? 'in-use' : 'free' },
+          { id: 'N2', usage_status: i % 5 === 0 ? 'reserved' : 'free' },
+        ],
+      };
+    case 'hydrogen-storage':
+      return { hrs: hrsId, datetime, storages: [{ id: 'S1', remaining_kg: i % 10 === 0 ? '42.50' : '420.50' }] };
+    case 'pricing':
+      return {
+        hrs: hrsId,
+        datetime,
+        products: [
+          { id: 'P700', gross_price: '13.850', net_price: '11.639', currency: 'EUR' },
+          { id: 'P350', gross_price: '11.500', net_price: '9.664', currency: 'EUR' },
+        ],
+      };
+  }
+}
+
+/**
+ * Gives every station all four sections: per signal type one POST carrying one transmission per
+ * station, dated a second ago (well within the 5 minutes import v2 accepts).
+ */
+async function seed(port: number): Promise<void> {
+  const datetime = new Date(Date.now() - 1000).toISOString();
+  for (const type of SIGNAL_TYPES) {
+    const res = await fetch(`http://127.0.0.1:${port}/import/v2/signal/${type}/`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(STATIONS.map((hrsId, i) => transmission(type, hrsId, i, datetime))),
+    });
+    if (res.status !== 204) throw new Error(`seeding: POST ${type} answered ${res.status} ${(await res.text()).slice(0, 300)}`);
+  }
+}
+
+type StationStatus = { hrs_id?: unknown } & Partial<Record<(typeof SECTIONS)[number], unknown>>;
+
+const missingSections = (station: StationStatus) => SECTIONS.filter((key) => station[key] === null || station[key] === undefined);
+
+/** The status of one station: its id and all four sections, none of them null. */
+function checkStation(body: string): boolean {
+  const station = JSON.parse(body) as StationStatus;
+  if (station.hrs_id !== FIXED) throw new Error(`the status of ${FIXED} names ${String(station.hrs_id)}`);
+  const missing = missingSections(station);
+  if (missing.length > 0) throw new Error(`the status of ${FIXED} has no ${missing.join(', ')} section`);
+  return true;
+}
+
+/** Every registered station, in hrs_id order, each with all four sections. */
+function checkAll(body: string): boolean {
+  const { stations } = JSON.parse(body) as { stations?: StationStatus[] };
+  if (!Array.isArray(stations)) throw new Error('no "stations" list');
+  if (stations.length !== STATIONS.length) throw new Error(`${stations.length} stations listed, ${STATIONS.length} registered`);
+  stations.forEach((station, i) => {
+    if (station.hrs_id !== STATIONS[i]) throw new Error(`station ${i} is ${String(station.hrs_id)}, expected ${STATIONS[i]}`);
+    const missing = missingSections(station);
+    if (missing.length > 0) throw new Error(`${STATIONS[i]} has no ${missing.join(', ')} section`);
+  });
+  return true;
+}
+
+interface Target {
+  label: string;
+  server: 'hello' | 'platform';
+  path: string;
+  headers?: Record<string, string>;
+  /** Connections for this target; the configured number when absent. */
+  connections?: number;
+  /** What a correct answer looks like; checked once before the load starts (may throw to say why not). */
+  expect: (body: string) => boolean;
+}
+
+const EXPORT_HEADERS = { Authorization: `Bearer ${TOKENS.export_v2}` };
+const ALL_LABEL = `platform GET /v2/hrs/status (${STATIONS.length} stations)`;
+/** What browsers and HTTP libraries send: the list is then served gzip-encoded. */
+const GZIP_LABEL = `${ALL_LABEL}, Accept-Encoding: gzip`;
+
+const TARGETS: Target[] = [
+  { label: 'hello world GET /', server: 'hello', path: '/', expect: (body) => body === 'Hello World!' },
+  {
+    label: `platform GET /v2/hrs/${FIXED}/status (1 fixed station)`,
+    server: 'platform',
+    path: `/v2/hrs/${FIXED}/status`,
+    headers: EXPORT_HEADERS,
+    expect: checkStation,
+  },
+  { label: ALL_LABEL, server: 'platform', path: '/v2/hrs/status', headers: EXPORT_HEADERS, expect: checkAll },
+  {
+    label: GZIP_LABEL,
+    server: 'platform',
+    path: '/v2/hrs/status',
+    headers: { ...EXPORT_HEADERS, 'Accept-Encoding': 'gzip' },
+    expect: checkAll,
+  },
+  {
+    label: `${ALL_LABEL}, 1 connection`,
+    server: 'platform',
+    path: '/v2/hrs/status',
+    headers: EXPORT_HEADERS,
+    connections: 1,
+    expect: checkAll,
+  },
+];
+
+/** Checks the answer once; returns its size in bytes as sent (encoded, when it was). */
+async function check(url: string, target: Target): Promise<number> {
+  const res = await fetch(url, { headers: target.headers });
+  const body = await res.text();
+  const sent = res.headers.get('content-encoding') ? Number(res.headers.get('content-length')) : Buffer.byteLength(body);
+  if (target.headers?.['Accept-Encoding'] === 'gzip' && res.headers.get('content-encoding') !== 'gzip') {
+    throw new Error(`${target.label}: the answer is not gzip-encoded; not benchmarking that`);
+  }
+  let problem: string | undefined;
+  try {
+    if (res.status !== 200) problem = `status ${res.status}`;
+    else if (!target.expect(body)) problem = 'unexpected body';
+  } catch (err) {
+    problem = (err as Error).message;
+  }
+  if (problem) throw new Error(`${target.label} answered ${res.status} ${body.slice(0, 200)} (${problem}); not benchmarking that`);
+  return sent;
+}
+
+interface Row {
+  target: Target;
+  result: Measurement;
+  connections: number;
+  bytes: number;
+}
+
+async function run(options: BenchOptions): Promise<void> {
+  const database = `hrs_bench_status_${process.pid}`;
+  const databaseUrl = new URL(ROOT_URL);
+  databaseUrl.pathname = `/${database}`;
+  const servers: Partial<Record<Target['server'], { child: Child; port: number }>> = {};
+  const rows: Row[] = [];
+  let seedMs = 0;
+  try {
+    const hello = await Child.start('hello-world server', new URL('./lib/hello-server.ts', import.meta.url));
+    servers.hello = { child: hello.child, port: hello.ready.port as number };
+    const platform = await Child.start('platform', new URL('./lib/platform-server.ts', import.meta.url), {
+      env: { BENCH_DATABASE_URL: databaseUrl.toString(), BENCH_REDIS_PREFIX: database, BENCH_FIXTURE: 'status' },
+      // Loading 1,000 stations takes a while on a busy machine.
+      readyTimeoutMs: 180_000,
+    });
+    servers.platform = { child: platform.child, port: platform.ready.port as number };
+
+    const seedStarted = performance.now();
+    await seed(servers.platform.port);
+    seedMs = performance.now() - seedStarted;
+
+    for (const target of TARGETS) {
+      const server = servers[target.server]!;
+      const url = `http://127.0.0.1:${server.port}${target.path}`;
+      const bytes = await check(url, target);
+      const connections = target.connections ?? options.connections;
+      const result = await measure(server.child, { url, headers: target.headers }, { ...options, connections });
+      rows.push({ target, result, connections, bytes });
+    }
+  } finally {
+    await Promise.all(Object.values(servers).map((server) => server.child.stop()));
+    await dropDatabase(database);
+    await dropRedisKeys(database).catch((err: unknown) =>
+      process.stderr.write(`removing the Redis keys under ${database}: failed (${(err as Error).message})\n`),
+    );
+  }
+
+  const version = createRequire(import.meta.url)('autocannon/package.json').version as string;
+  const base = rows[0]!.result;
+  options.print(
+    `load generator: autocannon ${version} in its own process, ${options.connections} connections unless the row says otherwise, ` +
+      `${options.durationSeconds} s per target` +
+      (options.warmupSeconds > 0 ? ` after ${options.warmupSeconds} s of warm-up` : ' without warm-up'),
+  );
+  options.print(`machine: ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node.js ${process.version}`);
+  options.print(
+    `platform: ${STATIONS.length} registered stations, each given all four sections before the load by real import v2 ` +
+      `signals (${SIGNAL_TYPES.length} POSTs of ${STATIONS.length} transmissions, ${fixed(seedMs, 0)} ms); ` +
+      `checked once before each target (every section present, all ${STATIONS.length} stations listed)`,
+  );
+  options.print(
+    `single station: every request reads ${FIXED} (the load generator cannot vary the path per request); ` +
+      'the status is served from memory, the same way for every station',
+  );
+  options.print();
+  options.print(
+    table(
+      ['target', 'conn.', 'body bytes', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'req/s %', 'p50 %', 'p99 %', 'server CPU', 'loader CPU'],
+      rows.map(({ target, result: r, connections, bytes }, i) => [
+        target.label,
+        String(connections),
+        integer(bytes),
+        integer(r.requestsPerSecond),
+        fixed((r.requestsPerSecond * bytes) / 1e6, 1),
+        fixed(r.p50Ms, 3),
+        fixed(r.p99Ms, 3),
+        integer(r.non2xx),
+        integer(r.errors),
+        i === 0 ? 'baseline' : percentOf(r.requestsPerSecond, base.requestsPerSecond),
+        i === 0 ? 'baseline' : percentOf(r.p50Ms, base.p50Ms),
+        i === 0 ? 'baseline' : percentOf(r.p99Ms, base.p99Ms),
+        fixed(r.serverCpu, 2),
+        fixed(r.loaderCpu, 2),
+      ]),
+    ),
+  );
+  options.print();
+  options.print('%: the platform figure as a percentage of the hello-world figure of this run (req/s: higher is better; latency: lower is better).');
+  options.print('MB/s: req/s x body bytes (response bodies only). Latency: over every 2xx response.');
+  options.print('CPU: cores busy during the measurement (1.00 = one core all the time).');
+
+  const single = rows[1]!.result;
+  const share = (single.requestsPerSecond / base.requestsPerSecond) * 100;
+  const all = rows.find((row) => row.target.label === ALL_LABEL)!;
+  const gzip = rows.find((row) => row.target.label === GZIP_LABEL)!;
+  const one = rows.find((row) => row.connections === 1)!;
+  options.print();
+  options.print(
+    `single-station status req/s: ${Number.isFinite(share) ? share.toFixed(1) : 'n/a'}% of hello world ` +
+      `(goal: at least ${GOAL_PERCENT}%): ${share >= GOAL_PERCENT ? 'met' : 'NOT met'}`,
+  );
+  for (const row of [gzip, all]) {
+    options.print(
+      `all-stations status p99${row === gzip ? ' (gzip-encoded, as HTTP clients ask for it)' : ' (identity encoding)'}: ` +
+        `${fixed(row.result.p99Ms, 1)} ms at ${row.connections} connections ` +
+        `(goal: under ${GOAL_P99_MS} ms): ${row.result.p99Ms < GOAL_P99_MS ? 'met' : 'NOT met'}`,
+    );
+  }
+  options.print(`all-stations status at 1 connection (identity): p50 ${fixed(one.result.p50Ms, 1)} ms, p99 ${fixed(one.result.p99Ms, 1)} ms`);
+  const bound = rows.flatMap(({ target, result }) => (result.loaderCpu >= 0.9 ? [target.label] : []));
+  if (bound.length > 0) {
+    options.print(
+      `Note: the load generator used a whole core for ${bound.join('; ')}: that figure is bounded by the generator, ` +
+        'not by the server' + (bound.includes(TARGETS[0]!.label) ? ', so the percentages understate the gap.' : '.'),
+    );
+  }
+  for (const { target, result } of rows) {
+    if (result.non2xx === 0 && result.errors === 0) continue;
+    const codes = Object.entries(result.statusCodes)
+      .filter(([code]) => !code.startsWith('2'))
+      .map(([code, n]) => `${code}: ${n}`)
+      .join(', ');
+    options.print(`Note: ${target.label} got non-2xx answers or errors (${codes || 'none'}; ${result.errors} errors, ${result.timeouts} timeouts).`);
+  }
+}
+
+const scenario: Scenario = {
+  description: `export v2 live status: GET /v2/hrs/{hrs_id}/status and GET /v2/hrs/status over ${STATUS_STATIONS} stations with all four sections, against a bare uWebSockets.js hello world`,
+  run,
+};
+export default scenario;
