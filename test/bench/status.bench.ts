@@ -163,7 +163,8 @@ const TARGETS: Target[] = [
 
 /** Checks the answer once; returns its size in bytes as sent (encoded, when it was). */
 async function check(url: string, target: Target): Promise<number> {
-  const res = await fetch(url, { headers: target.headers });
+  // fetch asks for gzip unless told otherwise; the load generator asks for nothing.
+  const res = await fetch(url, { headers: { 'Accept-Encoding': 'identity', ...target.headers } });
   const body = await res.text();
   const sent = res.headers.get('content-encoding') ? Number(res.headers.get('content-length')) : Buffer.byteLength(body);
   if (target.headers?.['Accept-Encoding'] === 'gzip' && res.headers.get('content-encoding') !== 'gzip') {
