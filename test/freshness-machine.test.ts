@@ -43,7 +43,12 @@ interface Simulated {
   transitions: [string, number][];
 }
 
-/** A started actor whose first reading is `datetime`, handled at `now` (the clock starts there). */
+/**
+ * A started actor whose first reading is `datetime`, handled at `now` (the clock starts there).
+ * The tests move the clock onto each deadline rather than past it: xstate's own scheduler counts a
+ * delay from when the event that raised it was processed, so a clock jumped past the stale deadline
+ * delivers `stale` late and the unknown timer starts late with it (the runner below has no such drift).
+ */
 function simulate(t: Test, policy: FreshnessPolicy, datetime: number, now = datetime): Simulated {
   const clock = new SimulatedClock();
   clock.set(now);
@@ -698,6 +703,25 @@ t.test('LiveStatus: without a live source nothing is published, freshness still 
   h.clock.now = T0 + 200;
   await changesReach(h, 3);
   t.match(h.changes[2], { hrsId: 'HAMBG', cause: 'freshness', freshness: 'stale' });
+});
+
+t.test('LiveStatus: a registry reload that changes nothing of a section is no news', async (t) => {
+  const registry = fakeRegistry(['BERLA']);
+  const status = new LiveStatus(registry, pino({ level: 'silent' }), { staleAfterMs: 60_000, unknownAfterMs: 120_000, pricingStaleAfterMs: 60_000 });
+  t.teardown(() => status.close());
+  const now = Date.now();
+  // Published while nobody listens: nothing serialised yet.
+  status.publish([{ hrsId: 'BERLA', category: 'pricing', originatorId: 'mon-1', datetime: now, receivedAt: now, payload: PAYLOADS.pricing }]);
+  const changes: StatusChange[] = [];
+  status.onChange((change) => changes.push(change));
+  registry.reload(['BERLA']);
+  t.same(changes, [], 'unchanged and unseen: no event');
+  status.stationJson('BERLA');
+  registry.reload(['BERLA']);
+  t.same(changes, [], 'unchanged and seen: no event');
+  (registry.station('BERLA')!.layout!.products as Set<string>).delete('P700');
+  registry.reload(['BERLA']);
+  t.match(changes, [{ hrsId: 'BERLA', category: 'pricing', cause: 'registry', previous: 'fresh', freshness: 'fresh', section: null }], 'a removed product is news');
 });
 
 t.test('LiveStatus: close() stops every timer', async (t) => {

@@ -295,6 +295,12 @@ export class LiveStatus {
    * Recomputes the actor's published section and tells the change stream when the section or the
    * freshness changed (or, for a signal, always: a new reading is news even when equal).
    */
+  /**
+   * Recomputes the actor's published section and tells the change stream when the section or the
+   * freshness changed (for a signal always: a new reading is news even when equal). With nobody
+   * listening nothing is serialised here; the next read does it. A section nobody has serialised
+   * since its last change was seen by nobody, so only a freshness change makes it news.
+   */
   private refresh(actor: Actor, cause: StatusChange['cause'] | undefined, previous: Freshness | null, always: boolean): void {
     const freshness = freshnessOf(actor.snapshot);
     this.cache.delete(actor.hrsId);
@@ -302,13 +308,13 @@ export class LiveStatus {
     if (freshness !== previous && previous !== null) {
       this.log.debug({ hrs_id: actor.hrsId, category: actor.category, from: previous, to: freshness }, 'status freshness changed');
     }
-    if (!cause || (always && this.listeners.size === 0)) {
-      actor.json = undefined; // serialised when next read
+    if (!cause || this.listeners.size === 0) {
+      actor.json = undefined;
       return;
     }
     const section = this.section(actor, freshness);
     const json = JSON.stringify(section);
-    const changed = json !== actor.json || freshness !== previous;
+    const changed = freshness !== previous || (actor.json !== undefined && json !== actor.json);
     actor.json = json;
     if (changed || always) this.emit({ hrsId: actor.hrsId, category: actor.category, cause, previous, freshness, section });
   }
