@@ -58,13 +58,20 @@ export class HttpServer {
   private readonly observers = new Map<RouteSpec['auth'], Observer[]>();
   private listenSocket: us_listen_socket | undefined;
   private inFlight = 0;
+  private readonly registered: Pick<RouteSpec, 'method' | 'path' | 'auth'>[] = [];
   private idle: (() => void)[] = [];
 
   constructor(private readonly options: HttpServerOptions) {
     this.app.any('/*', (res, req) => this.dispatch(res, req));
   }
 
+  /** Every registered route (method, path pattern, auth family), in registration order: for documents. */
+  routes(): readonly Pick<RouteSpec, 'method' | 'path' | 'auth'>[] {
+    return this.registered;
+  }
+
   route(spec: RouteSpec): this {
+    this.registered.push({ method: spec.method, path: spec.path, auth: spec.auth });
     this.router.add(spec.method, spec.path, { ...spec, style: spec.style ?? familyStyle(spec.auth, spec.path) });
     return this;
   }
