@@ -1,0 +1,139 @@
+/**
+ * Set-based seeding of large benchmark registries: N stations (each with a confirmed layout: dispenser
+ * D1 with nozzles N1 and N2, storage S1, products P700 and P350, and AFIR-like static details), an
+ * operator, an originator live for all four signal types at every station, and optionally one
+ * published snapshot per station and category in the shape import v2 stores them.
+ */
+import type { Sql } from '../../../db/connect.js';
+import { CATEGORIES } from '../../../src/domain/import-v2/schemas.js';
+
+export interface SeedOptions {
+  stations: number;
+  /** Ages of the published readings (ms); none are written when absent. */
+  readings?: { spreadMs: number; pricingSpreadMs: number };
+}
+
+/** Station i's hrs_id: i in base 26, five letters (AAAAA, AAAAB, ...), as `seedRegistry` writes it. */
+export function benchHrsId(i: number): string {
+  let id = '';
+  for (const d of [456976, 17576, 676, 26, 1]) id += String.fromCharCode(65 + (Math.floor(i / d) % 26));
+  return id;
+}
+
+/**
+ * The whole data set, statement by statement, in one transaction. Triggers (the station-set stamp and
+ * the foreign-key checks) are off while it runs: the rows are generated consistent, and a row-level
+ * trigger that updates one row 100,000 times in one transaction would take minutes on its own.
+ */
+export async function seedRegistry(sql: Sql, options: SeedOptions): Promise<void> {
+  const STATIONS = options.stations;
+  const [role] = await sql<{ rolsuper: boolean }[]>`SELECT rolsuper FROM pg_roles WHERE rolname = current_user`;
+  await sql.begin(async (tx) => {
+    await tx`SET LOCAL synchronous_commit = off`;
+    // Superusers skip every trigger, foreign-key checks included; others at least the station-set stamp.
+    if (role?.rolsuper) await tx`SET LOCAL session_replication_role = replica`;
+    await tx`ALTER TABLE stations DISABLE TRIGGER stations_set_changed`;
+    // Station i's hrs_id: i in base 26, five letters (AAAAA, AAAAB, ...).
+    await tx`
+      CREATE FUNCTION pg_temp.bench_hrs_id(i integer) RETURNS text IMMUTABLE LANGUAGE sql AS $$
+        SELECT chr(65 + (i / 456976) % 26) || chr(65 + (i / 17576) % 26) || chr(65 + (i / 676) % 26)
+            || chr(65 + (i / 26) % 26) || chr(65 + i % 26)
+      $$`;
+    await tx`INSERT INTO operators (id, name, email) VALUES ('bench-operator', 'Bench Hydrogen GmbH', 'ops@bench.example')`;
+    await tx`INSERT INTO originators (id, name, call_log_mode) VALUES ('bench-monitor', 'Bench Monitoring', 'errors')`;
+    await tx`
+      INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details)
+      SELECT pg_temp.bench_hrs_id(i), 'bench-operator', 'Bench station ' || (i + 1), i % 10 = 0,
+             CASE WHEN i % 4 = 0 THEN 'Mo-Fr 06:00-22:00; Sa-Su 08:00-20:00' ELSE '24/7' END,
+             jsonb_build_object(
+               'street', 'Wasserstoffstraße ' || (1 + i % 200), 'postal_code', lpad((10000 + i % 89999)::text, 5, '0'),
+               'city', 'City ' || (i % 997), 'country', 'DE',
+               'latitude', round((47.3 + (i % 5500) / 1000.0)::numeric, 6), 'longitude', round((5.9 + (i % 9100) / 1000.0)::numeric, 6),
+               'vehicle_types', CASE WHEN i % 10 = 0 THEN jsonb_build_array('M1', 'N1', 'N3', 'M3') ELSE jsonb_build_array('M1', 'N1') END,
+               'payment_methods', jsonb_build_array('fuel card', 'credit card'), 'phone', '+49 30 ' || (1000000 + i))
+      FROM generate_series(0, ${STATIONS - 1}::integer) AS i`;
+    await tx`
+      INSERT INTO layouts (hrs_id, kind, version, content_hash, confirmed_at)
+      SELECT hrs_id, 'confirmed', 1, sha256(convert_to(hrs_id, 'UTF8')), now() FROM stations`;
+    await tx`
+      INSERT INTO dispensers (layout_id, external_id, is_certified, position)
+      SELECT id, 'D1', true, 1 FROM layouts`;
+    await tx`
+      INSERT INTO nozzles (layout_id, dispenser_id, external_id, connector_type, vehicle_side, is_certified, position)
+      SELECT d.layout_id, d.id, n.external_id, n.connector_type, n.vehicle_side, n.is_certified, n.position
+      FROM dispensers d
+      CROSS JOIN (VALUES ('N1', 'H70', 'left', true, 1), ('N2', 'H35', 'right', false, 2))
+        AS n (external_id, connector_type, vehicle_side, is_certified, position)`;
+    await tx`
+      INSERT INTO nozzle_fuelling_options (nozzle_id, fuelling_option, position)
+      SELECT id, CASE external_id WHEN 'N1' THEN '700ld' ELSE '350ld' END, 1 FROM nozzles`;
+    await tx`
+      INSERT INTO storages (layout_id, external_id, nominal_capacity_kg, position)
+      SELECT id, 'S1', 500, 1 FROM layouts`;
+    await tx`
+      INSERT INTO storage_dispensers (storage_id, dispenser_id, position)
+      SELECT s.id, d.id, 1 FROM storages s JOIN dispensers d ON d.layout_id = s.layout_id`;
+    await tx`
+      INSERT INTO products (layout_id, external_id, pressure_stage, green_hydrogen_share, position)
+      SELECT l.id, p.external_id, p.pressure_stage, p.green_hydrogen_share, p.position
+      FROM layouts l CROSS JOIN (VALUES ('P700', 700, NULL::numeric, 1), ('P350', 350, 50::numeric, 2))
+        AS p (external_id, pressure_stage, green_hydrogen_share, position)`;
+    await tx`
+      INSERT INTO product_nozzles (product_id, nozzle_id, position)
+      SELECT p.id, n.id, 1
+      FROM products p JOIN nozzles n ON n.layout_id = p.layout_id
+        AND n.external_id = CASE p.external_id WHEN 'P700' THEN 'N1' ELSE 'N2' END`;
+    await tx`
+      INSERT INTO assignments (originator_id, hrs_id, signal_type, state)
+      SELECT 'bench-monitor', s.hrs_id, t.signal_type, 'live'
+      FROM stations s CROSS JOIN unnest(${tx.array([...CATEGORIES])}::text[]) AS t (signal_type)`;
+    if (!options.readings) {
+      await tx`ALTER TABLE stations ENABLE TRIGGER stations_set_changed`;
+      await tx`UPDATE station_set SET modified_at = clock_timestamp()`;
+      return;
+    }
+    const SPREAD_MS = options.readings.spreadMs;
+    const PRICING_SPREAD_MS = options.readings.pricingSpreadMs;
+    // One reading per station and category. Station i's reading of category k is (i * 7919 + k * 104729)
+    // mod the spread milliseconds old: spread evenly, the same on every run, different per category.
+    await tx`
+      WITH readings AS (
+        SELECT i, k, category,
+               now() - make_interval(secs => ((i::bigint * 7919 + k * 104729) % (CASE category WHEN 'pricing'
+                 THEN ${PRICING_SPREAD_MS}::bigint ELSE ${SPREAD_MS}::bigint END)) / 1000.0) AS measured_at
+        FROM generate_series(0, ${STATIONS - 1}::integer) AS i
+        CROSS JOIN unnest(${tx.array([...CATEGORIES])}::text[]) WITH ORDINALITY AS c (category, k)
+      )
+      INSERT INTO published_signals (hrs_id, category, originator_id, measured_at, received_at, transmission_id, payload)
+      SELECT pg_temp.bench_hrs_id(i), category, 'bench-monitor', measured_at,
+             measured_at + make_interval(secs => 0.2 + (i % 40) / 10.0),
+             CASE WHEN i % 3 = 0 THEN 'tx-' || i || '-' || k END,
+             CASE category
+               WHEN 'availability' THEN jsonb_build_object(
+                 'station', jsonb_build_object('maintenance', i % 97 = 0, 'limitedly_available', i % 13 = 0),
+                 'nozzles', jsonb_build_array(
+                   jsonb_build_object('id', 'N1', 'available', i % 7 <> 0),
+                   jsonb_build_object('id', 'N2', 'available', i % 11 <> 0)),
+                 'fuelling_options', jsonb_build_object('700ld', i % 7 <> 0, '350ld', i % 11 <> 0))
+               WHEN 'usage' THEN jsonb_build_object(
+                 'nozzles', jsonb_build_array(
+                   jsonb_build_object('id', 'N1', 'usage_status', (ARRAY['free', 'in-use', 'reserved', 'free'])[1 + i % 4]),
+                   jsonb_build_object('id', 'N2', 'usage_status', (ARRAY['free', 'free', 'in-use'])[1 + i % 3])))
+               WHEN 'hydrogen-storage' THEN jsonb_build_object(
+                 'storages', jsonb_build_array(jsonb_build_object(
+                   'id', 'S1',
+                   'remaining_kg', to_char((i * 37 % 50000) / 100.0, 'FM99990.00'),
+                   'low_h2_storage', (i * 37 % 50000) < 10000)))
+               ELSE jsonb_build_object(
+                 'products', jsonb_build_array(
+                   jsonb_build_object('id', 'P700', 'gross_price', to_char(12.5 + (i % 300) / 100.0, 'FM990.000'),
+                     'net_price', to_char((12.5 + (i % 300) / 100.0) / 1.19, 'FM990.000'), 'currency', 'EUR'),
+                   jsonb_build_object('id', 'P350', 'gross_price', to_char(10.5 + (i % 200) / 100.0, 'FM990.000'),
+                     'net_price', NULL, 'currency', 'EUR')))
+             END
+      FROM readings`;
+    await tx`ALTER TABLE stations ENABLE TRIGGER stations_set_changed`;
+    await tx`UPDATE station_set SET modified_at = clock_timestamp()`;
+  });
+  await sql`ANALYZE`;
+}
