@@ -66,8 +66,15 @@ export function statusFixture(count = STATUS_STATIONS) {
   return fixture;
 }
 
+/** Only the data user alice and her export v2 token: for registries seeded in SQL (./seed.ts). */
+function exportTokenFixture() {
+  const base = baseFixture();
+  return { users: base.users, tokens: base.tokens.filter((token) => token.generation === 'export_v2') };
+}
+
 const FIXTURES: Record<string, () => unknown> = {
   base: baseFixture,
+  'export-token': exportTokenFixture,
   'import-v2': importV2Fixture,
   status: statusFixture,
 };

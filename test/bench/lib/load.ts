@@ -33,10 +33,10 @@ export interface LoadResult {
   /** Mean of autocannon's per-second request counts (with `drain`: answers within the measured seconds per second). */
   requestsPerSecond: number;
   requestsTotal: number;
-  /** Latency percentiles over every 2xx response, in milliseconds. */
+  /** Latency percentiles over every 2xx and 304 response, in milliseconds. */
   p50Ms: number;
   p99Ms: number;
-  /** 2xx responses received (with `drain`: including those received while draining). */
+  /** 2xx and 304 responses received (with `drain`: including those received while draining). */
   responses2xx: number;
   non2xx: number;
   /** Responses by status code. */
