@@ -12,6 +12,13 @@ const seconds = (fallback: number) =>
     .positive('must be greater than zero')
     .default(fallback);
 
+const requests = (fallback: number) =>
+  z.coerce
+    .number({ error: 'must be a number of requests' })
+    .int('must be a whole number of requests')
+    .min(1, 'must be at least 1')
+    .default(fallback);
+
 const url = (protocols: string[]) =>
   z
     .string()
@@ -52,7 +59,15 @@ export const envSchema = z
     STATUS_PRICING_STALE_AFTER: seconds(25 * 3600),
     SMTP_URL: z.preprocess(blankAsUnset, url(['smtp:', 'smtps:']).optional()),
     MAIL_FROM: z.string().min(3).default('HRS signal platform <no-reply@localhost>'),
-    IMPORT_V2_RATE_LIMIT: z.coerce.number({ error: 'must be a number of requests' }).int().min(1, 'must be at least 1').default(300),
+    IMPORT_V2_RATE_LIMIT: requests(300),
+    EXPORT_V2_RATE_LIMIT_MINUTE: requests(60),
+    EXPORT_V2_RATE_LIMIT_DAY: requests(5000),
+    EXPORT_V2_RATE_LIMIT_DAY_WINDOW: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(1, 'must be at least 1')
+      .max(86_400, 'must be at most 86400 (a day)')
+      .default(86_400),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
   })
@@ -87,6 +102,12 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */
   importV2RateLimit: number;
+  /** Export v2 requests per minute per user (burst; the spec's 60). */
+  exportV2RateLimitMinute: number;
+  /** Export v2 requests per day per user (sustained; the spec's 5000). */
+  exportV2RateLimitDay: number;
+  /** Length of the sustained window in seconds: a day (86400), shorter only to test it. */
+  exportV2RateLimitDayWindowSeconds: number;
 }
 
 /** Parses the environment once; throws a ConfigError naming every bad variable. */
@@ -124,6 +145,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
+    exportV2RateLimitMinute: env.EXPORT_V2_RATE_LIMIT_MINUTE,
+    exportV2RateLimitDay: env.EXPORT_V2_RATE_LIMIT_DAY,
+    exportV2RateLimitDayWindowSeconds: env.EXPORT_V2_RATE_LIMIT_DAY_WINDOW,
   };
 }
 

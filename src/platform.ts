@@ -7,14 +7,16 @@ import { startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue } from '../workers/queues.js';
 import { adminCallLogRoutes } from './api/admin/call-logs.js';
 import { adminTokenRoutes } from './api/admin/tokens.js';
+import { docRoutes } from './api/docs/routes.js';
 import { healthRoutes } from './api/health.js';
 import { statusRoutes } from './api/export-v2/status.js';
+import { stationRoutes } from './api/export-v2/stations.js';
 import { activeStationsRoute } from './api/import-v2/active-stations.js';
 import { callLogObserver, signalRoutes } from './api/import-v2/signals.js';
 import { referenceRoutes } from './api/reference.js';
 import type { Config } from './config.js';
 import { Authenticator } from './http/auth.js';
-import { importV2RateLimit } from './http/rate-limit.js';
+import { exportV2RateLimit, importV2RateLimit } from './http/rate-limit.js';
 import { HttpServer } from './http/server.js';
 import { Bus } from './infra/bus.js';
 import { closeRedis, openRedis } from './infra/redis.js';
@@ -99,14 +101,17 @@ export function buildHttpServer(services: Services): HttpServer {
     authenticator: new Authenticator(tokens, config.adminToken),
   });
   server.guard('import_v2', importV2RateLimit(services));
+  server.guard('export_v2', exportV2RateLimit(services));
   healthRoutes(server, services);
   referenceRoutes(server, services);
   activeStationsRoute(server, services);
   signalRoutes(server, services);
   server.observe('import_v2', callLogObserver(services));
   statusRoutes(server, services);
+  stationRoutes(server, services);
   adminTokenRoutes(server, services);
   adminCallLogRoutes(server, services);
+  docRoutes(server, services);
   return server;
 }
 

@@ -279,10 +279,14 @@ t.test('import v2 responses carry the rate-limit headers', async (t) => {
   t.equal(after.headers.get('ratelimit-remaining'), '295', '401s were not counted');
   await after.arrayBuffer();
 
-  // Export and other import generations carry no import v2 limit.
-  const other = await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2);
+  // Other generations carry no import v2 limit (export v2 has its own, see export-policies.test.ts).
+  const other = await get(`${p.url}/import/v1/fuel-type`, TOKENS.import_v1);
+  t.equal(other.status, 200);
   t.equal(other.headers.get('ratelimit-limit'), null);
   await other.arrayBuffer();
+  const exportV2 = await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2);
+  t.equal(exportV2.headers.get('ratelimit-limit'), '60', 'export v2: its own limit, not the import one');
+  await exportV2.arrayBuffer();
 });
 
 t.test('300 requests per minute per originator, across instances sharing Redis', async (t) => {

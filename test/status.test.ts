@@ -6,6 +6,9 @@ import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
 
+/** Tests that poll the status API many times a second raise the export v2 burst limit. */
+const POLLING = { EXPORT_V2_RATE_LIMIT_MINUTE: '1000000' };
+
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 
 /** BERLA live for all four types with mon-1; HAMBG (draft layout only) has no signals. */
@@ -172,7 +175,7 @@ t.test('testing and unassigned signals are never published', async (t) => {
 });
 
 t.test('registry changes reach the published status at once, on every instance', async (t) => {
-  const a = await startTestPlatform(t, { fixture: fixture() });
+  const a = await startTestPlatform(t, { fixture: fixture(), env: POLLING });
   const b = await startTestPlatform(t, { sameStoreAs: a });
   await postAll(a);
   await until('instance B to see the pricing', async () => ((await status(b)).pricing ? true : undefined));
@@ -218,7 +221,7 @@ t.test('registry changes reach the published status at once, on every instance',
 });
 
 t.test('availability and usage turn null at the unknown deadline and come back with the next signal', async (t) => {
-  const p = await startTestPlatform(t, { fixture: fixture(), env: { STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '2' } });
+  const p = await startTestPlatform(t, { fixture: fixture(), env: { STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '2', ...POLLING } });
   const changes: StatusChange[] = [];
   p.services.status.onChange((change) => changes.push(change));
   const posted = Date.now();
@@ -277,7 +280,7 @@ t.test('a restart restores the same status, with deadlines from the stored datet
 });
 
 t.test('two instances: a signal accepted by one is served by the other, and both age it alike', async (t) => {
-  const a = await startTestPlatform(t, { fixture: fixture(), env: { STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '3' } });
+  const a = await startTestPlatform(t, { fixture: fixture(), env: { STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '3', ...POLLING } });
   const b = await startTestPlatform(t, { sameStoreAs: a });
   const datetime = new Date().toISOString();
   await post(a, 'availability', [availability(datetime)]);

@@ -68,53 +68,82 @@ export interface RateLimitResult {
  * per call its member (unique to the call), its number of limits and, per limit, the limit and the
  * window in microseconds. Returns, per call and in order, {allowed, hit, wait_us, then per limit count,
  * reset_us}, all flattened into one array.
+ *
+ * Each key is trimmed, counted and its oldest member read once per batch, however many calls of the
+ * batch name it; members counted by the batch are added at the end (one ZADD and one PEXPIRE per key),
+ * scored with the batch's instant, so they sort after every member already stored.
  */
 const SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local counts, oldest, adds, windows, order = {}, {}, {}, {}, {}
+local function load(key, window)
+  if counts[key] ~= nil then return end
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  counts[key] = redis.call('ZCARD', key)
+  local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  oldest[key] = first[2] and tonumber(first[2]) or false
+  adds[key], windows[key] = {}, window
+  order[#order + 1] = key
+end
 local out = {}
 local a, k = 2, 0
 for _ = 1, tonumber(ARGV[1]) do
   local member = ARGV[a]
   local n = tonumber(ARGV[a + 1])
   a = a + 2
-  local keys, counts, limits, windows = {}, {}, {}, {}
+  local keys, windowsOf = {}, {}
   local hit, wait = 0, 0
   for i = 1, n do
     local key = KEYS[k + i]
     local limit = tonumber(ARGV[a])
     local window = tonumber(ARGV[a + 1])
     a = a + 2
-    keys[i], limits[i], windows[i] = key, limit, window
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-    local count = redis.call('ZCARD', key)
-    counts[i] = count
+    keys[i], windowsOf[i] = key, window
+    load(key, window)
+    local count = counts[key]
     if count >= limit then
-      local entry = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
-      local w = tonumber(entry[2]) + window - now
+      -- The member that must leave the window first: rank count - limit; members this batch added
+      -- come after the stored ones, scored now.
+      local rank = count - limit
+      local score = now
+      if rank < count - #adds[key] then
+        score = tonumber(redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')[2])
+      end
+      local w = score + window - now
       if hit == 0 or w > wait then hit, wait = i, w end
     end
   end
   k = k + n
   if hit == 0 then
     for i = 1, n do
-      redis.call('ZADD', keys[i], now, member)
-      redis.call('PEXPIRE', keys[i], math.ceil(windows[i] / 1000))
-      counts[i] = counts[i] + 1
+      local key = keys[i]
+      local list = adds[key]
+      list[#list + 1] = member
+      counts[key] = counts[key] + 1
+      if not oldest[key] then oldest[key] = now end
     end
   end
   out[#out + 1] = hit == 0 and 1 or 0
   out[#out + 1] = hit
   out[#out + 1] = wait
   for i = 1, n do
-    local reset = 0
-    if counts[i] > 0 then
-      local oldest = redis.call('ZRANGE', keys[i], 0, 0, 'WITHSCORES')
-      reset = tonumber(oldest[2]) + windows[i] - now
-    end
-    out[#out + 1] = counts[i]
-    out[#out + 1] = reset
+    local key = keys[i]
+    out[#out + 1] = counts[key]
+    out[#out + 1] = oldest[key] and (oldest[key] + windowsOf[i] - now) or 0
   end
+end
+for _, key in ipairs(order) do
+  local members = adds[key]
+  for j = 1, #members, 500 do
+    local args = {}
+    for m = j, math.min(j + 499, #members) do
+      args[#args + 1] = now
+      args[#args + 1] = members[m]
+    end
+    redis.call('ZADD', key, unpack(args))
+  end
+  if #members > 0 then redis.call('PEXPIRE', key, math.ceil(windows[key] / 1000)) end
 end
 return out
 `;
@@ -303,7 +332,7 @@ export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOpti
     if (result.allowed) return;
     const seconds = result.retryAfterSeconds!;
     const description = result.limit.description ?? describeLimit(result.limit, options.per);
-    const wait = `${seconds} second${seconds === 1 ? '' : 's'}`;
+    const wait = describeWait(seconds);
     const detail =
       options.style === 'drf'
         ? `Request was throttled: ${description}. Expected available in ${wait}.`
@@ -318,6 +347,23 @@ const UNITS: [number, string][] = [
   [60, 'minute'],
   [1, 'second'],
 ];
+
+/**
+ * `1 second`, `42 seconds`; from two minutes on the count of seconds (which is what Retry-After says)
+ * is followed by hours and minutes, rounded up: `86399 seconds (about 24 hours)`.
+ */
+export function describeWait(seconds: number): string {
+  const exact = `${seconds} second${seconds === 1 ? '' : 's'}`;
+  if (seconds < 120) return exact;
+  const minutes = Math.ceil(seconds / 60);
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  const parts = [
+    ...(h > 0 ? [`${h} hour${h === 1 ? '' : 's'}`] : []),
+    ...(m > 0 ? [`${m} minute${m === 1 ? '' : 's'}`] : []),
+  ];
+  return `${exact} (about ${parts.join(' ')})`;
+}
 
 /** `at most 300 requests per minute per signal originator` */
 export function describeLimit(limit: RateLimit, per?: string): string {
@@ -343,6 +389,37 @@ export function importV2RateLimit(
     },
     style: 'drf',
     per: 'signal originator',
+    log: services.log,
+  });
+}
+
+/** The spec's export v2 burst limit: 60 requests per minute per user. */
+export const EXPORT_V2_MINUTE_LIMIT: RateLimit = { limit: 60, windowSeconds: 60, name: 'minute' };
+
+/** The spec's export v2 sustained limit: 5000 requests per day per user. */
+export const EXPORT_V2_DAY_LIMIT: RateLimit = { limit: 5000, windowSeconds: 86_400, name: 'day' };
+
+/** The export v2 limits as configured (the spec's unless EXPORT_V2_RATE_LIMIT_* say otherwise). */
+export function exportV2Limits(config: Services['config']): RateLimit[] {
+  return [
+    { ...EXPORT_V2_MINUTE_LIMIT, limit: config.exportV2RateLimitMinute },
+    { ...EXPORT_V2_DAY_LIMIT, limit: config.exportV2RateLimitDay, windowSeconds: config.exportV2RateLimitDayWindowSeconds },
+  ];
+}
+
+/**
+ * The export v2 guard, keyed by the token's user: every personal token of a user spends the same
+ * budget, on every instance; both limits count every request (a refused one counts against neither).
+ */
+export function exportV2RateLimit(services: Services, limits: readonly RateLimit[] = exportV2Limits(services.config)): Guard {
+  return rateLimitGuard(new RateLimiter(services.redis, services.config.redisPrefix), {
+    limits,
+    key: (req) => {
+      if (req.principal?.kind !== 'user') throw new Error('export v2 rate limit reached without a user');
+      return `export_v2:user:${req.principal.id}`;
+    },
+    style: 'problem',
+    per: 'user',
     log: services.log,
   });
 }

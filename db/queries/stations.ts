@@ -1,0 +1,219 @@
+import type { Sql } from '../connect.js';
+
+/*
+ * Export v2 reads of stations: the list's page heads, whole station records with their confirmed
+ * layout, events, photos. Times that serve as versions (`static_modified_at`, `station_set.modified_at`)
+ * are read as whole microseconds since the epoch: exact (a JavaScript Date keeps milliseconds only),
+ * and below 2^53, so a plain number holds them.
+ */
+
+/** A station's id and the version of its exported static content (`static_modified_at`, µs since the epoch). */
+export interface StationHead {
+  hrsId: string;
+  modifiedUs: number;
+}
+
+export interface StationPageHeads {
+  /** How many stations there are in all; null when the caller already knows it (see `knownCount`). */
+  count: number | null;
+  /** `station_set.modified_at` (µs since the epoch): moves when a station is added or removed. */
+  setModifiedUs: number;
+  /** The page's stations, by hrs_id. */
+  stations: StationHead[];
+}
+
+/**
+ * One page of the station list, by hrs_id, with the station set's version and the total count: one
+ * statement, so they are one snapshot. The count is only counted when the set's version is not
+ * `knownCount.setModifiedUs` (the set's version moves with every addition and removal, so the caller's
+ * count for that version still holds): counting scans the whole table, the page only its index.
+ */
+export async function stationPageHeads(
+  sql: Sql,
+  limit: number,
+  offset: number,
+  knownCount?: { setModifiedUs: number },
+): Promise<StationPageHeads> {
+  const rows = await sql<{ count: number | null; set_us: string; hrs_id: string | null; us: string | null }[]>`
+    SELECT c.count, c.set_us, p.hrs_id, p.us
+    FROM (SELECT ss.set_us,
+                 CASE WHEN ss.set_us = ${knownCount?.setModifiedUs ?? -1}::bigint THEN NULL
+                      ELSE (SELECT count(*) FROM stations)::int END AS count
+          FROM (SELECT (extract(epoch FROM modified_at) * 1000000)::bigint AS set_us FROM station_set) ss) c
+    LEFT JOIN LATERAL (
+      SELECT hrs_id, (extract(epoch FROM static_modified_at) * 1000000)::bigint AS us
+      FROM stations ORDER BY hrs_id LIMIT ${limit} OFFSET ${offset}::bigint
+    ) p ON true
+    ORDER BY p.hrs_id`;
+  const first = rows[0];
+  return {
+    count: first?.count ?? null,
+    setModifiedUs: Number(first?.set_us ?? 0),
+    stations: rows.flatMap((row) => (row.hrs_id === null ? [] : [{ hrsId: row.hrs_id, modifiedUs: Number(row.us) }])),
+  };
+}
+
+/**
+ * The version of one page of the list without the page: the station set's version and the newest
+ * version among the page's stations (null for an empty page). What a conditional request needs.
+ */
+export async function stationPageVersion(
+  sql: Sql,
+  limit: number,
+  offset: number,
+): Promise<{ setModifiedUs: number; newestUs: number | null }> {
+  const [row] = await sql<{ set_us: string; newest_us: string | null }[]>`
+    SELECT ss.set_us,
+           (SELECT (extract(epoch FROM max(static_modified_at)) * 1000000)::bigint
+            FROM (SELECT static_modified_at FROM stations ORDER BY hrs_id LIMIT ${limit} OFFSET ${offset}::bigint) p) AS newest_us
+    FROM (SELECT (extract(epoch FROM modified_at) * 1000000)::bigint AS set_us FROM station_set) ss`;
+  return { setModifiedUs: Number(row?.set_us ?? 0), newestUs: row?.newest_us == null ? null : Number(row.newest_us) };
+}
+
+/** One station's version, or undefined when there is no such station. */
+export async function stationHead(sql: Sql, hrsId: string): Promise<StationHead | undefined> {
+  const [row] = await sql<{ us: string }[]>`
+    SELECT (extract(epoch FROM static_modified_at) * 1000000)::bigint AS us FROM stations WHERE hrs_id = ${hrsId}`;
+  return row ? { hrsId, modifiedUs: Number(row.us) } : undefined;
+}
+
+export interface NozzleRow {
+  external_id: string;
+  connector_type: string;
+  vehicle_side: string;
+  is_certified: boolean;
+  is_effectively_certified: boolean;
+  fuelling_options: string[];
+  protocol_configs: null;
+}
+
+export interface DispenserRow {
+  external_id: string;
+  is_certified: boolean;
+  nozzles: NozzleRow[];
+}
+
+export interface StorageRow {
+  external_id: string;
+  nominal_capacity_kg: number;
+  dispenser_external_ids: string[];
+}
+
+export interface ProductRow {
+  external_id: string;
+  pressure_stage: number;
+  green_hydrogen_share: number | null;
+  nozzle_external_ids: string[];
+}
+
+/** Everything the station record is made of, as stored. Layout sections are null without a confirmed layout. */
+export interface StationRow {
+  hrs_id: string;
+  modifiedUs: number;
+  name: string;
+  operator_id: string;
+  operator_name: string;
+  heavy_duty: boolean;
+  opening_hours: string | null;
+  details: Record<string, unknown>;
+  has_photo: boolean;
+  dispensers: DispenserRow[] | null;
+  storages: StorageRow[] | null;
+  products: ProductRow[] | null;
+}
+
+/**
+ * Whole stations for export, with their operator and confirmed layout (drafts never), in one statement
+ * (one snapshot, so a record and its version always belong together), whatever the number of ids.
+ * Layout parts keep the operator's order (their `position`). Numeric columns come out as JSON numbers.
+ */
+export async function stationRows(sql: Sql, hrsIds: readonly string[]): Promise<StationRow[]> {
+  if (hrsIds.length === 0) return [];
+  const rows = await sql<(Omit<StationRow, 'modifiedUs'> & { us: string })[]>`
+    SELECT s.hrs_id, (extract(epoch FROM s.static_modified_at) * 1000000)::bigint AS us,
+           s.name, s.operator_id, o.name AS operator_name, s.heavy_duty, s.opening_hours, s.details,
+           s.photo_media_type IS NOT NULL AS has_photo,
+           CASE WHEN l.id IS NOT NULL THEN coalesce((
+             SELECT json_agg(json_build_object(
+                      'external_id', d.external_id,
+                      'is_certified', d.is_certified,
+                      'nozzles', coalesce((
+                        SELECT json_agg(json_build_object(
+                                 'external_id', n.external_id,
+                                 'connector_type', n.connector_type,
+                                 'vehicle_side', n.vehicle_side,
+                                 'is_certified', n.is_certified,
+                                 'is_effectively_certified', n.is_effectively_certified,
+                                 'fuelling_options', coalesce((
+                                   SELECT json_agg(f.fuelling_option ORDER BY f.position)
+                                   FROM nozzle_fuelling_options f WHERE f.nozzle_id = n.id), '[]'::json),
+                                 'protocol_configs', NULL
+                               ) ORDER BY n.position)
+                        FROM layout_nozzles n WHERE n.dispenser_id = d.id), '[]'::json)
+                    ) ORDER BY d.position)
+             FROM dispensers d WHERE d.layout_id = l.id), '[]'::json) END AS dispensers,
+           CASE WHEN l.id IS NOT NULL THEN coalesce((
+             SELECT json_agg(json_build_object(
+                      'external_id', st.external_id,
+                      'nominal_capacity_kg', st.nominal_capacity_kg,
+                      'dispenser_external_ids', coalesce((
+                        SELECT json_agg(d.external_id ORDER BY sd.position)
+                        FROM storage_dispensers sd JOIN dispensers d ON d.id = sd.dispenser_id
+                        WHERE sd.storage_id = st.id), '[]'::json)
+                    ) ORDER BY st.position)
+             FROM storages st WHERE st.layout_id = l.id), '[]'::json) END AS storages,
+           CASE WHEN l.id IS NOT NULL THEN coalesce((
+             SELECT json_agg(json_build_object(
+                      'external_id', p.external_id,
+                      'pressure_stage', p.pressure_stage,
+                      'green_hydrogen_share', p.green_hydrogen_share,
+                      'nozzle_external_ids', coalesce((
+                        SELECT json_agg(n.external_id ORDER BY pn.position)
+                        FROM product_nozzles pn JOIN nozzles n ON n.id = pn.nozzle_id
+                        WHERE pn.product_id = p.id), '[]'::json)
+                    ) ORDER BY p.position)
+             FROM products p WHERE p.layout_id = l.id), '[]'::json) END AS products
+    FROM stations s
+    JOIN operators o ON o.id = s.operator_id
+    LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'
+    WHERE s.hrs_id = ANY(${hrsIds as string[]})
+    ORDER BY s.hrs_id`;
+  return rows.map(({ us, ...row }) => ({ ...row, modifiedUs: Number(us) }));
+}
+
+export interface StationEventRow {
+  id: string;
+  kind: string;
+  starts_at: Date;
+  ends_at: Date | null;
+  description: string;
+}
+
+/**
+ * A station's events not over at `now` (an event without `ends_at` is ongoing), by start then id;
+ * undefined when there is no such station.
+ */
+export async function currentEvents(sql: Sql, hrsId: string, now: Date): Promise<StationEventRow[] | undefined> {
+  const rows = await sql<(Omit<StationEventRow, 'id'> & { id: string | null })[]>`
+    SELECT e.id, e.kind, e.starts_at, e.ends_at, e.description
+    FROM stations s
+    LEFT JOIN station_events e ON e.hrs_id = s.hrs_id AND (e.ends_at IS NULL OR e.ends_at > ${now})
+    WHERE s.hrs_id = ${hrsId}
+    ORDER BY e.starts_at, e.id`;
+  if (rows.length === 0) return undefined;
+  return rows.flatMap((row) => (row.id === null ? [] : [{ ...row, id: row.id }]));
+}
+
+export interface StationPhoto {
+  bytes: Buffer;
+  mediaType: string;
+}
+
+/** The station's photo; null when it has none, undefined when there is no such station. */
+export async function stationPhoto(sql: Sql, hrsId: string): Promise<StationPhoto | null | undefined> {
+  const [row] = await sql<{ photo: Buffer | null; photo_media_type: string | null }[]>`
+    SELECT photo, photo_media_type FROM stations WHERE hrs_id = ${hrsId}`;
+  if (!row) return undefined;
+  if (row.photo === null || row.photo_media_type === null) return null;
+  return { bytes: row.photo, mediaType: row.photo_media_type };
+}

@@ -1,0 +1,242 @@
+import { z } from 'zod';
+import type { ReferenceData } from '../../../db/queries/reference.js';
+import type { Config } from '../../config.js';
+import type { RouteSpec } from '../../http/server.js';
+
+/**
+ * OpenAPI 3.1 documents built from the zod schemas the code validates with (import v2 requests) and
+ * describes its responses with (src/domain/export-v2/schemas.ts, the response schemas of import v2):
+ * `z.toJSONSchema` turns them into the document's JSON Schemas (2020-12, the dialect of OpenAPI 3.1),
+ * so there is no hand-written copy of a schema to drift.
+ *
+ * A document lists exactly the routes the server has for its family: building it fails when a route
+ * of the family has no description here, and a description whose route is not registered is left
+ * out. The documents are built once, at start (src/api/docs/routes.ts).
+ */
+
+export type Route = Pick<RouteSpec, 'method' | 'path' | 'auth'>;
+export type DocFamily = 'import_v2' | 'export_v2';
+type Json = Record<string, unknown>;
+
+/** One operation of a document, keyed by the route it documents (path as registered: `:param`). */
+export interface OperationDoc {
+  method: RouteSpec['method'];
+  path: string;
+  operation: Json;
+}
+
+/** What a document definition is made of; see src/api/docs/import-v2.ts and export-v2.ts. */
+export interface DocDefinition {
+  family: DocFamily;
+  info: Json;
+  tags: Json[];
+  securitySchemes: Record<string, Json>;
+  /** Request bodies: converted as zod input types (what a client may send). */
+  requestSchemas: Record<string, z.ZodType>;
+  /** Response bodies: converted as zod output types (what the service sends). */
+  responseSchemas: Record<string, z.ZodType>;
+  parameters?: Record<string, Json>;
+  headers: Record<string, Json>;
+  responses: Record<string, Json>;
+  operations: OperationDoc[];
+  /**
+   * Headers every response of an operation carries (`X-Request-Id`), and those every response after
+   * authentication carries (`RateLimit-*`; not on 401 and 413): added to each response by name, so
+   * none is forgotten.
+   */
+  everyResponseHeaders: string[];
+  afterAuthenticationHeaders: string[];
+}
+
+/** What the definitions take from the running service: limits to state, reference data for examples. */
+export interface DocContext {
+  config: Pick<
+    Config,
+    'importV2RateLimit' | 'exportV2RateLimitMinute' | 'exportV2RateLimitDay' | 'exportV2RateLimitDayWindowSeconds' | 'maxBodyBytes'
+  >;
+  reference: ReferenceData;
+  version: string;
+}
+
+export type OpenApiDocument = Json & {
+  openapi: string;
+  paths: Record<string, Record<string, Json>>;
+  components: Json & { schemas: Record<string, Json> };
+};
+
+/** `/v2/hrs/:hrs_id/status` → `/v2/hrs/{hrs_id}/status` */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+export const schemaRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const responseRef = (name: string) => ({ $ref: `#/components/responses/${name}` });
+export const parameterRef = (name: string) => ({ $ref: `#/components/parameters/${name}` });
+export const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** The examples a schema carries in its metadata, as OpenAPI Example Objects. */
+export function examplesOf(schema: z.ZodType, names: string[] = []): Record<string, Json> {
+  const examples = (z.globalRegistry.get(schema)?.examples ?? []) as unknown[];
+  return Object.fromEntries(examples.map((value, i) => [names[i] ?? (i === 0 ? 'example' : `example${i + 1}`), { value }]));
+}
+
+/**
+ * The component schemas: each registered under its name in a registry of its own, so references
+ * between them become `#/components/schemas/Name`; descriptions and examples come from the schemas'
+ * metadata. `$schema` and `$id` are dropped (the document's dialect applies; an `$id` with a fragment
+ * is not allowed).
+ */
+export function componentSchemas(schemas: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Json> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
+  const { schemas: out } = z.toJSONSchema(registry, {
+    io,
+    target: 'draft-2020-12',
+    uri: (id) => `#/components/schemas/${id}`,
+    unrepresentable: 'throw',
+    // `format: date-time` says it; the regex zod checks with adds nothing a reader can use.
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.format === 'date-time') delete jsonSchema.pattern;
+    },
+  }) as { schemas: Record<string, Json> };
+  if ('__shared' in out) {
+    throw new Error(`OpenAPI: schemas shared outside the components (${Object.keys(out.__shared ?? {}).join(', ')}); register them by name`);
+  }
+  for (const schema of Object.values(out)) {
+    delete schema.$schema;
+    delete schema.$id;
+  }
+  return out;
+}
+
+/** Statuses given before authentication finished (401; 413 on the declared length or while reading): no rate-limit headers. */
+const BEFORE_AUTHENTICATION = new Set(['401', '413']);
+
+function operationKey(method: string, path: string): string {
+  return `${method} ${path}`;
+}
+
+/**
+ * The document for one family, covering exactly the family's registered routes. Throws when a route
+ * has no description, when a description is given twice, or when a `$ref` points nowhere.
+ */
+export function buildDocument(definition: DocDefinition, routes: readonly Route[]): OpenApiDocument {
+  const described = new Map<string, OperationDoc>();
+  for (const op of definition.operations) {
+    const key = operationKey(op.method, op.path);
+    if (described.has(key)) throw new Error(`OpenAPI: ${key} is described twice`);
+    described.set(key, op);
+  }
+  const familyRoutes = routes.filter((r) => r.auth === definition.family);
+  const missing = familyRoutes.filter((r) => !described.has(operationKey(r.method, r.path)));
+  if (missing.length > 0) {
+    throw new Error(
+      `OpenAPI: the ${definition.family} document has no description of ${missing.map((r) => `${r.method} ${r.path}`).join(', ')} ` +
+        '(add it in src/api/docs/)',
+    );
+  }
+
+  // The headers every response carries go on each response by name: the operations' own, and the
+  // shared ones (which may not carry the rate-limit headers when some operation gives them before
+  // authentication).
+  const headersOf = (status: string) => [
+    ...definition.everyResponseHeaders,
+    ...(BEFORE_AUTHENTICATION.has(status) ? [] : definition.afterAuthenticationHeaders),
+  ];
+  const addHeaders = (response: Json, names: string[]) => {
+    const headers: Json = { ...((response.headers as Json | undefined) ?? {}) };
+    for (const name of names) headers[name] ??= headerRef(name);
+    response.headers = headers;
+  };
+  const sharedStatuses = new Map<string, Set<string>>();
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of familyRoutes) {
+    const { operation } = described.get(operationKey(route.method, route.path))!;
+    const responses = structuredClone(operation.responses as Record<string, Json>);
+    for (const [status, response] of Object.entries(responses)) {
+      if (typeof response.$ref === 'string') {
+        const name = response.$ref.replace('#/components/responses/', '');
+        sharedStatuses.set(name, (sharedStatuses.get(name) ?? new Set()).add(status));
+      } else addHeaders(response, headersOf(status));
+    }
+    (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = { ...operation, responses };
+  }
+  const responses = structuredClone(definition.responses);
+  for (const [name, statuses] of sharedStatuses) {
+    const response = responses[name];
+    if (!response) continue; // checkReferences names it
+    const names = [...statuses].map(headersOf).reduce((common, list) => common.filter((header) => list.includes(header)));
+    addHeaders(response, names);
+  }
+
+  const schemas = {
+    ...componentSchemas(definition.requestSchemas, 'input'),
+    ...componentSchemas(definition.responseSchemas, 'output'),
+  };
+  const document: OpenApiDocument = {
+    openapi: '3.1.1',
+    info: definition.info,
+    jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
+    servers: [{ url: '/', description: 'This service (the origin this document was served from).' }],
+    security: Object.keys(definition.securitySchemes).map((name) => ({ [name]: [] })),
+    // Only tags some listed operation has: an endpoint not (yet) served leaves no empty section behind.
+    tags: definition.tags.filter((tag) =>
+      Object.values(paths).some((item) => Object.values(item).some((op) => (op.tags as string[] | undefined)?.includes(tag.name as string))),
+    ),
+    paths,
+    components: {
+      schemas,
+      responses,
+      ...(definition.parameters ? { parameters: definition.parameters } : {}),
+      headers: definition.headers,
+      securitySchemes: definition.securitySchemes,
+    },
+  };
+  pruneComponents(document);
+  checkReferences(document);
+  return document;
+}
+
+/**
+ * Drops shared responses, parameters and headers no operation uses (a route not registered, say), so
+ * the document holds nothing about endpoints the server does not have. Schemas stay: they are small,
+ * and a client may want every shape.
+ */
+function pruneComponents(document: OpenApiDocument): void {
+  for (const kind of ['responses', 'parameters', 'headers'] as const) {
+    const section = document.components[kind] as Record<string, Json> | undefined;
+    if (!section) continue;
+    // Repeat: a used response may be what uses a header.
+    let used = referenced(document);
+    for (;;) {
+      const unused = Object.keys(section).filter((name) => !used.has(`#/components/${kind}/${name}`));
+      if (unused.length === 0) break;
+      for (const name of unused) delete section[name];
+      used = referenced(document);
+    }
+  }
+}
+
+function referenced(value: unknown, into = new Set<string>()): Set<string> {
+  if (Array.isArray(value)) for (const item of value) referenced(item, into);
+  else if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      if (key === '$ref' && typeof item === 'string') into.add(item);
+      else referenced(item, into);
+    }
+  }
+  return into;
+}
+
+/** Every `$ref` names something the document has (a typo in a definition fails at start, not in a client). */
+function checkReferences(document: OpenApiDocument): void {
+  for (const ref of referenced(document)) {
+    if (!ref.startsWith('#/')) throw new Error(`OpenAPI: external reference ${ref}`);
+    let at: unknown = document;
+    for (const part of ref.slice(2).split('/')) {
+      const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+      at = at !== null && typeof at === 'object' ? (at as Json)[key] : undefined;
+    }
+    if (at === undefined) throw new Error(`OpenAPI: ${ref} does not exist`);
+  }
+}

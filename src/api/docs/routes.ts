@@ -1,0 +1,187 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { acceptsGzip } from '../../http/encoding.js';
+import { notFound, type Reply } from '../../http/errors.js';
+import type { Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import type { Services } from '../../services.js';
+import { exportV2Document } from './export-v2.js';
+import { importV2Document } from './import-v2.js';
+import { buildDocument, type DocContext, type DocDefinition, type OpenApiDocument } from './openapi.js';
+
+/**
+ * The machine-readable documents and their interactive reference pages, without a token:
+ *
+ * - `GET {prefix}/doc/schema`: the OpenAPI 3.1 document (JSON), built once here, at start;
+ * - `GET {prefix}/doc/`: Swagger UI, its assets served from the `swagger-ui-dist` package under
+ *   `{prefix}/doc/assets/` (no CDN: the page works without internet access).
+ *
+ * Registered after every other route: building a document fails (and so the start) when a route of
+ * its family has no description.
+ */
+
+/** The families with a document, and where it is served. */
+export const DOC_SITES = [
+  { family: 'import_v2', prefix: '/import/v2/doc', title: 'HRS signal platform: Import API v2', definition: importV2Document },
+  { family: 'export_v2', prefix: '/v2/doc', title: 'HRS signal platform: Export API v2', definition: exportV2Document },
+] as const satisfies readonly { family: DocDefinition['family']; prefix: string; title: string; definition: (c: DocContext) => DocDefinition }[];
+
+const require = createRequire(import.meta.url);
+
+/** Bytes served as they are, gzip-encoded on the first request that accepts it (text only). */
+class Bytes {
+  private gzipped: Buffer | undefined;
+  constructor(readonly identity: Buffer) {}
+  get gzip(): Buffer {
+    return (this.gzipped ??= gzipSync(this.identity));
+  }
+}
+
+/** A body served as is: its bytes, type, validator. */
+interface Static {
+  type: string;
+  body: Bytes;
+  compressible: boolean;
+  etag: string;
+  /** A short content hash, for cache-busting asset URLs. */
+  version: string;
+}
+
+function staticBody(content: string | Buffer, type: string): Static {
+  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
+  const body = new Bytes(bytes);
+  const hash = createHash('sha256').update(bytes).digest('base64url');
+  return { type, body, compressible: !type.startsWith('image/'), etag: `"${hash.slice(0, 27)}"`, version: hash.slice(0, 12) };
+}
+
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+const PNG = 'image/png';
+
+/** The Swagger UI files the page uses, read once from the installed package. */
+function swaggerUiAssets(): Map<string, Static> {
+  const dir = dirname(require.resolve('swagger-ui-dist/package.json'));
+  const files: [string, string][] = [
+    ['swagger-ui-bundle.js', JS],
+    ['swagger-ui.css', CSS],
+    ['favicon-32x32.png', PNG],
+    ['favicon-16x16.png', PNG],
+  ];
+  const assets = new Map<string, Static>();
+  for (const [name, type] of files) assets.set(name, staticBody(readFileSync(join(dir, name)), type));
+  // Without a URL of its own the page would fetch the petstore example; validatorUrl: null keeps the
+  // UI from sending the document to an outside validator.
+  assets.set(
+    'init.js',
+    staticBody(
+      `window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: new URL('schema', document.baseURI).href,
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    validatorUrl: null,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+    defaultModelsExpandDepth: 0,
+    displayRequestDuration: true,
+    showExtensions: true,
+    showCommonExtensions: true,
+  });
+});
+`,
+      JS,
+    ),
+  );
+  return assets;
+}
+
+function page(title: string, assets: Map<string, Static>): string {
+  const asset = (name: string) => `assets/${name}?v=${assets.get(name)!.version}`;
+  const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;');
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escape(title)}</title>
+<link rel="stylesheet" href="${asset('swagger-ui.css')}">
+<link rel="icon" type="image/png" sizes="32x32" href="${asset('favicon-32x32.png')}">
+<link rel="icon" type="image/png" sizes="16x16" href="${asset('favicon-16x16.png')}">
+</head>
+<body>
+<noscript><p>This reference needs JavaScript. The OpenAPI document itself is at <a href="schema">schema</a>.</p></noscript>
+<div id="swagger-ui"></div>
+<script src="${asset('swagger-ui-bundle.js')}"></script>
+<script src="${asset('init.js')}"></script>
+</body>
+</html>
+`;
+}
+
+/** The page may load only what this service serves (Swagger UI styles inline and uses data: images). */
+const PAGE_SECURITY = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; " +
+    "connect-src 'self'; font-src 'self' data:; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
+/** Whether `If-None-Match` names this ETag (weak comparison, as RFC 9110 13.1.2 asks for GET). */
+function notModified(req: Request, etag: string): boolean {
+  const header = req.headers['if-none-match'];
+  if (header === undefined) return false;
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t.replace(/^W\//, '') === etag;
+  });
+}
+
+function serve(req: Request, item: Static, cacheControl: string, extra: Record<string, string> = {}): Reply {
+  const headers: Record<string, string> = { 'Cache-Control': cacheControl, ETag: item.etag, ...extra };
+  if (item.compressible) headers.Vary = 'Accept-Encoding';
+  if (notModified(req, item.etag)) return { status: 304, headers };
+  const gzip = item.compressible && acceptsGzip(req.headers['accept-encoding']);
+  if (gzip) headers['Content-Encoding'] = 'gzip';
+  return { status: 200, headers: { 'Content-Type': item.type, 'X-Content-Type-Options': 'nosniff', ...headers }, body: gzip ? item.body.gzip : item.body.identity };
+}
+
+/** Builds every document from the routes registered so far; throws when a route lacks a description. */
+export function buildDocuments(server: HttpServer, services: Pick<Services, 'config' | 'reference'>): Map<DocDefinition['family'], OpenApiDocument> {
+  const context: DocContext = { config: services.config, reference: services.reference, version: serviceVersion() };
+  const routes = server.routes();
+  return new Map(DOC_SITES.map((site) => [site.family, buildDocument(site.definition(context), routes)]));
+}
+
+export function docRoutes(server: HttpServer, services: Services): void {
+  const documents = buildDocuments(server, services);
+  const assets = swaggerUiAssets();
+  for (const site of DOC_SITES) {
+    const schema = staticBody(JSON.stringify(documents.get(site.family)), 'application/json; charset=utf-8');
+    const html = staticBody(page(site.title, assets), 'text/html; charset=utf-8');
+    // The document and the page change with a deployment: revalidated on every use (ETag, 304).
+    server.route({ method: 'GET', path: `${site.prefix}/schema`, auth: 'none', handler: (req) => serve(req, schema, 'no-cache') });
+    server.route({ method: 'GET', path: `${site.prefix}/`, auth: 'none', handler: (req) => serve(req, html, 'no-cache', PAGE_SECURITY) });
+    // Assets are addressed by content hash (`?v=`) from the page: cached for a year, never revalidated.
+    server.route({
+      method: 'GET',
+      path: `${site.prefix}/assets/:name`,
+      auth: 'none',
+      handler: (req) => {
+        const asset = assets.get(req.params.name!);
+        if (!asset) throw notFound();
+        return serve(req, asset, 'public, max-age=31536000, immutable');
+      },
+    });
+  }
+}
+
+let version: string | undefined;
+
+/** The service's version (package.json), the documents' `info.version`. */
+export function serviceVersion(): string {
+  return (version ??= (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version);
+}

@@ -1,0 +1,398 @@
+import { z } from 'zod';
+import { CURRENCIES, USAGE_STATUSES } from '../import-v2/schemas.js';
+import { EVENT_KINDS, FUELLING_OPTIONS } from '../../fixtures/schema.js';
+
+/**
+ * The response bodies of export v2, as zod schemas. The handlers serialise what they hold directly;
+ * these schemas describe those bodies for the OpenAPI document (src/api/docs/openapi.ts generates the
+ * document's JSON Schemas from them), and the tests check real responses against them, so the document
+ * and the code cannot drift apart. Objects are strict: a field the code adds without documenting it
+ * fails those tests.
+ */
+
+const HRS_ID = /^[A-Z]{5}$/;
+
+export const hrsIdSchema = z
+  .string()
+  .regex(HRS_ID)
+  .meta({ description: 'Station id: five uppercase letters.', examples: ['BERLA'] });
+
+const instant = (description: string) =>
+  z.iso.datetime({ offset: true }).meta({ description, examples: ['2026-11-22T10:00:00.000Z'] });
+
+const sectionTimes = {
+  datetime: instant('When the source measured the reading (ISO 8601, UTC). Use this for freshness.'),
+  received_datetime: instant('When the platform ingested the reading (ISO 8601, UTC).'),
+};
+
+const entityId = (what: string, example: string) =>
+  z.string().min(1).meta({ description: `The ${what}'s \`external_id\` in the station record.`, examples: [example] });
+
+/** Prices as the platform stores them: a decimal string with exactly three decimals, up to 8 digits. */
+const price = (description: string) =>
+  z
+    .string()
+    .regex(/^\d{1,5}\.\d{3}$/)
+    .meta({ description: `${description} Decimal string per kg, three decimals.`, examples: ['13.850'] });
+
+export const availabilitySectionSchema = z
+  .strictObject({
+    ...sectionTimes,
+    station: z
+      .strictObject({
+        maintenance: z.boolean().meta({ description: 'In maintenance: out of service whatever the nozzle flags say.' }),
+        limitedly_available: z.boolean().meta({ description: 'Limitedly available: overrides the per-nozzle picture.' }),
+      })
+      .meta({ description: 'Whole-station flags; `true` in either overrides the per-nozzle picture.' }),
+    nozzles: z.array(
+      z.strictObject({
+        id: entityId('nozzle', 'N1'),
+        available: z.boolean(),
+      }),
+    ),
+  })
+  .meta({
+    title: 'Availability section',
+    description: 'The last live availability reading; nozzles no longer in the confirmed layout are left out.',
+  });
+
+export const usageSectionSchema = z
+  .strictObject({
+    ...sectionTimes,
+    nozzles: z.array(
+      z.strictObject({
+        id: entityId('nozzle', 'N1'),
+        usage_status: z.enum(USAGE_STATUSES).meta({
+          description: '`free`: idle, ready; `in-use`: dispensing (or blocked by a sibling nozzle); `reserved`: reserved for a known incoming vehicle.',
+        }),
+      }),
+    ),
+  })
+  .meta({ title: 'Usage section', description: 'The last live usage reading.' });
+
+export const hydrogenStorageSectionSchema = z
+  .strictObject({
+    ...sectionTimes,
+    storages: z.array(
+      z.strictObject({
+        id: entityId('storage', 'S1'),
+        low_h2_storage: z.boolean().meta({ description: 'Inventory below 100 kg (exactly 100 kg is not low). The inventory itself is confidential.' }),
+      }),
+    ),
+  })
+  .meta({ title: 'Hydrogen storage section', description: 'The last live hydrogen storage reading: flags only, no numeric inventory.' });
+
+export const pricingSectionSchema = z
+  .strictObject({
+    ...sectionTimes,
+    products: z
+      .array(
+        z.strictObject({
+          id: entityId('product', 'P700'),
+          gross_price: price('VAT-inclusive retail price.'),
+          net_price: price('Pre-VAT price; null when the source did not send one.').nullable(),
+          currency: z.enum(CURRENCIES).meta({ description: 'ISO 4217 currency.' }),
+        }),
+      )
+      .min(1),
+  })
+  .meta({
+    title: 'Pricing section',
+    description: 'The last live prices, for products currently registered only (the section is null when none of them is).',
+  });
+
+const section = <T extends z.ZodType>(schema: T, when: string) =>
+  schema.nullable().meta({ description: `Null when ${when}. Treat it as optional.` });
+
+const NULL_WHEN = 'no live signal source publishes this type for the station, or no live reading has arrived yet';
+
+export const stationStatusSchema = z
+  .strictObject({
+    hrs_id: hrsIdSchema,
+    availability: section(availabilitySectionSchema, `${NULL_WHEN}, or the status fell back to unknown (30 minutes without a signal)`),
+    usage: section(usageSectionSchema, `${NULL_WHEN}, or the status fell back to unknown (30 minutes without a signal)`),
+    hydrogen_storage: section(hydrogenStorageSectionSchema, NULL_WHEN),
+    pricing: section(pricingSectionSchema, `${NULL_WHEN}, or none of the priced products is registered any more`),
+  })
+  .meta({
+    title: 'Station status',
+    description: 'The real-time status of one station: four sections, each an object or null; all four can be null.',
+    examples: [
+      {
+        hrs_id: 'BERLA',
+        availability: {
+          datetime: '2026-11-22T10:00:00.000Z',
+          received_datetime: '2026-11-22T10:00:01.214Z',
+          station: { maintenance: false, limitedly_available: false },
+          nozzles: [
+            { id: 'N1', available: true },
+            { id: 'N2', available: false },
+          ],
+        },
+        usage: {
+          datetime: '2026-11-22T10:00:00.000Z',
+          received_datetime: '2026-11-22T10:00:01.180Z',
+          nozzles: [
+            { id: 'N1', usage_status: 'in-use' },
+            { id: 'N2', usage_status: 'free' },
+          ],
+        },
+        hydrogen_storage: {
+          datetime: '2026-11-22T09:58:00.000Z',
+          received_datetime: '2026-11-22T09:58:00.950Z',
+          storages: [{ id: 'S1', low_h2_storage: false }],
+        },
+        pricing: {
+          datetime: '2026-11-22T06:00:00.000Z',
+          received_datetime: '2026-11-22T06:00:00.402Z',
+          products: [
+            { id: 'P700', gross_price: '13.850', net_price: null, currency: 'EUR' },
+            { id: 'P350', gross_price: '11.500', net_price: '9.664', currency: 'EUR' },
+          ],
+        },
+      },
+      { hrs_id: 'HAMBG', availability: null, usage: null, hydrogen_storage: null, pricing: null },
+    ],
+  });
+
+export const stationStatusListSchema = z
+  .strictObject({
+    stations: z.array(stationStatusSchema).meta({ description: 'Every registered station, sorted by `hrs_id`.' }),
+  })
+  .meta({
+    title: 'Station status list',
+    examples: [{ stations: [{ hrs_id: 'HAMBG', availability: null, usage: null, hydrogen_storage: null, pricing: null }] }],
+  });
+
+/** 350 or 700 (bar); an integer in the document (a literal union alone would say `number`). */
+const pressureStage = z.literal([350, 700]).meta({ type: 'integer' });
+
+/** RFC 9457 problem details, as src/http/errors.ts writes them. */
+export const problemSchema = z
+  .strictObject({
+    type: z.string().meta({ description: 'A URI reference naming the problem type; `about:blank`: the status code says it all.', examples: ['about:blank'] }),
+    title: z.string().meta({ description: 'The HTTP status text.', examples: ['Not Found'] }),
+    status: z.int().min(100).max(599).meta({ description: 'The HTTP status code.', examples: [404] }),
+    detail: z.string().meta({ description: 'What went wrong, for a person to read.', examples: ['No station with hrs_id "XXXXX".'] }),
+    code: z.string().regex(/^[a-z_]+$/).meta({
+      description:
+        'A stable, machine-readable error code: `not_authenticated`, `not_found`, `method_not_allowed`, `throttled`, ' +
+        '`internal_error`, …',
+      examples: ['not_found'],
+    }),
+  })
+  .meta({
+    title: 'Problem',
+    description: 'An error (RFC 9457 problem details, `application/problem+json`) with a stable `code`.',
+    examples: [{ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No station with hrs_id "XXXXX".', code: 'not_found' }],
+  });
+
+export const fuelTypeSchema = z
+  .strictObject({
+    code: z.enum(FUELLING_OPTIONS).meta({ description: 'Fuelling-option identifier, as in `nozzles[].fuelling_options`.' }),
+    description: z.string().meta({ examples: ['Hydrogen at 700 bar for light-duty vehicles'] }),
+    pressure_stage: pressureStage.meta({ description: 'Nominal pressure in bar.' }),
+    vehicle_class: z.enum(['light-duty', 'heavy-duty']),
+  })
+  .meta({ title: 'Fuelling option' });
+
+export const fuelTypeListSchema = z
+  .array(fuelTypeSchema)
+  .meta({
+    title: 'Fuelling options',
+    description: 'The fuelling options, in their fixed order.',
+    examples: [
+      [
+        { code: '700ld', description: 'Hydrogen at 700 bar for light-duty vehicles', pressure_stage: 700, vehicle_class: 'light-duty' },
+        { code: '350hd', description: 'Hydrogen at 350 bar for heavy-duty vehicles', pressure_stage: 350, vehicle_class: 'heavy-duty' },
+      ],
+    ],
+  });
+
+export const vehicleTypeSchema = z
+  .strictObject({
+    code: z.string().regex(/^[MN][1-3]$/).meta({ description: 'EU vehicle category, as used in `vehicle_types` codes.', examples: ['M1'] }),
+    name: z.string().meta({ examples: ['Passenger cars with at most eight seats besides the driver'] }),
+  })
+  .meta({ title: 'Vehicle category' });
+
+export const vehicleTypeListSchema = z
+  .array(vehicleTypeSchema)
+  .meta({
+    title: 'Vehicle categories',
+    description: 'EU vehicle categories M1–M3 and N1–N3, resolving the `vehicle_types` codes of the station details.',
+    examples: [[{ code: 'M1', name: 'Passenger cars with at most eight seats besides the driver' }]],
+  });
+
+/* ---- Stations: the record with its layout, the paginated list, events ------------------------------- */
+
+export const nozzleSchema = z.strictObject({
+  external_id: z.string().meta({ description: 'The id status payloads and import signals use for this nozzle.', examples: ['N1'] }),
+  connector_type: z.string().meta({ examples: ['H70'] }),
+  vehicle_side: z.string().meta({ examples: ['left'] }),
+  is_certified: z.boolean().meta({ description: 'The nozzle itself is certified.' }),
+  is_effectively_certified: z.boolean().meta({ description: 'The nozzle and its dispenser are both certified.' }),
+  fuelling_options: z.array(z.enum(FUELLING_OPTIONS)).meta({ description: 'Fuelling-option identifiers (see `/v2/fuel-type`).' }),
+  protocol_configs: z.null().meta({ description: 'Always null; reserved for a future release; do not rely on its content.' }),
+});
+
+export const dispenserSchema = z.strictObject({
+  external_id: z.string().meta({ description: 'The id import signals use for this dispenser (`dispenser_id`).', examples: ['D1'] }),
+  is_certified: z.boolean().meta({ description: 'The dispenser is certified.' }),
+  nozzles: z.array(nozzleSchema),
+});
+
+export const storageSchema = z.strictObject({
+  external_id: z.string().meta({ description: 'The id status payloads and import signals use for this storage.', examples: ['S1'] }),
+  nominal_capacity_kg: z.number().min(0).meta({ examples: [500] }),
+  dispenser_external_ids: z.array(z.string()).meta({ description: 'The dispensers this storage feeds.' }),
+});
+
+export const productSchema = z.strictObject({
+  external_id: z.string().meta({ description: 'The id prices are sent and published for.', examples: ['P700'] }),
+  pressure_stage: pressureStage.meta({ description: 'Pressure stage in bar: 350 or 700.' }),
+  green_hydrogen_share: z
+    .number()
+    .min(0)
+    .max(100)
+    .nullable()
+    .meta({ description: 'Percentage of renewable hydrogen; null until the operator declares it.' }),
+  nozzle_external_ids: z.array(z.string()).meta({ description: 'The nozzles dispensing this product; may be empty when unmapped.' }),
+});
+
+export const eventSchema = z
+  .strictObject({
+    id: z.string().meta({ examples: ['ev-1'] }),
+    kind: z.enum(EVENT_KINDS),
+    starts_at: instant('Start (ISO 8601).'),
+    ends_at: instant('End (ISO 8601); null: open-ended.').nullable(),
+    description: z.string().meta({ examples: ['Compressor service'] }),
+  })
+  .meta({ title: 'Station event' });
+
+const NOT_CONFIRMED = 'null until the operator has registered and confirmed the layout';
+
+/**
+ * The station record, as src/api/export-v2/stations.ts serves it: the registry's own fields, the
+ * station's v1.1 static (AFIR) details spread at the top level as the operator gave them (so the object
+ * admits further fields), `photo_url`, and the three layout sections.
+ */
+export const stationRecordSchema = z
+  .looseObject({
+    hrs_id: hrsIdSchema,
+    name: z.string().min(1).meta({ examples: ['Berlin Airport'] }),
+    operator: z
+      .strictObject({
+        id: z.string().meta({ examples: ['h2-demo'] }),
+        name: z.string().meta({ examples: ['H2 Demo GmbH'] }),
+      })
+      .meta({ description: 'The station operator.' }),
+    heavy_duty: z.boolean().meta({ description: 'Whether the station serves heavy-duty vehicles.' }),
+    opening_hours: z.string().nullable().meta({ description: 'Opening hours as the operator states them; null when not given.', examples: ['24/7'] }),
+    photo_url: z
+      .url()
+      .nullable()
+      .meta({ description: 'Where the station photo is (`GET /v2/hrs/{hrs_id}/photo`); null when the station has none.' }),
+    dispensers: z.array(dispenserSchema).nullable().meta({ description: `The dispensers with their nozzles; ${NOT_CONFIRMED}.` }),
+    storages: z
+      .array(storageSchema)
+      .nullable()
+      .meta({ description: `The storages; ${NOT_CONFIRMED}. An empty array after confirmation is a real statement: zero storages.` }),
+    products: z
+      .array(productSchema)
+      .nullable()
+      .meta({ description: `The products (what prices apply to); ${NOT_CONFIRMED}. May be empty after confirmation.` }),
+  })
+  .meta({
+    title: 'Station',
+    description:
+      'One station: its static details and its operator-confirmed layout. Besides the fields listed, the record ' +
+      'carries the station\'s v1.1 static (AFIR) details at the top level, unchanged (e.g. `city`, `vehicle_types` ' +
+      'with codes of `/v2/vehicle-type`); a detail named like a listed field is left out. The nozzle, storage and ' +
+      'product `external_id` values are the ids used in status payloads.',
+    examples: [
+      {
+        hrs_id: 'BERLA',
+        name: 'Berlin Airport',
+        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
+        heavy_duty: false,
+        opening_hours: '24/7',
+        city: 'Berlin',
+        vehicle_types: ['M1'],
+        photo_url: 'https://hrs.example.org/v2/hrs/BERLA/photo',
+        dispensers: [
+          {
+            external_id: 'D1',
+            is_certified: true,
+            nozzles: [
+              {
+                external_id: 'N1',
+                connector_type: 'H70',
+                vehicle_side: 'left',
+                is_certified: true,
+                is_effectively_certified: true,
+                fuelling_options: ['700ld'],
+                protocol_configs: null,
+              },
+            ],
+          },
+        ],
+        storages: [{ external_id: 'S1', nominal_capacity_kg: 500, dispenser_external_ids: ['D1'] }],
+        products: [{ external_id: 'P700', pressure_stage: 700, green_hydrogen_share: null, nozzle_external_ids: ['N1'] }],
+      },
+      {
+        hrs_id: 'HAMBG',
+        name: 'Hamburg Port',
+        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
+        heavy_duty: true,
+        opening_hours: null,
+        photo_url: null,
+        dispensers: null,
+        storages: null,
+        products: null,
+      },
+    ],
+  });
+
+export const stationPageSchema = z
+  .strictObject({
+    count: z.int().min(0).meta({ description: 'How many stations there are in all.' }),
+    next: z.url().nullable().meta({ description: 'The next page, or null on the last one.' }),
+    previous: z.url().nullable().meta({ description: 'The previous page, or null on the first one.' }),
+    results: z.array(stationRecordSchema).meta({ description: 'The page\'s stations, sorted by `hrs_id`.' }),
+  })
+  .meta({
+    title: 'Station page',
+    description: 'One page of the station list. Follow `next` until it is null to obtain the full list.',
+    examples: [
+      {
+        count: 2,
+        next: 'https://hrs.example.org/v2/hrs?limit=1&offset=1',
+        previous: null,
+        results: [
+          {
+            hrs_id: 'BERLA',
+            name: 'Berlin Airport',
+            operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
+            heavy_duty: false,
+            opening_hours: '24/7',
+            photo_url: null,
+            dispensers: [],
+            storages: [],
+            products: [],
+          },
+        ],
+      },
+    ],
+  });
+
+export const eventListSchema = z.array(eventSchema).meta({
+  title: 'Station events',
+  description: 'The station\'s events not over yet (an event without `ends_at` is ongoing), by start time.',
+  examples: [
+    [
+      { id: 'ev-1', kind: 'maintenance', starts_at: '2026-12-01T08:00:00.000Z', ends_at: '2026-12-01T12:00:00.000Z', description: 'Compressor service' },
+      { id: 'ev-2', kind: 'limited-service', starts_at: '2026-12-05T00:00:00.000Z', ends_at: null, description: '' },
+    ],
+  ],
+});
