@@ -13,6 +13,7 @@ import type { ConfirmedLayout, Registry, StationEntry } from '../src/registry/re
 import { LiveStatus, type StatusChange } from '../src/status/live-status.js';
 import { FreshnessRunner, type Step } from '../src/status/runner.js';
 import { freshDatabase } from './helpers/platform.js';
+import { until } from './helpers/wait.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -392,7 +393,7 @@ t.test('runner: many actors share one runner without seeing each other', async (
 });
 
 // ---------------------------------------------------------------------------------------------------
-// LiveStatus: one actor per station and category, Node timers, the change stream
+// LiveStatus: one actor per station and category, their deadlines on one timer, the change stream
 // ---------------------------------------------------------------------------------------------------
 
 function layout(): ConfirmedLayout {
@@ -666,7 +667,7 @@ t.test('LiveStatus: a newer reading restarts the deadlines, an older one is igno
   t.match(h.changes[3], { cause: 'freshness', previous: 'fresh', freshness: 'stale', at: T0 + 350 });
 });
 
-t.test('LiveStatus: one actor per station and category, each on its own timer', async (t) => {
+t.test('LiveStatus: one actor per station and category, each with its own deadline', async (t) => {
   const h = harness(t);
   h.publish('availability', T0, 'BERLA');
   h.publish('availability', T0 + 100, 'HAMBG');
@@ -788,4 +789,40 @@ t.test('LiveStatus: restore re-arms deadlines from the stored datetime', async (
     'then only HAMBG turns unknown',
   );
   await sql`DELETE FROM published_signals`;
+});
+
+t.test('LiveStatus: many deadlines on one timer, moved by new readings, none lost', async (t) => {
+  const ids = Array.from({ length: 300 }, (_, i) => `S${String(i).padStart(4, '0')}`);
+  const registry = fakeRegistry(ids);
+  const clock = { now: T0 };
+  const status = new LiveStatus(registry, pino({ level: 'silent' }), {
+    staleAfterMs: 200,
+    unknownAfterMs: 400,
+    pricingStaleAfterMs: 300,
+    now: () => clock.now,
+  });
+  t.teardown(() => status.close());
+  const stale = new Set<string>();
+  status.onChange((change) => {
+    if (change.freshness === 'stale') stale.add(change.hrsId);
+  });
+  // Readings of ages spread over 0-150 ms, published in a shuffled order.
+  const order = ids.map((id, i) => ({ id, age: (i * 37) % 151 })).sort((a, b) => ((a.age * 7919) % 97) - ((b.age * 7919) % 97));
+  for (const { id, age } of order) {
+    status.publish([{ hrsId: id, category: 'availability', originatorId: 'mon-1', datetime: T0 - age, receivedAt: T0, payload: PAYLOADS.availability }]);
+  }
+  // Every third station reports again: its deadline moves 150 ms later.
+  const renewed = ids.filter((_, i) => i % 3 === 0);
+  clock.now = T0 + 100;
+  for (const id of renewed) {
+    status.publish([{ hrsId: id, category: 'availability', originatorId: 'mon-1', datetime: T0 + 100, receivedAt: T0 + 100, payload: PAYLOADS.availability }]);
+  }
+  clock.now = T0 + 250;
+  await until('the stations not renewed to turn stale', () => (stale.size >= ids.length - renewed.length ? true : undefined), 3000, 10);
+  await sleep(50);
+  t.equal(stale.size, ids.length - renewed.length, 'exactly the stations whose deadline passed');
+  t.ok(renewed.every((id) => status.freshness(id, 'availability') === 'fresh'), 'moved deadlines did not fire early');
+  clock.now = T0 + 300;
+  await until('every station to be stale', () => (stale.size === ids.length ? true : undefined), 3000, 10);
+  t.pass('and the moved ones at their new deadline');
 });

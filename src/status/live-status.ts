@@ -37,16 +37,17 @@ export interface StatusChange {
 
 export type ChangeListener = (change: StatusChange) => void;
 
-/** One station and category: the published reading, its freshness machine's snapshot and its timer. */
+/** One station and category: the published reading, its freshness machine's snapshot and its next deadline. */
 interface Actor {
   readonly hrsId: string;
   readonly category: Category;
   reading: PublishedReading;
   originatorId: string;
   snapshot: FreshnessSnapshot;
-  /** The delayed event the machine is waiting for, and the timer that delivers it. */
+  /** The delayed event the machine is waiting for. */
   pending: Delayed | undefined;
-  timer: NodeJS.Timeout | undefined;
+  /** Where the actor sits in the deadline heap (-1: not there, nothing pending). */
+  heapIndex: number;
   /**
    * The published section as JSON ('null' when not published), for change detection and reads;
    * undefined until read after a change (the import path does not pay for serialising).
@@ -69,7 +70,7 @@ export interface LiveStatusOptions {
 
 /**
  * The live status of every station: one independent actor per station and signal category (a
- * freshness machine snapshot with its own timer, see FreshnessRunner), created by the first published
+ * freshness machine snapshot and its own next deadline, see FreshnessRunner), created by the first published
  * reading and removed with the station. Reads are served from memory: each station's status object is
  * kept serialised until something of it changes. Every change of a published section and every
  * freshness transition goes out on one change stream (`onChange`).
@@ -86,6 +87,10 @@ export class LiveStatus {
   /** The all-stations body, kept until any station's status changes. */
   private allEncoded: EncodedBody | undefined;
   private closed = false;
+  /** Every actor with a pending delayed event, by due time; one Node timer for the earliest. */
+  private readonly deadlines = new DeadlineHeap();
+  private timer: NodeJS.Timeout | undefined;
+  private timerDue = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly registry: Registry,
@@ -211,7 +216,9 @@ export class LiveStatus {
   /** Stops every timer; the object serves reads still but changes no more. */
   close(): void {
     this.closed = true;
-    for (const actors of this.stations.values()) for (const actor of actors.values()) clearTimeout(actor.timer);
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.deadlines.clear();
   }
 
   private apply(signal: PublishedSignal, announce: boolean): boolean {
@@ -244,7 +251,7 @@ export class LiveStatus {
       originatorId: signal.originatorId,
       snapshot: first.snapshot,
       pending: undefined,
-      timer: undefined,
+      heapIndex: -1,
       json: undefined,
     };
     actors.set(signal.category, created);
@@ -265,26 +272,42 @@ export class LiveStatus {
   }
 
   private disarm(actor: Actor): void {
-    clearTimeout(actor.timer);
-    actor.timer = undefined;
+    this.deadlines.remove(actor);
     actor.pending = undefined;
   }
 
   private arm(actor: Actor): void {
-    const pending = actor.pending;
-    if (!pending || this.closed) return;
-    const wait = Math.min(Math.max(0, pending.due - this.now()), MAX_TIMER_MS);
-    actor.timer = setTimeout(() => this.fire(actor, pending), wait);
-    actor.timer.unref();
+    if (!actor.pending || this.closed) return;
+    this.deadlines.upsert(actor);
+    this.wake();
   }
 
-  private fire(actor: Actor, delayed: Delayed): void {
-    if (actor.pending !== delayed || this.closed) return;
-    actor.timer = undefined;
-    if (delayed.due > this.now()) {
-      this.arm(actor); // a wait longer than one timer can hold, or a clock that moved
-      return;
+  /** Keeps the one Node timer set for the earliest deadline (a timer that fires early just re-arms). */
+  private wake(): void {
+    const first = this.deadlines.peek();
+    if (!first || this.closed) return;
+    const due = first.pending!.due;
+    if (this.timer !== undefined && this.timerDue <= due) return;
+    clearTimeout(this.timer);
+    this.timerDue = due;
+    this.timer = setTimeout(() => this.expire(), Math.min(Math.max(0, due - this.now()), MAX_TIMER_MS));
+    this.timer.unref();
+  }
+
+  /** Delivers every delayed event now due, earliest first. */
+  private expire(): void {
+    this.timer = undefined;
+    if (this.closed) return;
+    const now = this.now();
+    for (let first = this.deadlines.peek(); first && first.pending!.due <= now; first = this.deadlines.peek()) {
+      this.deadlines.remove(first);
+      this.fire(first);
     }
+    this.wake();
+  }
+
+  private fire(actor: Actor): void {
+    const delayed = actor.pending!;
     actor.pending = undefined;
     const previous = freshnessOf(actor.snapshot);
     this.step(actor, this.runner.send(actor.snapshot, delayed.event));
@@ -366,6 +389,79 @@ export class LiveStatus {
       } catch (err) {
         this.log.error({ err, hrs_id: change.hrsId, category: change.category }, 'status change listener failed');
       }
+    }
+  }
+}
+
+/**
+ * A binary min-heap of actors by their pending event's due time, each actor knowing its own place, so
+ * a deadline moved by a new reading is updated in place: one entry per actor, no cancelled garbage.
+ */
+class DeadlineHeap {
+  private items: Actor[] = [];
+
+  peek(): Actor | undefined {
+    return this.items[0];
+  }
+
+  clear(): void {
+    for (const actor of this.items) actor.heapIndex = -1;
+    this.items = [];
+  }
+
+  /** Adds the actor, or moves it to where its (new) due time belongs. */
+  upsert(actor: Actor): void {
+    if (actor.heapIndex < 0) {
+      actor.heapIndex = this.items.length;
+      this.items.push(actor);
+    }
+    this.down(this.up(actor.heapIndex));
+  }
+
+  remove(actor: Actor): void {
+    const index = actor.heapIndex;
+    if (index < 0) return;
+    actor.heapIndex = -1;
+    const last = this.items.pop()!;
+    if (last === actor) return;
+    this.items[index] = last;
+    last.heapIndex = index;
+    this.down(this.up(index));
+  }
+
+  private due(index: number): number {
+    return this.items[index]!.pending!.due;
+  }
+
+  private swap(a: number, b: number): void {
+    const x = this.items[a]!;
+    const y = this.items[b]!;
+    this.items[a] = y;
+    this.items[b] = x;
+    y.heapIndex = a;
+    x.heapIndex = b;
+  }
+
+  private up(index: number): number {
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (this.due(parent) <= this.due(index)) break;
+      this.swap(parent, index);
+      index = parent;
+    }
+    return index;
+  }
+
+  private down(index: number): void {
+    const n = this.items.length;
+    for (;;) {
+      const left = 2 * index + 1;
+      if (left >= n) return;
+      const right = left + 1;
+      const child = right < n && this.due(right) < this.due(left) ? right : left;
+      if (this.due(index) <= this.due(child)) return;
+      this.swap(index, child);
+      index = child;
     }
   }
 }
