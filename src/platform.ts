@@ -60,8 +60,9 @@ export async function openServices(config: Config, log: Logger): Promise<Service
   const tokens = new TokenStore(sql);
   const registry = new Registry(sql);
   await registry.reload();
-  await bus.on('registry', () => {
+  await bus.on('registry', (message) => {
     tokens.invalidate();
+    if (message.type === 'registry' && message.registry === false) return;
     registry.reload().catch((err) => log.error({ err }, 'reloading the registry failed'));
   });
   const status = new LiveStatus(registry, log, {

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { until } from './helpers/wait.js';
 import { MESSAGES } from '../src/http/auth.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
@@ -81,6 +82,8 @@ t.test('missing, malformed, unknown, revoked, expired and deactivated credential
 t.test('a revocation on one instance reaches the others through Redis', async (t) => {
   const a = await startTestPlatform(t, { fixture: baseFixture() });
   const b = await startTestPlatform(t, { sameStoreAs: a });
+  let reloads = 0;
+  b.services.registry.onReload(() => reloads++);
   t.equal((await get(`${a.url}/v2/fuel-type`, TOKENS.export_v2)).status, 200, 'cached on a');
   t.equal((await get(`${b.url}/v2/fuel-type`, TOKENS.export_v2)).status, 200, 'cached on b');
   const list = await (await get(`${a.url}/admin/v1/tokens?user=alice`, ADMIN_TOKEN)).json();
@@ -96,6 +99,10 @@ t.test('a revocation on one instance reaches the others through Redis', async (t
     if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 20));
   }
   t.equal(status, 401, 'and on the other instance as soon as the announcement arrives');
+  t.equal(reloads, 0, 'a revocation clears token caches without reading the registry again');
+  await a.services.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: true });
+  await until('the registry to be read again', () => (reloads > 0 ? true : undefined));
+  t.pass('a registry announcement still reloads it');
 });
 
 t.test('last-used times are gathered in memory and written in one statement', async (t) => {

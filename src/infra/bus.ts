@@ -4,13 +4,15 @@ import type { Redis } from './redis.js';
 
 /**
  * What instances tell each other over Redis pub/sub. Every message is JSON with a `type`.
- * - registry: stations, layouts, assignments, originators, users or tokens changed (after COMMIT).
+ * - registry: stations, layouts, assignments, originators, users or tokens changed (after COMMIT);
+ *   `registry: false` says only tokens changed (a revocation), so instances clear their token cache
+ *   without reading the whole registry again.
  * - signals: live transmissions were committed and replace the published snapshots they name; they
  *   carry the snapshots, so other instances update their live status without reading them back.
  *   `from` is the sending instance (it has applied them already).
  */
 export type BusMessage =
-  | { type: 'registry'; hrs_ids: string[]; tokens: boolean }
+  | { type: 'registry'; hrs_ids: string[]; tokens: boolean; registry?: boolean }
   | { type: 'signals'; from: string; signals: AnnouncedSignal[] };
 
 export interface AnnouncedSignal {

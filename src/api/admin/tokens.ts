@@ -31,7 +31,7 @@ export function adminTokenRoutes(server: HttpServer, { sql, bus, tokens }: Servi
       const token = await revokeToken(sql, id);
       if (!token) throw notFound('No such token.');
       tokens.invalidate();
-      await bus.publish({ type: 'registry', hrs_ids: [], tokens: true });
+      await bus.publish({ type: 'registry', hrs_ids: [], tokens: true, registry: false });
       return json(200, token);
     },
   });
