@@ -17,7 +17,7 @@ import { referenceRoutes } from './api/reference.js';
 import type { Config } from './config.js';
 import { Authenticator } from './http/auth.js';
 import { exportV2RateLimit, importV2RateLimit } from './http/rate-limit.js';
-import { HttpServer } from './http/server.js';
+import { EXPORT_V2_POLICY, HttpServer } from './http/server.js';
 import { Bus } from './infra/bus.js';
 import { closeRedis, openRedis } from './infra/redis.js';
 import { Registry } from './registry/registry.js';
@@ -100,6 +100,8 @@ export function buildHttpServer(services: Services): HttpServer {
     log,
     maxBodyBytes: config.maxBodyBytes,
     authenticator: new Authenticator(tokens, config.adminToken),
+    // Export v2 is open data: the CC BY 4.0 licence and CORS on every response under /v2/.
+    policies: { export_v2: EXPORT_V2_POLICY },
   });
   server.guard('import_v2', importV2RateLimit(services));
   server.guard('export_v2', exportV2RateLimit(services));

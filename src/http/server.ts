@@ -81,14 +81,11 @@ export const EXPORT_V2_POLICY: FamilyPolicy = {
   },
 };
 
-/** The policies a server starts with. */
-export const DEFAULT_POLICIES: Partial<Record<ApiFamily, FamilyPolicy>> = { export_v2: EXPORT_V2_POLICY };
-
 export interface HttpServerOptions {
   log: Logger;
   maxBodyBytes: number;
   authenticator: Authenticator;
-  /** Per-family response policies; {@link DEFAULT_POLICIES} when not given. */
+  /** Per-family response policies (the platform gives export v2 {@link EXPORT_V2_POLICY}); none by default. */
   policies?: Partial<Record<ApiFamily, FamilyPolicy>>;
 }
 
@@ -134,7 +131,7 @@ export class HttpServer {
   private idle: (() => void)[] = [];
 
   constructor(private readonly options: HttpServerOptions) {
-    for (const [family, policy] of Object.entries(options.policies ?? DEFAULT_POLICIES)) {
+    for (const [family, policy] of Object.entries(options.policies ?? {})) {
       if (policy) this.policy(family as ApiFamily, policy);
     }
     this.app.any('/*', (res, req) => this.dispatch(res, req));
