@@ -26,8 +26,8 @@ import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { fixed, integer, table } from './lib/table.js';
 import type { MemoryPoint } from './lib/actors-restore.js';
 import { seedRegistry } from './lib/seed.js';
+import { workspace } from './lib/workspace.js';
 
-const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const STATIONS = 100_000;
 const GOAL_RSS_BYTES = 1.5e9;
 const GOAL_RESTORE_MS = 20_000;
@@ -52,9 +52,7 @@ interface Restored {
 }
 
 async function run(options: BenchOptions): Promise<void> {
-  const database = `hrs_bench_actors_${process.pid}`;
-  const databaseUrl = new URL(ROOT_URL);
-  databaseUrl.pathname = `/${database}`;
+  const { database, databaseUrl } = workspace('actors');
   let sql: Sql | undefined;
   let child: Child | undefined;
   let seedMs = 0;

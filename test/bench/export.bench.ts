@@ -7,19 +7,16 @@
  * body); and one station record, `GET /v2/hrs/{hrs_id}`. Every answer is checked once before its load.
  */
 import { availableParallelism, cpus } from 'node:os';
-import { createRequire } from 'node:module';
 import { connect, ensureDatabase } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 import { TOKENS } from '../helpers/fixtures.js';
-import { dropDatabase } from '../helpers/platform.js';
 import { Child } from './lib/child.js';
 import { measure, type Measurement } from './lib/load.js';
-import { dropRedisKeys } from './lib/redis-keys.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
+import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
 import { benchHrsId, seedRegistry } from './lib/seed.js';
 import { fixed, integer, percentOf, table } from './lib/table.js';
 
-const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const STATIONS = 10_000;
 const PAGE = 500;
 /** Far above anything one load generator reaches. */
@@ -51,9 +48,8 @@ interface Row {
 }
 
 async function run(options: BenchOptions): Promise<void> {
-  const database = `hrs_bench_export_${process.pid}`;
-  const databaseUrl = new URL(ROOT_URL);
-  databaseUrl.pathname = `/${database}`;
+  const space = workspace('export');
+  const { database, databaseUrl } = space;
   const servers: Partial<Record<Target['server'], { child: Child; port: number }>> = {};
   const rows: Row[] = [];
   let seedMs = 0;
@@ -120,14 +116,10 @@ async function run(options: BenchOptions): Promise<void> {
       rows.push({ target, result, bytes: Buffer.byteLength(body) });
     }
   } finally {
-    await Promise.all(Object.values(servers).map((server) => server.child.stop()));
-    await dropDatabase(database);
-    await dropRedisKeys(database).catch((err: unknown) =>
-      process.stderr.write(`removing the Redis keys under ${database}: failed (${(err as Error).message})\n`),
-    );
+    await tearDown(space, Object.values(servers));
   }
 
-  const version = createRequire(import.meta.url)('autocannon/package.json').version as string;
+  const version = autocannonVersion();
   const hello = rows[0]!.result;
   options.print(
     `load generator: autocannon ${version} in its own process, ${options.connections} connections, ` +

@@ -5,16 +5,13 @@
  * authentication). Every server and the load generator run in processes of their own.
  */
 import { availableParallelism, cpus } from 'node:os';
-import { createRequire } from 'node:module';
 import { TOKENS } from '../helpers/fixtures.js';
-import { dropDatabase } from '../helpers/platform.js';
 import { Child } from './lib/child.js';
 import { measure, type Measurement } from './lib/load.js';
-import { dropRedisKeys } from './lib/redis-keys.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
+import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
 import { fixed, integer, percentOf, table } from './lib/table.js';
 
-const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 interface Target {
   label: string;
@@ -55,9 +52,8 @@ async function check(url: string, target: Target): Promise<void> {
 }
 
 async function run(options: BenchOptions): Promise<void> {
-  const database = `hrs_bench_http_core_${process.pid}`;
-  const databaseUrl = new URL(ROOT_URL);
-  databaseUrl.pathname = `/${database}`;
+  const space = workspace('http_core');
+  const { database, databaseUrl } = space;
   const servers: Partial<Record<Target['server'], { child: Child; port: number }>> = {};
   const results: Measurement[] = [];
   try {
@@ -80,14 +76,10 @@ async function run(options: BenchOptions): Promise<void> {
       results.push(await measure(server.child, { url, headers: target.headers }, options));
     }
   } finally {
-    await Promise.all(Object.values(servers).map((server) => server.child.stop()));
-    await dropDatabase(database);
-    await dropRedisKeys(database).catch((err: unknown) =>
-      process.stderr.write(`removing the Redis keys under ${database}: failed (${(err as Error).message})\n`),
-    );
+    await tearDown(space, Object.values(servers));
   }
 
-  const version = createRequire(import.meta.url)('autocannon/package.json').version as string;
+  const version = autocannonVersion();
   const [base] = results;
   options.print(
     `load generator: autocannon ${version} in its own process, ${options.connections} connections, ` +

@@ -15,19 +15,16 @@
  * and each live transmission is one history row); otherwise the scenario fails.
  */
 import { availableParallelism, cpus } from 'node:os';
-import { createRequire } from 'node:module';
 import { connect, type Sql } from '../../db/connect.js';
 import { TOKENS } from '../helpers/fixtures.js';
-import { dropDatabase } from '../helpers/platform.js';
 import { Child } from './lib/child.js';
 import { IMPORT_V2_STATIONS, stationIds } from './lib/fixtures.js';
 import { measure, type Measurement } from './lib/load.js';
 import { ProcessCpu } from './lib/process-cpu.js';
-import { dropRedisKeys } from './lib/redis-keys.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
+import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
 import { fixed, integer, percentOf, table } from './lib/table.js';
 
-const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PATH = '/import/v2/signal/availability/';
 /** Far above anything one load generator reaches, so no request is throttled. */
 const RATE_LIMIT = '100000000';
@@ -146,9 +143,8 @@ interface Row {
 }
 
 async function run(options: BenchOptions): Promise<void> {
-  const database = `hrs_bench_import_v2_${process.pid}`;
-  const databaseUrl = new URL(ROOT_URL);
-  databaseUrl.pathname = `/${database}`;
+  const space = workspace('import_v2');
+  const { database, databaseUrl } = space;
   const servers: Partial<Record<Target['server'], { child: Child; port: number }>> = {};
   const rows: Row[] = [];
   let sql: Sql | undefined;
@@ -207,14 +203,10 @@ async function run(options: BenchOptions): Promise<void> {
     }
   } finally {
     await sql?.end({ timeout: 1 });
-    await Promise.all(Object.values(servers).map((server) => server.child.stop()));
-    await dropDatabase(database);
-    await dropRedisKeys(database).catch((err: unknown) =>
-      process.stderr.write(`removing the Redis keys under ${database}: failed (${(err as Error).message})\n`),
-    );
+    await tearDown(space, Object.values(servers));
   }
 
-  const version = createRequire(import.meta.url)('autocannon/package.json').version as string;
+  const version = autocannonVersion();
   const base = rows[0]!.result;
   options.print(
     `load generator: autocannon ${version} in its own process, ${options.connections} connections, ` +

@@ -17,17 +17,14 @@
  * 50 ms (at the configured connections).
  */
 import { availableParallelism, cpus } from 'node:os';
-import { createRequire } from 'node:module';
 import { TOKENS } from '../helpers/fixtures.js';
-import { dropDatabase } from '../helpers/platform.js';
 import { Child } from './lib/child.js';
 import { SIGNAL_TYPES, STATUS_STATIONS, stationIds } from './lib/fixtures.js';
 import { measure, type Measurement } from './lib/load.js';
-import { dropRedisKeys } from './lib/redis-keys.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
+import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
 import { fixed, integer, percentOf, table } from './lib/table.js';
 
-const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** Single-station req/s as a share of hello world's that the platform should reach. */
 const GOAL_PERCENT = 60;
 /** All-stations p99 the platform should stay under, in milliseconds. */
@@ -189,9 +186,8 @@ interface Row {
 }
 
 async function run(options: BenchOptions): Promise<void> {
-  const database = `hrs_bench_status_${process.pid}`;
-  const databaseUrl = new URL(ROOT_URL);
-  databaseUrl.pathname = `/${database}`;
+  const space = workspace('status');
+  const { database, databaseUrl } = space;
   const servers: Partial<Record<Target['server'], { child: Child; port: number }>> = {};
   const rows: Row[] = [];
   let seedMs = 0;
@@ -224,14 +220,10 @@ async function run(options: BenchOptions): Promise<void> {
       rows.push({ target, result, connections, bytes });
     }
   } finally {
-    await Promise.all(Object.values(servers).map((server) => server.child.stop()));
-    await dropDatabase(database);
-    await dropRedisKeys(database).catch((err: unknown) =>
-      process.stderr.write(`removing the Redis keys under ${database}: failed (${(err as Error).message})\n`),
-    );
+    await tearDown(space, Object.values(servers));
   }
 
-  const version = createRequire(import.meta.url)('autocannon/package.json').version as string;
+  const version = autocannonVersion();
   const base = rows[0]!.result;
   options.print(
     `load generator: autocannon ${version} in its own process, ${options.connections} connections unless the row says otherwise, ` +
