@@ -332,7 +332,7 @@ t.test('export v2: every documented operation answers as documented, errors too'
       const body = await conforms(t, 'export_v2', method.toUpperCase(), path, await get(url, TOKENS.export_v2), 200);
       if (path === '/v2/fuel-type') t.same(body, item.get.responses['200'].content['application/json'].examples.all.value, 'the example is the real list');
       if (path.includes('{hrs_id}')) {
-        const missing = await get(`${p.url}${path.replace('{hrs_id}', 'XXXXX')}`, TOKENS.export_v2);
+        const missing = await get(`${p.url}${path.replace('{hrs_id}', 'OSLO1')}`, TOKENS.export_v2);
         t.match(await conforms(t, 'export_v2', 'GET', path, missing, 404, problemSchema), { status: 404, code: 'not_found' });
       }
       const unauthorized = await get(url, TOKENS.export_v1);

@@ -211,7 +211,7 @@ t.test('records are read in a handful of statements and kept per station version
 function recordFixture(): Fixture {
   const f = baseFixture();
   const berla = stationOf(f, 'BERLA');
-  berla.details = { city: 'Berlin', vehicle_types: ['M1', 'N1'], name: 'shadowed', hrs_id: 'XXXXX', dispensers: 'no', coordinates: { lat: 52.36, lon: 13.5 } };
+  berla.details = { city: 'Berlin', vehicle_types: ['M1', 'N1'], name: 'shadowed', hrs_id: 'OSLO1', dispensers: 'no', coordinates: { lat: 52.36, lon: 13.5 } };
   berla.layout.dispensers.push({
     external_id: 'D2',
     is_certified: false,

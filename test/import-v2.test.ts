@@ -163,10 +163,10 @@ t.test('a snapshot replaces the previous one entirely; a late reading never over
 t.test('every field error of the spec reaches the client in the aligned body', async (t) => {
   const p = await startTestPlatform(t, { fixture: fixture() });
   const post = poster(p);
-  let res = await post('availability', [availability({ datetime: ago(301) }), availability({ hrs: 'XXXXX', datetime: '2026-01-01T00:00:00' })]);
+  let res = await post('availability', [availability({ datetime: ago(301) }), availability({ hrs: 'OSLO1', datetime: '2026-01-01T00:00:00' })]);
   t.same(await res.json(), [
     { datetime: ['The signal may not be older than 5 minutes.'] },
-    { hrs: ['Unknown station identifier: XXXXX'], datetime: ['Datetime has wrong format. Use ISO 8601 with a UTC offset, e.g. 2026-11-22T10:00:00+01:00.'] },
+    { hrs: ['Unknown station identifier: OSLO1'], datetime: ['Datetime has wrong format. Use ISO 8601 with a UTC offset, e.g. 2026-11-22T10:00:00+01:00.'] },
   ]);
   res = await post('availability', [availability({ datetime: new Date(Date.now() + 40_000).toISOString() })]);
   t.same(await res.json(), [{ datetime: ['The signal may not be from the future.'] }]);

@@ -2,6 +2,7 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_li
 import type { Logger } from 'pino';
 import { API_FAMILIES, type ApiFamily, type Authenticator } from './auth.js';
 import { HttpError, errorReply, notFound, statusText, styleForPath, type ErrorStyle, type Reply } from './errors.js';
+import { compilePolicy, decorate, isPreflight, preflightReply, type CompiledPolicy, type FamilyPolicy } from './policy.js';
 import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
 import { Router, type Method } from './router.js';
 
@@ -33,79 +34,13 @@ interface Route extends RouteSpec {
   style: ErrorStyle;
 }
 
-/** Cross-origin access for browser clients (CORS), for a family that enables it. */
-export interface CorsPolicy {
-  /** What a preflight allows (`Access-Control-Allow-Methods`). */
-  methods: readonly Method[];
-  /** Request headers always allowed; further well-formed names a preflight asks for are echoed. */
-  allowHeaders: readonly string[];
-  /** Response headers a script may read besides the CORS-safelisted ones. */
-  exposeHeaders: readonly string[];
-  /** How long a browser may cache a preflight answer (`Access-Control-Max-Age`), in seconds. */
-  maxAgeSeconds: number;
-}
-
-/**
- * What every response of an API family carries. A response belongs to a family when its route takes
- * that family's token, or, for responses no such route produces (an unknown path, 405, OPTIONS, 501, a
- * route without authentication such as a docs page), when its path starts with the family's prefix.
- */
-export interface FamilyPolicy {
-  prefix: string;
-  /** Headers on every response: successes, errors (401 included), 304s, preflights. */
-  headers?: Readonly<Record<string, string>>;
-  /**
-   * `Access-Control-Allow-Origin: *` and `Access-Control-Expose-Headers` on every response, and CORS
-   * preflights (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) answered 204 before any
-   * authentication, guard or route: they need no token and count against no limit.
-   */
-  cors?: CorsPolicy;
-}
-
-/** The licence of everything export v2 publishes, as a `Link` header (RFC 8288). */
-export const EXPORT_V2_LICENCE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
-
-/**
- * Export v2 (`/v2/...`): open data under CC BY 4.0, readable by browser scripts of any origin. No
- * credentials mode is needed (the token travels in `Authorization`, not a cookie), so the origin is
- * `*` and nothing varies by `Origin`.
- */
-export const EXPORT_V2_POLICY: FamilyPolicy = {
-  prefix: '/v2/',
-  headers: { Link: EXPORT_V2_LICENCE_LINK },
-  cors: {
-    methods: ['GET', 'HEAD', 'OPTIONS'],
-    allowHeaders: ['Authorization', 'If-Modified-Since', 'Content-Type'],
-    exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Last-Modified', 'Link', 'X-Request-Id'],
-    maxAgeSeconds: 86_400,
-  },
-};
-
 export interface HttpServerOptions {
   log: Logger;
   maxBodyBytes: number;
   authenticator: Authenticator;
-  /** Per-family response policies (the platform gives export v2 {@link EXPORT_V2_POLICY}); none by default. */
+  /** Per-family response policies (the platform gives export v2 `EXPORT_V2_POLICY` of ./policy.ts); none by default. */
   policies?: Partial<Record<ApiFamily, FamilyPolicy>>;
 }
-
-/** A policy ready to apply: every header worked out once. */
-interface Policy {
-  prefix: string;
-  /** Added to every response. */
-  headers: Record<string, string>;
-  /** The lower-case names of `headers`, to the spelling used there. */
-  names: Map<string, string>;
-  /** A preflight's answer (besides `headers`), when CORS is on; `Access-Control-Allow-Headers` is added per request. */
-  preflight?: Record<string, string>;
-  allowHeaders: string[];
-  allowHeadersLower: Set<string>;
-}
-
-/** Response headers whose values are lists: a reply's own value is joined to the policy's, not replacing it. */
-const LIST_HEADERS = new Set(['link', 'vary', 'access-control-expose-headers']);
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
-const MAX_ECHOED_HEADERS = 32;
 
 const BODY_METHODS = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -124,7 +59,7 @@ export class HttpServer {
   private readonly router = new Router<Route>();
   private readonly guards = new Map<RouteSpec['auth'], Guard[]>();
   private readonly observers = new Map<RouteSpec['auth'], Observer[]>();
-  private readonly policies = new Map<ApiFamily, Policy>();
+  private readonly policies = new Map<ApiFamily, CompiledPolicy>();
   private listenSocket: us_listen_socket | undefined;
   private inFlight = 0;
   private readonly registered: Pick<RouteSpec, 'method' | 'path' | 'auth'>[] = [];
@@ -158,27 +93,7 @@ export class HttpServer {
 
   /** Sets (or replaces) the response policy of a family: headers on every response, CORS. */
   policy(family: ApiFamily, policy: FamilyPolicy): this {
-    const headers: Record<string, string> = { ...policy.headers };
-    let preflight: Record<string, string> | undefined;
-    const allowHeaders = [...(policy.cors?.allowHeaders ?? [])];
-    if (policy.cors) {
-      headers['Access-Control-Allow-Origin'] = '*';
-      if (policy.cors.exposeHeaders.length > 0) headers['Access-Control-Expose-Headers'] = policy.cors.exposeHeaders.join(', ');
-      preflight = {
-        'Access-Control-Allow-Methods': policy.cors.methods.join(', '),
-        'Access-Control-Max-Age': String(policy.cors.maxAgeSeconds),
-        // The allowed headers echo the request's: a cache must keep answers to different asks apart.
-        Vary: 'Access-Control-Request-Headers',
-      };
-    }
-    this.policies.set(family, {
-      prefix: policy.prefix,
-      headers,
-      names: new Map(Object.keys(headers).map((name) => [name.toLowerCase(), name])),
-      preflight,
-      allowHeaders,
-      allowHeadersLower: new Set(allowHeaders.map((name) => name.toLowerCase())),
-    });
+    this.policies.set(family, compilePolicy(policy));
     return this;
   }
 
@@ -318,7 +233,7 @@ export class HttpServer {
   }
 
   /** The policy of a route's family, or of the family whose prefix the path has (no route, or none with a token). */
-  private policyFor(path: string, auth?: RouteSpec['auth']): Policy | undefined {
+  private policyFor(path: string, auth?: RouteSpec['auth']): CompiledPolicy | undefined {
     if (auth === 'admin') return undefined;
     if (auth !== undefined && auth !== 'none') return this.policies.get(auth);
     for (const policy of this.policies.values()) if (path.startsWith(policy.prefix)) return policy;
@@ -386,56 +301,6 @@ export class HttpServer {
     if (status >= 500) req.log.error(entry, 'request');
     else req.log.info(entry, 'request');
   }
-}
-
-/** A CORS preflight: `OPTIONS` with `Origin` and `Access-Control-Request-Method`. */
-function isPreflight(req: Request): boolean {
-  return req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined;
-}
-
-/**
- * 204 with what a browser checks: methods, headers (the policy's, plus whatever the preflight asks for
- * when every name is well-formed and there are not too many), max age. A method outside the policy is
- * not refused here: the browser sees it missing from `Access-Control-Allow-Methods` and stops.
- */
-function preflightReply(req: Request, policy: Policy, allow: readonly Method[] | undefined): Reply {
-  const names = [...policy.allowHeaders];
-  const asked = (req.headers['access-control-request-headers'] ?? '')
-    .split(',')
-    .map((name) => name.trim())
-    .filter((name) => name !== '');
-  if (asked.length <= MAX_ECHOED_HEADERS && asked.every((name) => HEADER_NAME.test(name))) {
-    const seen = new Set(policy.allowHeadersLower);
-    for (const name of asked) {
-      if (seen.has(name.toLowerCase())) continue;
-      seen.add(name.toLowerCase());
-      names.push(name);
-    }
-  }
-  const headers: Record<string, string> = { ...policy.preflight };
-  if (names.length > 0) headers['Access-Control-Allow-Headers'] = names.join(', ');
-  if (allow) headers.Allow = allow.join(', ');
-  return { status: 204, headers };
-}
-
-/**
- * The policy's headers under the reply's own. A reply's header replaces the policy's of the same name
- * (any case), except list-valued ones (`Link`, `Vary`, `Access-Control-Expose-Headers`), which are joined.
- */
-function decorate(reply: Reply, policy: Policy): Reply {
-  if (!reply.headers) return { ...reply, headers: policy.headers };
-  const headers: Record<string, string> = { ...policy.headers };
-  for (const [name, value] of Object.entries(reply.headers)) {
-    const lower = name.toLowerCase();
-    const existing = policy.names.get(lower);
-    if (existing === undefined) headers[name] = value;
-    else if (LIST_HEADERS.has(lower)) headers[existing] = `${headers[existing]}, ${value}`;
-    else {
-      delete headers[existing];
-      headers[name] = value;
-    }
-  }
-  return { ...reply, headers };
 }
 
 function principalFields(principal: NonNullable<Request['principal']>): Record<string, string> {

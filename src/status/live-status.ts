@@ -4,6 +4,7 @@ import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapsh
 import { CATEGORIES, type Category } from '../domain/import-v2/schemas.js';
 import type { Registry } from '../registry/registry.js';
 import { EncodedBody } from '../http/encoding.js';
+import { DeadlineHeap } from './deadline-heap.js';
 import { FreshnessRunner, type Delayed } from './runner.js';
 import { buildSection, SECTION_KEYS, type PublishedReading } from './sections.js';
 
@@ -88,7 +89,7 @@ export class LiveStatus {
   private allEncoded: EncodedBody | undefined;
   private closed = false;
   /** Every actor with a pending delayed event, by due time; one Node timer for the earliest. */
-  private readonly deadlines = new DeadlineHeap();
+  private readonly deadlines = new DeadlineHeap<Actor>((actor) => actor.pending!.due);
   private timer: NodeJS.Timeout | undefined;
   private timerDue = Number.POSITIVE_INFINITY;
 
@@ -393,75 +394,3 @@ export class LiveStatus {
   }
 }
 
-/**
- * A binary min-heap of actors by their pending event's due time, each actor knowing its own place, so
- * a deadline moved by a new reading is updated in place: one entry per actor, no cancelled garbage.
- */
-class DeadlineHeap {
-  private items: Actor[] = [];
-
-  peek(): Actor | undefined {
-    return this.items[0];
-  }
-
-  clear(): void {
-    for (const actor of this.items) actor.heapIndex = -1;
-    this.items = [];
-  }
-
-  /** Adds the actor, or moves it to where its (new) due time belongs. */
-  upsert(actor: Actor): void {
-    if (actor.heapIndex < 0) {
-      actor.heapIndex = this.items.length;
-      this.items.push(actor);
-    }
-    this.down(this.up(actor.heapIndex));
-  }
-
-  remove(actor: Actor): void {
-    const index = actor.heapIndex;
-    if (index < 0) return;
-    actor.heapIndex = -1;
-    const last = this.items.pop()!;
-    if (last === actor) return;
-    this.items[index] = last;
-    last.heapIndex = index;
-    this.down(this.up(index));
-  }
-
-  private due(index: number): number {
-    return this.items[index]!.pending!.due;
-  }
-
-  private swap(a: number, b: number): void {
-    const x = this.items[a]!;
-    const y = this.items[b]!;
-    this.items[a] = y;
-    this.items[b] = x;
-    y.heapIndex = a;
-    x.heapIndex = b;
-  }
-
-  private up(index: number): number {
-    while (index > 0) {
-      const parent = (index - 1) >> 1;
-      if (this.due(parent) <= this.due(index)) break;
-      this.swap(parent, index);
-      index = parent;
-    }
-    return index;
-  }
-
-  private down(index: number): void {
-    const n = this.items.length;
-    for (;;) {
-      const left = 2 * index + 1;
-      if (left >= n) return;
-      const right = left + 1;
-      const child = right < n && this.due(right) < this.due(left) ? right : left;
-      if (this.due(index) <= this.due(child)) return;
-      this.swap(index, child);
-      index = child;
-    }
-  }
-}

@@ -208,7 +208,7 @@ export function exportV2Document(context: DocContext): DocDefinition {
         twice: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: give it once (got 2 values).') },
       }),
       StationNotFound: problem('No station with this `hrs_id` is registered.', {
-        unknown_station: { value: problemBody(404, 'Not Found', 'not_found', 'No station with hrs_id "XXXXX".') },
+        unknown_station: { value: problemBody(404, 'Not Found', 'not_found', 'No station with hrs_id "OSLO1".') },
       }),
       Unauthorized: problem(
         'Authentication failed; nothing was processed. The `detail` says why.',
@@ -375,7 +375,7 @@ export function exportV2Document(context: DocContext): DocDefinition {
               },
             },
             '404': problem('No station with this `hrs_id`, or the station has no photo.', {
-              unknown_station: { value: problemBody(404, 'Not Found', 'not_found', 'No station with hrs_id "XXXXX".') },
+              unknown_station: { value: problemBody(404, 'Not Found', 'not_found', 'No station with hrs_id "OSLO1".') },
               no_photo: { value: problemBody(404, 'Not Found', 'not_found', 'Station "HAMBG" has no photo.') },
             }),
             ...COMMON,

@@ -173,7 +173,7 @@ export const problemSchema = z
     type: z.string().meta({ description: 'A URI reference naming the problem type; `about:blank`: the status code says it all.', examples: ['about:blank'] }),
     title: z.string().meta({ description: 'The HTTP status text.', examples: ['Not Found'] }),
     status: z.int().min(100).max(599).meta({ description: 'The HTTP status code.', examples: [404] }),
-    detail: z.string().meta({ description: 'What went wrong, for a person to read.', examples: ['No station with hrs_id "XXXXX".'] }),
+    detail: z.string().meta({ description: 'What went wrong, for a person to read.', examples: ['No station with hrs_id "OSLO1".'] }),
     code: z.string().regex(/^[a-z_]+$/).meta({
       description:
         'A stable, machine-readable error code: `not_authenticated`, `not_found`, `method_not_allowed`, `throttled`, ' +
@@ -184,7 +184,7 @@ export const problemSchema = z
   .meta({
     title: 'Problem',
     description: 'An error (RFC 9457 problem details, `application/problem+json`) with a stable `code`.',
-    examples: [{ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No station with hrs_id "XXXXX".', code: 'not_found' }],
+    examples: [{ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No station with hrs_id "OSLO1".', code: 'not_found' }],
   });
 
 export const fuelTypeSchema = z

@@ -310,7 +310,7 @@ export const validationErrorListSchema = z
       [
         {},
         {
-          hrs: ['Unknown station identifier: XXXXX'],
+          hrs: ['Unknown station identifier: OSLO1'],
           nozzles: [{ non_field_errors: ['Provide exactly one of "id" or "dispenser_id".'] }],
         },
       ],

@@ -1,0 +1,150 @@
+import type { Reply } from './errors.js';
+import type { Request } from './request.js';
+import type { Method } from './router.js';
+
+/**
+ * Per-family response policies: headers every response of an API family carries, and CORS for
+ * browser clients. The HTTP server applies them (src/http/server.ts); the platform says which family
+ * gets which (export v2: the CC BY 4.0 licence and CORS).
+ */
+
+/** Cross-origin access for browser clients (CORS), for a family that enables it. */
+export interface CorsPolicy {
+  /** What a preflight allows (`Access-Control-Allow-Methods`). */
+  methods: readonly Method[];
+  /** Request headers always allowed; further well-formed names a preflight asks for are echoed. */
+  allowHeaders: readonly string[];
+  /** Response headers a script may read besides the CORS-safelisted ones. */
+  exposeHeaders: readonly string[];
+  /** How long a browser may cache a preflight answer (`Access-Control-Max-Age`), in seconds. */
+  maxAgeSeconds: number;
+}
+
+/**
+ * What every response of an API family carries. A response belongs to a family when its route takes
+ * that family's token, or, for responses no such route produces (an unknown path, 405, OPTIONS, 501, a
+ * route without authentication such as a docs page), when its path starts with the family's prefix.
+ */
+export interface FamilyPolicy {
+  prefix: string;
+  /** Headers on every response: successes, errors (401 included), 304s, preflights. */
+  headers?: Readonly<Record<string, string>>;
+  /**
+   * `Access-Control-Allow-Origin: *` and `Access-Control-Expose-Headers` on every response, and CORS
+   * preflights (`OPTIONS` with `Origin` and `Access-Control-Request-Method`) answered 204 before any
+   * authentication, guard or route: they need no token and count against no limit.
+   */
+  cors?: CorsPolicy;
+}
+
+/** The licence of everything export v2 publishes, as a `Link` header (RFC 8288). */
+export const EXPORT_V2_LICENCE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
+
+/**
+ * Export v2 (`/v2/...`): open data under CC BY 4.0, readable by browser scripts of any origin. No
+ * credentials mode is needed (the token travels in `Authorization`, not a cookie), so the origin is
+ * `*` and nothing varies by `Origin`.
+ */
+export const EXPORT_V2_POLICY: FamilyPolicy = {
+  prefix: '/v2/',
+  headers: { Link: EXPORT_V2_LICENCE_LINK },
+  cors: {
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    allowHeaders: ['Authorization', 'If-Modified-Since', 'Content-Type'],
+    exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Last-Modified', 'Link', 'X-Request-Id'],
+    maxAgeSeconds: 86_400,
+  },
+};
+
+/** A policy ready to apply: every header worked out once. */
+export interface CompiledPolicy {
+  prefix: string;
+  /** Added to every response. */
+  headers: Record<string, string>;
+  /** The lower-case names of `headers`, to the spelling used there. */
+  names: Map<string, string>;
+  /** A preflight's answer (besides `headers`), when CORS is on; `Access-Control-Allow-Headers` is added per request. */
+  preflight?: Record<string, string>;
+  allowHeaders: string[];
+  allowHeadersLower: Set<string>;
+}
+
+/** Response headers whose values are lists: a reply's own value is joined to the policy's, not replacing it. */
+const LIST_HEADERS = new Set(['link', 'vary', 'access-control-expose-headers']);
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$/;
+const MAX_ECHOED_HEADERS = 32;
+
+/** Works out every header of a policy once. */
+export function compilePolicy(policy: FamilyPolicy): CompiledPolicy {
+  const headers: Record<string, string> = { ...policy.headers };
+  let preflight: Record<string, string> | undefined;
+  const allowHeaders = [...(policy.cors?.allowHeaders ?? [])];
+  if (policy.cors) {
+    headers['Access-Control-Allow-Origin'] = '*';
+    if (policy.cors.exposeHeaders.length > 0) headers['Access-Control-Expose-Headers'] = policy.cors.exposeHeaders.join(', ');
+    preflight = {
+      'Access-Control-Allow-Methods': policy.cors.methods.join(', '),
+      'Access-Control-Max-Age': String(policy.cors.maxAgeSeconds),
+      // The allowed headers echo the request's: a cache must keep answers to different asks apart.
+      Vary: 'Access-Control-Request-Headers',
+    };
+  }
+  return {
+    prefix: policy.prefix,
+    headers,
+    names: new Map(Object.keys(headers).map((name) => [name.toLowerCase(), name])),
+    preflight,
+    allowHeaders,
+    allowHeadersLower: new Set(allowHeaders.map((name) => name.toLowerCase())),
+  };
+}
+
+/** A CORS preflight: `OPTIONS` with `Origin` and `Access-Control-Request-Method`. */
+export function isPreflight(req: Request): boolean {
+  return req.headers.origin !== undefined && req.headers['access-control-request-method'] !== undefined;
+}
+
+/**
+ * 204 with what a browser checks: methods, headers (the policy's, plus whatever the preflight asks for
+ * when every name is well-formed and there are not too many), max age. A method outside the policy is
+ * not refused here: the browser sees it missing from `Access-Control-Allow-Methods` and stops.
+ */
+export function preflightReply(req: Request, policy: CompiledPolicy, allow: readonly Method[] | undefined): Reply {
+  const names = [...policy.allowHeaders];
+  const asked = (req.headers['access-control-request-headers'] ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  if (asked.length <= MAX_ECHOED_HEADERS && asked.every((name) => HEADER_NAME.test(name))) {
+    const seen = new Set(policy.allowHeadersLower);
+    for (const name of asked) {
+      if (seen.has(name.toLowerCase())) continue;
+      seen.add(name.toLowerCase());
+      names.push(name);
+    }
+  }
+  const headers: Record<string, string> = { ...policy.preflight };
+  if (names.length > 0) headers['Access-Control-Allow-Headers'] = names.join(', ');
+  if (allow) headers.Allow = allow.join(', ');
+  return { status: 204, headers };
+}
+
+/**
+ * The policy's headers under the reply's own. A reply's header replaces the policy's of the same name
+ * (any case), except list-valued ones (`Link`, `Vary`, `Access-Control-Expose-Headers`), which are joined.
+ */
+export function decorate(reply: Reply, policy: CompiledPolicy): Reply {
+  if (!reply.headers) return { ...reply, headers: policy.headers };
+  const headers: Record<string, string> = { ...policy.headers };
+  for (const [name, value] of Object.entries(reply.headers)) {
+    const lower = name.toLowerCase();
+    const existing = policy.names.get(lower);
+    if (existing === undefined) headers[name] = value;
+    else if (LIST_HEADERS.has(lower)) headers[existing] = `${headers[existing]}, ${value}`;
+    else {
+      delete headers[existing];
+      headers[name] = value;
+    }
+  }
+  return { ...reply, headers };
+}
