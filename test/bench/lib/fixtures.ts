@@ -11,14 +11,16 @@ export function stationIds(count: number): string[] {
   return Array.from({ length: count }, (_, i) => `BN${letter(i / 676)}${letter(i / 26)}${letter(i)}`);
 }
 
+/** The four import v2 signal types, each a section of the export v2 station status. */
+export const SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing'] as const;
+
 /**
- * The standard test fixture plus `count` stations with BERLA's layout (nozzles N1 and N2 on
- * dispenser D1), each with a live availability assignment for the originator mon-1, whose import v2
- * token is TOKENS.import_v2.
+ * Adds `count` generated stations to `fixture`, each with BERLA's confirmed layout (nozzles N1 and N2
+ * on dispenser D1, storage S1, products P700 and P350) and a live assignment of the originator mon-1
+ * for each of `signalTypes`.
  */
-export function importV2Fixture(count = IMPORT_V2_STATIONS) {
-  const fixture = baseFixture();
-  const berla = fixture.stations[0]!;
+function addStations(fixture: ReturnType<typeof baseFixture>, count: number, signalTypes: readonly string[]) {
+  const berla = baseFixture().stations[0]!;
   for (const [i, hrsId] of stationIds(count).entries()) {
     fixture.stations.push({
       hrs_id: hrsId,
@@ -28,42 +30,34 @@ export function importV2Fixture(count = IMPORT_V2_STATIONS) {
       opening_hours: '24/7',
       layout: structuredClone(berla.layout),
     } as Record<string, unknown> as typeof berla);
-    fixture.assignments.push({ originator: 'mon-1', hrs_id: hrsId, signal_type: 'availability', state: 'live' });
+    for (const signalType of signalTypes) {
+      fixture.assignments.push({ originator: 'mon-1', hrs_id: hrsId, signal_type: signalType, state: 'live' });
+    }
   }
   return fixture;
+}
+
+/**
+ * The standard test fixture plus `count` stations with BERLA's layout, each with a live availability
+ * assignment for the originator mon-1, whose import v2 token is TOKENS.import_v2.
+ */
+export function importV2Fixture(count = IMPORT_V2_STATIONS) {
+  return addStations(baseFixture(), count, ['availability']);
 }
 
 /** Number of generated stations in the `status` fixture. */
 export const STATUS_STATIONS = 1000;
 
-/** The four import v2 signal types, each a section of the export v2 station status. */
-export const SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing'] as const;
-
 /**
  * The standard test fixture's operator, originator, user and tokens with exactly `count` registered
- * stations (the generated ones: BERLA and HAMBG and their assignments are left out), each with
- * BERLA's confirmed layout (nozzles N1 and N2 on dispenser D1, storage S1, products P700 and P350)
- * and a live assignment of the originator mon-1 for each of the four signal types.
+ * stations (the generated ones: BERLA and HAMBG and their assignments are left out), each live with
+ * mon-1 for all four signal types.
  */
 export function statusFixture(count = STATUS_STATIONS) {
   const fixture = baseFixture();
-  const berla = fixture.stations[0]!;
   fixture.stations = [];
   fixture.assignments = [];
-  for (const [i, hrsId] of stationIds(count).entries()) {
-    fixture.stations.push({
-      hrs_id: hrsId,
-      operator: berla.operator,
-      name: `Benchmark station ${i + 1}`,
-      heavy_duty: false,
-      opening_hours: '24/7',
-      layout: structuredClone(berla.layout),
-    } as Record<string, unknown> as typeof berla);
-    for (const signalType of SIGNAL_TYPES) {
-      fixture.assignments.push({ originator: 'mon-1', hrs_id: hrsId, signal_type: signalType, state: 'live' });
-    }
-  }
-  return fixture;
+  return addStations(fixture, count, SIGNAL_TYPES);
 }
 
 /** Only the data user alice and her export v2 token: for registries seeded in SQL (./seed.ts). */
