@@ -42,6 +42,12 @@ async function platform(test: Parameters<typeof startTestPlatform>[0]) {
       });
       server.route({
         method: 'GET',
+        path: '/v2/split-header',
+        auth: 'none',
+        handler: () => ({ status: 200, headers: { 'X-Note': 'a\r\nSet-Cookie: evil=1' }, body: 'never sent' }),
+      });
+      server.route({
+        method: 'GET',
         path: '/v2/boom',
         auth: 'none',
         handler: () => {
@@ -159,6 +165,17 @@ t.test('an unexpected error is a 500 in the family format, logged, and the serve
   t.match(await res.json(), { status: 500, detail: 'Unexpected platform error; please report it.' });
   t.ok(p.logs.lines.some((l) => l.msg === 'request failed' && (l.err as { message: string }).message === 'kaboom'));
   t.equal((await get(`${p.url}/healthz`)).status, 200);
+});
+
+t.test('a response header with a line break is never written: 500 instead, logged', async (t) => {
+  const p = await platform(t);
+  const res = await get(`${p.url}/v2/split-header`);
+  t.equal(res.status, 500);
+  t.equal(res.headers.get('set-cookie'), null);
+  t.equal(res.headers.get('x-note'), null);
+  t.equal(res.headers.get('link'), '<https://creativecommons.org/licenses/by/4.0/>; rel="license"', 'the family policy still applies');
+  t.match(await res.json(), { status: 500 });
+  t.ok(p.logs.lines.some((l) => l.msg === 'response not sent as built'));
 });
 
 t.test('a client that aborts mid-body does not crash the server', async (t) => {

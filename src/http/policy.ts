@@ -63,6 +63,8 @@ export interface CompiledPolicy {
   headers: Record<string, string>;
   /** The lower-case names of `headers`, to the spelling used there. */
   names: Map<string, string>;
+  /** `headers` rendered once as header lines (`\r\nName: value` each), for replies that name none of them. */
+  block: string;
   /** A preflight's answer (besides `headers`), when CORS is on; `Access-Control-Allow-Headers` is added per request. */
   preflight?: Record<string, string>;
   allowHeaders: string[];
@@ -93,6 +95,7 @@ export function compilePolicy(policy: FamilyPolicy): CompiledPolicy {
     prefix: policy.prefix,
     headers,
     names: new Map(Object.keys(headers).map((name) => [name.toLowerCase(), name])),
+    block: headerBlock(headers),
     preflight,
     allowHeaders,
     allowHeadersLower: new Set(allowHeaders.map((name) => name.toLowerCase())),
@@ -127,6 +130,30 @@ export function preflightReply(req: Request, policy: CompiledPolicy, allow: read
   if (names.length > 0) headers['Access-Control-Allow-Headers'] = names.join(', ');
   if (allow) headers.Allow = allow.join(', ');
   return { status: 204, headers };
+}
+
+/** Header values are written as they are: one holding a line break would end its line early. */
+const LINE_BREAK = /[\r\n]/;
+
+/**
+ * Headers rendered as the lines of a response head, each `\r\nName: value`, so that a whole set is
+ * written in one call (see HttpServer's `write`). Throws on a name that is not a token or a value with
+ * a line break: header values are the platform's own, and one that could split a line is a bug.
+ */
+export function headerBlock(headers: Readonly<Record<string, string>>): string {
+  let block = '';
+  for (const name in headers) {
+    const value = headers[name]!;
+    if (!HEADER_NAME.test(name) || LINE_BREAK.test(value)) throw new Error(`unsafe response header ${JSON.stringify(name)}: ${JSON.stringify(value)}`);
+    block += `\r\n${name}: ${value}`;
+  }
+  return block;
+}
+
+/** Whether a reply names none of the policy's headers, so that the policy's `block` can follow it unchanged. */
+export function keepsPolicyHeaders(reply: Reply, policy: CompiledPolicy): boolean {
+  for (const name in reply.headers) if (policy.names.has(name.toLowerCase())) return false;
+  return true;
 }
 
 /**
