@@ -8,7 +8,9 @@
  * stations), the latter three times: with the configured connections, the same asking for gzip as
  * browsers and HTTP libraries do (the list is then sent gzip-encoded, about a tenth of the bytes), and
  * with one connection (its service time without queueing). Every server and the load generator run in
- * processes of their own.
+ * processes of their own. Beside them, the rate-limit floor (./lib/rate-floor-server.ts): a bare uWS
+ * endpoint that only counts each request against the export v2 limits through the platform's own
+ * rate limiter and answers with the same body, i.e. what the exact per-user limits alone cost.
  *
  * The load generator sends every request of a run to the same path, so the single-station figure is
  * for one fixed station (the middle one); the status is served from memory either way.
@@ -117,7 +119,7 @@ function checkAll(body: string): boolean {
 
 interface Target {
   label: string;
-  server: 'hello' | 'platform';
+  server: 'hello' | 'floor' | 'platform';
   path: string;
   headers?: Record<string, string>;
   /** Connections for this target; the configured number when absent. */
@@ -138,6 +140,12 @@ const TARGETS: Target[] = [
     server: 'platform',
     path: `/v2/hrs/${FIXED}/status`,
     headers: EXPORT_HEADERS,
+    expect: checkStation,
+  },
+  {
+    label: `rate-limit floor: bare uWS + the export v2 rate-limit check, same body`,
+    server: 'floor',
+    path: `/v2/hrs/${FIXED}/status`,
     expect: checkStation,
   },
   { label: ALL_LABEL, server: 'platform', path: '/v2/hrs/status', headers: EXPORT_HEADERS, expect: checkAll },
@@ -210,6 +218,12 @@ async function run(options: BenchOptions): Promise<void> {
     const seedStarted = performance.now();
     await seed(servers.platform.port);
     seedMs = performance.now() - seedStarted;
+    // Started once the fixed station has its status: the floor answers with the platform's body for it.
+    const fixedBody = await (await fetch(`http://127.0.0.1:${servers.platform.port}/v2/hrs/${FIXED}/status`, { headers: EXPORT_HEADERS })).text();
+    const floor = await Child.start('rate-limit floor', new URL('./lib/rate-floor-server.ts', import.meta.url), {
+      env: { BENCH_REDIS_PREFIX: database, BENCH_FLOOR_BODY: fixedBody },
+    });
+    servers.floor = { child: floor.child, port: floor.ready.port as number };
 
     for (const target of TARGETS) {
       const server = servers[target.server]!;
@@ -269,6 +283,7 @@ async function run(options: BenchOptions): Promise<void> {
 
   const single = rows[1]!.result;
   const share = (single.requestsPerSecond / base.requestsPerSecond) * 100;
+  const floor = rows.find((row) => row.target.server === 'floor')!.result;
   const all = rows.find((row) => row.target.label === ALL_LABEL)!;
   const gzip = rows.find((row) => row.target.label === GZIP_LABEL)!;
   const one = rows.find((row) => row.connections === 1)!;
@@ -276,6 +291,11 @@ async function run(options: BenchOptions): Promise<void> {
   options.print(
     `single-station status req/s: ${Number.isFinite(share) ? share.toFixed(1) : 'n/a'}% of hello world ` +
       `(goal: at least ${GOAL_PERCENT}%): ${share >= GOAL_PERCENT ? 'met' : 'NOT met'}`,
+  );
+  options.print(
+    `rate-limit floor: ${((floor.requestsPerSecond / base.requestsPerSecond) * 100).toFixed(1)}% of hello world ` +
+      '(every export v2 request is counted against the per-user limits shared through Redis, and nothing else); ' +
+      `the platform's single-station rate is ${((single.requestsPerSecond / floor.requestsPerSecond) * 100).toFixed(0)}% of the floor's`,
   );
   for (const row of [gzip, all]) {
     options.print(
