@@ -68,6 +68,19 @@ export const envSchema = z
       .min(1, 'must be at least 1')
       .max(86_400, 'must be at most 86400 (a day)')
       .default(86_400),
+    PUSH_STREAMS_PER_USER: requests(5),
+    PUSH_AUTH_TIMEOUT: seconds(5),
+    PUSH_IDLE_TIMEOUT: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(8, 'must be at least 8')
+      .max(960, 'must be at most 960')
+      .default(60),
+    PUSH_MAX_BACKLOG: z.coerce
+      .number({ error: 'must be a number of bytes' })
+      .int('must be a whole number of bytes')
+      .min(16 * 1024, 'must be at least 16384')
+      .default(1024 * 1024),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
   })
@@ -108,6 +121,14 @@ export interface Config {
   exportV2RateLimitDay: number;
   /** Length of the sustained window in seconds: a day (86400), shorter only to test it. */
   exportV2RateLimitDayWindowSeconds: number;
+  /** Open status streams one user may hold across all instances. */
+  pushStreamsPerUser: number;
+  /** How long a WebSocket without an Authorization header has to send its auth message. */
+  pushAuthTimeoutMs: number;
+  /** Seconds without traffic before a WebSocket is closed; pings are sent before that. */
+  pushIdleTimeoutSeconds: number;
+  /** Bytes a subscriber may have waiting (beyond its last snapshot) before it is closed as too slow. */
+  pushMaxBacklogBytes: number;
 }
 
 /** Parses the environment once; throws a ConfigError naming every bad variable. */
@@ -148,6 +169,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     exportV2RateLimitMinute: env.EXPORT_V2_RATE_LIMIT_MINUTE,
     exportV2RateLimitDay: env.EXPORT_V2_RATE_LIMIT_DAY,
     exportV2RateLimitDayWindowSeconds: env.EXPORT_V2_RATE_LIMIT_DAY_WINDOW,
+    pushStreamsPerUser: env.PUSH_STREAMS_PER_USER,
+    pushAuthTimeoutMs: env.PUSH_AUTH_TIMEOUT * 1000,
+    pushIdleTimeoutSeconds: env.PUSH_IDLE_TIMEOUT,
+    pushMaxBacklogBytes: env.PUSH_MAX_BACKLOG,
   };
 }
 

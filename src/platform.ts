@@ -19,12 +19,14 @@ import { Authenticator } from './http/auth.js';
 import { exportV2RateLimit, importV2RateLimit } from './http/rate-limit.js';
 import { EXPORT_V2_POLICY } from './http/policy.js';
 import { HttpServer } from './http/server.js';
+import { Push } from './push/push.js';
 import { Bus } from './infra/bus.js';
 import { closeRedis, openRedis } from './infra/redis.js';
 import { Registry } from './registry/registry.js';
 import type { Services } from './services.js';
 import { fromAnnouncement } from './status/announce.js';
 import { LiveStatus } from './status/live-status.js';
+import { Receipts } from './status/receipts.js';
 import { TokenStore } from './tokens/store.js';
 
 const LAST_USED_FLUSH_MS = 15_000;
@@ -75,6 +77,10 @@ export async function openServices(config: Config, log: Logger): Promise<Service
   await bus.on('signals', (message) => {
     if (message.type === 'signals' && message.from !== bus.instanceId) status.publish(fromAnnouncement(message.signals));
   });
+  const receipts = new Receipts(log);
+  await bus.on('receipts', (message) => {
+    if (message.type === 'receipts' && message.from !== bus.instanceId) receipts.emit(message.receipts);
+  });
   const started = performance.now();
   const restored = await status.restore(sql);
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
@@ -90,12 +96,13 @@ export async function openServices(config: Config, log: Logger): Promise<Service
     registry,
     reference,
     status,
+    receipts,
     callLog,
     lifecycle: { shuttingDown: false },
   };
 }
 
-export function buildHttpServer(services: Services): HttpServer {
+export function buildHttpServer(services: Services): { server: HttpServer; push: Push } {
   const { config, log, tokens } = services;
   const server = new HttpServer({
     log,
@@ -115,17 +122,19 @@ export function buildHttpServer(services: Services): HttpServer {
   stationRoutes(server, services);
   adminTokenRoutes(server, services);
   adminCallLogRoutes(server, services);
+  const push = new Push(server, services);
   docRoutes(server, services);
-  return server;
+  return { server, push };
 }
 
 /** `hrs serve`: connections, routes, workers, and the shutdown that undoes them in order. */
 export async function startPlatform(config: Config, log: Logger, options: PlatformOptions = {}): Promise<RunningPlatform> {
   const services = await openServices(config, log);
   let server: HttpServer;
+  let push: Push;
   let workers: Workers | undefined;
   try {
-    server = buildHttpServer(services);
+    ({ server, push } = buildHttpServer(services));
     options.routes?.(server, services);
     workers = options.workers === false ? undefined : startWorkers(config, services.redis, services.sql, log);
   } catch (err) {
@@ -141,6 +150,7 @@ export async function startPlatform(config: Config, log: Logger, options: Platfo
     port = await server.listen(config.host, config.port);
   } catch (err) {
     clearInterval(flushTimer);
+    await push.close();
     await workers?.close();
     await closeServices(services);
     throw err;
@@ -156,6 +166,8 @@ export async function startPlatform(config: Config, log: Logger, options: Platfo
       services.lifecycle.shuttingDown = true;
       if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
       server.stopListening();
+      // WebSockets are told at once (1001): they reconnect elsewhere while requests drain.
+      await push.close();
       let timer: NodeJS.Timeout | undefined;
       const drained = await Promise.race([
         server.drained().then(() => true),

@@ -7,6 +7,7 @@ import type { Bus } from './infra/bus.js';
 import type { Redis } from './infra/redis.js';
 import type { Registry } from './registry/registry.js';
 import type { LiveStatus } from './status/live-status.js';
+import type { Receipts } from './status/receipts.js';
 import type { TokenStore } from './tokens/store.js';
 
 /** What route handlers and background tasks share within one process. */
@@ -22,6 +23,8 @@ export interface Services {
   reference: ReferenceData;
   /** Live status per station and signal category (the freshness actors), served from memory. */
   status: LiveStatus;
+  /** Receipts of testing and unassigned transmissions, this instance's and announced ones (admins' live feed). */
+  receipts: Receipts;
   /** Records API calls per originator (enqueues; the call-log worker writes them). */
   callLog: CallLogRecorder;
   lifecycle: { shuttingDown: boolean };

@@ -411,7 +411,7 @@ function layout(): ConfirmedLayout {
 /** The part of Registry LiveStatus uses: stations with BERLA's layout, every category live. */
 type FakeRegistry = Registry & { live: Set<string>; reload(changed: string[]): void };
 function fakeRegistry(ids: string[]): FakeRegistry {
-  const stations = new Map<string, StationEntry>(ids.map((hrsId) => [hrsId, { hrsId, heavyDuty: false, layout: layout() }]));
+  const stations = new Map<string, StationEntry>(ids.map((hrsId) => [hrsId, { hrsId, name: `Station ${hrsId}`, heavyDuty: false, layout: layout() }]));
   const listeners: ((changed: ReadonlySet<string>) => void)[] = [];
   const live = new Set<string>(ids);
   const fake = {

@@ -9,6 +9,7 @@ const at = (offsetSeconds: number) => new Date(NOW.getTime() + offsetSeconds * 1
 
 const BERLA: StationEntry = {
   hrsId: 'BERLA',
+  name: 'Berlin A',
   heavyDuty: false,
   layout: {
     nozzles: new Map([
@@ -24,7 +25,7 @@ const BERLA: StationEntry = {
     products: new Set(['P700', 'P350']),
   },
 };
-const NOLAY: StationEntry = { hrsId: 'NOLAY', heavyDuty: false, layout: null };
+const NOLAY: StationEntry = { hrsId: 'NOLAY', name: 'No layout', heavyDuty: false, layout: null };
 const registry: StationLookup = { station: (id) => ({ BERLA, NOLAY })[id as 'BERLA'] };
 
 const availability = (extra: Record<string, unknown> = {}) => ({

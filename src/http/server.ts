@@ -1,4 +1,10 @@
-import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import uWS, {
+  type HttpRequest,
+  type HttpResponse,
+  type TemplatedApp,
+  type WebSocketBehavior,
+  type us_listen_socket,
+} from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import { API_FAMILIES, type ApiFamily, type Authenticator } from './auth.js';
 import { HttpError, errorReply, notFound, statusText, styleForPath, type ErrorStyle, type Reply } from './errors.js';
@@ -43,6 +49,34 @@ interface Route extends RouteSpec {
   style: ErrorStyle;
 }
 
+/** What every WebSocket of a socket route carries: the upgrade request (principal set once authenticated) and the route's own data. */
+export interface SocketData<T> {
+  req: Request;
+  /** The route's own per-connection state (from `admit`), undefined until authenticated. */
+  state: T | undefined;
+}
+
+/**
+ * A WebSocket endpoint. The upgrade request goes through the same pipeline as any route of its
+ * family: a token in `Authorization` is authenticated and the family's guards run (so a connection
+ * counts once against a rate limit), then `admit` (may refuse with an HttpError); any refusal is an
+ * HTTP response in the family's error format with the family's headers, and nothing is upgraded. With
+ * `messageAuth` a request without `Authorization` is upgraded unauthenticated, for clients that cannot
+ * set headers (browsers), and the route authenticates its first message with `authenticate` below.
+ * A plain GET without `Upgrade: websocket` is answered 426.
+ */
+export interface SocketRouteSpec<T> {
+  path: string;
+  auth: ApiFamily | 'admin';
+  messageAuth: boolean;
+  /** Runs once the principal is known, before upgrading (header) or after the auth message; its result is `state`. */
+  admit: (req: Request) => Promise<T> | T;
+  /** The uWS behaviour (limits, open, message, drain, close); `upgrade` is the server's. */
+  behavior: Omit<WebSocketBehavior<SocketData<T>>, 'upgrade'>;
+  /** Undoes `admit` for a connection that never opened (the client left during the upgrade). */
+  release?: (state: T) => void;
+}
+
 export interface HttpServerOptions {
   log: Logger;
   maxBodyBytes: number;
@@ -81,6 +115,11 @@ export class HttpServer {
     this.app.any('/*', (res, req) => this.dispatch(res, req));
   }
 
+  /** Checks credentials as routes do (the push layer re-checks open streams' tokens with it). */
+  get authenticator(): Authenticator {
+    return this.options.authenticator;
+  }
+
   /** Every registered route (method, path pattern, auth family), in registration order: for documents. */
   routes(): readonly Pick<RouteSpec, 'method' | 'path' | 'auth'>[] {
     return this.registered;
@@ -90,6 +129,79 @@ export class HttpServer {
     this.registered.push({ method: spec.method, path: spec.path, auth: spec.auth });
     this.router.add(spec.method, spec.path, { ...spec, style: spec.style ?? familyStyle(spec.auth, spec.path) });
     return this;
+  }
+
+  /** Registers a WebSocket endpoint (see SocketRouteSpec). */
+  socket<T>(spec: SocketRouteSpec<T>): this {
+    const style = familyStyle(spec.auth, spec.path);
+    this.route({
+      method: 'GET',
+      path: spec.path,
+      auth: spec.auth,
+      style,
+      handler: () => {
+        throw new HttpError(426, 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".', {
+          headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
+        });
+      },
+    });
+    this.app.ws<SocketData<T>>(spec.path, {
+      ...spec.behavior,
+      upgrade: (res, uwsReq, context) => this.upgrade(spec, style, res, uwsReq, context),
+    });
+    return this;
+  }
+
+  /**
+   * Authenticates a socket's request after the fact (its first message carried the token): sets the
+   * principal, runs the family's guards, then `admit`. Throws the HttpError a route would answer with.
+   */
+  async authenticateSocket<T>(spec: SocketRouteSpec<T>, req: Request, token: string): Promise<T> {
+    const header = `Bearer ${token}`;
+    await this.authenticateRequest(spec.auth, req, header);
+    return spec.admit(req);
+  }
+
+  private async authenticateRequest(auth: ApiFamily | 'admin', req: Request, header: string | undefined): Promise<void> {
+    if (auth === 'admin') req.principal = this.options.authenticator.authenticateAdmin(header);
+    else req.principal = await this.options.authenticator.authenticate(auth, header);
+    for (const guard of this.guards.get(auth) ?? []) await guard(req);
+  }
+
+  private upgrade<T>(spec: SocketRouteSpec<T>, style: ErrorStyle, res: HttpResponse, uwsReq: HttpRequest, context: uWS.us_socket_context_t): void {
+    const abort = new Abort();
+    res.onAborted(() => abort.fire());
+    const req = copyRequest(uwsReq, res, abort, this.options.log);
+    const started = performance.now();
+    const policy = this.policyFor(req.path, spec.auth);
+    const key = req.headers['sec-websocket-key'] ?? '';
+    const protocol = req.headers['sec-websocket-protocol'] ?? '';
+    const extensions = req.headers['sec-websocket-extensions'] ?? '';
+    const admitted = async (): Promise<T | undefined> => {
+      if (spec.messageAuth && req.headers.authorization === undefined) return undefined;
+      await this.authenticateRequest(spec.auth, req, req.headers.authorization);
+      return spec.admit(req);
+    };
+    admitted().then(
+      (state) => {
+        if (abort.aborted) {
+          if (state !== undefined) spec.release?.(state);
+          return;
+        }
+        res.cork(() => res.upgrade<SocketData<T>>({ req, state }, key, protocol, extensions, context));
+        this.logRequest(req, 101, started, undefined);
+      },
+      (err: unknown) => {
+        if (abort.aborted) return;
+        const route = { style } as Route;
+        const reply = this.withHeaders(this.failure(err, route, req, false), req);
+        const remoteAddress = reply.status >= 500 ? req.remoteAddress : undefined;
+        if (!policy) this.write(res, req, reply, '');
+        else if (keepsPolicyHeaders(reply, policy)) this.write(res, req, reply, policy.block);
+        else this.write(res, req, decorate(reply, policy), '');
+        this.logRequest(req, reply.status, started, remoteAddress);
+      },
+    );
   }
 
   /** Adds a guard to every route of a family (rate limits, say), run in the order added. */

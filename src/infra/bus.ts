@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Receipt } from '../status/receipts.js';
 import type { Redis } from './redis.js';
 
 /**
@@ -10,10 +11,13 @@ import type { Redis } from './redis.js';
  * - signals: live transmissions were committed and replace the published snapshots they name; they
  *   carry the snapshots, so other instances update their live status without reading them back.
  *   `from` is the sending instance (it has applied them already).
+ * - receipts: testing and unassigned transmissions were committed (no values), for the admins' live
+ *   feed on every instance.
  */
 export type BusMessage =
   | { type: 'registry'; hrs_ids: string[]; tokens: boolean; registry?: boolean }
-  | { type: 'signals'; from: string; signals: AnnouncedSignal[] };
+  | { type: 'signals'; from: string; signals: AnnouncedSignal[] }
+  | { type: 'receipts'; from: string; receipts: Receipt[] };
 
 export interface AnnouncedSignal {
   hrs_id: string;

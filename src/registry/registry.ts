@@ -12,6 +12,7 @@ export interface ConfirmedLayout {
 
 export interface StationEntry {
   hrsId: string;
+  name: string;
   heavyDuty: boolean;
   /** null until the operator has confirmed a layout; drafts are never here. */
   layout: ConfirmedLayout | null;
@@ -89,8 +90,8 @@ export class Registry {
 
   private async read(): Promise<void> {
     const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
-      this.sql<{ hrs_id: string; heavy_duty: boolean; confirmed: boolean }[]>`
-        SELECT s.hrs_id, s.heavy_duty, l.id IS NOT NULL AS confirmed
+      this.sql<{ hrs_id: string; name: string; heavy_duty: boolean; confirmed: boolean }[]>`
+        SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed
         FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,
       this.sql<{ hrs_id: string; dispenser: string; nozzle: string | null; options: string[] }[]>`
         SELECT l.hrs_id, d.external_id AS dispenser, n.external_id AS nozzle,
@@ -110,7 +111,7 @@ export class Registry {
       const layout: ConfirmedLayout | null = s.confirmed
         ? { nozzles: new Map(), dispensers: new Map(), storages: new Set(), products: new Set() }
         : null;
-      next.set(s.hrs_id, { hrsId: s.hrs_id, heavyDuty: s.heavy_duty, layout });
+      next.set(s.hrs_id, { hrsId: s.hrs_id, name: s.name, heavyDuty: s.heavy_duty, layout });
     }
     for (const row of nozzles) {
       const layout = next.get(row.hrs_id)?.layout;

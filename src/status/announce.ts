@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { CATEGORIES, type Category } from '../domain/import-v2/schemas.js';
 import type { AnnouncedSignal, Bus } from '../infra/bus.js';
 import type { LiveStatus, PublishedSignal } from './live-status.js';
+import type { Receipt, Receipts } from './receipts.js';
 
 const isCategory = (value: string): value is Category => (CATEGORIES as readonly string[]).includes(value);
 
@@ -31,15 +32,35 @@ function toAnnouncement(signal: PublishedSignal): AnnouncedSignal {
 /**
  * Publishes committed live readings: applied to this instance's live status at once, and announced to
  * every other instance over the bus, one message per event-loop turn rather than one per request.
+ * Receipts of testing and unassigned transmissions go the same way to the receipt stream.
  */
 export class Publisher {
   private pending: PublishedSignal[] = [];
+  private pendingReceipts: Receipt[] = [];
 
   constructor(
     private readonly status: LiveStatus,
     private readonly bus: Bus,
     private readonly log: Logger,
+    private readonly receipts?: Receipts,
   ) {}
+
+  /** Call only after the COMMIT that stored the transmissions `receipts` describe. */
+  received(receipts: readonly Receipt[]): void {
+    if (receipts.length === 0 || !this.receipts) return;
+    this.receipts.emit(receipts);
+    const first = this.pendingReceipts.length === 0;
+    this.pendingReceipts.push(...receipts);
+    if (first) {
+      setImmediate(() => {
+        const batch = this.pendingReceipts;
+        this.pendingReceipts = [];
+        this.bus
+          .publish({ type: 'receipts', from: this.bus.instanceId, receipts: batch })
+          .catch((err) => this.log.warn({ err, receipts: batch.length }, 'announcing receipts failed'));
+      });
+    }
+  }
 
   /** Call only after the COMMIT that stored `signals`. */
   publish(signals: readonly PublishedSignal[]): void {

@@ -34,6 +34,20 @@ export interface StatusChange {
   previous: Freshness | null;
   freshness: Freshness | null;
   section: Record<string, unknown> | null;
+  /** The held reading's measurement and receipt times (epoch ms) and who sent it. */
+  datetime: number;
+  receivedAt: number;
+  originatorId: string;
+}
+
+/** One station and category as the admins' live view shows it (see `categories`). */
+export interface CategoryView {
+  freshness: Freshness;
+  datetime: number;
+  receivedAt: number;
+  originatorId: string;
+  /** The section as published (null: not published). */
+  section: Record<string, unknown> | null;
 }
 
 export type ChangeListener = (change: StatusChange) => void;
@@ -207,6 +221,21 @@ export class LiveStatus {
     return actor ? freshnessOf(actor.snapshot) : null;
   }
 
+  /** Every category of a station that holds a reading, with its freshness and times (admins' view). */
+  categories(hrsId: string): Partial<Record<Category, CategoryView>> {
+    const out: Partial<Record<Category, CategoryView>> = {};
+    for (const [category, actor] of this.stations.get(hrsId) ?? []) {
+      out[category] = {
+        freshness: freshnessOf(actor.snapshot),
+        datetime: actor.reading.datetime,
+        receivedAt: actor.reading.receivedAt,
+        originatorId: actor.originatorId,
+        section: JSON.parse(this.sectionJson(actor)) as Record<string, unknown> | null,
+      };
+    }
+    return out;
+  }
+
   /** How many actors are held. */
   get size(): number {
     let n = 0;
@@ -340,7 +369,17 @@ export class LiveStatus {
     const json = JSON.stringify(section);
     const changed = freshness !== previous || (actor.json !== undefined && json !== actor.json);
     actor.json = json;
-    if (changed || always) this.emit({ hrsId: actor.hrsId, category: actor.category, cause, previous, freshness, section });
+    if (changed || always) this.emit({ ...this.about(actor), cause, previous, freshness, section });
+  }
+
+  private about(actor: Actor): Pick<StatusChange, 'hrsId' | 'category' | 'datetime' | 'receivedAt' | 'originatorId'> {
+    return {
+      hrsId: actor.hrsId,
+      category: actor.category,
+      datetime: actor.reading.datetime,
+      receivedAt: actor.reading.receivedAt,
+      originatorId: actor.originatorId,
+    };
   }
 
   private sectionJson(actor: Actor): string {
@@ -372,7 +411,7 @@ export class LiveStatus {
         for (const actor of actors.values()) {
           const previous = freshnessOf(actor.snapshot);
           this.disarm(actor);
-          this.emit({ hrsId, category: actor.category, cause: 'removed', previous, freshness: null, section: null });
+          this.emit({ ...this.about(actor), cause: 'removed', previous, freshness: null, section: null });
         }
         continue;
       }

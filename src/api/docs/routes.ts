@@ -1,12 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { gzipSync } from 'node:zlib';
-import { acceptsGzip } from '../../http/encoding.js';
-import { notFound, type Reply } from '../../http/errors.js';
-import type { Request } from '../../http/request.js';
+import { notFound } from '../../http/errors.js';
 import type { HttpServer } from '../../http/server.js';
+import { serve, staticBody, type Static } from '../../http/static.js';
 import type { Services } from '../../services.js';
 import { exportV2Document } from './export-v2.js';
 import { importV2Document } from './import-v2.js';
@@ -30,32 +27,6 @@ export const DOC_SITES = [
 ] as const satisfies readonly { family: DocDefinition['family']; prefix: string; title: string; definition: (c: DocContext) => DocDefinition }[];
 
 const require = createRequire(import.meta.url);
-
-/** Bytes served as they are, gzip-encoded on the first request that accepts it (text only). */
-class Bytes {
-  private gzipped: Buffer | undefined;
-  constructor(readonly identity: Buffer) {}
-  get gzip(): Buffer {
-    return (this.gzipped ??= gzipSync(this.identity));
-  }
-}
-
-/** A body served as is: its bytes, type, validator. */
-interface Static {
-  type: string;
-  body: Bytes;
-  compressible: boolean;
-  etag: string;
-  /** A short content hash, for cache-busting asset URLs. */
-  version: string;
-}
-
-function staticBody(content: string | Buffer, type: string): Static {
-  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-  const body = new Bytes(bytes);
-  const hash = createHash('sha256').update(bytes).digest('base64url');
-  return { type, body, compressible: !type.startsWith('image/'), etag: `"${hash.slice(0, 27)}"`, version: hash.slice(0, 12) };
-}
 
 const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
@@ -129,25 +100,6 @@ const PAGE_SECURITY = {
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
 };
-
-/** Whether `If-None-Match` names this ETag (weak comparison, as RFC 9110 13.1.2 asks for GET). */
-function notModified(req: Request, etag: string): boolean {
-  const header = req.headers['if-none-match'];
-  if (header === undefined) return false;
-  return header.split(',').some((tag) => {
-    const t = tag.trim();
-    return t === '*' || t.replace(/^W\//, '') === etag;
-  });
-}
-
-function serve(req: Request, item: Static, cacheControl: string, extra: Record<string, string> = {}): Reply {
-  const headers: Record<string, string> = { 'Cache-Control': cacheControl, ETag: item.etag, ...extra };
-  if (item.compressible) headers.Vary = 'Accept-Encoding';
-  if (notModified(req, item.etag)) return { status: 304, headers };
-  const gzip = item.compressible && acceptsGzip(req.headers['accept-encoding']);
-  if (gzip) headers['Content-Encoding'] = 'gzip';
-  return { status: 200, headers: { 'Content-Type': item.type, 'X-Content-Type-Options': 'nosniff', ...headers }, body: gzip ? item.body.gzip : item.body.identity };
-}
 
 /** Builds every document from the routes registered so far; throws when a route lacks a description. */
 export function buildDocuments(server: HttpServer, services: Pick<Services, 'config' | 'reference'>): Map<DocDefinition['family'], OpenApiDocument> {

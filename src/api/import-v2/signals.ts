@@ -7,6 +7,7 @@ import type { HttpServer, Observer } from '../../http/server.js';
 import type { Services } from '../../services.js';
 import { Publisher } from '../../status/announce.js';
 import type { PublishedSignal } from '../../status/live-status.js';
+import type { Receipt } from '../../status/receipts.js';
 
 /**
  * The four import v2 signal endpoints. The whole request is validated first; one failing
@@ -16,7 +17,7 @@ import type { PublishedSignal } from '../../status/live-status.js';
  */
 export function signalRoutes(server: HttpServer, services: Services): void {
   const writer = new SignalWriter(services.sql);
-  const publisher = new Publisher(services.status, services.bus, services.log);
+  const publisher = new Publisher(services.status, services.bus, services.log, services.receipts);
   for (const category of CATEGORIES) {
     server.route({
       method: 'POST',
@@ -54,8 +55,19 @@ async function receive(services: Services, writer: SignalWriter, publisher: Publ
     }));
   await writer.write(rows);
   const live: PublishedSignal[] = [];
+  const receipts: Receipt[] = [];
   for (const r of rows) {
-    if (r.state !== 'live') continue;
+    if (r.state !== 'live') {
+      receipts.push({
+        originator_id: r.originatorId,
+        hrs_id: r.hrsId,
+        category,
+        assignment: r.state,
+        datetime: r.measuredAt.toISOString(),
+        received_datetime: r.receivedAt.toISOString(),
+      });
+      continue;
+    }
     live.push({
       hrsId: r.hrsId,
       category,
@@ -66,6 +78,7 @@ async function receive(services: Services, writer: SignalWriter, publisher: Publ
     });
   }
   publisher.publish(live);
+  publisher.received(receipts);
   return { status: 204 };
 }
 

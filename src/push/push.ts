@@ -1,0 +1,549 @@
+import type { Logger } from 'pino';
+import type { WebSocket } from 'uWebSockets.js';
+import type { Category } from '../domain/import-v2/schemas.js';
+import { HttpError } from '../http/errors.js';
+import type { Request } from '../http/request.js';
+import type { HttpServer, SocketData, SocketRouteSpec } from '../http/server.js';
+import type { Services } from '../services.js';
+import type { StatusChange } from '../status/live-status.js';
+import type { Receipt } from '../status/receipts.js';
+import { SECTION_KEYS } from '../status/sections.js';
+import { CLOSE, CLOSE_REASON, errorMessage, parseClientMessage, type ClientMessage } from './protocol.js';
+import { StreamSlots, type Slot } from './stream-slots.js';
+
+/**
+ * Push: the data users' status stream and the admins' live feed, both WebSockets fanned out through
+ * uWS topics (`app.publish`) from this instance's change stream (LiveStatus.onChange, which every
+ * instance feeds from the bus, so a change accepted anywhere reaches every instance's subscribers)
+ * and the receipt stream.
+ *
+ * Topics: `status/{hrs_id}` and `status/*` carry `status` and `removed` messages; `admin` carries
+ * the admins' `change`, `receipt`, `station` and `removed` messages. Changes of one event-loop turn are
+ * coalesced: a station changed several times in one turn gets one `status` message with its status
+ * after the turn, and none when its status object did not change (a freshness step that changes no
+ * published section).
+ *
+ * Backpressure: a socket whose unsent bytes exceed PUSH_MAX_BACKLOG (beyond the snapshot it was last
+ * sent) is closed with 4000; uWS's own limit sits far above, as a last resort that never silently
+ * drops a message (it closes instead).
+ */
+
+export const STREAM_PATH = '/v2/hrs/status/stream';
+export const ADMIN_FEED_PATH = '/admin/v1/live';
+
+const ALL_TOPIC = 'status/*';
+const ADMIN_TOPIC = 'admin';
+/** How often, at most, open sockets are checked for backlog while messages are being published. */
+const SCAN_EVERY_MS = 100;
+/** How often open streams' tokens are checked again (expiry; revocations are checked at once). */
+const RECHECK_EVERY_MS = 60_000;
+
+interface StreamState {
+  kind: 'stream';
+  user: string;
+  /** `Bearer <token>`: checked again on revocations and every RECHECK_EVERY_MS. */
+  credential: string;
+  slot: Slot | undefined;
+  all: boolean;
+  ids: Set<string>;
+}
+
+interface AdminState {
+  kind: 'admin';
+}
+
+type State = StreamState | AdminState;
+
+interface Connection {
+  /** Bytes of the last snapshot still allowed to wait besides the backlog limit. */
+  allowance: number;
+  closed: boolean;
+  authTimer: NodeJS.Timeout | undefined;
+  authenticating: boolean;
+}
+
+type Socket = WebSocket<SocketData<State>>;
+
+const section = (category: string) => SECTION_KEYS[category as Category] ?? category;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export class Push {
+  private readonly sockets = new Map<Socket, Connection>();
+  private readonly dirty = new Set<string>();
+  private adminQueue: string[] = [];
+  private flushing = false;
+  private scanTimer: NodeJS.Timeout | undefined;
+  private readonly recheckTimer: NodeJS.Timeout;
+  /** The status object last sent per station, so an unchanged status is not sent again. */
+  private readonly lastSent = new Map<string, string>();
+  private readonly slots: StreamSlots;
+  private readonly unsubscribe: (() => void)[] = [];
+  private readonly log: Logger;
+  private closed = false;
+
+  constructor(
+    private readonly server: HttpServer,
+    private readonly services: Services,
+  ) {
+    const { config } = services;
+    this.log = services.log.child({ component: 'push' });
+    this.slots = new StreamSlots(services.redis, config.redisPrefix, config.pushStreamsPerUser, this.log);
+    this.unsubscribe.push(services.status.onChange((change) => this.changed(change)));
+    this.unsubscribe.push(services.receipts.on((receipts) => this.received(receipts)));
+    services.registry.onReload((changed) => this.registryChanged(changed));
+    void services.bus
+      .on('registry', (message) => {
+        if (message.type === 'registry' && message.tokens) void this.recheckTokens();
+      })
+      .catch((err: unknown) => this.log.error({ err }, 'listening for token changes failed'));
+    this.recheckTimer = setInterval(() => void this.recheckTokens(), RECHECK_EVERY_MS).unref();
+
+    const behavior = {
+      maxPayloadLength: 64 * 1024,
+      idleTimeout: config.pushIdleTimeoutSeconds,
+      sendPingsAutomatically: true,
+      maxBackpressure: Math.max(16 * 1024 * 1024, 16 * config.pushMaxBacklogBytes),
+      closeOnBackpressureLimit: 1,
+      open: (ws: Socket) => this.opened(ws),
+      drain: (ws: Socket) => this.drained(ws),
+      close: (ws: Socket, code: number) => this.closedSocket(ws, code),
+    };
+    server.socket<State>(this.streamSpec(behavior));
+    server.socket<State>(this.adminSpec(behavior));
+  }
+
+  /** Closes every socket with 1001 and stops listening to changes. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const stop of this.unsubscribe) stop();
+    clearInterval(this.recheckTimer);
+    clearTimeout(this.scanTimer);
+    for (const [ws, connection] of this.sockets) {
+      clearTimeout(connection.authTimer);
+      if (!connection.closed) ws.end(CLOSE.shuttingDown, CLOSE_REASON.shuttingDown);
+    }
+    await this.slots.close();
+  }
+
+  /** Open sockets: streams and admin feeds. */
+  get connections(): { streams: number; admins: number } {
+    let streams = 0;
+    let admins = 0;
+    for (const ws of this.sockets.keys()) {
+      const state = ws.getUserData().state;
+      if (state?.kind === 'admin') admins++;
+      else streams++;
+    }
+    return { streams, admins };
+  }
+
+  // --- the two routes ---------------------------------------------------------------------------
+
+  private streamSpec(behavior: SocketRouteSpec<State>['behavior']): SocketRouteSpec<State> {
+    const spec: SocketRouteSpec<State> = {
+      path: STREAM_PATH,
+      auth: 'export_v2',
+      messageAuth: true,
+      admit: (req) => this.admitStream(req),
+      release: (state) => {
+        if (state.kind === 'stream') this.slots.release(state.slot);
+      },
+      behavior: {
+        ...behavior,
+        message: (ws: Socket, data: ArrayBuffer, isBinary: boolean) =>
+          this.streamMessage(ws, spec, parseClientMessage(data, isBinary, ['auth', 'subscribe', 'unsubscribe'])),
+      },
+    };
+    return spec;
+  }
+
+  private adminSpec(behavior: SocketRouteSpec<State>['behavior']): SocketRouteSpec<State> {
+    const spec: SocketRouteSpec<State> = {
+      path: ADMIN_FEED_PATH,
+      auth: 'admin',
+      messageAuth: true,
+      admit: () => ({ kind: 'admin' }),
+      behavior: {
+        ...behavior,
+        message: (ws: Socket, data: ArrayBuffer, isBinary: boolean) => {
+          const message = parseClientMessage(data, isBinary, ['auth']);
+          if (typeof message === 'string') this.send(ws, message);
+          else this.authMessage(ws, spec, message as Extract<ClientMessage, { type: 'auth' }>);
+        },
+      },
+    };
+    return spec;
+  }
+
+  private async admitStream(req: Request): Promise<StreamState> {
+    const principal = req.principal;
+    if (principal?.kind !== 'user') throw new Error('status stream admitted without a user');
+    const slot = await this.slots.take(principal.id);
+    if (slot === false) {
+      throw new HttpError(
+        429,
+        'too_many_streams',
+        `At most ${this.services.config.pushStreamsPerUser} open status streams per user; close one before opening another.`,
+      );
+    }
+    const credential = req.headers.authorization ?? '';
+    return { kind: 'stream', user: principal.id, credential, slot, all: false, ids: new Set() };
+  }
+
+  // --- connection life ---------------------------------------------------------------------------
+
+  private opened(ws: Socket): void {
+    const connection: Connection = { allowance: 0, closed: false, authTimer: undefined, authenticating: false };
+    this.sockets.set(ws, connection);
+    if (this.closed) {
+      ws.end(CLOSE.shuttingDown, CLOSE_REASON.shuttingDown);
+      return;
+    }
+    const data = ws.getUserData();
+    if (data.state) {
+      this.welcome(ws, data.state);
+      return;
+    }
+    connection.authTimer = setTimeout(() => {
+      if (connection.closed || data.state) return;
+      const seconds = this.services.config.pushAuthTimeoutMs / 1000;
+      this.send(ws, errorMessage('not_authenticated', `No auth message within ${seconds} seconds of connecting.`));
+      ws.end(CLOSE.authTimeout, CLOSE_REASON.authTimeout);
+    }, this.services.config.pushAuthTimeoutMs);
+  }
+
+  /** Once authenticated: the admins get the snapshot of every station; streams wait for a subscribe. */
+  private welcome(ws: Socket, state: State): void {
+    if (state.kind === 'admin') {
+      this.send(ws, JSON.stringify({ type: 'authenticated' }));
+      ws.subscribe(ADMIN_TOPIC);
+      this.sendSnapshot(ws, this.adminSnapshot());
+    } else {
+      this.send(ws, JSON.stringify({ type: 'authenticated', user: state.user }));
+    }
+  }
+
+  private closedSocket(ws: Socket, code: number): void {
+    const connection = this.sockets.get(ws);
+    this.sockets.delete(ws);
+    if (connection) {
+      connection.closed = true;
+      clearTimeout(connection.authTimer);
+    }
+    const state = ws.getUserData().state;
+    if (state?.kind === 'stream') this.slots.release(state.slot);
+    this.log.debug({ code, kind: state?.kind ?? 'unauthenticated' }, 'websocket closed');
+  }
+
+  private drained(ws: Socket): void {
+    const connection = this.sockets.get(ws);
+    if (connection && ws.getBufferedAmount() <= this.services.config.pushMaxBacklogBytes) connection.allowance = 0;
+  }
+
+  private authMessage(ws: Socket, spec: SocketRouteSpec<State>, message: Extract<ClientMessage, { type: 'auth' }>): void {
+    const connection = this.sockets.get(ws);
+    const data = ws.getUserData();
+    if (!connection) return;
+    const echo = message.id === undefined ? {} : { id: message.id };
+    if (data.state || connection.authenticating) {
+      this.send(ws, errorMessage('already_authenticated', 'This connection is authenticated already.', echo));
+      return;
+    }
+    connection.authenticating = true;
+    this.server.authenticateSocket(spec, data.req, message.token).then(
+      (state) => {
+        connection.authenticating = false;
+        if (connection.closed) {
+          if (state.kind === 'stream') this.slots.release(state.slot);
+          return;
+        }
+        clearTimeout(connection.authTimer);
+        if (state.kind === 'stream') state.credential = `Bearer ${message.token}`;
+        data.state = state;
+        this.welcome(ws, state);
+      },
+      (err: unknown) => {
+        connection.authenticating = false;
+        if (connection.closed) return;
+        clearTimeout(connection.authTimer);
+        if (err instanceof HttpError && err.status === 429) {
+          const code = err.code === 'too_many_streams' ? 'too_many_streams' : 'throttled';
+          const retry = err.options.headers?.['Retry-After'];
+          this.send(ws, errorMessage(code, err.detail, { ...echo, ...(retry ? { retry_after: Number(retry) } : {}) }));
+          ws.end(CLOSE.tooMany, CLOSE_REASON.tooMany);
+        } else if (err instanceof HttpError && err.status < 500) {
+          this.send(ws, errorMessage('authentication_failed', err.detail, echo));
+          ws.end(CLOSE.unauthorized, CLOSE_REASON.unauthorized);
+        } else {
+          this.log.error({ err }, 'authenticating a websocket failed');
+          this.send(ws, errorMessage('authentication_failed', 'Unexpected platform error; please report it.', echo));
+          ws.end(1011, 'internal error');
+        }
+      },
+    );
+  }
+
+  // --- the status stream -------------------------------------------------------------------------
+
+  private streamMessage(ws: Socket, spec: SocketRouteSpec<State>, message: ClientMessage | string): void {
+    if (typeof message === 'string') {
+      this.send(ws, message);
+      return;
+    }
+    if (message.type === 'auth') {
+      this.authMessage(ws, spec, message);
+      return;
+    }
+    const state = ws.getUserData().state;
+    const echo = message.id === undefined ? {} : { id: message.id };
+    if (state?.kind !== 'stream') {
+      this.send(ws, errorMessage('not_authenticated', 'Send {"type": "auth", "token": "..."} first.', echo));
+      return;
+    }
+    if (message.type === 'subscribe') this.subscribe(ws, state, message.hrs_ids, echo);
+    else this.unsubscribeFrom(ws, state, message.hrs_ids, echo);
+  }
+
+  private subscribe(ws: Socket, state: StreamState, ids: '*' | string[], echo: object): void {
+    if (ids === '*') {
+      for (const id of state.ids) ws.unsubscribe(`status/${id}`);
+      state.ids.clear();
+      state.all = true;
+      ws.subscribe(ALL_TOPIC);
+      this.send(ws, JSON.stringify({ type: 'subscribed', ...echo, hrs_ids: '*', subscriptions: '*' }));
+      this.sendSnapshot(ws, `{"type":"snapshot",${this.services.status.allJson().slice(1)}`);
+      return;
+    }
+    const wanted = [...new Set(ids)].sort();
+    const unknown = wanted.filter((id) => !this.services.registry.station(id));
+    if (unknown.length > 0) {
+      this.send(
+        ws,
+        errorMessage('unknown_station', `No registered station has the id ${unknown.map((id) => `"${id}"`).join(', ')}; nothing was subscribed.`, {
+          ...echo,
+          hrs_ids: unknown,
+        }),
+      );
+      return;
+    }
+    if (!state.all) {
+      for (const id of wanted) {
+        if (state.ids.has(id)) continue;
+        state.ids.add(id);
+        ws.subscribe(`status/${id}`);
+      }
+    }
+    this.send(ws, JSON.stringify({ type: 'subscribed', ...echo, hrs_ids: wanted, subscriptions: this.subscriptions(state) }));
+    let snapshot = '{"type":"snapshot","stations":[';
+    wanted.forEach((id, i) => {
+      snapshot += (i === 0 ? '' : ',') + (this.services.status.stationJson(id) ?? 'null');
+    });
+    this.sendSnapshot(ws, `${snapshot}]}`);
+  }
+
+  private unsubscribeFrom(ws: Socket, state: StreamState, ids: '*' | string[], echo: object): void {
+    if (ids === '*') {
+      for (const id of state.ids) ws.unsubscribe(`status/${id}`);
+      state.ids.clear();
+      if (state.all) ws.unsubscribe(ALL_TOPIC);
+      state.all = false;
+      this.send(ws, JSON.stringify({ type: 'unsubscribed', ...echo, hrs_ids: '*', subscriptions: [] }));
+      return;
+    }
+    const named = [...new Set(ids)].sort();
+    if (state.all) {
+      this.send(
+        ws,
+        errorMessage(
+          'not_subscribed',
+          'This stream is subscribed to every station ("*"): unsubscribe "*", then subscribe to the stations wanted.',
+          { ...echo, hrs_ids: named },
+        ),
+      );
+      return;
+    }
+    for (const id of named) {
+      if (state.ids.delete(id)) ws.unsubscribe(`status/${id}`);
+    }
+    this.send(ws, JSON.stringify({ type: 'unsubscribed', ...echo, hrs_ids: named, subscriptions: this.subscriptions(state) }));
+  }
+
+  private subscriptions(state: StreamState): '*' | string[] {
+    return state.all ? '*' : [...state.ids].sort();
+  }
+
+  // --- fan-out -----------------------------------------------------------------------------------
+
+  private changed(change: StatusChange): void {
+    if (this.closed) return;
+    this.dirty.add(change.hrsId);
+    this.adminQueue.push(
+      JSON.stringify({
+        type: 'change',
+        at: new Date().toISOString(),
+        hrs_id: change.hrsId,
+        category: section(change.category),
+        cause: change.cause,
+        previous: change.previous,
+        freshness: change.freshness,
+        datetime: iso(change.datetime),
+        received_datetime: iso(change.receivedAt),
+        originator_id: change.originatorId,
+        section: change.section,
+      }),
+    );
+    this.schedule();
+  }
+
+  private received(receipts: readonly Receipt[]): void {
+    if (this.closed) return;
+    const at = new Date().toISOString();
+    for (const r of receipts) {
+      this.adminQueue.push(JSON.stringify({ type: 'receipt', at, ...r, category: section(r.category) }));
+    }
+    this.schedule();
+  }
+
+  private registryChanged(changed: ReadonlySet<string>): void {
+    if (this.closed) return;
+    for (const id of changed) {
+      this.dirty.add(id);
+      const row = this.adminRow(id);
+      this.adminQueue.push(row === undefined ? JSON.stringify({ type: 'removed', hrs_id: id }) : `{"type":"station","station":${row}}`);
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushing = false;
+    if (this.closed) return;
+    const app = this.server.app;
+    for (const id of this.dirty) {
+      const json = this.services.status.stationJson(id);
+      if (json === undefined) {
+        if (!this.lastSent.delete(id)) continue;
+        const removed = JSON.stringify({ type: 'removed', hrs_id: id });
+        app.publish(`status/${id}`, removed);
+        app.publish(ALL_TOPIC, removed);
+        continue;
+      }
+      if (this.lastSent.get(id) === json) continue;
+      this.lastSent.set(id, json);
+      const message = `{"type":"status","station":${json}}`;
+      app.publish(`status/${id}`, message);
+      app.publish(ALL_TOPIC, message);
+    }
+    this.dirty.clear();
+    const admin = this.adminQueue;
+    this.adminQueue = [];
+    for (const message of admin) app.publish(ADMIN_TOPIC, message);
+    this.scheduleScan();
+  }
+
+  /** Checks every socket's backlog soon (at most every SCAN_EVERY_MS while publishing). */
+  private scheduleScan(): void {
+    if (this.scanTimer !== undefined) return;
+    this.scanTimer = setTimeout(() => {
+      this.scanTimer = undefined;
+      this.scan();
+    }, SCAN_EVERY_MS);
+  }
+
+  private scan(): void {
+    const limit = this.services.config.pushMaxBacklogBytes;
+    for (const [ws, connection] of this.sockets) {
+      if (connection.closed) continue;
+      const buffered = ws.getBufferedAmount();
+      if (buffered <= limit + connection.allowance) continue;
+      this.log.warn({ buffered, limit, kind: ws.getUserData().state?.kind }, 'closing a subscriber that fell too far behind');
+      connection.closed = true;
+      ws.end(CLOSE.tooSlow, CLOSE_REASON.tooSlow);
+    }
+  }
+
+  private send(ws: Socket, message: string): void {
+    const connection = this.sockets.get(ws);
+    if (!connection || connection.closed) return;
+    ws.send(message, false, false);
+  }
+
+  /** Sends a snapshot; the part of it that cannot leave at once does not count against the backlog limit. */
+  private sendSnapshot(ws: Socket, message: string): void {
+    const connection = this.sockets.get(ws);
+    if (!connection || connection.closed) return;
+    ws.send(message, false, false);
+    connection.allowance = Math.max(connection.allowance, ws.getBufferedAmount());
+  }
+
+  // --- the admins' view --------------------------------------------------------------------------
+
+  /** One station as the dashboard shows it: name and, per section, freshness, times, originator and section. */
+  private adminRow(hrsId: string): string | undefined {
+    const station = this.services.registry.station(hrsId);
+    if (!station) return undefined;
+    const categories = this.services.status.categories(hrsId);
+    const sections: Record<string, unknown> = {};
+    for (const [category, key] of Object.entries(SECTION_KEYS)) {
+      const view = categories[category as Category];
+      sections[key] = view
+        ? {
+            freshness: view.freshness,
+            datetime: iso(view.datetime),
+            received_datetime: iso(view.receivedAt),
+            originator_id: view.originatorId,
+            section: view.section,
+          }
+        : null;
+    }
+    return JSON.stringify({ hrs_id: hrsId, name: station.name, sections });
+  }
+
+  private adminSnapshot(): string {
+    const ids = [...this.services.registry.stationIds()].sort();
+    let json = `{"type":"snapshot","at":"${new Date().toISOString()}","stations":[`;
+    let first = true;
+    for (const id of ids) {
+      const row = this.adminRow(id);
+      if (row === undefined) continue;
+      json += first ? row : `,${row}`;
+      first = false;
+    }
+    return `${json}]}`;
+  }
+
+  // --- credentials of open streams ---------------------------------------------------------------
+
+  /** Closes streams whose token no longer authenticates (revoked, expired, owner deactivated). */
+  private async recheckTokens(): Promise<void> {
+    const byCredential = new Map<string, Socket[]>();
+    for (const [ws, connection] of this.sockets) {
+      const state = ws.getUserData().state;
+      if (connection.closed || state?.kind !== 'stream') continue;
+      byCredential.set(state.credential, [...(byCredential.get(state.credential) ?? []), ws]);
+    }
+    for (const [credential, sockets] of byCredential) {
+      try {
+        await this.server.authenticator.authenticate('export_v2', credential);
+      } catch (err) {
+        if (!(err instanceof HttpError)) {
+          this.log.warn({ err }, 'checking an open stream\'s token failed');
+          continue;
+        }
+        for (const ws of sockets) {
+          const connection = this.sockets.get(ws);
+          if (!connection || connection.closed) continue;
+          this.send(ws, errorMessage('authentication_failed', err.detail));
+          connection.closed = true;
+          ws.end(CLOSE.unauthorized, CLOSE_REASON.unauthorized);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,123 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Redis } from '../infra/redis.js';
+
+/**
+ * How many status streams each user holds open, across every instance: one Redis sorted set per user
+ * whose members are the open streams, scored by the instant (Redis time, ms) their lease runs out.
+ * Opening takes a slot atomically when fewer than the limit are held; closing gives it back; every
+ * instance renews its streams' leases every third of the lease, so the slots of an instance that died
+ * without closing free themselves within one lease (LEASE_MS).
+ */
+
+const LEASE_MS = 60_000;
+const RENEW_MS = LEASE_MS / 3;
+
+/** KEYS[1]: the user's set. ARGV: member, limit, lease ms. Returns {taken (1/0), held after}. */
+const TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local held = redis.call('ZCARD', KEYS[1])
+if held >= tonumber(ARGV[2]) then return {0, held} end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+return {1, held + 1}
+`;
+
+/** KEYS: users' sets; ARGV[1]: lease ms, then one member per key. Renews leases that still exist. */
+const RENEW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local lease = tonumber(ARGV[1])
+for i, key in ipairs(KEYS) do
+  redis.call('ZADD', key, 'XX', now + lease, ARGV[i + 1])
+  redis.call('PEXPIRE', key, lease)
+end
+return #KEYS
+`;
+
+const sha = (script: string) => createHash('sha1').update(script).digest('hex');
+
+export interface Slot {
+  key: string;
+  member: string;
+}
+
+export class StreamSlots {
+  private readonly held = new Set<Slot>();
+  private readonly instance = randomBytes(6).toString('base64url');
+  private sequence = 0;
+  private readonly timer: NodeJS.Timeout;
+  private lastWarning = -Infinity;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly limit: number,
+    private readonly log: Logger,
+  ) {
+    this.timer = setInterval(() => void this.renew(), RENEW_MS).unref();
+  }
+
+  /**
+   * Takes one of the user's slots: the slot, or false when the user holds `limit` already. When
+   * Redis cannot answer, the stream is let through without a slot (as the rate limits fail open).
+   */
+  async take(user: string): Promise<Slot | false | undefined> {
+    const slot = { key: `${this.prefix}:streams:{${user}}`, member: `${this.instance}:${(++this.sequence).toString(36)}` };
+    try {
+      if (!this.redis.isReady) throw new Error('Redis client not connected');
+      const [taken] = (await this.run(TAKE, [slot.key], [slot.member, String(this.limit), String(LEASE_MS)])) as number[];
+      if (taken !== 1) return false;
+    } catch (err) {
+      this.warn(err);
+      return undefined;
+    }
+    this.held.add(slot);
+    return slot;
+  }
+
+  /** Gives a slot back (the stream closed). */
+  release(slot: Slot | undefined): void {
+    if (!slot || !this.held.delete(slot)) return;
+    this.redis.zRem(slot.key, slot.member).catch((err: unknown) => this.warn(err));
+  }
+
+  /** Stops renewing; the slots still held are given back. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    const slots = [...this.held];
+    this.held.clear();
+    await Promise.all(slots.map((slot) => this.redis.zRem(slot.key, slot.member).catch(() => undefined)));
+  }
+
+  private async renew(): Promise<void> {
+    if (this.held.size === 0 || !this.redis.isReady) return;
+    const slots = [...this.held];
+    try {
+      for (let i = 0; i < slots.length; i += 500) {
+        const chunk = slots.slice(i, i + 500);
+        await this.run(RENEW, chunk.map((s) => s.key), [String(LEASE_MS), ...chunk.map((s) => s.member)]);
+      }
+    } catch (err) {
+      this.warn(err);
+    }
+  }
+
+  private async run(script: string, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalSha(sha(script), { keys, arguments: args });
+    } catch (err) {
+      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
+      return this.redis.eval(script, { keys, arguments: args });
+    }
+  }
+
+  private warn(err: unknown): void {
+    const now = Date.now();
+    if (now - this.lastWarning < 60_000) return;
+    this.lastWarning = now;
+    this.log.warn({ err }, 'stream limits not enforced: Redis unavailable');
+  }
+}
