@@ -1,4 +1,5 @@
 import t from 'tap';
+import { importV2Fixture, stationIds } from './bench/lib/fixtures.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
@@ -184,4 +185,202 @@ t.test('status stream: subscribe to "*", unsubscribe, bad messages answered and 
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.same(ws.unread, [], 'an unsubscribed station sends nothing');
   t.equal(ws.closed, undefined, 'the connection survived every bad message');
+});
+
+t.test('status stream: at most 5 per user across instances, the sixth refused; opening counts once against the rate limit', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture(), env: { EXPORT_V2_RATE_LIMIT_MINUTE: '50' } });
+  const q = await startTestPlatform(t, { sameStoreAs: p });
+  const remaining = async (token: string) => Number((await get(`${p.url}/v2/hrs/status`, token)).headers.get('ratelimit-remaining'));
+
+  const before = await remaining(bobToken(1));
+  const first = await stream(p, { Authorization: `Bearer ${bobToken(1)}` });
+  first.send({ type: 'subscribe', hrs_ids: '*' });
+  await first.nextOf('snapshot');
+  first.send({ type: 'subscribe', hrs_ids: ['BERLA'] });
+  await first.nextOf('snapshot');
+  t.equal(await remaining(bobToken(2)), before - 2, 'the stream counted once (messages do not count); the GET once');
+
+  const open = [first];
+  for (const [platform, i] of [[p, 2], [p, 3], [q, 4], [q, 5]] as const) open.push(await stream(platform, { Authorization: `Bearer ${bobToken(i)}` }));
+  t.teardown(() => open.forEach((ws) => ws.close()));
+
+  const refused = await WsClient.connect(streamUrl(p), { Authorization: `Bearer ${bobToken(1)}` }).catch((err: unknown) => err);
+  t.match(refused, { status: 429 }, 'the sixth stream (by header) is refused before upgrading');
+  t.match(JSON.parse((refused as { body: string }).body), {
+    status: 429,
+    code: 'too_many_streams',
+    detail: 'At most 5 open status streams per user; close one before opening another.',
+  });
+
+  const byMessage = await WsClient.connect(streamUrl(q));
+  byMessage.send({ type: 'auth', token: bobToken(2) });
+  t.match(await byMessage.next(), { type: 'error', code: 'too_many_streams' }, 'the sixth (by message, other instance) too');
+  t.same(await byMessage.closedWith(), { code: 4429, reason: 'too many streams or requests' });
+
+  const alice = await stream(q);
+  t.teardown(() => alice.close());
+  t.pass('another user is not affected');
+
+  open.pop()!.close();
+  const again = await until('a slot freed by a closed stream', async () =>
+    WsClient.connect(streamUrl(p), { Authorization: `Bearer ${bobToken(5)}` }).catch(() => undefined),
+  );
+  t.teardown(() => again.close());
+  t.equal((await again.next()).type, 'authenticated', 'a closed stream gives its slot back');
+});
+
+t.test('status stream: the unknown fallback and station removals are pushed; revoked tokens are cut off', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture(), env: { STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '2', ...POLLING } });
+  const ws = await stream(p);
+  const all = await stream(p);
+  t.teardown(() => [ws, all].forEach((c) => c.close()));
+  ws.send({ type: 'subscribe', hrs_ids: ['BERLA'] });
+  await ws.nextOf('snapshot');
+  all.send({ type: 'subscribe', hrs_ids: '*' });
+  await all.nextOf('snapshot');
+
+  const posted = await post(p, 'availability', [availability('BERLA', new Date().toISOString())]);
+  const fresh = await ws.next();
+  t.not(fresh.station.availability, null, 'the reading is published');
+  const fallback = await ws.next(5000);
+  t.equal(fallback.type, 'status');
+  t.equal(fallback.station.availability, null, 'availability turns null at the fallback, pushed');
+  const waited = Date.now() - posted;
+  t.ok(waited >= 1500 && waited < 4500, `pushed at the unknown deadline (${waited} ms after posting)`);
+  t.same(fallback.station, await statusOf(p, 'BERLA'), 'as polled');
+  t.same(ws.unread, [], 'the stale step changes no published section: nothing sent for it');
+
+  const without = fixture();
+  without.stations = without.stations.filter((s) => s.hrs_id !== 'HAMBG');
+  without.assignments = without.assignments.filter((a) => a.hrs_id !== 'HAMBG');
+  await p.load(without);
+  t.same(await all.nextOf('removed'), { type: 'removed', hrs_id: 'HAMBG' }, 'a removed station is announced');
+
+  const [token] = await p.sql<{ id: string }[]>`SELECT id::text FROM tokens WHERE user_id = 'alice' AND generation = 'export_v2'`;
+  const res = await get(`${p.url}/admin/v1/tokens/${token!.id}/revoke`, ADMIN_TOKEN, { method: 'POST' });
+  t.equal(res.status, 200);
+  t.match(await ws.nextOf('error'), { code: 'authentication_failed', detail: 'Token has been revoked.' });
+  t.same(await ws.closedWith(), { code: 4401, reason: 'not authenticated' }, 'a revoked token closes its streams');
+  t.equal((await all.closedWith()).code, 4401);
+});
+
+t.test('status stream and admin feed across instances; shutdown closes with 1001', async (t) => {
+  const a = await startTestPlatform(t, { fixture: fixture(), env: POLLING });
+  const b = await startTestPlatform(t, { sameStoreAs: a });
+  const ws = await stream(b);
+  ws.send({ type: 'subscribe', hrs_ids: ['BERLA'] });
+  await ws.nextOf('snapshot');
+  const admin = await WsClient.connect(adminUrl(b), { Authorization: `Bearer ${ADMIN_TOKEN}` });
+  t.same(await admin.next(), { type: 'authenticated' });
+  await admin.nextOf('snapshot');
+
+  const datetime = ago(2);
+  await post(a, 'availability', [availability('BERLA', datetime)]);
+  const change = await ws.next();
+  t.equal(change.station.availability.datetime.slice(0, 19), datetime.slice(0, 19), 'a change accepted by A reaches a stream on B');
+  t.match(await admin.nextOf('change'), { hrs_id: 'BERLA', category: 'availability', cause: 'signal', freshness: 'fresh' });
+
+  await post(a, 'pricing', [{ hrs: 'BERLA', datetime, products: [{ id: 'P700', gross_price: '13.85', currency: 'EUR' }] }]);
+  t.match(await admin.nextOf('receipt'), { hrs_id: 'BERLA', category: 'pricing', assignment: 'testing', originator_id: 'mon-1' }, "A's receipts on B's feed");
+
+  await b.stop('test restart');
+  t.same(await ws.closedWith(), { code: 1001, reason: 'server shutting down' });
+  t.same(await admin.closedWith(), { code: 1001, reason: 'server shutting down' });
+});
+
+t.test('admin feed: auth, snapshot, every change with freshness transitions, receipts without values', async (t) => {
+  // BERLA's usage unassigned: its transmissions are stored, never published, and show as receipts.
+  const f = fixture();
+  f.assignments = f.assignments.filter((a) => !(a.hrs_id === 'BERLA' && a.signal_type === 'usage'));
+  const p = await startTestPlatform(t, { fixture: f, env: { STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '2', PUSH_AUTH_TIMEOUT: '1', ...POLLING } });
+
+  const refused = await WsClient.connect(adminUrl(p), { Authorization: `Bearer ${TOKENS.export_v2}` }).catch((err: unknown) => err);
+  t.match(refused, { status: 401 }, 'an export token is not the admin token');
+  const wrong = await WsClient.connect(adminUrl(p));
+  wrong.send({ type: 'auth', token: 'not-the-admin-token-000' });
+  t.match(await wrong.next(), { type: 'error', code: 'authentication_failed' });
+  t.equal((await wrong.closedWith()).code, 4401);
+  const silent = await WsClient.connect(adminUrl(p));
+  t.equal((await silent.closedWith()).code, 4408, 'no auth message in time');
+
+  await post(p, 'hydrogen-storage', [{ hrs: 'BERLA', datetime: ago(0), storages: [{ id: 'S1', remaining_kg: '42.50' }] }]);
+  const admin = await WsClient.connect(adminUrl(p));
+  t.teardown(() => admin.close());
+  admin.send({ type: 'subscribe', hrs_ids: '*' });
+  t.match(await admin.next(), { type: 'error', code: 'invalid_message', detail: /"type" must be one of "auth"/ });
+  admin.send({ type: 'auth', token: ADMIN_TOKEN });
+  t.same(await admin.next(), { type: 'authenticated' });
+  const snapshot = await admin.next();
+  t.equal(snapshot.type, 'snapshot');
+  t.same(snapshot.stations.map((s: { hrs_id: string }) => s.hrs_id), ['BERLA', 'HAMBG']);
+  const berla = snapshot.stations[0];
+  t.equal(berla.name, 'Berlin Airport');
+  t.match(berla.sections, { availability: null, usage: null, pricing: null, hydrogen_storage: { freshness: 'fresh', originator_id: 'mon-1' } });
+  t.same(berla.sections.hydrogen_storage.section.storages, [{ id: 'S1', low_h2_storage: true }], 'no remaining_kg');
+
+  await post(p, 'availability', [availability('BERLA', new Date().toISOString())]);
+  const events: Record<string, any>[] = [];
+  for (;;) {
+    const event = await admin.next(6000);
+    if (event.type !== 'change' || event.category !== 'availability') continue;
+    events.push(event);
+    if (event.freshness === 'unknown') break;
+  }
+  t.same(
+    events.map((e) => [e.cause, e.previous, e.freshness]),
+    [
+      ['signal', null, 'fresh'],
+      ['freshness', 'fresh', 'stale'],
+      ['freshness', 'stale', 'unknown'],
+    ],
+    'the reading, then every freshness transition',
+  );
+  t.match(events[0], { hrs_id: 'BERLA', originator_id: 'mon-1', section: { station: { limitedly_available: false } } });
+  t.equal(events[2].section, null, 'unknown: nothing published');
+
+  await post(p, 'usage', [{ hrs: 'BERLA', datetime: ago(1), nozzles: [{ id: 'N1', usage_status: 'in-use' }] }]);
+  await post(p, 'pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '13.85', currency: 'EUR' }] }]);
+  const unassigned = await admin.nextOf('receipt');
+  t.same(Object.keys(unassigned).sort(), ['assignment', 'at', 'category', 'datetime', 'hrs_id', 'originator_id', 'received_datetime', 'type'], 'no values in a receipt');
+  t.match(unassigned, { hrs_id: 'BERLA', category: 'usage', assignment: 'unassigned', originator_id: 'mon-1' });
+  t.match(await admin.nextOf('receipt'), { hrs_id: 'BERLA', category: 'pricing', assignment: 'testing' });
+  t.equal(await statusOf(p, 'BERLA').then((s) => (s as { usage: unknown }).usage), null, 'receipts are never published');
+});
+
+t.test('a subscriber that falls too far behind is closed with 4000; one that keeps up loses nothing', async (t) => {
+  const ids = stationIds(200);
+  const p = await startTestPlatform(t, {
+    fixture: importV2Fixture(ids.length),
+    env: { PUSH_MAX_BACKLOG: '16384', IMPORT_V2_RATE_LIMIT: '100000', ...POLLING },
+  });
+  const slow = await stream(p);
+  const fast = await stream(p);
+  t.teardown(() => [slow, fast].forEach((c) => c.close()));
+  for (const ws of [slow, fast]) {
+    ws.send({ type: 'subscribe', hrs_ids: '*' });
+    await ws.nextOf('snapshot');
+  }
+  // The slow one stops reading: what is sent to it piles up in the kernel's buffers, then in uWS's.
+  (slow.socket as unknown as { _socket: { pause(): void; resume(): void } })._socket.pause();
+
+  const start = Date.now() - 280_000;
+  const tooSlow = () => p.logs.lines.some((l) => l.msg === 'closing a subscriber that fell too far behind');
+  let rounds = 0;
+  while (!tooSlow() && rounds < 200) {
+    const datetime = new Date(start + rounds * 1000).toISOString();
+    await post(p, 'availability', ids.map((hrs, i) => availability(hrs, datetime, (i + rounds) % 2 === 0)));
+    rounds++;
+  }
+  t.ok(tooSlow(), `closed after ${rounds} rounds of ${ids.length} status messages`);
+  t.match(p.logs.lines.find((l) => l.msg === 'closing a subscriber that fell too far behind'), { limit: 16384, kind: 'stream' });
+
+  (slow.socket as unknown as { _socket: { resume(): void } })._socket.resume();
+  t.same(await slow.closedWith(20_000), { code: 4000, reason: 'subscriber too slow: backlog limit exceeded' }, 'the documented code, after what was queued');
+
+  await until('every status message at the subscriber that kept up', () =>
+    fast.messages.filter((m) => m.type === 'status').length >= rounds * ids.length ? true : undefined,
+  );
+  const received = fast.messages.filter((m) => m.type === 'status');
+  t.equal(received.length, rounds * ids.length, 'one message per station and round: none lost, none doubled');
+  t.equal(fast.closed, undefined, 'and it stays connected');
 });

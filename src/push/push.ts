@@ -428,7 +428,8 @@ export class Push {
     for (const id of this.dirty) {
       const json = this.services.status.stationJson(id);
       if (json === undefined) {
-        if (!this.lastSent.delete(id)) continue;
+        // Only stations that left the registry get here (changes name registered stations).
+        this.lastSent.delete(id);
         const removed = JSON.stringify({ type: 'removed', hrs_id: id });
         app.publish(`status/${id}`, removed);
         app.publish(ALL_TOPIC, removed);
