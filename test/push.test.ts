@@ -384,3 +384,18 @@ t.test('a subscriber that falls too far behind is closed with 4000; one that kee
   t.equal(received.length, rounds * ids.length, 'one message per station and round: none lost, none doubled');
   t.equal(fast.closed, undefined, 'and it stays connected');
 });
+
+t.test('idle connections are pinged: a client that answers stays, one that does not is closed', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture(), env: { PUSH_IDLE_TIMEOUT: '8', ...POLLING } });
+  const answering = await stream(p);
+  let pings = 0;
+  answering.socket.on('ping', () => pings++);
+  const mute = await WsClient.connect(streamUrl(p), { ...AUTH }, { autoPong: false });
+  t.teardown(() => [answering, mute].forEach((c) => c.close()));
+  const closed = await mute.closedWith(20_000);
+  t.not(closed.code, 1000, `a client that never answers a ping is dropped (${closed.code})`);
+  t.ok(pings >= 1, `the server pinged (${pings})`);
+  t.equal(answering.closed, undefined, 'a client that answers pings stays connected');
+  answering.send({ type: 'subscribe', hrs_ids: ['BERLA'] });
+  t.match(await answering.next(), { type: 'subscribed' });
+});

@@ -23,9 +23,9 @@ export class WsClient {
   }
 
   /** Connects; resolves once open. Rejects with the HTTP status when the upgrade is refused. */
-  static connect(url: string, headers: Record<string, string> = {}): Promise<WsClient> {
+  static connect(url: string, headers: Record<string, string> = {}, options: { autoPong?: boolean } = {}): Promise<WsClient> {
     return new Promise((resolve, reject) => {
-      const socket = new WebSocket(url, { headers });
+      const socket = new WebSocket(url, { headers, ...options });
       socket.once('open', () => resolve(client));
       socket.once('unexpected-response', (_req, res) => {
         let body = '';
