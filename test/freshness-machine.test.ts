@@ -494,11 +494,14 @@ const availabilitySection = (datetime: number) => ({
   ],
 });
 
+/** What a change says of the reading held: its times (received 5 ms after measurement here) and originator. */
+const reading = (datetime: number) => ({ datetime, receivedAt: datetime + 5, originatorId: 'mon-1' });
+
 t.test('LiveStatus: stale and unknown exactly at the deadlines, each on the change stream', async (t) => {
   const h = harness(t);
   t.equal(h.publish('availability', T0), 1);
   t.same(h.changes, [
-    { hrsId: 'BERLA', category: 'availability', cause: 'signal', previous: null, freshness: 'fresh', section: availabilitySection(T0), at: T0 },
+    { hrsId: 'BERLA', category: 'availability', cause: 'signal', previous: null, freshness: 'fresh', section: availabilitySection(T0), ...reading(T0), at: T0 },
   ]);
   t.equal(h.status.size, 1);
 
@@ -519,6 +522,7 @@ t.test('LiveStatus: stale and unknown exactly at the deadlines, each on the chan
     previous: 'fresh',
     freshness: 'stale',
     section: availabilitySection(T0),
+    ...reading(T0),
     at: T0 + 200,
   }, 'stale is still published');
   t.equal(h.status.freshness('BERLA', 'availability'), 'stale');
@@ -536,6 +540,7 @@ t.test('LiveStatus: stale and unknown exactly at the deadlines, each on the chan
     previous: 'stale',
     freshness: 'unknown',
     section: null,
+    ...reading(T0),
     at: T0 + 400,
   }, 'unknown: the section is withdrawn');
   t.same(JSON.parse(h.status.stationJson('BERLA')!), { hrs_id: 'BERLA', availability: null, usage: null, hydrogen_storage: null, pricing: null });
@@ -551,6 +556,7 @@ t.test('LiveStatus: stale and unknown exactly at the deadlines, each on the chan
     previous: 'unknown',
     freshness: 'fresh',
     section: availabilitySection(next),
+    ...reading(next),
     at: next + 10,
   });
   t.same(JSON.parse(h.status.stationJson('BERLA')!).availability, availabilitySection(next), 'published again');

@@ -336,7 +336,7 @@ t.test('admin feed: auth, snapshot, every change with freshness transitions, rec
     'the reading, then every freshness transition',
   );
   t.match(events[0], { hrs_id: 'BERLA', originator_id: 'mon-1', section: { station: { limitedly_available: false } } });
-  t.equal(events[2].section, null, 'unknown: nothing published');
+  t.equal(events[2]!.section, null, 'unknown: nothing published');
 
   await post(p, 'usage', [{ hrs: 'BERLA', datetime: ago(1), nozzles: [{ id: 'N1', usage_status: 'in-use' }] }]);
   await post(p, 'pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '13.85', currency: 'EUR' }] }]);
