@@ -63,15 +63,22 @@ export interface RateLimitResult {
 }
 
 /**
- * One script call checks a whole batch of requests, in order (calls of the same key see each other's
- * counts). KEYS: the sorted sets of every call, call after call. ARGV[1]: the number of calls; then
- * per call its member (unique to the call), its number of limits and, per limit, the limit and the
- * window in microseconds. Returns, per call and in order, {allowed, hit, wait_us, then per limit count,
- * reset_us}, all flattened into one array.
+ * One script call checks a whole batch of requests, in order. The batch comes as groups: consecutive
+ * checks of one key under the same limits (what one busy client sends within one event-loop turn)
+ * form one group, so the work per group does not grow with its size. KEYS: the sorted sets of every
+ * group, group after group. ARGV[1]: the number of groups; then per group its member prefix (unique to
+ * the group; the group's requests are counted as prefix..1, prefix..2, ...), its number of checks, its
+ * number of limits and, per limit, the limit and the window in microseconds.
  *
- * Each key is trimmed, counted and its oldest member read once per batch, however many calls of the
- * batch name it; members counted by the batch are added at the end (one ZADD and one PEXPIRE per key),
- * scored with the batch's instant, so they sort after every member already stored.
+ * A group's checks are decided one after the other as if sent separately: the first `k` are allowed,
+ * k being the smallest number of requests any limit still has room for (at most the group's size),
+ * and the rest refused. Returns per group {k, hit, wait_us, then per limit the count before the group
+ * and the microseconds until the oldest member leaves the window (-1 when there is none)}, all
+ * flattened into one array; `hit` and `wait_us` describe the group's refusals (0 when none).
+ *
+ * Each key is trimmed, counted and its oldest member read once per batch, however many groups name
+ * it; members counted by the batch are added at the end (ZADDs of up to 500 members and one PEXPIRE per
+ * key), scored with the batch's instant, so they sort after every member already stored.
  */
 const SCRIPT = `
 local t = redis.call('TIME')
@@ -89,49 +96,55 @@ end
 local out = {}
 local a, k = 2, 0
 for _ = 1, tonumber(ARGV[1]) do
-  local member = ARGV[a]
+  local prefix = ARGV[a]
   local n = tonumber(ARGV[a + 1])
-  a = a + 2
-  local keys, windowsOf = {}, {}
-  local hit, wait = 0, 0
-  for i = 1, n do
+  local l = tonumber(ARGV[a + 2])
+  a = a + 3
+  local keys, limits, windowsOf = {}, {}, {}
+  local allowed = n
+  for i = 1, l do
     local key = KEYS[k + i]
-    local limit = tonumber(ARGV[a])
-    local window = tonumber(ARGV[a + 1])
+    keys[i], limits[i], windowsOf[i] = key, tonumber(ARGV[a]), tonumber(ARGV[a + 1])
     a = a + 2
-    keys[i], windowsOf[i] = key, window
-    load(key, window)
-    local count = counts[key]
-    if count >= limit then
-      -- The member that must leave the window first: rank count - limit; members this batch added
-      -- come after the stored ones, scored now.
-      local rank = count - limit
-      local score = now
-      if rank < count - #adds[key] then
-        score = tonumber(redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')[2])
-      end
-      local w = score + window - now
-      if hit == 0 or w > wait then hit, wait = i, w end
-    end
+    load(key, windowsOf[i])
+    local room = limits[i] - counts[key]
+    if room < allowed then allowed = math.max(room, 0) end
   end
-  k = k + n
-  if hit == 0 then
-    for i = 1, n do
-      local key = keys[i]
+  k = k + l
+  local before = {}
+  for i = 1, l do
+    local key = keys[i]
+    before[i] = counts[key]
+    before[l + i] = oldest[key] and (oldest[key] + windowsOf[i] - now) or -1
+    if allowed > 0 then
       local list = adds[key]
-      list[#list + 1] = member
-      counts[key] = counts[key] + 1
+      for j = 1, allowed do list[#list + 1] = prefix .. j end
+      counts[key] = counts[key] + allowed
       if not oldest[key] then oldest[key] = now end
     end
   end
-  out[#out + 1] = hit == 0 and 1 or 0
+  local hit, wait = 0, 0
+  if allowed < n then
+    for i = 1, l do
+      local key = keys[i]
+      local count = counts[key]
+      if count >= limits[i] then
+        -- The member that must leave the window first: rank count - limit; members this batch added
+        -- come after the stored ones, scored now.
+        local rank = count - limits[i]
+        local score = now
+        if rank < count - #adds[key] then
+          score = tonumber(redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')[2])
+        end
+        local w = score + windowsOf[i] - now
+        if hit == 0 or w > wait then hit, wait = i, w end
+      end
+    end
+  end
+  out[#out + 1] = allowed
   out[#out + 1] = hit
   out[#out + 1] = wait
-  for i = 1, n do
-    local key = keys[i]
-    out[#out + 1] = counts[key]
-    out[#out + 1] = oldest[key] and (oldest[key] + windowsOf[i] - now) or 0
-  end
+  for i = 1, 2 * l do out[#out + 1] = before[i] end
 end
 for _, key in ipairs(order) do
   local members = adds[key]
@@ -204,14 +217,14 @@ export class RateLimiter {
   }
 
   private async flush(): Promise<void> {
-    const calls = this.pending;
+    const groups = group(this.pending);
     this.pending = [];
     const keys: string[] = [];
-    const args = [String(calls.length)];
-    for (const call of calls) {
-      args.push(`${this.memberPrefix}${(++this.sequence).toString(36)}`, String(call.limits.length));
-      for (const l of call.limits) {
-        keys.push(this.redisKey(call.key, l));
+    const args = [String(groups.length)];
+    for (const g of groups) {
+      args.push(`${this.memberPrefix}${(++this.sequence).toString(36)}:`, String(g.calls.length), String(g.limits.length));
+      for (const l of g.limits) {
+        keys.push(this.redisKey(g.key, l));
         args.push(String(l.limit), String(Math.round(l.windowSeconds * 1000) * 1000));
       }
     }
@@ -223,12 +236,12 @@ export class RateLimiter {
       });
       const reply = (await Promise.race([this.run(keys, args), timeout])) as number[];
       let at = 0;
-      for (const call of calls) {
-        call.resolve(interpret(call.limits, reply, at));
-        at += 3 + 2 * call.limits.length;
+      for (const g of groups) {
+        settle(g, reply, at);
+        at += 3 + 2 * g.limits.length;
       }
     } catch (err) {
-      for (const call of calls) call.reject(err);
+      for (const g of groups) for (const call of g.calls) call.reject(err);
     } finally {
       clearTimeout(timer);
     }
@@ -245,29 +258,67 @@ export class RateLimiter {
   }
 }
 
-/** One call's answer, found at `at` in the script's reply. */
-function interpret(limits: readonly RateLimit[], reply: number[], at: number): RateLimitResult {
-  const allowed = reply[at] === 1;
+interface Group {
+  key: string;
+  limits: readonly RateLimit[];
+  calls: Call[];
+}
+
+/**
+ * Consecutive checks of a key under the same limits, in the order asked. A key checked under other
+ * limits in between starts a new group, so the script still decides every key's checks in order.
+ */
+function group(calls: readonly Call[]): Group[] {
+  const groups: Group[] = [];
+  const current = new Map<string, Group>();
+  for (const call of calls) {
+    const open = current.get(call.key);
+    if (open && open.limits === call.limits) {
+      open.calls.push(call);
+      continue;
+    }
+    const created = { key: call.key, limits: call.limits, calls: [call] };
+    groups.push(created);
+    current.set(call.key, created);
+  }
+  return groups;
+}
+
+/** Every check of a group answered from the group's entry at `at` in the script's reply. */
+function settle(g: Group, reply: number[], at: number): void {
+  const allowed = Number(reply[at]);
   const hit = Number(reply[at + 1]);
   const waitMicros = Number(reply[at + 2]);
-  const states: RateLimitState[] = limits.map((limit, i) => ({
-    limit,
-    remaining: Math.max(0, limit.limit - Number(reply[at + 3 + 2 * i])),
-    resetMicros: Math.max(0, Number(reply[at + 4 + 2 * i])),
-  }));
-  if (!allowed) {
-    const state = states[hit - 1]!;
-    const retryAfterSeconds = Math.max(1, Math.ceil(waitMicros / MICROS));
-    return {
-      allowed,
-      limit: state.limit,
-      remaining: 0,
-      resetSeconds: retryAfterSeconds,
-      retryAfterSeconds,
-      retryAfterMs: waitMicros / 1000,
-      limits: states,
-    };
-  }
+  const n = g.limits.length;
+  const before = g.limits.map((_, i) => Number(reply[at + 3 + i]));
+  const oldest = g.limits.map((_, i) => Number(reply[at + 3 + n + i]));
+  g.calls.forEach((call, j) => {
+    // Requests counted up to and including this one (a refused one adds nothing).
+    const added = Math.min(j + 1, allowed);
+    const states: RateLimitState[] = g.limits.map((limit, i) => {
+      const windowMicros = Math.round(limit.windowSeconds * 1000) * 1000;
+      const reset = oldest[i]! >= 0 ? oldest[i]! : added > 0 ? windowMicros : 0;
+      return { limit, remaining: Math.max(0, limit.limit - (before[i]! + added)), resetMicros: Math.max(0, reset) };
+    });
+    call.resolve(j < allowed ? allowedResult(states) : refusedResult(states, hit, waitMicros));
+  });
+}
+
+function refusedResult(states: RateLimitState[], hit: number, waitMicros: number): RateLimitResult {
+  const state = states[hit - 1]!;
+  const retryAfterSeconds = Math.max(1, Math.ceil(waitMicros / MICROS));
+  return {
+    allowed: false,
+    limit: state.limit,
+    remaining: 0,
+    resetSeconds: retryAfterSeconds,
+    retryAfterSeconds,
+    retryAfterMs: waitMicros / 1000,
+    limits: states,
+  };
+}
+
+function allowedResult(states: RateLimitState[]): RateLimitResult {
   // The tightest limit: fewest requests left; among equals, the one that frees up last.
   let tightest = states[0]!;
   for (const s of states.slice(1)) {
@@ -276,7 +327,7 @@ function interpret(limits: readonly RateLimit[], reply: number[], at: number): R
     }
   }
   return {
-    allowed,
+    allowed: true,
     limit: tightest.limit,
     remaining: tightest.remaining,
     resetSeconds: Math.ceil(tightest.resetMicros / MICROS),
