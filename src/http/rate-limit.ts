@@ -10,18 +10,21 @@ import type { Guard } from './server.js';
  * Rate limits shared by every instance through Redis.
  *
  * Algorithm: a sliding-window log. Each (key, limit) pair is one sorted set whose members are the
- * requests counted in the last `windowSeconds`, scored by the microsecond at which Redis counted them.
- * A request is allowed when every limit has fewer than `limit` members left in the half-open window
- * (now - window, now]; only then is it added to every set. So at most `limit` requests are ever
- * counted in any window of that length — no burst at a window edge as with fixed windows, no
- * averaging as with a sliding-window counter — and the wait is exact: the request that must leave a
- * full window first is the member at rank `count - limit`, which leaves it at its score plus the
- * window. Retry-After is that instant (the latest over every full limit) rounded up to whole seconds,
- * so after waiting it a request is allowed, and one whole second less would not have been enough.
+ * requests counted in the last `windowSeconds`, scored by the microsecond at which Redis counted them;
+ * requests counted together (one client's requests of one event-loop turn) share one member that says
+ * how many it stands for (`…#count`), and a counter beside the set holds the total. A request is allowed
+ * when every limit has counted fewer than `limit` requests in the half-open window (now - window, now];
+ * only then is it counted by every limit. So at most `limit` requests are ever counted in any window of
+ * that length — no burst at a window edge as with fixed windows, no averaging as with a sliding-window
+ * counter — and the wait is exact: the request that must leave a full window first is the one at rank
+ * `count - limit` from the oldest, which leaves it at its member's score plus the window. Retry-After is
+ * that instant (the latest over every full limit) rounded up to whole seconds, so after waiting it a
+ * request is allowed, and one whole second less would not have been enough.
  *
  * Everything happens in one Lua script, so check-and-count is atomic across all limits of a call, and
- * the clock is Redis's (`TIME`), so all instances agree. Each set expires one window after its newest
- * member. Memory is one small sorted-set entry per counted request still in its window.
+ * the clock is Redis's (`TIME`), so all instances agree. Each set and counter expire one window after
+ * the newest member. Memory is one small sorted-set entry per batch of a client's requests still in the
+ * window; the work per batch does not grow with the number of requests it counts.
  */
 
 export interface RateLimit {
@@ -65,52 +68,83 @@ export interface RateLimitResult {
 /**
  * One script call checks a whole batch of requests, in order. The batch comes as groups: consecutive
  * checks of one key under the same limits (what one busy client sends within one event-loop turn)
- * form one group, so the work per group does not grow with its size. KEYS: the sorted sets of every
- * group, group after group. ARGV[1]: the number of groups; then per group its member prefix (unique to
- * the group; the group's requests are counted as prefix..1, prefix..2, ...), its number of checks, its
- * number of limits and, per limit, the limit and the window in microseconds.
+ * form one group. KEYS: per group and limit, the sorted set and its counter. ARGV[1]: the number of
+ * groups; then per group its member (unique to the group), its number of checks, its number of limits
+ * and, per limit, the limit and the window in microseconds.
  *
  * A group's checks are decided one after the other as if sent separately: the first `k` are allowed,
  * k being the smallest number of requests any limit still has room for (at most the group's size),
- * and the rest refused. Returns per group {k, hit, wait_us, then per limit the count before the group
- * and the microseconds until the oldest member leaves the window (-1 when there is none)}, all
+ * and the rest refused. Returns per group {k, hit, wait_us, then per limit the count before the group,
+ * then per limit the microseconds until the oldest counted request leaves the window (-1: none)}, all
  * flattened into one array; `hit` and `wait_us` describe the group's refusals (0 when none).
  *
  * Each key is trimmed, counted and its oldest member read once per batch, however many groups name
- * it; members counted by the batch are added at the end (ZADDs of up to 500 members and one PEXPIRE per
- * key), scored with the batch's instant, so they sort after every member already stored.
+ * it; what the batch counts is added at the end (one member per group and key, scored with the batch's
+ * instant, so after every member already stored), with one INCRBY and the expiries per key. A member
+ * without a `#count` (or a counter lost while its set remained) is recounted from the set.
  */
 const SCRIPT = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local counts, oldest, adds, windows, order = {}, {}, {}, {}, {}
-local function load(key, window)
+local counts, stored, oldest, adds, added, windows, counters, order = {}, {}, {}, {}, {}, {}, {}, {}
+local function countOf(member)
+  return tonumber(string.match(member, '#(%d+)$')) or 1
+end
+local function load(key, counter, window)
   if counts[key] ~= nil then return end
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-  counts[key] = redis.call('ZCARD', key)
+  local expired = redis.call('ZRANGEBYSCORE', key, '-inf', now - window)
+  local n = tonumber(redis.call('GET', counter) or '-1')
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+    if n >= 0 then
+      for _, member in ipairs(expired) do n = n - countOf(member) end
+    end
+  end
   local first = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  if not first[2] then
+    n = 0
+  elseif n < 0 then
+    n = 0
+    for _, member in ipairs(redis.call('ZRANGE', key, 0, -1)) do n = n + countOf(member) end
+  end
+  if #expired > 0 or n == 0 then redis.call('SET', counter, n, 'PX', math.ceil(window / 1000)) end
+  counts[key], stored[key] = n, n
   oldest[key] = first[2] and tonumber(first[2]) or false
-  adds[key], windows[key] = {}, window
+  adds[key], added[key], windows[key], counters[key] = {}, 0, window, counter
   order[#order + 1] = key
+end
+-- The score of the member holding the request at 0-based rank r from the oldest.
+local function scoreAt(key, r)
+  if r >= stored[key] then return now end
+  local seen, from = 0, 0
+  while true do
+    local chunk = redis.call('ZRANGE', key, from, from + 99, 'WITHSCORES')
+    if #chunk == 0 then return now end
+    for i = 1, #chunk, 2 do
+      seen = seen + countOf(chunk[i])
+      if seen > r then return tonumber(chunk[i + 1]) end
+    end
+    from = from + 100
+  end
 end
 local out = {}
 local a, k = 2, 0
 for _ = 1, tonumber(ARGV[1]) do
-  local prefix = ARGV[a]
+  local member = ARGV[a]
   local n = tonumber(ARGV[a + 1])
   local l = tonumber(ARGV[a + 2])
   a = a + 3
   local keys, limits, windowsOf = {}, {}, {}
   local allowed = n
   for i = 1, l do
-    local key = KEYS[k + i]
+    local key = KEYS[k + 2 * i - 1]
     keys[i], limits[i], windowsOf[i] = key, tonumber(ARGV[a]), tonumber(ARGV[a + 1])
     a = a + 2
-    load(key, windowsOf[i])
+    load(key, KEYS[k + 2 * i], windowsOf[i])
     local room = limits[i] - counts[key]
     if room < allowed then allowed = math.max(room, 0) end
   end
-  k = k + l
+  k = k + 2 * l
   local before = {}
   for i = 1, l do
     local key = keys[i]
@@ -118,8 +152,9 @@ for _ = 1, tonumber(ARGV[1]) do
     before[l + i] = oldest[key] and (oldest[key] + windowsOf[i] - now) or -1
     if allowed > 0 then
       local list = adds[key]
-      for j = 1, allowed do list[#list + 1] = prefix .. j end
+      list[#list + 1] = member .. '#' .. allowed
       counts[key] = counts[key] + allowed
+      added[key] = added[key] + allowed
       if not oldest[key] then oldest[key] = now end
     end
   end
@@ -127,16 +162,8 @@ for _ = 1, tonumber(ARGV[1]) do
   if allowed < n then
     for i = 1, l do
       local key = keys[i]
-      local count = counts[key]
-      if count >= limits[i] then
-        -- The member that must leave the window first: rank count - limit; members this batch added
-        -- come after the stored ones, scored now.
-        local rank = count - limits[i]
-        local score = now
-        if rank < count - #adds[key] then
-          score = tonumber(redis.call('ZRANGE', key, rank, rank, 'WITHSCORES')[2])
-        end
-        local w = score + windowsOf[i] - now
+      if counts[key] >= limits[i] then
+        local w = scoreAt(key, counts[key] - limits[i]) + windowsOf[i] - now
         if hit == 0 or w > wait then hit, wait = i, w end
       end
     end
@@ -148,15 +175,17 @@ for _ = 1, tonumber(ARGV[1]) do
 end
 for _, key in ipairs(order) do
   local members = adds[key]
-  for j = 1, #members, 500 do
+  if #members > 0 then
     local args = {}
-    for m = j, math.min(j + 499, #members) do
+    for _, m in ipairs(members) do
       args[#args + 1] = now
-      args[#args + 1] = members[m]
+      args[#args + 1] = m
     end
     redis.call('ZADD', key, unpack(args))
+    local ttl = math.ceil(windows[key] / 1000)
+    redis.call('PEXPIRE', key, ttl)
+    redis.call('SET', counters[key], counts[key], 'PX', ttl)
   end
-  if #members > 0 then redis.call('PEXPIRE', key, math.ceil(windows[key] / 1000)) end
 end
 return out
 `;
@@ -201,6 +230,16 @@ export class RateLimiter {
     return `${this.prefix}:rl:{${key}}:${limit.name ?? `${limit.windowSeconds}s`}`;
   }
 
+  /** The key of the counter beside a limit's set: how many requests the set stands for. */
+  counterKey(key: string, limit: RateLimit): string {
+    return `${this.redisKey(key, limit)}:n`;
+  }
+
+  /** How many requests of `key` the limit counts now (as of the last check; expired ones are dropped at the next). */
+  async counted(key: string, limit: RateLimit): Promise<number> {
+    return Number((await this.redis.get(this.counterKey(key, limit))) ?? 0);
+  }
+
   /**
    * Checks every limit for `key` and, only if all allow it, counts the request against all of them.
    * Rejects when Redis fails or gives no answer within the timeout.
@@ -222,9 +261,9 @@ export class RateLimiter {
     const keys: string[] = [];
     const args = [String(groups.length)];
     for (const g of groups) {
-      args.push(`${this.memberPrefix}${(++this.sequence).toString(36)}:`, String(g.calls.length), String(g.limits.length));
+      args.push(`${this.memberPrefix}${(++this.sequence).toString(36)}`, String(g.calls.length), String(g.limits.length));
       for (const l of g.limits) {
-        keys.push(this.redisKey(g.key, l));
+        keys.push(this.redisKey(g.key, l), this.counterKey(g.key, l));
         args.push(String(l.limit), String(Math.round(l.windowSeconds * 1000) * 1000));
       }
     }
