@@ -143,6 +143,34 @@ t.test('several limits: counted against all only when all allow', async (t) => {
   t.ok(r.retryAfterSeconds! > 3590);
 });
 
+t.test('requests counted together: exact waits under a lowered limit, a lost counter recounted', async (t) => {
+  const { limiter: l, redis } = await limiter(t);
+  const ten: RateLimit[] = [{ limit: 10, windowSeconds: 60, name: 'minute' }];
+  const all = (n: number, limits: RateLimit[]) => Promise.all(Array.from({ length: n }, () => l.hit('w', limits)));
+  await all(4, ten);
+  await sleep(300);
+  await all(4, ten);
+  t.equal(await redis.zCard(l.redisKey('w', ten[0]!)), 2, 'two turns, two members');
+  t.equal(await l.counted('w', ten[0]!), 8);
+
+  // An operator lowers the limit: the request that must leave first is then deeper in the log.
+  const five = await l.hit('w', [{ limit: 5, windowSeconds: 60, name: 'minute' }]);
+  const three = await l.hit('w', [{ limit: 3, windowSeconds: 60, name: 'minute' }]);
+  t.equal(five.allowed, false);
+  t.equal(three.allowed, false);
+  // Under 5, the 4th oldest (first turn) must leave; under 3, the 6th (second turn, 300 ms later).
+  const gap = three.retryAfterMs! - five.retryAfterMs!;
+  t.ok(gap > 250 && gap < 400, `the waits are the two turns' ages apart (${gap.toFixed(0)} ms)`);
+  t.ok(five.retryAfterMs! > 59_000 && five.retryAfterMs! <= 60_000, `${five.retryAfterMs} ms`);
+
+  await redis.del(l.counterKey('w', ten[0]!));
+  await redis.zAdd(l.redisKey('w', ten[0]!), { score: Date.now() * 1000, value: 'an-entry-without-a-count' });
+  const after = await l.hit('w', ten);
+  t.equal(after.remaining, 0, 'the lost counter is recounted from the set (8 + 1 without a count + this one)');
+  t.equal(await l.counted('w', ten[0]!), 10);
+  t.equal((await l.hit('w', ten)).allowed, false);
+});
+
 t.test('Retry-After is exact: a request waiting it passes, one waiting less does not', async (t) => {
   const { limiter: l } = await limiter(t);
   const limits: RateLimit[] = [{ limit: 3, windowSeconds: 2 }];
