@@ -20,6 +20,7 @@ import { exportV2RateLimit, importV2RateLimit } from './http/rate-limit.js';
 import { EXPORT_V2_POLICY } from './http/policy.js';
 import { HttpServer } from './http/server.js';
 import { Push } from './push/push.js';
+import { dashboardRoutes } from './push/dashboard.js';
 import { Bus } from './infra/bus.js';
 import { closeRedis, openRedis } from './infra/redis.js';
 import { Registry } from './registry/registry.js';
@@ -123,6 +124,7 @@ export function buildHttpServer(services: Services): { server: HttpServer; push:
   adminTokenRoutes(server, services);
   adminCallLogRoutes(server, services);
   const push = new Push(server, services);
+  dashboardRoutes(server);
   docRoutes(server, services);
   return { server, push };
 }

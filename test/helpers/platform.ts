@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { basename } from 'node:path';
 import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
@@ -92,9 +93,11 @@ export async function startTestPlatform(
     routes?: (server: HttpServer, services: Services) => void;
     /** Another instance on the same database and Redis prefix. */
     sameStoreAs?: TestPlatform;
+    /** With `sameStoreAs`: the port to listen on (a restart on the old one); any free one by default. */
+    port?: number;
   } = {},
 ): Promise<TestPlatform> {
-  const config = options.sameStoreAs ? { ...options.sameStoreAs.services.config, port: 0 } : testConfig(t, options.env);
+  const config = options.sameStoreAs ? { ...options.sameStoreAs.services.config, port: options.port ?? 0 } : testConfig(t, options.env);
   const logs = logCapture();
   const log = createLogger(options.env?.LOG_LEVEL ?? 'info', logs.stream);
   const platform = await startPlatform(config, log, { workers: false, routes: options.routes });
@@ -107,6 +110,15 @@ export async function startTestPlatform(
   };
   if (options.fixture !== undefined) await load(options.fixture);
   return { ...platform, url: `http://127.0.0.1:${platform.port}`, sql: platform.services.sql, logs, load };
+}
+
+/** A port nothing listens on now (a platform started on it explicitly can be restarted on it at once). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** fetch with a bearer token. */

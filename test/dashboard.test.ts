@@ -1,0 +1,241 @@
+import t from 'tap';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { baseFixture, TOKENS } from './helpers/fixtures.js';
+import { ADMIN_TOKEN, freePort, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+
+/**
+ * The admins' live dashboard (/admin/) in a headless Chromium against the whole platform: sign-in
+ * with the admin token, cells coloured and updated by the live feed, the event tail, freshness
+ * steps, reconnecting after a restart, a refused token. Saves a screenshot to
+ * test/output/dashboard.png; with UPDATE_DOCS_SCREENSHOT=1 it also becomes docs/dashboard.png.
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install Debian's "chromium" package)`;
+
+const SCREENSHOT = fileURLToPath(new URL('./output/dashboard.png', import.meta.url));
+const DOCS_SCREENSHOT = fileURLToPath(new URL('../docs/dashboard.png', import.meta.url));
+
+const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+
+/**
+ * BERLA live with mon-1 for availability, usage and hydrogen storage, testing for pricing; HAMBG
+ * (given BERLA's layout) live for usage only.
+ */
+function fixture() {
+  const f = baseFixture();
+  (f.stations[1] as Record<string, unknown>).layout = structuredClone(f.stations[0]!.layout);
+  f.assignments = [
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'availability', state: 'live' },
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'usage', state: 'live' },
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'hydrogen-storage', state: 'live' },
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'pricing', state: 'testing' },
+    { originator: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' },
+  ];
+  return f;
+}
+
+async function post(p: TestPlatform, category: string, body: unknown): Promise<void> {
+  const res = await fetch(`${p.url}/import/v2/signal/${category}/`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
+  });
+  if (res.status !== 204) throw new Error(`POST ${category} answered ${res.status}: ${await res.text()}`);
+}
+
+const availability = (hrs: string, datetime: string, station = { maintenance: false, limitedly_available: true }) => ({
+  hrs,
+  datetime,
+  nozzles: [
+    { id: 'N1', available: true },
+    { id: 'N2', available: false },
+  ],
+  station,
+});
+
+const cell = (hrsId: string, category: string) => `tr[data-hrs-id="${hrsId}"] td[data-category="${category}"]`;
+const connection = (page: Page) => page.locator('body').getAttribute('data-connection');
+const storedToken = (page: Page) => page.evaluate<string | null>('sessionStorage.getItem("hrs-admin-token")');
+const rowIds = (page: Page) => page.locator('#stations tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-hrs-id')));
+
+let browser: Browser | undefined;
+t.teardown(() => browser?.close());
+
+/** A page of its own (own session storage); console messages and page errors are collected. */
+async function openPage(t: { teardown(fn: () => unknown): void }): Promise<{ page: Page; problems: string[]; sockets: string[] }> {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  const problems: string[] = [];
+  const sockets: string[] = [];
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (message) => {
+    // A refused WebSocket while the server is down is expected; a CSP violation or a script error is not.
+    if (message.type() === 'error' && !/WebSocket connection to .* failed/.test(message.text())) problems.push(message.text());
+  });
+  page.on('websocket', (ws) => sockets.push(ws.url()));
+  return { page, problems, sockets };
+}
+
+async function signIn(page: Page, token: string): Promise<void> {
+  await page.locator('#token').fill(token);
+  await page.getByRole('button', { name: 'Connect' }).click();
+}
+
+t.test('sign in, live cells and tail, receipts, sign out, a refused token; screenshot', { skip }, async (t) => {
+  const p = await startTestPlatform(t, {
+    fixture: fixture(),
+    env: { STATUS_STALE_AFTER: '60', STATUS_UNKNOWN_AFTER: '120', EXPORT_V2_RATE_LIMIT_MINUTE: '1000000' },
+  });
+  const { page, problems, sockets } = await openPage(t);
+
+  const res = await page.goto(`${p.url}/admin/`);
+  t.equal(res?.status(), 200, 'GET /admin/ serves the page');
+  t.match(res?.headers()['content-security-policy'], /script-src 'self'; style-src 'self'/, 'served with the strict CSP');
+  t.equal(await connection(page), 'signed-out', 'no token yet');
+  t.ok(await page.locator('#token').isVisible(), 'the token form is shown');
+  t.notOk(await page.locator('#live').isVisible(), 'the table is not');
+
+  await signIn(page, ADMIN_TOKEN);
+  await page.waitForSelector('body[data-connection="connected"]');
+  t.equal(await page.locator('#connection-text').textContent(), 'connected', 'the header says connected');
+  t.equal(await storedToken(page), ADMIN_TOKEN, 'the token is kept in session storage');
+  t.notOk(await page.locator('#login').isVisible(), 'the form is gone');
+  t.same(await rowIds(page), ['BERLA', 'HAMBG'], 'a row per station, sorted');
+  t.equal(await page.locator('tr[data-hrs-id="BERLA"] .station-name').textContent(), 'Berlin Airport', 'with the name');
+  t.equal(await page.locator(cell('BERLA', 'availability')).getAttribute('data-freshness'), 'none', 'no reading yet');
+  await page.evaluate('window.sameDocument = true');
+
+  await post(p, 'availability', [availability('BERLA', ago(1))]);
+  const fresh = page.locator(`${cell('BERLA', 'availability')}[data-freshness="fresh"]`);
+  await fresh.waitFor();
+  t.equal(await fresh.getAttribute('data-updated'), '1', 'marked as updated once');
+  t.match(await fresh.getAttribute('class'), /\bupdated\b/, 'and highlighted');
+  t.ok(await fresh.locator('.badge-limited').isVisible(), 'the limitedly_available flag is a visible badge');
+  t.equal(await fresh.locator('.badge-maintenance').count(), 0, 'maintenance is not flagged');
+  t.match(await fresh.locator('.age').textContent(), /^\d+ s ago$/, 'with its age');
+  t.equal(await page.evaluate('window.sameDocument'), true, 'without a reload');
+
+  const change = page.locator('#tail li[data-type="change"][data-hrs-id="BERLA"][data-category="availability"]');
+  await change.first().waitFor();
+  t.match(await change.first().textContent(), /BERLA.*availability.*signal.*— → fresh.*mon-1/, 'the tail shows the change');
+
+  await post(p, 'pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '13.850', currency: 'EUR' }] }]);
+  const testing = page.locator('#tail li[data-type="receipt"][data-hrs-id="BERLA"][data-category="pricing"]');
+  await testing.waitFor();
+  t.match(await testing.textContent(), /receipt · testing.*mon-1/, 'a testing transmission is a receipt in the tail');
+  t.equal(await page.locator(cell('BERLA', 'pricing')).getAttribute('data-freshness'), 'none', 'and is not shown as a reading');
+
+  await post(p, 'availability', [availability('HAMBG', ago(1))]);
+  const unassigned = page.locator('#tail li[data-type="receipt"][data-hrs-id="HAMBG"][data-category="availability"]');
+  await unassigned.waitFor();
+  t.match(await unassigned.textContent(), /receipt · unassigned/, 'so is an unassigned one');
+
+  await post(p, 'usage', [{ hrs: 'BERLA', datetime: ago(90), nozzles: [{ id: 'N1', usage_status: 'in-use' }, { id: 'N2', usage_status: 'free' }] }]);
+  await post(p, 'hydrogen-storage', [{ hrs: 'BERLA', datetime: ago(2), storages: [{ id: 'S1', remaining_kg: '80.5' }] }]);
+  await post(p, 'usage', [{ hrs: 'HAMBG', datetime: ago(150), nozzles: [{ dispenser_id: 'D1', usage_status: 'free' }] }]);
+  await page.locator(`${cell('BERLA', 'usage')}[data-freshness="stale"]`).waitFor();
+  await page.locator(`${cell('BERLA', 'hydrogen_storage')}[data-freshness="fresh"]`).waitFor();
+  await page.locator(`${cell('HAMBG', 'usage')}[data-freshness="unknown"]`).waitFor();
+  t.match(await page.locator(cell('BERLA', 'hydrogen_storage')).textContent(), /low: S1/, 'a low storage is named');
+
+  await post(p, 'availability', [availability('BERLA', ago(0), { maintenance: true, limitedly_available: false })]);
+  const again = page.locator(`${cell('BERLA', 'availability')}[data-updated="2"]`);
+  await again.waitFor();
+  t.ok(await again.locator('.badge-maintenance').isVisible(), 'a new reading replaces the badges');
+  t.equal(await again.locator('.badge-limited').count(), 0, 'and drops the old ones');
+  t.equal(await change.count(), 2, 'every change is a line of the tail');
+  t.match(await page.locator('#tail li').first().textContent(), /BERLA.*availability.*fresh → fresh/, 'newest on top');
+  t.equal(await page.locator('#count-fresh').textContent(), '2', 'the summary counts fresh cells');
+
+  // The screenshot, once the highlights have faded.
+  await page.locator('.updated').first().waitFor({ state: 'detached', timeout: 5000 });
+  mkdirSync(fileURLToPath(new URL('./output/', import.meta.url)), { recursive: true });
+  await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  t.ok(existsSync(SCREENSHOT), 'screenshot saved to test/output/dashboard.png');
+  if (process.env.UPDATE_DOCS_SCREENSHOT === '1') {
+    mkdirSync(fileURLToPath(new URL('../docs/', import.meta.url)), { recursive: true });
+    copyFileSync(SCREENSHOT, DOCS_SCREENSHOT);
+  }
+
+  await page.reload();
+  await page.waitForSelector('body[data-connection="connected"]');
+  t.pass('after a reload the stored token connects by itself');
+  t.equal(await page.locator(cell('BERLA', 'availability')).getAttribute('data-freshness'), 'fresh', 'the snapshot fills the table');
+
+  await page.getByRole('button', { name: 'Forget token' }).click();
+  await page.waitForSelector('body[data-connection="signed-out"]');
+  t.equal(await storedToken(page), null, 'signing out forgets the token');
+  t.ok(await page.locator('#token').isVisible(), 'and asks for one again');
+
+  const before = sockets.length;
+  await signIn(page, 'not-the-admin-token-000000');
+  await page.waitForSelector('body[data-connection="auth-failed"]');
+  t.equal(await page.locator('#connection-text').textContent(), 'authentication failed');
+  t.ok(await page.locator('#login').isVisible(), 'the form is shown again');
+  t.match(await page.locator('#login-error').textContent(), /Authentication failed: Invalid token/, 'with the reason');
+  t.equal(await storedToken(page), null, 'the refused token is not kept');
+  await page.waitForTimeout(1500);
+  t.equal(await connection(page), 'auth-failed', 'no reconnecting with a refused token');
+  t.equal(sockets.length - before, 1, 'one attempt only');
+  await page.screenshot({ path: fileURLToPath(new URL('./output/dashboard-auth-failed.png', import.meta.url)) });
+
+  t.same(problems, [], 'no script errors, no CSP violations');
+});
+
+t.test('freshness steps, and reconnecting by itself after a restart', { skip }, async (t) => {
+  // A port of its own, as a deployment has: the restarted instance listens on it again.
+  const port = await freePort();
+  const first = await startTestPlatform(t, {
+    fixture: fixture(),
+    env: { PORT: String(port), STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '3', EXPORT_V2_RATE_LIMIT_MINUTE: '1000000' },
+  });
+  const { page, problems } = await openPage(t);
+  await page.goto(`http://127.0.0.1:${port}/admin/`);
+  await signIn(page, ADMIN_TOKEN);
+  await page.waitForSelector('body[data-connection="connected"]');
+
+  // Every value the BERLA availability cell takes, in order.
+  await page.evaluate(`(() => {
+    const seen = (window.seenFreshness = []);
+    const record = () => {
+      const td = document.querySelector('tr[data-hrs-id="BERLA"] td[data-category="availability"]');
+      const value = td && td.dataset.freshness;
+      if (value && seen[seen.length - 1] !== value) seen.push(value);
+    };
+    record();
+    new MutationObserver(record).observe(document.getElementById('stations'), { subtree: true, childList: true, attributes: true });
+  })()`);
+  await post(first, 'availability', [availability('BERLA', ago(0))]);
+  await page.locator(`${cell('BERLA', 'availability')}[data-freshness="unknown"]`).waitFor();
+  t.same(await page.evaluate('window.seenFreshness'), ['none', 'fresh', 'stale', 'unknown'], 'fresh → stale → unknown, live');
+  t.match(await page.locator('#tail li').first().textContent(), /BERLA.*availability.*freshness.*stale → unknown/, 'the steps are in the tail');
+  t.match(await page.locator('#tail li').nth(1).textContent(), /freshness.*fresh → stale/, 'each one');
+  t.match(await page.locator(cell('BERLA', 'availability')).textContent(), /not published/, 'an unknown reading is not published');
+
+  await first.stop('restart');
+  await page.waitForSelector('body[data-connection="disconnected"]');
+  t.match(await page.locator('#connection-text').textContent(), /^disconnected — reconnecting in [\d.]+ s$/, 'the page says it is reconnecting');
+  t.same(await rowIds(page), ['BERLA', 'HAMBG'], 'the rows stay while disconnected');
+  await page.waitForTimeout(1200);
+  t.equal(await connection(page), 'disconnected', 'still down: the retries were refused');
+
+  const second = await startTestPlatform(t, { sameStoreAs: first, port });
+  t.equal(second.port, port, 'restarted on the same port');
+  await page.waitForSelector('body[data-connection="connected"]', { timeout: 15_000 });
+  t.pass('the page reconnected by itself');
+  t.same(await rowIds(page), ['BERLA', 'HAMBG'], 'and shows the stations from the new snapshot');
+  t.equal(await page.locator(cell('BERLA', 'availability')).getAttribute('data-freshness'), 'unknown', 'as restored from the database');
+
+  await post(second, 'availability', [availability('BERLA', ago(0))]);
+  await page.locator(`${cell('BERLA', 'availability')}[data-freshness="fresh"]`).waitFor();
+  t.pass('the new connection receives changes');
+  await second.stop('test over');
+
+  t.same(problems, [], 'no script errors, no CSP violations');
+});
