@@ -1,6 +1,6 @@
 import t from 'tap';
 import { connect } from '../db/connect.js';
-import { DEMO_TOKENS } from '../src/demo/fixture.js';
+import { DEMO_ADMIN_TOKEN, DEMO_TOKENS } from '../src/demo/fixture.js';
 import { testConfig } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
 
@@ -37,6 +37,10 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   t.ok(after >= before + 36, `signals keep coming (${before} → ${after})`);
 
   t.match(demo.output(), new RegExp(`export v2 token: ${DEMO_TOKENS.export_v2}`));
+  t.match(demo.output(), new RegExp(`live dashboard: ${url}/admin/ \\(admin token: ${DEMO_ADMIN_TOKEN}\\)`));
+  t.equal((await fetch(`${url}/admin/`)).status, 200, 'the dashboard is served');
+  const calls = await fetch(`${url}/admin/v1/call-logs`, { headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}` } });
+  t.not(calls.status, 401, 'the demo admin token works');
   const res = await fetch(`${url}/import/v2/active-stations/`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.import_v2}` } });
   t.equal((await res.json()).stations.pricing.live.length, 12);
   t.equal((await fetch(`${url}/v2/fuel-type`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.export_v2}` } })).status, 200);

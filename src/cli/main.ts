@@ -8,7 +8,7 @@ import { Bus } from '../infra/bus.js';
 import { closeRedis, openRedis } from '../infra/redis.js';
 import { createLogger, type Logger } from '../log.js';
 import { startPlatform } from '../platform.js';
-import { DEMO_TOKENS, demoFixture } from '../demo/fixture.js';
+import { DEMO_ADMIN_TOKEN, DEMO_TOKENS, demoFixture } from '../demo/fixture.js';
 import { DemoOriginator } from '../demo/originator.js';
 
 /** A wrong invocation: exit code 2. */
@@ -108,7 +108,9 @@ const COMMANDS: Record<string, Command> = {
       if (!Number.isFinite(interval) || interval < 1 || interval > 3600) {
         throw new UsageError('--interval must be a number of seconds from 1 to 3600');
       }
-      const config = io.config();
+      // A demo shows the admins' dashboard too: without ADMIN_TOKEN it gets the demo's own.
+      const config = { ...io.config() };
+      config.adminToken ??= DEMO_ADMIN_TOKEN;
       const log = io.logger(config);
       const platform = await startPlatform(config, log);
       const fixture = demoFixture();
@@ -129,6 +131,7 @@ const COMMANDS: Record<string, Command> = {
           `HRS signal platform demo on ${base}: ${fixture.stations.length} stations, signals every ${interval} s.`,
           `  export v2 token: ${DEMO_TOKENS.export_v2}`,
           `  import v2 token: ${DEMO_TOKENS.import_v2}`,
+          `  live dashboard: ${base}/admin/ (admin token: ${config.adminToken === DEMO_ADMIN_TOKEN ? DEMO_ADMIN_TOKEN : 'the ADMIN_TOKEN you set'})`,
           `  try: curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.export_v2}' ${base}/v2/fuel-type`,
           `       curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.import_v2}' ${base}/import/v2/active-stations/`,
           'Stop with Ctrl-C.',

@@ -6,6 +6,9 @@ export const DEMO_TOKENS = {
   export_v1: 'demo-export-v1-token',
 } as const;
 
+/** The demo's admin token (dashboard, admin API) when ADMIN_TOKEN does not set one. */
+export const DEMO_ADMIN_TOKEN = 'demo-admin-token-0001';
+
 export const DEMO_ORIGINATOR = 'demo-monitoring';
 
 interface DemoStation {
