@@ -22,6 +22,7 @@ import { availableParallelism, cpus } from 'node:os';
 import { TOKENS } from '../helpers/fixtures.js';
 import { Child } from './lib/child.js';
 import { SIGNAL_TYPES, STATUS_STATIONS, stationIds } from './lib/fixtures.js';
+import { SECTIONS, seedAllSections } from './lib/status-seed.js';
 import { measure, type Measurement } from './lib/load.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
@@ -35,61 +36,6 @@ const GOAL_P99_MS = 50;
 const STATIONS = stationIds(STATUS_STATIONS);
 /** The station the single-station target reads. */
 const FIXED = STATIONS[Math.floor(STATIONS.length / 2)]!;
-const SECTIONS = ['availability', 'usage', 'hydrogen_storage', 'pricing'] as const;
-
-type SignalType = (typeof SIGNAL_TYPES)[number];
-
-/** One transmission of `type` for a benchmark station (BERLA's layout), dated `datetime`; values vary a little by station. */
-function transmission(type: SignalType, hrsId: string, i: number, datetime: string): Record<string, unknown> {
-  switch (type) {
-    case 'availability':
-      return {
-        hrs: hrsId,
-        datetime,
-        nozzles: [
-          { id: 'N1', available: i % 7 !== 0 },
-          { id: 'N2', available: true },
-        ],
-        station: { maintenance: false, limitedly_available: i % 11 === 0 },
-      };
-    case 'usage':
-      return {
-        hrs: hrsId,
-        datetime,
-        nozzles: [
-          { id: 'N1', usage_status: i % 3 === 0 ? 'in-use' : 'free' },
-          { id: 'N2', usage_status: i % 5 === 0 ? 'reserved' : 'free' },
-        ],
-      };
-    case 'hydrogen-storage':
-      return { hrs: hrsId, datetime, storages: [{ id: 'S1', remaining_kg: i % 10 === 0 ? '42.50' : '420.50' }] };
-    case 'pricing':
-      return {
-        hrs: hrsId,
-        datetime,
-        products: [
-          { id: 'P700', gross_price: '13.850', net_price: '11.639', currency: 'EUR' },
-          { id: 'P350', gross_price: '11.500', net_price: '9.664', currency: 'EUR' },
-        ],
-      };
-  }
-}
-
-/**
- * Gives every station all four sections: per signal type one POST carrying one transmission per
- * station, dated a second ago (well within the 5 minutes import v2 accepts).
- */
-async function seed(port: number): Promise<void> {
-  const datetime = new Date(Date.now() - 1000).toISOString();
-  for (const type of SIGNAL_TYPES) {
-    const res = await fetch(`http://127.0.0.1:${port}/import/v2/signal/${type}/`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(STATIONS.map((hrsId, i) => transmission(type, hrsId, i, datetime))),
-    });
-    if (res.status !== 204) throw new Error(`seeding: POST ${type} answered ${res.status} ${(await res.text()).slice(0, 300)}`);
-  }
-}
 
 type StationStatus = { hrs_id?: unknown } & Partial<Record<(typeof SECTIONS)[number], unknown>>;
 
@@ -216,7 +162,7 @@ async function run(options: BenchOptions): Promise<void> {
     servers.platform = { child: platform.child, port: platform.ready.port as number };
 
     const seedStarted = performance.now();
-    await seed(servers.platform.port);
+    await seedAllSections(servers.platform.port, STATIONS);
     seedMs = performance.now() - seedStarted;
     // Started once the fixed station has its status: the floor answers with the platform's body for it.
     const fixedBody = await (await fetch(`http://127.0.0.1:${servers.platform.port}/v2/hrs/${FIXED}/status`, { headers: EXPORT_HEADERS })).text();

@@ -9,22 +9,15 @@
 import uWS from 'uWebSockets.js';
 import { connect } from '../../../db/connect.js';
 import { SignalWriter } from '../../../db/queries/signals.js';
+import { readJsonBody } from './bare-body.js';
 import { onStop, ready } from './ipc.js';
 
 const sql = connect(process.env.BENCH_DATABASE_URL!);
 const writer = new SignalWriter(sql);
 
-const app = uWS.App().post('/', (res) => {
-  let aborted = false;
-  res.onAborted(() => {
-    aborted = true;
-  });
-  const chunks: Buffer[] = [];
-  res.onData((chunk, last) => {
-    chunks.push(Buffer.from(chunk.slice(0)));
-    if (!last) return;
+const app = uWS.App().post('/', (res) =>
+  readJsonBody<{ hrs: string; datetime: string }[]>(res, (body, aborted) => {
     const receivedAt = new Date();
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { hrs: string; datetime: string }[];
     const rows = body.map((t) => ({
       originatorId: 'mon-1',
       hrsId: t.hrs,
@@ -37,15 +30,15 @@ const app = uWS.App().post('/', (res) => {
     }));
     writer.write(rows).then(
       () => {
-        if (!aborted) res.cork(() => res.writeStatus('204 No Content').endWithoutBody());
+        if (!aborted()) res.cork(() => res.writeStatus('204 No Content').endWithoutBody());
       },
       (err: unknown) => {
         process.stderr.write(`floor server: storing failed: ${(err as Error).message}\n`);
-        if (!aborted) res.cork(() => res.writeStatus('500 Internal Server Error').end());
+        if (!aborted()) res.cork(() => res.writeStatus('500 Internal Server Error').end());
       },
     );
-  });
-});
+  }),
+);
 
 app.listen('127.0.0.1', 0, (socket) => {
   if (!socket) {
