@@ -55,17 +55,24 @@ const STATUS_EXAMPLE = {
 
 const code = (value: unknown) => '`' + JSON.stringify(value) + '`';
 
-/** The status stream's protocol, for the document's description. */
-const PUSH_DESCRIPTION = [
+/** `1 MiB`, `512 KiB`, `20000 bytes`. */
+function bytesText(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KiB`;
+  return `${bytes} bytes`;
+}
+
+/** The status stream's protocol, for the document's description (limits as configured). */
+const pushDescription = (config: DocContext['config']) => [
   '## Status stream (WebSocket)',
   '`GET /v2/hrs/status/stream` upgrades to a WebSocket that pushes status changes instead of polling. Every message ' +
     'either way is one JSON text frame with a `type`; any client message may carry an `id` (string or number), echoed ' +
     'in its answer.',
   '**Authentication**: the `Authorization: Bearer <token>` header of the upgrade request (a bad token gets the HTTP ' +
     '401 problem, and no upgrade), or, for browsers, which cannot set headers, the first message ' +
-    `${code({ type: 'auth', token: '<ACCESS_TOKEN>' })} within 5 seconds. Never put the token in the URL. The server ` +
+    `${code({ type: 'auth', token: '<ACCESS_TOKEN>' })} within ${config.pushAuthTimeoutMs / 1000} seconds. Never put the token in the URL. The server ` +
     `answers ${code({ type: 'authenticated', user: 'alice' })}. Opening a stream counts once against the rate limits; ` +
-    'one user holds at most 5 open streams (the sixth is refused: HTTP 429 at the upgrade, or an error and close ' +
+    `one user holds at most ${config.pushStreamsPerUser} open streams (one more is refused: HTTP 429 at the upgrade, or an error and close ` +
     'code 4429 after an `auth` message).',
   '**Subscribing**: ' +
     `${code({ type: 'subscribe', hrs_ids: ['BERLA', 'HAMBG'] })} or ${code({ type: 'subscribe', hrs_ids: '*' })} ` +
@@ -84,7 +91,8 @@ const PUSH_DESCRIPTION = [
     'the connection stays open. Codes: `invalid_message`, `not_authenticated`, `already_authenticated`, ' +
     '`authentication_failed`, `too_many_streams`, `throttled`, `unknown_station`, `not_subscribed`.',
   '**Closing**: 1001 the server is shutting down (reconnect); 1009 a message over 64 KiB; 4000 the client fell ' +
-    'too far behind (more than 1 MiB waited to be sent to it); 4401 the token was refused, revoked or expired; 4408 no ' +
+    `too far behind (more than ${bytesText(config.pushMaxBacklogBytes)} waited to be sent to it); 4401 the token was ` +
+    'refused, revoked or expired; 4408 no ' +
     '`auth` message in time; 4429 too many streams or a rate limit exhausted. The server pings idle connections; ' +
     'reconnect with backoff and subscribe again (the snapshot brings you up to date).',
 ].join('\n\n');
@@ -134,7 +142,7 @@ export function exportV2Document(context: DocContext): DocDefinition {
           'trailing slash; there is never a redirect); a known path with another method gets 405 with `Allow`. A 500 is ' +
           'an unexpected platform error: please report it with the response\'s `X-Request-Id`. A 503 from the ' +
           'infrastructure means temporary unavailability: retry with backoff.',
-        PUSH_DESCRIPTION,
+        pushDescription(context.config),
         '## Versioning\n\nExport v2 lives under `/v2/...` with its own (personal) credential type. The v1.1 ' +
           'per-fuelling-option status summary stays on v1.1. A DATEX II representation is planned and not yet available.',
       ].join('\n\n'),
@@ -368,7 +376,7 @@ export function exportV2Document(context: DocContext): DocDefinition {
             'Upgrades to a WebSocket (`Upgrade: websocket`) that pushes the station status object of subscribed ' +
             'stations whenever it changes: see "Status stream" above for the messages. Authenticate with the ' +
             '`Authorization` header, or (browsers) with an `auth` message first; never in the URL. Opening a stream ' +
-            'counts once against the rate limits; a user holds at most five open streams.',
+            `counts once against the rate limits; a user holds at most ${context.config.pushStreamsPerUser} open streams.`,
           responses: {
             '101': { description: 'Switching to the WebSocket protocol.' },
             '426': problem('Not a WebSocket upgrade request: connect with `Upgrade: websocket`.', {

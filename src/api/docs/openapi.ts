@@ -52,7 +52,14 @@ export interface DocDefinition {
 export interface DocContext {
   config: Pick<
     Config,
-    'importV2RateLimit' | 'exportV2RateLimitMinute' | 'exportV2RateLimitDay' | 'exportV2RateLimitDayWindowSeconds' | 'maxBodyBytes'
+    | 'importV2RateLimit'
+    | 'exportV2RateLimitMinute'
+    | 'exportV2RateLimitDay'
+    | 'exportV2RateLimitDayWindowSeconds'
+    | 'maxBodyBytes'
+    | 'pushStreamsPerUser'
+    | 'pushAuthTimeoutMs'
+    | 'pushMaxBacklogBytes'
   >;
   reference: ReferenceData;
   version: string;
