@@ -35,6 +35,12 @@ const ALL_TOPIC = 'status/*';
 const ADMIN_TOPIC = 'admin';
 /** How often, at most, open sockets are checked for backlog while messages are being published. */
 const SCAN_EVERY_MS = 100;
+/**
+ * Sockets checked per scan: with many connections a pass over all of them is spread over several
+ * scans (2,000 per 100 ms: 100,000 sockets in 5 s), so the check costs a bounded sliver of a core;
+ * uWS's own limit, far above PUSH_MAX_BACKLOG, still bounds what one socket can hold meanwhile.
+ */
+const SCAN_BATCH = 2000;
 /** How often open streams' tokens are checked again (expiry; revocations are checked at once). */
 const RECHECK_EVERY_MS = 60_000;
 
@@ -73,6 +79,8 @@ export class Push {
   private adminQueue: string[] = [];
   private flushing = false;
   private scanTimer: NodeJS.Timeout | undefined;
+  /** Sockets the current backlog pass has still to check. */
+  private scanQueue: Socket[] = [];
   private readonly recheckTimer: NodeJS.Timeout;
   /** The status object last sent per station, so an unchanged status is not sent again. */
   private readonly lastSent = new Map<string, string>();
@@ -459,8 +467,13 @@ export class Push {
 
   private scan(): void {
     const limit = this.services.config.pushMaxBacklogBytes;
-    for (const [ws, connection] of this.sockets) {
-      if (connection.closed) continue;
+    if (this.scanQueue.length === 0) this.scanQueue = [...this.sockets.keys()];
+    const batch = this.scanQueue.splice(0, SCAN_BATCH);
+    // A pass still under way keeps the scans going even when nothing more is published.
+    if (this.scanQueue.length > 0) this.scheduleScan();
+    for (const ws of batch) {
+      const connection = this.sockets.get(ws);
+      if (!connection || connection.closed) continue;
       const buffered = ws.getBufferedAmount();
       if (buffered <= limit + connection.allowance) continue;
       this.log.warn({ buffered, limit, kind: ws.getUserData().state?.kind }, 'closing a subscriber that fell too far behind');
