@@ -192,14 +192,7 @@ export class HttpServer {
         this.logRequest(req, 101, started, undefined);
       },
       (err: unknown) => {
-        if (abort.aborted) return;
-        const route = { style } as Route;
-        const reply = this.withHeaders(this.failure(err, route, req, false), req);
-        const remoteAddress = reply.status >= 500 ? req.remoteAddress : undefined;
-        if (!policy) this.write(res, req, reply, '');
-        else if (keepsPolicyHeaders(reply, policy)) this.write(res, req, reply, policy.block);
-        else this.write(res, req, decorate(reply, policy), '');
-        this.logRequest(req, reply.status, started, remoteAddress);
+        if (!abort.aborted) this.respond(res, req, this.withHeaders(this.failure(err, style, req, false), req), policy, started);
       },
     );
   }
@@ -264,7 +257,6 @@ export class HttpServer {
       abort.fire();
     });
     const req = copyRequest(uwsReq, res, abort, this.options.log);
-    const logging = this.options.log.isLevelEnabled('info');
     const started = performance.now();
     // Until a route is found, the path decides (an unknown path under /v2/ is still export v2's).
     let policy = this.policyFor(req.path);
@@ -275,12 +267,7 @@ export class HttpServer {
         req.log.info({ method: req.method, path: req.path, aborted: true }, 'request aborted by the client');
         return;
       }
-      // The connection is gone from uWS once answered: read what the access log wants first.
-      const remoteAddress = logging || reply.status >= 500 ? req.remoteAddress : undefined;
-      if (!policy) this.write(res, req, reply, '');
-      else if (keepsPolicyHeaders(reply, policy)) this.write(res, req, reply, policy.block);
-      else this.write(res, req, decorate(reply, policy), '');
-      this.logRequest(req, reply.status, started, remoteAddress);
+      this.respond(res, req, reply, policy, started);
     };
 
     if (req.method === ('UNKNOWN' as Method)) {
@@ -348,7 +335,7 @@ export class HttpServer {
     this.inFlight++;
     this.handle(route, req, body, state)
       .then((reply) => finish(this.withHeaders(reply, req)))
-      .catch((err) => finish(this.withHeaders(this.failure(err, route, req, state.aborted), req)))
+      .catch((err) => finish(this.withHeaders(this.failure(err, route.style, req, state.aborted), req)))
       .finally(() => {
         this.inFlight--;
         if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
@@ -377,10 +364,20 @@ export class HttpServer {
     return route.handler(req);
   }
 
-  private failure(err: unknown, route: Route, req: Request, aborted: boolean): Reply {
-    if (err instanceof HttpError) return errorReply(err, route.style);
+  private failure(err: unknown, style: ErrorStyle, req: Request, aborted: boolean): Reply {
+    if (err instanceof HttpError) return errorReply(err, style);
     if (!aborted) req.log.error({ err }, 'request failed');
-    return errorReply(new HttpError(500, 'internal_error', 'Unexpected platform error; please report it.'), route.style);
+    return errorReply(new HttpError(500, 'internal_error', 'Unexpected platform error; please report it.'), style);
+  }
+
+  /** Writes a reply with its family's policy applied, then logs the request. */
+  private respond(res: HttpResponse, req: Request, reply: Reply, policy: CompiledPolicy | undefined, started: number): void {
+    // The connection is gone from uWS once answered: read what the access log wants first.
+    const remoteAddress = this.options.log.isLevelEnabled('info') || reply.status >= 500 ? req.remoteAddress : undefined;
+    if (!policy) this.write(res, req, reply, '');
+    else if (keepsPolicyHeaders(reply, policy)) this.write(res, req, reply, policy.block);
+    else this.write(res, req, decorate(reply, policy), '');
+    this.logRequest(req, reply.status, started, remoteAddress);
   }
 
   private withHeaders(reply: Reply, req: Request): Reply {
