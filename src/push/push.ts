@@ -1,13 +1,12 @@
 import type { Logger } from 'pino';
 import type { WebSocket } from 'uWebSockets.js';
-import type { Category } from '../domain/import-v2/schemas.js';
 import { HttpError } from '../http/errors.js';
 import type { Request } from '../http/request.js';
 import type { HttpServer, SocketData, SocketRouteSpec } from '../http/server.js';
 import type { Services } from '../services.js';
 import type { StatusChange } from '../status/live-status.js';
 import type { Receipt } from '../status/receipts.js';
-import { SECTION_KEYS } from '../status/sections.js';
+import { changeMessage, receiptMessage, registryMessage, snapshotMessage } from './admin-view.js';
 import { CLOSE, CLOSE_REASON, errorMessage, parseClientMessage, type ClientMessage } from './protocol.js';
 import { StreamSlots, type Slot } from './stream-slots.js';
 
@@ -70,8 +69,6 @@ interface Connection {
 
 type Socket = WebSocket<SocketData<State>>;
 
-const section = (category: string) => SECTION_KEYS[category as Category] ?? category;
-const iso = (ms: number) => new Date(ms).toISOString();
 
 export class Push {
   private readonly sockets = new Map<Socket, Connection>();
@@ -226,7 +223,7 @@ export class Push {
     if (state.kind === 'admin') {
       this.send(ws, JSON.stringify({ type: 'authenticated' }));
       ws.subscribe(ADMIN_TOPIC);
-      this.sendSnapshot(ws, this.adminSnapshot());
+      this.sendSnapshot(ws, snapshotMessage(this.services.registry, this.services.status));
     } else {
       this.send(ws, JSON.stringify({ type: 'authenticated', user: state.user }));
     }
@@ -383,42 +380,31 @@ export class Push {
 
   // --- fan-out -----------------------------------------------------------------------------------
 
+  /** Whether anybody reads the admins' feed on this instance (otherwise its messages are not even built). */
+  private get adminsListening(): boolean {
+    return this.server.app.numSubscribers(ADMIN_TOPIC) > 0;
+  }
+
   private changed(change: StatusChange): void {
     if (this.closed) return;
     this.dirty.add(change.hrsId);
-    this.adminQueue.push(
-      JSON.stringify({
-        type: 'change',
-        at: new Date().toISOString(),
-        hrs_id: change.hrsId,
-        category: section(change.category),
-        cause: change.cause,
-        previous: change.previous,
-        freshness: change.freshness,
-        datetime: iso(change.datetime),
-        received_datetime: iso(change.receivedAt),
-        originator_id: change.originatorId,
-        section: change.section,
-      }),
-    );
+    if (this.adminsListening) this.adminQueue.push(changeMessage(change));
     this.schedule();
   }
 
   private received(receipts: readonly Receipt[]): void {
-    if (this.closed) return;
+    if (this.closed || !this.adminsListening) return;
     const at = new Date().toISOString();
-    for (const r of receipts) {
-      this.adminQueue.push(JSON.stringify({ type: 'receipt', at, ...r, category: section(r.category) }));
-    }
+    for (const r of receipts) this.adminQueue.push(receiptMessage(r, at));
     this.schedule();
   }
 
   private registryChanged(changed: ReadonlySet<string>): void {
     if (this.closed) return;
+    const admins = this.adminsListening;
     for (const id of changed) {
       this.dirty.add(id);
-      const row = this.adminRow(id);
-      this.adminQueue.push(row === undefined ? JSON.stringify({ type: 'removed', hrs_id: id }) : `{"type":"station","station":${row}}`);
+      if (admins) this.adminQueue.push(registryMessage(this.services.registry, this.services.status, id));
     }
     this.schedule();
   }
@@ -434,18 +420,17 @@ export class Push {
     if (this.closed) return;
     const app = this.server.app;
     for (const id of this.dirty) {
-      const json = this.services.status.stationJson(id);
-      if (json === undefined) {
-        // Only stations that left the registry get here (changes name registered stations).
+      if (app.numSubscribers(`status/${id}`) + app.numSubscribers(ALL_TOPIC) === 0) {
+        // Nobody to tell: forget what was sent, so the next change goes out to whoever subscribes.
         this.lastSent.delete(id);
-        const removed = JSON.stringify({ type: 'removed', hrs_id: id });
-        app.publish(`status/${id}`, removed);
-        app.publish(ALL_TOPIC, removed);
         continue;
       }
-      if (this.lastSent.get(id) === json) continue;
-      this.lastSent.set(id, json);
-      const message = `{"type":"status","station":${json}}`;
+      const json = this.services.status.stationJson(id);
+      // Undefined only for a station that left the registry (changes name registered stations).
+      const message = json === undefined ? JSON.stringify({ type: 'removed', hrs_id: id }) : `{"type":"status","station":${json}}`;
+      if (json === undefined) this.lastSent.delete(id);
+      else if (this.lastSent.get(id) === json) continue;
+      else this.lastSent.set(id, json);
       app.publish(`status/${id}`, message);
       app.publish(ALL_TOPIC, message);
     }
@@ -494,42 +479,6 @@ export class Push {
     if (!connection || connection.closed) return;
     ws.send(message, false, false);
     connection.allowance = Math.max(connection.allowance, ws.getBufferedAmount());
-  }
-
-  // --- the admins' view --------------------------------------------------------------------------
-
-  /** One station as the dashboard shows it: name and, per section, freshness, times, originator and section. */
-  private adminRow(hrsId: string): string | undefined {
-    const station = this.services.registry.station(hrsId);
-    if (!station) return undefined;
-    const categories = this.services.status.categories(hrsId);
-    const sections: Record<string, unknown> = {};
-    for (const [category, key] of Object.entries(SECTION_KEYS)) {
-      const view = categories[category as Category];
-      sections[key] = view
-        ? {
-            freshness: view.freshness,
-            datetime: iso(view.datetime),
-            received_datetime: iso(view.receivedAt),
-            originator_id: view.originatorId,
-            section: view.section,
-          }
-        : null;
-    }
-    return JSON.stringify({ hrs_id: hrsId, name: station.name, sections });
-  }
-
-  private adminSnapshot(): string {
-    const ids = [...this.services.registry.stationIds()].sort();
-    let json = `{"type":"snapshot","at":"${new Date().toISOString()}","stations":[`;
-    let first = true;
-    for (const id of ids) {
-      const row = this.adminRow(id);
-      if (row === undefined) continue;
-      json += first ? row : `,${row}`;
-      first = false;
-    }
-    return `${json}]}`;
   }
 
   // --- credentials of open streams ---------------------------------------------------------------

@@ -1,0 +1,77 @@
+import type { Category } from '../domain/import-v2/schemas.js';
+import type { Registry } from '../registry/registry.js';
+import type { LiveStatus, StatusChange } from '../status/live-status.js';
+import type { Receipt } from '../status/receipts.js';
+import { SECTION_KEYS } from '../status/sections.js';
+
+/**
+ * The messages of the admins' live feed (`/admin/v1/live`), as JSON text: the snapshot of every
+ * station, a station's row, a change of the change stream, a receipt. Category names are the status
+ * object's section keys (`hydrogen_storage`), not the import path's signal types.
+ */
+
+const sectionKey = (category: string) => SECTION_KEYS[category as Category] ?? category;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** One station as the dashboard shows it: name and, per section, freshness, times, originator and section. */
+export function stationRow(registry: Registry, status: LiveStatus, hrsId: string): string | undefined {
+  const station = registry.station(hrsId);
+  if (!station) return undefined;
+  const categories = status.categories(hrsId);
+  const sections: Record<string, unknown> = {};
+  for (const [category, key] of Object.entries(SECTION_KEYS)) {
+    const view = categories[category as Category];
+    sections[key] = view
+      ? {
+          freshness: view.freshness,
+          datetime: iso(view.datetime),
+          received_datetime: iso(view.receivedAt),
+          originator_id: view.originatorId,
+          section: view.section,
+        }
+      : null;
+  }
+  return JSON.stringify({ hrs_id: hrsId, name: station.name, sections });
+}
+
+/** `snapshot`: every registered station's row, sorted by hrs_id. */
+export function snapshotMessage(registry: Registry, status: LiveStatus): string {
+  const ids = [...registry.stationIds()].sort();
+  let json = `{"type":"snapshot","at":"${new Date().toISOString()}","stations":[`;
+  let first = true;
+  for (const id of ids) {
+    const row = stationRow(registry, status, id);
+    if (row === undefined) continue;
+    json += first ? row : `,${row}`;
+    first = false;
+  }
+  return `${json}]}`;
+}
+
+/** `station` with the row again after a registry change, or `removed` for a station that left. */
+export function registryMessage(registry: Registry, status: LiveStatus, hrsId: string): string {
+  const row = stationRow(registry, status, hrsId);
+  return row === undefined ? JSON.stringify({ type: 'removed', hrs_id: hrsId }) : `{"type":"station","station":${row}}`;
+}
+
+/** `change`: one event of the change stream. */
+export function changeMessage(change: StatusChange): string {
+  return JSON.stringify({
+    type: 'change',
+    at: new Date().toISOString(),
+    hrs_id: change.hrsId,
+    category: sectionKey(change.category),
+    cause: change.cause,
+    previous: change.previous,
+    freshness: change.freshness,
+    datetime: iso(change.datetime),
+    received_datetime: iso(change.receivedAt),
+    originator_id: change.originatorId,
+    section: change.section,
+  });
+}
+
+/** `receipt`: a stored but unpublished transmission, without values. */
+export function receiptMessage(receipt: Receipt, at: string): string {
+  return JSON.stringify({ type: 'receipt', at, ...receipt, category: sectionKey(receipt.category) });
+}
