@@ -16,7 +16,7 @@ import { callLogObserver, signalRoutes } from './api/import-v2/signals.js';
 import { referenceRoutes } from './api/reference.js';
 import type { Config } from './config.js';
 import { Authenticator } from './http/auth.js';
-import { exportV2RateLimit, importV2RateLimit } from './http/rate-limit.js';
+import { exportV2RateLimit, importV2RateLimit } from './http/rate-limit-guard.js';
 import { EXPORT_V2_POLICY } from './http/policy.js';
 import { HttpServer } from './http/server.js';
 import { Push } from './push/push.js';

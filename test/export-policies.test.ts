@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { loadConfig } from '../src/config.js';
 import { MESSAGES } from '../src/http/auth.js';
 import { badRequest, json } from '../src/http/errors.js';
-import { describeLimit, exportV2Limits } from '../src/http/rate-limit.js';
+import { describeLimit, exportV2Limits } from '../src/http/rate-limit-guard.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
