@@ -2,8 +2,8 @@ import t from 'tap';
 import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { ADMIN_TOKEN, freePort, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
+import { ADMIN_TOKEN, freePort, startTestPlatform, type TestPlatform, postSignals as post } from './helpers/platform.js';
 
 /**
  * The admins' live dashboard (/admin/) in a headless Chromium against the whole platform: sign-in
@@ -27,24 +27,10 @@ const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOStri
 function fixture() {
   const f = baseFixture();
   (f.stations[1] as Record<string, unknown>).layout = structuredClone(f.stations[0]!.layout);
-  f.assignments = [
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'availability', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'usage', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'hydrogen-storage', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'pricing', state: 'testing' },
-    { originator: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' },
-  ];
+  f.assignments = berlaAssignments('testing');
   return f;
 }
 
-async function post(p: TestPlatform, category: string, body: unknown): Promise<void> {
-  const res = await fetch(`${p.url}/import/v2/signal/${category}/`, {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
-  });
-  if (res.status !== 204) throw new Error(`POST ${category} answered ${res.status}: ${await res.text()}`);
-}
 
 const availability = (hrs: string, datetime: string, station = { maintenance: false, limitedly_available: true }) => ({
   hrs,

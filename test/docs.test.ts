@@ -10,7 +10,7 @@ import { buildDocuments, DOC_SITES, serviceVersion } from '../src/api/docs/route
 import { problemSchema, stationStatusListSchema, stationStatusSchema } from '../src/domain/export-v2/schemas.js';
 import { detailSchema, nonFieldErrorsSchema, validationErrorListSchema } from '../src/domain/import-v2/schemas.js';
 import type { HttpServer } from '../src/http/server.js';
-import { baseFixture, TOKENS } from './helpers/fixtures.js';
+import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 
 // ajv and ajv-formats are CommonJS: their default export is the module object under NodeNext.
@@ -24,13 +24,7 @@ type Json = Record<string, any>;
 /** Every station signal type live for BERLA (so the status has all four sections), HAMBG usage only; BERLA has a photo. */
 function fixture() {
   const f = baseFixture();
-  f.assignments = [
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'availability', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'usage', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'hydrogen-storage', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'pricing', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' },
-  ];
+  f.assignments = berlaAssignments();
   (f.stations[0] as Record<string, unknown>).photo = 'examples/photos/berla.png';
   return f;
 }

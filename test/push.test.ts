@@ -1,20 +1,14 @@
 import t from 'tap';
 import { importV2Fixture, stationIds } from './bench/lib/fixtures.js';
-import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
+import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform, postSignals as post } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
 import { WsClient } from './helpers/ws.js';
 
 /** BERLA live for all four types with mon-1; HAMBG live for usage; a second user with five tokens. */
 function fixture() {
   const f = baseFixture();
-  f.assignments = [
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'availability', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'usage', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'hydrogen-storage', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'pricing', state: 'testing' },
-    { originator: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' },
-  ];
+  f.assignments = berlaAssignments('testing');
   f.users.push({ id: 'bob', email: 'bob@example.org' });
   for (let i = 1; i <= 5; i++) {
     f.tokens.push({ generation: 'export_v2', user: 'bob', name: `device ${i}`, value: bobToken(i), expires_at: '2099-06-01T00:00:00Z' });
@@ -29,15 +23,6 @@ const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOStri
 const streamUrl = (p: TestPlatform) => `${p.url.replace('http:', 'ws:')}/v2/hrs/status/stream`;
 const adminUrl = (p: TestPlatform) => `${p.url.replace('http:', 'ws:')}/admin/v1/live`;
 
-async function post(p: TestPlatform, category: string, body: unknown): Promise<number> {
-  const res = await fetch(`${p.url}/import/v2/signal/${category}/`, {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
-  });
-  if (res.status !== 204) throw new Error(`POST ${category} answered ${res.status}: ${await res.text()}`);
-  return Date.now();
-}
 
 const availability = (hrs: string, datetime: string, n1 = true) => ({
   hrs,

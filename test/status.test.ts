@@ -2,8 +2,8 @@ import t from 'tap';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import type { StatusChange } from '../src/status/live-status.js';
-import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
+import { get, startTestPlatform, type TestPlatform, postSignals as post } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
 
 /** Tests that poll the status API many times a second raise the export v2 burst limit. */
@@ -14,13 +14,7 @@ const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOStri
 /** BERLA live for all four types with mon-1; HAMBG (draft layout only) has no signals. */
 function fixture() {
   const f = baseFixture();
-  f.assignments = [
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'availability', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'usage', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'hydrogen-storage', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'pricing', state: 'live' },
-    { originator: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' },
-  ];
+  f.assignments = berlaAssignments();
   return f;
 }
 
@@ -28,14 +22,6 @@ type Fixture = ReturnType<typeof fixture>;
 type Layout = { dispensers: { nozzles: { external_id: string }[] }[]; products: { external_id: string }[] };
 const layoutOf = (f: Fixture) => (f.stations[0] as unknown as { layout: Layout }).layout;
 
-async function post(p: TestPlatform, category: string, body: unknown): Promise<void> {
-  const res = await fetch(`${p.url}/import/v2/signal/${category}/`, {
-    method: 'POST',
-    body: JSON.stringify(body),
-    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
-  });
-  if (res.status !== 204) throw new Error(`POST ${category} answered ${res.status}: ${await res.text()}`);
-}
 
 async function status(p: TestPlatform, hrsId = 'BERLA'): Promise<Record<string, any>> {
   const res = await get(`${p.url}/v2/hrs/${hrsId}/status`, TOKENS.export_v2);

@@ -73,3 +73,19 @@ export function baseFixture() {
     ],
   };
 }
+
+type AssignmentState = 'live' | 'testing' | 'inactive';
+
+/**
+ * mon-1 live for BERLA's availability, usage and hydrogen storage, `pricing` (live unless told) for
+ * its pricing, and live for HAMBG's usage: the assignments the status and push tests start from.
+ */
+export function berlaAssignments(pricing: AssignmentState = 'live') {
+  return [
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'availability', state: 'live' as AssignmentState },
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'usage', state: 'live' as AssignmentState },
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'hydrogen-storage', state: 'live' as AssignmentState },
+    { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'pricing', state: pricing },
+    { originator: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' as AssignmentState },
+  ];
+}

@@ -5,6 +5,7 @@ import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { loadFixture } from '../../src/fixtures/load.js';
+import { TOKENS } from './fixtures.js';
 import { createLogger } from '../../src/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
@@ -119,6 +120,20 @@ export async function freePort(): Promise<number> {
   const { port } = server.address() as AddressInfo;
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
+}
+
+/**
+ * Posts import v2 transmissions of one signal type with mon-1's token; throws unless answered 204.
+ * Resolves with the instant the 204 arrived (epoch ms).
+ */
+export async function postSignals(p: { url: string }, category: string, body: unknown): Promise<number> {
+  const res = await fetch(`${p.url}/import/v2/signal/${category}/`, {
+    method: 'POST',
+    body: JSON.stringify(body),
+    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
+  });
+  if (res.status !== 204) throw new Error(`POST ${category} answered ${res.status}: ${await res.text()}`);
+  return Date.now();
 }
 
 /** fetch with a bearer token. */
