@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
-import type { Sql } from '../../db/connect.js';
-import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapshot } from '../../machines/freshness.js';
-import { CATEGORIES, type Category } from '../domain/import-v2/schemas.js';
-import type { Registry } from '../registry/registry.js';
-import { EncodedBody } from '../http/encoding.js';
+import type { Sql } from '../db/connect.js';
+import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapshot } from './freshness.js';
+import { CATEGORIES, type Category } from '../src/domain/vocabulary.js';
+import type { Registry } from '../src/registry/registry.js';
+import { EncodedBody } from '../src/http/encoding.js';
 import { DeadlineHeap } from './deadline-heap.js';
 import { FreshnessRunner, type Delayed } from './runner.js';
-import { buildSection, SECTION_KEYS, type PublishedReading } from './sections.js';
+import { buildSection, SECTION_KEYS, type PublishedReading } from '../src/domain/status/sections.js';
 
 /** A published (live) reading as the import path commits it and instances announce it to each other. */
 export interface PublishedSignal {

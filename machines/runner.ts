@@ -4,7 +4,7 @@ import {
   type FreshnessInput,
   type FreshnessSnapshot,
   type SignalEvent,
-} from '../../machines/freshness.js';
+} from './freshness.js';
 
 /** A delayed event the machine asked for: deliver `event` at `due` (epoch ms) unless cancelled by `id`. */
 export interface Delayed {

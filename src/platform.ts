@@ -8,7 +8,7 @@ import { QUEUES, openQueue } from '../workers/queues.js';
 import { adminCallLogRoutes } from './api/admin/call-logs.js';
 import { adminTokenRoutes } from './api/admin/tokens.js';
 import { docRoutes } from './api/docs/routes.js';
-import { healthRoutes } from './api/health.js';
+import { healthRoutes } from './api/health/routes.js';
 import { statusRoutes } from './api/export-v2/status.js';
 import { stationRoutes } from './api/export-v2/stations.js';
 import { activeStationsRoute } from './api/import-v2/active-stations.js';
@@ -25,10 +25,10 @@ import { Bus } from './infra/bus.js';
 import { closeRedis, openRedis } from './infra/redis.js';
 import { Registry } from './registry/registry.js';
 import type { Services } from './services.js';
-import { fromAnnouncement } from './status/announce.js';
-import { LiveStatus } from './status/live-status.js';
-import { Receipts } from './status/receipts.js';
-import { TokenStore } from './tokens/store.js';
+import { fromAnnouncement } from './infra/announce.js';
+import { LiveStatus } from '../machines/live-status.js';
+import { Receipts } from './infra/receipts.js';
+import { TokenStore } from './registry/tokens.js';
 
 const LAST_USED_FLUSH_MS = 15_000;
 

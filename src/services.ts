@@ -6,9 +6,9 @@ import type { Config } from './config.js';
 import type { Bus } from './infra/bus.js';
 import type { Redis } from './infra/redis.js';
 import type { Registry } from './registry/registry.js';
-import type { LiveStatus } from './status/live-status.js';
-import type { Receipts } from './status/receipts.js';
-import type { TokenStore } from './tokens/store.js';
+import type { LiveStatus } from '../machines/live-status.js';
+import type { Receipts } from './infra/receipts.js';
+import type { TokenStore } from './registry/tokens.js';
 
 /** What route handlers and background tasks share within one process. */
 export interface Services {

@@ -8,9 +8,9 @@ import {
   capBody,
   startCallLogWorker,
   type CallLogEntry,
-  type CallLogMode,
   type CallLogWorker,
 } from '../workers/call-log.js';
+import type { CallLogMode } from '../src/domain/vocabulary.js';
 import { QUEUES, openQueue } from '../workers/queues.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, logCapture, startTestPlatform, type TestPlatform } from './helpers/platform.js';

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { connect } from '../db/connect.js';
-import { DEMO_ADMIN_TOKEN, DEMO_TOKENS } from '../src/demo/fixture.js';
+import { DEMO_ADMIN_TOKEN, DEMO_TOKENS } from '../src/cli/demo/fixture.js';
 import { testConfig } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import type { Sql } from '../db/connect.js';
 import { stationPageHeads } from '../db/queries/stations.js';
 import { httpDate, parseHttpDate, StationRecords } from '../src/api/export-v2/stations.js';
-import { loadFixture } from '../src/fixtures/load.js';
+import { loadFixture } from '../src/registry/file/load.js';
 import { seedRegistry } from './bench/lib/seed.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { freshDatabase, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { connect, ensureDatabase, type Sql } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
-import { FixtureError, loadFixture } from '../src/fixtures/load.js';
+import { FixtureError, loadFixture } from '../src/registry/file/load.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { testConfig } from './helpers/platform.js';
 

@@ -3,8 +3,8 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sql } from '../db/connect.js';
-import { FixtureError, loadFixture, loadFixtureFile } from '../src/fixtures/load.js';
-import { hashToken } from '../src/tokens/store.js';
+import { FixtureError, loadFixture, loadFixtureFile } from '../src/registry/file/load.js';
+import { hashToken } from '../src/registry/tokens.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { freshDatabase as freshPool } from './helpers/platform.js';
 

@@ -8,10 +8,11 @@ import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { createActor, SimulatedClock } from 'xstate';
 import { freshnessMachine, freshnessOf, type FreshnessPolicy, type FreshnessSnapshot } from '../machines/freshness.js';
-import type { Category } from '../src/domain/import-v2/schemas.js';
-import type { ConfirmedLayout, Registry, StationEntry } from '../src/registry/registry.js';
-import { LiveStatus, type StatusChange } from '../src/status/live-status.js';
-import { FreshnessRunner, type Step } from '../src/status/runner.js';
+import type { Category } from '../src/domain/vocabulary.js';
+import type { ConfirmedLayout, StationEntry } from '../src/domain/stations.js';
+import type { Registry } from '../src/registry/registry.js';
+import { LiveStatus, type StatusChange } from '../machines/live-status.js';
+import { FreshnessRunner, type Step } from '../machines/runner.js';
 import { freshDatabase } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { loadFixture } from '../src/fixtures/load.js';
+import { loadFixture } from '../src/registry/file/load.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { freshDatabase } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';

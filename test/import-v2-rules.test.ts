@@ -1,8 +1,8 @@
 import t from 'tap';
 import { decimalProblem } from '../src/domain/decimal.js';
 import { MESSAGES, parseMeasurementTime } from '../src/domain/import-v2/rules.js';
-import { validateBatch, type StationLookup } from '../src/domain/import-v2/validate.js';
-import type { StationEntry } from '../src/registry/registry.js';
+import { validateBatch } from '../src/domain/import-v2/validate.js';
+import type { StationEntry, StationLookup } from '../src/domain/stations.js';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
 const at = (offsetSeconds: number) => new Date(NOW.getTime() + offsetSeconds * 1000).toISOString();

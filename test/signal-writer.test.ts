@@ -1,6 +1,6 @@
 import t from 'tap';
 import { SignalWriter, type StoredTransmission } from '../db/queries/signals.js';
-import { loadFixture } from '../src/fixtures/load.js';
+import { loadFixture } from '../src/registry/file/load.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { freshDatabase } from './helpers/platform.js';
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import type { StatusChange } from '../src/status/live-status.js';
+import type { StatusChange } from '../machines/live-status.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform, postSignals as post } from './helpers/platform.js';
 import { until } from './helpers/wait.js';

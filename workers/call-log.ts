@@ -6,8 +6,7 @@ import { insertCallLogs, type CallLogRow } from '../db/queries/call-logs.js';
 import type { Redis } from '../src/infra/redis.js';
 import { QUEUES, bullPrefix } from './queues.js';
 
-/** An originator's `call_log_mode`: nothing, failed calls only (status >= 400), or every call. */
-export type CallLogMode = 'disabled' | 'errors' | 'always';
+import type { CallLogMode } from '../src/domain/vocabulary.js';
 
 /** One API call as a request handler describes it, once its response status is known. */
 export interface CallLogEntry {

@@ -3,13 +3,13 @@ import { ensureDatabase, openDatabase } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 import { startWorkers } from '../../workers/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
-import { FixtureError, loadFixture, loadFixtureFile, type LoadSummary } from '../fixtures/load.js';
+import { FixtureError, loadFixture, loadFixtureFile, type LoadSummary } from '../registry/file/load.js';
 import { Bus } from '../infra/bus.js';
 import { closeRedis, openRedis } from '../infra/redis.js';
 import { createLogger, type Logger } from '../log.js';
 import { startPlatform } from '../platform.js';
-import { DEMO_ADMIN_TOKEN, DEMO_TOKENS, demoFixture } from '../demo/fixture.js';
-import { DemoOriginator } from '../demo/originator.js';
+import { DEMO_ADMIN_TOKEN, DEMO_TOKENS, demoFixture } from './demo/fixture.js';
+import { DemoOriginator } from './demo/originator.js';
 
 /** A wrong invocation: exit code 2. */
 class UsageError extends Error {}

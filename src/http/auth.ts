@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Generation, TokenStore } from '../tokens/store.js';
+import type { Generation } from '../domain/vocabulary.js';
+import type { TokenStore } from '../registry/tokens.js';
 import { unauthorized } from './errors.js';
 
 /** The API families; each accepts exactly one token generation (the admin API takes ADMIN_TOKEN). */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { CATEGORIES, type Category } from '../domain/import-v2/schemas.js';
-import type { AnnouncedSignal, Bus } from '../infra/bus.js';
-import type { LiveStatus, PublishedSignal } from './live-status.js';
+import { CATEGORIES, type Category } from '../domain/vocabulary.js';
+import type { AnnouncedSignal, Bus } from './bus.js';
+import type { LiveStatus, PublishedSignal } from '../../machines/live-status.js';
 import type { Receipt, Receipts } from './receipts.js';
 
 const isCategory = (value: string): value is Category => (CATEGORIES as readonly string[]).includes(value);

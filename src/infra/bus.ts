@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Receipt } from '../status/receipts.js';
+import type { Receipt } from './receipts.js';
 import type { Redis } from './redis.js';
 
 /**

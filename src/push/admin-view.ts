@@ -1,8 +1,8 @@
-import type { Category } from '../domain/import-v2/schemas.js';
+import type { Category } from '../domain/vocabulary.js';
 import type { Registry } from '../registry/registry.js';
-import type { LiveStatus, StatusChange } from '../status/live-status.js';
-import type { Receipt } from '../status/receipts.js';
-import { SECTION_KEYS } from '../status/sections.js';
+import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
+import type { Receipt } from '../infra/receipts.js';
+import { SECTION_KEYS } from '../domain/status/sections.js';
 
 /**
  * The messages of the admins' live feed (`/admin/v1/live`), as JSON text: the snapshot of every

@@ -1,32 +1,13 @@
 import type { Sql } from '../../db/connect.js';
-
-/** A station's operator-confirmed layout as signals resolve against it. */
-export interface ConfirmedLayout {
-  /** nozzle external id → its dispenser and fuelling options */
-  nozzles: Map<string, { dispenser: string; fuellingOptions: string[] }>;
-  /** dispenser external id → its nozzles, in layout order */
-  dispensers: Map<string, string[]>;
-  storages: Set<string>;
-  products: Set<string>;
-}
-
-export interface StationEntry {
-  hrsId: string;
-  name: string;
-  heavyDuty: boolean;
-  /** null until the operator has confirmed a layout; drafts are never here. */
-  layout: ConfirmedLayout | null;
-}
-
-export type AssignmentState = 'live' | 'testing' | 'inactive';
-export type CallLogMode = 'disabled' | 'errors' | 'always';
+import type { ConfirmedLayout, OriginatorLookup, StationDirectory, StationEntry } from '../domain/stations.js';
+import type { AssignmentState, CallLogMode } from '../domain/vocabulary.js';
 
 /**
  * The registry in memory, as the request path needs it: stations with their confirmed layouts,
  * assignments and originators' call-log modes. Replaced whole on each reload, so readers always
  * see one consistent version.
  */
-export class Registry {
+export class Registry implements StationDirectory, OriginatorLookup {
   private stations = new Map<string, StationEntry>();
   private assignments = new Map<string, AssignmentState>();
   private callLogModes = new Map<string, CallLogMode>();

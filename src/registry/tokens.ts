@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '../../db/connect.js';
 
-export const GENERATIONS = ['import_v1', 'import_v2', 'export_v1', 'export_v2'] as const;
-export type Generation = (typeof GENERATIONS)[number];
+import type { Generation } from '../domain/vocabulary.js';
 
 /** The only form in which a token value is ever kept: its SHA-256. */
 export function hashToken(value: string): Buffer {

@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 import { loadConfig, type Config } from '../../src/config.js';
-import { loadFixture } from '../../src/fixtures/load.js';
+import { loadFixture } from '../../src/registry/file/load.js';
 import { TOKENS } from './fixtures.js';
 import { createLogger } from '../../src/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';

@@ -9,8 +9,8 @@ import {
   storageSchema,
   usageSchema,
   validationErrorListSchema,
-  type Category,
 } from '../../domain/import-v2/schemas.js';
+import type { Category } from '../../domain/vocabulary.js';
 import { MESSAGES } from '../../http/auth.js';
 import { examplesOf, headerRef, responseRef, schemaRef, type DocContext, type DocDefinition, type OperationDoc } from './openapi.js';
 

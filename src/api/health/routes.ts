@@ -1,6 +1,6 @@
-import { json } from '../http/errors.js';
-import type { HttpServer } from '../http/server.js';
-import type { Services } from '../services.js';
+import { json } from '../../http/errors.js';
+import type { HttpServer } from '../../http/server.js';
+import type { Services } from '../../services.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 

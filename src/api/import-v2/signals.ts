@@ -1,13 +1,13 @@
 import { SignalWriter, type StoredTransmission } from '../../../db/queries/signals.js';
-import { CATEGORIES, type Category } from '../../domain/import-v2/schemas.js';
+import { CATEGORIES, type Category } from '../../domain/vocabulary.js';
 import { validateBatch } from '../../domain/import-v2/validate.js';
 import { json, type Reply } from '../../http/errors.js';
 import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer, Observer } from '../../http/server.js';
 import type { Services } from '../../services.js';
-import { Publisher } from '../../status/announce.js';
-import type { PublishedSignal } from '../../status/live-status.js';
-import type { Receipt } from '../../status/receipts.js';
+import { Publisher } from '../../infra/announce.js';
+import type { PublishedSignal } from '../../../machines/live-status.js';
+import type { Receipt } from '../../infra/receipts.js';
 
 /**
  * The four import v2 signal endpoints. The whole request is validated first; one failing

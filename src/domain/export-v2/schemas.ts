@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { CURRENCIES, USAGE_STATUSES } from '../import-v2/schemas.js';
-import { EVENT_KINDS, FUELLING_OPTIONS } from '../../fixtures/schema.js';
+import { CURRENCIES, EVENT_KINDS, FUELLING_OPTIONS, HRS_ID_PATTERN, USAGE_STATUSES } from '../vocabulary.js';
 
 /**
  * The response bodies of export v2, as zod schemas. The handlers serialise what they hold directly;
@@ -10,11 +9,10 @@ import { EVENT_KINDS, FUELLING_OPTIONS } from '../../fixtures/schema.js';
  * fails those tests.
  */
 
-const HRS_ID = /^[A-Z]{5}$/;
 
 export const hrsIdSchema = z
   .string()
-  .regex(HRS_ID)
+  .regex(HRS_ID_PATTERN)
   .meta({ description: 'Station id: five uppercase letters.', examples: ['BERLA'] });
 
 const instant = (description: string) =>

@@ -1,7 +1,7 @@
-import type { ConfirmedLayout, StationEntry } from '../../registry/registry.js';
+import type { ConfirmedLayout, StationEntry } from '../stations.js';
+import { CURRENCIES } from '../vocabulary.js';
 import { decimalProblem, formatUnits, numberAsDecimal, toUnits } from '../decimal.js';
 import type { ErrorTree } from './errors.js';
-import { CURRENCIES } from './schemas.js';
 
 /**
  * The semantic rules of import v2, run on the transmission as sent: each rule looks only at values of

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CURRENCIES, USAGE_STATUSES, type Category } from '../vocabulary.js';
 
 /**
  * The shapes of import v2 transmissions, with the API's field messages. They check types and presence
@@ -7,12 +8,6 @@ import { z } from 'zod';
  * The descriptions and examples (`.describe()`, `.meta()`) are metadata only: they never change what
  * validates. The OpenAPI document (src/api/docs/openapi.ts) is generated from these same schemas.
  */
-
-export const CATEGORIES = ['availability', 'usage', 'hydrogen-storage', 'pricing'] as const;
-export type Category = (typeof CATEGORIES)[number];
-
-export const USAGE_STATUSES = ['free', 'in-use', 'reserved'] as const;
-export const CURRENCIES = ['EUR', 'CHF', 'GBP', 'DKK', 'SEK', 'NOK', 'PLN', 'CZK', 'HUF', 'RON'] as const;
 
 /** The JSON type of a value as the error messages name it. */
 export function typeName(value: unknown): string {

@@ -1,4 +1,5 @@
-import type { Registry, StationEntry } from '../../registry/registry.js';
+import type { StationEntry, StationLookup } from '../stations.js';
+import type { Category } from '../vocabulary.js';
 import { ErrorTree } from './errors.js';
 import {
   checkEnvelope,
@@ -9,7 +10,7 @@ import {
   resolveNozzles,
   type Raw,
 } from './rules.js';
-import { SCHEMAS, typeName, type Category } from './schemas.js';
+import { SCHEMAS, typeName } from './schemas.js';
 
 /** A transmission that passed every rule, in the form it is stored and published. */
 export interface Transmission {
@@ -21,9 +22,6 @@ export interface Transmission {
   /** The snapshot: ids resolved (dispenser shorthand expanded), values canonical. */
   payload: Record<string, unknown>;
 }
-
-/** What validation needs of the registry: the stations with their confirmed layouts. */
-export type StationLookup = Pick<Registry, 'station'>;
 
 export type BatchResult =
   | { ok: true; transmissions: Transmission[] }

@@ -1,5 +1,5 @@
-import type { Category } from '../domain/import-v2/schemas.js';
-import type { ConfirmedLayout } from '../registry/registry.js';
+import type { ConfirmedLayout } from '../stations.js';
+import type { Category } from '../vocabulary.js';
 
 /**
  * The published sections of the export v2 station status, built from a stored snapshot (the payload

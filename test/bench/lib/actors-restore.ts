@@ -9,10 +9,10 @@
  * the timings, the memory at each step and the actors per category and freshness.
  */
 import { connect } from '../../../db/connect.js';
-import { CATEGORIES } from '../../../src/domain/import-v2/schemas.js';
+import { CATEGORIES } from '../../../src/domain/vocabulary.js';
 import { createLogger } from '../../../src/log.js';
 import { Registry } from '../../../src/registry/registry.js';
-import { LiveStatus } from '../../../src/status/live-status.js';
+import { LiveStatus } from '../../../machines/live-status.js';
 import { next, onStop, ready, send } from './ipc.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;

@@ -7,7 +7,7 @@
  * `{"IMPORT_V2_RATE_LIMIT":"100000000"}`.
  */
 import { loadConfig } from '../../../src/config.js';
-import { loadFixture } from '../../../src/fixtures/load.js';
+import { loadFixture } from '../../../src/registry/file/load.js';
 import { createLogger } from '../../../src/log.js';
 import { startPlatform } from '../../../src/platform.js';
 import { ROOT } from './child.js';

@@ -1,0 +1,42 @@
+import type { AssignmentState, CallLogMode, Category } from './vocabulary.js';
+
+/**
+ * The stations as the rules see them: read models the registry cache fills (src/registry/) and the
+ * port through which rules, machines and the push layer look them up.
+ */
+
+/** A station's operator-confirmed layout as signals resolve against it. */
+export interface ConfirmedLayout {
+  /** nozzle external id → its dispenser and fuelling options */
+  nozzles: Map<string, { dispenser: string; fuellingOptions: string[] }>;
+  /** dispenser external id → its nozzles, in layout order */
+  dispensers: Map<string, string[]>;
+  storages: Set<string>;
+  products: Set<string>;
+}
+
+export interface StationEntry {
+  hrsId: string;
+  name: string;
+  heavyDuty: boolean;
+  /** null until the operator has confirmed a layout; drafts are never here. */
+  layout: ConfirmedLayout | null;
+}
+
+/** Finding a station (with its confirmed layout) by `hrs_id`: all validation needs. */
+export interface StationLookup {
+  station(hrsId: string): StationEntry | undefined;
+}
+
+/** Every registered station, and what may be published of it. */
+export interface StationDirectory extends StationLookup {
+  stationIds(): Iterable<string>;
+  /** Whether some originator is live for this station and signal type (so its signals are published). */
+  hasLiveSource(hrsId: string, category: Category): boolean;
+}
+
+/** How an originator's transmissions are routed and its calls logged. */
+export interface OriginatorLookup {
+  assignment(originatorId: string, hrsId: string, category: Category): AssignmentState | undefined;
+  callLogMode(originatorId: string): CallLogMode;
+}
