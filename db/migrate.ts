@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import type { Sql } from './connect.js';
+import { ensureDatabase, openDatabase, type Sql } from './connect.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 // Any constant; two processes migrating at once queue on it.
@@ -71,4 +71,20 @@ export async function migrate(sql: Sql, dir?: string): Promise<Migration[]> {
     }
     return pending;
   });
+}
+
+/**
+ * What every command that uses the database does first: create the database `url` names when it
+ * does not exist, open a pool, apply pending migrations. Returns the pool and what was applied; on a
+ * failure the pool is closed again and the error thrown.
+ */
+export async function openMigrated(url: string): Promise<{ sql: Sql; applied: Migration[] }> {
+  await ensureDatabase(url);
+  const sql = await openDatabase(url);
+  try {
+    return { sql, applied: await migrate(sql) };
+  } catch (err) {
+    await sql.end({ timeout: 1 });
+    throw err;
+  }
 }

@@ -1,23 +1,10 @@
-import type { Logger } from 'pino';
-import type { Sql } from '../db/connect.js';
-import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapshot } from './freshness.js';
-import { CATEGORIES, type Category } from '../src/domain/vocabulary.js';
-import type { Registry } from '../src/registry/registry.js';
-import { EncodedBody } from '../src/http/encoding.js';
-import { DeadlineHeap } from './deadline-heap.js';
-import { FreshnessRunner, type Delayed } from './runner.js';
+import type { PublishedSignal } from '../src/domain/signals.js';
+import type { StationDirectory } from '../src/domain/stations.js';
 import { buildSection, SECTION_KEYS, type PublishedReading } from '../src/domain/status/sections.js';
-
-/** A published (live) reading as the import path commits it and instances announce it to each other. */
-export interface PublishedSignal {
-  hrsId: string;
-  category: Category;
-  originatorId: string;
-  /** Epoch milliseconds. */
-  datetime: number;
-  receivedAt: number;
-  payload: Record<string, unknown>;
-}
+import { CATEGORIES, type Category } from '../src/domain/vocabulary.js';
+import { DeadlineHeap } from './deadline-heap.js';
+import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapshot } from './freshness.js';
+import { FreshnessRunner, type Delayed } from './runner.js';
 
 /**
  * One event of the change stream: a section's published content or its freshness changed.
@@ -83,6 +70,12 @@ export interface LiveStatusOptions {
   now?: () => number;
 }
 
+/** Where the actors report (a pino logger fits): freshness steps at debug level, failing listeners as errors. */
+export interface StatusLog {
+  debug(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}
+
 /**
  * The live status of every station: one independent actor per station and signal category (a
  * freshness machine snapshot and its own next deadline, see FreshnessRunner), created by the first published
@@ -99,8 +92,8 @@ export class LiveStatus {
   /** Serialised status object per station (stations without actors included once read). */
   private readonly cache = new Map<string, string>();
   private sortedIds: string[] | undefined;
-  /** The all-stations body, kept until any station's status changes. */
-  private allEncoded: EncodedBody | undefined;
+  /** Moves with every change of any station's status object (see `version`). */
+  private changes = 0;
   private closed = false;
   /** Every actor with a pending delayed event, by due time; one Node timer for the earliest. */
   private readonly deadlines = new DeadlineHeap<Actor>((actor) => actor.pending!.due);
@@ -108,8 +101,8 @@ export class LiveStatus {
   private timerDue = Number.POSITIVE_INFINITY;
 
   constructor(
-    private readonly registry: Registry,
-    private readonly log: Logger,
+    private readonly directory: StationDirectory,
+    private readonly log: StatusLog,
     options: LiveStatusOptions,
   ) {
     const short = { staleAfterMs: options.staleAfterMs, unknownAfterMs: options.unknownAfterMs };
@@ -121,7 +114,6 @@ export class LiveStatus {
       pricing: { staleAfterMs: options.pricingStaleAfterMs, unknownAfterMs: null },
     };
     this.now = options.now ?? Date.now;
-    registry.onReload((changed) => this.registryChanged(changed));
   }
 
   /** Subscribes to the change stream; returns the unsubscribe function. */
@@ -131,30 +123,14 @@ export class LiveStatus {
   }
 
   /**
-   * Restores every actor from PostgreSQL's published snapshots, deadlines re-armed from each reading's
-   * `datetime` (a reading already past a deadline starts in the state it has reached). Readings
-   * applied meanwhile (from the bus) win when they are newer.
+   * Restores actors from stored published snapshots (in batches, as db/queries/signals.ts reads them),
+   * deadlines re-armed from each reading's `datetime` (a reading already past a deadline starts in the
+   * state it has reached). Readings applied meanwhile (from the bus) win when they are newer.
    */
-  async restore(sql: Sql, batch = 5000): Promise<number> {
+  async restore(batches: AsyncIterable<readonly PublishedSignal[]>): Promise<number> {
     let count = 0;
-    const cursor = sql<{ hrs_id: string; category: Category; originator_id: string; measured_at: Date; received_at: Date; payload: Record<string, unknown> }[]>`
-      SELECT hrs_id, category, originator_id, measured_at, received_at, payload FROM published_signals`.cursor(batch);
-    for await (const rows of cursor) {
-      for (const row of rows) {
-        if (!this.registry.station(row.hrs_id)) continue;
-        const applied = this.apply(
-          {
-            hrsId: row.hrs_id,
-            category: row.category,
-            originatorId: row.originator_id,
-            datetime: row.measured_at.getTime(),
-            receivedAt: row.received_at.getTime(),
-            payload: row.payload,
-          },
-          false,
-        );
-        if (applied) count++;
-      }
+    for await (const signals of batches) {
+      for (const signal of signals) if (this.apply(signal, false)) count++;
     }
     return count;
   }
@@ -174,7 +150,7 @@ export class LiveStatus {
   stationJson(hrsId: string): string | undefined {
     const cached = this.cache.get(hrsId);
     if (cached !== undefined) return cached;
-    if (!this.registry.station(hrsId)) return undefined;
+    if (!this.directory.station(hrsId)) return undefined;
     const actors = this.stations.get(hrsId);
     let json: string;
     if (!actors) json = JSON.stringify({ hrs_id: hrsId, ...NULL_SECTIONS });
@@ -190,14 +166,14 @@ export class LiveStatus {
     return json;
   }
 
-  /** The all-stations body (see allJson), encoded and kept until something in it changes. */
-  allBody(): EncodedBody {
-    return (this.allEncoded ??= new EncodedBody(this.allJson()));
+  /** Moves whenever anything `allJson` returns may have changed, so a reader may keep what it made of it until then. */
+  get version(): number {
+    return this.changes;
   }
 
   /** `{"stations": [...]}` over every registered station, sorted by hrs_id. */
   allJson(): string {
-    this.sortedIds ??= [...this.registry.stationIds()].sort();
+    this.sortedIds ??= [...this.directory.stationIds()].sort();
     let json = '{"stations":[';
     let first = true;
     for (const id of this.sortedIds) {
@@ -253,7 +229,7 @@ export class LiveStatus {
 
   private apply(signal: PublishedSignal, announce: boolean): boolean {
     if (this.closed) return false;
-    const station = this.registry.station(signal.hrsId);
+    const station = this.directory.station(signal.hrsId);
     if (!station) return false;
     let actors = this.stations.get(signal.hrsId);
     const actor = actors?.get(signal.category);
@@ -346,10 +322,6 @@ export class LiveStatus {
 
   /**
    * Recomputes the actor's published section and tells the change stream when the section or the
-   * freshness changed (or, for a signal, always: a new reading is news even when equal).
-   */
-  /**
-   * Recomputes the actor's published section and tells the change stream when the section or the
    * freshness changed (for a signal always: a new reading is news even when equal). With nobody
    * listening nothing is serialised here; the next read does it. A section nobody has serialised
    * since its last change was seen by nobody, so only a freshness change makes it news.
@@ -357,7 +329,7 @@ export class LiveStatus {
   private refresh(actor: Actor, cause: StatusChange['cause'] | undefined, previous: Freshness | null, always: boolean): void {
     const freshness = freshnessOf(actor.snapshot);
     this.cache.delete(actor.hrsId);
-    this.allEncoded = undefined;
+    this.changes++;
     if (freshness !== previous && previous !== null) {
       this.log.debug({ hrs_id: actor.hrsId, category: actor.category, from: previous, to: freshness }, 'status freshness changed');
     }
@@ -388,25 +360,25 @@ export class LiveStatus {
 
   private section(actor: Actor, freshness: Freshness): Record<string, unknown> | null {
     if (freshness === 'unknown') return null;
-    if (!this.registry.hasLiveSource(actor.hrsId, actor.category)) return null;
-    const station = this.registry.station(actor.hrsId);
+    if (!this.directory.hasLiveSource(actor.hrsId, actor.category)) return null;
+    const station = this.directory.station(actor.hrsId);
     if (!station) return null;
     return buildSection(actor.category, actor.reading, station.layout);
   }
 
   /**
    * After a registry reload: drop removed stations, republish what layouts and assignments now allow,
-   * for the stations the reload changed.
+   * for the stations the reload changed (the composition root calls it from the registry's reload).
    */
-  private registryChanged(changed: ReadonlySet<string>): void {
+  stationsChanged(changed: ReadonlySet<string>): void {
     if (changed.size === 0) return;
     this.sortedIds = undefined;
-    this.allEncoded = undefined;
+    this.changes++;
     for (const hrsId of changed) {
       this.cache.delete(hrsId);
       const actors = this.stations.get(hrsId);
       if (!actors) continue;
-      if (!this.registry.station(hrsId)) {
+      if (!this.directory.station(hrsId)) {
         this.stations.delete(hrsId);
         for (const actor of actors.values()) {
           const previous = freshnessOf(actor.snapshot);

@@ -1,23 +1,23 @@
-import { json } from '../http/errors.js';
-import type { HttpServer } from '../http/server.js';
-import type { Services } from '../services.js';
+import type { ReferenceData } from '../../db/queries/reference.js';
+import { json, type Reply } from '../http/errors.js';
 
 /**
- * Reference lists of every generation: v1 fuel types, the v1.1/v2 fuelling options, EU vehicle
- * categories. Import v1 publishes the authoritative fuel-type list at `/import/v1/fuel-type`.
+ * The reference lists every generation publishes, as replies made once at start (the lists change
+ * only with a migration): v1 fuel types, the v1.1/v2 fuelling options, EU vehicle categories. Each
+ * family's folder registers the ones it serves.
  */
-export function referenceRoutes(server: HttpServer, { reference }: Services): void {
-  // Replies are values: each list is serialised once, at start.
-  const v1 = json(200, reference.v1FuelTypes.map(({ code, description }) => ({ code, description })));
-  const options = json(200, reference.fuellingOptions.map(({ code, description }) => ({ code, description })));
-  const optionsV2 = json(200, reference.fuellingOptions.map((o) => ({ ...o })));
-  const vehicles = json(200, reference.vehicleCategories.map(({ code, name }) => ({ code, name })));
 
-  server.route({ method: 'GET', path: '/import/v1/fuel-type', auth: 'import_v1', handler: () => v1 });
-  server.route({ method: 'GET', path: '/import/v1.1/fuel-type', auth: 'import_v1.1', handler: () => options });
-  server.route({ method: 'GET', path: '/v1/fuel-type', auth: 'export_v1', handler: () => v1 });
-  server.route({ method: 'GET', path: '/v1.1/fuel-type', auth: 'export_v1.1', handler: () => options });
-  server.route({ method: 'GET', path: '/v1.1/vehicle-type', auth: 'export_v1.1', handler: () => vehicles });
-  server.route({ method: 'GET', path: '/v2/fuel-type', auth: 'export_v2', handler: () => optionsV2 });
-  server.route({ method: 'GET', path: '/v2/vehicle-type', auth: 'export_v2', handler: () => vehicles });
-}
+/** `[{code, description}]` of the v1 fuel types (`700car`, `350car`, `350bus`). */
+export const v1FuelTypes = (reference: ReferenceData): Reply =>
+  json(200, reference.v1FuelTypes.map(({ code, description }) => ({ code, description })));
+
+/** `[{code, description}]` of the four fuelling options (v1.1). */
+export const fuellingOptions = (reference: ReferenceData): Reply =>
+  json(200, reference.fuellingOptions.map(({ code, description }) => ({ code, description })));
+
+/** The fuelling options with `pressure_stage` and `vehicle_class` (v2). */
+export const fuellingOptionsV2 = (reference: ReferenceData): Reply => json(200, reference.fuellingOptions.map((o) => ({ ...o })));
+
+/** `[{code, name}]` of the EU vehicle categories M1–M3, N1–N3. */
+export const vehicleTypes = (reference: ReferenceData): Reply =>
+  json(200, reference.vehicleCategories.map(({ code, name }) => ({ code, name })));

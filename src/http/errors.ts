@@ -1,13 +1,5 @@
 import { STATUS_CODES } from 'node:http';
 
-/**
- * How an API family shapes its error bodies:
- * - `drf`: the import APIs' bodies from the spec: `{"detail": "..."}`, or a body given by the error
- *   (validation arrays, `non_field_errors`);
- * - `problem`: RFC 9457 `application/problem+json` (export and everything else public).
- */
-export type ErrorStyle = 'drf' | 'problem';
-
 /** An error that is a value: a stable code, an HTTP status, a human detail, optional headers. */
 export class HttpError extends Error {
   constructor(
@@ -44,30 +36,45 @@ export function json(status: number, value: unknown, headers: Record<string, str
   return { status, headers: { 'Content-Type': JSON_TYPE, ...headers }, body: JSON.stringify(value) };
 }
 
-/** The one place an error becomes a response. */
-export function errorReply(err: HttpError, style: ErrorStyle): Reply {
-  const headers = err.options.headers ?? {};
-  const closeConnection = err.options.closeConnection ?? false;
-  if (style === 'drf') {
-    const body = err.options.body ?? { detail: err.detail };
-    return { ...json(err.status, body, headers), closeConnection };
-  }
-  const problem = {
-    type: 'about:blank',
-    title: statusText(err.status),
-    status: err.status,
-    detail: err.detail,
-    code: err.code,
-  };
-  return {
-    status: err.status,
-    headers: { 'Content-Type': PROBLEM_TYPE, ...headers },
-    body: JSON.stringify(problem),
-    closeConnection,
-  };
+/**
+ * How a family shapes its error bodies and words its refusals; the HTTP core applies the style of the
+ * family a response belongs to. Two styles exist: {@link DRF_ERRORS} and {@link PROBLEM_ERRORS}.
+ */
+export interface ErrorStyle {
+  readonly name: string;
+  /** The one place an error becomes a response in this style. */
+  reply(err: HttpError): Reply;
+  /** The `detail` of a 429: `description` names the limit, `wait` how long to wait. */
+  throttled(description: string, wait: string): string;
 }
 
-/** The style of a path no route claims: the family its prefix names. */
-export function styleForPath(path: string): ErrorStyle {
-  return path.startsWith('/import/') || path.startsWith('/admin/') ? 'drf' : 'problem';
-}
+/**
+ * The import APIs' bodies from the spec: `{"detail": "..."}`, or a body given by the error
+ * (validation arrays, `non_field_errors`).
+ */
+export const DRF_ERRORS: ErrorStyle = {
+  name: 'drf',
+  reply(err) {
+    const body = err.options.body ?? { detail: err.detail };
+    return { ...json(err.status, body, err.options.headers ?? {}), closeConnection: err.options.closeConnection ?? false };
+  },
+  throttled: (description, wait) => `Request was throttled: ${description}. Expected available in ${wait}.`,
+};
+
+/** RFC 9457 `application/problem+json` (export, and everything else public). */
+export const PROBLEM_ERRORS: ErrorStyle = {
+  name: 'problem',
+  reply(err) {
+    const problem = { type: 'about:blank', title: statusText(err.status), status: err.status, detail: err.detail, code: err.code };
+    return {
+      status: err.status,
+      headers: { 'Content-Type': PROBLEM_TYPE, ...(err.options.headers ?? {}) },
+      body: JSON.stringify(problem),
+      closeConnection: err.options.closeConnection ?? false,
+    };
+  },
+  throttled: (description, wait) => `Rate limit exceeded: ${description}. Retry in ${wait}.`,
+};
+
+/** The error every unexpected failure becomes: nothing of it reaches the client. */
+export const internalError = () => new HttpError(500, 'internal_error', 'Unexpected platform error; please report it.');

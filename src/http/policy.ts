@@ -4,8 +4,8 @@ import type { Method } from './router.js';
 
 /**
  * Per-family response policies: headers every response of an API family carries, and CORS for
- * browser clients. The HTTP server applies them (src/http/server.ts); the platform says which family
- * gets which (export v2: the CC BY 4.0 licence and CORS).
+ * browser clients. The HTTP server applies them (src/http/server.ts) to every response of the family
+ * that declares one (src/http/family.ts).
  */
 
 /** Cross-origin access for browser clients (CORS), for a family that enables it. */
@@ -20,13 +20,8 @@ export interface CorsPolicy {
   maxAgeSeconds: number;
 }
 
-/**
- * What every response of an API family carries. A response belongs to a family when its route takes
- * that family's token, or, for responses no such route produces (an unknown path, 405, OPTIONS, 501, a
- * route without authentication such as a docs page), when its path starts with the family's prefix.
- */
+/** What every response of an API family carries (see Family in ./family.ts for which responses those are). */
 export interface FamilyPolicy {
-  prefix: string;
   /** Headers on every response: successes, errors (401 included), 304s, preflights. */
   headers?: Readonly<Record<string, string>>;
   /**
@@ -37,28 +32,8 @@ export interface FamilyPolicy {
   cors?: CorsPolicy;
 }
 
-/** The licence of everything export v2 publishes, as a `Link` header (RFC 8288). */
-export const EXPORT_V2_LICENCE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
-
-/**
- * Export v2 (`/v2/...`): open data under CC BY 4.0, readable by browser scripts of any origin. No
- * credentials mode is needed (the token travels in `Authorization`, not a cookie), so the origin is
- * `*` and nothing varies by `Origin`.
- */
-export const EXPORT_V2_POLICY: FamilyPolicy = {
-  prefix: '/v2/',
-  headers: { Link: EXPORT_V2_LICENCE_LINK },
-  cors: {
-    methods: ['GET', 'HEAD', 'OPTIONS'],
-    allowHeaders: ['Authorization', 'If-Modified-Since', 'Content-Type'],
-    exposeHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Last-Modified', 'Link', 'X-Request-Id'],
-    maxAgeSeconds: 86_400,
-  },
-};
-
 /** A policy ready to apply: every header worked out once. */
 export interface CompiledPolicy {
-  prefix: string;
   /** Added to every response. */
   headers: Record<string, string>;
   /** The lower-case names of `headers`, to the spelling used there. */
@@ -92,7 +67,6 @@ export function compilePolicy(policy: FamilyPolicy): CompiledPolicy {
     };
   }
   return {
-    prefix: policy.prefix,
     headers,
     names: new Map(Object.keys(headers).map((name) => [name.toLowerCase(), name])),
     block: headerBlock(headers),

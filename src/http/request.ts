@@ -28,8 +28,6 @@ export interface Request {
   readonly abort: Abort;
   /** A child logger carrying `req_id`, made on first use. */
   readonly log: Logger;
-  /** What a handler learnt that observers (the call log) want: the stations named, error details. */
-  notes: { stationIds?: string[]; errorDetails?: unknown };
 }
 
 const KNOWN_METHODS = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
@@ -87,7 +85,6 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, l
     principal: undefined,
     body: undefined,
     responseHeaders: {},
-    notes: {},
     abort,
     get log() {
       return (child ??= log.child({ req_id: id }));

@@ -1,10 +1,7 @@
 import type { Logger } from 'pino';
-import { CATEGORIES, type Category } from '../domain/vocabulary.js';
-import type { AnnouncedSignal, Bus } from './bus.js';
-import type { LiveStatus, PublishedSignal } from '../../machines/live-status.js';
-import type { Receipt, Receipts } from './receipts.js';
-
-const isCategory = (value: string): value is Category => (CATEGORIES as readonly string[]).includes(value);
+import type { PublishedSignal, Receipt } from '../domain/signals.js';
+import { isCategory } from '../domain/vocabulary.js';
+import type { AnnouncedReceipt, AnnouncedSignal, Bus } from './bus.js';
 
 /** Readings as another instance announced them; entries this version does not understand are skipped. */
 export function fromAnnouncement(signals: readonly AnnouncedSignal[]): PublishedSignal[] {
@@ -18,6 +15,11 @@ export function fromAnnouncement(signals: readonly AnnouncedSignal[]): Published
   return out;
 }
 
+/** Receipts as another instance announced them; entries of a category this version does not know are skipped. */
+export function receiptsFromAnnouncement(receipts: readonly AnnouncedReceipt[]): Receipt[] {
+  return receipts.filter((r): r is AnnouncedReceipt & Pick<Receipt, 'category'> => isCategory(r.category));
+}
+
 function toAnnouncement(signal: PublishedSignal): AnnouncedSignal {
   return {
     hrs_id: signal.hrsId,
@@ -29,53 +31,59 @@ function toAnnouncement(signal: PublishedSignal): AnnouncedSignal {
   };
 }
 
+export interface AnnouncerPorts {
+  /** Applies committed live readings to this instance's live status. */
+  apply(signals: readonly PublishedSignal[]): void;
+  /** Hands receipts to this instance's listeners (the admins' feed). */
+  receive(receipts: readonly Receipt[]): void;
+}
+
 /**
  * Publishes committed live readings: applied to this instance's live status at once, and announced to
  * every other instance over the bus, one message per event-loop turn rather than one per request.
  * Receipts of testing and unassigned transmissions go the same way to the receipt stream.
  */
-export class Publisher {
+export class Announcer {
   private pending: PublishedSignal[] = [];
   private pendingReceipts: Receipt[] = [];
 
   constructor(
-    private readonly status: LiveStatus,
     private readonly bus: Bus,
     private readonly log: Logger,
-    private readonly receipts?: Receipts,
+    private readonly local: AnnouncerPorts,
   ) {}
 
   /** Call only after the COMMIT that stored the transmissions `receipts` describe. */
   received(receipts: readonly Receipt[]): void {
-    if (receipts.length === 0 || !this.receipts) return;
-    this.receipts.emit(receipts);
+    if (receipts.length === 0) return;
+    this.local.receive(receipts);
     const first = this.pendingReceipts.length === 0;
     this.pendingReceipts.push(...receipts);
-    if (first) {
-      setImmediate(() => {
-        const batch = this.pendingReceipts;
-        this.pendingReceipts = [];
-        this.bus
-          .publish({ type: 'receipts', from: this.bus.instanceId, receipts: batch })
-          .catch((err) => this.log.warn({ err, receipts: batch.length }, 'announcing receipts failed'));
-      });
-    }
+    if (first) setImmediate(() => this.flushReceipts());
   }
 
   /** Call only after the COMMIT that stored `signals`. */
   publish(signals: readonly PublishedSignal[]): void {
     if (signals.length === 0) return;
-    this.status.publish(signals);
+    this.local.apply(signals);
     const first = this.pending.length === 0;
     this.pending.push(...signals);
-    if (first) setImmediate(() => this.flush());
+    if (first) setImmediate(() => this.flushSignals());
   }
 
-  private flush(): void {
+  private flushSignals(): void {
     const signals = this.pending;
     this.pending = [];
     this.bus
       .publish({ type: 'signals', from: this.bus.instanceId, signals: signals.map(toAnnouncement) })
       .catch((err) => this.log.warn({ err, signals: signals.length }, 'announcing published signals failed'));
+  }
+
+  private flushReceipts(): void {
+    const receipts = this.pendingReceipts;
+    this.pendingReceipts = [];
+    this.bus
+      .publish({ type: 'receipts', from: this.bus.instanceId, receipts })
+      .catch((err) => this.log.warn({ err, receipts: receipts.length }, 'announcing receipts failed'));
   }
 }

@@ -1,25 +1,9 @@
 import type { Logger } from 'pino';
-
-/**
- * A transmission that was stored but not published: its originator is not (or not live) assigned to
- * the station for that signal type. Admins see these in the live feed to follow an originator's
- * commissioning; values are never part of a receipt (they may be confidential).
- */
-export interface Receipt {
-  originator_id: string;
-  hrs_id: string;
-  /** The signal type, as in the import path: `availability`, `usage`, `hydrogen-storage`, `pricing`. */
-  category: string;
-  /** `testing`: assigned for testing; `unassigned`: no assignment for that station and type. */
-  assignment: 'testing' | 'unassigned';
-  /** Measurement and receipt times, ISO 8601 UTC. */
-  datetime: string;
-  received_datetime: string;
-}
+import type { Receipt } from '../domain/signals.js';
 
 export type ReceiptListener = (receipts: readonly Receipt[]) => void;
 
-/** Receipts of this instance's and every other instance's imports, as one stream (see Publisher and the bus). */
+/** Receipts of this instance's and every other instance's imports, as one stream (see Announcer and the bus). */
 export class Receipts {
   private readonly listeners = new Set<ReceiptListener>();
 

@@ -1,7 +1,7 @@
 import type { Category } from '../domain/vocabulary.js';
 import type { Registry } from '../registry/registry.js';
 import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
-import type { Receipt } from '../infra/receipts.js';
+import type { Receipt } from '../domain/signals.js';
 import { SECTION_KEYS } from '../domain/status/sections.js';
 
 /**

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import type { Family } from '../http/family.js';
 import type { HttpServer } from '../http/server.js';
 import { serve, staticBody } from '../http/static.js';
 
@@ -22,9 +23,10 @@ const PAGE_SECURITY = {
   'Referrer-Policy': 'no-referrer',
 };
 
-export function dashboardRoutes(server: HttpServer): void {
+/** The page's files, public routes of the admin family. */
+export function dashboardRoutes(server: HttpServer, family: Family): void {
   for (const { path, file, type } of FILES) {
     const body = staticBody(readFileSync(new URL(`./dashboard/${file}`, import.meta.url)), type);
-    server.route({ method: 'GET', path, auth: 'none', handler: (req) => serve(req, body, 'no-cache', PAGE_SECURITY) });
+    server.route({ family, public: true, method: 'GET', path, handler: (req) => serve(req, body, 'no-cache', PAGE_SECURITY) });
   }
 }

@@ -3,9 +3,29 @@ import type { WebSocket } from 'uWebSockets.js';
 import { HttpError } from '../http/errors.js';
 import type { Request } from '../http/request.js';
 import type { HttpServer, SocketData, SocketRouteSpec } from '../http/server.js';
-import type { Services } from '../services.js';
+import type { Config } from '../config.js';
+import type { Family } from '../http/family.js';
+import type { Bus } from '../infra/bus.js';
+import type { Redis } from '../infra/redis.js';
+import type { Receipts } from '../infra/receipts.js';
+import type { Registry } from '../registry/registry.js';
+import type { LiveStatus } from '../../machines/live-status.js';
+
+/** What the push layer is built from. */
+export interface PushServices {
+  config: Config;
+  log: Logger;
+  redis: Redis;
+  bus: Bus;
+  registry: Registry;
+  status: LiveStatus;
+  receipts: Receipts;
+  families: { exportV2: Family; admin: Family };
+  /** Resolves while a `Bearer …` credential still authenticates on export v2; throws its 401 otherwise. */
+  recheck: (credential: string) => Promise<void>;
+}
 import type { StatusChange } from '../../machines/live-status.js';
-import type { Receipt } from '../infra/receipts.js';
+import type { Receipt } from '../domain/signals.js';
 import { changeMessage, receiptMessage, registryMessage, snapshotMessage } from './admin-view.js';
 import { CLOSE, CLOSE_REASON, errorMessage, parseClientMessage, type ClientMessage } from './protocol.js';
 import { StreamSlots, type Slot } from './stream-slots.js';
@@ -88,7 +108,7 @@ export class Push {
 
   constructor(
     private readonly server: HttpServer,
-    private readonly services: Services,
+    private readonly services: PushServices,
   ) {
     const { config } = services;
     this.log = services.log.child({ component: 'push' });
@@ -98,7 +118,7 @@ export class Push {
     services.registry.onReload((changed) => this.registryChanged(changed));
     void services.bus
       .on('registry', (message) => {
-        if (message.type === 'registry' && message.tokens) void this.recheckTokens();
+        if (message.tokens) void this.recheckTokens();
       })
       .catch((err: unknown) => this.log.error({ err }, 'listening for token changes failed'));
     this.recheckTimer = setInterval(() => void this.recheckTokens(), RECHECK_EVERY_MS).unref();
@@ -148,7 +168,7 @@ export class Push {
   private streamSpec(behavior: SocketRouteSpec<State>['behavior']): SocketRouteSpec<State> {
     const spec: SocketRouteSpec<State> = {
       path: STREAM_PATH,
-      auth: 'export_v2',
+      family: this.services.families.exportV2,
       messageAuth: true,
       admit: (req) => this.admitStream(req),
       release: (state) => {
@@ -166,7 +186,7 @@ export class Push {
   private adminSpec(behavior: SocketRouteSpec<State>['behavior']): SocketRouteSpec<State> {
     const spec: SocketRouteSpec<State> = {
       path: ADMIN_FEED_PATH,
-      auth: 'admin',
+      family: this.services.families.admin,
       messageAuth: true,
       admit: () => ({ kind: 'admin' }),
       behavior: {
@@ -493,7 +513,7 @@ export class Push {
     }
     for (const [credential, sockets] of byCredential) {
       try {
-        await this.server.authenticator.authenticate('export_v2', credential);
+        await this.services.recheck(credential);
       } catch (err) {
         if (!(err instanceof HttpError)) {
           this.log.warn({ err }, 'checking an open stream\'s token failed');

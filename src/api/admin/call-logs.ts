@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { listCallLogs } from '../../../db/queries/call-logs.js';
 import { json } from '../../http/errors.js';
 import { parseQuery } from './query.js';
+import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import type { Services } from '../../services.js';
+import type { Sql } from '../../../db/connect.js';
 
 export const CALL_LOG_DEFAULT_LIMIT = 100;
 export const CALL_LOG_MAX_LIMIT = 1000;
@@ -26,11 +27,11 @@ const listQuery = z.strictObject({
 });
 
 /** The raw API call log of one originator, newest first (what its `call_log_mode` kept). */
-export function adminCallLogRoutes(server: HttpServer, { sql }: Services): void {
+export function adminCallLogRoutes(server: HttpServer, family: Family, sql: Sql): void {
   server.route({
+    family,
     method: 'GET',
     path: '/admin/v1/call-logs',
-    auth: 'admin',
     handler: async (req) => {
       const query = parseQuery(listQuery, req);
       return json(200, { call_logs: await listCallLogs(sql, query) });

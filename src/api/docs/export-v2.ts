@@ -1,4 +1,4 @@
-import { MESSAGES } from '../../http/auth.js';
+import { MESSAGES } from '../auth.js';
 import {
   availabilitySectionSchema,
   dispenserSchema,

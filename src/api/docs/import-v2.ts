@@ -11,7 +11,7 @@ import {
   validationErrorListSchema,
 } from '../../domain/import-v2/schemas.js';
 import type { Category } from '../../domain/vocabulary.js';
-import { MESSAGES } from '../../http/auth.js';
+import { MESSAGES } from '../auth.js';
 import { examplesOf, headerRef, responseRef, schemaRef, type DocContext, type DocDefinition, type OperationDoc } from './openapi.js';
 
 const SECURITY = 'importV2Token';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ReferenceData } from '../../../db/queries/reference.js';
 import type { Config } from '../../config.js';
-import type { RouteSpec } from '../../http/server.js';
+import type { RouteInfo, RouteSpec } from '../../http/server.js';
 
 /**
  * OpenAPI 3.1 documents built from the zod schemas the code validates with (import v2 requests) and
@@ -14,7 +14,7 @@ import type { RouteSpec } from '../../http/server.js';
  * out. The documents are built once, at start (src/api/docs/routes.ts).
  */
 
-export type Route = Pick<RouteSpec, 'method' | 'path' | 'auth'>;
+export type Route = RouteInfo;
 export type DocFamily = 'import_v2' | 'export_v2';
 type Json = Record<string, unknown>;
 

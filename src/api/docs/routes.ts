@@ -4,7 +4,9 @@ import { dirname, join } from 'node:path';
 import { notFound } from '../../http/errors.js';
 import type { HttpServer } from '../../http/server.js';
 import { serve, staticBody, type Static } from '../../http/static.js';
-import type { Services } from '../../services.js';
+import type { ReferenceData } from '../../../db/queries/reference.js';
+import type { Config } from '../../config.js';
+import type { Family } from '../../http/family.js';
 import { exportV2Document } from './export-v2.js';
 import { importV2Document } from './import-v2.js';
 import { buildDocument, type DocContext, type DocDefinition, type OpenApiDocument } from './openapi.js';
@@ -102,26 +104,35 @@ const PAGE_SECURITY = {
 };
 
 /** Builds every document from the routes registered so far; throws when a route lacks a description. */
-export function buildDocuments(server: HttpServer, services: Pick<Services, 'config' | 'reference'>): Map<DocDefinition['family'], OpenApiDocument> {
-  const context: DocContext = { config: services.config, reference: services.reference, version: serviceVersion() };
+export function buildDocuments(server: HttpServer, deps: Pick<DocDeps, 'config' | 'reference'>): Map<DocDefinition['family'], OpenApiDocument> {
+  const context: DocContext = { config: deps.config, reference: deps.reference, version: serviceVersion() };
   const routes = server.routes();
   return new Map(DOC_SITES.map((site) => [site.family, buildDocument(site.definition(context), routes)]));
 }
 
-export function docRoutes(server: HttpServer, services: Services): void {
-  const documents = buildDocuments(server, services);
+export interface DocDeps {
+  config: Config;
+  reference: ReferenceData;
+  /** The families documented: each document and page is a public route of its own family. */
+  families: Record<DocDefinition['family'], Family>;
+}
+
+export function docRoutes(server: HttpServer, deps: DocDeps): void {
+  const documents = buildDocuments(server, deps);
   const assets = swaggerUiAssets();
   for (const site of DOC_SITES) {
+    const family = deps.families[site.family];
     const schema = staticBody(JSON.stringify(documents.get(site.family)), 'application/json; charset=utf-8');
     const html = staticBody(page(site.title, assets), 'text/html; charset=utf-8');
     // The document and the page change with a deployment: revalidated on every use (ETag, 304).
-    server.route({ method: 'GET', path: `${site.prefix}/schema`, auth: 'none', handler: (req) => serve(req, schema, 'no-cache') });
-    server.route({ method: 'GET', path: `${site.prefix}/`, auth: 'none', handler: (req) => serve(req, html, 'no-cache', PAGE_SECURITY) });
+    server.route({ family, public: true, method: 'GET', path: `${site.prefix}/schema`, handler: (req) => serve(req, schema, 'no-cache') });
+    server.route({ family, public: true, method: 'GET', path: `${site.prefix}/`, handler: (req) => serve(req, html, 'no-cache', PAGE_SECURITY) });
     // Assets are addressed by content hash (`?v=`) from the page: cached for a year, never revalidated.
     server.route({
+      family,
+      public: true,
       method: 'GET',
       path: `${site.prefix}/assets/:name`,
-      auth: 'none',
       handler: (req) => {
         const asset = assets.get(req.params.name!);
         if (!asset) throw notFound();

@@ -9,10 +9,11 @@ import {
   type StationRow,
 } from '../../../db/queries/stations.js';
 import type { Sql } from '../../../db/connect.js';
+import type { StationLookup } from '../../domain/stations.js';
+import { httpDate, ifModifiedSince } from '../../http/dates.js';
 import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/errors.js';
-import type { Request } from '../../http/request.js';
+import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import type { Services } from '../../services.js';
 
 /**
  * Export v2 stations: `GET /v2/hrs` (the paginated list), `GET /v2/hrs/{hrs_id}` (one record), both
@@ -24,22 +25,25 @@ import type { Services } from '../../services.js';
  * only stations whose version it has not seen, so a record is never stale, on any instance, whoever
  * changed the registry. A 304 needs the versions only.
  */
-export function stationRoutes(server: HttpServer, services: Services): void {
-  const { sql, config } = services;
-  const records = new StationRecords(sql, () => config.baseUrl);
-  // Memory only: a removed station's record goes (correctness never depends on this, see above).
-  services.registry.onReload((changed) => {
-    for (const hrsId of changed) if (services.registry.station(hrsId) === undefined) records.forget(hrsId);
-  });
+export interface StationRouteDeps {
+  sql: Sql;
+  /** The absolute base of links (`BASE_URL`, or the address actually listened on). */
+  baseUrl: () => string;
+}
+
+/** Registers the routes; returns what to call after a registry reload. */
+export function stationRoutes(server: HttpServer, family: Family, deps: StationRouteDeps): { stationsChanged: (changed: ReadonlySet<string>, stations: StationLookup) => void } {
+  const { sql } = deps;
+  const records = new StationRecords(sql, deps.baseUrl);
 
   // The station count, for the station set's version it was counted at (the set moves with every
   // addition and removal): a page then needs no count over the whole table.
   let known = { setModifiedUs: -1, count: 0 };
 
   server.route({
+    family,
     method: 'GET',
     path: '/v2/hrs',
-    auth: 'export_v2',
     handler: async (req) => {
       const { limit, offset } = pageParameters(req.query);
       const since = ifModifiedSince(req);
@@ -55,7 +59,7 @@ export function stationRoutes(server: HttpServer, services: Services): void {
       if (page.count !== null) known = { setModifiedUs: page.setModifiedUs, count: page.count };
       const found = await records.get(page.stations);
       const newest = Math.max(page.setModifiedUs, found.newestUs, ...page.stations.map((s) => s.modifiedUs));
-      const base = `${config.baseUrl}/v2/hrs`;
+      const base = `${deps.baseUrl()}/v2/hrs`;
       const link = (at: number) => JSON.stringify(`${base}?limit=${limit}&offset=${at}`);
       const next = offset + limit < count ? link(offset + limit) : 'null';
       const previous = offset > 0 ? link(Math.max(0, offset - limit)) : 'null';
@@ -71,9 +75,9 @@ export function stationRoutes(server: HttpServer, services: Services): void {
   });
 
   server.route({
+    family,
     method: 'GET',
     path: '/v2/hrs/:hrs_id',
-    auth: 'export_v2',
     handler: async (req) => {
       const hrsId = req.params.hrs_id!;
       const since = ifModifiedSince(req);
@@ -88,9 +92,9 @@ export function stationRoutes(server: HttpServer, services: Services): void {
   });
 
   server.route({
+    family,
     method: 'GET',
     path: '/v2/hrs/:hrs_id/events',
-    auth: 'export_v2',
     handler: async (req) => {
       const hrsId = req.params.hrs_id!;
       const events = await currentEvents(sql, hrsId, new Date());
@@ -109,9 +113,9 @@ export function stationRoutes(server: HttpServer, services: Services): void {
   });
 
   server.route({
+    family,
     method: 'GET',
     path: '/v2/hrs/:hrs_id/photo',
-    auth: 'export_v2',
     handler: async (req) => {
       const hrsId = req.params.hrs_id!;
       const photo = await stationPhoto(sql, hrsId);
@@ -121,7 +125,14 @@ export function stationRoutes(server: HttpServer, services: Services): void {
       return { status: 200, headers: { 'Content-Type': photo.mediaType, 'X-Content-Type-Options': 'nosniff' }, body: photo.bytes };
     },
   });
+  return {
+    // Memory only: a removed station's record goes (correctness never depends on this, see above).
+    stationsChanged(changed, stations) {
+      for (const hrsId of changed) if (stations.station(hrsId) === undefined) records.forget(hrsId);
+    },
+  };
 }
+
 
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']}');
@@ -158,11 +169,6 @@ const invalidParameter = (detail: string) => new HttpError(400, 'invalid_paramet
 
 /* ---- Conditional requests ------------------------------------------------------------------------- */
 
-/** An HTTP-date (IMF-fixdate) for whole seconds since the epoch. */
-export function httpDate(seconds: number): string {
-  return new Date(seconds * 1000).toUTCString();
-}
-
 const secondsOf = (us: number) => Math.floor(us / 1_000_000);
 
 function conditionalHeaders(modifiedUs: number): Record<string, string> {
@@ -177,59 +183,6 @@ function notModified(modifiedUs: number): Reply {
 /** HTTP-dates have whole seconds: unchanged when the newest change lies within the given second or before. */
 function notModifiedSince(modifiedUs: number, sinceSeconds: number): boolean {
   return secondsOf(modifiedUs) <= sinceSeconds;
-}
-
-/**
- * The request's `If-Modified-Since` in seconds since the epoch, or undefined when it is to be ignored
- * (RFC 9110 13.1.3): absent, not one valid HTTP-date, beside an `If-None-Match`, or later than the
- * server's current time (a date from the future would keep answering 304 past later changes).
- */
-export function ifModifiedSince(req: Pick<Request, 'headers'>, nowMs = Date.now()): number | undefined {
-  const value = req.headers['if-modified-since'];
-  if (value === undefined || req.headers['if-none-match'] !== undefined) return undefined;
-  const seconds = parseHttpDate(value);
-  if (seconds === undefined || seconds > Math.floor(nowMs / 1000)) return undefined;
-  return seconds;
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const MONTH = MONTHS.join('|');
-const IMF_FIXDATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), (\\d\\d) (${MONTH}) (\\d{4}) (\\d\\d):(\\d\\d):(\\d\\d) GMT$`);
-const RFC850_DATE = new RegExp(
-  `^(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), (\\d\\d)-(${MONTH})-(\\d\\d) (\\d\\d):(\\d\\d):(\\d\\d) GMT$`,
-);
-const ASCTIME_DATE = new RegExp(`^(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (${MONTH}) ([ \\d]\\d) (\\d\\d):(\\d\\d):(\\d\\d) (\\d{4})$`);
-
-/**
- * An HTTP-date (RFC 9110 5.6.7: IMF-fixdate, or the obsolete RFC 850 and asctime forms; case-sensitive)
- * in seconds since the epoch; undefined for anything else, impossible dates (30 Feb) included.
- */
-export function parseHttpDate(text: string, nowMs = Date.now()): number | undefined {
-  const value = text.trim();
-  let parts: { day: string; month: string; year: number; time: [string, string, string] };
-  let m: RegExpExecArray | null;
-  if ((m = IMF_FIXDATE.exec(value))) {
-    parts = { day: m[1]!, month: m[2]!, year: Number(m[3]), time: [m[4]!, m[5]!, m[6]!] };
-  } else if ((m = RFC850_DATE.exec(value))) {
-    // A two-digit year more than 50 years ahead is the most recent past year with those digits.
-    const thisYear = new Date(nowMs).getUTCFullYear();
-    let year = Math.floor(thisYear / 100) * 100 + Number(m[3]);
-    if (year > thisYear + 50) year -= 100;
-    parts = { day: m[1]!, month: m[2]!, year, time: [m[4]!, m[5]!, m[6]!] };
-  } else if ((m = ASCTIME_DATE.exec(value))) {
-    parts = { day: m[2]!, month: m[1]!, year: Number(m[6]), time: [m[3]!, m[4]!, m[5]!] };
-  } else {
-    return undefined;
-  }
-  const month = MONTHS.indexOf(parts.month);
-  const day = Number(parts.day.trim());
-  const [hour, minute, second] = parts.time.map(Number) as [number, number, number];
-  if (hour > 23 || minute > 59 || second > 60) return undefined;
-  // A leap second (60) counts as the second before it.
-  const ms = Date.UTC(parts.year, month, day, hour, minute, Math.min(second, 59));
-  const date = new Date(ms);
-  if (date.getUTCFullYear() !== parts.year || date.getUTCMonth() !== month || date.getUTCDate() !== day) return undefined;
-  return ms / 1000;
 }
 
 /* ---- Station records ------------------------------------------------------------------------------ */

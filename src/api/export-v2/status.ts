@@ -1,32 +1,44 @@
-import { acceptsGzip } from '../../http/encoding.js';
+import { acceptsGzip, EncodedBody } from '../../http/encoding.js';
 import { JSON_TYPE, notFound } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import type { Services } from '../../services.js';
+
+/** What the status routes read of the live status (machines/live-status.ts). */
+export interface StatusSource {
+  /** `{"stations": [...]}` over every registered station, sorted by hrs_id. */
+  allJson(): string;
+  /** One station's status object as JSON; undefined for a station not in the registry. */
+  stationJson(hrsId: string): string | undefined;
+  /** Moves whenever anything `allJson` returns may have changed. */
+  readonly version: number;
+}
 
 /**
  * Export v2 live status, served from memory: `GET /v2/hrs/status` (every registered station, sorted by
  * hrs_id) and `GET /v2/hrs/{hrs_id}/status`. Not conditional (no Last-Modified), as the spec says.
  */
-export function statusRoutes(server: HttpServer, { status }: Services): void {
+export function statusRoutes(server: HttpServer, family: Family, status: StatusSource): void {
+  // A thousand stations make close to a megabyte of JSON: kept encoded until the status changes,
+  // gzip made on the first request that takes it.
+  let all: { version: number; body: EncodedBody } | undefined;
   server.route({
+    family,
     method: 'GET',
     path: '/v2/hrs/status',
-    auth: 'export_v2',
     handler: (req) => {
-      // A thousand stations make close to a megabyte of JSON: kept encoded, gzip when the client takes it.
-      const body = status.allBody();
+      if (all?.version !== status.version) all = { version: status.version, body: new EncodedBody(status.allJson()) };
       const gzip = acceptsGzip(req.headers['accept-encoding']);
       return {
         status: 200,
         headers: { 'Content-Type': JSON_TYPE, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
-        body: gzip ? body.gzip : body.identity,
+        body: gzip ? all.body.gzip : all.body.identity,
       };
     },
   });
   server.route({
+    family,
     method: 'GET',
     path: '/v2/hrs/:hrs_id/status',
-    auth: 'export_v2',
     handler: (req) => {
       const hrsId = req.params.hrs_id!;
       const body = status.stationJson(hrsId);

@@ -1,8 +1,15 @@
 import { json } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import type { Services } from '../../services.js';
 
 const CHECK_TIMEOUT_MS = 2000;
+
+export interface HealthDeps {
+  /** True once shutdown has begun: readiness turns 503 so load balancers stop sending. */
+  isStopping: () => boolean;
+  pingDatabase: () => Promise<unknown>;
+  pingRedis: () => Promise<unknown>;
+}
 
 async function check(probe: () => Promise<unknown>): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
@@ -22,15 +29,16 @@ async function check(probe: () => Promise<unknown>): Promise<string> {
 }
 
 /** `/healthz`: the process answers. `/readyz`: PostgreSQL and Redis answer and we are not stopping. */
-export function healthRoutes(server: HttpServer, services: Services): void {
-  server.route({ method: 'GET', path: '/healthz', auth: 'none', handler: () => json(200, { status: 'ok' }) });
+export function healthRoutes(server: HttpServer, family: Family, deps: HealthDeps): void {
+  server.route({ family, public: true, method: 'GET', path: '/healthz', handler: () => json(200, { status: 'ok' }) });
   server.route({
+    family,
+    public: true,
     method: 'GET',
     path: '/readyz',
-    auth: 'none',
     handler: async () => {
-      if (services.lifecycle.shuttingDown) return json(503, { status: 'shutting-down' }, { 'Retry-After': '5' });
-      const [postgres, redis] = await Promise.all([check(() => services.sql`SELECT 1`), check(() => services.redis.ping())]);
+      if (deps.isStopping()) return json(503, { status: 'shutting-down' }, { 'Retry-After': '5' });
+      const [postgres, redis] = await Promise.all([check(deps.pingDatabase), check(deps.pingRedis)]);
       const ready = postgres === 'ok' && redis === 'ok';
       return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', postgres, redis });
     },

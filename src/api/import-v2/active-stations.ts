@@ -1,18 +1,16 @@
 import { activeStations } from '../../../db/queries/assignments.js';
+import type { Sql } from '../../../db/connect.js';
 import { json } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import type { Services } from '../../services.js';
+import { originatorOf } from '../auth.js';
 
 /** `GET /import/v2/active-stations/`: the token's originator's stations per signal type and state. */
-export function activeStationsRoute(server: HttpServer, { sql }: Services): void {
+export function activeStationsRoute(server: HttpServer, family: Family, sql: Sql): void {
   server.route({
+    family,
     method: 'GET',
     path: '/import/v2/active-stations/',
-    auth: 'import_v2',
-    handler: async (req) => {
-      const principal = req.principal;
-      if (principal?.kind !== 'originator') throw new Error('import v2 route reached without an originator');
-      return json(200, { stations: await activeStations(sql, principal.id) });
-    },
+    handler: async (req) => json(200, { stations: await activeStations(sql, originatorOf(req)) }),
   });
 }

@@ -1,0 +1,41 @@
+import type { Logger } from 'pino';
+import type { Sql } from '../../../db/connect.js';
+import type { ReferenceData } from '../../../db/queries/reference.js';
+import type { StationLookup } from '../../domain/stations.js';
+import type { Family } from '../../http/family.js';
+import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { HttpServer } from '../../http/server.js';
+import type { TokenFinder } from '../auth.js';
+import { fuellingOptionsV2, vehicleTypes } from '../reference.js';
+import { exportV2Family } from './family.js';
+import { stationRoutes } from './stations.js';
+import { statusRoutes, type StatusSource } from './status.js';
+
+export interface ExportV2Deps {
+  sql: Sql;
+  tokens: TokenFinder;
+  limiter: RateLimiter;
+  limits: readonly RateLimit[];
+  log: Logger;
+  reference: ReferenceData;
+  status: StatusSource;
+  baseUrl: () => string;
+}
+
+export interface ExportV2Api {
+  family: Family;
+  /** To call after every registry reload (frees the kept records of removed stations). */
+  stationsChanged(changed: ReadonlySet<string>, stations: StationLookup): void;
+}
+
+/** Export v2: its family (./family.ts), the reference lists, live status and station records. */
+export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api {
+  const family = exportV2Family(deps);
+  const options = fuellingOptionsV2(deps.reference);
+  const vehicles = vehicleTypes(deps.reference);
+  server.route({ family, method: 'GET', path: '/v2/fuel-type', handler: () => options });
+  server.route({ family, method: 'GET', path: '/v2/vehicle-type', handler: () => vehicles });
+  statusRoutes(server, family, deps.status);
+  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl });
+  return { family, stationsChanged: stations.stationsChanged };
+}

@@ -1,0 +1,43 @@
+import type { Logger } from 'pino';
+import { DRF_ERRORS } from '../../http/errors.js';
+import type { Family, Observer } from '../../http/family.js';
+import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import { rateLimitGuard } from '../../http/rate-limit-guard.js';
+import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
+
+/** The spec's import v2 limit: 300 requests per minute per signal originator, across all import v2 endpoints. */
+export const IMPORT_V2_LIMIT: RateLimit = { limit: 300, windowSeconds: 60, name: 'minute' };
+
+export interface ImportV2FamilyDeps {
+  tokens: TokenFinder;
+  limiter: RateLimiter;
+  /** Requests per minute per originator (IMPORT_V2_RATE_LIMIT; the spec's 300 unless raised for load tests). */
+  perMinute: number;
+  log: Logger;
+  /** The call log (./call-log.ts). */
+  observers: Observer[];
+}
+
+/**
+ * Import v2 in one place: paths under `/import/v2/`, import v2 tokens, the spec's error bodies
+ * (`{"detail"}`, arrays aligned with the request), no licence or CORS headers, one budget per signal
+ * originator across every endpoint, and every answered call offered to the call log.
+ */
+export function importV2Family(deps: ImportV2FamilyDeps): Family {
+  return {
+    name: 'import_v2',
+    prefix: '/import/v2/',
+    auth: tokenAuth(deps.tokens, { label: 'import v2', accepts: 'import_v2' }),
+    errors: DRF_ERRORS,
+    guards: [
+      rateLimitGuard(deps.limiter, {
+        limits: [{ ...IMPORT_V2_LIMIT, limit: deps.perMinute }],
+        key: (req) => `import_v2:originator:${originatorOf(req)}`,
+        style: DRF_ERRORS,
+        per: 'signal originator',
+        log: deps.log,
+      }),
+    ],
+    observers: deps.observers,
+  };
+}

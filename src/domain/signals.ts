@@ -1,0 +1,34 @@
+import type { Category } from './vocabulary.js';
+
+/**
+ * Committed signals as the rest of the platform hears of them: published (live) readings, which
+ * replace a station's published snapshot, and receipts of transmissions stored but not published.
+ */
+
+/** A published (live) reading as the import path commits it and instances announce it to each other. */
+export interface PublishedSignal {
+  hrsId: string;
+  category: Category;
+  originatorId: string;
+  /** Epoch milliseconds. */
+  datetime: number;
+  receivedAt: number;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * A transmission that was stored but not published: its originator is not (or not live) assigned to
+ * the station for that signal type. Admins see these in the live feed to follow an originator's
+ * commissioning; values are never part of a receipt (they may be confidential).
+ */
+export interface Receipt {
+  originator_id: string;
+  hrs_id: string;
+  /** The signal type, as in the import path: `availability`, `usage`, `hydrogen-storage`, `pricing`. */
+  category: Category;
+  /** `testing`: assigned for testing; `unassigned`: no assignment for that station and type. */
+  assignment: 'testing' | 'unassigned';
+  /** Measurement and receipt times, ISO 8601 UTC. */
+  datetime: string;
+  received_datetime: string;
+}

@@ -1,0 +1,34 @@
+import type { AuthScheme } from './auth.js';
+import type { ErrorStyle, Reply } from './errors.js';
+import type { FamilyPolicy } from './policy.js';
+import type { Request } from './request.js';
+
+/** Runs after authentication and before the body is used; may throw an HttpError or add headers. */
+export type Guard = (req: Request) => Promise<void> | void;
+
+/** Sees every answered request of a family's authenticated routes once the response is written (call logs, metrics). */
+export type Observer = (req: Request, reply: Reply) => void;
+
+/**
+ * An API family as the HTTP core sees it: a value, declared by the family itself (src/api/<family>/),
+ * and handed to the core with each route. The core knows no family by name.
+ *
+ * A response belongs to a family when its route does, or, for responses no route gives (an unknown
+ * path, 405, OPTIONS, 501), when its path starts with the family's prefix (the longest such prefix).
+ */
+export interface Family {
+  /** A stable name, for documents and logs: `import_v2`, `export_v2`, `admin`. */
+  readonly name: string;
+  /** Where the family's paths live: `/import/v2/`, `/v2/`. */
+  readonly prefix: string;
+  /** How its routes authenticate; a family without one has public routes only. */
+  readonly auth?: AuthScheme;
+  /** How its errors look (src/http/errors.ts: DRF_ERRORS, PROBLEM_ERRORS). */
+  readonly errors: ErrorStyle;
+  /** Headers on every response and CORS (src/http/policy.ts). */
+  readonly policy?: FamilyPolicy;
+  /** Run in order on every authenticated request (rate limits). */
+  readonly guards?: readonly Guard[];
+  /** Told of every answered authenticated request (call logs). */
+  readonly observers?: readonly Observer[];
+}

@@ -1,0 +1,67 @@
+import type { HttpRequest, HttpResponse, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
+import type { Logger } from 'pino';
+import type { Family } from './family.js';
+import { Abort, copyRequest, type Request } from './request.js';
+import { failure, logRequest, respond, withRequestHeaders } from './respond.js';
+import type { FamilyState } from './server.js';
+
+/** What every WebSocket of a socket route carries: the upgrade request (principal set once authenticated) and the route's own data. */
+export interface SocketData<T> {
+  req: Request;
+  /** The route's own per-connection state (from `admit`), undefined until authenticated. */
+  state: T | undefined;
+}
+
+/**
+ * A WebSocket endpoint. The upgrade request goes through the same pipeline as any route of its
+ * family: a token in `Authorization` is authenticated and the family's guards run (so a connection
+ * counts once against a rate limit), then `admit` (may refuse with an HttpError); any refusal is an
+ * HTTP response in the family's error format with the family's headers, and nothing is upgraded. With
+ * `messageAuth` a request without `Authorization` is upgraded unauthenticated, for clients that cannot
+ * set headers (browsers), and the route authenticates its first message with `authenticateSocket`.
+ * A plain GET without `Upgrade: websocket` is answered 426.
+ */
+export interface SocketRouteSpec<T> {
+  family: Family;
+  path: string;
+  messageAuth: boolean;
+  /** Runs once the principal is known, before upgrading (header) or after the auth message; its result is `state`. */
+  admit: (req: Request) => Promise<T> | T;
+  /** The uWS behaviour (limits, open, message, drain, close); `upgrade` is the server's. */
+  behavior: Omit<WebSocketBehavior<SocketData<T>>, 'upgrade'>;
+  /** Undoes `admit` for a connection that never opened (the client left during the upgrade). */
+  release?: (state: T) => void;
+}
+
+type Authenticate = (req: Request, header: string | undefined) => Promise<void>;
+
+/** The uWS `upgrade` of a socket route: authenticate and admit (unless left to the first message), then upgrade or refuse. */
+export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState, log: Logger, authenticate: Authenticate) {
+  return (res: HttpResponse, uwsReq: HttpRequest, context: us_socket_context_t): void => {
+    const abort = new Abort();
+    res.onAborted(() => abort.fire());
+    const req = copyRequest(uwsReq, res, abort, log);
+    const started = performance.now();
+    const key = req.headers['sec-websocket-key'] ?? '';
+    const protocol = req.headers['sec-websocket-protocol'] ?? '';
+    const extensions = req.headers['sec-websocket-extensions'] ?? '';
+    const admitted = async (): Promise<T | undefined> => {
+      if (spec.messageAuth && req.headers.authorization === undefined) return undefined;
+      await authenticate(req, req.headers.authorization);
+      return spec.admit(req);
+    };
+    admitted().then(
+      (state) => {
+        if (abort.aborted) {
+          if (state !== undefined) spec.release?.(state);
+          return;
+        }
+        res.cork(() => res.upgrade<SocketData<T>>({ req, state }, key, protocol, extensions, context));
+        logRequest(log, req, 101, started, undefined);
+      },
+      (err: unknown) => {
+        if (!abort.aborted) respond(log, res, req, withRequestHeaders(failure(err, family, req), req), family, started);
+      },
+    );
+  };
+}
