@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ensureDatabase, openDatabase } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { readReferenceData } from '../db/queries/reference.js';
-import { CallLogRecorder } from '../workers/call-log.js';
+import { CallLogRecorder } from '../workers/call-log/producer.js';
 import { startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue } from '../workers/queues.js';
 import { adminCallLogRoutes } from './api/admin/call-logs.js';

@@ -2,14 +2,9 @@ import t from 'tap';
 import type { Queue } from 'bullmq';
 import { insertCallLogs, type CallLogRow } from '../db/queries/call-logs.js';
 import { createLogger } from '../src/log.js';
-import {
-  CallLogRecorder,
-  MAX_STORED_BODY_BYTES,
-  capBody,
-  startCallLogWorker,
-  type CallLogEntry,
-  type CallLogWorker,
-} from '../workers/call-log.js';
+import { MAX_STORED_BODY_BYTES, capBody, type CallLogEntry } from '../workers/call-log/job.js';
+import { startCallLogWorker, type CallLogWorker } from '../workers/call-log/processor.js';
+import { CallLogRecorder } from '../workers/call-log/producer.js';
 import type { CallLogMode } from '../src/domain/vocabulary.js';
 import { QUEUES, openQueue } from '../workers/queues.js';
 import { baseFixture } from './helpers/fixtures.js';

@@ -2,8 +2,8 @@ import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
 import type { Config } from '../src/config.js';
 import type { Redis } from '../src/infra/redis.js';
-import { startCallLogWorker } from './call-log.js';
-import { startMailWorker } from './mail.js';
+import { startCallLogWorker } from './call-log/processor.js';
+import { startMailWorker } from './mail/processor.js';
 
 export interface Workers {
   names: string[];

@@ -25,7 +25,7 @@ export interface OperationDoc {
   operation: Json;
 }
 
-/** What a document definition is made of; see src/api/docs/import-v2.ts and export-v2.ts. */
+/** What a document definition is made of; see src/api/docs/import-v2.ts and export-v2.ts (their parts in the folders of the same names). */
 export interface DocDefinition {
   family: DocFamily;
   info: Json;

@@ -1,17 +1,11 @@
 import { Worker, createNodeRedisClient, UnrecoverableError, type Job } from 'bullmq';
 import nodemailer from 'nodemailer';
-import { z } from 'zod';
 import type { Logger } from 'pino';
-import type { Redis } from '../src/infra/redis.js';
-import { QUEUES, bullPrefix } from './queues.js';
+import type { Redis } from '../../src/infra/redis.js';
+import { QUEUES, bullPrefix } from '../queues.js';
+import { mailJobSchema } from './job.js';
 
-/** A mail job: one message to one recipient. Validated again when the worker picks it up. */
-export const mailJobSchema = z.strictObject({
-  to: z.email(),
-  subject: z.string().min(1).max(200),
-  text: z.string().min(1),
-});
-export type MailJob = z.infer<typeof mailJobSchema>;
+/** The mail processor: the worker that delivers queued mail jobs over SMTP. */
 
 export interface MailWorkerOptions {
   redis: Redis;

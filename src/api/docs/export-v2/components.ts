@@ -1,0 +1,187 @@
+import { MESSAGES } from '../../auth.js';
+import {
+  availabilitySectionSchema,
+  dispenserSchema,
+  eventListSchema,
+  eventSchema,
+  fuelTypeListSchema,
+  fuelTypeSchema,
+  hydrogenStorageSectionSchema,
+  nozzleSchema,
+  pricingSectionSchema,
+  problemSchema,
+  productSchema,
+  stationPageSchema,
+  stationRecordSchema,
+  stationStatusListSchema,
+  stationStatusSchema,
+  storageSchema,
+  usageSectionSchema,
+  vehicleTypeListSchema,
+  vehicleTypeSchema,
+} from '../../../domain/export-v2/schemas.js';
+import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
+import { headerRef, type DocContext, type DocDefinition } from '../openapi.js';
+import { problem, problemBody, rateLimits, SECURITY } from './shared.js';
+
+/** The export v2 document's components: the security scheme, schemas, parameters, headers and shared responses. */
+
+export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
+  [SECURITY]: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'A personal export v2 token of a portal account. Export v1/v1.1 tokens and the shared sandbox token are refused. ' +
+      'The value is shown once when created; a lost token is replaced, not recovered.',
+  },
+});
+
+/** Every response body, under the name the operations refer to it by. */
+export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
+  StationPage: stationPageSchema,
+  Station: stationRecordSchema,
+  Dispenser: dispenserSchema,
+  Nozzle: nozzleSchema,
+  Storage: storageSchema,
+  Product: productSchema,
+  EventList: eventListSchema,
+  Event: eventSchema,
+  StationStatusList: stationStatusListSchema,
+  StationStatus: stationStatusSchema,
+  AvailabilitySection: availabilitySectionSchema,
+  UsageSection: usageSectionSchema,
+  HydrogenStorageSection: hydrogenStorageSectionSchema,
+  PricingSection: pricingSectionSchema,
+  FuelTypeList: fuelTypeListSchema,
+  FuelType: fuelTypeSchema,
+  VehicleTypeList: vehicleTypeListSchema,
+  VehicleType: vehicleTypeSchema,
+  Problem: problemSchema,
+});
+
+export const parameters = (): NonNullable<DocDefinition['parameters']> => ({
+  hrs_id: {
+    name: 'hrs_id',
+    in: 'path',
+    required: true,
+    description: 'Station id: five uppercase letters.',
+    schema: { type: 'string', pattern: '^[A-Z]{5}$' },
+    example: 'BERLA',
+  },
+  limit: {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: 'Stations per page: 1 to 500, default 100.',
+    schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
+  },
+  offset: {
+    name: 'offset',
+    in: 'query',
+    required: false,
+    description: 'How many stations (sorted by `hrs_id`) to skip; default 0. Follow `next` rather than computing it.',
+    schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999, default: 0 },
+  },
+  'If-Modified-Since': {
+    name: 'If-Modified-Since',
+    in: 'header',
+    required: false,
+    description: 'The `Last-Modified` of an earlier response: 304 with an empty body when nothing changed since.',
+    schema: { type: 'string' },
+    example: 'Sun, 22 Nov 2026 10:00:00 GMT',
+  },
+});
+
+export function headers(config: DocContext['config']): DocDefinition['headers'] {
+  return {
+    'X-Request-Id': requestIdHeader(),
+    Link: {
+      required: true,
+      description:
+        'The licence of the data: `<https://creativecommons.org/licenses/by/4.0/>; rel="license"` (CC BY 4.0), on every ' +
+        'response; further links follow it, comma-separated.',
+      schema: { type: 'string', examples: ['<https://creativecommons.org/licenses/by/4.0/>; rel="license"'] },
+    },
+    ...rateLimitHeaders(config),
+    'Retry-After': retryAfterHeader(),
+    'Last-Modified': {
+      required: true,
+      description: 'When the exported static content last changed (HTTP date). Send it back as `If-Modified-Since`.',
+      schema: { type: 'string', examples: ['Sun, 22 Nov 2026 10:00:00 GMT'] },
+    },
+    'WWW-Authenticate': wwwAuthenticateHeader(),
+  };
+}
+
+/** `RateLimit-Limit`, `-Remaining` and `-Reset`, stating the tightest of the user's limits. */
+function rateLimitHeaders(config: DocContext['config']): DocDefinition['headers'] {
+  const { perMinute, sustained } = rateLimits(config);
+  return {
+    'RateLimit-Limit': {
+      description:
+        `The limit of the tightest of the user's two limits (${perMinute} per minute, ${sustained}). ` +
+        'Absent when the rate limiter is unavailable (requests then pass unlimited).',
+      schema: { type: 'integer', minimum: 1, examples: [perMinute] },
+    },
+    'RateLimit-Remaining': {
+      description: 'Requests still allowed now under that limit.',
+      schema: { type: 'integer', minimum: 0, examples: [perMinute - 1] },
+    },
+    'RateLimit-Reset': {
+      description: 'Seconds until the oldest counted request leaves that limit\'s window, i.e. until `RateLimit-Remaining` next grows.',
+      schema: { type: 'integer', minimum: 0, examples: [60] },
+    },
+  };
+}
+
+/** The shared responses: those of the operations (304, 400, 404) and those any authenticated request can get. */
+export function responses(config: DocContext['config']): DocDefinition['responses'] {
+  return {
+    NotModified: {
+      description: 'Nothing exported changed since `If-Modified-Since`: empty body.',
+      headers: { 'Last-Modified': headerRef('Last-Modified') },
+    },
+    BadRequest: problem('A query parameter is malformed, out of range or given twice (never clamped).', {
+      bad_limit: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: must be a whole number from 1 to 500.') },
+      bad_offset: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'offset: must be a whole number, 0 or more.') },
+      twice: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: give it once (got 2 values).') },
+    }),
+    StationNotFound: problem('No station with this `hrs_id` is registered.', {
+      unknown_station: { value: problemBody(404, 'Not Found', 'not_found', 'No station with hrs_id "OSLO1".') },
+    }),
+    ...commonResponses(config),
+  };
+}
+
+/** 401, 429 and 500: what any authenticated export v2 request can get (`COMMON`). */
+function commonResponses(config: DocContext['config']): DocDefinition['responses'] {
+  const { perMinute } = rateLimits(config);
+  const unauthorized = (detail: string) => ({ value: problemBody(401, 'Unauthorized', 'not_authenticated', detail) });
+  return {
+    Unauthorized: problem(
+      'Authentication failed; nothing was processed. The `detail` says why.',
+      {
+        missing: unauthorized(MESSAGES.missing),
+        malformed: unauthorized(MESSAGES.malformed),
+        unknown: unauthorized(MESSAGES.unknown),
+        revoked: unauthorized(MESSAGES.revoked),
+        expired: unauthorized(MESSAGES.expired),
+        deactivated: unauthorized(MESSAGES.deactivated),
+        export_v1_token: { summary: 'An export v1/v1.1 token', ...unauthorized(MESSAGES.exportV1OnV2) },
+      },
+      { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
+    ),
+    TooManyRequests: problem(
+      'A rate limit of the user is exhausted; nothing was processed.',
+      {
+        burst: {
+          value: problemBody(429, 'Too Many Requests', 'throttled', `Rate limit exceeded: at most ${perMinute} requests per minute per user. Retry in 12 seconds.`),
+        },
+      },
+      { 'Retry-After': headerRef('Retry-After') },
+    ),
+    InternalError: problem('Unexpected platform error; please report it with the `X-Request-Id`.', {
+      internal: { value: problemBody(500, 'Internal Server Error', 'internal_error', 'Unexpected platform error; please report it.') },
+    }),
+  };
+}

@@ -1,0 +1,125 @@
+import {
+  activeStationsResponseSchema,
+  detailSchema,
+  fieldErrorsSchema,
+  nonFieldErrorsSchema,
+  validationErrorListSchema,
+} from '../../../domain/import-v2/schemas.js';
+import { MESSAGES } from '../../auth.js';
+import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
+import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../openapi.js';
+
+/** The import v2 document's response schemas, headers and shared responses. */
+
+export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
+  ActiveStations: activeStationsResponseSchema,
+  FieldErrors: fieldErrorsSchema,
+  ValidationErrors: validationErrorListSchema,
+  NonFieldErrors: nonFieldErrorsSchema,
+  Detail: detailSchema,
+});
+
+/** The headers, the `RateLimit-*` ones stating the configured limit. */
+export function headers(limit: number): DocDefinition['headers'] {
+  return {
+    'X-Request-Id': requestIdHeader(),
+    'RateLimit-Limit': {
+      description: `The limit: ${limit} requests per 60 seconds per signal originator. Absent when the rate limiter is unavailable (requests then pass unlimited).`,
+      schema: { type: 'integer', minimum: 1, examples: [limit] },
+    },
+    'RateLimit-Remaining': {
+      description: 'Requests still allowed now.',
+      schema: { type: 'integer', minimum: 0, examples: [limit - 1] },
+    },
+    'RateLimit-Reset': {
+      description:
+        'Seconds until the oldest counted request leaves the window, i.e. until `RateLimit-Remaining` next grows (0 when nothing is counted).',
+      schema: { type: 'integer', minimum: 0, examples: [60] },
+    },
+    'Retry-After': retryAfterHeader(),
+    'WWW-Authenticate': wwwAuthenticateHeader(),
+  };
+}
+
+/** A response with a `{"detail": "..."}` body and its examples. */
+const detailResponse = (description: string, examples: Record<string, unknown>, headers?: Record<string, unknown>) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { 'application/json': { schema: schemaRef('Detail'), examples } },
+});
+
+const detail = (text: string) => ({ value: { detail: text } });
+
+/** The shared responses: every refusal a signal or station request can get. */
+export function responses(config: DocContext['config']): DocDefinition['responses'] {
+  const { maxBodyBytes, importV2RateLimit: limit } = config;
+  return {
+    ValidationFailed: validationFailed(),
+    Unauthorized: unauthorized(),
+    PayloadTooLarge: detailResponse(
+      `The body exceeds the limit of ${maxBodyBytes} bytes (checked before authentication when \`Content-Length\` says so); the connection is closed.`,
+      { too_large: detail(`Request body exceeds the limit of ${maxBodyBytes} bytes.`) },
+    ),
+    UnsupportedMediaType: detailResponse('The `Content-Type` is not JSON (`application/json` or `application/*+json`).', {
+      not_json: detail('Unsupported media type "text/plain" in request.'),
+    }),
+    TooManyRequests: detailResponse(
+      'The originator\'s rate limit is exhausted; nothing was processed.',
+      {
+        throttled: detail(`Request was throttled: at most ${limit} requests per minute per signal originator. Expected available in 12 seconds.`),
+      },
+      { 'Retry-After': headerRef('Retry-After') },
+    ),
+    InternalError: detailResponse('Unexpected platform error; please report it with the `X-Request-Id`.', {
+      internal: detail('Unexpected platform error; please report it.'),
+    }),
+  };
+}
+
+/** 400: the per-transmission errors aligned with the request, or what is wrong with the body as a whole. */
+function validationFailed() {
+  return {
+    description:
+      'At least one transmission failed validation, or the body is not a non-empty JSON array, or not JSON at all. ' +
+      'Nothing of the request was stored.',
+    content: {
+      'application/json': {
+        schema: { oneOf: [schemaRef('ValidationErrors'), schemaRef('NonFieldErrors'), schemaRef('Detail')] },
+        examples: {
+          validation: {
+            summary: 'Aligned with the request: the first transmission passed, the second did not',
+            value: [
+              {},
+              {
+                datetime: ['The signal may not be older than 5 minutes.'],
+                nozzles: [{}, { id: ['Unknown nozzle identifier: N9'] }],
+              },
+            ],
+          },
+          not_a_list: { summary: 'The body is not a JSON array', value: { non_field_errors: ['Expected a list of items but got type "dict".'] } },
+          empty_list: { summary: 'The body is an empty array', value: { non_field_errors: ['This list may not be empty.'] } },
+          parse_error: {
+            summary: 'The body is not JSON',
+            value: { detail: 'JSON parse error - Unexpected token \'x\', "xyz" is not valid JSON' },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** 401, one example per reason the `detail` can give. */
+function unauthorized() {
+  return detailResponse(
+    'Authentication failed; nothing was processed. The `detail` says why.',
+    {
+      missing: detail(MESSAGES.missing),
+      malformed: detail(MESSAGES.malformed),
+      unknown: detail(MESSAGES.unknown),
+      revoked: detail(MESSAGES.revoked),
+      expired: detail(MESSAGES.expired),
+      wrong_generation: detail('This is an import v1/v1.1 token; import v2 accepts an import v2 token only.'),
+    },
+    { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
+  );
+}

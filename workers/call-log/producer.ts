@@ -1,0 +1,58 @@
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import type { CallLogMode } from '../../src/domain/vocabulary.js';
+import { callLogJobSchema, callLogPayload, shouldRecord, type CallLogEntry, type CallLogJob } from './job.js';
+
+/** The call-log producer: what the API process uses to enqueue a call-log job per recorded call. */
+
+// The table is the record; a completed job need not stay in Redis holding a copy of the body.
+const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: { age: 7 * 24 * 3600, count: 1000 } } as const;
+
+/**
+ * Used by request handlers once the response status is known. Recording only enqueues a job; it
+ * never throws and never fails the request: a failed enqueue is logged and the entry is lost.
+ */
+export class CallLogRecorder {
+  private readonly pending = new Set<Promise<void>>();
+  private closed = false;
+
+  constructor(
+    private readonly queue: Queue,
+    private readonly log: Logger,
+  ) {}
+
+  /** Resolves once the entry is enqueued (or skipped, or its enqueue failed); never rejects. */
+  record(mode: CallLogMode, entry: CallLogEntry): Promise<void> {
+    if (!shouldRecord(mode, entry.status)) return Promise.resolve();
+    if (this.closed) {
+      this.log.warn({ originator: entry.originator, request_id: entry.requestId }, 'call log entry dropped: the recorder is closed');
+      return Promise.resolve();
+    }
+    let job: CallLogJob;
+    try {
+      const parsed = callLogJobSchema.safeParse(callLogPayload(entry));
+      if (!parsed.success) throw new Error(`invalid call log entry: ${parsed.error.message}`);
+      job = parsed.data;
+    } catch (err) {
+      this.log.error({ err, originator: entry.originator, request_id: entry.requestId }, 'call log entry dropped');
+      return Promise.resolve();
+    }
+    const added = (async () => {
+      try {
+        await this.queue.add('call', job, JOB_OPTIONS);
+      } catch (err) {
+        this.log.warn({ err, originator: entry.originator, request_id: entry.requestId }, 'call log entry could not be enqueued');
+      }
+    })();
+    this.pending.add(added);
+    void added.finally(() => this.pending.delete(added));
+    return added;
+  }
+
+  /** Waits for enqueues under way, then closes the queue; later entries are dropped with a warning. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.pending);
+    await this.queue.close();
+  }
+}
