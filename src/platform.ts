@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { ensureDatabase, openDatabase } from '../db/connect.js';
 import { migrate } from '../db/migrate.js';
 import { readReferenceData } from '../db/queries/reference.js';
+import { readRegistryRows } from '../db/queries/registry.js';
 import { CallLogRecorder } from '../workers/call-log.js';
 import { startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue } from '../workers/queues.js';
@@ -62,7 +63,7 @@ export async function openServices(config: Config, log: Logger): Promise<Service
   redis.on('error', (err: Error) => log.warn({ err }, 'redis connection error'));
   const bus = new Bus(redis, config.redisPrefix, log);
   const tokens = new TokenStore(sql);
-  const registry = new Registry(sql);
+  const registry = new Registry(() => readRegistryRows(sql));
   await registry.reload();
   await bus.on('registry', (message) => {
     tokens.invalidate();
