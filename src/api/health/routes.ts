@@ -1,3 +1,4 @@
+import { pingDatabase } from '../../../db/queries/health.js';
 import { json } from '../../http/errors.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Services } from '../../services.js';
@@ -30,7 +31,7 @@ export function healthRoutes(server: HttpServer, services: Services): void {
     auth: 'none',
     handler: async () => {
       if (services.lifecycle.shuttingDown) return json(503, { status: 'shutting-down' }, { 'Retry-After': '5' });
-      const [postgres, redis] = await Promise.all([check(() => services.sql`SELECT 1`), check(() => services.redis.ping())]);
+      const [postgres, redis] = await Promise.all([check(() => pingDatabase(services.sql)), check(() => services.redis.ping())]);
       const ready = postgres === 'ok' && redis === 'ok';
       return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', postgres, redis });
     },
