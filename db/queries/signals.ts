@@ -1,4 +1,5 @@
 import type { Sql } from '../connect.js';
+import type { Category } from '../../src/domain/vocabulary.js';
 
 export type AssignmentAtReceipt = 'live' | 'testing' | 'unassigned';
 
@@ -124,5 +125,36 @@ export class SignalWriter {
       count++;
     }
     return this.queue.splice(0, count);
+  }
+}
+
+/** A published (live) reading as held in `published_signals`, times in epoch milliseconds. */
+export interface PublishedSignalRow {
+  hrsId: string;
+  category: Category;
+  originatorId: string;
+  /** When it was measured (`measured_at`), epoch milliseconds. */
+  datetime: number;
+  receivedAt: number;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * Every published reading, `batchSize` rows at a time through a cursor, so restoring all of them
+ * never holds the whole table in memory at once. In no particular order.
+ */
+export async function* publishedSignalBatches(sql: Sql, batchSize = 5000): AsyncGenerator<PublishedSignalRow[]> {
+  const cursor = sql<
+    { hrs_id: string; category: Category; originator_id: string; measured_at: Date; received_at: Date; payload: Record<string, unknown> }[]
+  >`SELECT hrs_id, category, originator_id, measured_at, received_at, payload FROM published_signals`.cursor(batchSize);
+  for await (const rows of cursor) {
+    yield rows.map((row) => ({
+      hrsId: row.hrs_id,
+      category: row.category,
+      originatorId: row.originator_id,
+      datetime: row.measured_at.getTime(),
+      receivedAt: row.received_at.getTime(),
+      payload: row.payload,
+    }));
   }
 }

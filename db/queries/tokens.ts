@@ -1,4 +1,40 @@
 import type { Sql } from '../connect.js';
+import type { Generation } from '../../src/domain/vocabulary.js';
+
+/** A token as authentication checks it, with whether its originator or user has been deactivated. */
+export interface TokenRow {
+  id: string;
+  generation: Generation;
+  originator_id: string | null;
+  user_id: string | null;
+  name: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  owner_deactivated: boolean;
+}
+
+/** The token whose value hashes to `hash` (SHA-256), if any: looked up by the hash alone. */
+export async function findTokenByHash(sql: Sql, hash: Buffer): Promise<TokenRow | undefined> {
+  const [row] = await sql<TokenRow[]>`
+    SELECT t.id, t.generation, t.originator_id, t.user_id, t.name, t.expires_at, t.revoked_at,
+           (o.deactivated_at IS NOT NULL OR u.deactivated_at IS NOT NULL) AS owner_deactivated
+    FROM tokens t
+    LEFT JOIN originators o ON o.id = t.originator_id
+    LEFT JOIN users u ON u.id = t.user_id
+    WHERE t.hash = ${hash}`;
+  return row;
+}
+
+/**
+ * Records when tokens were last used, in one statement: `times[i]` for `ids[i]`. A stored time later
+ * than the one given is kept (the writes of several instances may arrive in any order).
+ */
+export async function recordTokensUsed(sql: Sql, ids: readonly string[], times: readonly Date[]): Promise<void> {
+  await sql`
+    UPDATE tokens t SET last_used_at = GREATEST(t.last_used_at, u.at)
+    FROM unnest(${ids as string[]}::bigint[], ${times.map((at) => at.toISOString())}::timestamptz[]) AS u(id, at)
+    WHERE t.id = u.id`;
+}
 
 export interface TokenListing {
   id: string;

@@ -1,11 +1,12 @@
-import type { Sql } from '../../db/connect.js';
+import type { RegistryRows } from '../../db/queries/registry.js';
 import type { ConfirmedLayout, OriginatorLookup, StationDirectory, StationEntry } from '../domain/stations.js';
 import type { AssignmentState, CallLogMode } from '../domain/vocabulary.js';
 
 /**
  * The registry in memory, as the request path needs it: stations with their confirmed layouts,
  * assignments and originators' call-log modes. Replaced whole on each reload, so readers always
- * see one consistent version.
+ * see one consistent version. The rows come from a reader function (in service,
+ * `() => readRegistryRows(sql)`), so the cache can be built from rows held in memory as well.
  */
 export class Registry implements StationDirectory, OriginatorLookup {
   private stations = new Map<string, StationEntry>();
@@ -19,7 +20,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   private loading: Promise<void> | undefined;
   private again = false;
 
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly readRows: () => Promise<RegistryRows>) {}
 
   station(hrsId: string): StationEntry | undefined {
     return this.stations.get(hrsId);
@@ -70,23 +71,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   }
 
   private async read(): Promise<void> {
-    const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
-      this.sql<{ hrs_id: string; name: string; heavy_duty: boolean; confirmed: boolean }[]>`
-        SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed
-        FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,
-      this.sql<{ hrs_id: string; dispenser: string; nozzle: string | null; options: string[] }[]>`
-        SELECT l.hrs_id, d.external_id AS dispenser, n.external_id AS nozzle,
-               coalesce(array(SELECT f.fuelling_option FROM nozzle_fuelling_options f WHERE f.nozzle_id = n.id ORDER BY f.position), '{}') AS options
-        FROM layouts l JOIN dispensers d ON d.layout_id = l.id LEFT JOIN nozzles n ON n.dispenser_id = d.id
-        WHERE l.kind = 'confirmed' ORDER BY l.hrs_id, d.position, n.position`,
-      this.sql<{ hrs_id: string; external_id: string }[]>`
-        SELECT l.hrs_id, s.external_id FROM layouts l JOIN storages s ON s.layout_id = l.id WHERE l.kind = 'confirmed'`,
-      this.sql<{ hrs_id: string; external_id: string }[]>`
-        SELECT l.hrs_id, p.external_id FROM layouts l JOIN products p ON p.layout_id = l.id WHERE l.kind = 'confirmed'`,
-      this.sql<{ originator_id: string; hrs_id: string; signal_type: string; state: AssignmentState }[]>`
-        SELECT originator_id, hrs_id, signal_type, state FROM assignments`,
-      this.sql<{ id: string; call_log_mode: CallLogMode }[]>`SELECT id, call_log_mode FROM originators`,
-    ]);
+    const { stations, nozzles, storages, products, assignments, originators } = await this.readRows();
     const next = new Map<string, StationEntry>();
     for (const s of stations) {
       const layout: ConfirmedLayout | null = s.confirmed

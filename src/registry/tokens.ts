@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '../../db/connect.js';
-
+import { findTokenByHash, recordTokensUsed, type TokenRow } from '../../db/queries/tokens.js';
 import type { Generation } from '../domain/vocabulary.js';
 
 /** The only form in which a token value is ever kept: its SHA-256. */
@@ -58,13 +58,7 @@ export class TokenStore {
     const key = hash.toString('base64');
     const cached = this.cache.get(key);
     if (cached && this.now() - cached.at < this.ttl) return cached.record;
-    const [row] = await this.sql<Record<string, unknown>[]>`
-      SELECT t.id, t.generation, t.originator_id, t.user_id, t.name, t.expires_at, t.revoked_at,
-             (o.deactivated_at IS NOT NULL OR u.deactivated_at IS NOT NULL) AS owner_deactivated
-      FROM tokens t
-      LEFT JOIN originators o ON o.id = t.originator_id
-      LEFT JOIN users u ON u.id = t.user_id
-      WHERE t.hash = ${hash}`;
+    const row = await findTokenByHash(this.sql, hash);
     const record = row ? toRecord(row) : null;
     if (this.cache.size >= this.maxCached) this.cache.clear();
     this.cache.set(key, { record, at: this.now() });
@@ -85,13 +79,12 @@ export class TokenStore {
     if (this.used.size === 0) return 0;
     const entries = [...this.used];
     this.used.clear();
-    const ids = entries.map(([id]) => id);
-    const times = entries.map(([, at]) => new Date(at).toISOString());
     try {
-      await this.sql`
-        UPDATE tokens t SET last_used_at = GREATEST(t.last_used_at, u.at)
-        FROM unnest(${ids}::bigint[], ${times}::timestamptz[]) AS u(id, at)
-        WHERE t.id = u.id`;
+      await recordTokensUsed(
+        this.sql,
+        entries.map(([id]) => id),
+        entries.map(([, at]) => new Date(at)),
+      );
     } catch (err) {
       for (const [id, at] of entries) if (!this.used.has(id)) this.used.set(id, at);
       throw err;
@@ -100,15 +93,15 @@ export class TokenStore {
   }
 }
 
-function toRecord(row: Record<string, unknown>): TokenRecord {
+function toRecord(row: TokenRow): TokenRecord {
   return {
     id: String(row.id),
-    generation: row.generation as Generation,
-    originatorId: (row.originator_id as string | null) ?? null,
-    userId: (row.user_id as string | null) ?? null,
-    name: row.name as string,
-    expiresAt: (row.expires_at as Date | null) ?? null,
-    revokedAt: (row.revoked_at as Date | null) ?? null,
+    generation: row.generation,
+    originatorId: row.originator_id ?? null,
+    userId: row.user_id ?? null,
+    name: row.name,
+    expiresAt: row.expires_at ?? null,
+    revokedAt: row.revoked_at ?? null,
     ownerDeactivated: row.owner_deactivated === true,
   };
 }

@@ -9,6 +9,7 @@
  * the timings, the memory at each step and the actors per category and freshness.
  */
 import { connect } from '../../../db/connect.js';
+import { readRegistryRows } from '../../../db/queries/registry.js';
 import { CATEGORIES } from '../../../src/domain/vocabulary.js';
 import { createLogger } from '../../../src/log.js';
 import { Registry } from '../../../src/registry/registry.js';
@@ -46,7 +47,7 @@ ready({ baseline: settled() });
 await next('restore');
 const log = createLogger('warn');
 const registryStarted = performance.now();
-const registry = new Registry(sql);
+const registry = new Registry(() => readRegistryRows(sql));
 await registry.reload();
 const registryMs = performance.now() - registryStarted;
 const afterRegistry = settled();

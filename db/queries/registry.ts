@@ -1,0 +1,75 @@
+import type { Sql } from '../connect.js';
+import type { AssignmentState, CallLogMode } from '../../src/domain/vocabulary.js';
+
+/*
+ * The reads behind the in-memory registry: everything the request path checks against, read whole on
+ * each reload. Only confirmed layouts are read; drafts are no concern of the request path.
+ */
+
+/** A station, and whether it has a confirmed layout. */
+export interface RegistryStationRow {
+  hrs_id: string;
+  name: string;
+  heavy_duty: boolean;
+  confirmed: boolean;
+}
+
+/**
+ * A dispenser of a confirmed layout with one of its nozzles (`nozzle` null for a dispenser without
+ * any), the nozzle's fuelling options in their order; by station, dispenser position, nozzle position.
+ */
+export interface RegistryNozzleRow {
+  hrs_id: string;
+  dispenser: string;
+  nozzle: string | null;
+  options: string[];
+}
+
+/** A storage or product of a station's confirmed layout, by its external id. */
+export interface RegistryPartRow {
+  hrs_id: string;
+  external_id: string;
+}
+
+export interface RegistryAssignmentRow {
+  originator_id: string;
+  hrs_id: string;
+  signal_type: string;
+  state: AssignmentState;
+}
+
+export interface RegistryOriginatorRow {
+  id: string;
+  call_log_mode: CallLogMode;
+}
+
+/** Everything one reload of the registry reads. */
+export interface RegistryRows {
+  stations: RegistryStationRow[];
+  nozzles: RegistryNozzleRow[];
+  storages: RegistryPartRow[];
+  products: RegistryPartRow[];
+  assignments: RegistryAssignmentRow[];
+  originators: RegistryOriginatorRow[];
+}
+
+/** Reads the registry's stations, confirmed layouts, assignments and originators, the reads side by side. */
+export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
+  const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
+    sql<RegistryStationRow[]>`
+      SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed
+      FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,
+    sql<RegistryNozzleRow[]>`
+      SELECT l.hrs_id, d.external_id AS dispenser, n.external_id AS nozzle,
+             coalesce(array(SELECT f.fuelling_option FROM nozzle_fuelling_options f WHERE f.nozzle_id = n.id ORDER BY f.position), '{}') AS options
+      FROM layouts l JOIN dispensers d ON d.layout_id = l.id LEFT JOIN nozzles n ON n.dispenser_id = d.id
+      WHERE l.kind = 'confirmed' ORDER BY l.hrs_id, d.position, n.position`,
+    sql<RegistryPartRow[]>`
+      SELECT l.hrs_id, s.external_id FROM layouts l JOIN storages s ON s.layout_id = l.id WHERE l.kind = 'confirmed'`,
+    sql<RegistryPartRow[]>`
+      SELECT l.hrs_id, p.external_id FROM layouts l JOIN products p ON p.layout_id = l.id WHERE l.kind = 'confirmed'`,
+    sql<RegistryAssignmentRow[]>`SELECT originator_id, hrs_id, signal_type, state FROM assignments`,
+    sql<RegistryOriginatorRow[]>`SELECT id, call_log_mode FROM originators`,
+  ]);
+  return { stations, nozzles, storages, products, assignments, originators };
+}
