@@ -19,7 +19,8 @@ import { Authenticator } from './http/auth.js';
 import { exportV2RateLimit, importV2RateLimit } from './http/rate-limit-guard.js';
 import { EXPORT_V2_POLICY } from './http/policy.js';
 import { HttpServer } from './http/server.js';
-import { Push } from './push/push.js';
+import { createPush, type Push } from './push/push.js';
+import { StreamSlots } from './push/stream-slots.js';
 import { dashboardRoutes } from './push/dashboard.js';
 import { Bus } from './infra/bus.js';
 import { closeRedis, openRedis } from './infra/redis.js';
@@ -123,7 +124,30 @@ export function buildHttpServer(services: Services): { server: HttpServer; push:
   stationRoutes(server, services);
   adminTokenRoutes(server, services);
   adminCallLogRoutes(server, services);
-  const push = new Push(server, services);
+  const push = createPush({
+    server,
+    log,
+    settings: {
+      streamsPerUser: config.pushStreamsPerUser,
+      authTimeoutMs: config.pushAuthTimeoutMs,
+      idleTimeoutSeconds: config.pushIdleTimeoutSeconds,
+      maxBacklogBytes: config.pushMaxBacklogBytes,
+    },
+    status: services.status,
+    receipts: services.receipts,
+    stations: services.registry,
+    slots: new StreamSlots(services.redis, config.redisPrefix, config.pushStreamsPerUser, log.child({ component: 'push' })),
+    recheck: async (credential) => {
+      await server.authenticator.authenticate('export_v2', credential);
+    },
+  });
+  push.start();
+  services.registry.onReload((changed) => push.stationsChanged(changed));
+  void services.bus
+    .on('registry', (message) => {
+      if (message.type === 'registry' && message.tokens) push.tokensChanged();
+    })
+    .catch((err: unknown) => log.error({ err, component: 'push' }, 'listening for token changes failed'));
   dashboardRoutes(server);
   docRoutes(server, services);
   return { server, push };
