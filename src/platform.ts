@@ -1,198 +1,290 @@
 import type { Logger } from 'pino';
-import { ensureDatabase, openDatabase } from '../db/connect.js';
-import { migrate } from '../db/migrate.js';
-import { readReferenceData } from '../db/queries/reference.js';
+import type { Sql } from '../db/connect.js';
+import { openMigrated } from '../db/migrate.js';
+import { pingDatabase } from '../db/queries/health.js';
+import { readReferenceData, type ReferenceData } from '../db/queries/reference.js';
+import { readRegistryRows } from '../db/queries/registry.js';
+import { publishedSignalBatches } from '../db/queries/signals.js';
+import { LiveStatus } from '../machines/live-status.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
 import { startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue } from '../workers/queues.js';
-import { adminCallLogRoutes } from './api/admin/call-logs.js';
-import { adminTokenRoutes } from './api/admin/tokens.js';
+import { adminApi } from './api/admin/index.js';
+import { IMPORT_AREA, ROOT_AREA } from './api/areas.js';
 import { docRoutes } from './api/docs/routes.js';
+import { exportV1Api } from './api/export-v1/index.js';
+import { exportV11Api } from './api/export-v1.1/index.js';
+import { exportV2Api, type ExportV2Api } from './api/export-v2/index.js';
+import { exportV2Limits } from './api/export-v2/family.js';
 import { healthRoutes } from './api/health/routes.js';
-import { statusRoutes } from './api/export-v2/status.js';
-import { stationRoutes } from './api/export-v2/stations.js';
-import { activeStationsRoute } from './api/import-v2/active-stations.js';
-import { callLogObserver, signalRoutes } from './api/import-v2/signals.js';
-import { referenceRoutes } from './api/reference.js';
+import { importV1Api } from './api/import-v1/index.js';
+import { importV11Api } from './api/import-v1.1/index.js';
+import { importV2Api } from './api/import-v2/index.js';
 import type { Config } from './config.js';
-import { Authenticator } from './http/auth.js';
-import { exportV2RateLimit, importV2RateLimit } from './http/rate-limit-guard.js';
-import { EXPORT_V2_POLICY } from './http/policy.js';
+import type { Family } from './http/family.js';
+import { RateLimiter } from './http/rate-limit.js';
 import { HttpServer } from './http/server.js';
-import { Push } from './push/push.js';
-import { dashboardRoutes } from './push/dashboard.js';
-import { Bus } from './infra/bus.js';
-import { closeRedis, openRedis } from './infra/redis.js';
-import { Registry } from './registry/registry.js';
-import type { Services } from './services.js';
-import { fromAnnouncement } from './infra/announce.js';
-import { LiveStatus } from '../machines/live-status.js';
+import { Announcer } from './infra/announce.js';
+import { Bus, registryMessage } from './infra/bus.js';
+import { closeRedis, openRedis, type Redis } from './infra/redis.js';
 import { Receipts } from './infra/receipts.js';
+import { fromAnnouncement, receiptsFromAnnouncement } from './infra/announce.js';
+import { dashboardRoutes } from './push/dashboard.js';
+import { createPush, type Push } from './push/push.js';
+import { StreamSlots } from './push/stream-slots.js';
+import { Registry } from './registry/registry.js';
 import { TokenStore } from './registry/tokens.js';
 
+/**
+ * The composition root: builds every module with only what it needs, wires who tells whom (the bus,
+ * registry reloads, the change stream), serves, and shuts down in order. Nothing else constructs
+ * modules or hands them to each other.
+ */
+
 const LAST_USED_FLUSH_MS = 15_000;
+
+/** Every API family as built, by name (tests add routes to them). */
+export interface Families {
+  root: Family;
+  import_v1: Family;
+  'import_v1.1': Family;
+  import_v2: Family;
+  export_v1: Family;
+  'export_v1.1': Family;
+  export_v2: Family;
+  admin: Family;
+}
+
+/** The running platform's parts, for the one that started it (the `hrs` command, tests); modules never get this. */
+export interface PlatformParts {
+  readonly config: Readonly<Config>;
+  readonly log: Logger;
+  readonly sql: Sql;
+  readonly redis: Redis;
+  readonly bus: Bus;
+  readonly tokens: TokenStore;
+  /** Stations, confirmed layouts, assignments in memory; reloaded on every registry announcement. */
+  readonly registry: Registry;
+  readonly reference: ReferenceData;
+  /** Live status per station and signal category (the freshness actors), served from memory. */
+  readonly status: LiveStatus;
+  /** Receipts of testing and unassigned transmissions, this instance's and announced ones (admins' live feed). */
+  readonly receipts: Receipts;
+  /** Records API calls per originator (enqueues; the call-log worker writes them). */
+  readonly callLog: CallLogRecorder;
+}
 
 export interface PlatformOptions {
   /** Run the BullMQ workers in this process (default true). */
   workers?: boolean;
   /** Registers further routes beside the platform's own (embedding, tests of the HTTP core). */
-  routes?: (server: HttpServer, services: Services) => void;
+  routes?: (server: HttpServer, parts: PlatformParts & { families: Families }) => void;
 }
 
 export interface RunningPlatform {
   port: number;
-  services: Services;
+  /** The absolute base of links the API returns (BASE_URL, or the address actually listened on). */
+  baseUrl: string;
+  parts: PlatformParts;
   /** Ordered, idempotent shutdown; resolves when everything is closed. */
   stop(reason?: string): Promise<void>;
 }
 
-/** Prepares the database (create, migrate) and opens every connection; throws a clear error if one fails. */
-export async function openServices(config: Config, log: Logger): Promise<Services> {
-  await ensureDatabase(config.databaseUrl);
-  const sql = await openDatabase(config.databaseUrl);
-  let redis;
+/** PostgreSQL (created and migrated when needed) and Redis; throws a clear error if either is unreachable. */
+async function openStores(config: Readonly<Config>, log: Logger): Promise<{ sql: Sql; redis: Redis }> {
+  const { sql, applied } = await openMigrated(config.databaseUrl);
+  if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
   try {
-    const applied = await migrate(sql);
-    if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
-    redis = await openRedis(config.redisUrl, 'hrs');
+    const redis = await openRedis(config.redisUrl, 'hrs');
+    redis.on('error', (err: Error) => log.warn({ err }, 'redis connection error'));
+    return { sql, redis };
   } catch (err) {
     await sql.end({ timeout: 1 });
     throw err;
   }
-  redis.on('error', (err: Error) => log.warn({ err }, 'redis connection error'));
+}
+
+/** The in-memory state (registry, tokens, live status, receipts) and the bus that keeps it in step with other instances. */
+async function openParts(config: Readonly<Config>, log: Logger): Promise<PlatformParts> {
+  const { sql, redis } = await openStores(config, log);
   const bus = new Bus(redis, config.redisPrefix, log);
   const tokens = new TokenStore(sql);
-  const registry = new Registry(sql);
-  await registry.reload();
-  await bus.on('registry', (message) => {
-    tokens.invalidate();
-    if (message.type === 'registry' && message.registry === false) return;
-    registry.reload().catch((err) => log.error({ err }, 'reloading the registry failed'));
-  });
+  const registry = new Registry(() => readRegistryRows(sql));
   const status = new LiveStatus(registry, log, {
     staleAfterMs: config.statusStaleAfterMs,
     unknownAfterMs: config.statusUnknownAfterMs,
     pricingStaleAfterMs: config.statusPricingStaleAfterMs,
   });
+  registry.onReload((changed) => status.stationsChanged(changed));
+  await registry.reload();
+  await bus.on('registry', (message) => {
+    tokens.invalidate();
+    if (message.registry === false) return;
+    registry.reload().catch((err) => log.error({ err }, 'reloading the registry failed'));
+  });
   // Listen before restoring: a reading announced meanwhile is applied either way (the newer wins).
   await bus.on('signals', (message) => {
-    if (message.type === 'signals' && message.from !== bus.instanceId) status.publish(fromAnnouncement(message.signals));
+    if (message.from !== bus.instanceId) status.publish(fromAnnouncement(message.signals));
   });
   const receipts = new Receipts(log);
   await bus.on('receipts', (message) => {
-    if (message.type === 'receipts' && message.from !== bus.instanceId) receipts.emit(message.receipts);
+    if (message.from !== bus.instanceId) receipts.emit(receiptsFromAnnouncement(message.receipts));
   });
   const started = performance.now();
-  const restored = await status.restore(sql);
+  const restored = await status.restore(publishedSignalBatches(sql));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix), log);
-  return {
-    config: { ...config },
-    log,
-    sql,
-    redis,
-    bus,
-    tokens,
-    registry,
-    reference,
-    status,
-    receipts,
-    callLog,
-    lifecycle: { shuttingDown: false },
-  };
+  return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, callLog };
 }
 
-export function buildHttpServer(services: Services): { server: HttpServer; push: Push } {
-  const { config, log, tokens } = services;
-  const server = new HttpServer({
-    log,
-    maxBodyBytes: config.maxBodyBytes,
-    authenticator: new Authenticator(tokens, config.adminToken),
-    // Export v2 is open data: the CC BY 4.0 licence and CORS on every response under /v2/.
-    policies: { export_v2: EXPORT_V2_POLICY },
+interface Served {
+  server: HttpServer;
+  push: Push;
+  families: Families;
+  exportV2: ExportV2Api;
+}
+
+/** Every family's routes, the push layer, the dashboard and the documents on one server. */
+function serve(parts: PlatformParts, lifecycle: { stopping: boolean; baseUrl: () => string }): Served {
+  const { config, log, sql, redis, bus, tokens, registry, reference, status } = parts;
+  const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA });
+  server.family(IMPORT_AREA);
+  const limiter = new RateLimiter(redis, config.redisPrefix);
+  const legacy = { tokens, reference };
+  const tokensChanged = async () => {
+    tokens.invalidate();
+    await bus.publish(registryMessage({ tokens: true, registry: false }));
+  };
+  healthRoutes(server, ROOT_AREA, {
+    isStopping: () => lifecycle.stopping,
+    pingDatabase: () => pingDatabase(sql),
+    pingRedis: () => redis.ping(),
   });
-  server.guard('import_v2', importV2RateLimit(services));
-  server.guard('export_v2', exportV2RateLimit(services));
-  healthRoutes(server, services);
-  referenceRoutes(server, services);
-  activeStationsRoute(server, services);
-  signalRoutes(server, services);
-  server.observe('import_v2', callLogObserver(services));
-  statusRoutes(server, services);
-  stationRoutes(server, services);
-  adminTokenRoutes(server, services);
-  adminCallLogRoutes(server, services);
-  const push = new Push(server, services);
-  dashboardRoutes(server);
-  docRoutes(server, services);
-  return { server, push };
+  const importV2 = importV2Api(server, {
+    sql, tokens, limiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog,
+    outlet: new Announcer(bus, log, { apply: (signals) => status.publish(signals), receive: (receipts) => parts.receipts.emit(receipts) }),
+  });
+  const admin = adminApi(server, { adminToken: config.adminToken, sql, tokensChanged });
+  const exportV2 = exportV2Api(server, { sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl });
+  const families: Families = {
+    root: ROOT_AREA,
+    import_v1: importV1Api(server, legacy),
+    'import_v1.1': importV11Api(server, legacy),
+    import_v2: importV2,
+    export_v1: exportV1Api(server, legacy),
+    'export_v1.1': exportV11Api(server, legacy),
+    export_v2: exportV2.family,
+    admin,
+  };
+  const push = createPush({
+    server,
+    families: { stream: exportV2.family, admin: families.admin },
+    log,
+    settings: {
+      streamsPerUser: config.pushStreamsPerUser,
+      authTimeoutMs: config.pushAuthTimeoutMs,
+      idleTimeoutSeconds: config.pushIdleTimeoutSeconds,
+      maxBacklogBytes: config.pushMaxBacklogBytes,
+    },
+    status,
+    receipts: parts.receipts,
+    stations: registry,
+    slots: new StreamSlots(redis, config.redisPrefix, config.pushStreamsPerUser, log.child({ component: 'push' })),
+    recheck: async (credential) => void (await exportV2.authenticate(credential)),
+  });
+  dashboardRoutes(server, families.admin);
+  return { server, push, families, exportV2 };
+}
+
+/** Who tells whom once everything is built: registry reloads and token changes reach the routes and streams. */
+async function wire(parts: PlatformParts, served: Served): Promise<void> {
+  const { registry, bus, log } = parts;
+  registry.onReload((changed) => served.exportV2.stationsChanged(changed, registry));
+  registry.onReload((changed) => served.push.stationsChanged(changed));
+  await bus
+    .on('registry', (message) => {
+      if (message.tokens) served.push.tokensChanged();
+    })
+    .catch((err: unknown) => log.error({ err }, 'listening for token changes failed'));
+  served.push.start();
 }
 
 /** `hrs serve`: connections, routes, workers, and the shutdown that undoes them in order. */
-export async function startPlatform(config: Config, log: Logger, options: PlatformOptions = {}): Promise<RunningPlatform> {
-  const services = await openServices(config, log);
-  let server: HttpServer;
-  let push: Push;
+export async function startPlatform(given: Config, log: Logger, options: PlatformOptions = {}): Promise<RunningPlatform> {
+  const config: Readonly<Config> = Object.freeze({ ...given });
+  const parts = await openParts(config, log);
+  let boundPort: number | undefined;
+  const lifecycle = {
+    stopping: false,
+    // With PORT=0 the port is known only once listening: links name the one actually bound.
+    baseUrl: () => (config.baseUrlDerived && boundPort !== undefined ? `http://${config.host}:${boundPort}` : config.baseUrl),
+  };
+  let served: Served;
   let workers: Workers | undefined;
   try {
-    ({ server, push } = buildHttpServer(services));
-    options.routes?.(server, services);
-    workers = options.workers === false ? undefined : startWorkers(config, services.redis, services.sql, log);
+    served = serve(parts, lifecycle);
+    await wire(parts, served);
+    docRoutes(served.server, { config, reference: parts.reference, families: served.families });
+    options.routes?.(served.server, { ...parts, families: served.families });
+    workers = options.workers === false ? undefined : startWorkers(config, parts.redis, parts.sql, log);
   } catch (err) {
-    await closeServices(services);
+    await closeParts(parts);
     throw err;
   }
-  const flushLastUsed = () =>
-    services.tokens.flushLastUsed().catch((err) => log.warn({ err }, 'recording token last-used times failed'));
+  const flushLastUsed = () => parts.tokens.flushLastUsed().catch((err) => log.warn({ err }, 'recording token last-used times failed'));
   const flushTimer = setInterval(flushLastUsed, LAST_USED_FLUSH_MS).unref();
-
+  const { server, push } = served;
   let port: number;
   try {
-    port = await server.listen(config.host, config.port);
+    port = boundPort = await server.listen(config.host, config.port);
   } catch (err) {
     clearInterval(flushTimer);
     await push.close();
     await workers?.close();
-    await closeServices(services);
+    await closeParts(parts);
     throw err;
   }
-  // With PORT=0 the port is known only now; links must name the one actually bound.
-  if (config.baseUrlDerived) services.config.baseUrl = `http://${config.host}:${port}`;
-  log.info({ host: config.host, port, base_url: services.config.baseUrl, workers: workers?.names ?? [] }, 'listening');
+  const baseUrl = lifecycle.baseUrl();
+  log.info({ host: config.host, port, base_url: baseUrl, workers: workers?.names ?? [] }, 'listening');
 
   let stopping: Promise<void> | undefined;
   const stop = (reason = 'stop requested') =>
     (stopping ??= (async () => {
       log.info({ reason }, 'shutting down');
-      services.lifecycle.shuttingDown = true;
+      lifecycle.stopping = true;
       if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
       server.stopListening();
       // WebSockets are told at once (1001): they reconnect elsewhere while requests drain.
       await push.close();
-      let timer: NodeJS.Timeout | undefined;
-      const drained = await Promise.race([
-        server.drained().then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), config.shutdownTimeoutMs))),
-      ]);
-      clearTimeout(timer);
-      if (!drained) log.warn('requests still in flight at the shutdown timeout');
+      if (!(await drained(server, config.shutdownTimeoutMs))) log.warn('requests still in flight at the shutdown timeout');
       server.closeConnections();
       clearInterval(flushTimer);
       await workers?.close();
       await flushLastUsed();
-      await closeServices(services);
+      await closeParts(parts);
       log.info('stopped');
     })());
-  return { port, services, stop };
+  return { port, baseUrl, parts, stop };
 }
 
-export async function closeServices(services: Services): Promise<void> {
-  services.status.close();
-  await services.callLog.close();
-  await services.bus.close();
-  await closeRedis(services.redis);
-  await services.sql.end({ timeout: 5 });
+/** Whether every request in flight finished within the timeout. */
+async function drained(server: HttpServer, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const done = await Promise.race([
+    server.drained().then(() => true),
+    new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+  ]);
+  clearTimeout(timer);
+  return done;
+}
+
+async function closeParts(parts: PlatformParts): Promise<void> {
+  parts.status.close();
+  await parts.callLog.close();
+  await parts.bus.close();
+  await closeRedis(parts.redis);
+  await parts.sql.end({ timeout: 5 });
 }
 
 function sleep(ms: number): Promise<void> {

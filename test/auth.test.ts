@@ -1,6 +1,6 @@
 import t from 'tap';
 import { until } from './helpers/wait.js';
-import { MESSAGES } from '../src/http/auth.js';
+import { MESSAGES } from '../src/api/auth.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
 
@@ -64,7 +64,7 @@ t.test('missing, malformed, unknown, revoked, expired and deactivated credential
 
   t.equal((await get(url, 'bob-personal-token-000001')).status, 200, 'a token without expiry works');
   await p.sql`UPDATE users SET deactivated_at = now() WHERE id = 'bob'`;
-  p.services.tokens.invalidate();
+  p.parts.tokens.invalidate();
   t.equal(await detail(await get(url, 'bob-personal-token-000001')), MESSAGES.deactivated);
 
   // Revocation through the admin API takes effect at once, cache or not.
@@ -83,7 +83,7 @@ t.test('a revocation on one instance reaches the others through Redis', async (t
   const a = await startTestPlatform(t, { fixture: baseFixture() });
   const b = await startTestPlatform(t, { sameStoreAs: a });
   let reloads = 0;
-  b.services.registry.onReload(() => reloads++);
+  b.parts.registry.onReload(() => reloads++);
   t.equal((await get(`${a.url}/v2/fuel-type`, TOKENS.export_v2)).status, 200, 'cached on a');
   t.equal((await get(`${b.url}/v2/fuel-type`, TOKENS.export_v2)).status, 200, 'cached on b');
   const list = await (await get(`${a.url}/admin/v1/tokens?user=alice`, ADMIN_TOKEN)).json();
@@ -100,7 +100,7 @@ t.test('a revocation on one instance reaches the others through Redis', async (t
   }
   t.equal(status, 401, 'and on the other instance as soon as the announcement arrives');
   t.equal(reloads, 0, 'a revocation clears token caches without reading the registry again');
-  await a.services.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: true });
+  await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: true });
   await until('the registry to be read again', () => (reloads > 0 ? true : undefined));
   t.pass('a registry announcement still reloads it');
 });
@@ -111,11 +111,11 @@ t.test('last-used times are gathered in memory and written in one statement', as
   await get(`${p.url}/import/v2/active-stations/`, TOKENS.import_v2);
   const unset = await p.sql`SELECT count(*)::int AS n FROM tokens WHERE last_used_at IS NOT NULL`;
   t.equal(unset[0]!.n, 0, 'no write per request');
-  t.equal(await p.services.tokens.flushLastUsed(), 2, 'two tokens were used');
+  t.equal(await p.parts.tokens.flushLastUsed(), 2, 'two tokens were used');
   const rows = await p.sql`SELECT generation, last_used_at FROM tokens WHERE last_used_at IS NOT NULL ORDER BY generation`;
   t.same(rows.map((r) => r.generation), ['export_v2', 'import_v2']);
   t.ok(Date.now() - rows[0]!.last_used_at.getTime() < 10_000);
-  t.equal(await p.services.tokens.flushLastUsed(), 0, 'nothing new to write');
+  t.equal(await p.parts.tokens.flushLastUsed(), 0, 'nothing new to write');
 });
 
 t.test('the admin API', async (t) => {

@@ -27,7 +27,7 @@ async function setup(t: Test, workerOptions: { batchSize?: number; maxWaitMs?: n
       { id: 'log-always', name: 'Logs everything', call_log_mode: 'always' },
     ],
   });
-  const { redis, config, log } = p.services;
+  const { redis, config, log } = p.parts;
   const queue = openQueue(QUEUES.callLog, redis, config.redisPrefix);
   let worker: CallLogWorker | undefined;
   // Teardowns run last-added first: the worker stops before the platform closes its connections.
@@ -76,8 +76,8 @@ t.test('each mode records what it says', async (t) => {
   const { p, queue, startWorker } = await setup(t);
   const modes: CallLogMode[] = ['disabled', 'errors', 'always'];
   for (const mode of modes) {
-    await p.services.callLog.record(mode, entry(`log-${mode}`, 204));
-    await p.services.callLog.record(mode, entry(`log-${mode}`, 400));
+    await p.parts.callLog.record(mode, entry(`log-${mode}`, 204));
+    await p.parts.callLog.record(mode, entry(`log-${mode}`, 400));
   }
   t.equal(await queue.count(), 3, 'disabled enqueued nothing, errors one entry, always two');
 
@@ -108,7 +108,7 @@ t.test('each mode records what it says', async (t) => {
   t.equal(both[1]!.response_body, '[{"nozzles":["unknown nozzle id: N9"]},{}]');
 
   // A successful call's response body and error details are dropped even when a handler passes them.
-  await p.services.callLog.record('always', entry('log-always', 200, { responseBody: '{"x":1}', errorDetails: { x: 1 }, requestId: 'ok-with-extras' }));
+  await p.parts.callLog.record('always', entry('log-always', 200, { responseBody: '{"x":1}', errorDetails: { x: 1 }, requestId: 'ok-with-extras' }));
   await until('the fourth row', () => (worker.stats.rows === 4 ? true : undefined));
   t.match((await rows(p, 'log-always'))[2], { request_id: 'ok-with-extras', response_body: null, error_details: null });
 });
@@ -120,14 +120,14 @@ t.test('bodies are stored as received, capped with a marker; strings PostgreSQL 
   // One byte, then two-byte characters: the cap falls inside one and the cut backs off by a byte.
   const big = Buffer.from(`[${'é'.repeat(MAX_STORED_BODY_BYTES)}]`);
   const nul = '{"note":"a\u0000b","lone":"\ud800"}';
-  await p.services.callLog.record('always', entry('log-always', 413, { requestBody: big, responseBody: big, requestId: 'big' }));
-  await p.services.callLog.record('always', entry('log-always', 500, {
+  await p.parts.callLog.record('always', entry('log-always', 413, { requestBody: big, responseBody: big, requestId: 'big' }));
+  await p.parts.callLog.record('always', entry('log-always', 500, {
     requestBody: Buffer.from(nul),
     stationIds: ['BER\u0000LA', 'A,"B}'],
     errorDetails: { 'key\u0000': ['v\u0000', '\udc00x'], nested: { deep: null } },
     requestId: 'nul',
   }));
-  await p.services.callLog.record('always', entry('log-always', 204, { requestBody: undefined, requestId: 'empty' }));
+  await p.parts.callLog.record('always', entry('log-always', 204, { requestBody: undefined, requestId: 'empty' }));
   await until('three rows', () => (worker.stats.rows === 3 ? true : undefined));
 
   const [capped, cleaned, empty] = await rows(p, 'log-always');
@@ -177,7 +177,7 @@ t.test('entries are written in batches: many rows per INSERT', async (t) => {
   const total = 500;
   await Promise.all(
     Array.from({ length: total }, (_, i) =>
-      p.services.callLog.record('errors', entry('log-errors', 400 + (i % 100), { requestId: `batch-${i}`, requestTime: new Date(started + i) })),
+      p.parts.callLog.record('errors', entry('log-errors', 400 + (i % 100), { requestId: `batch-${i}`, requestTime: new Date(started + i) })),
     ),
   );
   await until(`${total} rows`, () => (worker.stats.rows === total ? true : undefined));
@@ -198,7 +198,7 @@ t.test('a lone entry is written within the wait, not held back for a full batch'
   const worker = startWorker();
   await until('the worker to be ready', () => (worker.worker.isRunning() ? true : undefined));
   const before = Date.now();
-  await p.services.callLog.record('errors', entry('log-errors', 500));
+  await p.parts.callLog.record('errors', entry('log-errors', 500));
   await until('the row', () => (worker.stats.rows === 1 ? true : undefined));
   t.ok(Date.now() - before < 5000, 'written promptly');
   t.equal(worker.stats.flushes, 1);
@@ -211,7 +211,7 @@ t.test('a failed INSERT fails the jobs of its batch and BullMQ retries them', as
   t.teardown(async () => {
     if (!renamed.back) await p.sql`ALTER TABLE call_logs_away RENAME TO call_logs`;
   });
-  for (let i = 0; i < 3; i++) await p.services.callLog.record('always', entry('log-always', 204, { requestId: `retry-${i}` }));
+  for (let i = 0; i < 3; i++) await p.parts.callLog.record('always', entry('log-always', 204, { requestId: `retry-${i}` }));
   const worker = startWorker();
 
   await until('the failed INSERT', () => (worker.stats.failedFlushes > 0 ? true : undefined));
@@ -234,8 +234,8 @@ t.test('a failed INSERT fails the jobs of its batch and BullMQ retries them', as
 
 t.test('entries of an originator removed meanwhile are skipped without failing their batch', async (t) => {
   const { p, queue, startWorker } = await setup(t);
-  await p.services.callLog.record('always', entry('log-always', 204, { requestId: 'kept' }));
-  await p.services.callLog.record('always', entry('ghost', 204, { requestId: 'gone' }));
+  await p.parts.callLog.record('always', entry('log-always', 204, { requestId: 'kept' }));
+  await p.parts.callLog.record('always', entry('ghost', 204, { requestId: 'gone' }));
   const worker = startWorker();
   await until('the batch', () => (worker.stats.rows + worker.stats.skipped === 2 ? true : undefined));
   await drained(queue);

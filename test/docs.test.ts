@@ -10,6 +10,7 @@ import { buildDocuments, DOC_SITES, serviceVersion } from '../src/api/docs/route
 import { problemSchema, stationStatusListSchema, stationStatusSchema } from '../src/domain/export-v2/schemas.js';
 import { detailSchema, nonFieldErrorsSchema, validationErrorListSchema } from '../src/domain/import-v2/schemas.js';
 import type { HttpServer } from '../src/http/server.js';
+import type { Families } from '../src/platform.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 
@@ -34,7 +35,7 @@ const TOKEN = { import_v2: TOKENS.import_v2, export_v2: TOKENS.export_v2 } as co
 
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: fixture(), routes: (s) => (server = s) });
-const context: DocContext = { config: p.services.config, reference: p.services.reference, version: serviceVersion() };
+const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
 const definitions = { import_v2: importV2Document(context), export_v2: exportV2Document(context) } as const;
 
 async function fetchDocument(family: keyof typeof SITES): Promise<Json> {
@@ -214,10 +215,11 @@ t.test('a route without a description stops the document from being built', asyn
   }
   // And so the start: docRoutes builds the documents through buildDocuments, from the routes registered before it.
   let captured: HttpServer | undefined;
-  const q = await startTestPlatform(t, { routes: (s) => (captured = s) });
-  t.ok(buildDocuments(captured!, q.services).get('export_v2'), 'the platform\'s own routes are all described');
-  captured!.route({ method: 'GET', path: '/v2/undescribed', auth: 'export_v2', handler: () => ({ status: 204 }) });
-  t.throws(() => buildDocuments(captured!, q.services), /no description of GET \/v2\/undescribed/);
+  let families: Families | undefined;
+  const q = await startTestPlatform(t, { routes: (s, parts) => ((captured = s), (families = parts.families)) });
+  t.ok(buildDocuments(captured!, q.parts).get('export_v2'), 'the platform\'s own routes are all described');
+  captured!.route({ method: 'GET', path: '/v2/undescribed', family: families!.export_v2, handler: () => ({ status: 204 }) });
+  t.throws(() => buildDocuments(captured!, q.parts), /no description of GET \/v2\/undescribed/);
 });
 
 t.test('every example in the documents validates against its schema', async (t) => {
@@ -301,7 +303,7 @@ t.test('import v2: the documented request examples are accepted by the service, 
   t.same(await conforms(t, 'import_v2', 'GET', '/import/v2/active-stations/', await get(`${p.url}/import/v2/active-stations/`, TOKENS.export_v2), 401, detailSchema), {
     detail: 'This is a personal export v2 token; import v2 accepts an import v2 token only.',
   });
-  const big = `[${' '.repeat(p.services.config.maxBodyBytes)}]`;
+  const big = `[${' '.repeat(p.parts.config.maxBodyBytes)}]`;
   t.match(await conforms(t, 'import_v2', 'POST', path, await post(path, big), 413, detailSchema), { detail: /exceeds the limit/ });
 
   // The checks can fail: the zod schemas refuse what the service never sends.

@@ -2,9 +2,10 @@ import t from 'tap';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { loadConfig } from '../src/config.js';
-import { MESSAGES } from '../src/http/auth.js';
+import { MESSAGES } from '../src/api/auth.js';
 import { badRequest, json } from '../src/http/errors.js';
-import { describeLimit, exportV2Limits } from '../src/http/rate-limit-guard.js';
+import { describeLimit } from '../src/http/rate-limit-guard.js';
+import { exportV2Limits } from '../src/api/export-v2/family.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
@@ -45,24 +46,24 @@ function platform(t: Test, env: Record<string, string> = {}): Promise<TestPlatfo
   return startTestPlatform(t, {
     env: { MAX_BODY_BYTES: '1024', ...env },
     fixture: fixture(),
-    routes: (server) => {
-      server.route({ method: 'GET', path: '/v2/test/not-modified', auth: 'export_v2', handler: () => ({ status: 304 }) });
+    routes: (server, { families }) => {
+      server.route({ method: 'GET', path: '/v2/test/not-modified', family: families.export_v2, handler: () => ({ status: 304 }) });
       server.route({
         method: 'GET',
         path: '/v2/test/photo',
-        auth: 'export_v2',
+        family: families.export_v2,
         handler: () => ({ status: 200, headers: { 'Content-Type': 'image/png' }, body: PNG }),
       });
       server.route({
         method: 'GET',
         path: '/v2/test/paged',
-        auth: 'export_v2',
+        family: families.export_v2,
         handler: () => json(200, { results: [] }, { link: '<http://example.org/v2/test/paged?offset=1>; rel="next"' }),
       });
       server.route({
         method: 'GET',
         path: '/v2/test/bad',
-        auth: 'export_v2',
+        family: families.export_v2,
         handler: () => {
           throw badRequest('invalid', 'limit: must be a whole number from 1 to 500.');
         },
@@ -70,14 +71,14 @@ function platform(t: Test, env: Record<string, string> = {}): Promise<TestPlatfo
       server.route({
         method: 'GET',
         path: '/v2/test/boom',
-        auth: 'export_v2',
+        family: families.export_v2,
         handler: () => {
           throw new Error('kaboom');
         },
       });
-      server.route({ method: 'POST', path: '/v2/test/upload', auth: 'export_v2', body: true, handler: () => ({ status: 204 }) });
+      server.route({ method: 'POST', path: '/v2/test/upload', family: families.export_v2, body: true, handler: () => ({ status: 204 }) });
       // Like the docs pages: under /v2/, no token.
-      server.route({ method: 'GET', path: '/v2/test/doc', auth: 'none', handler: () => json(200, { openapi: '3.1.0' }) });
+      server.route({ method: 'GET', path: '/v2/test/doc', family: families.export_v2, public: true, handler: () => json(200, { openapi: '3.1.0' }) });
     },
   });
 }
@@ -190,8 +191,8 @@ t.test('60 requests per minute per user: every token of the user, every instance
   t.equal(other.headers.get('ratelimit-remaining'), '59');
   await other.arrayBuffer();
 
-  const prefix = a.services.config.redisPrefix;
-  const keys = (await a.services.redis.keys(`${prefix}:rl:*`)).sort();
+  const prefix = a.parts.config.redisPrefix;
+  const keys = (await a.parts.redis.keys(`${prefix}:rl:*`)).sort();
   t.same(keys, [
     `${prefix}:rl:{export_v2:user:alice}:day`,
     `${prefix}:rl:{export_v2:user:alice}:day:n`,
@@ -202,8 +203,8 @@ t.test('60 requests per minute per user: every token of the user, every instance
     `${prefix}:rl:{export_v2:user:bob}:minute`,
     `${prefix}:rl:{export_v2:user:bob}:minute:n`,
   ]);
-  t.equal(Number(await a.services.redis.get(keys[1]!)), 60, 'the day counts the same 60 (refused ones are not counted)');
-  const ttl = await a.services.redis.pTTL(keys[0]!);
+  t.equal(Number(await a.parts.redis.get(keys[1]!)), 60, 'the day counts the same 60 (refused ones are not counted)');
+  const ttl = await a.parts.redis.pTTL(keys[0]!);
   t.ok(ttl > 86_000_000 && ttl <= 86_400_000, `the day's log is kept a day (${ttl} ms)`);
 });
 

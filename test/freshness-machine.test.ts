@@ -9,10 +9,10 @@ import t, { type Test } from 'tap';
 import { createActor, SimulatedClock } from 'xstate';
 import { freshnessMachine, freshnessOf, type FreshnessPolicy, type FreshnessSnapshot } from '../machines/freshness.js';
 import type { Category } from '../src/domain/vocabulary.js';
-import type { ConfirmedLayout, StationEntry } from '../src/domain/stations.js';
-import type { Registry } from '../src/registry/registry.js';
+import type { ConfirmedLayout, StationDirectory, StationEntry } from '../src/domain/stations.js';
 import { LiveStatus, type StatusChange } from '../machines/live-status.js';
 import { FreshnessRunner, type Step } from '../machines/runner.js';
+import { publishedSignalBatches } from '../db/queries/signals.js';
 import { freshDatabase } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
 
@@ -409,8 +409,8 @@ function layout(): ConfirmedLayout {
   };
 }
 
-/** The part of Registry LiveStatus uses: stations with BERLA's layout, every category live. */
-type FakeRegistry = Registry & { live: Set<string>; reload(changed: string[]): void };
+/** The station directory LiveStatus uses: stations with BERLA's layout, every category live; `reload` tells the listeners as the registry does. */
+type FakeRegistry = StationDirectory & { live: Set<string>; onReload(fn: (changed: ReadonlySet<string>) => void): void; reload(changed: string[]): void };
 function fakeRegistry(ids: string[]): FakeRegistry {
   const stations = new Map<string, StationEntry>(ids.map((hrsId) => [hrsId, { hrsId, name: `Station ${hrsId}`, heavyDuty: false, layout: layout() }]));
   const listeners: ((changed: ReadonlySet<string>) => void)[] = [];
@@ -460,6 +460,7 @@ function harness(t: Test, options: { realTime?: boolean } = {}): Harness {
     pricingStaleAfterMs: 300,
     now,
   });
+  registry.onReload((changed) => status.stationsChanged(changed));
   t.teardown(() => status.close());
   const changes: Harness['changes'] = [];
   status.onChange((change) => changes.push({ ...change, at: now() }));
@@ -716,6 +717,7 @@ t.test('LiveStatus: without a live source nothing is published, freshness still 
 t.test('LiveStatus: a registry reload that changes nothing of a section is no news', async (t) => {
   const registry = fakeRegistry(['BERLA']);
   const status = new LiveStatus(registry, pino({ level: 'silent' }), { staleAfterMs: 60_000, unknownAfterMs: 120_000, pricingStaleAfterMs: 60_000 });
+  registry.onReload((changed) => status.stationsChanged(changed));
   t.teardown(() => status.close());
   const now = Date.now();
   // Published while nobody listens: nothing serialised yet.
@@ -762,7 +764,7 @@ t.test('LiveStatus: restore re-arms deadlines from the stored datetime', async (
       VALUES (${hrsId}, ${category}, 'mon-1', ${new Date(measured)}, ${new Date(measured + 5)}, ${sql.json(PAYLOADS[category] as never)})`;
   }
   const h = harness(t);
-  t.equal(await h.status.restore(sql, 2), 5, 'every stored reading of a registered station, in batches of 2');
+  t.equal(await h.status.restore(publishedSignalBatches(sql, 2)), 5, 'every stored reading of a registered station, in batches of 2');
   t.equal(h.changes.length, 0, 'restoring announces nothing');
   t.equal(h.status.size, 5);
   t.equal(h.status.freshness('BERLA', 'availability'), 'unknown');
@@ -808,6 +810,7 @@ t.test('LiveStatus: many deadlines on one timer, moved by new readings, none los
     pricingStaleAfterMs: 300,
     now: () => clock.now,
   });
+  registry.onReload((changed) => status.stationsChanged(changed));
   t.teardown(() => status.close());
   const stale = new Set<string>();
   status.onChange((change) => {

@@ -13,11 +13,11 @@ async function platform(test: Parameters<typeof startTestPlatform>[0]) {
   const p = await startTestPlatform(test, {
     env: { MAX_BODY_BYTES: String(MAX) },
     fixture: baseFixture(),
-    routes: (server) => {
+    routes: (server, { families }) => {
       server.route({
         method: 'POST',
         path: '/import/v2/echo/',
-        auth: 'import_v2',
+        family: families.import_v2,
         body: true,
         handler: (req) => {
           handled++;
@@ -27,14 +27,14 @@ async function platform(test: Parameters<typeof startTestPlatform>[0]) {
       server.route({
         method: 'POST',
         path: '/v2/echo',
-        auth: 'export_v2',
+        family: families.export_v2,
         body: true,
         handler: (req) => json(200, { received: parseJson(req) }),
       });
       server.route({
         method: 'GET',
         path: '/v2/slow',
-        auth: 'none',
+        family: families.export_v2, public: true,
         handler: async () => {
           await new Promise((resolve) => setTimeout(resolve, 400));
           return json(200, { slow: true });
@@ -43,13 +43,13 @@ async function platform(test: Parameters<typeof startTestPlatform>[0]) {
       server.route({
         method: 'GET',
         path: '/v2/split-header',
-        auth: 'none',
+        family: families.export_v2, public: true,
         handler: () => ({ status: 200, headers: { 'X-Note': 'a\r\nSet-Cookie: evil=1' }, body: 'never sent' }),
       });
       server.route({
         method: 'GET',
         path: '/v2/boom',
-        auth: 'none',
+        family: families.export_v2, public: true,
         handler: () => {
           throw new Error('kaboom');
         },
@@ -217,16 +217,19 @@ t.test('one log line per request, with the principal and never a token', async (
 });
 
 t.test('health and readiness', async (t) => {
-  const p = await platform(t);
+  const p = await startTestPlatform(t, { env: { SHUTDOWN_DELAY: '2' } });
   let res = await get(`${p.url}/healthz`);
   t.same(await res.json(), { status: 'ok' });
   res = await get(`${p.url}/readyz`);
   t.same(await res.json(), { status: 'ready', postgres: 'ok', redis: 'ok' });
-  p.services.lifecycle.shuttingDown = true;
+  // Shutdown begins: during SHUTDOWN_DELAY the listen socket is still open, readiness says 503.
+  const stopped = p.stop('test: shutting down');
   res = await get(`${p.url}/readyz`);
   t.equal(res.status, 503);
+  t.equal(res.headers.get('retry-after'), '5');
   t.same(await res.json(), { status: 'shutting-down' });
   t.equal((await get(`${p.url}/healthz`)).status, 200, 'still alive while draining');
+  await stopped;
 });
 
 t.test('shutdown lets in-flight requests finish, then stops listening', async (t) => {

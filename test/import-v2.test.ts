@@ -183,7 +183,7 @@ t.test('API call log of import v2 calls, per the originator\'s mode', async (t) 
   const f = fixture();
   f.originators[0]!.call_log_mode = 'errors';
   const p = await startTestPlatform(t, { fixture: f });
-  const worker = startCallLogWorker({ redis: p.services.redis, redisPrefix: p.services.config.redisPrefix, sql: p.sql, log: createLogger('silent'), maxWaitMs: 20 });
+  const worker = startCallLogWorker({ redis: p.parts.redis, redisPrefix: p.parts.config.redisPrefix, sql: p.sql, log: createLogger('silent'), maxWaitMs: 20 });
   t.teardown(() => worker.close());
   const post = poster(p);
   const rows = async (n: number) => {
@@ -279,7 +279,7 @@ t.test('every rule over HTTP: 400 with its message, and nothing stored', async (
 t.test('committed live signals are announced to every instance, testing ones are not', async (t) => {
   const p = await startTestPlatform(t, { fixture: fixture() });
   const heard: unknown[] = [];
-  await p.services.bus.on('signals', (message) => heard.push(message));
+  await p.parts.bus.on('signals', (message) => heard.push(message));
   const post = poster(p);
   const datetime = ago(3);
   t.equal((await post('availability', [availability({ datetime })])).status, 204);
@@ -289,7 +289,7 @@ t.test('committed live signals are announced to every instance, testing ones are
   t.match(heard, [
     {
       type: 'signals',
-      from: p.services.bus.instanceId,
+      from: p.parts.bus.instanceId,
       signals: [
         {
           hrs_id: 'BERLA',

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createServer, type Socket } from 'node:net';
 import { createClient } from 'redis';
-import { HttpError, json } from '../src/http/errors.js';
+import { DRF_ERRORS, HttpError, PROBLEM_ERRORS, json } from '../src/http/errors.js';
 import { rateLimitGuard } from '../src/http/rate-limit-guard.js';
 import { RateLimiter, type RateLimit } from '../src/http/rate-limit.js';
 import type { Request } from '../src/http/request.js';
@@ -210,7 +210,7 @@ t.test('the guard lets requests through when Redis is unavailable, and warns onc
     const guard = rateLimitGuard(new RateLimiter(redis, uniqueName('rl')), {
       limits: [{ limit: 1, windowSeconds: 60 }],
       key: () => 'x',
-      style: 'drf',
+      style: DRF_ERRORS,
       log,
     });
     for (let i = 0; i < 3; i++) {
@@ -247,7 +247,7 @@ t.test('the guard lets requests through when Redis is unavailable, and warns onc
     const guard = rateLimitGuard(new RateLimiter(redis, 'silent', 100), {
       limits: [{ limit: 1, windowSeconds: 60 }],
       key: () => 'x',
-      style: 'drf',
+      style: DRF_ERRORS,
       log: createLogger('warn', warnings.stream),
     });
     const started = Date.now();
@@ -272,11 +272,11 @@ const ACTIVE = '/import/v2/active-stations/';
 t.test('import v2 responses carry the rate-limit headers', async (t) => {
   const p = await startTestPlatform(t, {
     fixture: baseFixture(),
-    routes: (server) => {
+    routes: (server, { families }) => {
       server.route({
         method: 'GET',
         path: '/import/v2/refuse/',
-        auth: 'import_v2',
+        family: families.import_v2,
         handler: () => {
           throw new HttpError(400, 'invalid', 'Refused for the test.');
         },
@@ -353,14 +353,14 @@ t.test('300 requests per minute per originator, across instances sharing Redis',
   t.equal(other.headers.get('ratelimit-remaining'), '299');
   await other.arrayBuffer();
 
-  const keys = await a.services.redis.keys(`${a.services.config.redisPrefix}:rl:*`);
+  const keys = await a.parts.redis.keys(`${a.parts.config.redisPrefix}:rl:*`);
   t.same(keys.sort(), [
-    `${a.services.config.redisPrefix}:rl:{import_v2:originator:mon-1}:minute`,
-    `${a.services.config.redisPrefix}:rl:{import_v2:originator:mon-1}:minute:n`,
-    `${a.services.config.redisPrefix}:rl:{import_v2:originator:mon-2}:minute`,
-    `${a.services.config.redisPrefix}:rl:{import_v2:originator:mon-2}:minute:n`,
+    `${a.parts.config.redisPrefix}:rl:{import_v2:originator:mon-1}:minute`,
+    `${a.parts.config.redisPrefix}:rl:{import_v2:originator:mon-1}:minute:n`,
+    `${a.parts.config.redisPrefix}:rl:{import_v2:originator:mon-2}:minute`,
+    `${a.parts.config.redisPrefix}:rl:{import_v2:originator:mon-2}:minute:n`,
   ]);
-  t.equal(Number(await a.services.redis.get(keys.sort()[1]!)), 300, 'throttled requests were not counted');
+  t.equal(Number(await a.parts.redis.get(keys.sort()[1]!)), 300, 'throttled requests were not counted');
 });
 
 t.test('a small limit over HTTP: problem bodies, and waiting Retry-After is enough', async (t) => {
@@ -369,19 +369,19 @@ t.test('a small limit over HTTP: problem bodies, and waiting Retry-After is enou
     routes: (server, services) => {
       const limiter = new RateLimiter(services.redis, services.config.redisPrefix);
       server.guard(
-        'export_v1',
+        services.families.export_v1,
         rateLimitGuard(limiter, {
           limits: [
             { limit: 3, windowSeconds: 2, name: 'burst' },
             { limit: 5, windowSeconds: 60, name: 'sustained' },
           ],
           key: (req) => (req.principal?.kind === 'client' ? `export_v1:token:${req.principal.tokenId}` : undefined),
-          style: 'problem',
+          style: PROBLEM_ERRORS,
           per: 'token',
           log: services.log,
         }),
       );
-      server.route({ method: 'GET', path: '/v1/ping', auth: 'export_v1', handler: () => json(200, { pong: true }) });
+      server.route({ method: 'GET', path: '/v1/ping', family: services.families.export_v1, handler: () => json(200, { pong: true }) });
     },
   });
   const hit = async (path = '/v1/fuel-type') => {

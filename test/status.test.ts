@@ -157,7 +157,7 @@ t.test('testing and unassigned signals are never published', async (t) => {
   t.equal(s.pricing, null, 'testing: not published');
   t.equal(s.usage, null, 'not assigned: not published');
   t.equal(s.hydrogen_storage, null);
-  t.equal(p.services.status.freshness('BERLA', 'pricing'), null, 'no actor for what is not published');
+  t.equal(p.parts.status.freshness('BERLA', 'pricing'), null, 'no actor for what is not published');
 });
 
 t.test('registry changes reach the published status at once, on every instance', async (t) => {
@@ -171,7 +171,7 @@ t.test('registry changes reach the published status at once, on every instance',
   layoutOf(f).dispensers[0]!.nozzles = layoutOf(f).dispensers[0]!.nozzles.filter((n) => n.external_id !== 'N2');
   (layoutOf(f).products[0] as unknown as { nozzle_external_ids: string[] }).nozzle_external_ids = ['N1'];
   await a.load(f);
-  await a.services.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
+  await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
   for (const [name, p] of [['A', a], ['B', b]] as const) {
     const s = await until(`instance ${name} to drop P350`, async () => {
       const current = await status(p);
@@ -184,7 +184,7 @@ t.test('registry changes reach the published status at once, on every instance',
 
   layoutOf(f).products = [];
   await a.load(f);
-  await a.services.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
+  await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
   for (const p of [a, b]) {
     await until('pricing to turn null', async () => ((await status(p)).pricing === null ? true : undefined));
   }
@@ -192,28 +192,28 @@ t.test('registry changes reach the published status at once, on every instance',
 
   f.assignments = f.assignments.map((x) => (x.signal_type === 'usage' ? { ...x, state: 'testing' } : x));
   await a.load(f);
-  await a.services.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
+  await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
   for (const p of [a, b]) await until('usage to turn null', async () => ((await status(p)).usage === null ? true : undefined));
   t.pass('no live source for usage any more: the section is null');
 
   f.stations = f.stations.filter((s) => s.hrs_id !== 'BERLA');
   f.assignments = f.assignments.filter((x) => x.hrs_id !== 'BERLA');
   await a.load(f);
-  await a.services.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
+  await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
   for (const p of [a, b]) {
     await until('BERLA to be gone', async () => ((await get(`${p.url}/v2/hrs/BERLA/status`, TOKENS.export_v2)).status === 404 ? true : undefined));
-    t.equal(p.services.status.freshness('BERLA', 'availability'), null, 'its actors are removed');
+    t.equal(p.parts.status.freshness('BERLA', 'availability'), null, 'its actors are removed');
   }
 });
 
 t.test('availability and usage turn null at the unknown deadline and come back with the next signal', async (t) => {
   const p = await startTestPlatform(t, { fixture: fixture(), env: { STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '2', ...POLLING } });
   const changes: StatusChange[] = [];
-  p.services.status.onChange((change) => changes.push(change));
+  p.parts.status.onChange((change) => changes.push(change));
   const posted = Date.now();
   await postAll(p, new Date(posted).toISOString());
-  t.equal(p.services.status.freshness('BERLA', 'availability'), 'fresh');
-  await until('availability to turn stale', () => (p.services.status.freshness('BERLA', 'availability') === 'stale' ? true : undefined), 5000, 10);
+  t.equal(p.parts.status.freshness('BERLA', 'availability'), 'fresh');
+  await until('availability to turn stale', () => (p.parts.status.freshness('BERLA', 'availability') === 'stale' ? true : undefined), 5000, 10);
   t.not((await status(p)).availability, null, 'stale is still published');
   const s = await until('availability to turn null', async () => {
     const current = await status(p);
@@ -223,7 +223,7 @@ t.test('availability and usage turn null at the unknown deadline and come back w
   t.equal(s.usage, null, 'usage too');
   t.not(s.hydrogen_storage, null, 'hydrogen storage never turns unknown');
   t.not(s.pricing, null, 'pricing never turns unknown');
-  t.equal(p.services.status.freshness('BERLA', 'hydrogen-storage'), 'stale');
+  t.equal(p.parts.status.freshness('BERLA', 'hydrogen-storage'), 'stale');
 
   const transitions = changes
     .filter((c) => c.category === 'availability')
@@ -243,24 +243,24 @@ t.test('a restart restores the same status, with deadlines from the stored datet
   const a = await startTestPlatform(t, { fixture: fixture() });
   await postAll(a);
   const before = await status(a);
-  const config = { ...a.services.config };
+  const config = { ...a.parts.config };
   await a.stop('restart');
-  const b = await startTestPlatform(t, { sameStoreAs: { ...a, services: { ...a.services, config } } as TestPlatform });
+  const b = await startTestPlatform(t, { sameStoreAs: { ...a, parts: { ...a.parts, config } } as TestPlatform });
   t.same(await status(b), before, 'every section restored as it was published');
-  t.equal(b.services.status.freshness('BERLA', 'availability'), 'fresh');
+  t.equal(b.parts.status.freshness('BERLA', 'availability'), 'fresh');
 
   // Age the stored readings (the running instance keeps its own), then start again.
   await b.sql`UPDATE published_signals SET measured_at = now() - interval '31 minutes' WHERE category = 'availability'`;
   await b.sql`UPDATE published_signals SET measured_at = now() - interval '10 minutes' WHERE category = 'usage'`;
   await b.sql`UPDATE published_signals SET measured_at = now() - interval '3 days' WHERE category IN ('hydrogen-storage', 'pricing')`;
   await b.stop('restart');
-  const c = await startTestPlatform(t, { sameStoreAs: { ...a, services: { ...a.services, config } } as TestPlatform });
+  const c = await startTestPlatform(t, { sameStoreAs: { ...a, parts: { ...a.parts, config } } as TestPlatform });
   const s = await status(c);
-  t.equal(c.services.status.freshness('BERLA', 'availability'), 'unknown', '31 minutes old: back as unknown, not fresh');
+  t.equal(c.parts.status.freshness('BERLA', 'availability'), 'unknown', '31 minutes old: back as unknown, not fresh');
   t.equal(s.availability, null);
-  t.equal(c.services.status.freshness('BERLA', 'usage'), 'stale', '10 minutes old: stale');
+  t.equal(c.parts.status.freshness('BERLA', 'usage'), 'stale', '10 minutes old: stale');
   t.not(s.usage, null);
-  t.equal(c.services.status.freshness('BERLA', 'pricing'), 'stale');
+  t.equal(c.parts.status.freshness('BERLA', 'pricing'), 'stale');
   t.not(s.pricing, null, 'old prices are still the prices');
   t.not(s.hydrogen_storage, null);
 });

@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { ensureDatabase, openDatabase } from '../../db/connect.js';
-import { migrate } from '../../db/migrate.js';
+import { openDatabase } from '../../db/connect.js';
+import { openMigrated } from '../../db/migrate.js';
 import { startWorkers } from '../../workers/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { FixtureError, loadFixture, loadFixtureFile, type LoadSummary } from '../registry/file/load.js';
-import { Bus } from '../infra/bus.js';
+import { Bus, registryMessage } from '../infra/bus.js';
 import { closeRedis, openRedis } from '../infra/redis.js';
 import { createLogger, type Logger } from '../log.js';
 import { startPlatform } from '../platform.js';
@@ -38,14 +38,9 @@ const COMMANDS: Record<string, Command> = {
     positionals: 0,
     async run(_, io) {
       const config = io.config();
-      await ensureDatabase(config.databaseUrl);
-      const sql = await openDatabase(config.databaseUrl);
-      try {
-        const applied = await migrate(sql);
-        io.out(applied.length === 0 ? 'database is up to date' : `applied ${applied.map((m) => `${String(m.version).padStart(4, '0')}_${m.name}`).join(', ')}`);
-      } finally {
-        await sql.end({ timeout: 5 });
-      }
+      const { sql, applied } = await openMigrated(config.databaseUrl);
+      await sql.end({ timeout: 5 });
+      io.out(applied.length === 0 ? 'database is up to date' : `applied ${applied.map((m) => `${String(m.version).padStart(4, '0')}_${m.name}`).join(', ')}`);
       return 0;
     },
   },
@@ -115,9 +110,9 @@ const COMMANDS: Record<string, Command> = {
       const platform = await startPlatform(config, log);
       const fixture = demoFixture();
       try {
-        await loadFixture(platform.services.sql, fixture, { baseDir: process.cwd() });
-        await platform.services.bus.publish({ type: 'registry', hrs_ids: fixture.stations.map((s) => s.hrs_id), tokens: true });
-        await platform.services.registry.reload();
+        await loadFixture(platform.parts.sql, fixture, { baseDir: process.cwd() });
+        await platform.parts.bus.publish(registryMessage({ hrsIds: fixture.stations.map((s) => s.hrs_id), tokens: true }));
+        await platform.parts.registry.reload();
       } catch (err) {
         await platform.stop('demo could not start');
         throw err;
@@ -125,7 +120,7 @@ const COMMANDS: Record<string, Command> = {
       const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
       const originator = new DemoOriginator(`http://${host}:${platform.port}`, DEMO_TOKENS.import_v2, fixture.stations, interval * 1000, log);
       originator.start();
-      const base = platform.services.config.baseUrl;
+      const base = platform.baseUrl;
       io.out(
         [
           `HRS signal platform demo on ${base}: ${fixture.stations.length} stations, signals every ${interval} s.`,
@@ -153,11 +148,9 @@ const COMMANDS: Record<string, Command> = {
     positionals: 1,
     async run({ positionals }, io) {
       const config = io.config();
-      await ensureDatabase(config.databaseUrl);
-      const sql = await openDatabase(config.databaseUrl);
+      const { sql } = await openMigrated(config.databaseUrl);
       let summary: LoadSummary;
       try {
-        await migrate(sql);
         summary = await loadFixtureFile(sql, positionals[0]!);
       } finally {
         await sql.end({ timeout: 5 });
@@ -179,7 +172,7 @@ async function announce(config: Config, summary: LoadSummary, io: Io): Promise<v
     return;
   }
   try {
-    await new Bus(redis, config.redisPrefix).publish({ type: 'registry', hrs_ids: summary.changedStations, tokens: true });
+    await new Bus(redis, config.redisPrefix).publish(registryMessage({ hrsIds: summary.changedStations, tokens: true }));
   } finally {
     await closeRedis(redis);
   }

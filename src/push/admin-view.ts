@@ -1,5 +1,5 @@
 import type { Category } from '../domain/vocabulary.js';
-import type { Registry } from '../registry/registry.js';
+import type { StationDirectory, StationLookup } from '../domain/stations.js';
 import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
 import type { Receipt } from '../domain/signals.js';
 import { SECTION_KEYS } from '../domain/status/sections.js';
@@ -10,12 +10,15 @@ import { SECTION_KEYS } from '../domain/status/sections.js';
  * object's section keys (`hydrogen_storage`), not the import path's signal types.
  */
 
+/** What the feed reads of the live status: a station's categories with their freshness and times. */
+export type StatusCategories = Pick<LiveStatus, 'categories'>;
+
 const sectionKey = (category: string) => SECTION_KEYS[category as Category] ?? category;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** One station as the dashboard shows it: name and, per section, freshness, times, originator and section. */
-export function stationRow(registry: Registry, status: LiveStatus, hrsId: string): string | undefined {
-  const station = registry.station(hrsId);
+export function stationRow(stations: StationLookup, status: StatusCategories, hrsId: string): string | undefined {
+  const station = stations.station(hrsId);
   if (!station) return undefined;
   const categories = status.categories(hrsId);
   const sections: Record<string, unknown> = {};
@@ -35,12 +38,12 @@ export function stationRow(registry: Registry, status: LiveStatus, hrsId: string
 }
 
 /** `snapshot`: every registered station's row, sorted by hrs_id. */
-export function snapshotMessage(registry: Registry, status: LiveStatus): string {
-  const ids = [...registry.stationIds()].sort();
+export function snapshotMessage(stations: Pick<StationDirectory, 'station' | 'stationIds'>, status: StatusCategories): string {
+  const ids = [...stations.stationIds()].sort();
   let json = `{"type":"snapshot","at":"${new Date().toISOString()}","stations":[`;
   let first = true;
   for (const id of ids) {
-    const row = stationRow(registry, status, id);
+    const row = stationRow(stations, status, id);
     if (row === undefined) continue;
     json += first ? row : `,${row}`;
     first = false;
@@ -49,8 +52,8 @@ export function snapshotMessage(registry: Registry, status: LiveStatus): string 
 }
 
 /** `station` with the row again after a registry change, or `removed` for a station that left. */
-export function registryMessage(registry: Registry, status: LiveStatus, hrsId: string): string {
-  const row = stationRow(registry, status, hrsId);
+export function registryMessage(stations: StationLookup, status: StatusCategories, hrsId: string): string {
+  const row = stationRow(stations, status, hrsId);
   return row === undefined ? JSON.stringify({ type: 'removed', hrs_id: hrsId }) : `{"type":"station","station":${row}}`;
 }
 

@@ -48,7 +48,8 @@ export class StreamSlots {
   private readonly held = new Set<Slot>();
   private readonly instance = randomBytes(6).toString('base64url');
   private sequence = 0;
-  private readonly timer: NodeJS.Timeout;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
   private lastWarning = -Infinity;
 
   constructor(
@@ -56,7 +57,11 @@ export class StreamSlots {
     private readonly prefix: string,
     private readonly limit: number,
     private readonly log: Logger,
-  ) {
+  ) {}
+
+  /** Starts renewing the leases of the slots held (every RENEW_MS); after `close`, nothing. */
+  start(): void {
+    if (this.closed || this.timer) return;
     this.timer = setInterval(() => void this.renew(), RENEW_MS).unref();
   }
 
@@ -86,6 +91,7 @@ export class StreamSlots {
 
   /** Stops renewing; the slots still held are given back. */
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.timer);
     const slots = [...this.held];
     this.held.clear();

@@ -1,22 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '../../db/connect.js';
 import { findTokenByHash, recordTokensUsed, type TokenRow } from '../../db/queries/tokens.js';
-import type { Generation } from '../domain/vocabulary.js';
+import type { TokenRecord } from '../domain/tokens.js';
 
 /** The only form in which a token value is ever kept: its SHA-256. */
 export function hashToken(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
-}
-
-export interface TokenRecord {
-  id: string;
-  generation: Generation;
-  originatorId: string | null;
-  userId: string | null;
-  name: string;
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-  ownerDeactivated: boolean;
 }
 
 interface Cached {

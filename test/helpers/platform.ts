@@ -9,7 +9,7 @@ import { TOKENS } from './fixtures.js';
 import { createLogger } from '../../src/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
-import type { Services } from '../../src/services.js';
+import type { Families, PlatformParts } from '../../src/platform.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -91,26 +91,26 @@ export async function startTestPlatform(
   options: {
     env?: Record<string, string>;
     fixture?: unknown;
-    routes?: (server: HttpServer, services: Services) => void;
+    routes?: (server: HttpServer, parts: PlatformParts & { families: Families }) => void;
     /** Another instance on the same database and Redis prefix. */
     sameStoreAs?: TestPlatform;
     /** With `sameStoreAs`: the port to listen on (a restart on the old one); any free one by default. */
     port?: number;
   } = {},
 ): Promise<TestPlatform> {
-  const config = options.sameStoreAs ? { ...options.sameStoreAs.services.config, port: options.port ?? 0 } : testConfig(t, options.env);
+  const config = options.sameStoreAs ? { ...options.sameStoreAs.parts.config, port: options.port ?? 0 } : testConfig(t, options.env);
   const logs = logCapture();
   const log = createLogger(options.env?.LOG_LEVEL ?? 'info', logs.stream);
   const platform = await startPlatform(config, log, { workers: false, routes: options.routes });
   t.teardown(() => platform.stop('test over'));
   const load = async (fixture: unknown) => {
-    const summary = await loadFixture(platform.services.sql, fixture, { baseDir: process.cwd() });
-    platform.services.tokens.invalidate();
-    await platform.services.registry.reload();
+    const summary = await loadFixture(platform.parts.sql, fixture, { baseDir: process.cwd() });
+    platform.parts.tokens.invalidate();
+    await platform.parts.registry.reload();
     return summary;
   };
   if (options.fixture !== undefined) await load(options.fixture);
-  return { ...platform, url: `http://127.0.0.1:${platform.port}`, sql: platform.services.sql, logs, load };
+  return { ...platform, url: `http://127.0.0.1:${platform.port}`, sql: platform.parts.sql, logs, load };
 }
 
 /** A port nothing listens on now (a platform started on it explicitly can be restarted on it at once). */

@@ -24,6 +24,8 @@ export interface ExportV2Deps {
 
 export interface ExportV2Api {
   family: Family;
+  /** The family's authentication, for credentials checked again later (open status streams). */
+  authenticate: NonNullable<Family['auth']>;
   /** To call after every registry reload (frees the kept records of removed stations). */
   stationsChanged(changed: ReadonlySet<string>, stations: StationLookup): void;
 }
@@ -31,11 +33,12 @@ export interface ExportV2Api {
 /** Export v2: its family (./family.ts), the reference lists, live status and station records. */
 export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api {
   const family = exportV2Family(deps);
+  const authenticate = family.auth!;
   const options = fuellingOptionsV2(deps.reference);
   const vehicles = vehicleTypes(deps.reference);
   server.route({ family, method: 'GET', path: '/v2/fuel-type', handler: () => options });
   server.route({ family, method: 'GET', path: '/v2/vehicle-type', handler: () => vehicles });
   statusRoutes(server, family, deps.status);
   const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl });
-  return { family, stationsChanged: stations.stationsChanged };
+  return { family, authenticate, stationsChanged: stations.stationsChanged };
 }

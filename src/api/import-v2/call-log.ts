@@ -2,7 +2,7 @@ import type { OriginatorLookup } from '../../domain/stations.js';
 import type { CallLogMode } from '../../domain/vocabulary.js';
 import type { Observer } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
-import type { CallLogEntry } from '../../../workers/call-log.js';
+import type { CallLogEntry } from '../../../workers/call-log/job.js';
 import { principalOf } from '../auth.js';
 
 /** What a handler learnt that the call log wants: the stations named, error details. */

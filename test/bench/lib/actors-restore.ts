@@ -9,6 +9,7 @@
  * the timings, the memory at each step and the actors per category and freshness.
  */
 import { connect } from '../../../db/connect.js';
+import { publishedSignalBatches } from '../../../db/queries/signals.js';
 import { readRegistryRows } from '../../../db/queries/registry.js';
 import { CATEGORIES } from '../../../src/domain/vocabulary.js';
 import { createLogger } from '../../../src/log.js';
@@ -55,7 +56,7 @@ const afterRegistry = settled();
 const status = new LiveStatus(registry, log, OPTIONS);
 onStop(() => status.close());
 const restoreStarted = performance.now();
-const restored = await status.restore(sql);
+const restored = await status.restore(publishedSignalBatches(sql));
 const restoreMs = performance.now() - restoreStarted;
 const afterRestore = settled();
 

@@ -29,8 +29,8 @@ const config = loadConfig({
 // Only HTTP is measured: no BullMQ workers in this process.
 const platform = await startPlatform(config, createLogger(config.logLevel), { workers: false });
 onStop(() => platform.stop('benchmark over'));
-await loadFixture(platform.services.sql, fixture, { baseDir: ROOT });
-platform.services.tokens.invalidate();
+await loadFixture(platform.parts.sql, fixture, { baseDir: ROOT });
+platform.parts.tokens.invalidate();
 // Signals resolve against the registry in memory, read at start (before the fixture was there).
-await platform.services.registry.reload();
+await platform.parts.registry.reload();
 ready({ port: platform.port });

@@ -1,0 +1,55 @@
+import type { StationDirectory } from '../domain/stations.js';
+import type { Family } from '../http/family.js';
+import type { SocketRouteSpec } from '../http/server.js';
+import { snapshotMessage, type StatusCategories } from './admin-view.js';
+import type { Connections, Socket, State } from './connections.js';
+import { ADMIN_TOPIC } from './fan-out.js';
+import { parseClientMessage } from './protocol.js';
+
+/**
+ * The admins' live feed (`/admin/v1/live`): once authenticated with the admin token, a socket is
+ * sent the snapshot of every station and joins the `admin` topic, where the fan-out (fan-out.ts)
+ * publishes changes, receipts and registry changes. The only message it takes is `auth`.
+ */
+
+export const ADMIN_FEED_PATH = '/admin/v1/live';
+
+export interface AdminFeedDeps {
+  family: Family;
+  connections: Connections;
+  stations: Pick<StationDirectory, 'station' | 'stationIds'>;
+  status: StatusCategories;
+}
+
+export class AdminFeed {
+  constructor(private readonly deps: AdminFeedDeps) {}
+
+  /** The socket route: the admin token, in the upgrade request or the first message. */
+  spec(): SocketRouteSpec<State> {
+    const { connections } = this.deps;
+    const welcome = (ws: Socket) => this.welcome(ws);
+    const spec: SocketRouteSpec<State> = {
+      path: ADMIN_FEED_PATH,
+      family: this.deps.family,
+      messageAuth: true,
+      admit: () => ({ kind: 'admin' }),
+      behavior: {
+        ...connections.behavior(welcome),
+        message: (ws: Socket, data: ArrayBuffer, isBinary: boolean) => {
+          const message = parseClientMessage(data, isBinary, ['auth']);
+          if (typeof message === 'string') connections.send(ws, message);
+          else if (message.type === 'auth') connections.authenticate(ws, spec, message, welcome);
+        },
+      },
+    };
+    return spec;
+  }
+
+  /** The greeting, then the snapshot of every station; later messages come on the `admin` topic. */
+  private welcome(ws: Socket): void {
+    const { connections, stations, status } = this.deps;
+    connections.send(ws, JSON.stringify({ type: 'authenticated' }));
+    ws.subscribe(ADMIN_TOPIC);
+    connections.sendSnapshot(ws, snapshotMessage(stations, status));
+  }
+}

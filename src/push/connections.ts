@@ -1,0 +1,213 @@
+import type { Logger } from 'pino';
+import type { WebSocket } from 'uWebSockets.js';
+import { HttpError } from '../http/errors.js';
+import type { HttpServer, SocketData, SocketRouteSpec } from '../http/server.js';
+import { CLOSE, CLOSE_REASON, errorMessage, type ClientMessage } from './protocol.js';
+import type { Slot, StreamSlots } from './stream-slots.js';
+
+/**
+ * The life of the push layer's sockets, whichever route opened them: the record kept per socket, the
+ * time a socket without a token in its upgrade request has to send its `auth` message, that message's
+ * handling, sending (a snapshot's unsent part is allowed besides the backlog limit), and the 1001
+ * every socket gets at shutdown.
+ */
+
+/** A status stream's state once authenticated. */
+export interface StreamState {
+  kind: 'stream';
+  user: string;
+  /** `Bearer <token>`: checked again on revocations and every minute (see token-recheck.ts). */
+  credential: string;
+  slot: Slot | undefined;
+  all: boolean;
+  ids: Set<string>;
+}
+
+/** An admins' feed's state once authenticated. */
+export interface AdminState {
+  kind: 'admin';
+}
+
+export type State = StreamState | AdminState;
+
+export type Socket = WebSocket<SocketData<State>>;
+
+/** What is kept per open socket besides its state. */
+export interface Connection {
+  /** Bytes of the last snapshot still allowed to wait besides the backlog limit. */
+  allowance: number;
+  closed: boolean;
+  authTimer: NodeJS.Timeout | undefined;
+  authenticating: boolean;
+}
+
+/** What an authenticated socket is sent first (its route's greeting). */
+export type Welcome = (ws: Socket, state: State) => void;
+
+/** The route's uWS behaviour without `message`, which the route adds. */
+export type Behavior = Omit<SocketRouteSpec<State>['behavior'], 'message'>;
+
+export interface ConnectionsDeps {
+  /** Authenticates an `auth` message as the route's upgrade request would have been. */
+  server: Pick<HttpServer, 'authenticateSocket'>;
+  /** Gives a stream's slot back when its socket closes. */
+  slots: Pick<StreamSlots, 'release'>;
+  log: Logger;
+  authTimeoutMs: number;
+  idleTimeoutSeconds: number;
+  maxBacklogBytes: number;
+}
+
+export class Connections {
+  private readonly sockets = new Map<Socket, Connection>();
+  private closing = false;
+
+  constructor(private readonly deps: ConnectionsDeps) {}
+
+  /** Every open socket with its record. */
+  get all(): ReadonlyMap<Socket, Connection> {
+    return this.sockets;
+  }
+
+  /** Open sockets: streams and admin feeds. */
+  counts(): { streams: number; admins: number } {
+    let streams = 0;
+    let admins = 0;
+    for (const ws of this.sockets.keys()) {
+      const state = ws.getUserData().state;
+      if (state?.kind === 'admin') admins++;
+      else streams++;
+    }
+    return { streams, admins };
+  }
+
+  /** The limits and life handlers of a route's sockets; `welcome` greets them once authenticated. */
+  behavior(welcome: Welcome): Behavior {
+    const { idleTimeoutSeconds, maxBacklogBytes } = this.deps;
+    return {
+      maxPayloadLength: 64 * 1024,
+      idleTimeout: idleTimeoutSeconds,
+      sendPingsAutomatically: true,
+      maxBackpressure: Math.max(16 * 1024 * 1024, 16 * maxBacklogBytes),
+      closeOnBackpressureLimit: 1,
+      open: (ws: Socket) => this.opened(ws, welcome),
+      drain: (ws: Socket) => this.drained(ws),
+      close: (ws: Socket, code: number) => this.closed(ws, code),
+    };
+  }
+
+  /** Closes every socket with 1001; sockets that open from now on are closed the same way. */
+  close(): void {
+    this.closing = true;
+    for (const [ws, connection] of this.sockets) {
+      clearTimeout(connection.authTimer);
+      if (!connection.closed) ws.end(CLOSE.shuttingDown, CLOSE_REASON.shuttingDown);
+    }
+  }
+
+  send(ws: Socket, message: string): void {
+    const connection = this.sockets.get(ws);
+    if (!connection || connection.closed) return;
+    ws.send(message, false, false);
+  }
+
+  /** Sends a snapshot; the part of it that cannot leave at once does not count against the backlog limit. */
+  sendSnapshot(ws: Socket, message: string): void {
+    const connection = this.sockets.get(ws);
+    if (!connection || connection.closed) return;
+    ws.send(message, false, false);
+    connection.allowance = Math.max(connection.allowance, ws.getBufferedAmount());
+  }
+
+  /** Closes a socket with one of the protocol's codes; nothing more is sent to it meanwhile. */
+  end(ws: Socket, connection: Connection, close: 'tooSlow' | 'unauthorized'): void {
+    connection.closed = true;
+    ws.end(CLOSE[close], CLOSE_REASON[close]);
+  }
+
+  /** The `auth` message: authenticates the socket by the route's rules, then welcomes it, or closes it. */
+  authenticate(ws: Socket, spec: SocketRouteSpec<State>, message: Extract<ClientMessage, { type: 'auth' }>, welcome: Welcome): void {
+    const connection = this.sockets.get(ws);
+    const data = ws.getUserData();
+    if (!connection) return;
+    const echo = message.id === undefined ? {} : { id: message.id };
+    if (data.state || connection.authenticating) {
+      this.send(ws, errorMessage('already_authenticated', 'This connection is authenticated already.', echo));
+      return;
+    }
+    connection.authenticating = true;
+    this.deps.server.authenticateSocket(spec, data.req, message.token).then(
+      (state) => {
+        connection.authenticating = false;
+        if (connection.closed) {
+          if (state.kind === 'stream') this.deps.slots.release(state.slot);
+          return;
+        }
+        clearTimeout(connection.authTimer);
+        if (state.kind === 'stream') state.credential = `Bearer ${message.token}`;
+        data.state = state;
+        welcome(ws, state);
+      },
+      (err: unknown) => {
+        connection.authenticating = false;
+        if (connection.closed) return;
+        clearTimeout(connection.authTimer);
+        this.refused(ws, err, echo);
+      },
+    );
+  }
+
+  /** Answers a refused `auth` message and closes: 4429 when limited, 4401 when refused, 1011 on a fault. */
+  private refused(ws: Socket, err: unknown, echo: { id?: string | number }): void {
+    if (err instanceof HttpError && err.status === 429) {
+      const code = err.code === 'too_many_streams' ? 'too_many_streams' : 'throttled';
+      const retry = err.options.headers?.['Retry-After'];
+      this.send(ws, errorMessage(code, err.detail, { ...echo, ...(retry ? { retry_after: Number(retry) } : {}) }));
+      ws.end(CLOSE.tooMany, CLOSE_REASON.tooMany);
+    } else if (err instanceof HttpError && err.status < 500) {
+      this.send(ws, errorMessage('authentication_failed', err.detail, echo));
+      ws.end(CLOSE.unauthorized, CLOSE_REASON.unauthorized);
+    } else {
+      this.deps.log.error({ err }, 'authenticating a websocket failed');
+      this.send(ws, errorMessage('authentication_failed', 'Unexpected platform error; please report it.', echo));
+      ws.end(1011, 'internal error');
+    }
+  }
+
+  private opened(ws: Socket, welcome: Welcome): void {
+    const connection: Connection = { allowance: 0, closed: false, authTimer: undefined, authenticating: false };
+    this.sockets.set(ws, connection);
+    if (this.closing) {
+      ws.end(CLOSE.shuttingDown, CLOSE_REASON.shuttingDown);
+      return;
+    }
+    const data = ws.getUserData();
+    if (data.state) {
+      welcome(ws, data.state);
+      return;
+    }
+    const { authTimeoutMs } = this.deps;
+    connection.authTimer = setTimeout(() => {
+      if (connection.closed || data.state) return;
+      this.send(ws, errorMessage('not_authenticated', `No auth message within ${authTimeoutMs / 1000} seconds of connecting.`));
+      ws.end(CLOSE.authTimeout, CLOSE_REASON.authTimeout);
+    }, authTimeoutMs);
+  }
+
+  private closed(ws: Socket, code: number): void {
+    const connection = this.sockets.get(ws);
+    this.sockets.delete(ws);
+    if (connection) {
+      connection.closed = true;
+      clearTimeout(connection.authTimer);
+    }
+    const state = ws.getUserData().state;
+    if (state?.kind === 'stream') this.deps.slots.release(state.slot);
+    this.deps.log.debug({ code, kind: state?.kind ?? 'unauthenticated' }, 'websocket closed');
+  }
+
+  private drained(ws: Socket): void {
+    const connection = this.sockets.get(ws);
+    if (connection && ws.getBufferedAmount() <= this.deps.maxBacklogBytes) connection.allowance = 0;
+  }
+}

@@ -1,0 +1,121 @@
+import type { TemplatedApp } from 'uWebSockets.js';
+import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
+import type { StationLookup } from '../domain/stations.js';
+import type { Receipt } from '../domain/signals.js';
+import type { ReceiptListener } from '../infra/receipts.js';
+import { changeMessage, receiptMessage, registryMessage } from './admin-view.js';
+
+/**
+ * The fan-out: what changed reaches the subscribers through uWS topics (`app.publish`), fed by this
+ * instance's change stream (LiveStatus.onChange, which every instance feeds from the bus, so a change
+ * accepted anywhere reaches every instance's subscribers), the receipt stream and registry reloads.
+ *
+ * Topics: `status/{hrs_id}` and `status/*` carry `status` and `removed` messages; `admin` carries
+ * the admins' `change`, `receipt`, `station` and `removed` messages. Changes of one event-loop turn are
+ * coalesced: a station changed several times in one turn gets one `status` message with its status
+ * after the turn, and none when its status object did not change (a freshness step that changes no
+ * published section).
+ */
+
+/** Every station's `status` and `removed` messages. */
+export const ALL_TOPIC = 'status/*';
+/** The admins' feed. */
+export const ADMIN_TOPIC = 'admin';
+/** One station's `status` and `removed` messages. */
+export const stationTopic = (hrsId: string) => `status/${hrsId}`;
+
+export interface FanOutDeps {
+  app: Pick<TemplatedApp, 'numSubscribers' | 'publish'>;
+  status: Pick<LiveStatus, 'onChange' | 'stationJson' | 'categories'>;
+  receipts: { on(listener: ReceiptListener): () => void };
+  stations: StationLookup;
+  /** Called after each turn's messages are published (the backlog check). */
+  published: () => void;
+}
+
+export class FanOut {
+  private readonly dirty = new Set<string>();
+  private adminQueue: string[] = [];
+  private flushing = false;
+  /** The status object last sent per station, so an unchanged status is not sent again. */
+  private readonly lastSent = new Map<string, string>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private stopped = false;
+
+  constructor(private readonly deps: FanOutDeps) {}
+
+  /** Listens to the change stream and the receipts. */
+  start(): void {
+    this.unsubscribe.push(this.deps.status.onChange((change) => this.changed(change)));
+    this.unsubscribe.push(this.deps.receipts.on((receipts) => this.received(receipts)));
+  }
+
+  /** Stops listening; nothing more is published. */
+  stop(): void {
+    this.stopped = true;
+    for (const stop of this.unsubscribe.splice(0)) stop();
+  }
+
+  /** After a registry reload: the stations added, removed, or whose published status may differ. */
+  stationsChanged(changed: ReadonlySet<string>): void {
+    if (this.stopped) return;
+    const admins = this.adminsListening;
+    for (const id of changed) {
+      this.dirty.add(id);
+      if (admins) this.adminQueue.push(registryMessage(this.deps.stations, this.deps.status, id));
+    }
+    this.schedule();
+  }
+
+  /** Whether anybody reads the admins' feed on this instance (otherwise its messages are not even built). */
+  private get adminsListening(): boolean {
+    return this.deps.app.numSubscribers(ADMIN_TOPIC) > 0;
+  }
+
+  private changed(change: StatusChange): void {
+    if (this.stopped) return;
+    this.dirty.add(change.hrsId);
+    if (this.adminsListening) this.adminQueue.push(changeMessage(change));
+    this.schedule();
+  }
+
+  private received(receipts: readonly Receipt[]): void {
+    if (this.stopped || !this.adminsListening) return;
+    const at = new Date().toISOString();
+    for (const r of receipts) this.adminQueue.push(receiptMessage(r, at));
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushing = false;
+    if (this.stopped) return;
+    const { app, status } = this.deps;
+    for (const id of this.dirty) {
+      const topic = stationTopic(id);
+      if (app.numSubscribers(topic) + app.numSubscribers(ALL_TOPIC) === 0) {
+        // Nobody to tell: forget what was sent, so the next change goes out to whoever subscribes.
+        this.lastSent.delete(id);
+        continue;
+      }
+      const json = status.stationJson(id);
+      // Undefined only for a station that left the registry (changes name registered stations).
+      const message = json === undefined ? JSON.stringify({ type: 'removed', hrs_id: id }) : `{"type":"status","station":${json}}`;
+      if (json === undefined) this.lastSent.delete(id);
+      else if (this.lastSent.get(id) === json) continue;
+      else this.lastSent.set(id, json);
+      app.publish(topic, message);
+      app.publish(ALL_TOPIC, message);
+    }
+    this.dirty.clear();
+    const admin = this.adminQueue;
+    this.adminQueue = [];
+    for (const message of admin) app.publish(ADMIN_TOPIC, message);
+    this.deps.published();
+  }
+}
