@@ -1,3 +1,0 @@
-import { parseMeasurementTime as p } from '/work/main/src/domain/import-v2/rules.ts';
-const cases = ['2026-11-22T10:00:00+01:00','2026-11-22T10:00:00.123456789Z','2026-11-22T10:00Z','2026-11-22T10:00:00+0130','2026-11-22T10:00:00-05:45','2026-02-29T10:00:00Z','2024-02-29T10:00:00Z','2026-11-22T10:00:00','2026-11-22T24:00:00Z','2026-11-22T10:00:00.5+01:00','2026-11-22T10:00:00+24:00','2026-11-22t10:00:00z','2026-11-22T10:00:00.999Z'];
-for (const c of cases) { const a = p(c); const b = Date.parse(c.replace(/([+-]\d{2})(\d{2})$/, '$1:$2')); console.log(c, a?.toISOString(), Number.isNaN(b) ? 'NaN' : new Date(b).toISOString()); }
