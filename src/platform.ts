@@ -146,7 +146,7 @@ interface Served {
 }
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
-function serve(parts: PlatformParts, lifecycle: { stopping: boolean; baseUrl: () => string }): Served {
+function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const { config, log, sql, redis, bus, tokens, registry, reference, status } = parts;
   const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA });
   server.family(IMPORT_AREA);
@@ -210,16 +210,35 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   served.push.start();
 }
 
+/** Where the running platform stands: stopping (readiness says 503), and the port it listens on. */
+class Lifecycle {
+  stopping = false;
+  port: number | undefined;
+
+  constructor(private readonly config: Readonly<Config>) {}
+
+  /** Links name BASE_URL, or, when derived from HOST and PORT, the port actually bound (PORT=0). */
+  readonly baseUrl = (): string =>
+    this.config.baseUrlDerived && this.port !== undefined ? `http://${this.config.host}:${this.port}` : this.config.baseUrl;
+}
+
+/** What a running platform holds, in the order the shutdown undoes it. */
+interface Running {
+  config: Readonly<Config>;
+  log: Logger;
+  parts: PlatformParts;
+  served: Served;
+  workers: Workers | undefined;
+  lifecycle: Lifecycle;
+  flushLastUsed: () => Promise<unknown>;
+  flushTimer: NodeJS.Timeout;
+}
+
 /** `hrs serve`: connections, routes, workers, and the shutdown that undoes them in order. */
 export async function startPlatform(given: Config, log: Logger, options: PlatformOptions = {}): Promise<RunningPlatform> {
   const config: Readonly<Config> = Object.freeze({ ...given });
   const parts = await openParts(config, log);
-  let boundPort: number | undefined;
-  const lifecycle = {
-    stopping: false,
-    // With PORT=0 the port is known only once listening: links name the one actually bound.
-    baseUrl: () => (config.baseUrlDerived && boundPort !== undefined ? `http://${config.host}:${boundPort}` : config.baseUrl),
-  };
+  const lifecycle = new Lifecycle(config);
   let served: Served;
   let workers: Workers | undefined;
   try {
@@ -233,39 +252,42 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
     throw err;
   }
   const flushLastUsed = () => parts.tokens.flushLastUsed().catch((err) => log.warn({ err }, 'recording token last-used times failed'));
-  const flushTimer = setInterval(flushLastUsed, LAST_USED_FLUSH_MS).unref();
-  const { server, push } = served;
-  let port: number;
+  const running: Running = { config, log, parts, served, workers, lifecycle, flushLastUsed, flushTimer: setInterval(flushLastUsed, LAST_USED_FLUSH_MS).unref() };
   try {
-    port = boundPort = await server.listen(config.host, config.port);
+    lifecycle.port = await served.server.listen(config.host, config.port);
   } catch (err) {
-    clearInterval(flushTimer);
-    await push.close();
+    clearInterval(running.flushTimer);
+    await served.push.close();
     await workers?.close();
     await closeParts(parts);
     throw err;
   }
-  const baseUrl = lifecycle.baseUrl();
-  log.info({ host: config.host, port, base_url: baseUrl, workers: workers?.names ?? [] }, 'listening');
-
+  log.info({ host: config.host, port: lifecycle.port, base_url: lifecycle.baseUrl(), workers: workers?.names ?? [] }, 'listening');
   let stopping: Promise<void> | undefined;
-  const stop = (reason = 'stop requested') =>
-    (stopping ??= (async () => {
-      log.info({ reason }, 'shutting down');
-      lifecycle.stopping = true;
-      if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
-      server.stopListening();
-      // WebSockets are told at once (1001): they reconnect elsewhere while requests drain.
-      await push.close();
-      if (!(await drained(server, config.shutdownTimeoutMs))) log.warn('requests still in flight at the shutdown timeout');
-      server.closeConnections();
-      clearInterval(flushTimer);
-      await workers?.close();
-      await flushLastUsed();
-      await closeParts(parts);
-      log.info('stopped');
-    })());
-  return { port, baseUrl, parts, stop };
+  const stop = (reason = 'stop requested') => (stopping ??= shutdown(running, reason));
+  return { port: lifecycle.port, baseUrl: lifecycle.baseUrl(), parts, stop };
+}
+
+/**
+ * The ordered shutdown: readiness turns 503, SHUTDOWN_DELAY, the listen socket closes, WebSockets are
+ * told (1001), requests in flight finish (up to SHUTDOWN_TIMEOUT), workers finish their jobs,
+ * last-used times are written, the bus, Redis and PostgreSQL close.
+ */
+async function shutdown(running: Running, reason: string): Promise<void> {
+  const { config, log, served, lifecycle } = running;
+  log.info({ reason }, 'shutting down');
+  lifecycle.stopping = true;
+  if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
+  served.server.stopListening();
+  // WebSockets are told at once (1001): they reconnect elsewhere while requests drain.
+  await served.push.close();
+  if (!(await drained(served.server, config.shutdownTimeoutMs))) log.warn('requests still in flight at the shutdown timeout');
+  served.server.closeConnections();
+  clearInterval(running.flushTimer);
+  await running.workers?.close();
+  await running.flushLastUsed();
+  await closeParts(running.parts);
+  log.info('stopped');
 }
 
 /** Whether every request in flight finished within the timeout. */

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sql } from '../db/connect.js';
 import { stationPageHeads } from '../db/queries/stations.js';
-import { StationRecords } from '../src/api/export-v2/stations.js';
+import { StationRecords } from '../src/api/export-v2/records.js';
 import { httpDate, parseHttpDate } from '../src/http/dates.js';
 import { loadFixture } from '../src/registry/file/load.js';
 import { seedRegistry } from './bench/lib/seed.js';
@@ -76,7 +76,7 @@ async function expectProblem(t: Test, res: Response, status: number, detail: str
 
 t.test('pagination: limits, offsets, the last page, past the end, absolute links', async (t) => {
   const p = await startTestPlatform(t, { env: ENV, fixture: withStations(baseFixture(), 21) });
-  const base = p.parts.config.baseUrl;
+  const base = p.baseUrl;
   t.match(base, /^http:\/\/127\.0\.0\.1:\d+$/);
   const all = ['BERLA', 'HAMBG', ...Array.from({ length: 21 }, (_, i) => `Q${LETTERS[Math.floor(i / 26)]}${LETTERS[i % 26]}AA`)].sort();
   const ids = (page: any) => page.results.map((r: Station) => r.hrs_id);
@@ -168,7 +168,7 @@ t.test('a page of 500 seeded stations with their layouts', async (t) => {
   const page = await body(p, '/v2/hrs?limit=500');
   t.equal(page.count, 620);
   t.equal(page.results.length, 500);
-  t.equal(page.next, `${p.parts.config.baseUrl}/v2/hrs?limit=500&offset=500`);
+  t.equal(page.next, `${p.baseUrl}/v2/hrs?limit=500&offset=500`);
   t.ok(page.results.every((r: Station) => Array.isArray(r.dispensers) && r.dispensers[0].nozzles.length === 2), 'every record with its layout');
   const last = await body(p, '/v2/hrs?limit=500&offset=500');
   t.equal(last.results.length, 120);
@@ -624,7 +624,7 @@ t.test('photo: the stored bytes with their media type; 404 without one', async (
   t.equal(head.status, 200);
   t.equal(head.headers[head.headers.findIndex((h) => h.toLowerCase() === 'content-length') + 1], String(PNG.length), 'HEAD: the length, no body');
   t.equal(head.body.length, 0);
-  t.equal((await body(p, '/v2/hrs/BERLA')).photo_url, `${p.parts.config.baseUrl}/v2/hrs/BERLA/photo`, 'the record links the photo');
+  t.equal((await body(p, '/v2/hrs/BERLA')).photo_url, `${p.baseUrl}/v2/hrs/BERLA/photo`, 'the record links the photo');
 
   await expectProblem(t, await get(`${p.url}/v2/hrs/HAMBG/photo`, TOKENS.export_v2), 404, 'Station "HAMBG" has no photo.', 'not_found');
   t.equal((await body(p, '/v2/hrs/HAMBG')).photo_url, null);

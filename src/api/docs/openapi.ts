@@ -128,54 +128,9 @@ function operationKey(method: string, path: string): string {
  * has no description, when a description is given twice, or when a `$ref` points nowhere.
  */
 export function buildDocument(definition: DocDefinition, routes: readonly Route[]): OpenApiDocument {
-  const described = new Map<string, OperationDoc>();
-  for (const op of definition.operations) {
-    const key = operationKey(op.method, op.path);
-    if (described.has(key)) throw new Error(`OpenAPI: ${key} is described twice`);
-    described.set(key, op);
-  }
   const familyRoutes = routes.filter((r) => r.auth === definition.family);
-  const missing = familyRoutes.filter((r) => !described.has(operationKey(r.method, r.path)));
-  if (missing.length > 0) {
-    throw new Error(
-      `OpenAPI: the ${definition.family} document has no description of ${missing.map((r) => `${r.method} ${r.path}`).join(', ')} ` +
-        '(add it in src/api/docs/)',
-    );
-  }
-
-  // The headers every response carries go on each response by name: the operations' own, and the
-  // shared ones (which may not carry the rate-limit headers when some operation gives them before
-  // authentication).
-  const headersOf = (status: string) => [
-    ...definition.everyResponseHeaders,
-    ...(BEFORE_AUTHENTICATION.has(status) ? [] : definition.afterAuthenticationHeaders),
-  ];
-  const addHeaders = (response: Json, names: string[]) => {
-    const headers: Json = { ...((response.headers as Json | undefined) ?? {}) };
-    for (const name of names) headers[name] ??= headerRef(name);
-    response.headers = headers;
-  };
-  const sharedStatuses = new Map<string, Set<string>>();
-  const paths: OpenApiDocument['paths'] = {};
-  for (const route of familyRoutes) {
-    const { operation } = described.get(operationKey(route.method, route.path))!;
-    const responses = structuredClone(operation.responses as Record<string, Json>);
-    for (const [status, response] of Object.entries(responses)) {
-      if (typeof response.$ref === 'string') {
-        const name = response.$ref.replace('#/components/responses/', '');
-        sharedStatuses.set(name, (sharedStatuses.get(name) ?? new Set()).add(status));
-      } else addHeaders(response, headersOf(status));
-    }
-    (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = { ...operation, responses };
-  }
-  const responses = structuredClone(definition.responses);
-  for (const [name, statuses] of sharedStatuses) {
-    const response = responses[name];
-    if (!response) continue; // checkReferences names it
-    const names = [...statuses].map(headersOf).reduce((common, list) => common.filter((header) => list.includes(header)));
-    addHeaders(response, names);
-  }
-
+  const described = describedOperations(definition, familyRoutes);
+  const { paths, responses } = pathsWithHeaders(definition, familyRoutes, described);
   const schemas = {
     ...componentSchemas(definition.requestSchemas, 'input'),
     ...componentSchemas(definition.responseSchemas, 'output'),
@@ -202,6 +157,63 @@ export function buildDocument(definition: DocDefinition, routes: readonly Route[
   pruneComponents(document);
   checkReferences(document);
   return document;
+}
+
+/** The definition's operations by route; throws on one described twice or a route of the family not described. */
+function describedOperations(definition: DocDefinition, familyRoutes: readonly Route[]): Map<string, OperationDoc> {
+  const described = new Map<string, OperationDoc>();
+  for (const op of definition.operations) {
+    const key = operationKey(op.method, op.path);
+    if (described.has(key)) throw new Error(`OpenAPI: ${key} is described twice`);
+    described.set(key, op);
+  }
+  const missing = familyRoutes.filter((r) => !described.has(operationKey(r.method, r.path)));
+  if (missing.length > 0) {
+    throw new Error(
+      `OpenAPI: the ${definition.family} document has no description of ${missing.map((r) => `${r.method} ${r.path}`).join(', ')} ` +
+        '(add it in src/api/docs/)',
+    );
+  }
+  return described;
+}
+
+/**
+ * The paths of the registered routes and the shared responses, with the headers every response
+ * carries added to each by name: the operations' own, and the shared ones (which may not carry the
+ * rate-limit headers when some operation gives them before authentication).
+ */
+function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Route[], described: Map<string, OperationDoc>) {
+  const headersOf = (status: string) => [
+    ...definition.everyResponseHeaders,
+    ...(BEFORE_AUTHENTICATION.has(status) ? [] : definition.afterAuthenticationHeaders),
+  ];
+  const sharedStatuses = new Map<string, Set<string>>();
+  const paths: OpenApiDocument['paths'] = {};
+  for (const route of familyRoutes) {
+    const { operation } = described.get(operationKey(route.method, route.path))!;
+    const responses = structuredClone(operation.responses as Record<string, Json>);
+    for (const [status, response] of Object.entries(responses)) {
+      if (typeof response.$ref === 'string') {
+        const name = response.$ref.replace('#/components/responses/', '');
+        sharedStatuses.set(name, (sharedStatuses.get(name) ?? new Set()).add(status));
+      } else addHeaders(response, headersOf(status));
+    }
+    (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = { ...operation, responses };
+  }
+  const responses = structuredClone(definition.responses);
+  for (const [name, statuses] of sharedStatuses) {
+    const response = responses[name];
+    if (!response) continue; // checkReferences names it
+    addHeaders(response, [...statuses].map(headersOf).reduce((common, list) => common.filter((header) => list.includes(header))));
+  }
+  return { paths, responses };
+}
+
+/** Adds a reference to each named header a response does not describe itself. */
+function addHeaders(response: Json, names: string[]): void {
+  const headers: Json = { ...((response.headers as Json | undefined) ?? {}) };
+  for (const name of names) headers[name] ??= headerRef(name);
+  response.headers = headers;
 }
 
 /**

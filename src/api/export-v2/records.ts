@@ -1,0 +1,112 @@
+import type { Sql } from '../../../db/connect.js';
+import { stationRows, type StationHead, type StationRow } from '../../../db/queries/stations.js';
+
+/**
+ * The export v2 station records, and the cache that keeps them serialised per station under the
+ * station's version (`static_modified_at`), so a page of records is a concatenation of bytes.
+ */
+
+/** Names of the record's own fields; a `details` key of the same name is left out (the registry's value wins). */
+export const RECORD_FIELDS: ReadonlySet<string> = new Set([
+  'hrs_id',
+  'name',
+  'operator',
+  'heavy_duty',
+  'opening_hours',
+  'photo_url',
+  'dispensers',
+  'storages',
+  'products',
+]);
+
+/**
+ * The export v2 station record: `hrs_id`, `name`, `operator` {`id`, `name`}, `heavy_duty`,
+ * `opening_hours`, the v1.1 static (AFIR) details spread at the top level as given, `photo_url`, and
+ * the layout sections `dispensers`, `storages`, `products` (null until a layout is confirmed).
+ */
+export function stationRecord(row: StationRow, baseUrl: string): Record<string, unknown> {
+  const record: Record<string, unknown> = {
+    hrs_id: row.hrs_id,
+    name: row.name,
+    operator: { id: row.operator_id, name: row.operator_name },
+    heavy_duty: row.heavy_duty,
+    opening_hours: row.opening_hours,
+  };
+  for (const [key, value] of Object.entries(row.details)) {
+    if (RECORD_FIELDS.has(key)) continue;
+    // defineProperty: a key such as "__proto__" stays a plain field.
+    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  record.photo_url = row.has_photo ? `${baseUrl}/v2/hrs/${row.hrs_id}/photo` : null;
+  record.dispensers = row.dispensers;
+  record.storages = row.storages;
+  record.products = row.products;
+  return record;
+}
+
+/** At most this many serialised records are kept (about 1 kB each); the oldest entries go first. */
+const MAX_CACHED_RECORDS = 50_000;
+
+/** Serialised (UTF-8 encoded) station records, each under the version (`static_modified_at`) it was made from. */
+export class StationRecords {
+  private readonly cache = new Map<string, { modifiedUs: number; body: Buffer }>();
+  private baseUrl: string | undefined;
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly currentBaseUrl: () => string,
+  ) {}
+
+  forget(hrsId: string): void {
+    this.cache.delete(hrsId);
+  }
+
+  get size(): number {
+    return this.cache.size;
+  }
+
+  /**
+   * The records of these stations at (at least) these versions, in the given order, with the newest
+   * version among them; stations removed meanwhile are left out. One statement for all the misses.
+   */
+  async get(heads: readonly StationHead[]): Promise<{ bodies: Buffer[]; newestUs: number }> {
+    const baseUrl = this.currentBaseUrl();
+    if (baseUrl !== this.baseUrl) {
+      // Records embed absolute links; the base is fixed once the server listens.
+      this.cache.clear();
+      this.baseUrl = baseUrl;
+    }
+    const bodies: (Buffer | undefined)[] = new Array(heads.length);
+    let newestUs = 0;
+    const missing: string[] = [];
+    const at = new Map<string, number>();
+    heads.forEach((head, index) => {
+      const cached = this.cache.get(head.hrsId);
+      if (cached && cached.modifiedUs === head.modifiedUs) {
+        bodies[index] = cached.body;
+        newestUs = Math.max(newestUs, cached.modifiedUs);
+      } else {
+        missing.push(head.hrsId);
+        at.set(head.hrsId, index);
+      }
+    });
+    if (missing.length > 0) {
+      for (const row of await stationRows(this.sql, missing)) {
+        const body = Buffer.from(JSON.stringify(stationRecord(row, baseUrl)));
+        bodies[at.get(row.hrs_id)!] = body;
+        newestUs = Math.max(newestUs, row.modifiedUs);
+        this.remember(row.hrs_id, row.modifiedUs, body);
+      }
+    }
+    return { bodies: bodies.filter((body): body is Buffer => body !== undefined), newestUs };
+  }
+
+  private remember(hrsId: string, modifiedUs: number, body: Buffer): void {
+    const held = this.cache.get(hrsId);
+    // A slower request that read an older version must not replace a newer one.
+    if (held && held.modifiedUs > modifiedUs) return;
+    this.cache.delete(hrsId);
+    this.cache.set(hrsId, { modifiedUs, body });
+    if (this.cache.size > MAX_CACHED_RECORDS) this.cache.delete(this.cache.keys().next().value!);
+  }
+}
