@@ -13,7 +13,7 @@ import { and, assign, setup, type SnapshotFrom } from 'xstate';
  * the next deadline with a delayed transition whose delay is measured from the time the current state
  * was entered (`enteredAt`: `now` for a signal, the deadline itself for a timed transition), so the
  * deadlines fall exactly at `datetime + staleAfterMs` and `datetime + unknownAfterMs` when the delays
- * are counted from `enteredAt`, as the platform's runner does (src/status/runner.ts: a late timer does
+ * are counted from `enteredAt`, as the platform's runner does (machines/runner.ts: a late timer does
  * not shift the next deadline). A plain `createActor` counts each delay from when it handles the
  * event, so there a late delivery delays the next deadline by as much.
  */

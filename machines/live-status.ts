@@ -269,7 +269,7 @@ export class LiveStatus {
   /** Takes a machine step: the new snapshot, cancelled and newly scheduled delayed events. */
   private step(actor: Actor, step: { snapshot: FreshnessSnapshot; schedule: Delayed[]; cancel: string[] }): void {
     actor.snapshot = step.snapshot;
-    if (actor.pending && step.cancel.includes(actor.pending.id)) this.disarm(actor);
+    if (actor.pending && step.cancel.includes(actor.pending.deadline)) this.disarm(actor);
     for (const delayed of step.schedule) {
       this.disarm(actor);
       actor.pending = delayed;
@@ -316,7 +316,7 @@ export class LiveStatus {
     const delayed = actor.pending!;
     actor.pending = undefined;
     const previous = freshnessOf(actor.snapshot);
-    this.step(actor, this.runner.send(actor.snapshot, delayed.event));
+    this.step(actor, this.runner.deliver(actor.snapshot, delayed.deadline));
     this.refresh(actor, 'freshness', previous, false);
   }
 

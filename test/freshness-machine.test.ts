@@ -28,9 +28,6 @@ const PRICING: FreshnessPolicy = { staleAfterMs: 25 * HOUR, unknownAfterMs: null
 
 const T0 = Date.parse('2025-03-01T12:00:00.000Z');
 
-const FRESH_ID = 'xstate.after.staleAfter.freshness.fresh';
-const STALE_ID = 'xstate.after.unknownAfter.freshness.stale';
-
 // ---------------------------------------------------------------------------------------------------
 // The machine as an xstate actor on a simulated clock
 // ---------------------------------------------------------------------------------------------------
@@ -242,43 +239,43 @@ t.test('machine: hydrogen storage and pricing turn stale and never unknown', asy
 // FreshnessRunner: the same transitions, with due times instead of timers
 // ---------------------------------------------------------------------------------------------------
 
-/** Delivers the step's one scheduled event (however late: the runner takes no time with it). */
+/** Delivers the step's one scheduled deadline (however late: the runner takes no time with it). */
 function deliver(runner: FreshnessRunner, step: Step): Step {
-  if (step.schedule.length !== 1) throw new Error(`expected one scheduled event, got ${JSON.stringify(step.schedule)}`);
-  return runner.send(step.snapshot, step.schedule[0]!.event);
+  if (step.schedule.length !== 1) throw new Error(`expected one scheduled deadline, got ${JSON.stringify(step.schedule)}`);
+  return runner.deliver(step.snapshot, step.schedule[0]!.deadline);
 }
 
-const dues = (step: Step) => step.schedule.map((d) => [d.id, d.due]);
+const dues = (step: Step) => step.schedule.map((d) => [d.deadline, d.due]);
 
 t.test('runner: due times are datetime + deadline exactly, however late the timed event is delivered', async (t) => {
   const runner = new FreshnessRunner();
   // Handled 30 s after its datetime.
   const first = runner.start({ policy: SHORT, datetime: T0, now: T0 + 30 * SECOND });
   t.equal(first.snapshot.value, 'fresh');
-  t.same(dues(first), [[FRESH_ID, T0 + 5 * MINUTE]], 'stale due at datetime + 5 min, not now + 5 min');
+  t.same(dues(first), [['stale', T0 + 5 * MINUTE]], 'stale due at datetime + 5 min, not now + 5 min');
   t.same(first.cancel, []);
-  t.same(first.schedule[0]!.event, { type: FRESH_ID });
+  t.same(first.schedule[0], { deadline: 'stale', due: T0 + 5 * MINUTE }, 'the deadline by its own name, nothing of xstate');
 
   // Delivered 17 minutes late (the runner is never told when): unknown is still due at datetime + 30 min.
   const stale = deliver(runner, first);
   t.equal(stale.snapshot.value, 'stale');
   t.equal(stale.snapshot.context.enteredAt, T0 + 5 * MINUTE, 'entered at the deadline, not at delivery');
-  t.same(dues(stale), [[STALE_ID, T0 + 30 * MINUTE]]);
-  t.same(stale.cancel, [FRESH_ID], 'leaving fresh cancels its own (now delivered) event');
+  t.same(dues(stale), [['unknown', T0 + 30 * MINUTE]]);
+  t.same(stale.cancel, ['stale'], 'leaving fresh cancels its own (now delivered) event');
 
   const unknown = deliver(runner, stale);
   t.equal(unknown.snapshot.value, 'unknown');
   t.equal(unknown.snapshot.context.enteredAt, T0 + 30 * MINUTE);
   t.same(unknown.schedule, [], 'nothing left to wait for');
-  t.same(unknown.cancel, [STALE_ID]);
+  t.same(unknown.cancel, ['unknown']);
 
   // Readings handled late start with what is left of their deadlines.
   const late = runner.start({ policy: SHORT, datetime: T0 - 4 * MINUTE, now: T0 });
-  t.same(dues(late), [[FRESH_ID, T0 + MINUTE]], '4 minutes old: stale due in 1 minute');
-  t.same(dues(deliver(runner, late)), [[STALE_ID, T0 + 26 * MINUTE]], 'then unknown 26 minutes after handling');
+  t.same(dues(late), [['stale', T0 + MINUTE]], '4 minutes old: stale due in 1 minute');
+  t.same(dues(deliver(runner, late)), [['unknown', T0 + 26 * MINUTE]], 'then unknown 26 minutes after handling');
   const six = runner.start({ policy: SHORT, datetime: T0 - 6 * MINUTE, now: T0 });
   t.equal(six.snapshot.value, 'stale');
-  t.same(dues(six), [[STALE_ID, T0 + 24 * MINUTE]], '6 minutes old: stale, unknown due at datetime + 30 min');
+  t.same(dues(six), [['unknown', T0 + 24 * MINUTE]], '6 minutes old: stale, unknown due at datetime + 30 min');
   t.same(six.cancel, []);
   const old = runner.start({ policy: SHORT, datetime: T0 - 31 * MINUTE, now: T0 });
   t.equal(old.snapshot.value, 'unknown');
@@ -289,12 +286,12 @@ t.test('runner: due times are datetime + deadline exactly, however late the time
     ['pricing', PRICING],
   ] as const) {
     const s = runner.start({ policy, datetime: T0, now: T0 + 1 });
-    t.same(dues(s), [[FRESH_ID, T0 + policy.staleAfterMs]], `${label}: stale due at datetime + ${policy.staleAfterMs} ms`);
+    t.same(dues(s), [['stale', T0 + policy.staleAfterMs]], `${label}: stale due at datetime + ${policy.staleAfterMs} ms`);
     const good = deliver(runner, s);
     t.equal(good.snapshot.value, 'staleForGood', `${label}: stale for good`);
     t.equal(freshnessOf(good.snapshot), 'stale');
     t.same(good.schedule, [], `${label}: never unknown, nothing scheduled`);
-    t.same(good.cancel, [FRESH_ID]);
+    t.same(good.cancel, ['stale']);
     const restored = runner.start({ policy, datetime: T0 - 400 * DAY, now: T0 });
     t.equal(restored.snapshot.value, 'staleForGood', `${label}: 400 days old, still only stale`);
     t.same(restored.schedule, []);
@@ -332,34 +329,34 @@ t.test('runner: re-entry on a signal cancels the pending event and schedules fro
 
   const again = runner.send(fresh.snapshot, { type: 'signal', datetime: T0 + 2 * MINUTE, now: T0 + 2 * MINUTE });
   t.equal(again.snapshot.value, 'fresh');
-  t.same(again.cancel, [FRESH_ID], 'fresh -> fresh: the old stale deadline is cancelled');
-  t.same(dues(again), [[FRESH_ID, T0 + 7 * MINUTE]], 'and the new one scheduled from the new datetime');
+  t.same(again.cancel, ['stale'], 'fresh -> fresh: the old stale deadline is cancelled');
+  t.same(dues(again), [['stale', T0 + 7 * MINUTE]], 'and the new one scheduled from the new datetime');
 
   const stale = deliver(runner, again);
   const fromStale = runner.send(stale.snapshot, { type: 'signal', datetime: T0 + 10 * MINUTE, now: T0 + 10 * MINUTE + 500 });
   t.equal(fromStale.snapshot.value, 'fresh');
-  t.same(fromStale.cancel, [STALE_ID], 'stale -> fresh: the unknown deadline is cancelled');
-  t.same(dues(fromStale), [[FRESH_ID, T0 + 15 * MINUTE]]);
+  t.same(fromStale.cancel, ['unknown'], 'stale -> fresh: the unknown deadline is cancelled');
+  t.same(dues(fromStale), [['stale', T0 + 15 * MINUTE]]);
 
   const unknown = runner.start({ policy: SHORT, datetime: T0 - HOUR, now: T0 });
   const fromUnknown = runner.send(unknown.snapshot, { type: 'signal', datetime: T0 - 4 * MINUTE, now: T0 });
   t.same(fromUnknown.cancel, [], 'unknown waits for nothing, so nothing to cancel');
-  t.same(dues(fromUnknown), [[FRESH_ID, T0 + MINUTE]]);
+  t.same(dues(fromUnknown), [['stale', T0 + MINUTE]]);
 
   const toUnknown = runner.send(fresh.snapshot, { type: 'signal', datetime: T0 - 31 * MINUTE, now: T0 });
   t.equal(toUnknown.snapshot.value, 'unknown', 'a signal already past both deadlines');
-  t.same(toUnknown.cancel, [FRESH_ID]);
+  t.same(toUnknown.cancel, ['stale']);
   t.same(toUnknown.schedule, []);
 
   const toStale = runner.send(fresh.snapshot, { type: 'signal', datetime: T0 - 6 * MINUTE, now: T0 });
   t.equal(toStale.snapshot.value, 'stale');
-  t.same(toStale.cancel, [FRESH_ID]);
-  t.same(dues(toStale), [[STALE_ID, T0 + 24 * MINUTE]]);
+  t.same(toStale.cancel, ['stale']);
+  t.same(dues(toStale), [['unknown', T0 + 24 * MINUTE]]);
 
   const good = deliver(runner, runner.start({ policy: STORAGE, datetime: T0, now: T0 }));
   const fromGood = runner.send(good.snapshot, { type: 'signal', datetime: T0 + HOUR, now: T0 + HOUR });
   t.same(fromGood.cancel, []);
-  t.same(dues(fromGood), [[FRESH_ID, T0 + HOUR + 5 * MINUTE]]);
+  t.same(dues(fromGood), [['stale', T0 + HOUR + 5 * MINUTE]]);
 });
 
 t.test('runner: a delayed event of a state that was left changes nothing', async (t) => {
@@ -367,12 +364,13 @@ t.test('runner: a delayed event of a state that was left changes nothing', async
   const fresh = runner.start({ policy: SHORT, datetime: T0, now: T0 });
   const stale = deliver(runner, fresh);
   const pending = stale.schedule[0]!;
-  // A signal arrives before the unknown deadline: the caller is told to cancel the pending id ...
+  t.equal(pending.deadline, 'unknown');
+  // A signal arrives before the unknown deadline: the caller is told to cancel it ...
   const renewed = runner.send(stale.snapshot, { type: 'signal', datetime: T0 + 20 * MINUTE, now: T0 + 20 * MINUTE });
-  t.ok(renewed.cancel.includes(pending.id), 'the pending unknown event is in the cancel list');
-  t.notOk(renewed.schedule.some((d) => d.id === pending.id), 'and not scheduled again');
+  t.ok(renewed.cancel.includes(pending.deadline), 'the pending unknown deadline is in the cancel list');
+  t.notOk(renewed.schedule.some((d) => d.deadline === pending.deadline), 'and not scheduled again');
   // ... and if its timer fires anyway, the machine ignores it.
-  const ignored = runner.send(renewed.snapshot, pending.event);
+  const ignored = runner.deliver(renewed.snapshot, pending.deadline);
   t.equal(ignored.snapshot.value, 'fresh', 'the cancelled unknown event does not make the new reading unknown');
   t.equal(ignored.snapshot.context.datetime, T0 + 20 * MINUTE);
   t.same(ignored.schedule, [], 'and schedules nothing');
@@ -387,8 +385,8 @@ t.test('runner: many actors share one runner without seeing each other', async (
   const a = runner.start({ policy: SHORT, datetime: T0, now: T0 });
   const b = runner.start({ policy: PRICING, datetime: T0 - HOUR, now: T0 });
   const a2 = deliver(runner, a);
-  t.same(dues(b), [[FRESH_ID, T0 + 24 * HOUR]], "b's step holds only b's event");
-  t.same(dues(a2), [[STALE_ID, T0 + 30 * MINUTE]], "a's step holds only a's event");
+  t.same(dues(b), [['stale', T0 + 24 * HOUR]], "b's step holds only b's event");
+  t.same(dues(a2), [['unknown', T0 + 30 * MINUTE]], "a's step holds only a's event");
   t.equal(b.snapshot.context.policy, PRICING);
   t.equal(a2.snapshot.context.policy, SHORT);
 });
