@@ -2,9 +2,9 @@ import type { PublishedSignal } from '../src/domain/signals.js';
 import type { StationDirectory } from '../src/domain/stations.js';
 import { buildSection, SECTION_KEYS, type PublishedReading } from '../src/domain/status/sections.js';
 import { CATEGORIES, type Category } from '../src/domain/vocabulary.js';
-import { DeadlineHeap } from './deadline-heap.js';
+import { DeadlineTimer } from './deadline-timer.js';
 import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapshot } from './freshness.js';
-import { FreshnessRunner, type Delayed } from './runner.js';
+import { FreshnessRunner, type Delayed, type Step } from './runner.js';
 
 /**
  * One event of the change stream: a section's published content or its freshness changed.
@@ -57,9 +57,6 @@ interface Actor {
   json: string | undefined;
 }
 
-/** Node's timers hold at most 2^31-1 ms; longer waits are re-armed. */
-const MAX_TIMER_MS = 2_147_483_647;
-
 const NULL_SECTIONS = { availability: null, usage: null, hydrogen_storage: null, pricing: null };
 
 export interface LiveStatusOptions {
@@ -95,10 +92,8 @@ export class LiveStatus {
   /** Moves with every change of any station's status object (see `version`). */
   private changes = 0;
   private closed = false;
-  /** Every actor with a pending delayed event, by due time; one Node timer for the earliest. */
-  private readonly deadlines = new DeadlineHeap<Actor>((actor) => actor.pending!.due);
-  private timer: NodeJS.Timeout | undefined;
-  private timerDue = Number.POSITIVE_INFINITY;
+  /** Every actor with a pending delayed event, by due time, on one Node timer. */
+  private readonly deadlines: DeadlineTimer<Actor>;
 
   constructor(
     private readonly directory: StationDirectory,
@@ -114,6 +109,7 @@ export class LiveStatus {
       pricing: { staleAfterMs: options.pricingStaleAfterMs, unknownAfterMs: null },
     };
     this.now = options.now ?? Date.now;
+    this.deadlines = new DeadlineTimer<Actor>((actor) => actor.pending!.due, this.now, (actor) => this.fire(actor));
   }
 
   /** Subscribes to the change stream; returns the unsubscribe function. */
@@ -222,9 +218,7 @@ export class LiveStatus {
   /** Stops every timer; the object serves reads still but changes no more. */
   close(): void {
     this.closed = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    this.deadlines.clear();
+    this.deadlines.close();
   }
 
   private apply(signal: PublishedSignal, announce: boolean): boolean {
@@ -267,7 +261,7 @@ export class LiveStatus {
   }
 
   /** Takes a machine step: the new snapshot, cancelled and newly scheduled delayed events. */
-  private step(actor: Actor, step: { snapshot: FreshnessSnapshot; schedule: Delayed[]; cancel: string[] }): void {
+  private step(actor: Actor, step: Step): void {
     actor.snapshot = step.snapshot;
     if (actor.pending && step.cancel.includes(actor.pending.deadline)) this.disarm(actor);
     for (const delayed of step.schedule) {
@@ -278,38 +272,12 @@ export class LiveStatus {
   }
 
   private disarm(actor: Actor): void {
-    this.deadlines.remove(actor);
+    this.deadlines.disarm(actor);
     actor.pending = undefined;
   }
 
   private arm(actor: Actor): void {
-    if (!actor.pending || this.closed) return;
-    this.deadlines.upsert(actor);
-    this.wake();
-  }
-
-  /** Keeps the one Node timer set for the earliest deadline (a timer that fires early just re-arms). */
-  private wake(): void {
-    const first = this.deadlines.peek();
-    if (!first || this.closed) return;
-    const due = first.pending!.due;
-    if (this.timer !== undefined && this.timerDue <= due) return;
-    clearTimeout(this.timer);
-    this.timerDue = due;
-    this.timer = setTimeout(() => this.expire(), Math.min(Math.max(0, due - this.now()), MAX_TIMER_MS));
-    this.timer.unref();
-  }
-
-  /** Delivers every delayed event now due, earliest first. */
-  private expire(): void {
-    this.timer = undefined;
-    if (this.closed) return;
-    const now = this.now();
-    for (let first = this.deadlines.peek(); first && first.pending!.due <= now; first = this.deadlines.peek()) {
-      this.deadlines.remove(first);
-      this.fire(first);
-    }
-    this.wake();
+    if (actor.pending) this.deadlines.arm(actor);
   }
 
   private fire(actor: Actor): void {
