@@ -177,9 +177,17 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     export_v2: exportV2.family,
     admin,
   };
-  const push = createPush({
+  const push = pushLayer(parts, server, families, exportV2.authenticate);
+  dashboardRoutes(server, families.admin);
+  return { server, push, families, exportV2 };
+}
+
+/** The status stream and the admins' feed, on the export v2 and admin families. */
+function pushLayer(parts: PlatformParts, server: HttpServer, families: Families, authenticate: ExportV2Api['authenticate']): Push {
+  const { config, log, redis } = parts;
+  return createPush({
     server,
-    families: { stream: exportV2.family, admin: families.admin },
+    families: { stream: families.export_v2, admin: families.admin },
     log,
     settings: {
       streamsPerUser: config.pushStreamsPerUser,
@@ -187,14 +195,12 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
       idleTimeoutSeconds: config.pushIdleTimeoutSeconds,
       maxBacklogBytes: config.pushMaxBacklogBytes,
     },
-    status,
+    status: parts.status,
     receipts: parts.receipts,
-    stations: registry,
+    stations: parts.registry,
     slots: new StreamSlots(redis, config.redisPrefix, config.pushStreamsPerUser, log.child({ component: 'push' })),
-    recheck: async (credential) => void (await exportV2.authenticate(credential)),
+    recheck: async (credential) => void (await authenticate(credential)),
   });
-  dashboardRoutes(server, families.admin);
-  return { server, push, families, exportV2 };
 }
 
 /** Who tells whom once everything is built: registry reloads and token changes reach the routes and streams. */

@@ -1,0 +1,84 @@
+/**
+ * The HTTP core on its own, with families it has never heard of: authentication, guards, observers,
+ * error styles and policies are values handed to it with the routes, so a new API family is a value,
+ * not a change to src/http/.
+ */
+import t from 'tap';
+import { bearerToken } from '../src/http/auth.js';
+import { DRF_ERRORS, HttpError, PROBLEM_ERRORS, json, unauthorized, type Reply } from '../src/http/errors.js';
+import type { Family } from '../src/http/family.js';
+import { HttpServer } from '../src/http/server.js';
+import { createLogger } from '../src/log.js';
+
+const seen: { path: string; status: number }[] = [];
+
+const WIDGETS: Family = {
+  name: 'widgets',
+  prefix: '/widgets/',
+  auth: (header) => {
+    if (bearerToken(header) !== 'w-token') throw unauthorized('Not a widget token.');
+    return { kind: 'maker', id: 'acme', tokenId: '7' };
+  },
+  errors: DRF_ERRORS,
+  policy: { headers: { 'X-Widget-Policy': 'on' } },
+  guards: [
+    (req) => {
+      req.responseHeaders['X-Guarded'] = 'yes';
+      if (req.query.get('refuse') === '1') throw new HttpError(429, 'throttled', DRF_ERRORS.throttled('at most 0 requests', '1 second'));
+    },
+  ],
+  observers: [(req, reply: Reply) => seen.push({ path: req.path, status: reply.status })],
+};
+
+const GADGETS: Family = { name: 'gadgets', prefix: '/gadgets/', errors: PROBLEM_ERRORS };
+const ROOT: Family = { name: 'root', prefix: '/', errors: PROBLEM_ERRORS };
+
+t.test('families as values: auth, guards, observers, error styles, policies, public routes', async (t) => {
+  const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: ROOT });
+  server.route({ family: WIDGETS, method: 'GET', path: '/widgets/mine', handler: (req) => json(200, { who: req.principal?.id }) });
+  server.route({ family: GADGETS, public: true, method: 'GET', path: '/gadgets/catalogue', handler: () => json(200, { gadgets: [] }) });
+  t.throws(
+    () => server.route({ family: GADGETS, method: 'GET', path: '/gadgets/secret', handler: () => json(200, {}) }),
+    /family gadgets has no authentication/,
+    'a route needing a credential on a family without authentication is refused at registration',
+  );
+  t.same(server.routes(), [
+    { method: 'GET', path: '/widgets/mine', auth: 'widgets' },
+    { method: 'GET', path: '/gadgets/catalogue', auth: 'none' },
+  ]);
+  const port = await server.listen('127.0.0.1', 0);
+  t.teardown(() => server.closeConnections());
+  const url = `http://127.0.0.1:${port}`;
+  const get = (path: string, token?: string) => fetch(`${url}${path}`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+
+  let res = await get('/widgets/mine', 'w-token');
+  t.equal(res.status, 200);
+  t.same(await res.json(), { who: 'acme' });
+  t.equal(res.headers.get('x-widget-policy'), 'on', 'the family policy');
+  t.equal(res.headers.get('x-guarded'), 'yes', 'the family guard ran');
+
+  res = await get('/widgets/mine', 'other');
+  t.equal(res.status, 401);
+  t.same(await res.json(), { detail: 'Not a widget token.' }, 'the family error style');
+  t.equal(res.headers.get('x-widget-policy'), 'on', 'the policy on errors too');
+
+  res = await get('/widgets/mine?refuse=1', 'w-token');
+  t.equal(res.status, 429);
+  t.same(await res.json(), { detail: 'Request was throttled: at most 0 requests. Expected available in 1 second.' });
+
+  res = await get('/widgets/nothing');
+  t.same([res.status, await res.json()], [404, { detail: 'Not found.' }], 'an unknown path under the prefix is the family\'s');
+  res = await get('/gadgets/catalogue');
+  t.equal(res.status, 200, 'a public route needs no credential');
+  res = await get('/gadgets/nothing');
+  t.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+  res = await get('/elsewhere');
+  t.match(await res.json(), { status: 404, title: 'Not Found' }, 'the fallback family answers the rest');
+  t.equal(res.headers.get('x-widget-policy'), null);
+
+  t.same(seen, [
+    { path: '/widgets/mine', status: 200 },
+    { path: '/widgets/mine', status: 401 },
+    { path: '/widgets/mine', status: 429 },
+  ], 'observers see every answer of the family\'s credentialed routes, refusals included; not 404s or public routes');
+});
