@@ -1,4 +1,5 @@
 import type { Sql } from '../connect.js';
+import type { PublishedSignal } from '../../src/domain/signals.js';
 import type { Category } from '../../src/domain/vocabulary.js';
 
 export type AssignmentAtReceipt = 'live' | 'testing' | 'unassigned';
@@ -128,22 +129,11 @@ export class SignalWriter {
   }
 }
 
-/** A published (live) reading as held in `published_signals`, times in epoch milliseconds. */
-export interface PublishedSignalRow {
-  hrsId: string;
-  category: Category;
-  originatorId: string;
-  /** When it was measured (`measured_at`), epoch milliseconds. */
-  datetime: number;
-  receivedAt: number;
-  payload: Record<string, unknown>;
-}
-
 /**
- * Every published reading, `batchSize` rows at a time through a cursor, so restoring all of them
- * never holds the whole table in memory at once. In no particular order.
+ * Every published reading (`published_signals`), `batchSize` rows at a time through a cursor, so
+ * restoring all of them never holds the whole table in memory at once. In no particular order.
  */
-export async function* publishedSignalBatches(sql: Sql, batchSize = 5000): AsyncGenerator<PublishedSignalRow[]> {
+export async function* publishedSignalBatches(sql: Sql, batchSize = 5000): AsyncGenerator<PublishedSignal[]> {
   const cursor = sql<
     { hrs_id: string; category: Category; originator_id: string; measured_at: Date; received_at: Date; payload: Record<string, unknown> }[]
   >`SELECT hrs_id, category, originator_id, measured_at, received_at, payload FROM published_signals`.cursor(batchSize);
