@@ -2,7 +2,7 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_li
 import type { Logger } from 'pino';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
-import { compilePolicy, isPreflight, preflightReply, type CompiledPolicy } from './policy.js';
+import { compilePolicy, isPreflight, preflightReply } from './policy.js';
 import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
 import { failure, respond, withRequestHeaders, type Answering } from './respond.js';
 import { Router, type Match, type Method } from './router.js';
@@ -286,4 +286,3 @@ function observeSafely(observe: Observer, req: Request, reply: Reply): void {
   }
 }
 
-export type { CompiledPolicy };
