@@ -81,6 +81,15 @@ export const envSchema = z
       .int('must be a whole number of bytes')
       .min(16 * 1024, 'must be at least 16384')
       .default(1024 * 1024),
+    METRICS_TOKEN: z.preprocess(
+      blankAsUnset,
+      z.string().min(16, 'must be at least 16 characters long').optional(),
+    ),
+    DATABASE_TIMEOUT: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .positive('must be more than 0')
+      .max(60, 'must be at most 60')
+      .default(2),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
   })
@@ -111,6 +120,10 @@ export interface Config {
   statusPricingStaleAfterMs: number;
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** A second bearer token for `/metrics` only (scrapers); ADMIN_TOKEN is always accepted there too. */
+  metricsToken: string | undefined;
+  /** How long a request waits for PostgreSQL (connecting, a statement) before it is answered 503. */
+  databaseTimeoutMs: number;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
   /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */
@@ -141,7 +154,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const problems = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? 'environment');
       const given = source[name];
-      const shown = name === 'ADMIN_TOKEN' || given === undefined ? '' : ` (got "${given}")`;
+      const shown = name === 'ADMIN_TOKEN' || name === 'METRICS_TOKEN' || given === undefined ? '' : ` (got "${given}")`;
       return `${name} ${issue.message}${shown}`;
     });
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
@@ -163,6 +176,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     statusPricingStaleAfterMs: env.STATUS_PRICING_STALE_AFTER * 1000,
     smtpUrl: env.SMTP_URL,
     mailFrom: env.MAIL_FROM,
+    metricsToken: env.METRICS_TOKEN,
+    databaseTimeoutMs: env.DATABASE_TIMEOUT * 1000,
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,

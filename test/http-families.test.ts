@@ -82,3 +82,33 @@ t.test('families as values: auth, guards, observers, error styles, policies, pub
     { path: '/widgets/mine', status: 429 },
   ], 'observers see every answer of the family\'s credentialed routes, refusals included; not 404s or public routes');
 });
+
+t.test('hooks: a classifier for known failures, and every answer told to onAnswered', async (t) => {
+  class Unreachable extends Error {}
+  const answered: { status: number; family: string; route: string | undefined }[] = [];
+  const server = new HttpServer({
+    log: createLogger('silent'),
+    maxBodyBytes: 1024,
+    fallback: ROOT,
+    classify: (err) => (err instanceof Unreachable ? new HttpError(503, 'unavailable', 'Try again soon.', { headers: { 'Retry-After': '2' } }) : undefined),
+    onAnswered: (a) => answered.push({ status: a.status, family: a.family.name, route: a.route }),
+  });
+  server.route({ family: GADGETS, public: true, method: 'GET', path: '/gadgets/:id', handler: () => { throw new Unreachable('db down'); } });
+  server.route({ family: GADGETS, public: true, method: 'GET', path: '/gadgets/boom/now', handler: () => { throw new Error('bug'); } });
+  const port = await server.listen('127.0.0.1', 0);
+  t.teardown(() => server.closeConnections());
+  let res = await fetch(`http://127.0.0.1:${port}/gadgets/7`);
+  t.equal(res.status, 503);
+  t.equal(res.headers.get('retry-after'), '2');
+  t.match(await res.json(), { status: 503, code: 'unavailable', detail: 'Try again soon.' });
+  res = await fetch(`http://127.0.0.1:${port}/gadgets/boom/now`);
+  t.equal(res.status, 500, 'what the classifier does not know stays a 500');
+  await res.arrayBuffer();
+  res = await fetch(`http://127.0.0.1:${port}/nowhere`);
+  await res.arrayBuffer();
+  t.same(answered, [
+    { status: 503, family: 'gadgets', route: '/gadgets/:id' },
+    { status: 500, family: 'gadgets', route: '/gadgets/boom/now' },
+    { status: 404, family: 'root', route: undefined },
+  ]);
+});

@@ -20,6 +20,8 @@ export interface Request {
   /** When the platform received the request. */
   readonly receivedAt: Date;
   params: Record<string, string>;
+  /** The route's path pattern (`/v2/hrs/:hrs_id`) once a route took the request. */
+  route: string | undefined;
   principal: Principal | undefined;
   body: Buffer | undefined;
   /** Headers added to whatever response the request gets, errors included (rate-limit state, say). */
@@ -82,6 +84,7 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, l
     },
     receivedAt: new Date(),
     params: {},
+    route: undefined,
     principal: undefined,
     body: undefined,
     responseHeaders: {},

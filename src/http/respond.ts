@@ -84,9 +84,23 @@ export function logRequest(log: Logger, req: Request, status: number, started: n
   else req.log.info(entry, 'request');
 }
 
-/** An error as the family answers it; anything but an HttpError is a 500 that says nothing of its cause. */
-export function failure(err: unknown, family: Answering, req: Request): Reply {
+/**
+ * What an error that is not an HttpError stands for, when it is known (a dependency unreachable: 503
+ * with Retry-After, say); undefined: an unexpected failure.
+ */
+export type ErrorClassifier = (err: unknown) => HttpError | undefined;
+
+/**
+ * An error as the family answers it: an HttpError as it is, an error the classifier knows as what it
+ * says, anything else a 500 that says nothing of its cause.
+ */
+export function failure(err: unknown, family: Answering, req: Request, classify?: ErrorClassifier): Reply {
   if (err instanceof HttpError) return family.errors.reply(err);
+  const known = classify?.(err);
+  if (known) {
+    if (!req.abort.aborted) req.log.warn({ err, status: known.status, code: known.code }, 'request refused: dependency unavailable');
+    return family.errors.reply(known);
+  }
   if (!req.abort.aborted) req.log.error({ err }, 'request failed');
   return family.errors.reply(internalError());
 }

@@ -4,7 +4,7 @@ import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
 import { compilePolicy, isPreflight, preflightReply } from './policy.js';
 import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
-import { failure, respond, withRequestHeaders, type Answering } from './respond.js';
+import { failure, respond, withRequestHeaders, type Answering, type ErrorClassifier } from './respond.js';
 import { Router, type Match, type Method } from './router.js';
 import { upgradeHandler, type SocketRouteSpec, type SocketData } from './sockets.js';
 
@@ -42,11 +42,26 @@ export interface FamilyState extends Answering {
   observers: Observer[];
 }
 
+/** One answered request, as metrics see it (every response: routes, refusals, unknown paths, upgrades). */
+export interface Answered {
+  req: Request;
+  status: number;
+  family: Family;
+  /** The route's path pattern, or undefined when no route took the request. */
+  route: string | undefined;
+  /** Seconds from receipt to the answer written. */
+  seconds: number;
+}
+
 export interface HttpServerOptions {
   log: Logger;
   maxBodyBytes: number;
   /** Answers for paths no family's prefix claims (health, unknown paths at the root). */
   fallback: Family;
+  /** Maps a known failure of a dependency (PostgreSQL unreachable, say) to the HttpError to answer with. */
+  classify?: ErrorClassifier;
+  /** Told of every answered request, after the answer is written; must not throw. */
+  onAnswered?: (answered: Answered) => void;
 }
 
 const BODY_METHODS = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -119,7 +134,12 @@ export class HttpServer {
     const family = this.family(spec.family);
     this.app.ws<SocketData<T>>(spec.path, {
       ...spec.behavior,
-      upgrade: upgradeHandler(spec, family, this.options.log, (req, header) => this.authenticate(family, req, header)),
+      upgrade: upgradeHandler(spec, family, {
+        log: this.options.log,
+        authenticate: (req, header) => this.authenticate(family, req, header),
+        classify: this.options.classify,
+        answered: (req, status, started) => this.answered(req, status, family, started),
+      }),
     });
     return this;
   }
@@ -178,6 +198,17 @@ export class HttpServer {
     return new Promise((resolve) => this.idle.push(resolve));
   }
 
+  /** Tells `onAnswered` of an answer; a failing hook is logged, never the request's problem. */
+  private answered(req: Request, status: number, family: FamilyState, started: number): void {
+    const hook = this.options.onAnswered;
+    if (!hook) return;
+    try {
+      hook({ req, status, family: family.family, route: req.route, seconds: (performance.now() - started) / 1000 });
+    } catch (err) {
+      req.log.error({ err }, 'answer hook failed');
+    }
+  }
+
   /** The family a path belongs to when no route claims it (an unknown path under /v2/ is still export v2's). */
   private familyOf(path: string): FamilyState {
     return this.byPrefix.find((state) => path.startsWith(state.family.prefix)) ?? this.fallback;
@@ -191,10 +222,13 @@ export class HttpServer {
     const match = req.method === ('UNKNOWN' as Method) ? undefined : this.router.match(req.method, req.path);
     if (match?.kind !== 'found' || req.method === 'OPTIONS') {
       const family = this.familyOf(req.path);
-      respond(this.options.log, res, req, withoutRoute(req, match, family), family, started);
+      const reply = withoutRoute(req, match, family);
+      respond(this.options.log, res, req, reply, family, started);
+      this.answered(req, reply.status, family, started);
       return;
     }
     req.params = match.params;
+    req.route = match.route.path;
     this.run(match.route, req, res, started);
   }
 
@@ -212,13 +246,14 @@ export class HttpServer {
       }
       const full = withRequestHeaders(reply, req);
       respond(this.options.log, res, req, full, family, started);
+      this.answered(req, full.status, family, started);
       for (const observe of observers) observeSafely(observe, req, full);
     };
     const body = this.startBody(route, req, res, family, finish);
     if (body === false) return;
     this.inFlight++;
     this.handle(route, family, req, body)
-      .then(finish, (err: unknown) => finish(failure(err, family, req)))
+      .then(finish, (err: unknown) => finish(failure(err, family, req, this.options.classify)))
       .finally(() => {
         this.inFlight--;
         if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();

@@ -2,7 +2,7 @@ import type { HttpRequest, HttpResponse, WebSocketBehavior, us_socket_context_t 
 import type { Logger } from 'pino';
 import type { Family } from './family.js';
 import { Abort, copyRequest, type Request } from './request.js';
-import { failure, logRequest, respond, withRequestHeaders } from './respond.js';
+import { failure, logRequest, respond, withRequestHeaders, type ErrorClassifier } from './respond.js';
 import type { FamilyState } from './server.js';
 
 /** What every WebSocket of a socket route carries: the upgrade request (principal set once authenticated) and the route's own data. */
@@ -33,14 +33,23 @@ export interface SocketRouteSpec<T> {
   release?: (state: T) => void;
 }
 
-type Authenticate = (req: Request, header: string | undefined) => Promise<void>;
+/** What an upgrade needs of the server. */
+export interface UpgradeContext {
+  log: Logger;
+  authenticate: (req: Request, header: string | undefined) => Promise<void>;
+  classify: ErrorClassifier | undefined;
+  /** Tells the server's answer hook. */
+  answered: (req: Request, status: number, started: number) => void;
+}
 
 /** The uWS `upgrade` of a socket route: authenticate and admit (unless left to the first message), then upgrade or refuse. */
-export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState, log: Logger, authenticate: Authenticate) {
-  return (res: HttpResponse, uwsReq: HttpRequest, context: us_socket_context_t): void => {
+export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState, context: UpgradeContext) {
+  const { log, authenticate } = context;
+  return (res: HttpResponse, uwsReq: HttpRequest, socketContext: us_socket_context_t): void => {
     const abort = new Abort();
     res.onAborted(() => abort.fire());
     const req = copyRequest(uwsReq, res, abort, log);
+    req.route = spec.path;
     const started = performance.now();
     const key = req.headers['sec-websocket-key'] ?? '';
     const protocol = req.headers['sec-websocket-protocol'] ?? '';
@@ -56,11 +65,15 @@ export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState,
           if (state !== undefined) spec.release?.(state);
           return;
         }
-        res.cork(() => res.upgrade<SocketData<T>>({ req, state }, key, protocol, extensions, context));
+        res.cork(() => res.upgrade<SocketData<T>>({ req, state }, key, protocol, extensions, socketContext));
         logRequest(log, req, 101, started, undefined);
+        context.answered(req, 101, started);
       },
       (err: unknown) => {
-        if (!abort.aborted) respond(log, res, req, withRequestHeaders(failure(err, family, req), req), family, started);
+        if (abort.aborted) return;
+        const reply = withRequestHeaders(failure(err, family, req, context.classify), req);
+        respond(log, res, req, reply, family, started);
+        context.answered(req, reply.status, started);
       },
     );
   };
