@@ -4,7 +4,7 @@ import { redactUrl } from '../src/config.js';
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
 
-/** Raised when PostgreSQL cannot be reached or used at start. */
+/** Raised when PostgreSQL cannot be reached or used: at start, or when a write waited too long for it. */
 export class DatabaseUnavailableError extends Error {
   readonly code = 'DATABASE_UNAVAILABLE';
 }
@@ -13,13 +13,62 @@ const HOW_TO_START =
   'start one with `pg_ctlcluster <version> main start`, `docker compose up -d postgres`, ' +
   'or point DATABASE_URL at a running server';
 
-export function connect(url: string, options: postgres.Options<{}> = {}): Sql {
-  return postgres(url, {
-    max: 10,
-    onnotice: () => {},
-    connect_timeout: 5,
-    ...options,
-  });
+/** How long the platform waits on PostgreSQL (DATABASE_TIMEOUT) before it answers that it is unavailable. */
+export interface DatabaseTimeouts {
+  /** Bounds connecting and each statement, in milliseconds; unset: connecting within 5 s, statements unbounded. */
+  timeoutMs?: number;
+}
+
+/** The longest a pool waits before trying to connect again after failures: a request never waits out a long backoff. */
+const MAX_RECONNECT_DELAY_S = 0.05;
+
+/**
+ * A pool. With `timeoutMs`, connecting and every statement are bounded by it (a statement running
+ * longer is cancelled by the server, so it never commits later), idle connections are closed after a
+ * minute (a connection the server dropped is noticed before it is used) and reconnecting after a failure
+ * is tried again within 50 ms: requests queued in the pool during an outage fail one per attempt, so
+ * they must not wait out a long backoff (postgres.js backs off up to 20 s by default), and the first
+ * request after it connects at once.
+ */
+export function connect(url: string, options: postgres.Options<{}> & DatabaseTimeouts = {}): Sql {
+  const { timeoutMs, ...rest } = options;
+  const bounded: postgres.Options<{}> =
+    timeoutMs === undefined
+      ? {}
+      : {
+          connect_timeout: timeoutMs / 1000,
+          idle_timeout: 60,
+          backoff: (retries: number) => Math.min(0.01 * 2 ** retries, MAX_RECONNECT_DELAY_S),
+          connection: { statement_timeout: Math.ceil(timeoutMs) },
+        };
+  const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, ...bounded, ...rest });
+  if (timeoutMs !== undefined) timeouts.set(sql, timeoutMs);
+  return sql;
+}
+
+const timeouts = new WeakMap<Sql, number>();
+
+/** The bound a pool was opened with (`timeoutMs`), if any: how long work may wait for it. */
+export function timeoutOf(sql: Sql): number | undefined {
+  return timeouts.get(sql);
+}
+
+/** Connection failures as postgres.js reports them, beside the node socket errors. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN',
+  'CONNECT_TIMEOUT', 'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED',
+]);
+
+/**
+ * Whether an error says PostgreSQL is unavailable rather than that a statement was wrong: it cannot
+ * be reached or dropped the connection, it is shutting down or starting (57P01-57P03), a statement ran
+ * out of time (57014), or any connection exception (class 08). A request that met one may succeed later.
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (err instanceof DatabaseUnavailableError) return true;
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return false;
+  return CONNECTION_CODES.has(code) || code === '57014' || /^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code);
 }
 
 function databaseName(url: string): string {
@@ -55,7 +104,7 @@ export async function ensureDatabase(url: string): Promise<void> {
 }
 
 /** Opens the pool and proves the server answers. */
-export async function openDatabase(url: string, options: postgres.Options<{}> = {}): Promise<Sql> {
+export async function openDatabase(url: string, options: postgres.Options<{}> & DatabaseTimeouts = {}): Promise<Sql> {
   const sql = connect(url, options);
   try {
     await sql`SELECT 1`;

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { ensureDatabase, openDatabase, type Sql } from './connect.js';
+import { ensureDatabase, openDatabase, type DatabaseTimeouts, type Sql } from './connect.js';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('./migrations/', import.meta.url));
 // Any constant; two processes migrating at once queue on it.
@@ -78,13 +78,15 @@ export async function migrate(sql: Sql, dir?: string): Promise<Migration[]> {
  * does not exist, open a pool, apply pending migrations. Returns the pool and what was applied; on a
  * failure the pool is closed again and the error thrown.
  */
-export async function openMigrated(url: string): Promise<{ sql: Sql; applied: Migration[] }> {
+export async function openMigrated(url: string, options: DatabaseTimeouts = {}): Promise<{ sql: Sql; applied: Migration[] }> {
   await ensureDatabase(url);
-  const sql = await openDatabase(url);
+  // Migrations run unbounded on a pool of their own (they may wait for another instance's or take long).
+  const migrating = await openDatabase(url, { max: 1 });
+  let applied: Migration[];
   try {
-    return { sql, applied: await migrate(sql) };
-  } catch (err) {
-    await sql.end({ timeout: 1 });
-    throw err;
+    applied = await migrate(migrating);
+  } finally {
+    await migrating.end({ timeout: 1 });
   }
+  return { sql: await openDatabase(url, options), applied };
 }

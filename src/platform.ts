@@ -17,6 +17,7 @@ import { exportV11Api } from './api/export-v1.1/index.js';
 import { exportV2Api, type ExportV2Api } from './api/export-v2/index.js';
 import { exportV2Limits } from './api/export-v2/family.js';
 import { healthRoutes } from './api/health/routes.js';
+import { classifyUnavailable } from './api/unavailable.js';
 import { importV1Api } from './api/import-v1/index.js';
 import { importV11Api } from './api/import-v1.1/index.js';
 import { importV2Api } from './api/import-v2/index.js';
@@ -92,7 +93,7 @@ export interface RunningPlatform {
 
 /** PostgreSQL (created and migrated when needed) and Redis; throws a clear error if either is unreachable. */
 async function openStores(config: Readonly<Config>, log: Logger): Promise<{ sql: Sql; redis: Redis }> {
-  const { sql, applied } = await openMigrated(config.databaseUrl);
+  const { sql, applied } = await openMigrated(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
   if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
   try {
     const redis = await openRedis(config.redisUrl, 'hrs');
@@ -148,7 +149,7 @@ interface Served {
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
 function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const { config, log, sql, redis, bus, tokens, registry, reference, status } = parts;
-  const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA });
+  const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA, classify: classifyUnavailable });
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
   const legacy = { tokens, reference };

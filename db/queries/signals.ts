@@ -1,4 +1,4 @@
-import type { Sql } from '../connect.js';
+import { DatabaseUnavailableError, isDatabaseUnavailable, timeoutOf, type Sql } from '../connect.js';
 import type { PublishedSignal } from '../../src/domain/signals.js';
 import type { Category } from '../../src/domain/vocabulary.js';
 
@@ -70,6 +70,8 @@ export async function storeTransmissions(sql: Sql, rows: StoredTransmission[]): 
 
 interface Pending {
   rows: StoredTransmission[];
+  /** When it was queued (performance.now()). */
+  at: number;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -79,7 +81,13 @@ interface Pending {
  * in the next one, so PostgreSQL commits once for many requests (a few statements run at once, each on
  * its own pooled connection). Each request still resolves only after
  * the COMMIT that holds its rows. When a shared transaction fails, each request is retried in a
- * transaction of its own, so one request's failure never fails another's.
+ * transaction of its own, so one request's failure never fails another's; but when PostgreSQL is
+ * unavailable every request of the batch fails at once (a retry would only wait again).
+ *
+ * A request fails only with what happened to its statement: it is rejected after that statement
+ * failed (nothing of it committed), or, while PostgreSQL is unavailable, before it was sent at all
+ * when it has waited longer than the pool's bound (`timeoutOf`, DATABASE_TIMEOUT) in the queue. So
+ * an error answer never stands for rows that are committed later.
  */
 export class SignalWriter {
   private queue: Pending[] = [];
@@ -95,7 +103,7 @@ export class SignalWriter {
   write(rows: StoredTransmission[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      this.queue.push({ rows, resolve, reject });
+      this.queue.push({ rows, at: performance.now(), resolve, reject });
       if (this.running < this.commits) void this.drain();
     });
   }
@@ -104,18 +112,32 @@ export class SignalWriter {
     this.running++;
     try {
       while (this.queue.length > 0) {
+        this.dropExpired();
         const batch = this.take();
+        if (batch.length === 0) continue;
         try {
           await storeTransmissions(this.sql, batch.flatMap((p) => p.rows));
           for (const p of batch) p.resolve();
         } catch (err) {
-          if (batch.length === 1) batch[0]!.reject(err);
+          if (batch.length === 1 || isDatabaseUnavailable(err)) for (const p of batch) p.reject(err);
           else await Promise.all(batch.map((p) => storeTransmissions(this.sql, p.rows).then(p.resolve, p.reject)));
         }
       }
     } finally {
       this.running--;
     }
+  }
+
+  /** Fails, unsent, the requests that waited longer than the pool's bound: their client is not kept waiting. */
+  private dropExpired(): void {
+    const bound = timeoutOf(this.sql);
+    if (bound === undefined) return;
+    const now = performance.now();
+    const expired = this.queue.filter((p) => now - p.at > bound);
+    if (expired.length === 0) return;
+    this.queue = this.queue.filter((p) => now - p.at <= bound);
+    const err = new DatabaseUnavailableError(`PostgreSQL did not take the write within ${bound} ms`);
+    for (const p of expired) p.reject(err);
   }
 
   private take(): Pending[] {

@@ -8,6 +8,9 @@ export function hashToken(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
 }
 
+/** How long after a failed lookup cached tokens past their TTL are served without trying again. */
+const STALE_AFTER_FAILURE_MS = 1000;
+
 interface Cached {
   record: TokenRecord | null;
   at: number;
@@ -25,6 +28,11 @@ export interface TokenStoreOptions {
  * guessed value matches a real one. Lookups are cached briefly; every registry change announced on the
  * bus clears the cache, so a revoked token stops working at once on every instance. Last-used times
  * are gathered in memory and written in one statement per flush, never one write per request.
+ *
+ * While PostgreSQL is unavailable a token looked up before keeps being served from the cache, past its
+ * TTL (what the instance knew last; a revocation announced meanwhile still clears it), so reads served
+ * from memory keep working; a token not in the cache cannot be checked and its lookup fails with the
+ * database's error (a 503, not a 401: the token may well be valid).
  */
 export class TokenStore {
   private readonly cache = new Map<string, Cached>();
@@ -32,6 +40,8 @@ export class TokenStore {
   private readonly ttl: number;
   private readonly maxCached: number;
   private readonly now: () => number;
+  /** Until when cached tokens past their TTL are served without a lookup (one failed just before). */
+  private failingUntil = -Infinity;
 
   constructor(
     private readonly sql: Sql,
@@ -46,8 +56,16 @@ export class TokenStore {
     const hash = hashToken(value);
     const key = hash.toString('base64');
     const cached = this.cache.get(key);
-    if (cached && this.now() - cached.at < this.ttl) return cached.record;
-    const row = await findTokenByHash(this.sql, hash);
+    if (cached && (this.now() - cached.at < this.ttl || this.now() < this.failingUntil)) return cached.record;
+    let row: TokenRow | undefined;
+    try {
+      row = await findTokenByHash(this.sql, hash);
+    } catch (err) {
+      // Known tokens are not asked for again for a moment: they do not wait for the failure each time.
+      this.failingUntil = this.now() + STALE_AFTER_FAILURE_MS;
+      if (cached) return cached.record;
+      throw err;
+    }
     const record = row ? toRecord(row) : null;
     if (this.cache.size >= this.maxCached) this.cache.clear();
     this.cache.set(key, { record, at: this.now() });
