@@ -27,7 +27,7 @@ import { RateLimiter } from './http/rate-limit.js';
 import { HttpServer } from './http/server.js';
 import { Announcer } from './infra/announce.js';
 import { Bus, registryMessage } from './infra/bus.js';
-import { closeRedis, openRedis, type Redis } from './infra/redis.js';
+import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
 import { Receipts } from './infra/receipts.js';
 import { fromAnnouncement, receiptsFromAnnouncement } from './infra/announce.js';
 import { dashboardRoutes } from './push/dashboard.js';
@@ -97,7 +97,7 @@ async function openStores(config: Readonly<Config>, log: Logger): Promise<{ sql:
   if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
   try {
     const redis = await openRedis(config.redisUrl, 'hrs');
-    redis.on('error', (err: Error) => log.warn({ err }, 'redis connection error'));
+    watchRedis(redis, log);
     return { sql, redis };
   } catch (err) {
     await sql.end({ timeout: 1 });
@@ -153,14 +153,22 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
   const legacy = { tokens, reference };
+  // A revocation is committed before this runs: an unsent announcement must not fail it. This instance
+  // applies it at once; other instances stop accepting the token when their token cache expires.
   const tokensChanged = async () => {
     tokens.invalidate();
-    await bus.publish(registryMessage({ tokens: true, registry: false }));
+    const message = registryMessage({ tokens: true, registry: false });
+    try {
+      await bus.publish(message);
+    } catch (err) {
+      bus.deliverLocally(message);
+      log.warn({ err }, 'token change not announced (Redis unavailable): other instances may accept a revoked token until their token cache expires (30 s)');
+    }
   };
   healthRoutes(server, ROOT_AREA, {
     isStopping: () => lifecycle.stopping,
     pingDatabase: () => pingDatabase(sql),
-    pingRedis: () => redis.ping(),
+    pingRedis: () => pingRedis(redis),
   });
   const importV2 = importV2Api(server, {
     sql, tokens, limiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog,

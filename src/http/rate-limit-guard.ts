@@ -21,8 +21,6 @@ export interface RateLimitGuardOptions {
   log: Logger;
 }
 
-const WARN_EVERY_MS = 60_000;
-
 /**
  * A guard that spends one request of `key`'s budget under every limit, sets `RateLimit-Limit`,
  * `RateLimit-Remaining` and `RateLimit-Reset` on whatever response follows, and refuses with 429 and
@@ -30,15 +28,24 @@ const WARN_EVERY_MS = 60_000;
  *
  * When Redis is unreachable (not connected, an error, or no answer within the limiter's timeout) the request
  * goes through unlimited and without the headers — a rate limiter must not take the API down with
- * it — and a warning is logged at most once a minute.
+ * it. That is logged once per outage, with one info line when limits are enforced again; while the
+ * client is not connected at all, the connection's own outage warning says so (see watchRedis) and
+ * this logs at debug only.
  */
 export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOptions): Guard {
-  let lastWarning = -Infinity;
+  let failing = false;
+  let warned = false;
   const failOpen = (err: unknown) => {
-    const now = Date.now();
-    if (now - lastWarning < WARN_EVERY_MS) return;
-    lastWarning = now;
-    options.log.warn({ err }, 'rate limits not enforced: Redis unavailable, requests pass unlimited');
+    if (failing) return;
+    failing = true;
+    warned = limiter.ready;
+    if (warned) options.log.warn({ err }, 'rate limits not enforced: Redis unavailable, requests pass unlimited');
+    else options.log.debug({ err }, 'rate limits not enforced: Redis not connected');
+  };
+  const recovered = () => {
+    if (!failing) return;
+    failing = false;
+    if (warned) options.log.info('rate limits enforced again');
   };
   return async (req) => {
     const key = options.key(req);
@@ -52,6 +59,7 @@ export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOpti
       failOpen(err);
       return;
     }
+    recovered();
     req.responseHeaders['RateLimit-Limit'] = String(result.limit.limit);
     req.responseHeaders['RateLimit-Remaining'] = String(result.remaining);
     req.responseHeaders['RateLimit-Reset'] = String(result.resetSeconds);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Redis } from './redis.js';
+import { RedisNotConnectedError, type Redis } from './redis.js';
 
 /**
  * What instances tell each other over Redis pub/sub: one channel per message type under the
@@ -76,8 +76,19 @@ export class Bus {
     return `${this.prefix}:bus:${type}`;
   }
 
+  /**
+   * Announces to every instance, this one included (through Redis). Fails at once while Redis is not
+   * connected (rather than waiting in the client's offline queue): the caller decides what a missed
+   * announcement means.
+   */
   async publish(message: BusMessage): Promise<void> {
+    if (!this.publisher.isReady) throw new RedisNotConnectedError('Redis is not connected: the announcement was not sent');
     await this.publisher.publish(this.channel(message.type), JSON.stringify(message));
+  }
+
+  /** Hands a message to this instance's own handlers only, as if it had come over the bus (when it could not be sent). */
+  deliverLocally(message: BusMessage): void {
+    this.dispatch(message.type, JSON.stringify(message));
   }
 
   /** Registers a handler; the first call for a type subscribes the shared subscriber connection. */

@@ -1,4 +1,5 @@
-import { createClient, type RedisClientType } from 'redis';
+import { createClient, ErrorReply, type RedisClientType } from 'redis';
+import type { Logger } from 'pino';
 import { redactUrl } from '../config.js';
 
 export type Redis = RedisClientType;
@@ -32,12 +33,65 @@ export async function openRedis(url: string, name: string): Promise<Redis> {
     await client.ping();
   } catch (err) {
     await client.destroy();
-    const reason = err instanceof Error ? err.message || err.constructor.name : String(err);
-    throw new RedisUnavailableError(`Redis at ${redactUrl(url)} is not reachable (${reason}); ${HOW_TO_START}`);
+    throw new RedisUnavailableError(openingFailure(url, err));
   }
   started = true;
   return client;
 }
+
+/**
+ * Why opening failed, in words: the server answered with an error (a database index out of range, a
+ * wrong password) is the server's own reason; otherwise it is not reachable and how to start one.
+ */
+function openingFailure(url: string, err: unknown): string {
+  // The reconnect strategy's refusal wraps the error it was given.
+  const wrapped = err as { originalError?: unknown; socketError?: unknown };
+  const reply = [err, wrapped.originalError, wrapped.socketError].find((e) => e instanceof ErrorReply);
+  if (reply instanceof ErrorReply) {
+    const reason = reply.message.replace(/^ERR /, '');
+    const hint = /DB index/i.test(reason) ? ' (a Redis server has databases 0-15 unless configured otherwise: fix the number in REDIS_URL)' : '';
+    return `Redis at ${redactUrl(url)} refused the connection: ${reason}${hint}`;
+  }
+  const reason = err instanceof Error ? err.message || err.constructor.name : String(err);
+  return `Redis at ${redactUrl(url)} is not reachable (${reason}); ${HOW_TO_START}`;
+}
+
+/** A command refused at once because the client is not connected (instead of waiting in its offline queue). */
+export class RedisNotConnectedError extends Error {
+  readonly code = 'REDIS_NOT_CONNECTED';
+}
+
+/** Whether Redis answers, failing at once while the client is not connected. */
+export async function pingRedis(client: Redis): Promise<void> {
+  if (!client.isReady) throw new RedisNotConnectedError('Redis is not connected');
+  await client.ping();
+}
+
+/**
+ * Logs a Redis connection's outages: one warning when it is lost (or a reconnect fails first), with
+ * what the platform does meanwhile, and one info line when it is back; the client's error events in
+ * between (one per reconnect attempt) are not logged again. Returns whether it is down now.
+ */
+export function watchRedis(client: Redis, log: Logger, what = 'Redis'): { readonly down: boolean } {
+  const state = { down: false };
+  let since = 0;
+  client.on('error', (err: Error) => {
+    if (state.down) return;
+    state.down = true;
+    since = Date.now();
+    log.warn({ err: { type: err.constructor.name, message: err.message } }, `${what} unavailable: ${DEGRADED}`);
+  });
+  client.on('ready', () => {
+    if (!state.down) return;
+    state.down = false;
+    log.info({ down_ms: Date.now() - since }, `${what} available again`);
+  });
+  return state;
+}
+
+const DEGRADED =
+  'rate limits are not enforced, announcements to other instances (readings, token revocations) and call log entries ' +
+  'are lost, and token caches expire on their own, until it is back';
 
 export async function closeRedis(client: Redis): Promise<void> {
   if (!client.isOpen) return;

@@ -4,6 +4,7 @@ import type { HttpServer } from '../../http/server.js';
 
 const CHECK_TIMEOUT_MS = 2000;
 
+
 export interface HealthDeps {
   /** True once shutdown has begun: readiness turns 503 so load balancers stop sending. */
   isStopping: () => boolean;
@@ -11,7 +12,11 @@ export interface HealthDeps {
   pingRedis: () => Promise<unknown>;
 }
 
-async function check(probe: () => Promise<unknown>): Promise<string> {
+/**
+ * `ok` or `unavailable`: the probe's own error is never shown (it may carry addresses or internal
+ * text, and readiness is public); the process's log has it.
+ */
+async function check(probe: () => Promise<unknown>): Promise<'ok' | 'unavailable'> {
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -21,14 +26,17 @@ async function check(probe: () => Promise<unknown>): Promise<string> {
       }),
     ]);
     return 'ok';
-  } catch (err) {
-    return (err as Error).message || 'unreachable';
+  } catch {
+    return 'unavailable';
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** `/healthz`: the process answers. `/readyz`: PostgreSQL and Redis answer and we are not stopping. */
+/**
+ * `/healthz`: the process answers. `/readyz`: PostgreSQL and Redis answer and we are not stopping;
+ * otherwise 503 with `Retry-After`, naming each dependency `ok` or `unavailable`.
+ */
 export function healthRoutes(server: HttpServer, family: Family, deps: HealthDeps): void {
   server.route({ family, public: true, method: 'GET', path: '/healthz', handler: () => json(200, { status: 'ok' }) });
   server.route({
@@ -40,7 +48,8 @@ export function healthRoutes(server: HttpServer, family: Family, deps: HealthDep
       if (deps.isStopping()) return json(503, { status: 'shutting-down' }, { 'Retry-After': '5' });
       const [postgres, redis] = await Promise.all([check(deps.pingDatabase), check(deps.pingRedis)]);
       const ready = postgres === 'ok' && redis === 'ok';
-      return json(ready ? 200 : 503, { status: ready ? 'ready' : 'not-ready', postgres, redis });
+      const body = { status: ready ? 'ready' : 'not-ready', postgres, redis };
+      return ready ? json(200, body) : json(503, body, { 'Retry-After': '5' });
     },
   });
 }
