@@ -135,7 +135,7 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   const restored = await status.restore(publishedSignalBatches(sql));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
-  const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix), log);
+  const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);
   return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, callLog };
 }
 

@@ -1,4 +1,5 @@
 import { Queue, createNodeRedisClient } from 'bullmq';
+import type { Logger } from 'pino';
 import type { Redis } from '../src/infra/redis.js';
 
 /** The platform's BullMQ queues; their keys live under `${REDIS_PREFIX}:bull`. */
@@ -9,8 +10,12 @@ export function bullPrefix(redisPrefix: string): string {
   return `${redisPrefix}:bull`;
 }
 
-export function openQueue(name: QueueName, redis: Redis, redisPrefix: string): Queue {
-  return new Queue(name, {
+/**
+ * A producer's queue. Its connection's errors (one per reconnect attempt while Redis is down) go to
+ * `log` at debug (watchRedis reports the outage once); without a listener BullMQ prints them as text.
+ */
+export function openQueue(name: QueueName, redis: Redis, redisPrefix: string, log?: Logger): Queue {
+  const queue = new Queue(name, {
     connection: createNodeRedisClient(redis),
     prefix: bullPrefix(redisPrefix),
     defaultJobOptions: {
@@ -20,4 +25,6 @@ export function openQueue(name: QueueName, redis: Redis, redisPrefix: string): Q
       removeOnFail: { age: 14 * 24 * 3600 },
     },
   });
+  queue.on('error', (err) => log?.debug({ err, queue: name }, 'queue connection error'));
+  return queue;
 }

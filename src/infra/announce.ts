@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { PublishedSignal, Receipt } from '../domain/signals.js';
 import { isCategory } from '../domain/vocabulary.js';
 import type { AnnouncedReceipt, AnnouncedSignal, Bus } from './bus.js';
+import { RedisNotConnectedError } from './redis.js';
 
 /** Readings as another instance announced them; entries this version does not understand are skipped. */
 export function fromAnnouncement(signals: readonly AnnouncedSignal[]): PublishedSignal[] {
@@ -71,12 +72,18 @@ export class Announcer {
     if (first) setImmediate(() => this.flushSignals());
   }
 
+  /** While Redis is not connected its outage was warned of once (watchRedis): each lost announcement is a debug line. */
+  private failed(err: unknown, fields: Record<string, number>, msg: string): void {
+    if (err instanceof RedisNotConnectedError) this.log.debug({ err, ...fields }, msg);
+    else this.log.warn({ err, ...fields }, msg);
+  }
+
   private flushSignals(): void {
     const signals = this.pending;
     this.pending = [];
     this.bus
       .publish({ type: 'signals', from: this.bus.instanceId, signals: signals.map(toAnnouncement) })
-      .catch((err) => this.log.warn({ err, signals: signals.length }, 'announcing published signals failed'));
+      .catch((err) => this.failed(err, { signals: signals.length }, 'announcing published signals failed'));
   }
 
   private flushReceipts(): void {
@@ -84,6 +91,6 @@ export class Announcer {
     this.pendingReceipts = [];
     this.bus
       .publish({ type: 'receipts', from: this.bus.instanceId, receipts })
-      .catch((err) => this.log.warn({ err, receipts: receipts.length }, 'announcing receipts failed'));
+      .catch((err) => this.failed(err, { receipts: receipts.length }, 'announcing receipts failed'));
   }
 }

@@ -105,7 +105,8 @@ export class Bus {
 
   private async openSubscriber(): Promise<Redis> {
     const subscriber = this.publisher.duplicate();
-    subscriber.on('error', (err: Error) => this.log?.warn({ err }, 'redis subscriber error'));
+    // Its outages are the publisher's too, which watchRedis reports once: only debug lines here.
+    subscriber.on('error', (err: Error) => this.log?.debug({ err }, 'redis subscriber error'));
     await subscriber.connect();
     return subscriber;
   }
