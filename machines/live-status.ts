@@ -215,6 +215,13 @@ export class LiveStatus {
     return n;
   }
 
+  /** How many actors are held in each freshness (for metrics: counted when asked, one pass). */
+  countByFreshness(): Record<Freshness, number> {
+    const counts: Record<Freshness, number> = { fresh: 0, stale: 0, unknown: 0 };
+    for (const actors of this.stations.values()) for (const actor of actors.values()) counts[freshnessOf(actor.snapshot)]++;
+    return counts;
+  }
+
   /** Stops every timer; the object serves reads still but changes no more. */
   close(): void {
     this.closed = true;

@@ -21,6 +21,8 @@ import { classifyUnavailable } from './api/unavailable.js';
 import { importV1Api } from './api/import-v1/index.js';
 import { importV11Api } from './api/import-v1.1/index.js';
 import { importV2Api } from './api/import-v2/index.js';
+import { indexRoutes } from './api/index-page/routes.js';
+import { metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
 import type { Config } from './config.js';
 import type { Family } from './http/family.js';
 import { RateLimiter } from './http/rate-limit.js';
@@ -33,8 +35,10 @@ import { fromAnnouncement, receiptsFromAnnouncement } from './infra/announce.js'
 import { dashboardRoutes } from './push/dashboard.js';
 import { createPush, type Push } from './push/push.js';
 import { StreamSlots } from './push/stream-slots.js';
+import { STREAM_PATH } from './push/subscriptions.js';
 import { Registry } from './registry/registry.js';
 import { TokenStore } from './registry/tokens.js';
+import { VERSION } from './version.js';
 
 /**
  * The composition root: builds every module with only what it needs, wires who tells whom (the bus,
@@ -144,12 +148,15 @@ interface Served {
   push: Push;
   families: Families;
   exportV2: ExportV2Api;
+  /** The queues metrics count jobs in (closed at shutdown). */
+  queues: CountedQueues;
 }
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
 function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const { config, log, sql, redis, bus, tokens, registry, reference, status } = parts;
-  const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA, classify: classifyUnavailable });
+  const metrics = new PlatformMetrics(VERSION);
+  const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA, classify: classifyUnavailable, onAnswered: metrics.answered });
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
   const legacy = { tokens, reference };
@@ -171,7 +178,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     pingRedis: () => pingRedis(redis),
   });
   const importV2 = importV2Api(server, {
-    sql, tokens, limiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog,
+    sql, tokens, limiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog, metrics,
     outlet: new Announcer(bus, log, { apply: (signals) => status.publish(signals), receive: (receipts) => parts.receipts.emit(receipts) }),
   });
   const admin = adminApi(server, { adminToken: config.adminToken, sql, tokensChanged });
@@ -188,7 +195,25 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   };
   const push = pushLayer(parts, server, families, exportV2.authenticate);
   dashboardRoutes(server, families.admin);
-  return { server, push, families, exportV2 };
+  metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
+  indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH });
+  const queues = countedQueues(parts);
+  metrics.watch({ actors: () => status.countByFreshness(), push: () => push.connections, queues: queues.counts });
+  return { server, push, families, exportV2, queues };
+}
+
+interface CountedQueues {
+  counts(): Promise<Record<string, Record<string, number>>>;
+  close(): Promise<void>;
+}
+
+/** The BullMQ queues, opened to count their jobs by state when metrics are scraped. */
+function countedQueues(parts: PlatformParts): CountedQueues {
+  const queues = Object.values(QUEUES).map((name) => openQueue(name, parts.redis, parts.config.redisPrefix));
+  return {
+    counts: async () => Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts(...QUEUE_STATES)]))),
+    close: async () => void (await Promise.all(queues.map((q) => q.close()))),
+  };
 }
 
 /** The status stream and the admins' feed, on the export v2 and admin families. */
@@ -273,6 +298,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
   } catch (err) {
     clearInterval(running.flushTimer);
     await served.push.close();
+    await served.queues.close();
     await workers?.close();
     await closeParts(parts);
     throw err;
@@ -300,6 +326,7 @@ async function shutdown(running: Running, reason: string): Promise<void> {
   served.server.closeConnections();
   clearInterval(running.flushTimer);
   await running.workers?.close();
+  await served.queues.close();
   await running.flushLastUsed();
   await closeParts(running.parts);
   log.info('stopped');

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../db/connect.js';
@@ -34,6 +34,18 @@ t.test('help and usage errors', async (t) => {
     t.equal(lines(r.stderr).length, 1, 'one line on stderr');
     t.match(r.stderr.trim(), pattern);
   }
+});
+
+t.test('--version and version print the package version', async (t) => {
+  const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  for (const args of [['--version'], ['-V'], ['version']]) {
+    const r = await hrs(args, { DATABASE_URL: 'not a url' });
+    t.equal(r.code, 0, `${args[0]}: exit 0 (no configuration needed)`);
+    t.equal(r.stdout, `hrs ${version}\n`, `${args[0]} prints the version alone`);
+    t.equal(r.stderr, '');
+  }
+  t.match((await hrs(['--help'])).stdout, /^  version  /m, 'listed with the commands');
+  t.equal((await hrs(['version', 'extra'])).code, 2, 'it takes no argument');
 });
 
 t.test('configuration errors name the variable', async (t) => {

@@ -1,6 +1,8 @@
 import t from 'tap';
 import { connect } from '../db/connect.js';
-import { DEMO_ADMIN_TOKEN, DEMO_TOKENS } from '../src/cli/demo/fixture.js';
+import { isAbsolute } from 'node:path';
+import { DEMO_ADMIN_TOKEN, DEMO_TOKENS, demoFixture } from '../src/cli/demo/fixture.js';
+import { readPhoto } from '../src/registry/file/photo.js';
 import { testConfig } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
 
@@ -44,8 +46,32 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   const res = await fetch(`${url}/import/v2/active-stations/`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.import_v2}` } });
   t.equal((await res.json()).stations.pricing.live.length, 12);
   t.equal((await fetch(`${url}/v2/fuel-type`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.export_v2}` } })).status, 200);
+  const exported = (path: string) => fetch(`${url}/v2${path}`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.export_v2}` } });
+  const photo = await exported('/hrs/BERAP/photo');
+  t.equal(photo.status, 200, 'a station has a photo');
+  t.equal(photo.headers.get('content-type'), 'image/png');
+  t.ok((await photo.arrayBuffer()).byteLength > 1000, 'an image, not a placeholder');
+  const upcoming = await exported('/hrs/BERAP/events');
+  t.equal(upcoming.status, 200);
+  t.match(await upcoming.json(), [{ kind: 'maintenance' }], 'an upcoming event');
+  const ongoing = await exported('/hrs/HAMPT/events');
+  t.match(await ongoing.json(), [{ kind: 'limited-service' }], 'an ongoing event');
   t.notMatch(demo.output(), /transmission refused/, 'the simulated originator never sends anything the platform refuses');
 
   demo.child.kill('SIGTERM');
   t.same(await demo.exited, { code: 0, signal: null });
+});
+
+t.test('the demo photos are found wherever hrs demo is started from, and every event is to come or ongoing', async (t) => {
+  const now = Date.now();
+  const stations = demoFixture(now).stations;
+  const photos = stations.flatMap((s) => (s.photo === null ? [] : [s.photo]));
+  t.ok(photos.length >= 3, 'several stations have a photo');
+  for (const path of photos) {
+    t.ok(isAbsolute(path), `${path} is absolute`);
+    t.equal((await readPhoto('/nonexistent-working-directory', path)).mediaType, 'image/png', 'readable whatever the base directory');
+  }
+  const events = stations.flatMap((s) => s.events);
+  t.ok(events.length >= 3, 'several events');
+  for (const event of events) t.ok(event.ends_at === null || Date.parse(event.ends_at) > now, `${event.id} is not over`);
 });

@@ -93,9 +93,13 @@ export class SignalWriter {
   private queue: Pending[] = [];
   private running = 0;
 
-  /** `commits`: how many statements may be in flight at once, each on its own connection. */
+  /**
+   * `hooks.onCommit`: told of every shared commit that succeeded, its rows and seconds (metrics; must
+   * not throw). `commits`: how many statements may be in flight at once, each on its own connection.
+   */
   constructor(
     private readonly sql: Sql,
+    private readonly hooks: { onCommit?(rows: number, seconds: number): void } = {},
     private readonly maxRowsPerCommit = 2000,
     private readonly commits = 2,
   ) {}
@@ -116,7 +120,10 @@ export class SignalWriter {
         const batch = this.take();
         if (batch.length === 0) continue;
         try {
-          await storeTransmissions(this.sql, batch.flatMap((p) => p.rows));
+          const rows = batch.flatMap((p) => p.rows);
+          const started = performance.now();
+          await storeTransmissions(this.sql, rows);
+          this.hooks.onCommit?.(rows.length, (performance.now() - started) / 1000);
           for (const p of batch) p.resolve();
         } catch (err) {
           if (batch.length === 1 || isDatabaseUnavailable(err)) for (const p of batch) p.reject(err);

@@ -8,6 +8,7 @@ import { Bus, registryMessage } from '../infra/bus.js';
 import { closeRedis, openRedis } from '../infra/redis.js';
 import { createLogger, type Logger } from '../log.js';
 import { startPlatform } from '../platform.js';
+import { VERSION } from '../version.js';
 import { DEMO_ADMIN_TOKEN, DEMO_TOKENS, demoFixture } from './demo/fixture.js';
 import { DemoOriginator } from './demo/originator.js';
 
@@ -139,6 +140,16 @@ const COMMANDS: Record<string, Command> = {
       return 0;
     },
   },
+  version: {
+    summary: 'print the version (also `hrs --version`)',
+    usage: 'hrs version',
+    help: 'Prints the platform\'s version, as package.json gives it: `hrs 0.1.0`.',
+    positionals: 0,
+    async run(_, io) {
+      io.out(versionLine());
+      return 0;
+    },
+  },
   load: {
     summary: 'load a fixture file (operators, stations, layouts, originators, tokens) in one transaction',
     usage: 'hrs load FILE',
@@ -215,7 +226,8 @@ function usage(): string {
     'Commands:',
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
-    'Run `hrs COMMAND --help` for a command. Configuration comes from the environment (see the README).',
+    'Run `hrs COMMAND --help` for a command, `hrs --version` for the version.',
+    'Configuration comes from the environment (see the README).',
     'Exit codes: 0 success, 1 runtime failure, 2 usage error.',
   ].join('\n');
 }
@@ -233,6 +245,10 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     (name === undefined ? io.err : io.out)(usage());
     return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-V') {
+    io.out(versionLine());
+    return 0;
   }
   const command = COMMANDS[name];
   try {
@@ -259,6 +275,11 @@ export async function main(argv: string[], io: Io = defaultIo): Promise<number> 
     io.err(`hrs ${name}: ${oneLine(err)}`);
     return 1;
   }
+}
+
+/** `hrs 0.1.0`: what `hrs --version` and `hrs version` print. */
+function versionLine(): string {
+  return `hrs ${VERSION}`;
 }
 
 function oneLine(err: unknown): string {

@@ -21,6 +21,14 @@ export interface RateLimitGuardOptions {
   log: Logger;
 }
 
+/** Requests a rate limit refused (metrics count refusals by family from the answers). */
+const refused = new WeakSet<Request>();
+
+/** Whether a rate-limit guard refused this request (its 429 is a rate limit's, not another refusal's). */
+export function refusedByRateLimit(req: Request): boolean {
+  return refused.has(req);
+}
+
 /**
  * A guard that spends one request of `key`'s budget under every limit, sets `RateLimit-Limit`,
  * `RateLimit-Remaining` and `RateLimit-Reset` on whatever response follows, and refuses with 429 and
@@ -68,6 +76,7 @@ export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOpti
     const description = result.limit.description ?? describeLimit(result.limit, options.per);
     const wait = describeWait(seconds);
     const detail = options.style.throttled(description, wait);
+    refused.add(req);
     throw new HttpError(429, 'throttled', detail, { headers: { 'Retry-After': String(seconds) } });
   };
 }

@@ -61,6 +61,8 @@ export interface ConnectionsDeps {
 export class Connections {
   private readonly sockets = new Map<Socket, Connection>();
   private closing = false;
+  /** Sockets closed for falling too far behind, since start (metrics). */
+  private closedSlow = 0;
 
   constructor(private readonly deps: ConnectionsDeps) {}
 
@@ -70,7 +72,7 @@ export class Connections {
   }
 
   /** Open sockets: streams and admin feeds. */
-  counts(): { streams: number; admins: number } {
+  counts(): { streams: number; admins: number; closedSlow: number } {
     let streams = 0;
     let admins = 0;
     for (const ws of this.sockets.keys()) {
@@ -78,7 +80,7 @@ export class Connections {
       if (state?.kind === 'admin') admins++;
       else streams++;
     }
-    return { streams, admins };
+    return { streams, admins, closedSlow: this.closedSlow };
   }
 
   /** The limits and life handlers of a route's sockets; `welcome` greets them once authenticated. */
@@ -122,6 +124,7 @@ export class Connections {
   /** Closes a socket with one of the protocol's codes; nothing more is sent to it meanwhile. */
   end(ws: Socket, connection: Connection, close: 'tooSlow' | 'unauthorized'): void {
     connection.closed = true;
+    if (close === 'tooSlow') this.closedSlow++;
     ws.end(CLOSE[close], CLOSE_REASON[close]);
   }
 

@@ -54,8 +54,8 @@ export interface Push {
   stationsChanged(changed: ReadonlySet<string>): void;
   /** Tokens changed (a revocation, say): open streams' tokens are checked again at once. */
   tokensChanged(): void;
-  /** Open sockets: streams and admin feeds. */
-  readonly connections: { streams: number; admins: number };
+  /** Open sockets (streams and admin feeds), and sockets closed since start for falling too far behind. */
+  readonly connections: { streams: number; admins: number; closedSlow: number };
 }
 
 export function createPush(deps: PushDeps): Push {

@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import { basename } from 'node:path';
 import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
+import { closeRedis, openRedis, type Redis } from '../../src/infra/redis.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { TOKENS } from './fixtures.js';
@@ -26,7 +27,11 @@ export function uniqueName(prefix: string): string {
   return `${prefix}_${process.pid}_${++counter}_${file}`.slice(0, 60);
 }
 
-/** A config for a fresh database and Redis prefix; the database is dropped when the test ends. */
+/**
+ * A config for a fresh database and Redis prefix; when the test ends (after everything it started
+ * later has stopped: teardowns run last registered first) the database is dropped and every Redis key
+ * under the prefix deleted.
+ */
 export function testConfig(t: Teardown, env: Record<string, string> = {}): Config {
   const db = uniqueName('hrs_test');
   const url = new URL(ROOT_URL);
@@ -39,7 +44,10 @@ export function testConfig(t: Teardown, env: Record<string, string> = {}): Confi
     ADMIN_TOKEN,
     ...env,
   });
-  t.teardown(() => dropDatabase(db));
+  t.teardown(async () => {
+    await dropRedisKeys(config.redisPrefix);
+    await dropDatabase(db);
+  });
   return config;
 }
 
@@ -60,6 +68,43 @@ export async function dropDatabase(name: string): Promise<void> {
   } finally {
     await sql.end({ timeout: 1 });
   }
+}
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A Redis glob matching exactly the keys under `prefix:` (glob characters in the prefix taken literally). */
+function keyPattern(prefix: string): string {
+  return `${prefix.replace(/[*?[\]\\]/g, '\\$&')}:*`;
+}
+
+/** Runs `fn` with a connection of its own to the test Redis. */
+async function withRedis<T>(fn: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = await openRedis(REDIS_URL, 'hrs-test-cleanup');
+  try {
+    return await fn(redis);
+  } finally {
+    await closeRedis(redis);
+  }
+}
+
+/** Every key under a Redis prefix (`${prefix}:…`), sorted; found with SCAN, never KEYS. */
+export function redisKeys(prefix: string): Promise<string[]> {
+  return withRedis(async (redis) => {
+    const keys: string[] = [];
+    for await (const found of redis.scanIterator({ MATCH: keyPattern(prefix), COUNT: 1000 })) {
+      keys.push(...((Array.isArray(found) ? found : [found]) as string[]));
+    }
+    return keys.sort();
+  });
+}
+
+/** Deletes every key under a Redis prefix (rate limits, queues, stream slots a test's platform made). */
+export async function dropRedisKeys(prefix: string): Promise<void> {
+  const keys = await redisKeys(prefix);
+  if (keys.length === 0) return;
+  await withRedis(async (redis) => {
+    for (let i = 0; i < keys.length; i += 1000) await redis.del(keys.slice(i, i + 1000));
+  });
 }
 
 /** Captures log lines as parsed JSON objects. */

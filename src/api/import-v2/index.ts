@@ -9,7 +9,7 @@ import type { TokenFinder } from '../auth.js';
 import { activeStationsRoute } from './active-stations.js';
 import { callLogObserver, type CallLogSink } from './call-log.js';
 import { importV2Family } from './family.js';
-import { signalRoutes, type SignalOutlet } from './signals.js';
+import { signalRoutes, type SignalOutlet, type TransmissionCounter } from './signals.js';
 
 export interface ImportV2Deps {
   sql: Sql;
@@ -20,12 +20,15 @@ export interface ImportV2Deps {
   registry: StationLookup & OriginatorLookup;
   callLog: CallLogSink;
   outlet: SignalOutlet;
+  /** Metrics: transmissions by category and outcome, group commits' rows and seconds. */
+  metrics?: { transmissions: TransmissionCounter; committed(rows: number, seconds: number): void };
 }
 
 /** Import v2: its family (./family.ts), the four signal endpoints and the active stations. */
 export function importV2Api(server: HttpServer, deps: ImportV2Deps): Family {
   const family = importV2Family({ ...deps, observers: [callLogObserver(deps.callLog, deps.registry)] });
   activeStationsRoute(server, family, deps.sql);
-  signalRoutes(server, family, { registry: deps.registry, writer: new SignalWriter(deps.sql), outlet: deps.outlet });
+  const writer = new SignalWriter(deps.sql, { onCommit: deps.metrics?.committed });
+  signalRoutes(server, family, { registry: deps.registry, writer, outlet: deps.outlet, counted: deps.metrics?.transmissions });
   return family;
 }

@@ -18,10 +18,14 @@ export interface SignalOutlet {
   received(receipts: readonly Receipt[]): void;
 }
 
+/** Told how many transmissions of a category were stored, validated as a dry run, or rejected (metrics). */
+export type TransmissionCounter = (category: Category, outcome: 'accepted' | 'dry_run' | 'rejected', count: number) => void;
+
 export interface SignalRouteDeps {
   registry: StationLookup & Pick<OriginatorLookup, 'assignment'>;
   writer: SignalWriter;
   outlet: SignalOutlet;
+  counted?: TransmissionCounter;
 }
 
 /**
@@ -44,14 +48,18 @@ export function signalRoutes(server: HttpServer, family: Family, deps: SignalRou
 
 async function receive(deps: SignalRouteDeps, category: Category, req: Request): Promise<Reply> {
   const originatorId = originatorOf(req);
-  const result = validateBatch(category, parseJson(req), deps.registry, req.receivedAt);
+  const body = parseJson(req);
+  const result = validateBatch(category, body, deps.registry, req.receivedAt);
   if (!result.ok) {
+    deps.counted?.(category, 'rejected', Array.isArray(body) ? body.length : 0);
     noteCall(req, { stationIds: result.stationIds, errorDetails: { code: 'validation_failed', errors: result.body } });
     return json(400, result.body);
   }
   noteCall(req, { stationIds: result.transmissions.map((t) => t.hrsId) });
   const rows = result.transmissions.filter((t) => !t.dryRun).map((t) => stored(deps, originatorId, category, req, t));
   await deps.writer.write(rows);
+  deps.counted?.(category, 'accepted', rows.length);
+  deps.counted?.(category, 'dry_run', result.transmissions.length - rows.length);
   const live: PublishedSignal[] = [];
   const receipts: Receipt[] = [];
   for (const row of rows) {

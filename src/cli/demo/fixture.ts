@@ -1,4 +1,9 @@
-/** The demo registry: a dozen stations with realistic layouts, one originator live on everything. */
+import { fileURLToPath } from 'node:url';
+
+/**
+ * The demo registry: a dozen stations with realistic layouts, one originator live on everything, and
+ * photos and events on some stations, so every export endpoint has something to show.
+ */
 
 export const DEMO_TOKENS = {
   import_v2: 'demo-import-v2-token',
@@ -23,14 +28,24 @@ interface DemoStation {
   dispensers: number;
   price700: string | null;
   price350: string | null;
+  /** A file of examples/photos/ shown as the station's photo. */
+  photo?: string;
+}
+
+/**
+ * The demo photos, by absolute path: `hrs demo` loads the fixture with the working directory as its
+ * base, which need not be the project's root, so the path is found from this file instead.
+ */
+export function demoPhotoPath(file: string): string {
+  return fileURLToPath(new URL(`../../../examples/photos/${file}`, import.meta.url));
 }
 
 const STATIONS: DemoStation[] = [
-  { hrs_id: 'BERAP', name: 'Berlin Airport', city: 'Schönefeld', country: 'DE', lat: 52.3667, lon: 13.5033, opening_hours: '24/7', heavy_duty: false, dispensers: 2, price700: '13.850', price350: '12.850' },
-  { hrs_id: 'HAMPT', name: 'Hamburg Port Truck Stop', city: 'Hamburg', country: 'DE', lat: 53.5333, lon: 9.9667, opening_hours: 'Mo-Sa 05:00-23:00', heavy_duty: true, dispensers: 2, price700: null, price350: '11.990' },
+  { hrs_id: 'BERAP', name: 'Berlin Airport', city: 'Schönefeld', country: 'DE', lat: 52.3667, lon: 13.5033, opening_hours: '24/7', heavy_duty: false, dispensers: 2, price700: '13.850', price350: '12.850', photo: 'demo-station-day.png' },
+  { hrs_id: 'HAMPT', name: 'Hamburg Port Truck Stop', city: 'Hamburg', country: 'DE', lat: 53.5333, lon: 9.9667, opening_hours: 'Mo-Sa 05:00-23:00', heavy_duty: true, dispensers: 2, price700: null, price350: '11.990', photo: 'demo-truck-stop.png' },
   { hrs_id: 'MUNCE', name: 'Munich Centre', city: 'München', country: 'DE', lat: 48.1374, lon: 11.5755, opening_hours: 'Mo-Su 06:00-22:00', heavy_duty: false, dispensers: 1, price700: '14.200', price350: null },
   { hrs_id: 'COLOG', name: 'Cologne Ring', city: 'Köln', country: 'DE', lat: 50.9375, lon: 6.9603, opening_hours: '24/7', heavy_duty: false, dispensers: 1, price700: '13.950', price350: null },
-  { hrs_id: 'FRANK', name: 'Frankfurt Cargo City', city: 'Frankfurt am Main', country: 'DE', lat: 50.0379, lon: 8.5622, opening_hours: '24/7', heavy_duty: true, dispensers: 3, price700: '13.600', price350: '12.400' },
+  { hrs_id: 'FRANK', name: 'Frankfurt Cargo City', city: 'Frankfurt am Main', country: 'DE', lat: 50.0379, lon: 8.5622, opening_hours: '24/7', heavy_duty: true, dispensers: 3, price700: '13.600', price350: '12.400', photo: 'demo-station-dusk.png' },
   { hrs_id: 'STUTT', name: 'Stuttgart Nord', city: 'Stuttgart', country: 'DE', lat: 48.8122, lon: 9.1775, opening_hours: 'Mo-Fr 06:00-22:00; Sa,Su 08:00-20:00', heavy_duty: false, dispensers: 1, price700: '14.050', price350: null },
   { hrs_id: 'ZURIC', name: 'Zürich Hardbrücke', city: 'Zürich', country: 'CH', lat: 47.3856, lon: 8.5170, opening_hours: '24/7', heavy_duty: true, dispensers: 2, price700: '15.900', price350: '14.900' },
   { hrs_id: 'VIENN', name: 'Wien Simmering', city: 'Wien', country: 'AT', lat: 48.1667, lon: 16.4333, opening_hours: 'Mo-Su 06:00-22:00', heavy_duty: false, dispensers: 1, price700: '13.990', price350: null },
@@ -60,11 +75,32 @@ function layout(s: DemoStation) {
   };
 }
 
+const HOUR = 3600_000;
+
+/** Ongoing and upcoming events, dated from `now` so the export API (which shows no past event) always has some. */
+function demoEvents(hrsId: string, now: number) {
+  const day = Math.floor(now / (24 * HOUR)) * 24 * HOUR;
+  const at = (ms: number) => new Date(ms).toISOString();
+  switch (hrsId) {
+    case 'BERAP':
+      return [{ id: 'compressor-service', kind: 'maintenance', starts_at: at(day + 32 * HOUR), ends_at: at(day + 36 * HOUR), description: 'Compressor service: one dispenser at a time out of use.' }];
+    case 'HAMPT':
+      return [{ id: 'lane-works', kind: 'limited-service', starts_at: at(day - 24 * HOUR), ends_at: at(day + 4 * 24 * HOUR), description: 'Road works at the entrance: trucks over 40 t use the north gate.' }];
+    case 'LEIPZ':
+      return [
+        { id: 'second-dispenser', kind: 'opening', starts_at: at(day + 14 * 24 * HOUR + 8 * HOUR), ends_at: null, description: 'A second dispenser opens, with 350 bar for buses.' },
+        { id: 'closure-for-works', kind: 'closure', starts_at: at(day + 13 * 24 * HOUR + 6 * HOUR), ends_at: at(day + 13 * 24 * HOUR + 18 * HOUR), description: 'Closed for the installation works.' },
+      ];
+    default:
+      return [];
+  }
+}
+
 export function demoStations(): DemoStation[] {
   return STATIONS;
 }
 
-export function demoFixture() {
+export function demoFixture(now = Date.now()) {
   return {
     operators: [{ id: 'demo-h2', name: 'Demo Hydrogen Networks', email: 'operations@demo-h2.example' }],
     stations: STATIONS.map((s) => ({
@@ -76,6 +112,8 @@ export function demoFixture() {
       details: { city: s.city, country: s.country, lat: s.lat, lon: s.lon, vehicle_types: s.heavy_duty ? ['M1', 'N1', 'M3', 'N3'] : ['M1', 'N1'] },
       v1_fuel_types: [...(s.price700 ? ['700car'] : []), ...(s.price350 ? [s.heavy_duty ? '350bus' : '350car'] : [])],
       layout: layout(s),
+      photo: s.photo === undefined ? null : demoPhotoPath(s.photo),
+      events: demoEvents(s.hrs_id, now),
     })),
     originators: [{ id: DEMO_ORIGINATOR, name: 'Demo station monitoring', call_log_mode: 'errors' }],
     assignments: STATIONS.flatMap((s) =>

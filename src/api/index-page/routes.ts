@@ -1,0 +1,101 @@
+import { json, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+
+/**
+ * `GET /`: a small index of the service's pages, so whoever opens the root finds the documents, the
+ * dashboard, health and metrics. JSON by default; HTML when the client prefers `text/html` (a browser).
+ */
+
+export interface IndexDeps {
+  /** The absolute base of links (BASE_URL, or the address listened on). */
+  baseUrl: () => string;
+  version: string;
+  /** The data users' status stream (a WebSocket). */
+  streamPath: string;
+}
+
+/** One page of the index: a stable name, where it is, what it is, and what it takes. */
+export interface IndexPage {
+  rel: string;
+  href: string;
+  title: string;
+  auth: string;
+}
+
+const PAGES: readonly Omit<IndexPage, 'href'>[] = [
+  { rel: 'export_v2_doc', title: 'Export API v2: reference (OpenAPI document at /v2/doc/schema)', auth: 'none' },
+  { rel: 'import_v2_doc', title: 'Import API v2: reference (OpenAPI document at /import/v2/doc/schema)', auth: 'none' },
+  { rel: 'admin', title: 'Admins\' live dashboard', auth: 'ADMIN_TOKEN' },
+  { rel: 'healthz', title: 'Liveness: the process answers', auth: 'none' },
+  { rel: 'readyz', title: 'Readiness: PostgreSQL and Redis answer and the instance is not stopping', auth: 'none' },
+  { rel: 'metrics', title: 'Prometheus metrics', auth: 'METRICS_TOKEN or ADMIN_TOKEN' },
+  { rel: 'status_stream', title: 'Live status stream (WebSocket)', auth: 'export v2 token' },
+];
+
+const PATHS: Record<string, string> = {
+  export_v2_doc: '/v2/doc/',
+  import_v2_doc: '/import/v2/doc/',
+  admin: '/admin/',
+  healthz: '/healthz',
+  readyz: '/readyz',
+  metrics: '/metrics',
+};
+
+/** Registers `GET /` on a family of public routes (the root's). */
+export function indexRoutes(server: HttpServer, family: Family, deps: IndexDeps): void {
+  server.route({ family, public: true, method: 'GET', path: '/', handler: (req) => indexReply(req, deps) });
+}
+
+/** The pages with absolute links; the stream's link is its `ws:`/`wss:` URL. */
+export function indexPages(deps: IndexDeps): IndexPage[] {
+  const base = deps.baseUrl().replace(/\/+$/, '');
+  const socketBase = base.replace(/^http/, 'ws');
+  return PAGES.map((page) => ({
+    ...page,
+    href: page.rel === 'status_stream' ? `${socketBase}${deps.streamPath}` : `${base}${PATHS[page.rel]}`,
+  }));
+}
+
+function indexReply(req: Request, deps: IndexDeps): Reply {
+  const pages = indexPages(deps);
+  const headers = { Vary: 'Accept', 'Cache-Control': 'no-cache' };
+  if (!prefersHtml(req.headers.accept)) return json(200, { service: 'HRS signal platform', version: deps.version, pages }, headers);
+  return { status: 200, headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' }, body: html(pages, deps.version) };
+}
+
+/** Whether `Accept` ranks `text/html` above `application/json` (equal, `*∕*` or absent: JSON). */
+export function prefersHtml(accept: string | undefined): boolean {
+  if (!accept) return false;
+  const quality = (type: string): number => {
+    let best = 0;
+    let bestSpecificity = -1;
+    for (const part of accept.split(',')) {
+      const [range = '', ...params] = part.trim().toLowerCase().split(';');
+      const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? '1');
+      const [main, sub] = range.trim().split('/');
+      const specificity = range.trim() === type ? 2 : sub === '*' && main === type.split('/')[0] ? 1 : range.trim() === '*/*' ? 0 : -1;
+      if (specificity > bestSpecificity && Number.isFinite(q)) [best, bestSpecificity] = [q, specificity];
+    }
+    return best;
+  };
+  return quality('text/html') > quality('application/json');
+}
+
+function html(pages: IndexPage[], version: string): string {
+  const items = pages
+    .map((p) => `<li><a href="${escape(p.href)}">${escape(p.href)}</a>: ${escape(p.title)} <small>(auth: ${escape(p.auth)})</small></li>`)
+    .join('\n');
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>HRS signal platform</title></head>
+<body><h1>HRS signal platform <small>${escape(version)}</small></h1>
+<ul>
+${items}
+</ul></body></html>
+`;
+}
+
+function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

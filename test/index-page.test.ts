@@ -1,0 +1,57 @@
+/**
+ * `GET /`: an index of the service's pages, JSON by default and HTML for a browser, every link of it
+ * answering on the running platform, no credential needed.
+ */
+import t from 'tap';
+import { prefersHtml } from '../src/api/index-page/routes.js';
+import { VERSION } from '../src/version.js';
+import { startTestPlatform } from './helpers/platform.js';
+
+t.test('GET / lists the pages as JSON, each link answering', async (t) => {
+  const p = await startTestPlatform(t);
+  const res = await fetch(`${p.url}/`);
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^application\/json/);
+  t.equal(res.headers.get('vary'), 'Accept');
+  const body = (await res.json()) as { version: string; pages: { rel: string; href: string; auth: string }[] };
+  t.equal(body.version, VERSION);
+  const hrefs = Object.fromEntries(body.pages.map((page) => [page.rel, page.href]));
+  t.same(hrefs, {
+    export_v2_doc: `${p.url}/v2/doc/`,
+    import_v2_doc: `${p.url}/import/v2/doc/`,
+    admin: `${p.url}/admin/`,
+    healthz: `${p.url}/healthz`,
+    readyz: `${p.url}/readyz`,
+    metrics: `${p.url}/metrics`,
+    status_stream: `${p.url.replace('http:', 'ws:')}/v2/hrs/status/stream`,
+  });
+  for (const page of body.pages) {
+    const answer = await fetch(page.href.replace(/^ws:/, 'http:'));
+    // The two that take a credential exist and ask for it; the others are public.
+    const expected = page.rel === 'metrics' || page.rel === 'status_stream' ? 401 : 200;
+    t.equal(answer.status, expected, `${page.rel} answers ${expected}`);
+  }
+});
+
+t.test('a browser gets the same index as HTML', async (t) => {
+  const p = await startTestPlatform(t);
+  const res = await fetch(`${p.url}/`, { headers: { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+  t.equal(res.status, 200);
+  t.match(res.headers.get('content-type'), /^text\/html/);
+  const html = await res.text();
+  for (const path of ['/v2/doc/', '/import/v2/doc/', '/admin/', '/healthz', '/readyz', '/metrics']) {
+    t.match(html, `<a href="${p.url}${path}">`, path);
+  }
+  t.match(html, '/v2/hrs/status/stream');
+});
+
+t.test('HTML only when text/html ranks above JSON', async (t) => {
+  t.equal(prefersHtml(undefined), false);
+  t.equal(prefersHtml('*/*'), false);
+  t.equal(prefersHtml('application/json'), false);
+  t.equal(prefersHtml('text/html'), true);
+  t.equal(prefersHtml('text/*'), true);
+  t.equal(prefersHtml('text/html;q=0.5, application/json'), false);
+  t.equal(prefersHtml('application/json;q=0.5, text/html'), true);
+  t.equal(prefersHtml('text/html, application/json'), false, 'a tie is JSON');
+});
