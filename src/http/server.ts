@@ -16,6 +16,14 @@ if (typeof uWS.getParts !== 'function') {
   );
 }
 
+/** uWS's listen options: the default shares the port with other listeners (SO_REUSEPORT); exclusive does not. */
+const LISTEN_SHARED = 0;
+const LISTEN_EXCLUSIVE: number = (() => {
+  const value = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
+  if (typeof value !== 'number') throw new Error('this uWebSockets.js build has no LIBUS_LISTEN_EXCLUSIVE_PORT: a busy port could not be refused');
+  return value;
+})();
+
 export interface RouteSpec {
   /** The family the route belongs to: its authentication, guards, error style and policy apply. */
   family: Family;
@@ -165,9 +173,17 @@ export class HttpServer {
     return this;
   }
 
-  listen(host: string, port: number): Promise<number> {
+  /**
+   * Listens on HOST:PORT, alone by default: a port another process listens on is refused ("address
+   * in use") rather than shared, which the kernel would otherwise do silently, splitting connections
+   * between the two. `reusePort` shares the port on purpose (several processes of one deployment).
+   */
+  listen(host: string, port: number, options: { reusePort?: boolean } = {}): Promise<number> {
+    const mode = options.reusePort ? LISTEN_SHARED : LISTEN_EXCLUSIVE;
     return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (socket) => {
+      // The native app takes host, port, options and callback, though the type declarations omit it.
+      const listen = this.app.listen as unknown as (host: string, port: number, mode: number, cb: (socket: us_listen_socket | false) => void) => void;
+      listen.call(this.app, host, port, mode, (socket) => {
         if (!socket) {
           reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
           return;
