@@ -24,6 +24,7 @@ import type { Config } from './config.js';
 import type { Family } from './http/family.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { HttpServer } from './http/server.js';
+import { failedAuthLimit } from './api/auth.js';
 import { Announcer } from './infra/announce.js';
 import { Bus, registryMessage } from './infra/bus.js';
 import { closeRedis, openRedis, type Redis } from './infra/redis.js';
@@ -151,6 +152,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA });
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
+  server.watchAuthentication(failedAuthLimit(limiter, log));
   const legacy = { tokens, reference };
   const tokensChanged = async () => {
     tokens.invalidate();

@@ -1,5 +1,6 @@
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
+import type { AuthAttempts } from './auth.js';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
 import { compilePolicy, isPreflight, preflightReply } from './policy.js';
@@ -92,6 +93,7 @@ export class HttpServer {
   private inFlight = 0;
   private readonly registered: RouteInfo[] = [];
   private idle: (() => void)[] = [];
+  private attempts: AuthAttempts | undefined;
 
   constructor(private readonly options: HttpServerOptions) {
     this.fallback = this.family(options.fallback);
@@ -159,6 +161,12 @@ export class HttpServer {
   async authenticateSocket<T>(spec: SocketRouteSpec<T>, req: Request, token: string): Promise<T> {
     await this.authenticate(this.family(spec.family), req, `Bearer ${token}`);
     return spec.admit(req);
+  }
+
+  /** Watches every authentication (all families, routes and sockets): see AuthAttempts in ./auth.ts. */
+  watchAuthentication(attempts: AuthAttempts): this {
+    this.attempts = attempts;
+    return this;
   }
 
   /** Adds a guard to every authenticated route of a family, after those it declares. */
@@ -305,7 +313,13 @@ export class HttpServer {
   private async authenticate(family: FamilyState, req: Request, header: string | undefined): Promise<void> {
     const auth = family.family.auth;
     if (!auth) throw new Error(`family ${family.family.name} has no authentication`);
-    req.principal = await auth(header);
+    await this.attempts?.admit(req, family.errors);
+    try {
+      req.principal = await auth(header);
+    } catch (err) {
+      await this.attempts?.failed(req, err);
+      throw err;
+    }
     for (const guard of family.guards) {
       await guard(req);
       if (req.abort.aborted) throw new Error('request aborted');
