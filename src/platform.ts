@@ -152,7 +152,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA });
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
-  server.watchAuthentication(failedAuthLimit(limiter, log));
+  // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
+  server.watchAuthentication(failedAuthLimit(new RateLimiter(redis, `${config.redisPrefix}:auth`), log));
   const legacy = { tokens, reference };
   const tokensChanged = async () => {
     tokens.invalidate();
