@@ -27,6 +27,7 @@ import type { Config } from './config.js';
 import type { Family } from './http/family.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { HttpServer } from './http/server.js';
+import { failedAuthLimit } from './api/auth.js';
 import { Announcer } from './infra/announce.js';
 import { Bus, registryMessage } from './infra/bus.js';
 import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
@@ -159,6 +160,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA, classify: classifyUnavailable, onAnswered: metrics.answered });
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
+  // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
+  server.watchAuthentication(failedAuthLimit(new RateLimiter(redis, `${config.redisPrefix}:auth`), log));
   const legacy = { tokens, reference };
   // A revocation is committed before this runs: an unsent announcement must not fail it. This instance
   // applies it at once; other instances stop accepting the token when their token cache expires.

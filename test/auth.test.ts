@@ -1,8 +1,13 @@
 import t from 'tap';
 import { until } from './helpers/wait.js';
-import { MESSAGES } from '../src/api/auth.js';
+import { failedAuthLimit, MESSAGES } from '../src/api/auth.js';
+import { DRF_ERRORS, HttpError, unauthorized } from '../src/http/errors.js';
+import { RateLimiter } from '../src/http/rate-limit.js';
+import type { Request } from '../src/http/request.js';
+import { openRedis } from '../src/infra/redis.js';
+import { createLogger } from '../src/log.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
+import { ADMIN_TOKEN, get, startTestPlatform, uniqueName } from './helpers/platform.js';
 
 /** One route of each API family and the generation it takes. */
 const FAMILIES = [
@@ -161,4 +166,57 @@ t.test('reference data of every generation', async (t) => {
   const vehicles = await (await get(`${p.url}/v2/vehicle-type`, TOKENS.export_v2)).json();
   t.same(vehicles.map((x: { code: string }) => x.code), ['M1', 'M2', 'M3', 'N1', 'N2', 'N3']);
   t.ok(vehicles.every((x: { name: string }) => x.name.length > 5));
+});
+
+t.test('failed authentications: 30 per minute per client address, then 429 with Retry-After before any lookup', async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture() });
+  for (let i = 0; i < 30; i++) {
+    const res = await get(`${p.url}${i % 2 ? '/v2/fuel-type' : '/import/v2/active-stations/'}`, `no-such-token-${i}`);
+    t.equal(res.status, 401, `failure ${i + 1}`);
+    await res.arrayBuffer();
+  }
+  let res = await get(`${p.url}/v2/fuel-type`, 'no-such-token-31');
+  t.equal(res.status, 429, 'the 31st within the minute is refused');
+  t.equal(res.headers.get('retry-after'), '60');
+  t.match(await res.json(), {
+    status: 429,
+    code: 'throttled',
+    detail: 'Rate limit exceeded: at most 30 failed authentications per minute per client address. Retry in 60 seconds.',
+  });
+  res = await get(`${p.url}/import/v2/active-stations/`);
+  t.equal(res.status, 429, 'no credential at all is refused the same way');
+  t.same(await res.json(), {
+    detail: 'Request was throttled: at most 30 failed authentications per minute per client address. Expected available in 60 seconds.',
+  });
+  res = await get(`${p.url}/healthz`);
+  t.equal(res.status, 200, 'public routes are not affected');
+});
+
+const request = (remoteAddress: string) => ({ remoteAddress }) as unknown as Request;
+
+t.test('failures are counted per address; other addresses and successes never count', async (t) => {
+  const redis = await openRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'auth-failures-test');
+  const prefix = uniqueName('authfail');
+  t.teardown(async () => {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length > 0) await redis.del(keys);
+    await redis.close();
+  });
+  const attempts = failedAuthLimit(new RateLimiter(redis, prefix), createLogger('silent'), { limit: 3, windowSeconds: 2, name: 'af' });
+  const attacker = request('203.0.113.7');
+  const honest = request('198.51.100.1');
+  for (let i = 0; i < 3; i++) {
+    await attempts.admit(attacker, DRF_ERRORS);
+    await attempts.failed(attacker, unauthorized('Invalid token.'));
+    await attempts.admit(honest, DRF_ERRORS);
+    await attempts.failed(honest, new Error('a fault, not a refusal'));
+    await attempts.failed(honest, new HttpError(403, 'forbidden', 'no'));
+  }
+  const refused = await Promise.resolve(attempts.admit(attacker, DRF_ERRORS)).catch((err: unknown) => err);
+  t.match(refused, { status: 429, code: 'throttled', options: { headers: { 'Retry-After': '2' } } }, 'the fourth is refused');
+  await attempts.admit(honest, DRF_ERRORS);
+  t.pass('another address is never affected; non-401 failures do not count');
+  await new Promise((resolve) => setTimeout(resolve, 2200));
+  await attempts.admit(attacker, DRF_ERRORS);
+  t.pass('a window after the last counted failure the address is admitted again');
 });

@@ -310,7 +310,7 @@ t.test('every kind of export v2 response: licence, CORS, rate-limit headers, pro
     { name: '404 path', path: '/v2/no/such/thing', headers: auth, status: 404, counted: false, kind: 'problem', detail: 'Not found.' },
     { name: '404 slash', path: '/v2/fuel-type/', headers: auth, status: 404, counted: false, kind: 'problem', detail: 'Not found. This path takes no trailing slash: /v2/fuel-type' },
     { name: '405', method: 'DELETE', path: '/v2/fuel-type', headers: auth, status: 405, counted: false, kind: 'problem', detail: 'Method "DELETE" not allowed.' },
-    { name: '501', method: 'TRACE', path: '/v2/fuel-type', headers: auth, status: 501, counted: false, kind: 'problem', detail: 'Unsupported HTTP method.' },
+    { name: '405 TRACE', method: 'TRACE', path: '/v2/fuel-type', headers: auth, status: 405, counted: false, kind: 'problem', detail: 'Method "TRACE" not allowed.' },
     { name: '401 missing', path: '/v2/fuel-type', status: 401, counted: false, kind: 'problem', detail: MESSAGES.missing },
     { name: '401 unknown', path: '/v2/hrs/status', headers: { Authorization: 'Bearer not-a-token-at-all' }, status: 401, counted: false, kind: 'problem', detail: MESSAGES.unknown },
     { name: '401 export v1 token', path: '/v2/hrs/BERLA/status', headers: { Authorization: `Bearer ${TOKENS.export_v1}` }, status: 401, counted: false, kind: 'problem', detail: MESSAGES.exportV1OnV2 },

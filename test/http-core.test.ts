@@ -3,7 +3,8 @@ import { connect as netConnect } from 'node:net';
 import { json } from '../src/http/errors.js';
 import { parseJson } from '../src/http/request.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { get, startTestPlatform } from './helpers/platform.js';
+import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
+import { rawRequest } from './helpers/raw-http.js';
 
 const MAX = 2048;
 
@@ -100,6 +101,51 @@ t.test('routing: 404, trailing-slash hints, 405 with Allow, OPTIONS, HEAD', asyn
   t.equal(res.status, 200);
   t.equal(res.headers.get('content-length'), full.headers.get('content-length'), 'HEAD reports the GET length');
   t.equal((await res.arrayBuffer()).byteLength, 0, 'HEAD has no body');
+});
+
+t.test('a NUL or lone surrogate in a path id is a 404 and in a query parameter a 400 naming it, never a 500', async (t) => {
+  const p = await platform(t);
+  for (const path of ['/v2/hrs/BERLA%00', '/v2/hrs/BERLA%00/events', '/v2/hrs/BERLA%00/photo', '/v2/hrs/%ED%A0%80', '/v2/hrs/B%zz']) {
+    const res = await get(`${p.url}${path}`, TOKENS.export_v2);
+    t.equal(res.status, 404, path);
+    t.match(await res.json(), { status: 404, title: 'Not Found' }, `${path}: in the family's format`);
+  }
+  for (const path of ['/admin/v1/tokens?originator=mon-1%00', '/admin/v1/call-logs?originator=mon-1%00', '/admin/v1/tokens?a%00=1']) {
+    const res = await get(`${p.url}${path}`, ADMIN_TOKEN);
+    t.equal(res.status, 400, path);
+    const body = (await res.json()) as { detail: string };
+    t.match(body.detail, path.includes('a%00') ? /"a\\u0000"/ : /"originator"/, `${path}: names the parameter`);
+  }
+  const res = await get(`${p.url}/v2/hrs?limit=1%00`, TOKENS.export_v2);
+  t.equal(res.status, 400);
+  t.match(await res.json(), { status: 400, detail: /"limit"/ });
+  t.notOk(p.logs.lines.some((l) => l.level === 50), 'nothing logged as an error');
+});
+
+t.test('TRACE: 405 with Allow where the path exists, 404 where it does not', async (t) => {
+  const p = await platform(t);
+  let res = await rawRequest(p.url, 'TRACE', '/v2/fuel-type');
+  t.equal(res.status, 405);
+  t.equal(res.headers.allow, 'GET, HEAD, OPTIONS');
+  t.match(JSON.parse(res.body), { status: 405, detail: 'Method "TRACE" not allowed.' });
+  res = await rawRequest(p.url, 'TRACE', '/import/v2/echo/');
+  t.equal(res.status, 405);
+  t.equal(res.headers.allow, 'POST, OPTIONS');
+  t.same(JSON.parse(res.body), { detail: 'Method "TRACE" not allowed.' });
+  res = await rawRequest(p.url, 'TRACE', '/v2/no-such-thing');
+  t.equal(res.status, 404);
+});
+
+t.test('methods: CONNECT is a 501; methods the HTTP parser does not know close the connection unanswered', async (t) => {
+  const p = await platform(t);
+  const res = await rawRequest(p.url, 'CONNECT', '/v2/fuel-type');
+  t.equal(res.status, 501);
+  t.match(JSON.parse(res.body), { status: 501, detail: 'Unsupported HTTP method.' });
+  for (const method of ['PROPFIND', 'BREW', 'get']) {
+    const dropped = await rawRequest(p.url, method, '/v2/fuel-type');
+    t.equal(dropped.raw, '', `${method}: closed by the parser before any handler runs`);
+  }
+  t.equal((await get(`${p.url}/healthz`)).status, 200, 'and the server goes on');
 });
 
 t.test('bodies: JSON in, parse errors in the family format, 413 past the cap, 415', async (t) => {

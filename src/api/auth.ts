@@ -1,7 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { decideToken, TOKEN_MESSAGES, type Principal, type TokenAudience, type TokenRecord } from '../domain/tokens.js';
-import { BEARER_MESSAGES, bearerToken, type AuthScheme } from '../http/auth.js';
-import { unauthorized } from '../http/errors.js';
+import type { Logger } from 'pino';
+import { BEARER_MESSAGES, bearerToken, type AuthAttempts, type AuthScheme } from '../http/auth.js';
+import { HttpError, unauthorized } from '../http/errors.js';
+import { describeLimit, describeWait } from '../http/rate-limit-guard.js';
+import type { RateLimit, RateLimiter } from '../http/rate-limit.js';
 import type { Request } from '../http/request.js';
 
 /**
@@ -35,6 +38,48 @@ export function adminAuth(adminToken: string | undefined): AuthScheme {
     if (!expected) throw unauthorized(MESSAGES.adminDisabled);
     if (!timingSafeEqual(sha256(bearerToken(header)), expected)) throw unauthorized(MESSAGES.unknown);
     return { kind: 'admin' };
+  };
+}
+
+/** Failed authentications allowed per client address and minute before it is refused without a lookup. */
+export const AUTH_FAILURE_LIMIT: RateLimit = { limit: 30, windowSeconds: 60, name: 'auth-failures' };
+
+const WARN_EVERY_MS = 60_000;
+
+/**
+ * Limits failed authentications (401s, any family) per client address through the rate limiter: once
+ * an address has `limit.limit` failures within the window, its requests are refused with 429 and
+ * `Retry-After` before any token lookup, until the window has passed since its last counted failure.
+ * Successful authentications count nothing. With Redis unreachable nothing is limited (as the rate
+ * limits), and a warning is logged at most once a minute.
+ */
+export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'counted' | 'hit'>, log: Logger, limit: RateLimit = AUTH_FAILURE_LIMIT): AuthAttempts {
+  const key = (address: string) => `auth-failures:${address}`;
+  let lastWarning = -Infinity;
+  const warn = (err: unknown) => {
+    if (Date.now() - lastWarning < WARN_EVERY_MS) return;
+    lastWarning = Date.now();
+    log.warn({ err }, 'failed authentications not limited: Redis unavailable');
+  };
+  const description = `${describeLimit(limit, 'client address').replace('request', 'failed authentication')}`;
+  return {
+    async admit(req, style) {
+      if (!limiter.ready) return;
+      let failures: number;
+      try {
+        failures = await limiter.counted(key(req.remoteAddress), limit);
+      } catch (err) {
+        warn(err);
+        return;
+      }
+      if (failures < limit.limit) return;
+      const seconds = Math.ceil(limit.windowSeconds);
+      throw new HttpError(429, 'throttled', style.throttled(description, describeWait(seconds)), { headers: { 'Retry-After': String(seconds) } });
+    },
+    async failed(req, err) {
+      if (!(err instanceof HttpError && err.status === 401) || !limiter.ready) return;
+      await limiter.hit(key(req.remoteAddress), [limit]).catch(warn);
+    },
   };
 }
 

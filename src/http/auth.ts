@@ -1,4 +1,5 @@
-import { unauthorized } from './errors.js';
+import { unauthorized, type ErrorStyle } from './errors.js';
+import type { Request } from './request.js';
 
 /**
  * Bearer authentication as the HTTP core knows it: reading the token out of `Authorization`, and the
@@ -15,6 +16,16 @@ export interface Principal {
 
 /** A family's authentication: the `Authorization` header → the principal, or an HttpError (401). */
 export type AuthScheme = (header: string | undefined) => Promise<Principal> | Principal;
+
+/**
+ * A watch on failed authentications, run around every family's scheme (routes and sockets alike):
+ * `admit` before the scheme may refuse a client that failed too often (an HttpError, 429, worded in
+ * the family's `style`), so a refused client costs no token lookup; `failed` is told of each refusal.
+ */
+export interface AuthAttempts {
+  admit(req: Request, style: ErrorStyle): Promise<void> | void;
+  failed(req: Request, err: unknown): Promise<void> | void;
+}
 
 export const BEARER_MESSAGES = {
   missing: 'Authentication credentials were not provided.',

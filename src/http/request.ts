@@ -2,14 +2,17 @@ import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Principal } from './auth.js';
 import { HttpError, badRequest } from './errors.js';
-import type { Method } from './router.js';
+import { isStorableText, type Method } from './router.js';
 
 /** Everything a handler may know about a request, copied out of uWS before the first await. */
 export interface Request {
   readonly id: string;
   readonly method: Method;
   readonly path: string;
-  /** The query string's parameters (parsed on first use). */
+  /**
+   * The query string's parameters (parsed on first use). A name or value holding a NUL or a lone
+   * surrogate, which no stored text can match, throws a 400 naming the parameter at first use.
+   */
   readonly query: URLSearchParams;
   readonly headers: Readonly<Record<string, string>>;
   /**
@@ -32,7 +35,7 @@ export interface Request {
   readonly log: Logger;
 }
 
-const KNOWN_METHODS = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const KNOWN_METHODS = new Set<string>(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']);
 
 let sequence = 0;
 
@@ -76,7 +79,7 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, l
     method: (KNOWN_METHODS.has(method) ? method : 'UNKNOWN') as Method,
     path,
     get query() {
-      return (query ??= new URLSearchParams(queryText));
+      return (query ??= checkedQuery(queryText));
     },
     headers,
     get remoteAddress() {
@@ -93,6 +96,19 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, l
       return (child ??= log.child({ req_id: id }));
     },
   };
+}
+
+/** The query string parsed, or a 400 naming the first parameter whose name or value cannot be stored text. */
+function checkedQuery(text: string): URLSearchParams {
+  const query = new URLSearchParams(text);
+  for (const [name, value] of query) {
+    if (isStorableText(name) && isStorableText(value)) continue;
+    throw badRequest(
+      'invalid_parameter',
+      `Query parameter ${JSON.stringify(name)}: must not contain a NUL character or a lone surrogate.`,
+    );
+  }
+  return query;
 }
 
 /** Raised (and the connection closed) when a body grows past the cap. */

@@ -1,6 +1,10 @@
 /** Method-and-path dispatch with `:name` segments, 405 with `Allow`, and trailing-slash hints. */
 
-export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
+/**
+ * The methods the core knows. TRACE is known but never routed: a path that exists answers it 405
+ * with `Allow`, like any method it does not take.
+ */
+export type Method = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'TRACE';
 
 interface Compiled<T> {
   pattern: string;
@@ -69,16 +73,37 @@ function matchSegments(pattern: string[], parts: string[]): Record<string, strin
     const want = pattern[i]!;
     const got = parts[i]!;
     if (want.startsWith(':')) {
-      if (got === '') return undefined;
-      try {
-        params[want.slice(1)] = decodeURIComponent(got);
-      } catch {
-        return undefined;
-      }
+      const value = decodeSegment(got);
+      if (value === undefined) return undefined;
+      params[want.slice(1)] = value;
     } else if (want !== got) return undefined;
   }
   return params;
 }
+
+/**
+ * A path segment as a parameter's value, or undefined when no resource can have it as its id: empty,
+ * invalid percent-encoding, or decoding to text PostgreSQL cannot store or compare (a NUL) or that is
+ * not Unicode (a lone surrogate). Such a path matches no route: 404, in the family's format.
+ */
+export function decodeSegment(segment: string): string | undefined {
+  if (segment === '') return undefined;
+  let value: string;
+  try {
+    value = decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+  return isStorableText(value) ? value : undefined;
+}
+
+/** Text without NUL and without lone surrogates: what PostgreSQL's UTF-8 text can hold. */
+export function isStorableText(value: string): boolean {
+  return !UNSTORABLE.test(value);
+}
+
+/** A NUL, or a surrogate that is not half of a pair (with the `u` flag, a pair is one code point). */
+const UNSTORABLE = /[\0\p{Cs}]/u;
 
 function allowed<T>(compiled: Compiled<T>): Method[] {
   const methods = new Set<Method>(compiled.byMethod.keys());

@@ -1,5 +1,6 @@
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
+import type { AuthAttempts } from './auth.js';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
 import { compilePolicy, isPreflight, preflightReply } from './policy.js';
@@ -15,6 +16,14 @@ if (typeof uWS.getParts !== 'function') {
     'uWebSockets.js fell back to its slow JavaScript shim: this Node.js version has no native build. Use Node.js 20.',
   );
 }
+
+/** uWS's listen options: the default shares the port with other listeners (SO_REUSEPORT); exclusive does not. */
+const LISTEN_SHARED = 0;
+const LISTEN_EXCLUSIVE: number = (() => {
+  const value = (uWS as unknown as { LIBUS_LISTEN_EXCLUSIVE_PORT?: number }).LIBUS_LISTEN_EXCLUSIVE_PORT;
+  if (typeof value !== 'number') throw new Error('this uWebSockets.js build has no LIBUS_LISTEN_EXCLUSIVE_PORT: a busy port could not be refused');
+  return value;
+})();
 
 export interface RouteSpec {
   /** The family the route belongs to: its authentication, guards, error style and policy apply. */
@@ -84,6 +93,7 @@ export class HttpServer {
   private inFlight = 0;
   private readonly registered: RouteInfo[] = [];
   private idle: (() => void)[] = [];
+  private attempts: AuthAttempts | undefined;
 
   constructor(private readonly options: HttpServerOptions) {
     this.fallback = this.family(options.fallback);
@@ -153,6 +163,12 @@ export class HttpServer {
     return spec.admit(req);
   }
 
+  /** Watches every authentication (all families, routes and sockets): see AuthAttempts in ./auth.ts. */
+  watchAuthentication(attempts: AuthAttempts): this {
+    this.attempts = attempts;
+    return this;
+  }
+
   /** Adds a guard to every authenticated route of a family, after those it declares. */
   guard(family: Family, guard: Guard): this {
     this.family(family).guards.push(guard);
@@ -165,9 +181,17 @@ export class HttpServer {
     return this;
   }
 
-  listen(host: string, port: number): Promise<number> {
+  /**
+   * Listens on HOST:PORT, alone by default: a port another process listens on is refused ("address
+   * in use") rather than shared, which the kernel would otherwise do silently, splitting connections
+   * between the two. `reusePort` shares the port on purpose (several processes of one deployment).
+   */
+  listen(host: string, port: number, options: { reusePort?: boolean } = {}): Promise<number> {
+    const mode = options.reusePort ? LISTEN_SHARED : LISTEN_EXCLUSIVE;
     return new Promise((resolve, reject) => {
-      this.app.listen(host, port, (socket) => {
+      // The native app takes host, port, options and callback, though the type declarations omit it.
+      const listen = this.app.listen as unknown as (host: string, port: number, mode: number, cb: (socket: us_listen_socket | false) => void) => void;
+      listen.call(this.app, host, port, mode, (socket) => {
         if (!socket) {
           reject(new Error(`cannot listen on ${host}:${port} (address in use or not available)`));
           return;
@@ -289,7 +313,13 @@ export class HttpServer {
   private async authenticate(family: FamilyState, req: Request, header: string | undefined): Promise<void> {
     const auth = family.family.auth;
     if (!auth) throw new Error(`family ${family.family.name} has no authentication`);
-    req.principal = await auth(header);
+    await this.attempts?.admit(req, family.errors);
+    try {
+      req.principal = await auth(header);
+    } catch (err) {
+      await this.attempts?.failed(req, err);
+      throw err;
+    }
     for (const guard of family.guards) {
       await guard(req);
       if (req.abort.aborted) throw new Error('request aborted');

@@ -65,6 +65,8 @@ export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState,
           if (state !== undefined) spec.release?.(state);
           return;
         }
+        // Read while the connection is still the request's: an `auth` message is authenticated later.
+        void req.remoteAddress;
         res.cork(() => res.upgrade<SocketData<T>>({ req, state }, key, protocol, extensions, socketContext));
         logRequest(log, req, 101, started, undefined);
         context.answered(req, 101, started);

@@ -4,7 +4,6 @@ import type { SocketRouteSpec } from '../http/server.js';
 import { snapshotMessage, type StatusCategories } from './admin-view.js';
 import type { Connections, Socket, State } from './connections.js';
 import { ADMIN_TOPIC } from './fan-out.js';
-import { parseClientMessage } from './protocol.js';
 
 /**
  * The admins' live feed (`/admin/v1/live`): once authenticated with the admin token, a socket is
@@ -36,9 +35,10 @@ export class AdminFeed {
       behavior: {
         ...connections.behavior(welcome),
         message: (ws: Socket, data: ArrayBuffer, isBinary: boolean) => {
-          const message = parseClientMessage(data, isBinary, ['auth']);
-          if (typeof message === 'string') connections.send(ws, message);
-          else if (message.type === 'auth') connections.authenticate(ws, spec, message, welcome);
+          connections.receive(ws, data, isBinary, ['auth'], (message) => {
+            if (typeof message === 'string') connections.send(ws, message);
+            else if (message.type === 'auth') connections.authenticate(ws, spec, message, welcome);
+          });
         },
       },
     };

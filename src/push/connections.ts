@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { WebSocket } from 'uWebSockets.js';
 import { HttpError } from '../http/errors.js';
 import type { HttpServer, SocketData, SocketRouteSpec } from '../http/server.js';
-import { CLOSE, CLOSE_REASON, errorMessage, type ClientMessage } from './protocol.js';
+import { CLOSE, CLOSE_REASON, errorMessage, parseClientMessage, type ClientMessage } from './protocol.js';
 import type { Slot, StreamSlots } from './stream-slots.js';
 
 /**
@@ -39,7 +39,21 @@ export interface Connection {
   closed: boolean;
   authTimer: NodeJS.Timeout | undefined;
   authenticating: boolean;
+  /** Messages that arrived while the `auth` message was being checked, handled in order after it. */
+  waiting: (() => void)[];
 }
+
+/** A client message over this many bytes closes the socket with 1009 (the protocol's limit). */
+export const MAX_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * What uWS itself reads of one message before giving up without a close frame (1006): larger than
+ * the protocol's limit, so that a message over that limit is read and answered with 1009.
+ */
+export const MAX_READ_BYTES = 1024 * 1024;
+
+/** Messages kept while an `auth` message is being checked; more are refused (`invalid_message`). */
+const MAX_WAITING = 32;
 
 /** What an authenticated socket is sent first (its route's greeting). */
 export type Welcome = (ws: Socket, state: State) => void;
@@ -87,7 +101,7 @@ export class Connections {
   behavior(welcome: Welcome): Behavior {
     const { idleTimeoutSeconds, maxBacklogBytes } = this.deps;
     return {
-      maxPayloadLength: 64 * 1024,
+      maxPayloadLength: MAX_READ_BYTES,
       idleTimeout: idleTimeoutSeconds,
       sendPingsAutomatically: true,
       maxBackpressure: Math.max(16 * 1024 * 1024, 16 * maxBacklogBytes),
@@ -121,6 +135,26 @@ export class Connections {
     connection.allowance = Math.max(connection.allowance, ws.getBufferedAmount());
   }
 
+  /**
+   * A client message, parsed and handled in arrival order: at once, or, while the socket's `auth`
+   * message is being checked, once that is done (dropped if it refused the socket). A message over
+   * MAX_MESSAGE_BYTES closes the socket with 1009 instead.
+   */
+  receive(ws: Socket, data: ArrayBuffer, isBinary: boolean, allowed: readonly ClientMessage['type'][], handle: (message: ClientMessage | string) => void): void {
+    const connection = this.sockets.get(ws);
+    if (!connection || connection.closed) return;
+    if (data.byteLength > MAX_MESSAGE_BYTES) {
+      connection.closed = true;
+      ws.end(CLOSE.tooBig, CLOSE_REASON.tooBig);
+      return;
+    }
+    // Parsed now: uWS reuses `data` once this returns.
+    const message = parseClientMessage(data, isBinary, allowed);
+    if (!connection.authenticating) handle(message);
+    else if (connection.waiting.length < MAX_WAITING) connection.waiting.push(() => handle(message));
+    else this.send(ws, errorMessage('invalid_message', `At most ${MAX_WAITING} messages may wait for authentication; this one was dropped.`));
+  }
+
   /** Closes a socket with one of the protocol's codes; nothing more is sent to it meanwhile. */
   end(ws: Socket, connection: Connection, close: 'tooSlow' | 'unauthorized'): void {
     connection.closed = true;
@@ -150,9 +184,13 @@ export class Connections {
         if (state.kind === 'stream') state.credential = `Bearer ${message.token}`;
         data.state = state;
         welcome(ws, state);
+        for (const handle of connection.waiting.splice(0)) {
+          if (!connection.closed) handle();
+        }
       },
       (err: unknown) => {
         connection.authenticating = false;
+        connection.waiting = [];
         if (connection.closed) return;
         clearTimeout(connection.authTimer);
         this.refused(ws, err, echo);
@@ -178,7 +216,7 @@ export class Connections {
   }
 
   private opened(ws: Socket, welcome: Welcome): void {
-    const connection: Connection = { allowance: 0, closed: false, authTimer: undefined, authenticating: false };
+    const connection: Connection = { allowance: 0, closed: false, authTimer: undefined, authenticating: false, waiting: [] };
     this.sockets.set(ws, connection);
     if (this.closing) {
       ws.end(CLOSE.shuttingDown, CLOSE_REASON.shuttingDown);

@@ -10,6 +10,8 @@ import { z } from 'zod';
 export const CLOSE = {
   /** The server is shutting down (standard "going away"): reconnect, to another instance if there is one. */
   shuttingDown: 1001,
+  /** A client message over 64 KiB (standard "message too big"). */
+  tooBig: 1009,
   /** The subscriber fell too far behind: more than PUSH_MAX_BACKLOG bytes waited to be sent to it. */
   tooSlow: 4000,
   /** The auth message's token was refused, or the token was revoked or expired while connected. */
@@ -23,6 +25,7 @@ export const CLOSE = {
 /** Reasons sent with the close codes (a close frame's reason is at most 123 bytes). */
 export const CLOSE_REASON: Record<keyof typeof CLOSE, string> = {
   shuttingDown: 'server shutting down',
+  tooBig: 'message over 64 KiB',
   tooSlow: 'subscriber too slow: backlog limit exceeded',
   unauthorized: 'not authenticated',
   authTimeout: 'no auth message in time',

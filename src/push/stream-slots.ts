@@ -13,6 +13,12 @@ import type { Redis } from '../infra/redis.js';
 const LEASE_MS = 60_000;
 const RENEW_MS = LEASE_MS / 3;
 
+/**
+ * The `Retry-After` of a refused stream: a stream the user closes frees its slot at once, a stream of
+ * an instance that died frees it within one lease, so a lease is the longest wait worth advising.
+ */
+export const STREAM_RETRY_AFTER_SECONDS = LEASE_MS / 1000;
+
 /** KEYS[1]: the user's set. ARGV: member, limit, lease ms. Returns {taken (1/0), held after}. */
 const TAKE = `
 local t = redis.call('TIME')

@@ -6,8 +6,8 @@ import type { Family } from '../http/family.js';
 import type { SocketRouteSpec } from '../http/server.js';
 import type { Connections, Socket, State, StreamState } from './connections.js';
 import { ALL_TOPIC, stationTopic } from './fan-out.js';
-import { errorMessage, parseClientMessage, type ClientMessage } from './protocol.js';
-import type { StreamSlots } from './stream-slots.js';
+import { errorMessage, type ClientMessage } from './protocol.js';
+import { STREAM_RETRY_AFTER_SECONDS, type StreamSlots } from './stream-slots.js';
 
 /**
  * The data users' status stream (`/v2/hrs/status/stream`): a stream is admitted while its user holds
@@ -49,9 +49,10 @@ export class StatusStream {
       behavior: {
         ...connections.behavior(welcome),
         message: (ws: Socket, data: ArrayBuffer, isBinary: boolean) => {
-          const message = parseClientMessage(data, isBinary, ['auth', 'subscribe', 'unsubscribe']);
-          if (typeof message !== 'string' && message.type === 'auth') connections.authenticate(ws, spec, message, welcome);
-          else this.message(ws, message);
+          connections.receive(ws, data, isBinary, ['auth', 'subscribe', 'unsubscribe'], (message) => {
+            if (typeof message !== 'string' && message.type === 'auth') connections.authenticate(ws, spec, message, welcome);
+            else this.message(ws, message);
+          });
         },
       },
     };
@@ -68,6 +69,7 @@ export class StatusStream {
         429,
         'too_many_streams',
         `At most ${this.deps.streamsPerUser} open status streams per user; close one before opening another.`,
+        { headers: { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) } },
       );
     }
     const credential = req.headers.authorization ?? '';

@@ -1,0 +1,46 @@
+import { connect } from 'node:net';
+
+/** What came back on a raw connection: the status (0 when the connection closed with no answer), headers, body. */
+export interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** Everything received, as it came. */
+  raw: string;
+}
+
+/**
+ * Sends one request exactly as written (methods and bytes fetch refuses to send: TRACE, PROPFIND,
+ * raw NUL) with `Connection: close`, and reads until the server closes or `timeoutMs` passes.
+ */
+export function rawRequest(baseUrl: string, method: string, target: string, headers: Record<string, string> = {}, timeoutMs = 5000): Promise<RawAnswer> {
+  const { hostname, port } = new URL(baseUrl);
+  const lines = [`${method} ${target} HTTP/1.1`, `Host: ${hostname}:${port}`, 'Connection: close'];
+  for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'utf8')));
+    const chunks: Buffer[] = [];
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`${method} ${target}: no end within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(parse(Buffer.concat(chunks).toString('utf8')));
+    });
+  });
+}
+
+function parse(raw: string): RawAnswer {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0) return { status: 0, headers: {}, body: '', raw };
+  const [statusLine, ...headerLines] = raw.slice(0, end).split('\r\n');
+  const headers: Record<string, string> = {};
+  for (const line of headerLines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  return { status: Number(statusLine!.split(' ')[1]), headers, body: raw.slice(end + 4), raw };
+}
