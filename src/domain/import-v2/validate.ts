@@ -12,6 +12,21 @@ import {
 } from './rules.js';
 import { SCHEMAS, typeName } from './schemas.js';
 
+/**
+ * Limits the spec leaves open, so that one request cannot hold the server: transmissions per request
+ * (at most one per station, so this is also stations per request), entries per list of one
+ * transmission (nozzles, storages, products), and the error messages reported for one request, after
+ * which the remaining transmissions are not validated.
+ */
+export const LIMITS = { transmissions: 1000, entries: 100, reportedErrors: 1000, depth: 16 } as const;
+
+export const LIMIT_MESSAGES = {
+  tooLong: (max: number) => `Ensure this field has no more than ${max} elements.`,
+  notValidated: `Not validated: the request has more than ${LIMITS.reportedErrors} errors; fix those reported first.`,
+} as const;
+
+const LISTS = ['nozzles', 'storages', 'products'] as const;
+
 /** A transmission that passed every rule, in the form it is stored and published. */
 export interface Transmission {
   category: Category;
@@ -36,8 +51,17 @@ export function validateBatch(category: Category, body: unknown, registry: Stati
     return { ok: false, body: { non_field_errors: [`Expected a list of items but got type "${typeName(body)}".`] }, stationIds: [] };
   }
   if (body.length === 0) return { ok: false, body: { non_field_errors: ['This list may not be empty.'] }, stationIds: [] };
+  if (body.length > LIMITS.transmissions) {
+    return { ok: false, body: { non_field_errors: [LIMIT_MESSAGES.tooLong(LIMITS.transmissions)] }, stationIds: [] };
+  }
   const seen = new Set<string>();
-  const results = body.map((raw) => validateOne(category, raw, registry, seen, now));
+  let budget: number = LIMITS.reportedErrors;
+  const results = body.map((raw): Transmission | Failed => {
+    if (budget <= 0) return { errors: { non_field_errors: [LIMIT_MESSAGES.notValidated] }, count: 1 };
+    const result = validateOne(category, raw, registry, seen, now);
+    if ('errors' in result) budget -= result.count;
+    return result;
+  });
   const stationIds = body.flatMap((raw) => (raw && typeof raw === 'object' && typeof raw.hrs === 'string' ? [raw.hrs] : []));
   if (results.some((r) => 'errors' in r)) {
     return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
@@ -45,11 +69,30 @@ export function validateBatch(category: Category, body: unknown, registry: Stati
   return { ok: true, transmissions: results as Transmission[] };
 }
 
-function validateOne(category: Category, raw: unknown, registry: StationLookup, seen: Set<string>, now: Date): Transmission | { errors: unknown } {
+/** A transmission's error body and how many messages it holds. */
+interface Failed {
+  errors: unknown;
+  count: number;
+}
+
+/** A list of entries longer than the limit: reported alone, without looking into any entry. */
+function oversizeLists(raw: unknown): ErrorTree | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  let errors: ErrorTree | undefined;
+  for (const field of LISTS) {
+    const value = (raw as Raw)[field];
+    if (Array.isArray(value) && value.length > LIMITS.entries) (errors ??= new ErrorTree()).add([field], LIMIT_MESSAGES.tooLong(LIMITS.entries));
+  }
+  return errors;
+}
+
+function validateOne(category: Category, raw: unknown, registry: StationLookup, seen: Set<string>, now: Date): Transmission | Failed {
+  const oversize = oversizeLists(raw);
+  if (oversize) return { errors: oversize.toJSON(raw), count: oversize.count };
   const errors = new ErrorTree();
   const parsed = SCHEMAS[category].safeParse(raw);
   if (!parsed.success) for (const issue of parsed.error.issues) errors.add(issue.path as (string | number)[], issue.message);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { errors: errors.toJSON(raw) };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { errors: errors.toJSON(raw), count: errors.count };
 
   const input = raw as Raw;
   const station = typeof input.hrs === 'string' ? registry.station(input.hrs) : undefined;
@@ -78,7 +121,7 @@ function validateOne(category: Category, raw: unknown, registry: StationLookup, 
       break;
     }
   }
-  if (!parsed.success || !errors.empty) return { errors: errors.toJSON(raw) };
+  if (!parsed.success || !errors.empty) return { errors: errors.toJSON(raw), count: errors.count };
   return {
     category,
     hrsId: parsed.data.hrs,
