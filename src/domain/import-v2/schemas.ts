@@ -26,11 +26,28 @@ const presence = (wrongType: (input: unknown) => string) => (issue: { input?: un
   return wrongType(issue.input);
 };
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * What PostgreSQL text and jsonb cannot hold and is not Unicode text: U+0000 and unpaired surrogates.
+ * Refused in every string of a transmission, so that a dry run never promises what storing would refuse.
+ */
+export function unstorableProblem(value: string): string | undefined {
+  if (value.includes('\0')) return 'Null characters are not allowed.';
+  const lone = LONE_SURROGATE.exec(value);
+  if (lone) return `Surrogate characters are not allowed: U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}.`;
+  return undefined;
+}
+
 const text = () =>
   z
     .string({ error: presence(() => 'Not a valid string.') })
     .min(1, 'This field may not be blank.')
-    .max(200, 'Ensure this field has no more than 200 characters.');
+    .max(200, 'Ensure this field has no more than 200 characters.')
+    .superRefine((value, ctx) => {
+      const problem = unstorableProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value });
+    });
 const optionalText = () => text().nullish();
 const bool = () => z.boolean({ error: presence(() => 'Must be a valid boolean.') });
 const list = <T extends z.ZodType>(item: T) =>
@@ -201,8 +218,11 @@ export const pricingSchema = entry({
           examples: ['11.639'],
         }),
       currency: choice(CURRENCIES)
-        .nullish()
-        .meta({ description: 'ISO 4217 currency; default `EUR`. All products of one transmission use the same currency.', default: 'EUR' }),
+        .optional()
+        .meta({
+          description: 'ISO 4217 currency; default `EUR` when left out (`null` is refused). All products of one transmission use the same currency.',
+          default: 'EUR',
+        }),
     }).meta({ description: 'The price of one product (one price per station and product, not per nozzle).' }),
   ).meta({ description: 'Non-empty.' }),
 }).meta({
