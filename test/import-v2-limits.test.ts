@@ -135,3 +135,21 @@ t.test('Content-Type: application/json is required', async (t) => {
   t.equal(await storedCount(p), 0, 'nothing stored');
   t.equal((await postRaw(p, 'usage', body, { 'Content-Type': 'application/json; charset=utf-8' })).status, 204);
 });
+
+t.test('the work is bounded by counting: transmissions past the error budget or the limit are never parsed', async (t) => {
+  const { SCHEMAS } = await import('../src/domain/import-v2/schemas.js');
+  const { validateBatch } = await import('../src/domain/import-v2/validate.js');
+  const schema = SCHEMAS.availability;
+  const original = schema.safeParse.bind(schema);
+  let parses = 0;
+  schema.safeParse = ((value: unknown) => (parses++, original(value))) as typeof schema.safeParse;
+  t.teardown(() => void (schema.safeParse = original));
+  const registry = { station: () => undefined };
+  validateBatch('availability', Array(LIMITS.transmissions + 1).fill({}), registry, new Date());
+  t.equal(parses, 0, 'over the limit: nothing parsed');
+  validateBatch('availability', Array(LIMITS.transmissions).fill({}), registry, new Date());
+  t.equal(parses, Math.ceil(LIMITS.reportedErrors / 4), 'at the limit: parsing stops once the error budget is spent');
+  parses = 0;
+  validateBatch('availability', [{ hrs: 'BERLA', nozzles: Array(LIMITS.entries + 1).fill({}) }], registry, new Date());
+  t.equal(parses, 0, 'an oversized list: its transmission is not parsed');
+});
