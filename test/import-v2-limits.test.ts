@@ -153,3 +153,15 @@ t.test('the work is bounded by counting: transmissions past the error budget or 
   validateBatch('availability', [{ hrs: 'BERLA', nozzles: Array(LIMITS.entries + 1).fill({}) }], registry, new Date());
   t.equal(parses, 0, 'an oversized list: its transmission is not parsed');
 });
+
+t.test('validated in slices: the same result, with a pause after every slice', async (t) => {
+  const { validateBatch, validateBatchInSlices } = await import('../src/domain/import-v2/validate.js');
+  const registry = { station: () => undefined };
+  const now = new Date();
+  const body = Array.from({ length: 120 }, (_, i) => ({ hrs: `ST${i}`, datetime: now.toISOString(), nozzles: [{ id: 'N1', usage_status: 'free' }] }));
+  let pauses = 0;
+  const sliced = await validateBatchInSlices('usage', body, registry, now, 50, async () => void pauses++);
+  t.same(sliced, validateBatch('usage', body, registry, now));
+  t.equal(pauses, 2, '120 transmissions in slices of 50: two pauses');
+  t.same(await validateBatchInSlices('usage', {}, registry, now, 50, async () => void pauses++), validateBatch('usage', {}, registry, now));
+});

@@ -2,7 +2,7 @@ import { SignalWriter, type StoredTransmission } from '../../../db/queries/signa
 import type { PublishedSignal, Receipt } from '../../domain/signals.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
 import { CATEGORIES, type Category } from '../../domain/vocabulary.js';
-import { LIMIT_MESSAGES, LIMITS, validateBatch, type Transmission } from '../../domain/import-v2/validate.js';
+import { LIMIT_MESSAGES, LIMITS, validateBatchInSlices, type Transmission } from '../../domain/import-v2/validate.js';
 import { badRequest, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { parseJson, type JsonOptions, type Request } from '../../http/request.js';
@@ -60,10 +60,14 @@ export const IMPORT_V2_JSON: JsonOptions = {
   maxItems: { max: LIMITS.transmissions, error: () => badRequest('too_many_items', TOO_MANY, { non_field_errors: [TOO_MANY] }) },
 };
 
+/** Transmissions validated per event-loop turn: a large request lets other requests through between slices. */
+const SLICE = 50;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 async function receive(deps: SignalRouteDeps, category: Category, req: Request): Promise<Reply> {
   const originatorId = originatorOf(req);
   const body = parseJson(req, IMPORT_V2_JSON);
-  const result = validateBatch(category, body, deps.registry, req.receivedAt);
+  const result = await validateBatchInSlices(category, body, deps.registry, req.receivedAt, SLICE, nextTurn);
   if (!result.ok) {
     deps.counted?.(category, 'rejected', Array.isArray(body) ? body.length : 0);
     noteCall(req, { stationIds: result.stationIds, errorDetails: { code: 'validation_failed', errors: result.body } });

@@ -34,10 +34,43 @@ export type BatchResult =
   | { ok: false; body: unknown; stationIds: string[] };
 
 /**
- * Validates a whole request body for one category. Every transmission is checked completely; one
- * failure rejects the batch with a body aligned with the request.
+ * Validates a whole request body for one category. Every transmission is checked completely (until
+ * the error budget is spent); one failure rejects the batch with a body aligned with the request.
  */
 export function validateBatch(category: Category, body: unknown, registry: StationLookup, now: Date): BatchResult {
+  const run = startBatch(category, body, registry, now);
+  if ('ok' in run) return run;
+  while (run.step()) {
+    // one transmission per step
+  }
+  return run.result();
+}
+
+/**
+ * The same as {@link validateBatch}, calling `pause` after every `slice` transmissions, so that a
+ * caller can let other work run between slices (a large request never holds the event loop long).
+ */
+export async function validateBatchInSlices(
+  category: Category,
+  body: unknown,
+  registry: StationLookup,
+  now: Date,
+  slice: number,
+  pause: () => Promise<void>,
+): Promise<BatchResult> {
+  const run = startBatch(category, body, registry, now);
+  if ('ok' in run) return run;
+  for (let done = 1; run.step(); done++) if (done % slice === 0) await pause();
+  return run.result();
+}
+
+/** A batch under validation: `step()` checks the next transmission (false when all are done). */
+interface BatchRun {
+  step(): boolean;
+  result(): BatchResult;
+}
+
+function startBatch(category: Category, body: unknown, registry: StationLookup, now: Date): BatchRun | BatchResult {
   if (!Array.isArray(body)) {
     return { ok: false, body: { non_field_errors: [`Expected a list of items but got type "${typeName(body)}".`] }, stationIds: [] };
   }
@@ -47,17 +80,27 @@ export function validateBatch(category: Category, body: unknown, registry: Stati
   }
   const seen = new Set<string>();
   let budget: number = LIMITS.reportedErrors;
-  const results = body.map((raw): Transmission | Failed => {
-    if (budget <= 0) return { errors: { non_field_errors: [LIMIT_MESSAGES.notValidated] }, count: 1 };
-    const result = validateOne(category, raw, registry, seen, now);
-    if ('errors' in result) budget -= result.count;
-    return result;
-  });
-  const stationIds = body.flatMap((raw) => (raw && typeof raw === 'object' && typeof raw.hrs === 'string' ? [raw.hrs] : []));
-  if (results.some((r) => 'errors' in r)) {
-    return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
-  }
-  return { ok: true, transmissions: results as Transmission[] };
+  const results: (Transmission | Failed)[] = [];
+  return {
+    step() {
+      if (results.length >= body.length) return false;
+      const raw: unknown = body[results.length];
+      if (budget <= 0) results.push({ errors: { non_field_errors: [LIMIT_MESSAGES.notValidated] }, count: 1 });
+      else {
+        const result = validateOne(category, raw, registry, seen, now);
+        if ('errors' in result) budget -= result.count;
+        results.push(result);
+      }
+      return results.length < body.length;
+    },
+    result() {
+      const stationIds = body.flatMap((raw) => (raw && typeof raw === 'object' && typeof raw.hrs === 'string' ? [raw.hrs] : []));
+      if (results.some((r) => 'errors' in r)) {
+        return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
+      }
+      return { ok: true, transmissions: results as Transmission[] };
+    },
+  };
 }
 
 /** A transmission's error body and how many messages it holds. */
