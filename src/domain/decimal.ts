@@ -8,11 +8,12 @@ export interface DecimalRule {
   decimalPlaces: number;
 }
 
-const DECIMAL = /^[+-]?(\d+)(?:\.(\d+))?$/;
+/** Digits with an optional point and fraction; a leading `-` (reported as a range problem), never `+`. */
+const DECIMAL = /^-?(\d+)(?:\.(\d+))?$/;
 
 /**
  * The problem of a decimal written as a string, or undefined: the first of total digits, decimal
- * places, whole digits, in that order (exponents and other spellings are not numbers here).
+ * places, whole digits, in that order (exponents, a leading `+` and other spellings are not numbers here).
  */
 export function decimalProblem(text: string, rule: DecimalRule): string | undefined {
   const match = DECIMAL.exec(text);

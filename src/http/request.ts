@@ -147,17 +147,134 @@ export function readBody(res: HttpResponse, max: number, abort: Abort): Promise<
   });
 }
 
-/** Parses a JSON body; a parse error is a 400 in the caller's style, never a crash or `{}`. */
-export function parseJson(req: Request): unknown {
+/** What {@link parseJson} refuses beyond malformed JSON; a family picks what its spec asks for. */
+export interface JsonOptions {
+  /** A body without `Content-Type` is a 415 rather than read as JSON. */
+  requireContentType?: boolean;
+  /** An object with the same key twice is a 400 rather than keeping the last value. */
+  rejectDuplicateKeys?: boolean;
+  /** Arrays and objects nested deeper than this are a 400. */
+  maxDepth?: number;
+  /** A body that is an array of more than `max` items is refused with `error()`, before it is parsed. */
+  maxItems?: { max: number; error: () => HttpError };
+}
+
+/**
+ * Parses a JSON body; a parse error is a 400 in the caller's style, never a crash or `{}`. With
+ * options, also refuses a missing media type, duplicate keys, deep nesting and long arrays (see
+ * {@link JsonOptions}): those are found by one pass over the text before it is parsed, which stops
+ * at the first problem, so an oversized body costs next to nothing.
+ */
+export function parseJson(req: Request, options: JsonOptions = {}): unknown {
   const type = req.headers['content-type'];
+  if (type === undefined && options.requireContentType) {
+    throw new HttpError(415, 'unsupported_media_type', 'Unsupported media type "" in request. Send "Content-Type: application/json".');
+  }
   if (type !== undefined && !/^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(type)) {
     throw new HttpError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request.`);
   }
   const text = req.body?.toString('utf8') ?? '';
   if (text.trim() === '') throw badRequest('parse_error', 'JSON parse error - the request body is empty.');
+  if (options.rejectDuplicateKeys || options.maxDepth !== undefined || options.maxItems) {
+    const problem = structureProblem(text, {
+      duplicates: options.rejectDuplicateKeys ?? false,
+      maxDepth: options.maxDepth ?? Infinity,
+      maxItems: options.maxItems?.max ?? Infinity,
+    });
+    if (problem === TOO_MANY_ITEMS) throw options.maxItems!.error();
+    if (problem) throw badRequest('parse_error', `JSON parse error - ${problem}`);
+  }
   try {
     return JSON.parse(text);
   } catch (err) {
     throw badRequest('parse_error', `JSON parse error - ${(err as Error).message}`);
   }
+}
+
+const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c;
+const OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d, OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d;
+/** What {@link structureProblem} returns for a top-level array longer than allowed. */
+export const TOO_MANY_ITEMS = 'too many items';
+
+/** A key as a message shows it: JSON-quoted, cut after 50 characters. */
+const shown = (key: string) => JSON.stringify(key.length > 50 ? `${key.slice(0, 50)}…` : key);
+
+/**
+ * One pass over a JSON text: the first key repeated within one object, the first container deeper
+ * than `maxDepth` (messages with the place, `$[0].station`), or {@link TOO_MANY_ITEMS} for a
+ * top-level array of more than `maxItems`; undefined when none of these. Linear in the text (each
+ * character looked at once, a key with escapes decoded once) and safe on malformed text, which it
+ * leaves to JSON.parse. Keys are compared decoded: `"a"` and `"\u0061"` are the same key.
+ */
+export function structureProblem(text: string, limits: { duplicates: boolean; maxDepth: number; maxItems: number }): string | undefined {
+  // Per open container: the keys seen (objects; a string until the second key), or null (arrays).
+  const keys: (Set<string> | string | undefined | null)[] = [];
+  // Per open container: the current key or index, for the message.
+  const place: (string | number)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      const start = i;
+      let escaped = false;
+      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) {
+        if (text.charCodeAt(i) === BACKSLASH) (escaped = true), i++;
+      }
+      if (!expectKey || i >= text.length) continue;
+      expectKey = false;
+      const key = escaped ? decodeKey(text.slice(start, i + 1)) : text.slice(start + 1, i);
+      const top = keys.length - 1;
+      if (key === undefined) return undefined; // a bad escape: JSON.parse says what is wrong
+      place[top] = key;
+      if (limits.duplicates && repeated(keys, top, key)) return `duplicate key ${shown(key)} at ${pathText(place, top)}.`;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
+      if (keys.length >= limits.maxDepth) return `nesting deeper than ${limits.maxDepth} levels at ${pathText(place, keys.length)}.`;
+      keys.push(c === OPEN_OBJECT ? undefined : null);
+      place.push(0);
+      expectKey = c === OPEN_OBJECT;
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      keys.pop();
+      place.pop();
+      expectKey = false;
+    } else if (c === COMMA && keys.length > 0) {
+      const top = keys.length - 1;
+      expectKey = keys[top] !== null;
+      if (expectKey) continue;
+      place[top] = (place[top] as number) + 1;
+      if (top === 0 && (place[0] as number) >= limits.maxItems) return TOO_MANY_ITEMS;
+    }
+  }
+  return undefined;
+}
+
+/** Whether the object at `level` already has `key`; records it otherwise. */
+function repeated(keys: (Set<string> | string | undefined | null)[], level: number, key: string): boolean {
+  const seen = keys[level];
+  if (seen === undefined) keys[level] = key;
+  else if (typeof seen === 'string') {
+    if (seen === key) return true;
+    keys[level] = new Set([seen, key]);
+  } else if (seen !== null) {
+    if (seen.has(key)) return true;
+    seen.add(key);
+  }
+  return false;
+}
+
+function decodeKey(quoted: string): string | undefined {
+  try {
+    return JSON.parse(quoted) as string;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `$`, then `[index]` or `.key` per level, up to (not including) level `end`. */
+function pathText(place: (string | number)[], end: number): string {
+  let out = '$';
+  for (let level = 0; level < end; level++) {
+    const at = place[level]!;
+    out += typeof at === 'number' ? `[${at}]` : /^[A-Za-z_][\w-]*$/.test(at) ? `.${at}` : `[${shown(at)}]`;
+  }
+  return out;
 }

@@ -2,10 +2,10 @@ import { SignalWriter, type StoredTransmission } from '../../../db/queries/signa
 import type { PublishedSignal, Receipt } from '../../domain/signals.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
 import { CATEGORIES, type Category } from '../../domain/vocabulary.js';
-import { validateBatch, type Transmission } from '../../domain/import-v2/validate.js';
-import { json, type Reply } from '../../http/errors.js';
+import { LIMIT_MESSAGES, LIMITS, validateBatchInSlices, type Transmission } from '../../domain/import-v2/validate.js';
+import { badRequest, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { parseJson, type Request } from '../../http/request.js';
+import { parseJson, type JsonOptions, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
 import { noteCall } from './call-log.js';
@@ -46,10 +46,28 @@ export function signalRoutes(server: HttpServer, family: Family, deps: SignalRou
   }
 }
 
+const TOO_MANY = LIMIT_MESSAGES.tooLong(LIMITS.transmissions);
+
+/**
+ * How import v2 reads a body: `Content-Type: application/json` required (the spec), no duplicate keys
+ * (the last would silently win), bounded nesting, and an array of more than the maximum transmissions
+ * refused before it is parsed, in the same words as validation would.
+ */
+export const IMPORT_V2_JSON: JsonOptions = {
+  requireContentType: true,
+  rejectDuplicateKeys: true,
+  maxDepth: LIMITS.depth,
+  maxItems: { max: LIMITS.transmissions, error: () => badRequest('too_many_items', TOO_MANY, { non_field_errors: [TOO_MANY] }) },
+};
+
+/** Transmissions validated per event-loop turn: a large request lets other requests through between slices. */
+const SLICE = 50;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 async function receive(deps: SignalRouteDeps, category: Category, req: Request): Promise<Reply> {
   const originatorId = originatorOf(req);
-  const body = parseJson(req);
-  const result = validateBatch(category, body, deps.registry, req.receivedAt);
+  const body = parseJson(req, IMPORT_V2_JSON);
+  const result = await validateBatchInSlices(category, body, deps.registry, req.receivedAt, SLICE, nextTurn);
   if (!result.ok) {
     deps.counted?.(category, 'rejected', Array.isArray(body) ? body.length : 0);
     noteCall(req, { stationIds: result.stationIds, errorDetails: { code: 'validation_failed', errors: result.body } });

@@ -15,6 +15,8 @@ const node = (): Node => ({ messages: [], children: new Map() });
 
 export class ErrorTree {
   private readonly root = node();
+  /** The messages added (each once per place). */
+  count = 0;
 
   add(path: Path, message: string): void {
     let at = this.root;
@@ -26,7 +28,9 @@ export class ErrorTree {
       }
       at = next;
     }
-    if (!at.messages.includes(message)) at.messages.push(message);
+    if (at.messages.includes(message)) return;
+    at.messages.push(message);
+    this.count++;
   }
 
   get empty(): boolean {

@@ -1,5 +1,17 @@
 import { z } from 'zod';
 import { CURRENCIES, USAGE_STATUSES, type Category } from '../vocabulary.js';
+import {
+  AT_LEAST_ONE_STORAGE_VALUE,
+  BEYOND_SCHEMA,
+  DATETIME_PATTERN,
+  EXACTLY_ONE_REFERENCE,
+  KG_MAXIMUM,
+  KG_PATTERN,
+  PRICE_PATTERN,
+  STATION_PATTERN,
+  TEXT_PATTERN,
+} from './formats.js';
+import { LIMITS } from './limits.js';
 
 /**
  * The shapes of import v2 transmissions, with the API's field messages. They check types and presence
@@ -26,17 +38,37 @@ const presence = (wrongType: (input: unknown) => string) => (issue: { input?: un
   return wrongType(issue.input);
 };
 
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * What PostgreSQL text and jsonb cannot hold and is not Unicode text: U+0000 and unpaired surrogates.
+ * Refused in every string of a transmission, so that a dry run never promises what storing would refuse.
+ */
+export function unstorableProblem(value: string): string | undefined {
+  if (value.includes('\0')) return 'Null characters are not allowed.';
+  const lone = LONE_SURROGATE.exec(value);
+  if (lone) return `Surrogate characters are not allowed: U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}.`;
+  return undefined;
+}
+
 const text = () =>
   z
     .string({ error: presence(() => 'Not a valid string.') })
     .min(1, 'This field may not be blank.')
-    .max(200, 'Ensure this field has no more than 200 characters.');
+    .max(200, 'Ensure this field has no more than 200 characters.')
+    .meta({ pattern: TEXT_PATTERN })
+    .superRefine((value, ctx) => {
+      const problem = unstorableProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value });
+    });
 const optionalText = () => text().nullish();
 const bool = () => z.boolean({ error: presence(() => 'Must be a valid boolean.') });
+/** A non-empty list of entries; longer than the limit, validate.ts refuses it before looking into it. */
 const list = <T extends z.ZodType>(item: T) =>
   z
     .array(item, { error: presence((input) => `Expected a list of items but got type "${typeName(input)}".`) })
-    .min(1, 'This list may not be empty.');
+    .min(1, 'This list may not be empty.')
+    .meta({ maxItems: LIMITS.entries });
 const entry = <T extends z.ZodRawShape>(shape: T) =>
   z.object(shape, { error: presence((input) => `Invalid data. Expected a dictionary, but got ${typeName(input)}.`) });
 const choice = <T extends readonly [string, ...string[]]>(values: T) =>
@@ -49,12 +81,14 @@ export const envelopeShape = {
   hrs: text().meta({
     description: 'Station id (five uppercase letters) of a station registered on the platform.',
     examples: ['BERLA'],
+    pattern: STATION_PATTERN,
   }),
   datetime: text().meta({
     description:
       'Measurement time, ISO 8601 with a UTC offset (`Z`, `+01:00` or `+0100`; seconds and fractions optional). ' +
-      'At most 5 minutes old and at most 30 seconds ahead of the platform clock.',
+      'A real calendar date, at most 5 minutes old and at most 30 seconds ahead of the platform clock.',
     examples: ['2026-11-22T10:00:00+01:00'],
+    pattern: DATETIME_PATTERN,
   }),
   transmission_id: optionalText().meta({
     description: 'Free-form run identifier, stored for log correlation only.',
@@ -90,7 +124,7 @@ export const availabilitySchema = entry({
     entry({
       ...nozzleReference,
       available: bool().meta({ description: 'Whether the nozzle (or every nozzle of the dispenser) can fuel now. `null` is rejected.' }),
-    }).meta({ description: 'One nozzle, or one dispenser standing for each of its nozzles.' }),
+    }).meta({ description: 'One nozzle, or one dispenser standing for each of its nozzles.', ...EXACTLY_ONE_REFERENCE }),
   ).meta({ description: 'Non-empty. Nozzles left out have no reported state afterwards (the transmission is a full snapshot).' }),
   station: entry({
     maintenance: bool().meta({
@@ -103,7 +137,7 @@ export const availabilitySchema = entry({
   description:
     'Availability of one station: per nozzle (or per dispenser) whether it can fuel, and the whole-station flags. ' +
     'The platform derives the per-fuelling-option status from the nozzles and the layout; a transmission from which ' +
-    'no fuelling option can be derived is rejected.',
+    'no fuelling option can be derived is rejected. ' + BEYOND_SCHEMA,
   examples: [
     {
       hrs: 'BERLA',
@@ -127,11 +161,11 @@ export const usageSchema = entry({
           '`free`: idle, ready; `in-use`: dispensing; `reserved`: reserved for a known incoming vehicle. ' +
           'When a multi-nozzle dispenser cannot serve two vehicles at once, the blocked sibling nozzles are reported as `in-use`.',
       }),
-    }).meta({ description: 'One nozzle, or one dispenser standing for each of its nozzles.' }),
+    }).meta({ description: 'One nozzle, or one dispenser standing for each of its nozzles.', ...EXACTLY_ONE_REFERENCE }),
   ).meta({ description: 'Non-empty. Each transmission replaces the previous usage state of the station.' }),
 }).meta({
   title: 'Usage transmission',
-  description: 'Usage of the nozzles of one station (no `station` object).',
+  description: `Usage of the nozzles of one station (no \`station\` object). ${BEYOND_SCHEMA}`,
   examples: [
     {
       hrs: 'BERLA',
@@ -159,6 +193,10 @@ export const storageSchema = entry({
             'Current usable inventory in kg: a decimal string or a number, up to 8 digits with 2 decimals, not negative. ' +
             'Confidential: stored, never exported; data users see only the derived `low_h2_storage`.',
           examples: ['240.50', 87],
+          pattern: KG_PATTERN,
+          minimum: 0,
+          maximum: KG_MAXIMUM,
+          multipleOf: 0.01,
         }),
       low_h2_storage: bool()
         .nullish()
@@ -167,11 +205,13 @@ export const storageSchema = entry({
             'True when the inventory is below the threshold (100 kg per storage; exactly 100 kg is not low). ' +
             'Derived from `remaining_kg` when omitted; when both are sent they must agree.',
         }),
-    }).meta({ description: 'One storage: at least one of `remaining_kg` / `low_h2_storage`.' }),
+    }).meta({ description: 'One storage: at least one of `remaining_kg` / `low_h2_storage`.', ...AT_LEAST_ONE_STORAGE_VALUE }),
   ).meta({ description: 'Non-empty.' }),
 }).meta({
   title: 'Hydrogen storage transmission',
-  description: 'Hydrogen storage of one station, per registered storage.',
+  description:
+    'Hydrogen storage of one station, per registered storage. A `remaining_kg` and a `low_h2_storage` that contradict ' +
+    'each other at the 100 kg threshold are rejected. ' + BEYOND_SCHEMA,
   examples: [
     {
       hrs: 'BERLA',
@@ -193,21 +233,28 @@ export const pricingSchema = entry({
       gross_price: decimalString().meta({
         description: 'VAT-inclusive retail price per kg, as a JSON string: up to 8 digits with 3 decimals, above zero.',
         examples: ['13.850'],
+        pattern: PRICE_PATTERN,
       }),
       net_price: decimalString()
         .nullish()
         .meta({
           description: 'Pre-VAT price per kg (professional consumers), as a JSON string; same format, above zero, not above `gross_price`.',
           examples: ['11.639'],
+          pattern: PRICE_PATTERN,
         }),
       currency: choice(CURRENCIES)
-        .nullish()
-        .meta({ description: 'ISO 4217 currency; default `EUR`. All products of one transmission use the same currency.', default: 'EUR' }),
+        .optional()
+        .meta({
+          description: 'ISO 4217 currency; default `EUR` when left out (`null` is refused). All products of one transmission use the same currency.',
+          default: 'EUR',
+        }),
     }).meta({ description: 'The price of one product (one price per station and product, not per nozzle).' }),
   ).meta({ description: 'Non-empty.' }),
 }).meta({
   title: 'Pricing transmission',
-  description: 'Prices of the registered products of one station. A zero price is never valid.',
+  description:
+    'Prices of the registered products of one station. A zero price is never valid; `net_price` must not exceed ' +
+    '`gross_price`; all products use one currency (mixed currencies are rejected). ' + BEYOND_SCHEMA,
   examples: [
     {
       hrs: 'BERLA',
@@ -289,7 +336,7 @@ export const nonFieldErrorsSchema = z
   .strictObject({ non_field_errors: z.array(z.string()).min(1) })
   .meta({
     title: 'Non-field errors',
-    description: 'The request body as a whole is wrong: not a JSON array, or an empty one.',
+    description: 'The request body as a whole is wrong: not a JSON array, an empty one, or one longer than the limit.',
     examples: [{ non_field_errors: ['Expected a list of items but got type "dict".'] }],
   });
 

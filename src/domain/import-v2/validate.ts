@@ -12,6 +12,12 @@ import {
 } from './rules.js';
 import { SCHEMAS, typeName } from './schemas.js';
 
+import { LIMIT_MESSAGES, LIMITS } from './limits.js';
+
+export { LIMIT_MESSAGES, LIMITS };
+
+const LISTS = ['nozzles', 'storages', 'products'] as const;
+
 /** A transmission that passed every rule, in the form it is stored and published. */
 export interface Transmission {
   category: Category;
@@ -28,28 +34,99 @@ export type BatchResult =
   | { ok: false; body: unknown; stationIds: string[] };
 
 /**
- * Validates a whole request body for one category. Every transmission is checked completely; one
- * failure rejects the batch with a body aligned with the request.
+ * Validates a whole request body for one category. Every transmission is checked completely (until
+ * the error budget is spent); one failure rejects the batch with a body aligned with the request.
  */
 export function validateBatch(category: Category, body: unknown, registry: StationLookup, now: Date): BatchResult {
+  const run = startBatch(category, body, registry, now);
+  if ('ok' in run) return run;
+  while (run.step()) {
+    // one transmission per step
+  }
+  return run.result();
+}
+
+/**
+ * The same as {@link validateBatch}, calling `pause` after every `slice` transmissions, so that a
+ * caller can let other work run between slices (a large request never holds the event loop long).
+ */
+export async function validateBatchInSlices(
+  category: Category,
+  body: unknown,
+  registry: StationLookup,
+  now: Date,
+  slice: number,
+  pause: () => Promise<void>,
+): Promise<BatchResult> {
+  const run = startBatch(category, body, registry, now);
+  if ('ok' in run) return run;
+  for (let done = 1; run.step(); done++) if (done % slice === 0) await pause();
+  return run.result();
+}
+
+/** A batch under validation: `step()` checks the next transmission (false when all are done). */
+interface BatchRun {
+  step(): boolean;
+  result(): BatchResult;
+}
+
+function startBatch(category: Category, body: unknown, registry: StationLookup, now: Date): BatchRun | BatchResult {
   if (!Array.isArray(body)) {
     return { ok: false, body: { non_field_errors: [`Expected a list of items but got type "${typeName(body)}".`] }, stationIds: [] };
   }
   if (body.length === 0) return { ok: false, body: { non_field_errors: ['This list may not be empty.'] }, stationIds: [] };
-  const seen = new Set<string>();
-  const results = body.map((raw) => validateOne(category, raw, registry, seen, now));
-  const stationIds = body.flatMap((raw) => (raw && typeof raw === 'object' && typeof raw.hrs === 'string' ? [raw.hrs] : []));
-  if (results.some((r) => 'errors' in r)) {
-    return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
+  if (body.length > LIMITS.transmissions) {
+    return { ok: false, body: { non_field_errors: [LIMIT_MESSAGES.tooLong(LIMITS.transmissions)] }, stationIds: [] };
   }
-  return { ok: true, transmissions: results as Transmission[] };
+  const seen = new Set<string>();
+  let budget: number = LIMITS.reportedErrors;
+  const results: (Transmission | Failed)[] = [];
+  return {
+    step() {
+      if (results.length >= body.length) return false;
+      const raw: unknown = body[results.length];
+      if (budget <= 0) results.push({ errors: { non_field_errors: [LIMIT_MESSAGES.notValidated] }, count: 1 });
+      else {
+        const result = validateOne(category, raw, registry, seen, now);
+        if ('errors' in result) budget -= result.count;
+        results.push(result);
+      }
+      return results.length < body.length;
+    },
+    result() {
+      const stationIds = body.flatMap((raw) => (raw && typeof raw === 'object' && typeof raw.hrs === 'string' ? [raw.hrs] : []));
+      if (results.some((r) => 'errors' in r)) {
+        return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
+      }
+      return { ok: true, transmissions: results as Transmission[] };
+    },
+  };
 }
 
-function validateOne(category: Category, raw: unknown, registry: StationLookup, seen: Set<string>, now: Date): Transmission | { errors: unknown } {
+/** A transmission's error body and how many messages it holds. */
+interface Failed {
+  errors: unknown;
+  count: number;
+}
+
+/** A list of entries longer than the limit: reported alone, without looking into any entry. */
+function oversizeLists(raw: unknown): ErrorTree | undefined {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined;
+  let errors: ErrorTree | undefined;
+  for (const field of LISTS) {
+    const value = (raw as Raw)[field];
+    if (Array.isArray(value) && value.length > LIMITS.entries) (errors ??= new ErrorTree()).add([field], LIMIT_MESSAGES.tooLong(LIMITS.entries));
+  }
+  return errors;
+}
+
+function validateOne(category: Category, raw: unknown, registry: StationLookup, seen: Set<string>, now: Date): Transmission | Failed {
+  const oversize = oversizeLists(raw);
+  if (oversize) return { errors: oversize.toJSON(raw), count: oversize.count };
   const errors = new ErrorTree();
   const parsed = SCHEMAS[category].safeParse(raw);
   if (!parsed.success) for (const issue of parsed.error.issues) errors.add(issue.path as (string | number)[], issue.message);
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { errors: errors.toJSON(raw) };
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { errors: errors.toJSON(raw), count: errors.count };
 
   const input = raw as Raw;
   const station = typeof input.hrs === 'string' ? registry.station(input.hrs) : undefined;
@@ -78,7 +155,7 @@ function validateOne(category: Category, raw: unknown, registry: StationLookup, 
       break;
     }
   }
-  if (!parsed.success || !errors.empty) return { errors: errors.toJSON(raw) };
+  if (!parsed.success || !errors.empty) return { errors: errors.toJSON(raw), count: errors.count };
   return {
     category,
     hrsId: parsed.data.hrs,

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { availabilitySchema, pricingSchema, storageSchema, usageSchema } from '../../../domain/import-v2/schemas.js';
+import { LIMITS } from '../../../domain/import-v2/limits.js';
 import type { Category } from '../../../domain/vocabulary.js';
 
 /** What the import v2 document says of each signal category, and the rules every category shares. */
@@ -83,6 +84,12 @@ export const COMMON_RULES =
   'state, and entities it leaves out have no reported state afterwards.\n\n' +
   '**Identifiers** resolve against the station\'s operator-confirmed layout only (an unknown id is a 400 naming it; ' +
   'draft layout is invisible to the API).\n\n' +
+  `**Limits.** At most ${LIMITS.transmissions} transmissions per request (a longer array is refused whole, ` +
+  `\`{"non_field_errors": ["Ensure this field has no more than ${LIMITS.transmissions} elements."]}\`), at most ` +
+  `${LIMITS.entries} entries in each \`nozzles\`, \`storages\` or \`products\` list, JSON nested at most ${LIMITS.depth} levels, ` +
+  'no key twice in one object. The first ' +
+  `${LIMITS.reportedErrors} error messages are reported; the transmissions after them are not validated and say so ` +
+  '(`non_field_errors`), so the error body stays small.\n\n' +
   '**Time window.** `datetime` may be at most 5 minutes old and at most 30 seconds ahead.\n\n' +
   '**Dry runs.** `dry_run: true` validates a transmission end to end without storing or publishing it; a 204 means ' +
   'it would have been accepted. Dry runs count against the rate limit.\n\n' +

@@ -5,6 +5,7 @@ import {
   nonFieldErrorsSchema,
   validationErrorListSchema,
 } from '../../../domain/import-v2/schemas.js';
+import { LIMIT_MESSAGES, LIMITS } from '../../../domain/import-v2/limits.js';
 import { MESSAGES } from '../../auth.js';
 import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
 import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../openapi.js';
@@ -60,8 +61,9 @@ export function responses(config: DocContext['config']): DocDefinition['response
       `The body exceeds the limit of ${maxBodyBytes} bytes (checked before authentication when \`Content-Length\` says so); the connection is closed.`,
       { too_large: detail(`Request body exceeds the limit of ${maxBodyBytes} bytes.`) },
     ),
-    UnsupportedMediaType: detailResponse('The `Content-Type` is not JSON (`application/json` or `application/*+json`).', {
+    UnsupportedMediaType: detailResponse('The `Content-Type` is missing or not JSON (`application/json` or `application/*+json`).', {
       not_json: detail('Unsupported media type "text/plain" in request.'),
+      missing: detail('Unsupported media type "" in request. Send "Content-Type: application/json".'),
     }),
     TooManyRequests: detailResponse(
       'The originator\'s rate limit is exhausted; nothing was processed.',
@@ -80,7 +82,8 @@ export function responses(config: DocContext['config']): DocDefinition['response
 function validationFailed() {
   return {
     description:
-      'At least one transmission failed validation, or the body is not a non-empty JSON array, or not JSON at all. ' +
+      'At least one transmission failed validation, or the body is not a non-empty JSON array within the limits, or not ' +
+      'JSON at all (malformed, a key twice in one object, nested too deep). ' +
       'Nothing of the request was stored.',
     content: {
       'application/json': {
@@ -98,6 +101,11 @@ function validationFailed() {
           },
           not_a_list: { summary: 'The body is not a JSON array', value: { non_field_errors: ['Expected a list of items but got type "dict".'] } },
           empty_list: { summary: 'The body is an empty array', value: { non_field_errors: ['This list may not be empty.'] } },
+          too_many: {
+            summary: `More than ${LIMITS.transmissions} transmissions: refused whole`,
+            value: { non_field_errors: [LIMIT_MESSAGES.tooLong(LIMITS.transmissions)] },
+          },
+          duplicate_key: { summary: 'A key twice in one object', value: { detail: 'JSON parse error - duplicate key "dry_run" at $[0].' } },
           parse_error: {
             summary: 'The body is not JSON',
             value: { detail: 'JSON parse error - Unexpected token \'x\', "xyz" is not valid JSON' },

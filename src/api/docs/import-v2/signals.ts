@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../../../domain/import-v2/limits.js';
 import type { Category } from '../../../domain/vocabulary.js';
 import { examplesOf, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
 import { CATEGORIES, COMMON_RULES, type CategoryDoc } from './categories.js';
@@ -66,5 +67,9 @@ function requestExamples(schema: z.ZodType, names: [string, string][]): Record<s
 /** The request body of a category: a non-empty array of its transmissions (metadata only; validate.ts checks the array). */
 function requestArray(schema: z.ZodType, name: string): z.ZodType {
   const title = name.replace(/([a-z])([A-Z])/g, '$1 $2').replace(/ Transmission$/, ' request');
-  return z.array(schema).min(1).meta({ title, description: 'A non-empty JSON array of transmissions, at most one per station.' });
+  return z
+    .array(schema)
+    .min(1)
+    .max(LIMITS.transmissions)
+    .meta({ title, description: `A non-empty JSON array of transmissions, at most one per station and at most ${LIMITS.transmissions}.` });
 }
