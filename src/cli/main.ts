@@ -5,7 +5,7 @@ import { startWorkers } from '../../workers/index.js';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { FixtureError, loadFixture, loadFixtureFile, type LoadSummary } from '../registry/file/load.js';
 import { Bus, registryMessage } from '../infra/bus.js';
-import { closeRedis, openRedis } from '../infra/redis.js';
+import { closeRedis, openRedis, watchRedis } from '../infra/redis.js';
 import { createLogger, type Logger } from '../log.js';
 import { startPlatform } from '../platform.js';
 import { VERSION } from '../version.js';
@@ -72,7 +72,7 @@ const COMMANDS: Record<string, Command> = {
     async run(_, io) {
       const config = io.config();
       const log = io.logger(config);
-      const sql = await openDatabase(config.databaseUrl);
+      const sql = await openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
       let redis;
       try {
         redis = await openRedis(config.redisUrl, 'hrs-worker');
@@ -80,6 +80,8 @@ const COMMANDS: Record<string, Command> = {
         await sql.end({ timeout: 1 });
         throw err;
       }
+      // One warning per Redis outage and one line on recovery, as `hrs serve` logs them.
+      watchRedis(redis, log);
       const workers = startWorkers(config, redis, sql, log);
       log.info({ workers: workers.names }, 'workers running');
       await untilSignal(log, async () => {
