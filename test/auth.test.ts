@@ -212,11 +212,35 @@ t.test('failures are counted per address; other addresses and successes never co
     await attempts.failed(honest, new Error('a fault, not a refusal'));
     await attempts.failed(honest, new HttpError(403, 'forbidden', 'no'));
   }
-  const refused = await Promise.resolve(attempts.admit(attacker, DRF_ERRORS)).catch((err: unknown) => err);
+  const refused = await (async () => attempts.admit(attacker, DRF_ERRORS))().catch((err: unknown) => err);
   t.match(refused, { status: 429, code: 'throttled', options: { headers: { 'Retry-After': '2' } } }, 'the fourth is refused');
   await attempts.admit(honest, DRF_ERRORS);
   t.pass('another address is never affected; non-401 failures do not count');
   await new Promise((resolve) => setTimeout(resolve, 2200));
   await attempts.admit(attacker, DRF_ERRORS);
   t.pass('a window after the last counted failure the address is admitted again');
+});
+
+t.test('the check on the request path reads memory only: no Redis call and no address lookup while nobody is refused', async (t) => {
+  let hits = 0;
+  let addressReads = 0;
+  const limiter = {
+    ready: true,
+    hit: async () => {
+      hits++;
+      return { allowed: true, remaining: 5 } as Awaited<ReturnType<RateLimiter['hit']>>;
+    },
+  };
+  const attempts = failedAuthLimit(limiter, createLogger('silent'), { limit: 3, windowSeconds: 60, name: 'af' });
+  const req = {
+    get remoteAddress() {
+      addressReads++;
+      return '192.0.2.9';
+    },
+  } as unknown as Request;
+  for (let i = 0; i < 100; i++) await attempts.admit(req, DRF_ERRORS);
+  t.equal(hits, 0, 'admitting asks Redis nothing');
+  t.equal(addressReads, 0, 'nor reads the client address');
+  await attempts.failed(req, unauthorized('Invalid token.'));
+  t.equal(hits, 1, 'a failure is counted in Redis');
 });

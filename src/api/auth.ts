@@ -46,41 +46,66 @@ export const AUTH_FAILURE_LIMIT: RateLimit = { limit: 30, windowSeconds: 60, nam
 
 const WARN_EVERY_MS = 60_000;
 
+/** Addresses held refused at once, at most (the oldest go first past it). */
+const MAX_BLOCKED = 100_000;
+
 /**
- * Limits failed authentications (401s, any family) per client address through the rate limiter: once
- * an address has `limit.limit` failures within the window, its requests are refused with 429 and
- * `Retry-After` before any token lookup, until the window has passed since its last counted failure.
- * Successful authentications count nothing. With Redis unreachable nothing is limited (as the rate
- * limits), and a warning is logged at most once a minute.
+ * Limits failed authentications (401s, any family) per client address: each failure is counted
+ * through the rate limiter in Redis (shared by every instance), and once an address has `limit.limit`
+ * failures within the window, this instance refuses its requests with 429 and `Retry-After` before any
+ * token lookup, until the window has passed since that last counted failure. The check on the request
+ * path reads memory only (no Redis round trip, no address lookup while nobody is refused); another
+ * instance learns of the address at its own next failure from it. Successful authentications count
+ * nothing. With Redis unreachable nothing is limited (as the rate limits), with a warning at most once
+ * a minute.
  */
-export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'counted' | 'hit'>, log: Logger, limit: RateLimit = AUTH_FAILURE_LIMIT): AuthAttempts {
+export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'hit'>, log: Logger, limit: RateLimit = AUTH_FAILURE_LIMIT): AuthAttempts {
   const key = (address: string) => `auth-failures:${address}`;
+  /** Address → until when (epoch ms) it is refused. */
+  const blocked = new Map<string, number>();
   let lastWarning = -Infinity;
   const warn = (err: unknown) => {
     if (Date.now() - lastWarning < WARN_EVERY_MS) return;
     lastWarning = Date.now();
     log.warn({ err }, 'failed authentications not limited: Redis unavailable');
   };
+  const block = (address: string) => {
+    if (blocked.size >= MAX_BLOCKED) forgetExpired(blocked);
+    if (blocked.size >= MAX_BLOCKED) blocked.delete(blocked.keys().next().value!);
+    blocked.delete(address);
+    blocked.set(address, Date.now() + limit.windowSeconds * 1000);
+  };
   const description = `${describeLimit(limit, 'client address').replace('request', 'failed authentication')}`;
   return {
-    async admit(req, style) {
-      if (!limiter.ready) return;
-      let failures: number;
-      try {
-        failures = await limiter.counted(key(req.remoteAddress), limit);
-      } catch (err) {
-        warn(err);
+    admit(req, style) {
+      if (blocked.size === 0) return;
+      const address = req.remoteAddress;
+      const until = blocked.get(address);
+      if (until === undefined) return;
+      const waitMs = until - Date.now();
+      if (waitMs <= 0) {
+        blocked.delete(address);
         return;
       }
-      if (failures < limit.limit) return;
-      const seconds = Math.ceil(limit.windowSeconds);
+      const seconds = Math.ceil(waitMs / 1000);
       throw new HttpError(429, 'throttled', style.throttled(description, describeWait(seconds)), { headers: { 'Retry-After': String(seconds) } });
     },
     async failed(req, err) {
       if (!(err instanceof HttpError && err.status === 401) || !limiter.ready) return;
-      await limiter.hit(key(req.remoteAddress), [limit]).catch(warn);
+      const address = req.remoteAddress;
+      try {
+        const result = await limiter.hit(key(address), [limit]);
+        if (!result.allowed || result.remaining === 0) block(address);
+      } catch (failure) {
+        warn(failure);
+      }
     },
   };
+}
+
+function forgetExpired(blocked: Map<string, number>): void {
+  const now = Date.now();
+  for (const [address, until] of blocked) if (until <= now) blocked.delete(address);
 }
 
 function sha256(value: string): Buffer {
