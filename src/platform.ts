@@ -163,18 +163,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
   server.watchAuthentication(failedAuthLimit(new RateLimiter(redis, `${config.redisPrefix}:auth`), log));
   const legacy = { tokens, reference };
-  // A revocation is committed before this runs: an unsent announcement must not fail it. This instance
-  // applies it at once; other instances stop accepting the token when their token cache expires.
-  const tokensChanged = async () => {
-    tokens.invalidate();
-    const message = registryMessage({ tokens: true, registry: false });
-    try {
-      await bus.publish(message);
-    } catch (err) {
-      bus.deliverLocally(message);
-      log.warn({ err }, 'token change not announced (Redis unavailable): other instances may accept a revoked token until their token cache expires (30 s)');
-    }
-  };
+  const tokensChanged = () => announceTokensChanged(parts);
   healthRoutes(server, ROOT_AREA, {
     isStopping: () => lifecycle.stopping,
     pingDatabase: () => pingDatabase(sql),
@@ -217,6 +206,22 @@ function countedQueues(parts: PlatformParts): CountedQueues {
     counts: async () => Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts(...QUEUE_STATES)]))),
     close: async () => void (await Promise.all(queues.map((q) => q.close()))),
   };
+}
+
+/**
+ * Tells this instance and every other that tokens changed (a revocation). The revocation is committed
+ * before this runs: an unsent announcement must not fail it. This instance applies it at once; other
+ * instances stop accepting the token when their token cache expires.
+ */
+async function announceTokensChanged({ tokens, bus, log }: PlatformParts): Promise<void> {
+  tokens.invalidate();
+  const message = registryMessage({ tokens: true, registry: false });
+  try {
+    await bus.publish(message);
+  } catch (err) {
+    bus.deliverLocally(message);
+    log.warn({ err }, 'token change not announced (Redis unavailable): other instances may accept a revoked token until their token cache expires (30 s)');
+  }
 }
 
 /** The status stream and the admins' feed, on the export v2 and admin families. */

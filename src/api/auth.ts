@@ -75,7 +75,7 @@ export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'hit'>, log
     blocked.delete(address);
     blocked.set(address, Date.now() + limit.windowSeconds * 1000);
   };
-  const description = `${describeLimit(limit, 'client address').replace('request', 'failed authentication')}`;
+  const description = describeLimit(limit, 'client address', 'failed authentication');
   return {
     admit(req, style) {
       if (blocked.size === 0) return;

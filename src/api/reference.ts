@@ -1,5 +1,9 @@
 import type { ReferenceData } from '../../db/queries/reference.js';
-import { json, type Reply } from '../http/errors.js';
+import type { Generation } from '../domain/vocabulary.js';
+import { json, type ErrorStyle, type Reply } from '../http/errors.js';
+import type { Family } from '../http/family.js';
+import type { HttpServer } from '../http/server.js';
+import { tokenAuth, type TokenFinder } from './auth.js';
 
 /**
  * The reference lists every generation publishes, as replies made once at start (the lists change
@@ -21,3 +25,25 @@ export const fuellingOptionsV2 = (reference: ReferenceData): Reply => json(200, 
 /** `[{code, name}]` of the EU vehicle categories M1–M3, N1–N3. */
 export const vehicleTypes = (reference: ReferenceData): Reply =>
   json(200, reference.vehicleCategories.map(({ code, name }) => ({ code, name })));
+
+/** A family that so far serves reference lists only (the legacy generations), as its folder declares it. */
+export interface ReferenceFamily {
+  name: string;
+  prefix: string;
+  /** How refusals name the family (`import v1`) and the one token generation it accepts. */
+  label: string;
+  accepts: Generation;
+  errors: ErrorStyle;
+  /** Path → the list it serves, as made once from the reference data. */
+  lists: (reference: ReferenceData) => Record<string, Reply>;
+}
+
+/** Builds a reference-only family and registers its lists as GET routes. */
+export function referenceApi(server: HttpServer, declared: ReferenceFamily, deps: { tokens: TokenFinder; reference: ReferenceData }): Family {
+  const { name, prefix, label, accepts, errors } = declared;
+  const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts }), errors };
+  for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
+    server.route({ family, method: 'GET', path, handler: () => reply });
+  }
+  return family;
+}

@@ -106,9 +106,9 @@ export function describeWait(seconds: number): string {
 }
 
 /** `at most 300 requests per minute per signal originator` */
-export function describeLimit(limit: RateLimit, per?: string): string {
+export function describeLimit(limit: RateLimit, per?: string, what = 'request'): string {
   const w = limit.windowSeconds;
   const unit = UNITS.find(([seconds]) => w === seconds);
   const window = unit ? unit[1] : `${w} seconds`;
-  return `at most ${limit.limit} request${limit.limit === 1 ? '' : 's'} per ${window}${per ? ` per ${per}` : ''}`;
+  return `at most ${limit.limit} ${what}${limit.limit === 1 ? '' : 's'} per ${window}${per ? ` per ${per}` : ''}`;
 }
