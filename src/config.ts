@@ -32,13 +32,17 @@ const url = (protocols: string[]) =>
 
 const blankAsUnset = (value: unknown) => (value === '' ? undefined : value);
 
+/** Where the platform looks when DATABASE_URL / REDIS_URL are not set (and, if nothing answers there, starts its own). */
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/hrs';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
 /** Every setting the platform reads, in one schema over `process.env`. */
 export const envSchema = z
   .object({
     PORT: z.coerce.number({ error: 'must be a port number' }).int().min(0).max(65535).default(8080),
     HOST: z.string().min(1).default('127.0.0.1'),
-    DATABASE_URL: url(['postgres:', 'postgresql:']).default('postgres://postgres@127.0.0.1:5432/hrs'),
-    REDIS_URL: url(['redis:', 'rediss:']).default('redis://127.0.0.1:6379'),
+    DATABASE_URL: url(['postgres:', 'postgresql:']).default(DEFAULT_DATABASE_URL),
+    REDIS_URL: url(['redis:', 'rediss:']).default(DEFAULT_REDIS_URL),
     REDIS_PREFIX: z
       .string()
       .regex(/^[A-Za-z0-9_.-]+$/, 'may hold only letters, digits, ".", "_" and "-"')

@@ -8,6 +8,7 @@ import { openRedis } from '../src/infra/redis.js';
 import { createLogger } from '../src/log.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, uniqueName } from './helpers/platform.js';
+import { TEST_REDIS_URL } from './helpers/services.js';
 
 /** One route of each API family and the generation it takes. */
 const FAMILIES = [
@@ -195,7 +196,7 @@ t.test('failed authentications: 30 per minute per client address, then 429 with 
 const request = (remoteAddress: string) => ({ remoteAddress }) as unknown as Request;
 
 t.test('failures are counted per address; other addresses and successes never count', async (t) => {
-  const redis = await openRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'auth-failures-test');
+  const redis = await openRedis(TEST_REDIS_URL, 'auth-failures-test');
   const prefix = uniqueName('authfail');
   t.teardown(async () => {
     const keys = await redis.keys(`${prefix}:*`);

@@ -9,8 +9,9 @@ import { closeRedis, openRedis } from '../src/infra/redis.js';
 import { createLogger } from '../src/log.js';
 import { logCapture, uniqueName } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
+import { TEST_REDIS_URL } from './helpers/services.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 
 async function bus(t: Test) {
   const prefix = uniqueName('bus');

@@ -51,7 +51,7 @@ async function timedGet(url: string, token?: string): Promise<{ res: Response; m
 t.test('PostgreSQL stopped mid-load: 503 with Retry-After in bounded time, memory reads served, nothing lost or committed late', async (t) => {
   const pg = await privatePostgres(t);
   const p = await startTestPlatform(t, {
-    env: { DATABASE_URL: pg.url('hrs_outage'), DATABASE_TIMEOUT: String(TIMEOUT_S), LOG_LEVEL: 'warn' },
+    env: { DATABASE_URL: pg.url('hrs_outage'), DATABASE_TIMEOUT: String(TIMEOUT_S), LOG_LEVEL: 'warn', IMPORT_V2_RATE_LIMIT: '100000' },
     fixture: baseFixture(),
   });
   t.equal((await get(`${p.url}/v2/hrs/status`, TOKENS.export_v2)).status, 200, 'the export token is known (cached)');

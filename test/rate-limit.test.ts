@@ -10,6 +10,7 @@ import { createLogger } from '../src/log.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { get, logCapture, startTestPlatform, uniqueName } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
+import { TEST_REDIS_URL } from './helpers/services.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)));
 
@@ -17,7 +18,7 @@ type Teardown = Parameters<typeof startTestPlatform>[0];
 
 /** A limiter on the local Redis under a prefix of its own; its keys go when the test ends. */
 async function limiter(t: Teardown): Promise<{ limiter: RateLimiter; redis: Redis; prefix: string }> {
-  const redis = await openRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', 'rate-limit-test');
+  const redis = await openRedis(TEST_REDIS_URL, 'rate-limit-test');
   const prefix = uniqueName('rl');
   t.teardown(async () => {
     const keys = await redis.keys(`${prefix}:*`);
@@ -208,7 +209,7 @@ t.test('the guard lets requests through when Redis is unavailable, and warns onc
   const log = createLogger('warn', logs.stream);
 
   await t.test('a closed client', async (t) => {
-    const redis = await openRedis('redis://127.0.0.1:6379', 'rate-limit-test');
+    const redis = await openRedis(TEST_REDIS_URL, 'rate-limit-test');
     await redis.close();
     const guard = rateLimitGuard(new RateLimiter(redis, uniqueName('rl')), {
       limits: [{ limit: 1, windowSeconds: 60 }],

