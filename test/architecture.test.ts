@@ -58,6 +58,16 @@ const RULES: ImportRule[] = [
     reason: 'only the composition root wires modules',
   },
   {
+    from: ['src/local/**'],
+    only: ['src/local/**'],
+    reason: 'the local servers know nothing of the platform: they hand URLs to the command that started them',
+  },
+  {
+    from: ['src/api/**', 'src/push/**', 'src/http/**', 'src/domain/**', 'src/registry/**', 'src/infra/**', 'src/platform.ts', 'machines/**', 'workers/**', 'db/**'],
+    never: ['src/local/**'],
+    reason: 'only the hrs command starts local servers; the platform is handed their URLs like any other',
+  },
+  {
     from: ['src/**', 'machines/**', 'workers/**', 'db/**'],
     never: ['test/**'],
     reason: 'production code never depends on test code',

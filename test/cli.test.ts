@@ -22,6 +22,18 @@ t.test('help and usage errors', async (t) => {
   t.match(r.stdout, /Usage: hrs serve \[--no-workers\]/);
   r = await hrs(['load', '--help']);
   t.match(r.stdout, /Usage: hrs load FILE/);
+  for (const command of ['serve', 'demo']) {
+    r = await hrs([command, '--help']);
+    t.match(r.stdout, new RegExp(`Usage: hrs ${command} .*\\[--embedded\\]`), `${command} takes --embedded`);
+    t.match(r.stdout, /DATABASE_URL and REDIS_URL name your own servers/, `${command} --help says how to use one's own servers`);
+    t.match(r.stdout, /nothing answers on its default port \(127\.0\.0\.1:5432, 127\.0\.0\.1:6379\), or with --embedded/, 'when local ones are started');
+    t.match(r.stdout, /\$HRS_STATE_DIR \(default \$XDG_STATE_HOME\/hrs or ~\/\.local\/state\/hrs; \/var\/lib\/hrs as root\)/, 'where their data lives');
+    t.match(r.stdout, /`hrs reset-local` deletes it/, 'and how to reset it');
+  }
+  r = await hrs(['--help']);
+  t.match(r.stdout, /^  reset-local  /m, 'reset-local is listed');
+  r = await hrs(['reset-local', '--help']);
+  t.match(r.stdout, /Refused while an hrs process runs them/);
 
   for (const [args, pattern] of [
     [['frobnicate'], /^hrs: unknown command "frobnicate"/],

@@ -34,7 +34,7 @@ import type { LocalServer } from './server.js';
 
 const run = promisify(execFile);
 
-interface Binaries {
+export interface Binaries {
   /** The folder holding bin/, lib/ and share/. */
   native: string;
   postgres: string;
@@ -94,7 +94,7 @@ function hydrateSymlinks(packageRoot: string, native: string): void {
  * in a folder that user cannot enter (a private home, a 0700 temporary folder), the binaries are
  * copied once into the state folder.
  */
-function runnableBinaries(binaries: Binaries, user: ServerUser | undefined, dir: string): Binaries {
+export function runnableBinaries(binaries: Binaries, user: ServerUser | undefined, dir: string): Binaries {
   if (!user || reachable(join(binaries.native, 'bin'), user)) return binaries;
   const copy = join(dir, `postgres-${binaries.version}`);
   if (!existsSync(join(copy, 'bin', 'postgres'))) {
@@ -128,7 +128,9 @@ export interface PostgresOptions {
 }
 
 /** Raised when the local PostgreSQL cannot be set up or started; the message is one line. */
-export class LocalPostgresError extends Error {}
+export class LocalPostgresError extends Error {
+  override readonly name = 'LocalPostgresError';
+}
 
 export class LocalPostgres implements LocalServer {
   readonly name = 'PostgreSQL';
@@ -213,9 +215,11 @@ export class LocalPostgres implements LocalServer {
     const exited = new Promise<string>((done) => child.once('exit', (code, signal) => done(`it exited (${signal ?? `code ${code}`})`)));
     const deadline = Date.now() + 60_000;
     for (;;) {
+      // A connection that completes its start-up (and authentication) means the server takes queries;
+      // while it starts or recovers, it refuses the connection.
       const sql = postgres(this.url('postgres'), { max: 1, connect_timeout: 2, onnotice: () => {} });
       const answered = await Promise.race([
-        sql`SELECT 1`.then(() => true, () => false),
+        sql.reserve().then((connection) => (connection.release(), true), () => false),
         exited.then(() => false),
       ]);
       await sql.end({ timeout: 1 }).catch(() => {});

@@ -73,7 +73,9 @@ export interface RedisOptions {
   say?: (line: string) => void;
 }
 
-export class LocalRedisError extends Error {}
+export class LocalRedisError extends Error {
+  override readonly name = 'LocalRedisError';
+}
 
 export class LocalRedis implements LocalServer {
   readonly name = 'Redis';

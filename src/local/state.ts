@@ -69,6 +69,7 @@ export function rememberedPorts(dir: string): Remembered {
 
 /** Raised when another live hrs process owns the local servers of a state folder. */
 export class StateInUseError extends Error {
+  override readonly name = 'StateInUseError';
   constructor(
     readonly dir: string,
     readonly pid: number,

@@ -13,7 +13,7 @@ export interface Finished {
 }
 
 /** Runs a command to its end (bounded by a timeout), collecting its output. */
-export function run(command: string, args: string[], env: Record<string, string> = {}, timeoutMs = 60_000): Promise<Finished> {
+export function run(command: string, args: string[], env: Record<string, string | undefined> = {}, timeoutMs = 60_000): Promise<Finished> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -31,7 +31,7 @@ export function run(command: string, args: string[], env: Record<string, string>
   });
 }
 
-export const hrs = (args: string[], env: Record<string, string> = {}, timeoutMs?: number) => run(process.execPath, [HRS, ...args], env, timeoutMs);
+export const hrs = (args: string[], env: Record<string, string | undefined> = {}, timeoutMs?: number) => run(process.execPath, [HRS, ...args], env, timeoutMs);
 
 /** A TCP port nobody listens on right now. */
 export function freePort(): Promise<number> {
@@ -52,7 +52,7 @@ export interface Running {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export function start(command: string, args: string[], env: Record<string, string>, options: { detached?: boolean } = {}): Running {
+export function start(command: string, args: string[], env: Record<string, string | undefined>, options: { detached?: boolean } = {}): Running {
   const child = spawn(command, args, {
     cwd: ROOT,
     env: { ...process.env, ...env },
