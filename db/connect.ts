@@ -10,8 +10,8 @@ export class DatabaseUnavailableError extends Error {
 }
 
 const HOW_TO_START =
-  'start one with `pg_ctlcluster <version> main start`, `docker compose up -d postgres`, ' +
-  'or point DATABASE_URL at a running server';
+  'start one (`pg_ctlcluster <version> main start`, `docker compose up -d postgres`), point DATABASE_URL at a running ' +
+  'server, or leave DATABASE_URL unset and run `hrs serve` or `hrs demo`, which start a local one that other hrs commands then use';
 
 /** How long the platform waits on PostgreSQL (DATABASE_TIMEOUT) before it answers that it is unavailable. */
 export interface DatabaseTimeouts {

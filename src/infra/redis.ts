@@ -10,7 +10,8 @@ export class RedisUnavailableError extends Error {
 }
 
 const HOW_TO_START =
-  'start one with `redis-server --daemonize yes`, `docker compose up -d redis`, or point REDIS_URL at a running server';
+  'start one (`redis-server --daemonize yes`, `docker compose up -d redis`), point REDIS_URL at a running server, ' +
+  'or leave REDIS_URL unset and run `hrs serve` or `hrs demo`, which start a local one that other hrs commands then use';
 
 /**
  * Connects and proves the server answers. At start an unreachable Redis is an error; once running,
