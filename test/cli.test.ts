@@ -85,13 +85,13 @@ t.test('unreachable PostgreSQL or Redis: which URL and how to start one, exit 1'
   t.equal(r.code, 1);
   t.equal(lines(r.stderr).length, 1);
   t.match(r.stderr, new RegExp(`PostgreSQL at postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${closed}/hrs is not reachable`));
-  t.match(r.stderr, /start one with/);
+  t.match(r.stderr, /start one \(.*\), point DATABASE_URL at a running server, or leave DATABASE_URL unset and run `hrs serve` or `hrs demo`, which start a local one/);
   t.notOk(r.stderr.includes('secret'), 'the password is not shown');
 
   const config = testConfig(t);
   r = await hrs(['serve'], { DATABASE_URL: config.databaseUrl, REDIS_URL: `redis://127.0.0.1:${closed}`, PORT: '0' });
   t.equal(r.code, 1);
-  t.match(r.stderr, new RegExp(`Redis at redis://127\\.0\\.0\\.1:${closed} is not reachable .*start one with`));
+  t.match(r.stderr, new RegExp(`Redis at redis://127\\.0\\.0\\.1:${closed} is not reachable .*start one \\(.*\\), point REDIS_URL at a running server, or leave REDIS_URL unset`));
 });
 
 t.test('migrate creates the database and applies once', async (t) => {
