@@ -64,6 +64,7 @@ export const envSchema = z
     SMTP_URL: z.preprocess(blankAsUnset, url(['smtp:', 'smtps:']).optional()),
     MAIL_FROM: z.string().min(3).default('HRS signal platform <no-reply@localhost>'),
     IMPORT_V2_RATE_LIMIT: requests(300),
+    IMPORT_V1_RATE_LIMIT: requests(300),
     EXPORT_V2_RATE_LIMIT_MINUTE: requests(60),
     EXPORT_V2_RATE_LIMIT_DAY: requests(5000),
     EXPORT_V2_RATE_LIMIT_DAY_WINDOW: z.coerce
@@ -132,6 +133,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */
   importV2RateLimit: number;
+  /** Import v1 and v1.1 requests per minute per signal originator, one budget for both (v2's 300 by default). */
+  importV1RateLimit: number;
   /** Export v2 requests per minute per user (burst; the spec's 60). */
   exportV2RateLimitMinute: number;
   /** Export v2 requests per day per user (sustained; the spec's 5000). */
@@ -185,6 +188,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
+    importV1RateLimit: env.IMPORT_V1_RATE_LIMIT,
     exportV2RateLimitMinute: env.EXPORT_V2_RATE_LIMIT_MINUTE,
     exportV2RateLimitDay: env.EXPORT_V2_RATE_LIMIT_DAY,
     exportV2RateLimitDayWindowSeconds: env.EXPORT_V2_RATE_LIMIT_DAY_WINDOW,

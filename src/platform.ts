@@ -4,7 +4,7 @@ import { openMigrated } from '../db/migrate.js';
 import { pingDatabase } from '../db/queries/health.js';
 import { readReferenceData, type ReferenceData } from '../db/queries/reference.js';
 import { readRegistryRows } from '../db/queries/registry.js';
-import { publishedSignalBatches } from '../db/queries/signals.js';
+import { publishedSignalBatches, SignalWriter } from '../db/queries/signals.js';
 import { LiveStatus } from '../machines/live-status.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
 import { startWorkers, type Workers } from '../workers/index.js';
@@ -169,16 +169,19 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     pingDatabase: () => pingDatabase(sql),
     pingRedis: () => pingRedis(redis),
   });
-  const importV2 = importV2Api(server, {
-    sql, tokens, limiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog, metrics,
-    outlet: new Announcer(bus, log, { apply: (signals) => status.publish(signals), receive: (receipts) => parts.receipts.emit(receipts) }),
-  });
+  const outlet = new Announcer(bus, log, { apply: (signals) => status.publish(signals), receive: (receipts) => parts.receipts.emit(receipts) });
+  const importV2 = importV2Api(server, { sql, tokens, limiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog, metrics, outlet });
+  const legacyImport = {
+    sql, tokens, reference, limiter, log, registry, outlet, callLog: parts.callLog,
+    perMinute: config.importV1RateLimit,
+    writer: new SignalWriter(sql, { onCommit: metrics.committed }),
+  };
   const admin = adminApi(server, { adminToken: config.adminToken, sql, tokensChanged });
   const exportV2 = exportV2Api(server, { sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl });
   const families: Families = {
     root: ROOT_AREA,
-    import_v1: importV1Api(server, legacy),
-    'import_v1.1': importV11Api(server, legacy),
+    import_v1: importV1Api(server, legacyImport),
+    'import_v1.1': importV11Api(server, legacyImport),
     import_v2: importV2,
     export_v1: exportV1Api(server, legacy),
     'export_v1.1': exportV11Api(server, legacy),

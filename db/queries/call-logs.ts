@@ -42,10 +42,13 @@ export async function insertCallLogs(sql: Sql, rows: readonly CallLogRow[]): Pro
   return result.count;
 }
 
-/** An originator's entries, newest first; `since` keeps those received at or after it. */
+/**
+ * An originator's entries, newest first; `since` keeps those received at or after it, `pathPrefix`
+ * those whose path starts with it (`/import/v1/`: one API family).
+ */
 export async function listCallLogs(
   sql: Sql,
-  filter: { originator: string; since?: Date | undefined; limit: number },
+  filter: { originator: string; since?: Date | undefined; pathPrefix?: string | undefined; limit: number },
 ): Promise<CallLogListing[]> {
   return sql<CallLogListing[]>`
     SELECT id, originator_id AS originator, request_time, endpoint, station_ids, status,
@@ -53,6 +56,7 @@ export async function listCallLogs(
     FROM call_logs
     WHERE originator_id = ${filter.originator}
       ${filter.since ? sql`AND request_time >= ${filter.since}` : sql``}
+      ${filter.pathPrefix ? sql`AND starts_with(split_part(endpoint, ' ', 2), ${filter.pathPrefix})` : sql``}
     ORDER BY request_time DESC, id DESC
     LIMIT ${filter.limit}`;
 }

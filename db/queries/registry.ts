@@ -12,6 +12,8 @@ export interface RegistryStationRow {
   name: string;
   heavy_duty: boolean;
   confirmed: boolean;
+  /** Its registered v1 fuel types (`700car`, …), sorted. */
+  v1_fuel_types?: string[];
 }
 
 /**
@@ -57,7 +59,8 @@ export interface RegistryRows {
 export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
   const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
     sql<RegistryStationRow[]>`
-      SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed
+      SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed,
+             coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types
       FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,
     sql<RegistryNozzleRow[]>`
       SELECT l.hrs_id, d.external_id AS dispenser, n.external_id AS nozzle,

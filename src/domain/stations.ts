@@ -37,6 +37,7 @@ export interface StationDirectory extends StationLookup {
 
 /** How an originator's transmissions are routed and its calls logged. */
 export interface OriginatorLookup {
-  assignment(originatorId: string, hrsId: string, category: Category): AssignmentState | undefined;
+  /** The state for a v2 signal type, or (`'v1'`) the legacy transmission state: live, testing or inactive. */
+  assignment(originatorId: string, hrsId: string, signalType: Category | 'v1'): AssignmentState | undefined;
   callLogMode(originatorId: string): CallLogMode;
 }

@@ -77,7 +77,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
       const layout: ConfirmedLayout | null = s.confirmed
         ? { nozzles: new Map(), dispensers: new Map(), storages: new Set(), products: new Set() }
         : null;
-      next.set(s.hrs_id, { hrsId: s.hrs_id, name: s.name, heavyDuty: s.heavy_duty, layout });
+      next.set(s.hrs_id, { hrsId: s.hrs_id, name: s.name, heavyDuty: s.heavy_duty, layout, v1FuelTypes: s.v1_fuel_types ?? [] });
     }
     for (const row of nozzles) {
       const layout = next.get(row.hrs_id)?.layout;
@@ -93,7 +93,10 @@ export class Registry implements StationDirectory, OriginatorLookup {
     this.stations = next;
     this.assignments = new Map(assignments.map((a) => [`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state]));
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
-    const live = assignments.filter((a) => a.state === 'live');
+    // A live v1 originator is a live availability source: its signals are availability readings.
+    const live = assignments
+      .filter((a) => a.state === 'live')
+      .map((a) => (a.signal_type === 'v1' ? { ...a, signal_type: 'availability' } : a));
     this.liveSources = new Set(live.map((a) => `${a.hrs_id}\u0000${a.signal_type}`));
     const liveTypes = new Map<string, string[]>();
     for (const a of live) liveTypes.set(a.hrs_id, [...(liveTypes.get(a.hrs_id) ?? []), a.signal_type]);

@@ -9,6 +9,9 @@ import type { Sql } from '../../../db/connect.js';
 export const CALL_LOG_DEFAULT_LIMIT = 100;
 export const CALL_LOG_MAX_LIMIT = 1000;
 
+/** The import families whose calls are logged, and where their paths start. */
+export const FAMILY_PREFIXES = { import_v1: '/import/v1/', 'import_v1.1': '/import/v1.1/', import_v2: '/import/v2/' } as const;
+
 const listQuery = z.strictObject({
   originator: z.string({ error: 'required' }).min(1, 'required'),
   // A "+" of an offset arrives as a space when the client did not percent-encode it.
@@ -17,6 +20,9 @@ const listQuery = z.strictObject({
     .transform((s) => s.replace(/ (\d{2}(?::?\d{2})?)$/, '+$1'))
     .pipe(z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset (2026-05-01T08:00:00Z)' }))
     .transform((s) => new Date(s))
+    .optional(),
+  family: z
+    .enum(Object.keys(FAMILY_PREFIXES) as [keyof typeof FAMILY_PREFIXES], { error: `must be one of ${Object.keys(FAMILY_PREFIXES).join(', ')}` })
     .optional(),
   limit: z
     .string()
@@ -33,8 +39,8 @@ export function adminCallLogRoutes(server: HttpServer, family: Family, sql: Sql)
     method: 'GET',
     path: '/admin/v1/call-logs',
     handler: async (req) => {
-      const query = parseQuery(listQuery, req);
-      return json(200, { call_logs: await listCallLogs(sql, query) });
+      const { family, ...query } = parseQuery(listQuery, req);
+      return json(200, { call_logs: await listCallLogs(sql, { ...query, pathPrefix: family && FAMILY_PREFIXES[family] }) });
     },
   });
 }

@@ -1,21 +1,22 @@
-import type { ReferenceData } from '../../../db/queries/reference.js';
-import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import type { TokenFinder } from '../auth.js';
-import { fuellingOptions, referenceApi, type ReferenceFamily } from '../reference.js';
+import { legacyImportApi, type LegacyImport, type LegacyImportDeps } from '../legacy-import/index.js';
+import { fuellingOptions } from '../reference.js';
 
-/** import v1.1: the legacy import API with fuelling options (import v1/v1.1 tokens). */
-export const IMPORT_V11: ReferenceFamily = {
+/**
+ * import v1.1: the legacy import API with the four fuelling options (`700ld`, `350ld`, `700hd`,
+ * `350hd`), import v1/v1.1 tokens, and the stations the token's originator reports on.
+ */
+export const IMPORT_V11: LegacyImport = {
   name: 'import_v1.1',
   prefix: '/import/v1.1/',
   label: 'import v1.1',
   accepts: 'import_v1',
-  errors: DRF_ERRORS,
+  dialect: 'v1.1',
   lists: (reference) => ({ '/import/v1.1/fuel-type': fuellingOptions(reference) }),
+  activeStations: true,
 };
 
-/** The import v1.1 family and its routes. */
-export function importV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData }): Family {
-  return referenceApi(server, IMPORT_V11, deps);
+export function importV11Api(server: HttpServer, deps: LegacyImportDeps): Family {
+  return legacyImportApi(server, IMPORT_V11, deps);
 }

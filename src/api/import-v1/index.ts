@@ -1,21 +1,22 @@
-import type { ReferenceData } from '../../../db/queries/reference.js';
-import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import type { TokenFinder } from '../auth.js';
-import { v1FuelTypes, referenceApi, type ReferenceFamily } from '../reference.js';
+import { legacyImportApi, type LegacyImport, type LegacyImportDeps } from '../legacy-import/index.js';
+import { v1FuelTypes } from '../reference.js';
 
-/** import v1: the legacy import API; it publishes the authoritative v1 fuel-type list. */
-export const IMPORT_V1: ReferenceFamily = {
+/**
+ * import v1: the legacy import API, deprecated and still served: signals per v1 fuel type (`700car`,
+ * `350car`, `350bus`; it cannot carry the heavy-duty `700hd`) and the authoritative fuel-type list.
+ */
+export const IMPORT_V1: LegacyImport = {
   name: 'import_v1',
   prefix: '/import/v1/',
   label: 'import v1',
   accepts: 'import_v1',
-  errors: DRF_ERRORS,
+  dialect: 'v1',
   lists: (reference) => ({ '/import/v1/fuel-type': v1FuelTypes(reference) }),
+  activeStations: false,
 };
 
-/** The import v1 family and its routes. */
-export function importV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData }): Family {
-  return referenceApi(server, IMPORT_V1, deps);
+export function importV1Api(server: HttpServer, deps: LegacyImportDeps): Family {
+  return legacyImportApi(server, IMPORT_V1, deps);
 }

@@ -7,7 +7,7 @@ import type { RateLimiter } from '../../http/rate-limit.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { activeStationsRoute } from './active-stations.js';
-import { callLogObserver, type CallLogSink } from './call-log.js';
+import { callLogObserver, type CallLogSink } from '../call-log.js';
 import { importV2Family } from './family.js';
 import { signalRoutes, type SignalOutlet, type TransmissionCounter } from './signals.js';
 

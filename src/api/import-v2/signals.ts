@@ -8,7 +8,7 @@ import type { Family } from '../../http/family.js';
 import { parseJson, type JsonOptions, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
-import { noteCall } from './call-log.js';
+import { noteCall } from '../call-log.js';
 
 /** Where committed transmissions go: live ones published, the others' receipts to the admins' feed. */
 export interface SignalOutlet {

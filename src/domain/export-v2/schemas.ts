@@ -48,10 +48,23 @@ export const availabilitySectionSchema = z
         available: z.boolean(),
       }),
     ),
+    fuelling_options: z
+      .array(
+        z.strictObject({
+          fuelling_option: z.enum(['700ld', '350ld', '700hd', '350hd']),
+          available: z.boolean().nullable().meta({ description: '`null`: the reading did not say (unknown).' }),
+        }),
+      )
+      .optional()
+      .meta({
+        description:
+          'Present only when the reading came from the legacy import (v1 or v1.1), which reports per fuelling option: then `nozzles` is empty (per-nozzle availability cannot be derived from per-option data) and this lists every option the station provides.',
+      }),
   })
   .meta({
     title: 'Availability section',
-    description: 'The last live availability reading; nozzles no longer in the confirmed layout are left out.',
+    description:
+      'The last live availability reading, from import v2 or the legacy import, whichever is newest by `datetime`; nozzles no longer in the confirmed layout are left out.',
   });
 
 export const usageSectionSchema = z

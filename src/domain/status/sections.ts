@@ -41,13 +41,21 @@ export function buildSection(category: Category, reading: PublishedReading, layo
   switch (category) {
     case 'availability': {
       const station = (payload.station ?? {}) as Entry;
-      return {
+      const section: Record<string, unknown> = {
         ...times,
         station: { maintenance: station.maintenance === true, limitedly_available: station.limitedly_available === true },
         nozzles: list(payload, 'nozzles')
           .filter((n) => layout?.nozzles.has(String(n.id)) === true)
           .map((n) => ({ id: n.id, available: n.available === true })),
       };
+      // A legacy (v1, v1.1) reading reports per fuelling option, in canonical codes.
+      if (Array.isArray(payload.fuelling_options)) {
+        section.fuelling_options = list(payload, 'fuelling_options').map((o) => ({
+          fuelling_option: o.fuelling_option,
+          available: typeof o.available === 'boolean' ? o.available : null,
+        }));
+      }
+      return section;
     }
     case 'usage':
       return {

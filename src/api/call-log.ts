@@ -1,9 +1,9 @@
-import type { OriginatorLookup } from '../../domain/stations.js';
-import type { CallLogMode } from '../../domain/vocabulary.js';
-import type { Observer } from '../../http/family.js';
-import type { Request } from '../../http/request.js';
-import type { CallLogEntry } from '../../../workers/call-log/job.js';
-import { principalOf } from '../auth.js';
+import type { OriginatorLookup } from '../domain/stations.js';
+import type { CallLogMode } from '../domain/vocabulary.js';
+import type { Observer } from '../http/family.js';
+import type { Request } from '../http/request.js';
+import type { CallLogEntry } from '../../workers/call-log/job.js';
+import { principalOf } from './auth.js';
 
 /** What a handler learnt that the call log wants: the stations named, error details. */
 export interface CallNotes {
@@ -23,7 +23,7 @@ export function noteCall(req: Request, note: CallNotes): void {
   notes.set(req, note);
 }
 
-/** The import v2 call log: every answered call of an originator, as its call-log mode asks. */
+/** The import call log (v1, v1.1, v2): every answered call of an originator, as its call-log mode asks. */
 export function callLogObserver(sink: CallLogSink, originators: Pick<OriginatorLookup, 'callLogMode'>): Observer {
   return (req, reply) => {
     const principal = principalOf(req);

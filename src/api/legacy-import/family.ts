@@ -1,0 +1,51 @@
+import type { Logger } from 'pino';
+import type { Generation } from '../../domain/vocabulary.js';
+import { DRF_ERRORS } from '../../http/errors.js';
+import type { Family, Observer } from '../../http/family.js';
+import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import { rateLimitGuard } from '../../http/rate-limit-guard.js';
+import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
+
+/**
+ * The legacy import families (v1 and v1.1) as their folders declare them: the spec names no rate limit
+ * for v1, so both take v2's 300 requests per minute per signal originator, as ONE budget shared by v1
+ * and v1.1 (one token generation) and apart from v2's.
+ */
+export const IMPORT_V1_LIMIT: RateLimit = { limit: 300, windowSeconds: 60, name: 'minute' };
+
+export interface LegacyImportFamilyDeps {
+  tokens: TokenFinder;
+  limiter: RateLimiter;
+  /** Requests per minute per originator across v1 and v1.1 (IMPORT_V1_RATE_LIMIT). */
+  perMinute: number;
+  log: Logger;
+  /** The call log (../call-log.ts). */
+  observers: Observer[];
+}
+
+export interface LegacyFamilyName {
+  name: string;
+  prefix: string;
+  /** How refusals name the family (`import v1`). */
+  label: string;
+  accepts: Generation;
+}
+
+export function legacyImportFamily(declared: LegacyFamilyName, deps: LegacyImportFamilyDeps): Family {
+  return {
+    name: declared.name,
+    prefix: declared.prefix,
+    auth: tokenAuth(deps.tokens, { label: declared.label, accepts: declared.accepts }),
+    errors: DRF_ERRORS,
+    guards: [
+      rateLimitGuard(deps.limiter, {
+        limits: [{ ...IMPORT_V1_LIMIT, limit: deps.perMinute }],
+        key: (req) => `import_v1:originator:${originatorOf(req)}`,
+        style: DRF_ERRORS,
+        per: 'signal originator',
+        log: deps.log,
+      }),
+    ],
+    observers: deps.observers,
+  };
+}

@@ -1,0 +1,59 @@
+import type { Logger } from 'pino';
+import type { Sql } from '../../../db/connect.js';
+import { activeStationsV1 } from '../../../db/queries/assignments.js';
+import type { ReferenceData } from '../../../db/queries/reference.js';
+import type { SignalWriter } from '../../../db/queries/signals.js';
+import type { Dialect } from '../../domain/import-v1/validate.js';
+import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
+import { json, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { RateLimiter } from '../../http/rate-limit.js';
+import type { HttpServer } from '../../http/server.js';
+import type { TokenFinder } from '../auth.js';
+import { originatorOf } from '../auth.js';
+import { callLogObserver, type CallLogSink } from '../call-log.js';
+import type { SignalOutlet, TransmissionCounter } from '../import-v2/signals.js';
+import { legacyImportFamily, type LegacyFamilyName } from './family.js';
+import { legacySignalRoute } from './signals.js';
+
+/** A legacy import family as its folder (src/api/import-v1/, src/api/import-v1.1/) declares it. */
+export interface LegacyImport extends LegacyFamilyName {
+  dialect: Dialect;
+  /** Path → the reference list it serves, made once from the reference data. */
+  lists: (reference: ReferenceData) => Record<string, Reply>;
+  /** Whether it has `GET {prefix}active-stations` (v1.1). */
+  activeStations: boolean;
+}
+
+export interface LegacyImportDeps {
+  sql: Sql;
+  tokens: TokenFinder;
+  reference: ReferenceData;
+  limiter: RateLimiter;
+  perMinute: number;
+  log: Logger;
+  registry: StationLookup & OriginatorLookup;
+  callLog: CallLogSink;
+  /** One group-commit writer for v1 and v1.1. */
+  writer: SignalWriter;
+  outlet: SignalOutlet;
+  counted?: TransmissionCounter;
+}
+
+/** The family, its reference lists, `POST {prefix}hrs-availability` and (v1.1) the active stations. */
+export function legacyImportApi(server: HttpServer, declared: LegacyImport, deps: LegacyImportDeps): Family {
+  const family = legacyImportFamily(declared, { ...deps, observers: [callLogObserver(deps.callLog, deps.registry)] });
+  for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
+    server.route({ family, method: 'GET', path, handler: () => reply });
+  }
+  legacySignalRoute(server, family, declared.dialect, deps);
+  if (declared.activeStations) {
+    server.route({
+      family,
+      method: 'GET',
+      path: `${declared.prefix}active-stations`,
+      handler: async (req) => json(200, await activeStationsV1(deps.sql, originatorOf(req))),
+    });
+  }
+  return family;
+}

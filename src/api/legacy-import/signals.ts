@@ -1,0 +1,131 @@
+import { SignalWriter, type StoredTransmission } from '../../../db/queries/signals.js';
+import type { Dialect, V1Signal } from '../../domain/import-v1/validate.js';
+import { validateV1BatchInSlices } from '../../domain/import-v1/validate.js';
+import { LIMIT_MESSAGES, LIMITS } from '../../domain/import-v2/limits.js';
+import type { PublishedSignal, Receipt } from '../../domain/signals.js';
+import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
+import { badRequest, json, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import { parseJson, type JsonOptions, type Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import { originatorOf } from '../auth.js';
+import { noteCall } from '../call-log.js';
+import type { SignalOutlet, TransmissionCounter } from '../import-v2/signals.js';
+
+/**
+ * `POST /import/v1/hrs-availability` and `POST /import/v1.1/hrs-availability`: signals validated
+ * independently, in order; every valid one is stored (one group commit, the same writer as v2) even
+ * when the answer is a 400 whose array, aligned with the request, says what was refused. A signal is
+ * an availability reading: live ones replace the station's published availability when they are the
+ * newest by `datetime`, whichever generation sent the other, and drive its freshness actor.
+ *
+ * The originator's transmission state for the station routes it: Live is stored and published,
+ * Testing is stored as its latest and not published, Inactive (or none) is kept for debugging only, as
+ * v2's unassigned.
+ */
+
+export interface LegacySignalDeps {
+  registry: StationLookup & Pick<OriginatorLookup, 'assignment'>;
+  writer: SignalWriter;
+  outlet: SignalOutlet;
+  counted?: TransmissionCounter;
+}
+
+const TOO_MANY = LIMIT_MESSAGES.tooLong(LIMITS.transmissions);
+
+/** As import v2 reads a body: JSON required, no duplicate keys, bounded nesting and length. */
+export const LEGACY_JSON: JsonOptions = {
+  requireContentType: true,
+  rejectDuplicateKeys: true,
+  maxDepth: LIMITS.depth,
+  maxItems: { max: LIMITS.transmissions, error: () => badRequest('too_many_items', TOO_MANY, { non_field_errors: [TOO_MANY] }) },
+};
+
+const SLICE = 50;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The generation a stored v1 reading names as its source (`payload.source`). */
+export const SOURCES: Record<Dialect, string> = { v1: 'import_v1', 'v1.1': 'import_v1.1' };
+
+export function legacySignalRoute(server: HttpServer, family: Family, dialect: Dialect, deps: LegacySignalDeps): void {
+  server.route({
+    family,
+    method: 'POST',
+    path: `${family.prefix}hrs-availability`,
+    body: true,
+    handler: (req) => receive(deps, dialect, req),
+  });
+}
+
+async function receive(deps: LegacySignalDeps, dialect: Dialect, req: Request): Promise<Reply> {
+  const originatorId = originatorOf(req);
+  const body = parseJson(req, LEGACY_JSON);
+  const result = await validateV1BatchInSlices(dialect, body, deps.registry, req.receivedAt, SLICE, nextTurn);
+  if (result.kind === 'not-a-list') {
+    noteCall(req, { errorDetails: { code: 'validation_failed', errors: result.body } });
+    return json(400, result.body);
+  }
+  const signals = result.outcomes.flatMap((o) => (o.ok ? [o.signal] : []));
+  const rows = signals.map((s) => stored(deps, originatorId, req, s));
+  await deps.writer.write(rows);
+  const rejected = result.outcomes.length - signals.length;
+  deps.counted?.('availability', 'accepted', rows.length);
+  if (rejected > 0) deps.counted?.('availability', 'rejected', rejected);
+  const live: PublishedSignal[] = [];
+  const receipts: Receipt[] = [];
+  for (const row of rows) {
+    if (row.state === 'live') live.push(published(row));
+    else receipts.push(receipt(row));
+  }
+  deps.outlet.publish(live);
+  deps.outlet.received(receipts);
+  const stationIds = stationsNamed(body);
+  if (result.body === null) {
+    noteCall(req, { stationIds });
+    return { status: 204 };
+  }
+  noteCall(req, { stationIds, errorDetails: { code: 'validation_failed', accepted: rows.length, rejected, errors: result.body } });
+  return json(400, result.body);
+}
+
+/** The `hrs` values a list names, in order (what the call log records). */
+function stationsNamed(body: unknown): string[] {
+  if (!Array.isArray(body)) return [];
+  return body.flatMap((s) => (s !== null && typeof s === 'object' && typeof (s as { hrs?: unknown }).hrs === 'string' ? [(s as { hrs: string }).hrs] : []));
+}
+
+function stored(deps: LegacySignalDeps, originatorId: string, req: Request, s: V1Signal): StoredTransmission {
+  const state = deps.registry.assignment(originatorId, s.hrsId, 'v1');
+  return {
+    originatorId,
+    hrsId: s.hrsId,
+    category: 'availability',
+    state: state === 'live' || state === 'testing' ? state : 'unassigned',
+    measuredAt: s.measuredAt,
+    receivedAt: req.receivedAt,
+    transmissionId: s.transmissionId,
+    payload: { ...s.payload, source: SOURCES[s.dialect] },
+  };
+}
+
+function published(row: StoredTransmission): PublishedSignal {
+  return {
+    hrsId: row.hrsId,
+    category: 'availability',
+    originatorId: row.originatorId,
+    datetime: row.measuredAt.getTime(),
+    receivedAt: row.receivedAt.getTime(),
+    payload: row.payload,
+  };
+}
+
+function receipt(row: StoredTransmission): Receipt {
+  return {
+    originator_id: row.originatorId,
+    hrs_id: row.hrsId,
+    category: 'availability',
+    assignment: row.state as Receipt['assignment'],
+    datetime: row.measuredAt.toISOString(),
+    received_datetime: row.receivedAt.toISOString(),
+  };
+}
