@@ -21,6 +21,11 @@ export interface StationEntry {
   heavyDuty: boolean;
   /** null until the operator has confirmed a layout; drafts are never here. */
   layout: ConfirmedLayout | null;
+  /**
+   * The station's registered v1 fuel types (`700car`, `350car`, `350bus`), which import v1 / v1.1
+   * signals are checked against beside the confirmed layout. Left out: none registered.
+   */
+  v1FuelTypes?: readonly string[];
 }
 
 /** Finding a station (with its confirmed layout) by `hrs_id`: all validation needs. */
