@@ -61,7 +61,7 @@ async function receive(deps: LegacySignalDeps, dialect: Dialect, req: Request): 
   const originatorId = originatorOf(req);
   const body = parseJson(req, LEGACY_JSON);
   const result = await validateV1BatchInSlices(dialect, body, deps.registry, req.receivedAt, SLICE, nextTurn);
-  if (result.kind === 'not-a-list') {
+  if (result.kind !== 'checked') {
     noteCall(req, { errorDetails: { code: 'validation_failed', errors: result.body } });
     return json(400, result.body);
   }
