@@ -45,7 +45,7 @@ t.test('a valid fixture loads the whole registry', async (t) => {
   const [station] = await sql`SELECT * FROM stations WHERE hrs_id = 'BERLA'`;
   t.match(station, { operator_id: 'h2-demo', name: 'Berlin Airport', heavy_duty: false, opening_hours: '24/7', details: { city: 'Berlin' } });
   const fuel = await sql`SELECT fuel_type FROM station_v1_fuel_types WHERE hrs_id = 'BERLA' ORDER BY fuel_type`;
-  t.same(fuel.map((r) => r.fuel_type), ['350bus', '700car']);
+  t.same(fuel.map((r) => r.fuel_type), ['350car', '700car']);
 
   const nozzles = await sql`
     SELECT n.external_id, n.is_effectively_certified, n.dispenser_external_id,
@@ -105,6 +105,7 @@ t.test('a changed file upserts and removes what was left out', async (t) => {
   const berla = changed.stations[0] as any;
   berla.layout.products = berla.layout.products.filter((p: any) => p.external_id !== 'P350');
   berla.layout.dispensers[0]!.nozzles = berla.layout.dispensers[0]!.nozzles.filter((n: any) => n.external_id !== 'N2');
+  berla.v1_fuel_types = ['700car']; // the 350 bar option went with N2
   changed.stations = [berla];
   changed.assignments = changed.assignments.filter((a) => a.hrs_id !== 'HAMBG');
   const summary = await load(sql, changed);
@@ -183,6 +184,15 @@ t.test('an invalid file changes nothing and names the JSON path', async (t) => {
     mutate(fixture);
     await t.test(name, (t) => expectProblem(t, load(sql, fixture), pattern));
   }
+  await t.test('v1 fuel types that contradict the confirmed layout', (t) => {
+    const fixture = baseFixture();
+    (fixture.stations[0] as any).v1_fuel_types = ['700car', '350bus'];
+    return expectProblem(
+      t,
+      load(sql, fixture),
+      /stations\[0\]\.v1_fuel_types: v1 fuel type 350bus has no nozzle with fuelling option 350hd on the confirmed layout[\s\S]*stations\[0\]\.v1_fuel_types: fuelling option 350ld on the confirmed layout is missing from the v1 fuel types \(350car\)/,
+    );
+  });
   await t.test('not an object', (t) => expectProblem(t, load(sql, []), /^\(root\): /m));
   await t.test('several problems are all reported', async (t) => {
     const fixture = baseFixture();

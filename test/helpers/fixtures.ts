@@ -27,7 +27,7 @@ export function baseFixture() {
         heavy_duty: false,
         opening_hours: '24/7',
         details: { city: 'Berlin', vehicle_types: ['M1'] },
-        v1_fuel_types: ['700car', '350bus'],
+        v1_fuel_types: ['700car', '350car'],
         layout: {
           dispensers: [
             {
