@@ -269,6 +269,7 @@ t.test('every rule over HTTP: 400 with its message, and nothing stored', async (
   }
   const f = fixture();
   (f.stations[0] as any).layout.dispensers[0].nozzles[1].fuelling_options = [];
+  (f.stations[0] as any).v1_fuel_types = ['700car']; // 350ld is no longer on the layout
   await p.load(f);
   const res = await post('availability', [availability({ nozzles: [{ id: 'N2', available: true }] })]);
   t.match(await res.json(), [{ non_field_errors: ['No fuelling option could be derived from the station layout; check the station registration.'] }]);

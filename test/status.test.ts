@@ -170,6 +170,7 @@ t.test('registry changes reach the published status at once, on every instance',
   layoutOf(f).products = layoutOf(f).products.filter((product) => product.external_id !== 'P350');
   layoutOf(f).dispensers[0]!.nozzles = layoutOf(f).dispensers[0]!.nozzles.filter((n) => n.external_id !== 'N2');
   (layoutOf(f).products[0] as unknown as { nozzle_external_ids: string[] }).nozzle_external_ids = ['N1'];
+  (f.stations[0] as { v1_fuel_types?: string[] }).v1_fuel_types = ['700car']; // the 350 bar option went with N2
   await a.load(f);
   await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
   for (const [name, p] of [['A', a], ['B', b]] as const) {
