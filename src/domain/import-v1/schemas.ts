@@ -72,7 +72,7 @@ const EXAMPLES: Record<Dialect, Record<string, unknown>[]> = {
       datetime: '2026-11-22T10:00:00+01:00',
       dispensers: [
         { fuel_type: '700ld', available: true },
-        { fuel_type: '350hd', available: null },
+        { fuel_type: '350ld', available: null },
       ],
       maintenance: false,
       limitedly_available: false,
