@@ -1,7 +1,7 @@
 import t from 'tap';
 import { connect } from '../db/connect.js';
 import { isAbsolute } from 'node:path';
-import { DEMO_ADMIN_TOKEN, DEMO_TOKENS, demoFixture } from '../src/cli/demo/fixture.js';
+import { DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from '../src/cli/demo/fixture.js';
 import { readPhoto } from '../src/registry/file/photo.js';
 import { testConfig } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
@@ -57,6 +57,12 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   const ongoing = await exported('/hrs/HAMPT/events');
   t.match(await ongoing.json(), [{ kind: 'limited-service' }], 'an ongoing event');
   t.notMatch(demo.output(), /transmission refused/, 'the simulated originator never sends anything the platform refuses');
+  const legacy = await sql<{ hrs_id: string; source: string }[]>`
+    SELECT hrs_id, payload->>'source' AS source FROM published_signals WHERE category = 'availability' AND payload ? 'source' ORDER BY hrs_id`;
+  t.same(legacy, DEMO_LEGACY_STATIONS.map((hrs_id) => ({ hrs_id, source: 'import_v1.1' })).sort((a, b) => a.hrs_id.localeCompare(b.hrs_id)), 'the legacy originator reports its stations through import v1.1');
+  const copen = await exported('/hrs/COPEN/status');
+  t.match(await copen.json(), { availability: { nozzles: [], fuelling_options: [{ fuelling_option: '700ld' }] } }, 'shown per fuelling option on export v2');
+  t.match(demo.output(), new RegExp(`import v1/v1\\.1 token: ${DEMO_TOKENS.import_v1}`));
 
   demo.child.kill('SIGTERM');
   t.same(await demo.exited, { code: 0, signal: null });

@@ -12,7 +12,7 @@ import { closeRedis, openRedis, watchRedis } from '../infra/redis.js';
 import { createLogger, type Logger } from '../log.js';
 import { startPlatform } from '../platform.js';
 import { VERSION } from '../version.js';
-import { DEMO_ADMIN_TOKEN, DEMO_TOKENS, demoFixture } from './demo/fixture.js';
+import { DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from './demo/fixture.js';
 import { DemoOriginator } from './demo/originator.js';
 
 /** A wrong invocation: exit code 2. */
@@ -187,7 +187,7 @@ const COMMANDS: Record<string, Command> = {
         throw err;
       }
       const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-      const originator = new DemoOriginator(`http://${host}:${platform.port}`, DEMO_TOKENS.import_v2, fixture.stations, interval * 1000, log);
+      const originator = new DemoOriginator(`http://${host}:${platform.port}`, DEMO_TOKENS.import_v2, fixture.stations, interval * 1000, log, DEMO_LEGACY_STATIONS, DEMO_TOKENS.import_v1);
       originator.start();
       const base = platform.baseUrl;
       io.out(
@@ -195,6 +195,7 @@ const COMMANDS: Record<string, Command> = {
           `HRS signal platform demo on ${base}: ${fixture.stations.length} stations, signals every ${interval} s.`,
           `  export v2 token: ${DEMO_TOKENS.export_v2}`,
           `  import v2 token: ${DEMO_TOKENS.import_v2}`,
+          `  import v1/v1.1 token: ${DEMO_TOKENS.import_v1} (the legacy originator reports ${DEMO_LEGACY_STATIONS.join(', ')} through import v1.1)`,
           `  live dashboard: ${base}/admin/ (admin token: ${config.adminToken === DEMO_ADMIN_TOKEN ? DEMO_ADMIN_TOKEN : 'the ADMIN_TOKEN you set'})`,
           `  try: curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.export_v2}' ${base}/v2/fuel-type`,
           `       curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.import_v2}' ${base}/import/v2/active-stations/`,

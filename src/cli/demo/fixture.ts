@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 export const DEMO_TOKENS = {
   import_v2: 'demo-import-v2-token',
+  import_v1: 'demo-import-v1-token',
   export_v2: 'demo-export-v2-token',
   export_v1: 'demo-export-v1-token',
 } as const;
@@ -15,6 +16,10 @@ export const DEMO_TOKENS = {
 export const DEMO_ADMIN_TOKEN = 'demo-admin-token-0001';
 
 export const DEMO_ORIGINATOR = 'demo-monitoring';
+
+/** A monitoring system still on the legacy import (v1.1), live for the availability of a few stations. */
+export const DEMO_LEGACY_ORIGINATOR = 'demo-legacy-monitoring';
+export const DEMO_LEGACY_STATIONS: readonly string[] = ['COPEN', 'LYONP', 'LEIPZ'];
 
 interface DemoStation {
   hrs_id: string;
@@ -115,18 +120,23 @@ export function demoFixture(now = Date.now()) {
       photo: s.photo === undefined ? null : demoPhotoPath(s.photo),
       events: demoEvents(s.hrs_id, now),
     })),
-    originators: [{ id: DEMO_ORIGINATOR, name: 'Demo station monitoring', call_log_mode: 'errors' }],
-    assignments: STATIONS.flatMap((s) =>
-      (['availability', 'usage', 'hydrogen-storage', 'pricing'] as const).map((signal_type) => ({
-        originator: DEMO_ORIGINATOR,
-        hrs_id: s.hrs_id,
-        signal_type,
-        state: 'live',
-      })),
-    ),
+    originators: [
+      { id: DEMO_ORIGINATOR, name: 'Demo station monitoring', call_log_mode: 'errors' },
+      { id: DEMO_LEGACY_ORIGINATOR, name: 'Demo legacy monitoring (import v1.1)', call_log_mode: 'errors' },
+    ],
+    // The v2 originator reports everything except the availability of the legacy originator's stations.
+    assignments: [
+      ...STATIONS.flatMap((s) =>
+        (['availability', 'usage', 'hydrogen-storage', 'pricing'] as const)
+          .filter((signal_type) => signal_type !== 'availability' || !DEMO_LEGACY_STATIONS.includes(s.hrs_id))
+          .map((signal_type) => ({ originator: DEMO_ORIGINATOR, hrs_id: s.hrs_id, signal_type: signal_type as string, state: 'live' })),
+      ),
+      ...DEMO_LEGACY_STATIONS.map((hrs_id) => ({ originator: DEMO_LEGACY_ORIGINATOR, hrs_id, signal_type: 'v1', state: 'live' })),
+    ],
     users: [{ id: 'demo-user', email: 'demo-user@demo-h2.example', name: 'Demo data user' }],
     tokens: [
       { generation: 'import_v2', originator: DEMO_ORIGINATOR, name: 'demo monitoring', value: DEMO_TOKENS.import_v2, expires_at: null },
+      { generation: 'import_v1', originator: DEMO_LEGACY_ORIGINATOR, name: 'demo legacy monitoring', value: DEMO_TOKENS.import_v1, expires_at: null },
       { generation: 'export_v2', user: 'demo-user', name: 'demo', value: DEMO_TOKENS.export_v2, expires_at: null },
       { generation: 'export_v1', name: 'demo legacy client', value: DEMO_TOKENS.export_v1, expires_at: null },
     ],

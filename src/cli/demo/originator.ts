@@ -19,6 +19,8 @@ function random(seed: number): () => number {
  * A station monitoring system for the demo: every interval it posts availability, usage and
  * hydrogen storage for every station through the real import v2 API, and prices on start, on change
  * and as a daily heartbeat. Readings drift: nozzles fail and recover, tanks drain and are refilled.
+ * The availability of a few stations goes instead through the legacy import v1.1, per fuelling
+ * option, as an older monitoring system of another originator reports it.
  */
 export class DemoOriginator {
   private timer: NodeJS.Timeout | undefined;
@@ -35,6 +37,10 @@ export class DemoOriginator {
     private readonly stations: Station[],
     private readonly intervalMs: number,
     private readonly log: Logger,
+    /** Stations whose availability another originator reports (the legacy one): skipped here. */
+    private readonly availabilityElsewhere: readonly string[] = [],
+    /** The legacy originator's import v1/v1.1 token: with it, those stations' availability goes through import v1.1. */
+    private readonly legacyToken?: string,
   ) {
     for (const s of stations) {
       for (const t of s.layout.storages) this.tanks.set(`${s.hrs_id}/${t.external_id}`, t.nominal_capacity_kg * (0.3 + 0.6 * this.rnd()));
@@ -59,7 +65,9 @@ export class DemoOriginator {
     const day = Math.max(1, Math.round(86_400_000 / this.intervalMs));
     const pricesDue = this.ticks % day === 0;
     this.ticks++;
-    await this.post('availability', this.stations.map((s) => this.availability(s, datetime)));
+    const legacy = this.stations.filter((s) => this.availabilityElsewhere.includes(s.hrs_id));
+    await this.post('availability', this.stations.filter((s) => !legacy.includes(s)).map((s) => this.availability(s, datetime)));
+    if (this.legacyToken && legacy.length > 0) await this.postLegacy(legacy.map((s) => this.legacySignal(s, datetime)));
     await this.post('usage', this.stations.map((s) => this.usage(s, datetime)));
     await this.post('hydrogen-storage', this.stations.map((s) => this.storage(s, datetime)));
     const pricing = this.stations.flatMap((s) => this.pricing(s, datetime, pricesDue));
@@ -72,6 +80,18 @@ export class DemoOriginator {
       datetime,
       nozzles: s.layout.dispensers.flatMap((d) => d.nozzles.map((n) => ({ id: n.external_id, available: this.rnd() > 0.08 }))),
       station: { maintenance: this.rnd() < 0.02, limitedly_available: this.rnd() < 0.05 },
+    };
+  }
+
+  /** A v1.1 signal: one entry per fuelling option the station's layout provides, as a legacy system reports. */
+  private legacySignal(s: Station, datetime: string) {
+    const options = [...new Set(s.layout.dispensers.flatMap((d) => d.nozzles.flatMap((n) => n.fuelling_options)))];
+    return {
+      hrs: s.hrs_id,
+      datetime,
+      dispensers: options.map((fuel_type) => ({ fuel_type, available: this.rnd() > 0.08 })),
+      maintenance: this.rnd() < 0.02,
+      limitedly_available: this.rnd() < 0.05,
     };
   }
 
@@ -113,6 +133,19 @@ export class DemoOriginator {
     });
     if (products.length === 0 || !(due || products.some((p) => p.send))) return [];
     return [{ hrs: s.hrs_id, datetime, products: products.map((p) => p.product) }];
+  }
+
+  private async postLegacy(signals: unknown[]): Promise<void> {
+    const res = await fetch(`${this.baseUrl}/import/v1.1/hrs-availability`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${this.legacyToken}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(signals),
+    });
+    if (res.status !== 204) {
+      this.log.warn({ status: res.status, body: (await res.text()).slice(0, 500) }, 'demo legacy originator: transmission refused');
+      return;
+    }
+    this.posted += signals.length;
   }
 
   private async post(category: string, transmissions: unknown[]): Promise<void> {
