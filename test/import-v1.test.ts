@@ -5,8 +5,9 @@
  */
 import t from 'tap';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
+import { startCallLogWorker } from '../workers/call-log/processor.js';
 
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 
@@ -220,4 +221,48 @@ t.test('one published picture per station: the newest availability reading wins,
   await p.stop();
   const again = await startTestPlatform(t, { sameStoreAs: p });
   t.match(await availabilityOf(again, 'BERLA'), { nozzles: [{ id: 'N1' }, { id: 'N2' }] }, 'restored after a restart');
+});
+
+t.test('two instances: a v1 signal posted to one is published on the other, newest wins there too', async (t) => {
+  const a = await startTestPlatform(t, { fixture: fixture() });
+  const b = await startTestPlatform(t, { sameStoreAs: a });
+  t.equal((await poster(a, 'v1.1')([{ hrs: 'BERLA', datetime: ago(10), maintenance: false, limitedly_available: true, dispensers: [{ fuel_type: '700ld', available: false }, { fuel_type: '350ld', available: true }] }])).status, 204);
+  const seen = await until('the reading on the other instance', () => availabilityOf(b, 'BERLA').then((s) => (s?.fuelling_options ? s : undefined)));
+  t.match(seen, { station: { limitedly_available: true }, fuelling_options: [{ fuelling_option: '700ld', available: false }, { fuelling_option: '350ld', available: true }] });
+  t.equal((await poster(b, 'v1')([v1Signal({ datetime: ago(30), maintenance: true })])).status, 204, 'an older reading through the other instance');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.match(await availabilityOf(a, 'BERLA'), { station: { maintenance: false, limitedly_available: true } }, 'does not replace the newer one on either');
+});
+
+t.test('call logs: the legacy calls are logged and filtered by family', async (t) => {
+  const f = fixture();
+  f.originators[0]!.call_log_mode = 'always';
+  const p = await startTestPlatform(t, { fixture: f });
+  // The platform runs here without workers: the call-log worker beside it, stopped first.
+  const worker = startCallLogWorker({ redis: p.parts.redis, redisPrefix: p.parts.config.redisPrefix, sql: p.sql, log: p.parts.log });
+  t.teardown(() => worker.close());
+  t.equal((await poster(p, 'v1')([v1Signal(), v1Signal({ hrs: 'NOPEE' })])).status, 400);
+  t.equal((await poster(p, 'v1.1')([v1Signal({ dispensers: [{ fuel_type: '700ld', available: true }] })])).status, 204);
+  const list = async (family: string) => {
+    const res = await get(`${p.url}/admin/v1/call-logs?originator=mon-1&family=${family}`, ADMIN_TOKEN);
+    return ((await res.json()) as { call_logs: { endpoint: string; status: number; station_ids: string[]; error_details: unknown }[] }).call_logs;
+  };
+  const v1 = await until('the v1 entry', async () => ((await list('import_v1')).length === 1 ? list('import_v1') : undefined));
+  t.match(v1, [{ endpoint: 'POST /import/v1/hrs-availability', status: 400, station_ids: ['BERLA', 'NOPEE'], error_details: { code: 'validation_failed', accepted: 1, rejected: 1 } }]);
+  const v11 = await until('the v1.1 entry', async () => ((await list('import_v1.1')).length === 1 ? list('import_v1.1') : undefined));
+  t.match(v11, [{ endpoint: 'POST /import/v1.1/hrs-availability', status: 204 }]);
+  t.same(await list('import_v2'), [], 'no v2 calls');
+  const bad = await get(`${p.url}/admin/v1/call-logs?originator=mon-1&family=export_v2`, ADMIN_TOKEN);
+  t.equal(bad.status, 400);
+});
+
+t.test('rate limit: v1 and v1.1 share one budget per originator, apart from v2', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture(), env: { IMPORT_V1_RATE_LIMIT: '2' } });
+  t.equal((await poster(p, 'v1')([])).status, 204);
+  t.equal((await poster(p, 'v1.1')([])).status, 204);
+  const refused = await poster(p, 'v1')([]);
+  t.equal(refused.status, 429);
+  t.ok(Number(refused.headers.get('retry-after')) > 0, 'with Retry-After');
+  const v2 = await fetch(`${p.url}/import/v2/signal/availability/`, { method: 'POST', body: '[]', headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' } });
+  t.not(v2.status, 429, "v2's budget is its own");
 });
