@@ -7,6 +7,7 @@ import t from 'tap';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
+import { WsClient } from './helpers/ws.js';
 import { startCallLogWorker } from '../workers/call-log/processor.js';
 
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
@@ -265,4 +266,17 @@ t.test('rate limit: v1 and v1.1 share one budget per originator, apart from v2',
   t.ok(Number(refused.headers.get('retry-after')) > 0, 'with Retry-After');
   const v2 = await fetch(`${p.url}/import/v2/signal/availability/`, { method: 'POST', body: '[]', headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' } });
   t.not(v2.status, 429, "v2's budget is its own");
+});
+
+t.test("the admins' live feed: legacy receipts name their generation, live legacy readings are changes", async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const admin = await WsClient.connect(`${p.url.replace('http:', 'ws:')}/admin/v1/live`, { Authorization: `Bearer ${ADMIN_TOKEN}` });
+  t.teardown(() => admin.close());
+  t.equal((await admin.nextOf('snapshot')).type, 'snapshot');
+  t.equal((await poster(p, 'v1.1')([{ hrs: 'TRUCK', datetime: ago(2), maintenance: false, limitedly_available: false, dispensers: [] }])).status, 204);
+  const receipt = await admin.nextOf('receipt');
+  t.match(receipt, { hrs_id: 'TRUCK', category: 'availability', assignment: 'testing', originator_id: 'mon-1', source: 'import_v1.1' });
+  t.notOk('fuelling_options' in receipt || 'payload' in receipt, 'no values in a receipt');
+  t.equal((await poster(p, 'v1')([v1Signal({ datetime: ago(1) })])).status, 204);
+  t.match(await admin.nextOf('change'), { hrs_id: 'BERLA', category: 'availability', freshness: 'fresh', originator_id: 'mon-1' });
 });

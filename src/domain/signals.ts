@@ -31,4 +31,6 @@ export interface Receipt {
   /** Measurement and receipt times, ISO 8601 UTC. */
   datetime: string;
   received_datetime: string;
+  /** The legacy import generation that sent it; absent for import v2. */
+  source?: 'import_v1' | 'import_v1.1';
 }

@@ -35,6 +35,7 @@ const announcedReceiptSchema = z.object({
   assignment: z.enum(['testing', 'unassigned']),
   datetime: z.string(),
   received_datetime: z.string(),
+  source: z.enum(['import_v1', 'import_v1.1']).optional(),
 });
 
 export const busMessageSchema = z.discriminatedUnion('type', [

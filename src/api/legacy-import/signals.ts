@@ -127,5 +127,6 @@ function receipt(row: StoredTransmission): Receipt {
     assignment: row.state as Receipt['assignment'],
     datetime: row.measuredAt.toISOString(),
     received_datetime: row.receivedAt.toISOString(),
+    source: row.payload.source as Receipt['source'],
   };
 }

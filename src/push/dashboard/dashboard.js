@@ -467,7 +467,8 @@
       li.appendChild(transition);
       li.appendChild(el('span', 'tail-originator', message.originator_id || ''));
     } else if (message.type === 'receipt') {
-      li.appendChild(el('span', 'tail-event tail-assignment-' + message.assignment, 'receipt · ' + message.assignment));
+      var via = message.source ? ' · ' + message.source.replace('import_', '') : '';
+      li.appendChild(el('span', 'tail-event tail-assignment-' + message.assignment, 'receipt · ' + message.assignment + via));
       li.appendChild(el('span', 'tail-transition muted', 'not published'));
       li.appendChild(el('span', 'tail-originator', message.originator_id || ''));
     } else {
