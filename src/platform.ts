@@ -175,6 +175,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     sql, tokens, reference, limiter, log, registry, outlet, callLog: parts.callLog,
     perMinute: config.importV1RateLimit,
     writer: new SignalWriter(sql, { onCommit: metrics.committed }),
+    counted: metrics.legacySignals,
   };
   const admin = adminApi(server, { adminToken: config.adminToken, sql, tokensChanged });
   const exportV2 = exportV2Api(server, { sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl });

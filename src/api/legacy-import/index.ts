@@ -12,9 +12,9 @@ import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { originatorOf } from '../auth.js';
 import { callLogObserver, type CallLogSink } from '../call-log.js';
-import type { SignalOutlet, TransmissionCounter } from '../import-v2/signals.js';
+import type { SignalOutlet } from '../import-v2/signals.js';
 import { legacyImportFamily, type LegacyFamilyName } from './family.js';
-import { legacySignalRoute } from './signals.js';
+import { legacySignalRoute, type LegacySignalCounter } from './signals.js';
 
 /** A legacy import family as its folder (src/api/import-v1/, src/api/import-v1.1/) declares it. */
 export interface LegacyImport extends LegacyFamilyName {
@@ -37,7 +37,7 @@ export interface LegacyImportDeps {
   /** One group-commit writer for v1 and v1.1. */
   writer: SignalWriter;
   outlet: SignalOutlet;
-  counted?: TransmissionCounter;
+  counted?: LegacySignalCounter;
 }
 
 /** The family, its reference lists, `POST {prefix}hrs-availability` and (v1.1) the active stations. */

@@ -10,7 +10,7 @@ import { parseJson, type JsonOptions, type Request } from '../../http/request.js
 import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
 import { noteCall } from '../call-log.js';
-import type { SignalOutlet, TransmissionCounter } from '../import-v2/signals.js';
+import type { SignalOutlet } from '../import-v2/signals.js';
 
 /**
  * `POST /import/v1/hrs-availability` and `POST /import/v1.1/hrs-availability`: signals validated
@@ -24,11 +24,14 @@ import type { SignalOutlet, TransmissionCounter } from '../import-v2/signals.js'
  * v2's unassigned.
  */
 
+/** Told how many signals a family stored and refused (metrics). */
+export type LegacySignalCounter = (family: string, outcome: 'accepted' | 'rejected', count: number) => void;
+
 export interface LegacySignalDeps {
   registry: StationLookup & Pick<OriginatorLookup, 'assignment'>;
   writer: SignalWriter;
   outlet: SignalOutlet;
-  counted?: TransmissionCounter;
+  counted?: LegacySignalCounter;
 }
 
 const TOO_MANY = LIMIT_MESSAGES.tooLong(LIMITS.transmissions);
@@ -53,15 +56,16 @@ export function legacySignalRoute(server: HttpServer, family: Family, dialect: D
     method: 'POST',
     path: `${family.prefix}hrs-availability`,
     body: true,
-    handler: (req) => receive(deps, dialect, req),
+    handler: (req) => receive(deps, family.name, dialect, req),
   });
 }
 
-async function receive(deps: LegacySignalDeps, dialect: Dialect, req: Request): Promise<Reply> {
+async function receive(deps: LegacySignalDeps, familyName: string, dialect: Dialect, req: Request): Promise<Reply> {
   const originatorId = originatorOf(req);
   const body = parseJson(req, LEGACY_JSON);
   const result = await validateV1BatchInSlices(dialect, body, deps.registry, req.receivedAt, SLICE, nextTurn);
   if (result.kind !== 'checked') {
+    deps.counted?.(familyName, 'rejected', Array.isArray(body) ? body.length : 1);
     noteCall(req, { errorDetails: { code: 'validation_failed', errors: result.body } });
     return json(400, result.body);
   }
@@ -69,8 +73,8 @@ async function receive(deps: LegacySignalDeps, dialect: Dialect, req: Request): 
   const rows = signals.map((s) => stored(deps, originatorId, req, s));
   await deps.writer.write(rows);
   const rejected = result.outcomes.length - signals.length;
-  deps.counted?.('availability', 'accepted', rows.length);
-  if (rejected > 0) deps.counted?.('availability', 'rejected', rejected);
+  deps.counted?.(familyName, 'accepted', rows.length);
+  deps.counted?.(familyName, 'rejected', rejected);
   const live: PublishedSignal[] = [];
   const receipts: Receipt[] = [];
   for (const row of rows) {

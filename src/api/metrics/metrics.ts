@@ -59,6 +59,12 @@ export class PlatformMetrics {
     labelNames: ['category', 'outcome'] as const,
     registers: [this.registry],
   });
+  private readonly legacySignalCount = new Counter({
+    name: 'hrs_import_v1_signals_total',
+    help: 'Legacy import signals by family (import_v1, import_v1.1) and outcome (accepted: stored; rejected: refused in their request, which stored the others).',
+    labelNames: ['family', 'outcome'] as const,
+    registers: [this.registry],
+  });
   private readonly commitRows = new Histogram({
     name: 'hrs_signal_commit_rows',
     help: 'Transmissions stored per group commit.',
@@ -95,6 +101,11 @@ export class PlatformMetrics {
   /** Import v2: `count` transmissions of `category` had `outcome`. */
   readonly transmissions = (category: string, outcome: TransmissionOutcome, count: number): void => {
     this.transmissionCount.inc({ category, outcome }, count);
+  };
+
+  /** The legacy import: `count` signals sent to `family` had `outcome`. */
+  readonly legacySignals = (family: string, outcome: 'accepted' | 'rejected', count: number): void => {
+    if (count > 0) this.legacySignalCount.inc({ family, outcome }, count);
   };
 
   /** The signal writer's `onCommit`: one group commit of `rows` transmissions took `seconds`. */
