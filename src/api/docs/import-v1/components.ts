@@ -10,11 +10,14 @@ import { detailSchema } from '../../../domain/import-v2/schemas.js';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
 import { decideToken, type TokenRecord } from '../../../domain/tokens.js';
 import type { Generation } from '../../../domain/vocabulary.js';
+import { DRF_ERRORS } from '../../../http/errors.js';
+import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { MESSAGES } from '../../auth.js';
+import { IMPORT_V1_LIMIT } from '../../legacy-import/family.js';
 import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
 import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../openapi.js';
 import { signalPath, type DialectDoc } from './dialects.js';
-import { CODES, failedSignal, OTHER_DIALECT_CODE, PARTIAL_ACCEPTANCE_ERRORS } from './examples.js';
+import { failedSignal, OTHER_DIALECT_CODE, partialAcceptanceErrors } from './examples.js';
 
 /** The import v1 / v1.1 documents' schemas, headers and shared responses. */
 
@@ -41,7 +44,7 @@ export function headers(limit: number): DocDefinition['headers'] {
     'X-Request-Id': requestIdHeader(),
     'RateLimit-Limit': {
       description:
-        `The limit: ${limit} requests per 60 seconds per signal originator, one budget for import v1 and v1.1 together. ` +
+        `The limit: ${limit} request${limit === 1 ? '' : 's'} per 60 seconds per signal originator, one budget for import v1 and v1.1 together. ` +
         'Absent when the rate limiter is unavailable (requests then pass unlimited).',
       schema: { type: 'integer', minimum: 1, examples: [limit] },
     },
@@ -89,7 +92,7 @@ export function responses(d: DialectDoc, config: DocContext['config']): DocDefin
     TooManyRequests: detailResponse(
       'The originator\'s rate limit (shared by import v1 and v1.1) is exhausted; nothing was processed. Wait `Retry-After` seconds.',
       {
-        throttled: detail(`Request was throttled: at most ${limit} requests per minute per signal originator. Expected available in 12 seconds.`),
+        throttled: detail(DRF_ERRORS.throttled(describeLimit({ ...IMPORT_V1_LIMIT, limit }, 'signal originator'), describeWait(12))),
       },
       { 'Retry-After': headerRef('Retry-After') },
     ),
@@ -104,8 +107,6 @@ export function responses(d: DialectDoc, config: DocContext['config']): DocDefin
  * is wrong with the body as a whole (nothing stored).
  */
 function validationFailed(d: DialectDoc) {
-  const [first] = CODES[d.dialect];
-  const other = OTHER_DIALECT_CODE[d.dialect];
   return {
     description:
       'At least one signal failed validation: the body is an array aligned with the request, `{}` for each signal that ' +
@@ -118,27 +119,16 @@ function validationFailed(d: DialectDoc) {
         examples: {
           partial: {
             summary: 'Partial acceptance: the first and third signals were stored, the second was refused',
-            value: PARTIAL_ACCEPTANCE_ERRORS,
+            description: `The second signal named a code outside the ${d.version} vocabulary (\`${OTHER_DIALECT_CODE[d.dialect]}\`, say).`,
+            value: [{}, { dispensers: [{}, { fuel_type: [V1_MESSAGES.invalidFuellingOption] }] }, {}],
+          },
+          partial_acceptance: {
+            summary: 'The answer to the `partial_acceptance` request example: the first and third signals were stored',
+            value: partialAcceptanceErrors(d.dialect),
           },
           several_fields: {
             summary: 'Several problems in one signal, nested under `dispensers` where they belong',
             value: [failedSignal(d.dialect)],
-          },
-          duplicate_and_not_provided: {
-            summary: 'An option twice, and one the station does not provide',
-            value: [
-              {
-                dispensers: [
-                  {},
-                  { fuel_type: [V1_MESSAGES.duplicateFuellingOption(first)] },
-                  { fuel_type: [V1_MESSAGES.notProvided(d.dialect === 'v1' ? '350bus' : '700hd')] },
-                ],
-              },
-            ],
-          },
-          other_dialect: {
-            summary: `A code of the other dialect (\`${other}\`) on ${d.version}`,
-            value: [{ dispensers: [{ fuel_type: [V1_MESSAGES.invalidFuellingOption] }, {}] }],
           },
           stale: { summary: 'A signal older than 5 minutes', value: [{ datetime: [V1_MESSAGES.tooOld] }] },
           not_an_object: { summary: 'A signal that is not a JSON object', value: [{}, { non_field_errors: [V1_MESSAGES.notAnObject('x')] }] },

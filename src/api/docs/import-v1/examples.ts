@@ -29,12 +29,19 @@ export function signal(dispensers: [string, boolean | null | undefined][], extra
   };
 }
 
+/** A code of the dialect the example station does not provide (the request examples must pass the schema). */
+const NOT_PROVIDED: Record<Dialect, string> = { v1: '350bus', 'v1.1': '700hd' };
+
 /** The 400 body the `partial_acceptance` request example gets. */
-export const PARTIAL_ACCEPTANCE_ERRORS = [{}, { dispensers: [{}, { fuel_type: [V1_MESSAGES.invalidFuellingOption] }] }, {}];
+export const partialAcceptanceErrors = (dialect: Dialect) => [
+  {},
+  { dispensers: [{}, { fuel_type: [V1_MESSAGES.notProvided(NOT_PROVIDED[dialect])] }] },
+  {},
+];
 
 /**
  * The request examples: all but `partial_acceptance` are answered 204; that one 400 with
- * {@link PARTIAL_ACCEPTANCE_ERRORS}, its first and third signals stored.
+ * {@link partialAcceptanceErrors}, its first and third signals stored.
  */
 export function requestExamples(dialect: Dialect): Record<string, { summary: string; description?: string; value: Signal[] }> {
   const [a, b] = CODES[dialect];
@@ -59,11 +66,11 @@ export function requestExamples(dialect: Dialect): Record<string, { summary: str
     partial_acceptance: {
       summary: 'Partial acceptance: answered 400, the first and third signals are stored',
       description:
-        `The second signal names \`${OTHER_DIALECT_CODE[dialect]}\`, a code of the other dialect: the answer is a 400 ` +
-        'aligned with the request (the `partial` example of the 400 response), and the two valid signals are stored.',
+        `The second signal names \`${NOT_PROVIDED[dialect]}\`, which the station does not provide: the answer is a 400 ` +
+        'aligned with the request (the `partial_acceptance` example of the 400 response), and the two valid signals are stored.',
       value: [
         signal([[a, true], [b, true]]),
-        signal([[a, true], [OTHER_DIALECT_CODE[dialect], true]]),
+        signal([[a, true], [NOT_PROVIDED[dialect], true]]),
         signal([[a, false], [b, true]]),
       ],
     },

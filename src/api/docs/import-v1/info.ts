@@ -91,7 +91,7 @@ function transmissionStates(d: DialectDoc): string {
 }
 
 const rateLimit = (limit: number) =>
-  `## Rate limit\n\n${limit} requests per minute per signal originator, **one budget for import v1 and v1.1 together** ` +
+  `## Rate limit\n\n${limit} request${limit === 1 ? '' : 's'} per minute per signal originator, **one budget for import v1 and v1.1 together** ` +
   '(every import v1/v1.1 token of the originator spends it; its import v2 budget is apart). Every response after ' +
   'authentication carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; over the limit the answer ' +
   'is 429 with `Retry-After` and nothing is processed. Recommended cadence: a signal per station every minute, even ' +
