@@ -16,7 +16,7 @@ import { MESSAGES } from '../../auth.js';
 import { IMPORT_V1_LIMIT } from '../../legacy-import/family.js';
 import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
 import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../openapi.js';
-import { signalPath, type DialectDoc } from './dialects.js';
+import type { DialectDoc } from './dialects.js';
 import { failedSignal, OTHER_DIALECT_CODE, partialAcceptanceErrors } from './examples.js';
 
 /** The import v1 / v1.1 documents' schemas, headers and shared responses. */
@@ -111,8 +111,8 @@ function validationFailed(d: DialectDoc) {
     description:
       'At least one signal failed validation: the body is an array aligned with the request, `{}` for each signal that ' +
       'passed (**it was stored**, and published when Live) and the errors of each one that did not. Or the body as a ' +
-      'whole is wrong (not a JSON array, more than ' + `${LIMITS.transmissions}` + ' signals, not JSON at all, a key ' +
-      'twice in one object, nested too deep): then nothing was stored.',
+      `whole is wrong (not a JSON array, more than ${LIMITS.transmissions} signals, not JSON at all, a key twice in one ` +
+      'object, nested too deep): then nothing was stored.',
     content: {
       'application/json': {
         schema: { oneOf: [schemaRef('ValidationErrors'), schemaRef('NonFieldErrors'), schemaRef('Detail')] },
@@ -189,6 +189,3 @@ function unauthorized(d: DialectDoc) {
     { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
   );
 }
-
-/** Where the signals are sent, for the texts. */
-export const signalEndpoint = (d: DialectDoc) => `\`POST ${signalPath(d)}\``;
