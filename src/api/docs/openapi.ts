@@ -15,7 +15,7 @@ import type { RouteInfo, RouteSpec } from '../../http/server.js';
  */
 
 export type Route = RouteInfo;
-export type DocFamily = 'import_v2' | 'export_v2';
+export type DocFamily = 'import_v1' | 'import_v1.1' | 'import_v2' | 'export_v2';
 type Json = Record<string, unknown>;
 
 /** One operation of a document, keyed by the route it documents (path as registered: `:param`). */
@@ -25,7 +25,7 @@ export interface OperationDoc {
   operation: Json;
 }
 
-/** What a document definition is made of; see src/api/docs/import-v2.ts and export-v2.ts (their parts in the folders of the same names). */
+/** What a document definition is made of; see src/api/docs/import-v1.ts, import-v2.ts and export-v2.ts (their parts in the folders of the same names). */
 export interface DocDefinition {
   family: DocFamily;
   info: Json;
@@ -52,6 +52,7 @@ export interface DocDefinition {
 export interface DocContext {
   config: Pick<
     Config,
+    | 'importV1RateLimit'
     | 'importV2RateLimit'
     | 'exportV2RateLimitMinute'
     | 'exportV2RateLimitDay'

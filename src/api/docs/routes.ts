@@ -8,6 +8,7 @@ import type { ReferenceData } from '../../../db/queries/reference.js';
 import type { Config } from '../../config.js';
 import type { Family } from '../../http/family.js';
 import { exportV2Document } from './export-v2.js';
+import { importV11Document, importV1Document } from './import-v1.js';
 import { importV2Document } from './import-v2.js';
 import { buildDocument, type DocContext, type DocDefinition, type OpenApiDocument } from './openapi.js';
 
@@ -26,6 +27,8 @@ import { buildDocument, type DocContext, type DocDefinition, type OpenApiDocumen
 export const DOC_SITES = [
   { family: 'import_v2', prefix: '/import/v2/doc', title: 'HRS signal platform: Import API v2', definition: importV2Document },
   { family: 'export_v2', prefix: '/v2/doc', title: 'HRS signal platform: Export API v2', definition: exportV2Document },
+  { family: 'import_v1', prefix: '/import/v1/doc', title: 'HRS signal platform: Import API v1', definition: importV1Document },
+  { family: 'import_v1.1', prefix: '/import/v1.1/doc', title: 'HRS signal platform: Import API v1.1', definition: importV11Document },
 ] as const satisfies readonly { family: DocDefinition['family']; prefix: string; title: string; definition: (c: DocContext) => DocDefinition }[];
 
 const require = createRequire(import.meta.url);

@@ -130,10 +130,60 @@ export const v11SignalSchema = signalSchema('v1.1');
 export const v1RequestSchema = requestSchema('v1', v1SignalSchema);
 export const v11RequestSchema = requestSchema('v1.1', v11SignalSchema);
 
-/** Per dialect: the schema of one signal and of a request body (an array of them). */
+/*
+ * The other answers of import v1 / v1.1, described for the OpenAPI documents.
+ */
+
+const FUEL_TYPE_DESCRIPTIONS: Record<Dialect, [string, string][]> = {
+  v1: [
+    ['700car', 'Hydrogen at 700 bar for passenger cars'],
+    ['350car', 'Hydrogen at 350 bar for passenger cars'],
+  ],
+  'v1.1': [
+    ['700ld', 'Hydrogen at 700 bar for light-duty vehicles'],
+    ['700hd', 'Hydrogen at 700 bar for heavy-duty vehicles'],
+  ],
+};
+
+/** `GET /import/v1/fuel-type`, `GET /import/v1.1/fuel-type`: the codes a signal of the dialect may send. */
+function fuelTypeListSchema(dialect: Dialect) {
+  const entry = z
+    .strictObject({
+      code: z.enum(DIALECT_CODES[dialect]).meta({ description: `The code, as \`dispensers[].fuel_type\` sends it: ${CODES_TEXT[dialect]}` }),
+      description: z.string().meta({ description: 'What the code stands for, for a person to read.' }),
+    })
+    .meta({ title: dialect === 'v1' ? 'v1 fuel type' : 'v1.1 fuelling option' });
+  return z.array(entry).meta({
+    title: dialect === 'v1' ? 'v1 fuel types' : 'v1.1 fuelling options',
+    description: `Every code \`dispensers[].fuel_type\` accepts on import ${dialect}, in a fixed order: the authoritative list.`,
+    examples: [FUEL_TYPE_DESCRIPTIONS[dialect].map(([code, description]) => ({ code, description }))],
+  });
+}
+
+export const v1FuelTypeListSchema = fuelTypeListSchema('v1');
+export const v11FuelTypeListSchema = fuelTypeListSchema('v1.1');
+
+const stationIds = (what: string) =>
+  z.array(z.string().regex(/^[A-Z]{5}$/)).meta({ description: `Station ids, sorted, ${what}.`, examples: [['BERLA', 'HAMBG']] });
+
+/** `GET /import/v1.1/active-stations`: the stations of the token's originator by transmission state. */
+export const v11ActiveStationsSchema = z
+  .strictObject({
+    live: stationIds('where the originator\'s transmission state is Live: its signals are stored and published'),
+    testing: stationIds('where the originator\'s transmission state is Testing: its signals are stored as the latest, not published'),
+  })
+  .meta({
+    title: 'Active stations',
+    description:
+      'The stations the token\'s signal originator reports on through import v1 / v1.1, by transmission state. Stations ' +
+      'where it is Inactive (or not assigned) are not listed: signals for them are kept for debugging only.',
+    examples: [{ live: ['BERLA'], testing: ['TRUCK'] }],
+  });
+
+/** Per dialect: the schema of one signal, of a request body (an array of them), and of the fuel-type list. */
 export const V1_SCHEMAS = {
-  v1: { signal: v1SignalSchema, request: v1RequestSchema },
-  'v1.1': { signal: v11SignalSchema, request: v11RequestSchema },
+  v1: { signal: v1SignalSchema, request: v1RequestSchema, fuelTypes: v1FuelTypeListSchema },
+  'v1.1': { signal: v11SignalSchema, request: v11RequestSchema, fuelTypes: v11FuelTypeListSchema },
 } as const;
 
 /*

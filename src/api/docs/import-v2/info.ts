@@ -35,7 +35,8 @@ const ERRORS =
 
 const VERSIONING =
   '## Versioning\n\nImport v2 lives under `/import/v2/...` with its own credential type. Import v1 ' +
-  '(`/import/v1/...`) remains functional and is deprecated.';
+  '(`/import/v1/...`) remains functional and is deprecated; its reference is at [/import/v1/doc/](/import/v1/doc/), ' +
+  'import v1.1\'s at [/import/v1.1/doc/](/import/v1.1/doc/).';
 
 export function info(context: DocContext): DocDefinition['info'] {
   return {

@@ -1,0 +1,35 @@
+import type { DocContext, DocDefinition } from './openapi.js';
+import { headers, requestSchemas, responses, responseSchemas } from './import-v1/components.js';
+import { DIALECT_DOCS, type DialectDoc } from './import-v1/dialects.js';
+import { info, securitySchemes, tags } from './import-v1/info.js';
+import { signalOperation } from './import-v1/signals.js';
+import { activeStationsOperation, fuelTypeOperation } from './import-v1/stations.js';
+
+/**
+ * The import v1 and v1.1 documents' definitions, put together from their parts under
+ * src/api/docs/import-v1/ (shared by both, told apart by dialects.ts): the info, the signal
+ * endpoint, the fuel-type list, the active stations (v1.1), and the components. The schemas are
+ * those of src/domain/import-v1/schemas.ts.
+ */
+function legacyImportDocument(d: DialectDoc, context: DocContext): DocDefinition {
+  return {
+    family: d.family,
+    info: info(d, context),
+    tags: tags(),
+    securitySchemes: securitySchemes(),
+    requestSchemas: requestSchemas(d),
+    responseSchemas: responseSchemas(d),
+    headers: headers(context.config.importV1RateLimit),
+    responses: responses(d, context.config),
+    everyResponseHeaders: ['X-Request-Id'],
+    afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    operations: [
+      signalOperation(d),
+      fuelTypeOperation(d, context.reference),
+      ...(d.declared.activeStations ? [activeStationsOperation(d)] : []),
+    ],
+  };
+}
+
+export const importV1Document = (context: DocContext): DocDefinition => legacyImportDocument(DIALECT_DOCS.v1, context);
+export const importV11Document = (context: DocContext): DocDefinition => legacyImportDocument(DIALECT_DOCS['v1.1'], context);
