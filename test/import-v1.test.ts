@@ -144,6 +144,9 @@ t.test('partial acceptance: a batch of 3 with the middle one bad stores two and 
   t.same(await res.json(), [{}, { dispensers: [{}, { fuel_type: ['Invalid fuelling option'] }] }, {}]);
   const { history } = await rows(p);
   t.same(history.map((h) => h.transmission_id), ['ok-1', 'ok-2'], 'both valid signals stored, in order');
+  const metrics = await (await get(`${p.url}/metrics`, ADMIN_TOKEN)).text();
+  t.match(metrics, /^hrs_import_v1_signals_total\{family="import_v1",outcome="accepted"\} 2$/m, 'counted: two accepted');
+  t.match(metrics, /^hrs_import_v1_signals_total\{family="import_v1",outcome="rejected"\} 1$/m, 'and one rejected');
 });
 
 t.test('rules: required booleans, the 5-minute and future messages, unknown stations, a non-list body', async (t) => {

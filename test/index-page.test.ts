@@ -19,6 +19,8 @@ t.test('GET / lists the pages as JSON, each link answering', async (t) => {
   t.same(hrefs, {
     export_v2_doc: `${p.url}/v2/doc/`,
     import_v2_doc: `${p.url}/import/v2/doc/`,
+    'import_v1.1_doc': `${p.url}/import/v1.1/doc/`,
+    import_v1_doc: `${p.url}/import/v1/doc/`,
     admin: `${p.url}/admin/`,
     healthz: `${p.url}/healthz`,
     readyz: `${p.url}/readyz`,

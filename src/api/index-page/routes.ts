@@ -27,6 +27,8 @@ export interface IndexPage {
 const PAGES: readonly Omit<IndexPage, 'href'>[] = [
   { rel: 'export_v2_doc', title: 'Export API v2: reference (OpenAPI document at /v2/doc/schema)', auth: 'none' },
   { rel: 'import_v2_doc', title: 'Import API v2: reference (OpenAPI document at /import/v2/doc/schema)', auth: 'none' },
+  { rel: 'import_v1.1_doc', title: 'Import API v1.1 (legacy): reference (OpenAPI document at /import/v1.1/doc/schema)', auth: 'none' },
+  { rel: 'import_v1_doc', title: 'Import API v1 (legacy, deprecated): reference (OpenAPI document at /import/v1/doc/schema)', auth: 'none' },
   { rel: 'admin', title: 'Admins\' live dashboard', auth: 'ADMIN_TOKEN' },
   { rel: 'healthz', title: 'Liveness: the process answers', auth: 'none' },
   { rel: 'readyz', title: 'Readiness: PostgreSQL and Redis answer and the instance is not stopping', auth: 'none' },
@@ -37,6 +39,8 @@ const PAGES: readonly Omit<IndexPage, 'href'>[] = [
 const PATHS: Record<string, string> = {
   export_v2_doc: '/v2/doc/',
   import_v2_doc: '/import/v2/doc/',
+  'import_v1.1_doc': '/import/v1.1/doc/',
+  import_v1_doc: '/import/v1/doc/',
   admin: '/admin/',
   healthz: '/healthz',
   readyz: '/readyz',
