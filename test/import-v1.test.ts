@@ -149,6 +149,18 @@ t.test('partial acceptance: a batch of 3 with the middle one bad stores two and 
   t.match(metrics, /^hrs_import_v1_signals_total\{family="import_v1",outcome="rejected"\} 1$/m, 'and one rejected');
 });
 
+t.test('two signals for one station in one request: both stored in order, the newer published', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  const res = await poster(p, 'v1')([
+    v1Signal({ transmission_id: 'same-newer', datetime: ago(5), maintenance: true }),
+    v1Signal({ transmission_id: 'same-older', datetime: ago(50) }),
+  ]);
+  t.equal(res.status, 204);
+  const { history, published } = await rows(p);
+  t.same(history.map((h) => h.transmission_id), ['same-newer', 'same-older'], 'both in the history, in request order');
+  t.equal(published[0]!.transmission_id, 'same-newer', 'the newer by datetime is the published one');
+});
+
 t.test('rules: required booleans, the 5-minute and future messages, unknown stations, a non-list body', async (t) => {
   const p = await startTestPlatform(t, { fixture: fixture() });
   const post = poster(p, 'v1');
