@@ -45,6 +45,18 @@ export function importV2Fixture(count = IMPORT_V2_STATIONS) {
   return addStations(baseFixture(), count, ['availability']);
 }
 
+/**
+ * The `import-v2` fixture with mon-1 also live on the legacy import (signal type `v1`) for each
+ * generated station, so one platform takes the same stations' availability over import v2 and over
+ * import v1/v1.1 (mon-1's import v1 token is TOKENS.import_v1). The stations' confirmed layout
+ * provides 700ld and 350ld, the codes a v1.1 signal names them by.
+ */
+export function importV1Fixture(count = IMPORT_V2_STATIONS) {
+  const fixture = importV2Fixture(count);
+  for (const hrsId of stationIds(count)) fixture.assignments.push({ originator: 'mon-1', hrs_id: hrsId, signal_type: 'v1', state: 'live' });
+  return fixture;
+}
+
 /** Number of generated stations in the `status` fixture. */
 export const STATUS_STATIONS = 1000;
 
@@ -69,6 +81,7 @@ function exportTokenFixture() {
 const FIXTURES: Record<string, () => unknown> = {
   base: baseFixture,
   'export-token': exportTokenFixture,
+  'import-v1': importV1Fixture,
   'import-v2': importV2Fixture,
   status: statusFixture,
 };
