@@ -20,3 +20,38 @@ export const wwwAuthenticateHeader = () => ({
   description: 'The authentication scheme: `Bearer`.',
   schema: { type: 'string', const: 'Bearer' },
 });
+
+/**
+ * The headers of an import document (v1, v1.1, v2): the request id, the `RateLimit-*` ones stating
+ * the configured limit (`limitText` says what it counts), `Retry-After` and `WWW-Authenticate`.
+ */
+export function importHeaders(limit: number, limitText: string): Record<string, unknown> {
+  return {
+    'X-Request-Id': requestIdHeader(),
+    'RateLimit-Limit': {
+      description: `The limit: ${limitText} Absent when the rate limiter is unavailable (requests then pass unlimited).`,
+      schema: { type: 'integer', minimum: 1, examples: [limit] },
+    },
+    'RateLimit-Remaining': {
+      description: 'Requests still allowed now.',
+      schema: { type: 'integer', minimum: 0, examples: [Math.max(0, limit - 1)] },
+    },
+    'RateLimit-Reset': {
+      description:
+        'Seconds until the oldest counted request leaves the window, i.e. until `RateLimit-Remaining` next grows (0 when nothing is counted).',
+      schema: { type: 'integer', minimum: 0, examples: [60] },
+    },
+    'Retry-After': retryAfterHeader(),
+    'WWW-Authenticate': wwwAuthenticateHeader(),
+  };
+}
+
+/** A response of the import documents with a `{"detail": "..."}` body (the `Detail` schema) and its examples. */
+export const detailResponse = (description: string, examples: Record<string, unknown>, headers?: Record<string, unknown>) => ({
+  description,
+  ...(headers ? { headers } : {}),
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/Detail' }, examples } },
+});
+
+/** One example of a `{"detail": "..."}` body. */
+export const detail = (text: string, summary?: string) => ({ ...(summary ? { summary } : {}), value: { detail: text } });

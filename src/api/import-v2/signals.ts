@@ -81,8 +81,8 @@ async function receive(deps: SignalRouteDeps, category: Category, req: Request):
   const live: PublishedSignal[] = [];
   const receipts: Receipt[] = [];
   for (const row of rows) {
-    if (row.state === 'live') live.push(published(row, category));
-    else receipts.push(receipt(row, category));
+    if (row.state === 'live') live.push(publishedOf(row));
+    else receipts.push(receiptOf(row));
   }
   deps.outlet.publish(live);
   deps.outlet.received(receipts);
@@ -107,10 +107,11 @@ function routing(assignment: string | undefined): StoredTransmission['state'] {
   return assignment === 'live' || assignment === 'testing' ? assignment : 'unassigned';
 }
 
-function published(row: StoredTransmission, category: Category): PublishedSignal {
+/** A stored live row as instances announce it (import v2 and the legacy import). */
+export function publishedOf(row: StoredTransmission): PublishedSignal {
   return {
     hrsId: row.hrsId,
-    category,
+    category: row.category as Category,
     originatorId: row.originatorId,
     datetime: row.measuredAt.getTime(),
     receivedAt: row.receivedAt.getTime(),
@@ -118,11 +119,13 @@ function published(row: StoredTransmission, category: Category): PublishedSignal
   };
 }
 
-function receipt(row: StoredTransmission, category: Category): Receipt {
+/** A stored row that is not published, as the admins' feed shows it (no values); `source` names a legacy generation. */
+export function receiptOf(row: StoredTransmission, source?: Receipt['source']): Receipt {
   return {
+    ...(source ? { source } : {}),
     originator_id: row.originatorId,
     hrs_id: row.hrsId,
-    category,
+    category: row.category as Category,
     assignment: row.state as Receipt['assignment'],
     datetime: row.measuredAt.toISOString(),
     received_datetime: row.receivedAt.toISOString(),

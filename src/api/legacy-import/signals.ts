@@ -1,16 +1,15 @@
 import { SignalWriter, type StoredTransmission } from '../../../db/queries/signals.js';
 import type { Dialect, V1Signal } from '../../domain/import-v1/validate.js';
 import { validateV1BatchInSlices } from '../../domain/import-v1/validate.js';
-import { LIMIT_MESSAGES, LIMITS } from '../../domain/import-v2/limits.js';
 import type { PublishedSignal, Receipt } from '../../domain/signals.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
-import { badRequest, json, type Reply } from '../../http/errors.js';
+import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { parseJson, type JsonOptions, type Request } from '../../http/request.js';
+import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
 import { noteCall } from '../call-log.js';
-import type { SignalOutlet } from '../import-v2/signals.js';
+import { IMPORT_V2_JSON, publishedOf, receiptOf, type SignalOutlet } from '../import-v2/signals.js';
 
 /**
  * `POST /import/v1/hrs-availability` and `POST /import/v1.1/hrs-availability`: signals validated
@@ -34,21 +33,11 @@ export interface LegacySignalDeps {
   counted?: LegacySignalCounter;
 }
 
-const TOO_MANY = LIMIT_MESSAGES.tooLong(LIMITS.transmissions);
-
-/** As import v2 reads a body: JSON required, no duplicate keys, bounded nesting and length. */
-export const LEGACY_JSON: JsonOptions = {
-  requireContentType: true,
-  rejectDuplicateKeys: true,
-  maxDepth: LIMITS.depth,
-  maxItems: { max: LIMITS.transmissions, error: () => badRequest('too_many_items', TOO_MANY, { non_field_errors: [TOO_MANY] }) },
-};
-
 const SLICE = 50;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** The generation a stored v1 reading names as its source (`payload.source`). */
-export const SOURCES: Record<Dialect, string> = { v1: 'import_v1', 'v1.1': 'import_v1.1' };
+export const SOURCES: Record<Dialect, NonNullable<Receipt['source']>> = { v1: 'import_v1', 'v1.1': 'import_v1.1' };
 
 export function legacySignalRoute(server: HttpServer, family: Family, dialect: Dialect, deps: LegacySignalDeps): void {
   server.route({
@@ -62,7 +51,7 @@ export function legacySignalRoute(server: HttpServer, family: Family, dialect: D
 
 async function receive(deps: LegacySignalDeps, familyName: string, dialect: Dialect, req: Request): Promise<Reply> {
   const originatorId = originatorOf(req);
-  const body = parseJson(req, LEGACY_JSON);
+  const body = parseJson(req, IMPORT_V2_JSON); // read as import v2 reads a body: the same limits
   const result = await validateV1BatchInSlices(dialect, body, deps.registry, req.receivedAt, SLICE, nextTurn);
   if (result.kind !== 'checked') {
     deps.counted?.(familyName, 'rejected', Array.isArray(body) ? body.length : 1);
@@ -78,8 +67,8 @@ async function receive(deps: LegacySignalDeps, familyName: string, dialect: Dial
   const live: PublishedSignal[] = [];
   const receipts: Receipt[] = [];
   for (const row of rows) {
-    if (row.state === 'live') live.push(published(row));
-    else receipts.push(receipt(row));
+    if (row.state === 'live') live.push(publishedOf(row));
+    else receipts.push(receiptOf(row, SOURCES[dialect]));
   }
   deps.outlet.publish(live);
   deps.outlet.received(receipts);
@@ -109,28 +98,5 @@ function stored(deps: LegacySignalDeps, originatorId: string, req: Request, s: V
     receivedAt: req.receivedAt,
     transmissionId: s.transmissionId,
     payload: { ...s.payload, source: SOURCES[s.dialect] },
-  };
-}
-
-function published(row: StoredTransmission): PublishedSignal {
-  return {
-    hrsId: row.hrsId,
-    category: 'availability',
-    originatorId: row.originatorId,
-    datetime: row.measuredAt.getTime(),
-    receivedAt: row.receivedAt.getTime(),
-    payload: row.payload,
-  };
-}
-
-function receipt(row: StoredTransmission): Receipt {
-  return {
-    originator_id: row.originatorId,
-    hrs_id: row.hrsId,
-    category: 'availability',
-    assignment: row.state as Receipt['assignment'],
-    datetime: row.measuredAt.toISOString(),
-    received_datetime: row.receivedAt.toISOString(),
-    source: row.payload.source as Receipt['source'],
   };
 }

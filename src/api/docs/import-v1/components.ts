@@ -14,7 +14,7 @@ import { DRF_ERRORS } from '../../../http/errors.js';
 import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { MESSAGES } from '../../auth.js';
 import { IMPORT_V1_LIMIT } from '../../legacy-import/family.js';
-import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
+import { detail, detailResponse, importHeaders } from '../headers.js';
 import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../openapi.js';
 import type { DialectDoc } from './dialects.js';
 import { failedSignal, OTHER_DIALECT_CODE, partialAcceptanceErrors } from './examples.js';
@@ -40,36 +40,10 @@ export function responseSchemas(d: DialectDoc): DocDefinition['responseSchemas']
 
 /** The headers, the `RateLimit-*` ones stating the configured limit v1 and v1.1 share. */
 export function headers(limit: number): DocDefinition['headers'] {
-  return {
-    'X-Request-Id': requestIdHeader(),
-    'RateLimit-Limit': {
-      description:
-        `The limit: ${limit} request${limit === 1 ? '' : 's'} per 60 seconds per signal originator, one budget for import v1 and v1.1 together. ` +
-        'Absent when the rate limiter is unavailable (requests then pass unlimited).',
-      schema: { type: 'integer', minimum: 1, examples: [limit] },
-    },
-    'RateLimit-Remaining': {
-      description: 'Requests still allowed now.',
-      schema: { type: 'integer', minimum: 0, examples: [Math.max(0, limit - 1)] },
-    },
-    'RateLimit-Reset': {
-      description:
-        'Seconds until the oldest counted request leaves the window, i.e. until `RateLimit-Remaining` next grows (0 when nothing is counted).',
-      schema: { type: 'integer', minimum: 0, examples: [60] },
-    },
-    'Retry-After': retryAfterHeader(),
-    'WWW-Authenticate': wwwAuthenticateHeader(),
-  };
+  const text = `${limit} request${limit === 1 ? '' : 's'} per 60 seconds per signal originator, one budget for import v1 and v1.1 together.`;
+  return importHeaders(limit, text) as DocDefinition['headers'];
 }
 
-/** A response with a `{"detail": "..."}` body and its examples. */
-const detailResponse = (description: string, examples: Record<string, unknown>, headers?: Record<string, unknown>) => ({
-  description,
-  ...(headers ? { headers } : {}),
-  content: { 'application/json': { schema: schemaRef('Detail'), examples } },
-});
-
-const detail = (text: string, summary?: string) => ({ ...(summary ? { summary } : {}), value: { detail: text } });
 
 /** The shared responses: every refusal a request of the family can get. */
 export function responses(d: DialectDoc, config: DocContext['config']): DocDefinition['responses'] {

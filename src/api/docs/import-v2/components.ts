@@ -7,7 +7,7 @@ import {
 } from '../../../domain/import-v2/schemas.js';
 import { LIMIT_MESSAGES, LIMITS } from '../../../domain/import-v2/limits.js';
 import { MESSAGES } from '../../auth.js';
-import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
+import { detail, detailResponse, importHeaders } from '../headers.js';
 import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../openapi.js';
 
 /** The import v2 document's response schemas, headers and shared responses. */
@@ -22,34 +22,9 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
 
 /** The headers, the `RateLimit-*` ones stating the configured limit. */
 export function headers(limit: number): DocDefinition['headers'] {
-  return {
-    'X-Request-Id': requestIdHeader(),
-    'RateLimit-Limit': {
-      description: `The limit: ${limit} requests per 60 seconds per signal originator. Absent when the rate limiter is unavailable (requests then pass unlimited).`,
-      schema: { type: 'integer', minimum: 1, examples: [limit] },
-    },
-    'RateLimit-Remaining': {
-      description: 'Requests still allowed now.',
-      schema: { type: 'integer', minimum: 0, examples: [limit - 1] },
-    },
-    'RateLimit-Reset': {
-      description:
-        'Seconds until the oldest counted request leaves the window, i.e. until `RateLimit-Remaining` next grows (0 when nothing is counted).',
-      schema: { type: 'integer', minimum: 0, examples: [60] },
-    },
-    'Retry-After': retryAfterHeader(),
-    'WWW-Authenticate': wwwAuthenticateHeader(),
-  };
+  return importHeaders(limit, `${limit} requests per 60 seconds per signal originator.`) as DocDefinition['headers'];
 }
 
-/** A response with a `{"detail": "..."}` body and its examples. */
-const detailResponse = (description: string, examples: Record<string, unknown>, headers?: Record<string, unknown>) => ({
-  description,
-  ...(headers ? { headers } : {}),
-  content: { 'application/json': { schema: schemaRef('Detail'), examples } },
-});
-
-const detail = (text: string) => ({ value: { detail: text } });
 
 /** The shared responses: every refusal a signal or station request can get. */
 export function responses(config: DocContext['config']): DocDefinition['responses'] {
