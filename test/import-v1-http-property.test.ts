@@ -1,6 +1,6 @@
 import t from 'tap';
 import fc from 'fast-check';
-import { baseFixture, TOKENS } from './helpers/fixtures.js';
+import { legacyFixture, TOKENS } from './helpers/fixtures.js';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
 
 /**
@@ -32,30 +32,7 @@ const STATIONS = Object.keys(PROVIDED);
  * and HAMBG (no confirmed layout), each live for mon-1 on v1.
  */
 function fixture() {
-  const f = baseFixture();
-  (f.stations[0] as Record<string, unknown>).v1_fuel_types = ['700car', '350car'];
-  f.stations.push({
-    hrs_id: 'TRUCK',
-    operator: 'h2-demo',
-    name: 'Truck Stop',
-    heavy_duty: true,
-    v1_fuel_types: ['700car', '350bus'],
-    layout: {
-      dispensers: [
-        {
-          external_id: 'D1',
-          is_certified: true,
-          nozzles: [
-            { external_id: 'T1', connector_type: 'H70', vehicle_side: 'left', is_certified: true, fuelling_options: ['700ld'] },
-            { external_id: 'T2', connector_type: 'H70', vehicle_side: 'right', is_certified: true, fuelling_options: ['700hd'] },
-            { external_id: 'T3', connector_type: 'H35HF', vehicle_side: 'right', is_certified: true, fuelling_options: ['350hd'] },
-          ],
-        },
-      ],
-      storages: [],
-      products: [],
-    },
-  } as Record<string, unknown>);
+  const f = legacyFixture();
   f.assignments.push(...STATIONS.map((hrs_id) => ({ originator: 'mon-1', hrs_id, signal_type: 'v1', state: 'live' })));
   return f;
 }

@@ -4,7 +4,7 @@
  * routing, one published availability picture per station whichever generation sent it.
  */
 import t from 'tap';
-import { baseFixture, TOKENS } from './helpers/fixtures.js';
+import { legacyFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
 import { WsClient } from './helpers/ws.js';
@@ -17,31 +17,7 @@ const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOStri
  * duty (700ld, 700hd, 350hd; v1 700car, 350bus), mon-1 testing on v1; HAMBG inactive on v1.
  */
 function fixture() {
-  const f = baseFixture();
-  const berla = f.stations[0] as Record<string, unknown>;
-  berla.v1_fuel_types = ['700car', '350car'];
-  f.stations.push({
-    hrs_id: 'TRUCK',
-    operator: 'h2-demo',
-    name: 'Truck Stop',
-    heavy_duty: true,
-    v1_fuel_types: ['700car', '350bus'],
-    layout: {
-      dispensers: [
-        {
-          external_id: 'D1',
-          is_certified: true,
-          nozzles: [
-            { external_id: 'T1', connector_type: 'H70', vehicle_side: 'left', is_certified: true, fuelling_options: ['700ld'] },
-            { external_id: 'T2', connector_type: 'H70', vehicle_side: 'right', is_certified: true, fuelling_options: ['700hd'] },
-            { external_id: 'T3', connector_type: 'H35HF', vehicle_side: 'right', is_certified: true, fuelling_options: ['350hd'] },
-          ],
-        },
-      ],
-      storages: [],
-      products: [],
-    },
-  } as Record<string, unknown>);
+  const f = legacyFixture();
   f.assignments.push(
     { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'v1', state: 'live' },
     { originator: 'mon-1', hrs_id: 'TRUCK', signal_type: 'v1', state: 'testing' },

@@ -89,3 +89,34 @@ export function berlaAssignments(pricing: AssignmentState = 'live') {
     { originator: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' as AssignmentState },
   ];
 }
+
+/**
+ * The base registry with a heavy-duty station for the legacy import: BERLA (700ld, 350ld; v1 700car,
+ * 350car) and TRUCK (700ld, 700hd, 350hd; v1 700car, 350bus). Assignments for v1 are the caller's.
+ */
+export function legacyFixture() {
+  const f = baseFixture();
+  f.stations.push({
+    hrs_id: 'TRUCK',
+    operator: 'h2-demo',
+    name: 'Truck Stop',
+    heavy_duty: true,
+    v1_fuel_types: ['700car', '350bus'],
+    layout: {
+      dispensers: [
+        {
+          external_id: 'D1',
+          is_certified: true,
+          nozzles: [
+            { external_id: 'T1', connector_type: 'H70', vehicle_side: 'left', is_certified: true, fuelling_options: ['700ld'] },
+            { external_id: 'T2', connector_type: 'H70', vehicle_side: 'right', is_certified: true, fuelling_options: ['700hd'] },
+            { external_id: 'T3', connector_type: 'H35HF', vehicle_side: 'right', is_certified: true, fuelling_options: ['350hd'] },
+          ],
+        },
+      ],
+      storages: [],
+      products: [],
+    },
+  } as Record<string, unknown>);
+  return f;
+}
