@@ -48,6 +48,11 @@ import OpeningHours from 'opening_hours';
 /** ISO 3166-1 alpha-2 country, for public holidays (`PH`); any case. */
 export type HolidayCountry = string | null | undefined;
 
+/** The holiday country a station's details give (`details.country`, two letters), lowercased; else null. */
+export function holidayCountry(country: unknown): string | null {
+  return typeof country === 'string' && /^[A-Za-z]{2}$/.test(country) ? country.toLowerCase() : null;
+}
+
 /** How far ahead `nextChange` looks for a change before answering null. */
 const HORIZON_MS = 5 * 366 * 86_400_000;
 /** Beyond any real offset change: how far back a clock that goes back may land. */
