@@ -68,6 +68,8 @@ export interface StationFields {
   heavy_duty: boolean;
   opening_hours: string | null;
   details: Record<string, unknown>;
+  /** The IANA zone its opening hours are read in: the file's, else the one at its coordinates; null when neither. */
+  time_zone: string | null;
 }
 
 /** A station photo as stored: the bytes, their media type and SHA-256. */
@@ -77,12 +79,15 @@ export interface StoredPhoto {
   sha256: Buffer;
 }
 
-/** Writes a station's own fields and photo; a change moves its `static_modified_at`. */
+/**
+ * Writes a station's own fields and photo; a change moves its `static_modified_at`. Its time zone is
+ * written with a new station; for an existing one `setStationTimeZone` writes it.
+ */
 export async function upsertStationRow(tx: Tx, s: StationFields, photo: StoredPhoto | null): Promise<Upserted> {
   const [row] = await tx<{ inserted: boolean }[]>`
-    INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details, photo, photo_media_type, photo_sha256)
+    INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details, photo, photo_media_type, photo_sha256, time_zone)
     VALUES (${s.hrs_id}, ${s.operator}, ${s.name}, ${s.heavy_duty}, ${s.opening_hours}, ${tx.json(s.details as never)},
-            ${photo?.bytes ?? null}, ${photo?.mediaType ?? null}, ${photo?.sha256 ?? null})
+            ${photo?.bytes ?? null}, ${photo?.mediaType ?? null}, ${photo?.sha256 ?? null}, ${s.time_zone})
     ON CONFLICT (hrs_id) DO UPDATE SET
       operator_id = EXCLUDED.operator_id, name = EXCLUDED.name, heavy_duty = EXCLUDED.heavy_duty,
       opening_hours = EXCLUDED.opening_hours, details = EXCLUDED.details, photo = EXCLUDED.photo,
@@ -94,6 +99,16 @@ export async function upsertStationRow(tx: Tx, s: StationFields, photo: StoredPh
            EXCLUDED.details, EXCLUDED.photo_media_type, EXCLUDED.photo_sha256)
     RETURNING (xmax = 0) AS inserted`;
   return upserted(row);
+}
+
+/**
+ * Sets a station's time zone; true when it differed. The zone is not exported static content, so its
+ * `static_modified_at` stays.
+ */
+export async function setStationTimeZone(tx: Tx, hrsId: string, timeZone: string | null): Promise<boolean> {
+  const rows = await tx`
+    UPDATE stations SET time_zone = ${timeZone} WHERE hrs_id = ${hrsId} AND time_zone IS DISTINCT FROM ${timeZone} RETURNING hrs_id`;
+  return rows.length > 0;
 }
 
 /** Marks a station's exported static content as changed (something belonging to it changed). */

@@ -14,6 +14,11 @@ export interface RegistryStationRow {
   confirmed: boolean;
   /** Its registered v1 fuel types (`700car`, …), sorted. */
   v1_fuel_types?: string[];
+  opening_hours?: string | null;
+  /** The IANA zone its opening hours are read in (migration 0004); null when unknown. */
+  time_zone?: string | null;
+  /** `details.country` when a string (the country for public holidays in its hours). */
+  country?: string | null;
 }
 
 /**
@@ -59,7 +64,8 @@ export interface RegistryRows {
 export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
   const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
     sql<RegistryStationRow[]>`
-      SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed,
+      SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed, s.opening_hours, s.time_zone,
+             CASE WHEN jsonb_typeof(s.details -> 'country') = 'string' THEN s.details ->> 'country' END AS country,
              coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types
       FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,
     sql<RegistryNozzleRow[]>`

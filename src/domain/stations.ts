@@ -26,6 +26,12 @@ export interface StationEntry {
    * signals are checked against beside the confirmed layout. Left out: none registered.
    */
   v1FuelTypes?: readonly string[];
+  /** The station's opening hours (OpenStreetMap syntax), null when not given; see opening-hours.ts. */
+  openingHours?: string | null;
+  /** The IANA time zone its opening hours are read in (named in the registry or found at its coordinates); null when unknown. */
+  timeZone?: string | null;
+  /** The country whose public holidays `PH` in its opening hours means (ISO 3166-1 alpha-2, lowercase); null when unknown. */
+  holidayCountry?: string | null;
 }
 
 /** Finding a station (with its confirmed layout) by `hrs_id`: all validation needs. */

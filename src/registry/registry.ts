@@ -1,6 +1,7 @@
 import type { RegistryRows } from '../../db/queries/registry.js';
 import type { ConfirmedLayout, OriginatorLookup, StationDirectory, StationEntry } from '../domain/stations.js';
 import type { AssignmentState, CallLogMode } from '../domain/vocabulary.js';
+import { holidayCountry } from '../domain/opening-hours.js';
 
 /**
  * The registry in memory, as the request path needs it: stations with their confirmed layouts,
@@ -77,7 +78,16 @@ export class Registry implements StationDirectory, OriginatorLookup {
       const layout: ConfirmedLayout | null = s.confirmed
         ? { nozzles: new Map(), dispensers: new Map(), storages: new Set(), products: new Set() }
         : null;
-      next.set(s.hrs_id, { hrsId: s.hrs_id, name: s.name, heavyDuty: s.heavy_duty, layout, v1FuelTypes: s.v1_fuel_types ?? [] });
+      next.set(s.hrs_id, {
+        hrsId: s.hrs_id,
+        name: s.name,
+        heavyDuty: s.heavy_duty,
+        layout,
+        v1FuelTypes: s.v1_fuel_types ?? [],
+        openingHours: s.opening_hours ?? null,
+        timeZone: s.time_zone ?? null,
+        holidayCountry: holidayCountry(s.country),
+      });
     }
     for (const row of nozzles) {
       const layout = next.get(row.hrs_id)?.layout;

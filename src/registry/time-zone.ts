@@ -1,0 +1,53 @@
+import { find } from 'geo-tz/all';
+
+/**
+ * A station's time zone from where it is, for stations whose registry entry names none. The lookup
+ * uses geo-tz's full data set (the timezone-boundary-builder polygons, shipped with the package and
+ * read from its files on first use of each area, so it works offline): it names the zone as the time
+ * zone database does for that place (Europe/Copenhagen, not a zone merged with it since 1970).
+ */
+
+/**
+ * The IANA time zone at a point, or undefined for coordinates out of range. Where zones overlap
+ * (disputed areas) the first named zone; at sea the nautical `Etc/GMT±N` zone; at a pole, where every
+ * nautical zone meets, undefined.
+ */
+export function timeZoneAt(lat: number, lon: number): string | undefined {
+  if (!Number.isFinite(lat) || !Number.isFinite(lon) || Math.abs(lat) > 90 || Math.abs(lon) > 180) return undefined;
+  const zones = find(lat, lon);
+  const named = zones.find((zone) => !zone.startsWith('Etc/'));
+  if (named !== undefined) return named;
+  return zones.length === 1 ? zones[0] : undefined;
+}
+
+/** A coordinate given as a number or a numeric string. */
+function coordinate(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  if (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Number(value);
+  return undefined;
+}
+
+/**
+ * A station's coordinates from its details, in the forms registry files use: `lat`/`lon` at the top
+ * level, `latitude`/`longitude`, or a `coordinates` object with either pair.
+ */
+export function coordinatesOf(details: Record<string, unknown>): { lat: number; lon: number } | undefined {
+  const pairOf = (o: Record<string, unknown>) => {
+    const lat = coordinate(o.lat ?? o.latitude);
+    const lon = coordinate(o.lon ?? o.longitude);
+    return lat !== undefined && lon !== undefined ? { lat, lon } : undefined;
+  };
+  const nested = details.coordinates;
+  if (nested !== null && typeof nested === 'object' && !Array.isArray(nested)) {
+    const pair = pairOf(nested as Record<string, unknown>);
+    if (pair) return pair;
+  }
+  return pairOf(details);
+}
+
+/** The zone a station's hours are read in: the one its entry names, else the one at its coordinates, else null. */
+export function stationTimeZone(explicit: string | null, details: Record<string, unknown>): string | null {
+  if (explicit !== null) return explicit;
+  const where = coordinatesOf(details);
+  return (where && timeZoneAt(where.lat, where.lon)) ?? null;
+}
