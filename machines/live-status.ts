@@ -193,6 +193,17 @@ export class LiveStatus {
     return actor ? freshnessOf(actor.snapshot) : null;
   }
 
+  /**
+   * The published reading of one station and category with its freshness: what the export v1.1
+   * summary is computed from. Undefined when no reading is held or none may be published (no live
+   * source any more).
+   */
+  published(hrsId: string, category: Category): { reading: PublishedReading; freshness: Freshness } | undefined {
+    const actor = this.stations.get(hrsId)?.get(category);
+    if (!actor || !this.directory.hasLiveSource(hrsId, category)) return undefined;
+    return { reading: actor.reading, freshness: freshnessOf(actor.snapshot) };
+  }
+
   /** Every category of a station that holds a reading, with its freshness and times (admins' view). */
   categories(hrsId: string): Partial<Record<Category, CategoryView>> {
     const out: Partial<Record<Category, CategoryView>> = {};

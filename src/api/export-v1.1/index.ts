@@ -3,9 +3,10 @@ import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
+import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
 import { fuellingOptions, vehicleTypes, referenceApi, type ReferenceFamily } from '../reference.js';
 
-/** export v1.1: the legacy export API with fuelling options and vehicle types (export v1/v1.1 tokens). */
+/** export v1.1: the legacy export API with fuelling options, vehicle types and the five-state summary (export v1/v1.1 tokens). */
 export const EXPORT_V11: ReferenceFamily = {
   name: 'export_v1.1',
   prefix: '/v1.1/',
@@ -18,7 +19,9 @@ export const EXPORT_V11: ReferenceFamily = {
   }),
 };
 
-/** The export v1.1 family and its routes. */
-export function exportV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData }): Family {
-  return referenceApi(server, EXPORT_V11, deps);
+/** The export v1.1 family and its routes: the reference lists and the five-state summary. */
+export function exportV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData } & SummaryDeps): Family {
+  const family = referenceApi(server, EXPORT_V11, deps);
+  summaryRoutes(server, family, 'v1.1', deps);
+  return family;
 }

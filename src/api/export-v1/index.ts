@@ -3,6 +3,7 @@ import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
+import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
 import { v1FuelTypes, referenceApi, type ReferenceFamily } from '../reference.js';
 
 /** export v1: the legacy export API (export v1/v1.1 tokens). */
@@ -15,7 +16,9 @@ export const EXPORT_V1: ReferenceFamily = {
   lists: (reference) => ({ '/v1/fuel-type': v1FuelTypes(reference) }),
 };
 
-/** The export v1 family and its routes. */
-export function exportV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData }): Family {
-  return referenceApi(server, EXPORT_V1, deps);
+/** The export v1 family and its routes: the v1 fuel types and the five-state summary in v1 codes. */
+export function exportV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData } & SummaryDeps): Family {
+  const family = referenceApi(server, EXPORT_V1, deps);
+  summaryRoutes(server, family, 'v1', deps);
+  return family;
 }

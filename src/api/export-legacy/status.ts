@@ -1,0 +1,97 @@
+import type { Dialect } from '../../domain/import-v1/options.js';
+import { providedOptions, toCanonical } from '../../domain/import-v1/options.js';
+import { isOpen } from '../../domain/opening-hours.js';
+import { summarize, toV11Summary, toV1Summary, type OptionSummary } from '../../domain/status/summary.js';
+import type { StationDirectory, StationEntry } from '../../domain/stations.js';
+import type { PublishedReading } from '../../domain/status/sections.js';
+import { DIALECT_CODES } from '../../domain/import-v1/options.js';
+import { HttpError, json, notFound, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+
+/**
+ * The five-state summary per fuelling option, export v1.1 (`700ld`, …) and v1 (`700car`, …; `700hd`
+ * left out): `GET {prefix}hrs/status` (every station, sorted by hrs_id) and `GET
+ * {prefix}hrs/{hrs_id}/status`, each optionally filtered by `fuelling_option`. Computed on every
+ * request from what is in memory: the station's published availability reading (import v2 or
+ * legacy, whichever is newest) and its freshness, its opening hours at this instant in its time zone,
+ * and the options it provides, so a station is never shown `CLOSED` after it opened.
+ */
+
+/** What the summary reads of the live status (machines/live-status.ts). */
+export interface AvailabilitySource {
+  published(hrsId: string, category: 'availability'): { reading: PublishedReading; freshness: string } | undefined;
+}
+
+export interface SummaryDeps {
+  stations: StationDirectory;
+  status: AvailabilitySource;
+  now?: () => Date;
+}
+
+/** One station's summary, every option it provides, in the fuel-type list's order. */
+export function stationSummary(deps: SummaryDeps, station: StationEntry, at: Date): OptionSummary[] {
+  const held = deps.status.published(station.hrsId, 'availability');
+  return summarize({
+    options: providedOptions(station),
+    reading: held?.reading ?? null,
+    fresh: held !== undefined && held.freshness !== 'unknown',
+    open: isOpen(station.openingHours, station.timeZone, at, station.holidayCountry),
+    layout: station.layout,
+  });
+}
+
+export function summaryRoutes(server: HttpServer, family: Family, dialect: Dialect, deps: SummaryDeps): void {
+  const now = deps.now ?? (() => new Date());
+  const present = (entries: OptionSummary[]) => (dialect === 'v1' ? toV1Summary(entries) : toV11Summary(entries));
+  const view = (station: StationEntry, at: Date, only: string | undefined) => {
+    const entries = present(stationSummary(deps, station, at));
+    return { hrs_id: station.hrsId, fuelling_options: only === undefined ? entries : entries.filter((e) => e.fuel_type === only) };
+  };
+  server.route({
+    family,
+    method: 'GET',
+    path: `${family.prefix}hrs/status`,
+    handler: (req) => {
+      const only = optionFilter(req, dialect);
+      const at = now();
+      const ids = [...deps.stations.stationIds()].sort();
+      const out = [];
+      for (const hrsId of ids) {
+        const station = deps.stations.station(hrsId);
+        if (!station) continue;
+        const summary = view(station, at, only);
+        // Filtered: stations without that option are left out.
+        if (only !== undefined && summary.fuelling_options.length === 0) continue;
+        out.push(summary);
+      }
+      return json(200, out);
+    },
+  });
+  server.route({
+    family,
+    method: 'GET',
+    path: `${family.prefix}hrs/:hrs_id/status`,
+    handler: (req): Reply => {
+      const only = optionFilter(req, dialect);
+      const hrsId = req.params.hrs_id!;
+      const station = deps.stations.station(hrsId);
+      if (!station) throw notFound(`No station with hrs_id "${hrsId}".`);
+      return json(200, view(station, now(), only));
+    },
+  });
+}
+
+/** `fuelling_option`: one code of the family's vocabulary, or absent; anything else is a 400 naming the allowed ones. */
+function optionFilter(req: Request, dialect: Dialect): string | undefined {
+  const values = req.query.getAll('fuelling_option');
+  if (values.length === 0) return undefined;
+  const allowed = DIALECT_CODES[dialect];
+  if (values.length > 1) throw new HttpError(400, 'invalid_parameter', 'fuelling_option: give it once.');
+  const code = values[0]!;
+  if (toCanonical(dialect, code) === undefined) {
+    throw new HttpError(400, 'invalid_parameter', `fuelling_option: must be one of ${allowed.join(', ')} (got "${code}").`);
+  }
+  return code;
+}
