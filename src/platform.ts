@@ -6,6 +6,7 @@ import { readReferenceData, type ReferenceData } from '../db/queries/reference.j
 import { readRegistryRows } from '../db/queries/registry.js';
 import { publishedSignalBatches, SignalWriter } from '../db/queries/signals.js';
 import { LiveStatus } from '../machines/live-status.js';
+import { OpeningClock } from '../machines/opening-clock.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
 import { startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue } from '../workers/queues.js';
@@ -76,6 +77,8 @@ export interface PlatformParts {
   readonly status: LiveStatus;
   /** Receipts of testing and unassigned transmissions, this instance's and announced ones (admins' live feed). */
   readonly receipts: Receipts;
+  /** Stations opening and closing by their opening hours (admins' live feed). */
+  readonly opening: OpeningClock;
   /** Records API calls per originator (enqueues; the call-log worker writes them). */
   readonly callLog: CallLogRecorder;
 }
@@ -122,7 +125,10 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
     pricingStaleAfterMs: config.statusPricingStaleAfterMs,
   });
   registry.onReload((changed) => status.stationsChanged(changed));
+  const opening = new OpeningClock(registry);
+  registry.onReload((changed) => opening.stationsChanged(changed));
   await registry.reload();
+  opening.start();
   await bus.on('registry', (message) => {
     tokens.invalidate();
     if (message.registry === false) return;
@@ -141,7 +147,7 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);
-  return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, callLog };
+  return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, opening, callLog };
 }
 
 interface Served {
@@ -243,6 +249,7 @@ function pushLayer(parts: PlatformParts, server: HttpServer, families: Families,
     },
     status: parts.status,
     receipts: parts.receipts,
+    opening: parts.opening,
     stations: parts.registry,
     slots: new StreamSlots(redis, config.redisPrefix, config.pushStreamsPerUser, log.child({ component: 'push' })),
     recheck: async (credential) => void (await authenticate(credential)),
@@ -357,6 +364,7 @@ async function drained(server: HttpServer, timeoutMs: number): Promise<boolean> 
 
 async function closeParts(parts: PlatformParts): Promise<void> {
   parts.status.close();
+  parts.opening.close();
   await parts.callLog.close();
   await parts.bus.close();
   await closeRedis(parts.redis);

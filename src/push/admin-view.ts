@@ -3,6 +3,7 @@ import type { StationDirectory, StationLookup } from '../domain/stations.js';
 import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
 import type { Receipt } from '../domain/signals.js';
 import { SECTION_KEYS } from '../domain/status/sections.js';
+import type { OpeningChange } from '../../machines/opening-clock.js';
 
 /**
  * The messages of the admins' live feed (`/admin/v1/live`), as JSON text: the snapshot of every
@@ -72,6 +73,11 @@ export function changeMessage(change: StatusChange): string {
     originator_id: change.originatorId,
     section: change.section,
   });
+}
+
+/** `opening`: a station opened or closed by its opening hours (the export v1.1 summary turns `CLOSED` or back). */
+export function openingMessage(change: OpeningChange): string {
+  return JSON.stringify({ type: 'opening', at: new Date(change.at).toISOString(), hrs_id: change.hrsId, open: change.open });
 }
 
 /** `receipt`: a stored but unpublished transmission, without values. */

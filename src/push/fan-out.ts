@@ -3,7 +3,8 @@ import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
 import type { StationLookup } from '../domain/stations.js';
 import type { Receipt } from '../domain/signals.js';
 import type { ReceiptListener } from '../infra/receipts.js';
-import { changeMessage, receiptMessage, registryMessage } from './admin-view.js';
+import type { OpeningChange, OpeningListener } from '../../machines/opening-clock.js';
+import { changeMessage, openingMessage, receiptMessage, registryMessage } from './admin-view.js';
 
 /**
  * The fan-out: what changed reaches the subscribers through uWS topics (`app.publish`), fed by this
@@ -28,6 +29,8 @@ export interface FanOutDeps {
   app: Pick<TemplatedApp, 'numSubscribers' | 'publish'>;
   status: Pick<LiveStatus, 'onChange' | 'stationJson' | 'categories'>;
   receipts: { on(listener: ReceiptListener): () => void };
+  /** Stations opening and closing by their opening hours: `opening` messages on the admins' feed. */
+  opening?: { onChange(listener: OpeningListener): () => void };
   stations: StationLookup;
   /** Called after each turn's messages are published (the backlog check). */
   published: () => void;
@@ -48,6 +51,7 @@ export class FanOut {
   start(): void {
     this.unsubscribe.push(this.deps.status.onChange((change) => this.changed(change)));
     this.unsubscribe.push(this.deps.receipts.on((receipts) => this.received(receipts)));
+    if (this.deps.opening) this.unsubscribe.push(this.deps.opening.onChange((change) => this.openingChanged(change)));
   }
 
   /** Stops listening; nothing more is published. */
@@ -70,6 +74,12 @@ export class FanOut {
   /** Whether anybody reads the admins' feed on this instance (otherwise its messages are not even built). */
   private get adminsListening(): boolean {
     return this.deps.app.numSubscribers(ADMIN_TOPIC) > 0;
+  }
+
+  private openingChanged(change: OpeningChange): void {
+    if (this.stopped || !this.adminsListening) return;
+    this.adminQueue.push(openingMessage(change));
+    this.schedule();
   }
 
   private changed(change: StatusChange): void {

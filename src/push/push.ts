@@ -4,6 +4,7 @@ import type { StationDirectory } from '../domain/stations.js';
 import type { Family } from '../http/family.js';
 import type { HttpServer } from '../http/server.js';
 import type { ReceiptListener } from '../infra/receipts.js';
+import type { OpeningListener } from '../../machines/opening-clock.js';
 import { AdminFeed } from './admin-feed.js';
 import { Backlog } from './backlog.js';
 import { Connections } from './connections.js';
@@ -38,6 +39,8 @@ export interface PushDeps {
   };
   status: Pick<LiveStatus, 'onChange' | 'stationJson' | 'allJson' | 'categories'>;
   receipts: { on(listener: ReceiptListener): () => void };
+  /** Stations opening and closing (machines/opening-clock.ts). */
+  opening?: { onChange(listener: OpeningListener): () => void };
   stations: StationDirectory;
   /** Open streams per user; started and closed with the push layer. */
   slots: StreamSlots;
@@ -64,7 +67,7 @@ export function createPush(deps: PushDeps): Push {
   const { authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes } = settings;
   const connections = new Connections({ server, slots, log, authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes });
   const backlog = new Backlog({ connections, log, maxBacklogBytes });
-  const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, stations, published: () => backlog.schedule() });
+  const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, stations, published: () => backlog.schedule() });
   const stream = new StatusStream({ family: deps.families.stream, connections, slots, stations, status, streamsPerUser: settings.streamsPerUser });
   const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status });
   const tokens = new TokenRecheck({ connections, recheck: deps.recheck, log });

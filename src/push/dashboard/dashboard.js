@@ -214,6 +214,7 @@
         addTail(message);
         break;
       case 'receipt':
+      case 'opening':
         addTail(message);
         break;
       case 'station':
@@ -466,6 +467,10 @@
       transition.appendChild(el('span', 'freshness-' + (message.freshness || 'none'), message.freshness || '—'));
       li.appendChild(transition);
       li.appendChild(el('span', 'tail-originator', message.originator_id || ''));
+    } else if (message.type === 'opening') {
+      li.appendChild(el('span', 'tail-event', message.open ? 'opens' : 'closes'));
+      li.appendChild(el('span', 'tail-transition muted', 'by its opening hours'));
+      li.appendChild(el('span', 'tail-originator', ''));
     } else if (message.type === 'receipt') {
       var via = message.source ? ' · ' + message.source.replace('import_', '') : '';
       li.appendChild(el('span', 'tail-event tail-assignment-' + message.assignment, 'receipt · ' + message.assignment + via));
