@@ -3,7 +3,9 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sql } from '../db/connect.js';
+import { readRegistryRows } from '../db/queries/registry.js';
 import { FixtureError, loadFixture, loadFixtureFile } from '../src/registry/file/load.js';
+import { Registry } from '../src/registry/registry.js';
 import { hashToken } from '../src/registry/tokens.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { freshDatabase as freshPool } from './helpers/platform.js';
@@ -178,6 +180,11 @@ t.test('an invalid file changes nothing and names the JSON path', async (t) => {
     ['short token', (f) => ((f.tokens[0] as any).value = 'short'), /^tokens\[0\]\.value: must be at least 16 characters long$/m],
     ['call log mode', (f) => (f.originators[0]!.call_log_mode = 'sometimes'), /^originators\[0\]\.call_log_mode: must be one of disabled, errors, always$/m],
     ['missing photo', (f) => ((f.stations[0] as any).photo = 'no/such.png'), /^stations\[0\]\.photo: cannot read "no\/such.png"/m],
+    ['opening hours', (f) => ((f.stations[0] as any).opening_hours = 'Mo-Fr 25:00-26:00'), /^stations\[0\]\.opening_hours: Mo-Fr 25:00 <--- \(Time range starts outside of the current day\)$/m],
+    ['opening hours syntax', (f) => ((f.stations[1] as any).opening_hours = 'Mx 08:00-18:00'), /^stations\[1\]\.opening_hours: Mx <--- \(Unexpected token: "m"/m],
+    ['public holidays without a country', (f) => ((f.stations[0] as any).opening_hours = 'Mo-Fr 08:00-18:00; PH off'), /^stations\[0\]\.opening_hours: Country code missing which is needed to select the correct holidays/m],
+    ['time zone', (f) => ((f.stations[1] as any).time_zone = 'Mars/Olympus'), /^stations\[1\]\.time_zone: unknown time zone "Mars\/Olympus"/m],
+    ['time zone as an offset', (f) => ((f.stations[0] as any).time_zone = '+01:00'), /^stations\[0\]\.time_zone: must be an IANA time zone name/m],
   ];
   for (const [name, mutate, pattern] of cases) {
     const fixture = baseFixture();
@@ -248,4 +255,41 @@ t.test('files: photos are sniffed, JSON errors are reported', async (t) => {
   await writeFile(join(dir, 'broken.json'), '{"stations": [');
   await expectProblem(t, loadFixtureFile(sql, join(dir, 'broken.json')), /broken\.json is not valid JSON/);
   await expectProblem(t, loadFixtureFile(sql, join(dir, 'missing.json')), /cannot read .*missing\.json: ENOENT/);
+});
+
+t.test('time zones: named in the file, else found at the coordinates, else none', async (t) => {
+  const sql = await freshDatabase(t);
+  const fixture = baseFixture();
+  const [berla, hambg] = fixture.stations as any[];
+  // A named zone wins over the coordinates.
+  berla.time_zone = 'Europe/Zurich';
+  berla.details = { city: 'Berlin', lat: 52.3667, lon: 13.5033 };
+  hambg.details = { city: 'Hamburg', coordinates: { lat: 53.5333, lon: 9.9667 } };
+  hambg.opening_hours = 'Mo-Sa 05:00-23:00';
+  fixture.stations.push(
+    { hrs_id: 'NYCTY', operator: 'h2-demo', name: 'New York', details: { latitude: 40.7128, longitude: -74.006 } } as any,
+    { hrs_id: 'NOCOO', operator: 'h2-demo', name: 'Nowhere', opening_hours: 'Mo-Fr 08:00-18:00; PH off', details: { country: 'DE' } } as any,
+  );
+  await load(sql, fixture);
+  const zones = async () => Object.fromEntries((await sql`SELECT hrs_id, time_zone FROM stations`).map((r) => [r.hrs_id, r.time_zone]));
+  t.same(await zones(), { BERLA: 'Europe/Zurich', HAMBG: 'Europe/Berlin', NYCTY: 'America/New_York', NOCOO: null });
+
+  const registry = new Registry(() => readRegistryRows(sql));
+  await registry.reload();
+  t.match(registry.station('BERLA'), { openingHours: '24/7', timeZone: 'Europe/Zurich', holidayCountry: null });
+  t.match(registry.station('HAMBG'), { openingHours: 'Mo-Sa 05:00-23:00', timeZone: 'Europe/Berlin' });
+  t.match(registry.station('NYCTY'), { openingHours: null, timeZone: 'America/New_York' });
+  t.match(registry.station('NOCOO'), { openingHours: 'Mo-Fr 08:00-18:00; PH off', timeZone: null, holidayCountry: 'de' });
+
+  const again = await load(sql, fixture);
+  t.match(again.stations, { added: 0, changed: 0, unchanged: 4 }, 'loading the same file again changes nothing');
+
+  const [before] = await sql`SELECT static_modified_at FROM stations WHERE hrs_id = 'BERLA'`;
+  delete berla.time_zone;
+  const summary = await load(sql, fixture);
+  t.match(summary.stations, { changed: 1, unchanged: 3 });
+  t.same(summary.changedStations, ['BERLA'], 'a station whose zone changed is announced');
+  t.match(await zones(), { BERLA: 'Europe/Berlin' }, 'without a named zone, the one at its coordinates');
+  const [after] = await sql`SELECT static_modified_at FROM stations WHERE hrs_id = 'BERLA'`;
+  t.same(after!.static_modified_at, before!.static_modified_at, 'the zone is no exported content: last-modified stays');
 });

@@ -72,6 +72,14 @@ const CASES: Record<string, Case[]> = {
     { hours: 'Mo-Fr 08:00-18:00; PH off', timeZone: NEW_YORK, country: 'US', at: '2026-11-26T17:00:00Z', open: false, next: '2026-11-27T13:00:00Z' },
     { hours: 'Mo-Fr 08:00-18:00; PH off', timeZone: NEW_YORK, country: 'US', at: '2026-11-25T17:00:00Z', open: true, next: '2026-11-25T23:00:00Z' },
   ],
+  'unknown (a comment, "by appointment") counts as open; only closed closes': [
+    // Saturday 09:00 CET closed; 10:00–14:00 by appointment.
+    { hours: 'Mo-Fr 08:00-18:00; Sa 10:00-14:00 "by appointment"', timeZone: BERLIN, at: '2026-03-07T08:00:00Z', open: false, next: '2026-03-07T09:00:00Z' },
+    { hours: 'Mo-Fr 08:00-18:00; Sa 10:00-14:00 "by appointment"', timeZone: BERLIN, at: '2026-03-07T10:00:00Z', open: true, next: '2026-03-07T13:00:00Z' },
+    // Open until 18:00, by appointment until 20:00: the first change that matters is at 20:00.
+    { hours: 'Mo-Fr 08:00-18:00, Mo-Fr 18:00-20:00 "by appointment"', timeZone: BERLIN, at: '2026-03-02T11:00:00Z', open: true, next: '2026-03-02T19:00:00Z' },
+    { hours: 'Mo-Fr 08:00-18:00, Mo-Fr 18:00-20:00 "by appointment"', timeZone: BERLIN, at: '2026-03-02T18:00:00Z', open: true, next: '2026-03-02T19:00:00Z' },
+  ],
   'Europe/Berlin, clocks forward (Sunday 29 March, 02:00 CET → 03:00 CEST)': [
     // Sat 21:00 CET closed; opens Sunday 08:00 CEST, an hour earlier in UTC than the day before.
     { hours: STUTT, timeZone: BERLIN, at: '2026-03-28T20:00:00Z', open: false, next: '2026-03-29T06:00:00Z' },

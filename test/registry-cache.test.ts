@@ -77,3 +77,17 @@ t.test('concurrent reloads coalesce into at most one more read', async (t) => {
   await Promise.all([registry.reload(), registry.reload(), registry.reload(), registry.reload()]);
   t.equal(reads, 2, 'one read under way, one more for everything asked meanwhile');
 });
+
+t.test('each station carries its opening hours, time zone and holiday country', async (t) => {
+  const registry = new Registry(async () =>
+    rows({
+      stations: [
+        { hrs_id: 'BERLA', name: 'Berlin Airport', heavy_duty: false, confirmed: true, opening_hours: 'Mo-Sa 05:00-23:00', time_zone: 'Europe/Berlin', country: 'DE' },
+        { hrs_id: 'HAMBG', name: 'Hamburg', heavy_duty: true, confirmed: false },
+      ],
+    }),
+  );
+  await registry.reload();
+  t.match(registry.station('BERLA'), { openingHours: 'Mo-Sa 05:00-23:00', timeZone: 'Europe/Berlin', holidayCountry: 'de' });
+  t.match(registry.station('HAMBG'), { openingHours: null, timeZone: null, holidayCountry: null }, 'none given: null');
+});

@@ -28,8 +28,8 @@ import OpeningHours from 'opening_hours';
  * The process's own zone does not matter, with one unavoidable exception: a wall-clock time the
  * process's zone itself skips (its own spring-forward hour) cannot be given to the package, which then
  * sees it one hour later. That happens only when the process runs in a zone with daylight-saving time,
- * other than the station's, for station clock times inside that zone's gap hour; the service runs in
- * UTC (no gaps), where evaluation is exact.
+ * other than the station's, for station clock times inside that zone's gap hour. In a process zone
+ * without daylight-saving time (UTC, as containers run by default, or Asia/Tokyo) evaluation is exact.
  *
  * Other decisions:
  * - Null, absent or unparseable hours (or an unknown time zone) apply no hours: always open, never a
