@@ -52,6 +52,13 @@ export class OpeningClock {
     for (const hrsId of changed) this.schedule(hrsId);
   }
 
+  /** The earliest opening or closing to come (epoch ms); undefined when no station has one. */
+  nextDue(): number | undefined {
+    let first: number | undefined;
+    for (const entry of this.entries.values()) if (first === undefined || entry.due < first) first = entry.due;
+    return first;
+  }
+
   /** Whether a station is open now (a station without opening hours always is). */
   isOpen(hrsId: string): boolean {
     const station = this.directory.station(hrsId);

@@ -19,6 +19,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   /** Per station, a fingerprint of what the published status depends on (layout, live sources). */
   private fingerprints = new Map<string, string>();
   private loading: Promise<void> | undefined;
+  private reloads = 0;
   private again = false;
 
   constructor(private readonly readRows: () => Promise<RegistryRows>) {}
@@ -33,6 +34,11 @@ export class Registry implements StationDirectory, OriginatorLookup {
 
   assignment(originatorId: string, hrsId: string, signalType: string): AssignmentState | undefined {
     return this.assignments.get(`${originatorId}\u0000${hrsId}\u0000${signalType}`);
+  }
+
+  /** Moves with every completed reload (what is derived from the registry can be kept until it moves). */
+  get version(): number {
+    return this.reloads;
   }
 
   /** Whether some originator is live for this station and signal type (so its signals are published). */
@@ -101,6 +107,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
     for (const row of storages) next.get(row.hrs_id)?.layout?.storages.add(row.external_id);
     for (const row of products) next.get(row.hrs_id)?.layout?.products.add(row.external_id);
     this.stations = next;
+    this.reloads++;
     this.assignments = new Map(assignments.map((a) => [`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state]));
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
     // A live v1 originator is a live availability source: its signals are availability readings.

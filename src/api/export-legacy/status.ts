@@ -5,7 +5,8 @@ import { summarize, toV11Summary, toV1Summary, type OptionSummary } from '../../
 import type { StationDirectory, StationEntry } from '../../domain/stations.js';
 import type { PublishedReading } from '../../domain/status/sections.js';
 import { DIALECT_CODES } from '../../domain/import-v1/options.js';
-import { HttpError, json, notFound, type Reply } from '../../http/errors.js';
+import { acceptsGzip, EncodedBody } from '../../http/encoding.js';
+import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
@@ -22,11 +23,15 @@ import type { HttpServer } from '../../http/server.js';
 /** What the summary reads of the live status (machines/live-status.ts). */
 export interface AvailabilitySource {
   published(hrsId: string, category: 'availability'): { reading: PublishedReading; freshness: string } | undefined;
+  /** Moves whenever a published reading or its freshness may have changed. */
+  readonly version: number;
 }
 
 export interface SummaryDeps {
-  stations: StationDirectory;
+  stations: StationDirectory & { readonly version: number };
   status: AvailabilitySource;
+  /** When the next station opens or closes (machines/opening-clock.ts): a kept list is good until then. */
+  opening: { nextDue(): number | undefined };
   now?: () => Date;
 }
 
@@ -49,24 +54,43 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     const entries = present(stationSummary(deps, station, at));
     return { hrs_id: station.hrsId, fuelling_options: only === undefined ? entries : entries.filter((e) => e.fuel_type === only) };
   };
+  // The list over every station is kept, encoded (gzip made on first demand), per filter, until the
+  // live status or the registry moves or the next station opens or closes: computing it for a thousand
+  // stations takes milliseconds, serving it from here microseconds.
+  const kept = new Map<string, { status: number; registry: number; until: number; body: EncodedBody }>();
+  const list = (only: string | undefined, at: Date): EncodedBody => {
+    const key = only ?? '';
+    const found = kept.get(key);
+    const nowMs = at.getTime();
+    if (found && found.status === deps.status.version && found.registry === deps.stations.version && nowMs < found.until) return found.body;
+    const status = deps.status.version;
+    const registry = deps.stations.version;
+    const until = deps.opening.nextDue() ?? Number.POSITIVE_INFINITY;
+    const out = [];
+    for (const hrsId of [...deps.stations.stationIds()].sort()) {
+      const station = deps.stations.station(hrsId);
+      if (!station) continue;
+      const summary = view(station, at, only);
+      // Filtered: stations without that option are left out.
+      if (only !== undefined && summary.fuelling_options.length === 0) continue;
+      out.push(summary);
+    }
+    const body = new EncodedBody(JSON.stringify(out));
+    kept.set(key, { status, registry, until, body });
+    return body;
+  };
   server.route({
     family,
     method: 'GET',
     path: `${family.prefix}hrs/status`,
     handler: (req) => {
-      const only = optionFilter(req, dialect);
-      const at = now();
-      const ids = [...deps.stations.stationIds()].sort();
-      const out = [];
-      for (const hrsId of ids) {
-        const station = deps.stations.station(hrsId);
-        if (!station) continue;
-        const summary = view(station, at, only);
-        // Filtered: stations without that option are left out.
-        if (only !== undefined && summary.fuelling_options.length === 0) continue;
-        out.push(summary);
-      }
-      return json(200, out);
+      const body = list(optionFilter(req, dialect), now());
+      const gzip = acceptsGzip(req.headers['accept-encoding']);
+      return {
+        status: 200,
+        headers: { 'Content-Type': JSON_TYPE, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
+        body: gzip ? body.gzip : body.identity,
+      };
     },
   });
   server.route({
