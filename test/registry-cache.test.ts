@@ -65,6 +65,16 @@ t.test('a reload reports the stations whose published status may differ', async 
   current = rows({ storages: [], stations: [current.stations[0]!], assignments: [] });
   await registry.reload();
   t.same(reports.pop(), ['HAMBG'], 'a removed station (BERLA is as it was)');
+  const berla = current.stations[0]!;
+  current = { ...current, stations: [{ ...berla, opening_hours: 'Mo-Fr 06:00-22:00', time_zone: 'Europe/Berlin' }] };
+  await registry.reload();
+  t.same(reports.pop(), ['BERLA'], 'new opening hours (the summary and the opening clock follow them)');
+  current = { ...current, stations: [{ ...berla, opening_hours: 'Mo-Fr 06:00-22:00', time_zone: 'Europe/Vienna' }] };
+  await registry.reload();
+  t.same(reports.pop(), ['BERLA'], 'another time zone');
+  current = { ...current, stations: [{ ...berla, opening_hours: 'Mo-Fr 06:00-22:00', time_zone: 'Europe/Vienna', v1_fuel_types: ['700car'] }] };
+  await registry.reload();
+  t.same(reports.pop(), ['BERLA'], 'other v1 fuel types');
 });
 
 t.test('concurrent reloads coalesce into at most one more read', async (t) => {

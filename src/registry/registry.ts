@@ -16,7 +16,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   /** `hrs_id NUL signal type` of every station and type some originator is live for. */
   private liveSources = new Set<string>();
   private readonly listeners: ((changed: ReadonlySet<string>) => void)[] = [];
-  /** Per station, a fingerprint of what the published status depends on (layout, live sources). */
+  /** Per station, a fingerprint of what the published status depends on (layout, live sources, opening hours and zone, v1 fuel types). */
   private fingerprints = new Map<string, string>();
   private loading: Promise<void> | undefined;
   private reloads = 0;
@@ -132,7 +132,8 @@ export class Registry implements StationDirectory, OriginatorLookup {
 
 function fingerprint(entry: StationEntry, liveTypes: string[]): string {
   const layout = entry.layout;
-  const parts = [liveTypes.sort().join(',')];
+  // Opening hours and zone: the export summary and the opening clock follow them.
+  const parts = [liveTypes.sort().join(','), entry.openingHours ?? '', entry.timeZone ?? '', entry.holidayCountry ?? '', (entry.v1FuelTypes ?? []).join(',')];
   if (layout) {
     parts.push([...layout.nozzles.keys()].sort().join(','), [...layout.storages].sort().join(','), [...layout.products].sort().join(','));
   }
