@@ -194,6 +194,7 @@ const COMMANDS: Record<string, Command> = {
         [
           `HRS signal platform demo on ${base}: ${fixture.stations.length} stations, signals every ${interval} s.`,
           `  export v2 token: ${DEMO_TOKENS.export_v2}`,
+          `  export v1/v1.1 token: ${DEMO_TOKENS.export_v1} (the five-state summary: ${base}/v1.1/hrs/status)`,
           `  import v2 token: ${DEMO_TOKENS.import_v2}`,
           `  import v1/v1.1 token: ${DEMO_TOKENS.import_v1} (the legacy originator reports ${DEMO_LEGACY_STATIONS.join(', ')} through import v1.1)`,
           `  live dashboard: ${base}/admin/ (admin token: ${config.adminToken === DEMO_ADMIN_TOKEN ? DEMO_ADMIN_TOKEN : 'the ADMIN_TOKEN you set'})`,
