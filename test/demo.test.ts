@@ -63,6 +63,11 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   const copen = await exported('/hrs/COPEN/status');
   t.match(await copen.json(), { availability: { nozzles: [], fuelling_options: [{ fuelling_option: '700ld' }] } }, 'shown per fuelling option on export v2');
   t.match(demo.output(), new RegExp(`import v1/v1\\.1 token: ${DEMO_TOKENS.import_v1}`));
+  const summary = await fetch(`${url}/v1.1/hrs/status`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.export_v1}` } });
+  t.equal(summary.status, 200, 'the five-state summary with the demo export v1 token');
+  const stations = (await summary.json()) as { hrs_id: string; fuelling_options: { status: string }[] }[];
+  t.equal(stations.length, 12);
+  t.ok(stations.every((s) => s.fuelling_options.length > 0), 'every demo station provides options');
 
   demo.child.kill('SIGTERM');
   t.same(await demo.exited, { code: 0, signal: null });
