@@ -193,7 +193,8 @@ t.test('the process\'s own time zone does not matter', async (t) => {
 t.test('opening hours are checked with the parser\'s reason', async (t) => {
   t.equal(checkOpeningHours(STUTT), undefined);
   t.equal(checkOpeningHours('24/7'), undefined);
-  t.equal(checkOpeningHours('Mo-Fr 8-18'), undefined, 'a warning (no minutes) is no error');
+  t.match(checkOpeningHours('Mo-Fr 8-18'), /Time range without minutes specified.*\(it would be read as "Mo-Fr 08:00-18:00"; write it so\)$/, 'a value the parser had to correct is refused, with its reading');
+  t.match(checkOpeningHours('weekdays 9 to 5'), /it would be read as "Mo-Fr 09:00-05:00"/, 'an ambiguous one shows the guess it would make');
   t.equal(checkOpeningHours('Mo-Fr 08:00-18:00; PH off', 'DE'), undefined, 'PH with a country');
   t.match(checkOpeningHours('bogus'), /^bo <--- \(Unexpected token: "b"/);
   t.match(checkOpeningHours('Mo-Fr 25:00-26:00'), /Time range starts outside of the current day/);

@@ -115,6 +115,12 @@ export function checkOpeningHours(hours: string, country?: HolidayCountry): stri
   } catch (err) {
     return reasonOf(err);
   }
+  // The parser guesses where a value is ambiguous ("9 to 5" is 09:00-05:00, overnight): a published
+  // CLOSED must not rest on a guess, so a value it had to correct is refused with its reasons.
+  const warnings: string[] = parsed.oh.getWarnings();
+  if (warnings.length > 0) {
+    return `${warnings.map((w) => w.replace(/\s+/g, ' ').trim()).join('; ')} (it would be read as "${parsed.oh.prettifyValue()}"; write it so)`;
+  }
   return undefined;
 }
 
