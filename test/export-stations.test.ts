@@ -237,7 +237,7 @@ t.test('the station record, field by field: confirmed, unconfirmed and empty lay
   const record = JSON.parse(text);
   t.same(Object.keys(record), [
     'hrs_id', 'name', 'operator', 'heavy_duty', 'opening_hours', 'city', 'coordinates', 'vehicle_types',
-    'photo_url', 'dispensers', 'storages', 'products',
+    'fuel_types', 'photo_url', 'dispensers', 'storages', 'products',
   ]);
   t.same(record, {
     hrs_id: 'BERLA',
@@ -248,6 +248,11 @@ t.test('the station record, field by field: confirmed, unconfirmed and empty lay
     city: 'Berlin',
     coordinates: { lat: 52.36, lon: 13.5 },
     vehicle_types: ['M1', 'N1'],
+    fuel_types: [
+      { fuel_type: '700ld', dispensers: 2 },
+      { fuel_type: '350ld', dispensers: 1 },
+      { fuel_type: '700hd', dispensers: 1 },
+    ],
     photo_url: null,
     dispensers: [
       {
@@ -283,6 +288,7 @@ t.test('the station record, field by field: confirmed, unconfirmed and empty lay
     operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
     heavy_duty: true,
     opening_hours: null,
+    fuel_types: [],
     photo_url: null,
     dispensers: null,
     storages: null,
@@ -294,6 +300,7 @@ t.test('the station record, field by field: confirmed, unconfirmed and empty lay
     operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
     heavy_duty: false,
     opening_hours: null,
+    fuel_types: [],
     photo_url: null,
     dispensers: [],
     storages: [],

@@ -116,6 +116,8 @@ export interface StationRow {
   heavy_duty: boolean;
   opening_hours: string | null;
   details: Record<string, unknown>;
+  /** Its registered v1 fuel types (`700car`, …), sorted. */
+  v1_fuel_types: string[];
   has_photo: boolean;
   dispensers: DispenserRow[] | null;
   storages: StorageRow[] | null;
@@ -132,6 +134,7 @@ export async function stationRows(sql: Sql, hrsIds: readonly string[]): Promise<
   const rows = await sql<(Omit<StationRow, 'modifiedUs'> & { us: string })[]>`
     SELECT s.hrs_id, (extract(epoch FROM s.static_modified_at) * 1000000)::bigint AS us,
            s.name, s.operator_id, o.name AS operator_name, s.heavy_duty, s.opening_hours, s.details,
+           coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types,
            s.photo_media_type IS NOT NULL AS has_photo,
            CASE WHEN l.id IS NOT NULL THEN coalesce((
              SELECT json_agg(json_build_object(

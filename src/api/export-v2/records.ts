@@ -1,5 +1,6 @@
 import type { Sql } from '../../../db/connect.js';
 import { stationRows, type StationHead, type StationRow } from '../../../db/queries/stations.js';
+import { fuelTypeCounts } from '../../domain/fuel-types.js';
 
 /**
  * The export v2 station records, and the cache that keeps them serialised per station under the
@@ -13,6 +14,7 @@ export const RECORD_FIELDS: ReadonlySet<string> = new Set([
   'operator',
   'heavy_duty',
   'opening_hours',
+  'fuel_types',
   'photo_url',
   'dispensers',
   'storages',
@@ -37,6 +39,8 @@ export function stationRecord(row: StationRow, baseUrl: string): Record<string, 
     // defineProperty: a key such as "__proto__" stays a plain field.
     Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
   }
+  // Everything the v1.1 record has, so export v2 stays a superset of it.
+  record.fuel_types = fuelTypeCounts(row.dispensers, row.v1_fuel_types);
   record.photo_url = row.has_photo ? `${baseUrl}/v2/hrs/${row.hrs_id}/photo` : null;
   record.dispensers = row.dispensers;
   record.storages = row.storages;
@@ -52,9 +56,11 @@ export class StationRecords {
   private readonly cache = new Map<string, { modifiedUs: number; body: Buffer }>();
   private baseUrl: string | undefined;
 
+  /** `build`: the record a row makes (export v2's by default; the legacy families pass theirs). */
   constructor(
     private readonly sql: Sql,
     private readonly currentBaseUrl: () => string,
+    private readonly build: (row: StationRow, baseUrl: string) => Record<string, unknown> = stationRecord,
   ) {}
 
   forget(hrsId: string): void {
@@ -92,7 +98,7 @@ export class StationRecords {
     });
     if (missing.length > 0) {
       for (const row of await stationRows(this.sql, missing)) {
-        const body = Buffer.from(JSON.stringify(stationRecord(row, baseUrl)));
+        const body = Buffer.from(JSON.stringify(this.build(row, baseUrl)));
         bodies[at.get(row.hrs_id)!] = body;
         newestUs = Math.max(newestUs, row.modifiedUs);
         this.remember(row.hrs_id, row.modifiedUs, body);

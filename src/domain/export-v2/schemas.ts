@@ -300,6 +300,17 @@ export const stationRecordSchema = z
       .meta({ description: 'The station operator.' }),
     heavy_duty: z.boolean().meta({ description: 'Whether the station serves heavy-duty vehicles.' }),
     opening_hours: z.string().nullable().meta({ description: 'Opening hours as the operator states them; null when not given.', examples: ['24/7'] }),
+    fuel_types: z
+      .array(
+        z.strictObject({
+          fuel_type: z.enum(['700ld', '350ld', '700hd', '350hd']),
+          dispensers: z.number().int().min(0).nullable().meta({ description: 'Dispensers of the confirmed layout offering it; null without a confirmed layout.' }),
+        }),
+      )
+      .meta({
+        description:
+          'The fuelling options the station provides (its confirmed layout\'s and its registered v1 fuel types), in the `/v2/fuel-type` order, with their dispenser count: the AFIR fuel types, as export v1.1 gives them.',
+      }),
     photo_url: z
       .url()
       .nullable()
@@ -330,6 +341,7 @@ export const stationRecordSchema = z
         opening_hours: '24/7',
         city: 'Berlin',
         vehicle_types: ['M1'],
+        fuel_types: [{ fuel_type: '700ld', dispensers: 1 }],
         photo_url: 'https://hrs.example.org/v2/hrs/BERLA/photo',
         dispensers: [
           {
@@ -357,6 +369,7 @@ export const stationRecordSchema = z
         operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
         heavy_duty: true,
         opening_hours: null,
+        fuel_types: [],
         photo_url: null,
         dispensers: null,
         storages: null,
@@ -387,6 +400,7 @@ export const stationPageSchema = z
             operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
             heavy_duty: false,
             opening_hours: '24/7',
+            fuel_types: [],
             photo_url: null,
             dispensers: [],
             storages: [],
