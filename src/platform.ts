@@ -190,8 +190,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     import_v1: importV1Api(server, legacyImport),
     'import_v1.1': importV11Api(server, legacyImport),
     import_v2: importV2,
-    export_v1: exportV1Api(server, { ...legacy, stations: registry, status, opening: parts.opening }),
-    'export_v1.1': exportV11Api(server, { ...legacy, stations: registry, status, opening: parts.opening }),
+    export_v1: exportV1Api(server, { ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening }),
+    'export_v1.1': exportV11Api(server, { ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening }),
     export_v2: exportV2.family,
     admin,
   };

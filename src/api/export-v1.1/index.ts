@@ -3,6 +3,8 @@ import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
+import type { Sql } from '../../../db/connect.js';
+import { legacyStationRoutes } from '../export-legacy/stations.js';
 import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
 import { fuellingOptions, vehicleTypes, referenceApi, type ReferenceFamily } from '../reference.js';
 
@@ -20,8 +22,9 @@ export const EXPORT_V11: ReferenceFamily = {
 };
 
 /** The export v1.1 family and its routes: the reference lists and the five-state summary. */
-export function exportV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData } & SummaryDeps): Family {
+export function exportV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string } & SummaryDeps): Family {
   const family = referenceApi(server, EXPORT_V11, deps);
   summaryRoutes(server, family, 'v1.1', deps);
+  legacyStationRoutes(server, family, 'v1.1', deps);
   return family;
 }

@@ -3,6 +3,8 @@ import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
+import type { Sql } from '../../../db/connect.js';
+import { legacyStationRoutes } from '../export-legacy/stations.js';
 import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
 import { v1FuelTypes, referenceApi, type ReferenceFamily } from '../reference.js';
 
@@ -17,8 +19,9 @@ export const EXPORT_V1: ReferenceFamily = {
 };
 
 /** The export v1 family and its routes: the v1 fuel types and the five-state summary in v1 codes. */
-export function exportV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData } & SummaryDeps): Family {
+export function exportV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string } & SummaryDeps): Family {
   const family = referenceApi(server, EXPORT_V1, deps);
   summaryRoutes(server, family, 'v1', deps);
+  legacyStationRoutes(server, family, 'v1', deps);
   return family;
 }

@@ -96,7 +96,7 @@ class StationList {
 }
 
 /** `GET /v2/hrs/{hrs_id}`: one record, conditional on its version. */
-async function stationRecordReply(sql: Sql, records: StationRecords, req: Request): Promise<Reply> {
+export async function stationRecordReply(sql: Sql, records: StationRecords, req: Request): Promise<Reply> {
   const hrsId = req.params.hrs_id!;
   const since = ifModifiedSince(req);
   const head = await stationHead(sql, hrsId);
@@ -109,7 +109,7 @@ async function stationRecordReply(sql: Sql, records: StationRecords, req: Reques
 }
 
 /** `GET /v2/hrs/{hrs_id}/events`: ongoing and upcoming events, sorted by start. */
-async function eventsReply(sql: Sql, req: Request): Promise<Reply> {
+export async function eventsReply(sql: Sql, req: Request): Promise<Reply> {
   const hrsId = req.params.hrs_id!;
   const events = await currentEvents(sql, hrsId, new Date());
   if (!events) throw unknownStation(hrsId);
@@ -126,7 +126,7 @@ async function eventsReply(sql: Sql, req: Request): Promise<Reply> {
 }
 
 /** `GET /v2/hrs/{hrs_id}/photo`: the image bytes as loaded. */
-async function photoReply(sql: Sql, req: Request): Promise<Reply> {
+export async function photoReply(sql: Sql, req: Request): Promise<Reply> {
   const hrsId = req.params.hrs_id!;
   const photo = await stationPhoto(sql, hrsId);
   if (photo === undefined) throw unknownStation(hrsId);
@@ -135,10 +135,10 @@ async function photoReply(sql: Sql, req: Request): Promise<Reply> {
   return { status: 200, headers: { 'Content-Type': photo.mediaType, 'X-Content-Type-Options': 'nosniff' }, body: photo.bytes };
 }
 
-const COMMA = Buffer.from(',');
+export const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']}');
 
-const unknownStation = (hrsId: string) => notFound(`No station with hrs_id "${hrsId}".`);
+export const unknownStation = (hrsId: string) => notFound(`No station with hrs_id "${hrsId}".`);
 
 /* ---- Pagination ----------------------------------------------------------------------------------- */
 
@@ -172,16 +172,16 @@ const invalidParameter = (detail: string) => new HttpError(400, 'invalid_paramet
 
 const secondsOf = (us: number) => Math.floor(us / 1_000_000);
 
-function conditionalHeaders(modifiedUs: number): Record<string, string> {
+export function conditionalHeaders(modifiedUs: number): Record<string, string> {
   // no-cache: a browser revalidates every time rather than guessing a freshness from Last-Modified.
   return { 'Content-Type': JSON_TYPE, 'Last-Modified': httpDate(secondsOf(modifiedUs)), 'Cache-Control': 'no-cache' };
 }
 
-function notModified(modifiedUs: number): Reply {
+export function notModified(modifiedUs: number): Reply {
   return { status: 304, headers: { 'Last-Modified': httpDate(secondsOf(modifiedUs)), 'Cache-Control': 'no-cache' } };
 }
 
 /** HTTP-dates have whole seconds: unchanged when the newest change lies within the given second or before. */
-function notModifiedSince(modifiedUs: number, sinceSeconds: number): boolean {
+export function notModifiedSince(modifiedUs: number, sinceSeconds: number): boolean {
   return secondsOf(modifiedUs) <= sinceSeconds;
 }

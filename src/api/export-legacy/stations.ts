@@ -1,0 +1,89 @@
+import type { Sql } from '../../../db/connect.js';
+import { stationPageHeads, stationPageVersion, type StationRow } from '../../../db/queries/stations.js';
+import { fuelTypeCounts, v1FuelTypeCounts } from '../../domain/fuel-types.js';
+import type { Dialect } from '../../domain/import-v1/options.js';
+import { ifModifiedSince } from '../../http/dates.js';
+import type { Family } from '../../http/family.js';
+import type { HttpServer } from '../../http/server.js';
+import { RECORD_FIELDS, StationRecords } from '../export-v2/records.js';
+import {
+  COMMA,
+  conditionalHeaders,
+  eventsReply,
+  notModified,
+  notModifiedSince,
+  photoReply,
+  stationRecordReply,
+} from '../export-v2/stations.js';
+
+/**
+ * The legacy export's stations: `GET {prefix}hrs` (every station, not paginated, sorted by hrs_id) and
+ * `GET {prefix}hrs/{hrs_id}`, both conditional (`Last-Modified`, `If-Modified-Since`) as on v2, and
+ * the station's `events` and `photo`. Records are kept serialised per station version, as v2's.
+ *
+ * - v1.1: the registry's fields, the station's static (AFIR) details at the top level as given,
+ *   `fuel_types` with their dispenser count (v1.1 codes) and `photo_url`.
+ * - v1: its frozen contract: the registry's fields, `fuel_types` in v1 codes (`700hd` has none),
+ *   `photo_url`; no AFIR details.
+ * Export v2's record carries every field of the v1.1 record (a test compares them key by key).
+ */
+
+/** More than any registry holds: the whole list in one read. */
+const ALL = 1_000_000;
+
+export function legacyRecord(dialect: Dialect, prefix: string) {
+  return (row: StationRow, baseUrl: string): Record<string, unknown> => {
+    const record: Record<string, unknown> = {
+      hrs_id: row.hrs_id,
+      name: row.name,
+      operator: { id: row.operator_id, name: row.operator_name },
+      heavy_duty: row.heavy_duty,
+      opening_hours: row.opening_hours,
+    };
+    if (dialect === 'v1.1') {
+      for (const [key, value] of Object.entries(row.details)) {
+        if (RECORD_FIELDS.has(key)) continue;
+        Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+      }
+    }
+    const counts = fuelTypeCounts(row.dispensers, row.v1_fuel_types);
+    record.fuel_types = dialect === 'v1' ? v1FuelTypeCounts(counts) : counts;
+    record.photo_url = row.has_photo ? `${baseUrl}${prefix}hrs/${row.hrs_id}/photo` : null;
+    return record;
+  };
+}
+
+export function legacyStationRoutes(server: HttpServer, family: Family, dialect: Dialect, deps: { sql: Sql; baseUrl: () => string }): void {
+  const { sql } = deps;
+  const prefix = family.prefix;
+  const records = new StationRecords(sql, deps.baseUrl, legacyRecord(dialect, prefix));
+  server.route({
+    family,
+    method: 'GET',
+    path: `${prefix}hrs`,
+    handler: async (req) => {
+      const since = ifModifiedSince(req);
+      if (since !== undefined) {
+        const version = await stationPageVersion(sql, ALL, 0);
+        const newest = Math.max(version.setModifiedUs, version.newestUs ?? 0);
+        if (notModifiedSince(newest, since)) return notModified(newest);
+      }
+      const page = await stationPageHeads(sql, ALL, 0);
+      const found = await records.get(page.stations);
+      const newest = page.stations.reduce((most, s) => Math.max(most, s.modifiedUs), Math.max(page.setModifiedUs, found.newestUs));
+      const parts: Buffer[] = [OPEN];
+      found.bodies.forEach((body, index) => {
+        if (index > 0) parts.push(COMMA);
+        parts.push(body);
+      });
+      parts.push(CLOSE);
+      return { status: 200, headers: conditionalHeaders(newest), body: Buffer.concat(parts) };
+    },
+  });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, handler: (req) => stationRecordReply(sql, records, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/events`, handler: (req) => eventsReply(sql, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/photo`, handler: (req) => photoReply(sql, req) });
+}
+
+const OPEN = Buffer.from('[');
+const CLOSE = Buffer.from(']');
