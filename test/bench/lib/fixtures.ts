@@ -72,6 +72,29 @@ export function statusFixture(count = STATUS_STATIONS) {
   return addStations(fixture, count, SIGNAL_TYPES);
 }
 
+/** Opening hours of the `export-v1` fixture's stations other than every fourth, in their time zone. */
+export const WEEKLY_HOURS = 'Mo-Fr 06:00-22:00; Sa,Su 08:00-20:00';
+/** The time zone of every `export-v1` fixture station. */
+export const EXPORT_V1_TIME_ZONE = 'Europe/Berlin';
+
+/** Opening hours of the `export-v1` fixture's station i: every fourth (i = 0, 4, …) always open. */
+export const exportV1Hours = (i: number) => (i % 4 === 0 ? '24/7' : WEEKLY_HOURS);
+
+/**
+ * For the export v1/v1.1 summary: the standard test fixture's operator, originator, user and tokens
+ * (the export v1 token TOKENS.export_v1 among them) with exactly `count` registered stations (the
+ * generated ones), each live with mon-1 for availability (700ld and 350ld from BERLA's layout) and
+ * usage, in time zone Europe/Berlin, every fourth open 24/7 and the others `WEEKLY_HOURS`.
+ */
+export function exportV1Fixture(count = STATUS_STATIONS) {
+  const fixture = baseFixture();
+  fixture.stations = [];
+  fixture.assignments = [];
+  addStations(fixture, count, ['availability', 'usage']);
+  fixture.stations.forEach((station, i) => Object.assign(station, { opening_hours: exportV1Hours(i), time_zone: EXPORT_V1_TIME_ZONE }));
+  return fixture;
+}
+
 /** Only the data user alice and her export v2 token: for registries seeded in SQL (./seed.ts). */
 function exportTokenFixture() {
   const base = baseFixture();
@@ -81,6 +104,7 @@ function exportTokenFixture() {
 const FIXTURES: Record<string, () => unknown> = {
   base: baseFixture,
   'export-token': exportTokenFixture,
+  'export-v1': exportV1Fixture,
   'import-v1': importV1Fixture,
   'import-v2': importV2Fixture,
   status: statusFixture,

@@ -5,7 +5,8 @@
  * rounds to whole milliseconds, too coarse for sub-millisecond servers).
  *
  * Bodies (LoadRequest.bodies) are handed out in turn across all connections, each built when its
- * request is (autocannon's setupRequest), with the current time in place of the time marker.
+ * request is (autocannon's setupRequest), with the current time in place of the time marker; paths
+ * (LoadRequest.paths) the same way.
  */
 import autocannon from 'autocannon';
 import { next, ready, send } from './ipc.js';
@@ -20,6 +21,15 @@ let built = 0;
 function nextBody(): string {
   const parts = bodies[built++ % bodies.length]!;
   return parts.length === 1 ? parts[0]! : parts.join(new Date().toISOString());
+}
+
+const paths = request.paths ?? [];
+let routed = 0;
+const nextPath = (): string => paths[routed++ % paths.length]!;
+
+/** Each request's varying parts, when there are any (else autocannon builds the request once per connection). */
+function setupRequest(req: autocannon.Request): autocannon.Request {
+  return { ...req, ...(bodies.length > 0 ? { body: nextBody() } : {}), ...(paths.length > 0 ? { path: nextPath() } : {}) };
 }
 
 /** What draining needs of an autocannon client (not in its typings; checked when a client is made). */
@@ -59,7 +69,7 @@ function cannon(durationSeconds: number, onResponse?: (status: number, ms: numbe
         // How soon after the last connection closes the run is over (samples are not used then).
         ...(request.drain ? { sampleInt: 100 } : {}),
         timeout: 10,
-        ...(bodies.length > 0 ? { requests: [{ method, setupRequest: (req: autocannon.Request) => ({ ...req, body: nextBody() }) }] } : {}),
+        ...(bodies.length > 0 || paths.length > 0 ? { requests: [{ method, setupRequest }] } : {}),
         ...(request.drain
           ? {
               setupClient: (client: autocannon.Client) => {

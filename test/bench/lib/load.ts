@@ -20,6 +20,11 @@ export interface LoadRequest {
    */
   nowPlaceholder?: string;
   /**
+   * Request paths (with query, if any), sent in turn: request n (counted over every connection) goes
+   * to path n modulo the count, on the host and port of `url`. None: every request goes to `url`'s.
+   */
+  paths?: string[];
+  /**
    * End each run gracefully: when the time is up every connection waits for the answer to the
    * request it has out and sends no further one, so no request is left unanswered (and possibly
    * processed) when the run ends. The rate then counts the answers received within the measured
@@ -60,6 +65,7 @@ export interface LoadTarget {
   method?: LoadRequest['method'];
   bodies?: string[];
   nowPlaceholder?: string;
+  paths?: string[];
   drain?: boolean;
 }
 
@@ -81,10 +87,12 @@ export async function measure(server: Child, target: LoadTarget, options: BenchO
     method: target.method,
     bodies: target.bodies,
     nowPlaceholder: target.nowPlaceholder,
+    paths: target.paths,
     drain: target.drain,
   };
   const { child: loader } = await Child.start('load generator', new URL('./load-generator.ts', import.meta.url), {
-    // One argument: Linux takes up to 128 KiB in one, room for batches of several hundred transmissions.
+    // One argument: Linux takes up to 128 KiB in one, room for batches of several hundred transmissions
+    // (or a few thousand paths).
     args: [JSON.stringify(request)],
     readyTimeoutMs: (options.warmupSeconds + 60) * 1000,
   });
