@@ -91,6 +91,8 @@ export class LiveStatus {
   private sortedIds: string[] | undefined;
   /** Moves with every change of any station's status object (see `version`). */
   private changes = 0;
+  /** Moves with every change of a station's availability actor, and with registry changes (see `availabilityVersion`). */
+  private availabilityChanges = 0;
   private closed = false;
   /** Every actor with a pending delayed event, by due time, on one Node timer. */
   private readonly deadlines: DeadlineTimer<Actor>;
@@ -165,6 +167,14 @@ export class LiveStatus {
   /** Moves whenever anything `allJson` returns may have changed, so a reader may keep what it made of it until then. */
   get version(): number {
     return this.changes;
+  }
+
+  /**
+   * Moves whenever a published availability reading or its freshness may have changed: what the export
+   * v1.1 summary reads (usage, storage and pricing changes leave it alone).
+   */
+  get availabilityVersion(): number {
+    return this.availabilityChanges;
   }
 
   /** `{"stations": [...]}` over every registered station, sorted by hrs_id. */
@@ -316,6 +326,7 @@ export class LiveStatus {
     const freshness = freshnessOf(actor.snapshot);
     this.cache.delete(actor.hrsId);
     this.changes++;
+    if (actor.category === 'availability') this.availabilityChanges++;
     if (freshness !== previous && previous !== null) {
       this.log.debug({ hrs_id: actor.hrsId, category: actor.category, from: previous, to: freshness }, 'status freshness changed');
     }
@@ -360,6 +371,7 @@ export class LiveStatus {
     if (changed.size === 0) return;
     this.sortedIds = undefined;
     this.changes++;
+    this.availabilityChanges++;
     for (const hrsId of changed) {
       this.cache.delete(hrsId);
       const actors = this.stations.get(hrsId);

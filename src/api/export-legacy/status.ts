@@ -23,8 +23,8 @@ import type { HttpServer } from '../../http/server.js';
 /** What the summary reads of the live status (machines/live-status.ts). */
 export interface AvailabilitySource {
   published(hrsId: string, category: 'availability'): { reading: PublishedReading; freshness: string } | undefined;
-  /** Moves whenever a published reading or its freshness may have changed. */
-  readonly version: number;
+  /** Moves whenever a published availability reading or its freshness may have changed. */
+  readonly availabilityVersion: number;
 }
 
 export interface SummaryDeps {
@@ -35,14 +35,31 @@ export interface SummaryDeps {
   now?: () => Date;
 }
 
+/**
+ * Whether stations are open at one instant, each distinct (hours, zone, country) evaluated once: a
+ * thousand stations usually share a handful of opening hours.
+ */
+function openingAt(at: Date): (station: StationEntry) => boolean {
+  const known = new Map<string, boolean>();
+  return (station) => {
+    const key = `${station.openingHours ?? ''}\u0000${station.timeZone ?? ''}\u0000${station.holidayCountry ?? ''}`;
+    let open = known.get(key);
+    if (open === undefined) {
+      open = isOpen(station.openingHours, station.timeZone, at, station.holidayCountry);
+      known.set(key, open);
+    }
+    return open;
+  };
+}
+
 /** One station's summary, every option it provides, in the fuel-type list's order. */
-export function stationSummary(deps: SummaryDeps, station: StationEntry, at: Date): OptionSummary[] {
+export function stationSummary(deps: SummaryDeps, station: StationEntry, at: Date, open = openingAt(at)): OptionSummary[] {
   const held = deps.status.published(station.hrsId, 'availability');
   return summarize({
     options: providedOptions(station),
     reading: held?.reading ?? null,
     fresh: held !== undefined && held.freshness !== 'unknown',
-    open: isOpen(station.openingHours, station.timeZone, at, station.holidayCountry),
+    open: open(station),
     layout: station.layout,
   });
 }
@@ -50,8 +67,8 @@ export function stationSummary(deps: SummaryDeps, station: StationEntry, at: Dat
 export function summaryRoutes(server: HttpServer, family: Family, dialect: Dialect, deps: SummaryDeps): void {
   const now = deps.now ?? (() => new Date());
   const present = (entries: OptionSummary[]) => (dialect === 'v1' ? toV1Summary(entries) : toV11Summary(entries));
-  const view = (station: StationEntry, at: Date, only: string | undefined) => {
-    const entries = present(stationSummary(deps, station, at));
+  const view = (station: StationEntry, at: Date, only: string | undefined, open?: (station: StationEntry) => boolean) => {
+    const entries = present(stationSummary(deps, station, at, open));
     return { hrs_id: station.hrsId, fuelling_options: only === undefined ? entries : entries.filter((e) => e.fuel_type === only) };
   };
   // The list over every station is kept, encoded (gzip made on first demand), per filter, until the
@@ -62,15 +79,16 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     const key = only ?? '';
     const found = kept.get(key);
     const nowMs = at.getTime();
-    if (found && found.status === deps.status.version && found.registry === deps.stations.version && nowMs < found.until) return found.body;
-    const status = deps.status.version;
+    if (found && found.status === deps.status.availabilityVersion && found.registry === deps.stations.version && nowMs < found.until) return found.body;
+    const status = deps.status.availabilityVersion;
     const registry = deps.stations.version;
     const until = deps.opening.nextDue() ?? Number.POSITIVE_INFINITY;
     const out = [];
+    const open = openingAt(at);
     for (const hrsId of [...deps.stations.stationIds()].sort()) {
       const station = deps.stations.station(hrsId);
       if (!station) continue;
-      const summary = view(station, at, only);
+      const summary = view(station, at, only, open);
       // Filtered: stations without that option are left out.
       if (only !== undefined && summary.fuelling_options.length === 0) continue;
       out.push(summary);
