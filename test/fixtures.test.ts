@@ -200,6 +200,18 @@ t.test('an invalid file changes nothing and names the JSON path', async (t) => {
       /stations\[0\]\.v1_fuel_types: v1 fuel type 350bus has no nozzle with fuelling option 350hd on the confirmed layout[\s\S]*stations\[0\]\.v1_fuel_types: fuelling option 350ld on the confirmed layout is missing from the v1 fuel types \(350car\)/,
     );
   });
+  for (const [name, details, pattern] of [
+    ['a phone number not in E.164 form', { contact_phone_number: '030 12345678' }, /^stations\[0\]\.details\.contact_phone_number: must be a valid phone number in E\.164 form, e\.g\. \+493012345678 \(got "030 12345678"\)$/m],
+    ['a phone number that cannot exist', { contact_phone_number: '+4900' }, /^stations\[0\]\.details\.contact_phone_number: must be a valid phone number in E\.164 form/m],
+    ['coordinates out of range', { coordinates: { lat: 91, lon: 13 } }, /^stations\[0\]\.details\.coordinates\.lat: must be from -90 to 90$/m],
+    ['an unknown vehicle category', { vehicle_types: ['M1', 'X9'] }, /^stations\[0\]\.details\.vehicle_types\[1\]: must be one of M1, M2, M3, N1, N2, N3$/m],
+    ['a negative parking count', { parking_spaces: -1 }, /^stations\[0\]\.details\.parking_spaces: must be 0 or more$/m],
+    ['a NUTS code that is none', { nuts_region: 'Berlin' }, /^stations\[0\]\.details\.nuts_region: must be a NUTS code/m],
+  ] as const) {
+    const fixture = baseFixture();
+    (fixture.stations[0] as any).details = details;
+    await t.test(`AFIR details: ${name}`, (t) => expectProblem(t, load(sql, fixture), pattern));
+  }
   await t.test('not an object', (t) => expectProblem(t, load(sql, []), /^\(root\): /m));
   await t.test('several problems are all reported', async (t) => {
     const fixture = baseFixture();
@@ -292,4 +304,31 @@ t.test('time zones: named in the file, else found at the coordinates, else none'
   t.match(await zones(), { BERLA: 'Europe/Berlin' }, 'without a named zone, the one at its coordinates');
   const [after] = await sql`SELECT static_modified_at FROM stations WHERE hrs_id = 'BERLA'`;
   t.same(after!.static_modified_at, before!.static_modified_at, 'the zone is no exported content: last-modified stays');
+});
+
+t.test('the AFIR details of a station load as given, checked where the dataset says what they are', async (t) => {
+  const sql = await freshDatabase(t);
+  const fixture = baseFixture();
+  const details = {
+    address: { street: 'Flughafenstraße', house_number: '1', postal_code: '12529', city: 'Schönefeld', country: 'DE' },
+    coordinates: { lat: 52.3667, lon: 13.5033 },
+    entrance_coordinates: { lat: 52.3669, lon: 13.5031 },
+    owner: 'H2 Demo GmbH',
+    amenities: ['toilets', 'shop'],
+    payment_methods: ['credit_card', 'fuel_card'],
+    authorisation_methods: ['app', 'rfid'],
+    contact: { email: 'ops@h2-demo.example', website: 'https://h2-demo.example' },
+    nuts_region: 'DE40G',
+    vehicle_types: ['M1', 'N1'],
+    max_vehicle_mass: 3.5,
+    parking_spaces: 4,
+    parking_spaces_disabled: 1,
+    contact_phone_number: '+493012345678',
+    cumulative_daily_hydrogen_capacity: 1000,
+    something_else: { kept: true },
+  };
+  (fixture.stations[0] as any).details = details;
+  await load(sql, fixture);
+  const [row] = await sql`SELECT details FROM stations WHERE hrs_id = 'BERLA'`;
+  t.same(row!.details, details, 'stored as given, unknown fields too');
 });

@@ -1,0 +1,67 @@
+import { parsePhoneNumberWithError } from 'libphonenumber-js';
+import { z } from 'zod';
+
+/**
+ * A station's static (AFIR) details in a registry file: exported as given on export v1.1 and v2, and
+ * checked at load where the dataset says what a field is. Fields outside the dataset pass unchanged;
+ * every field is optional. Each problem names its JSON path.
+ */
+
+const coordinates = z.strictObject({
+  lat: z.number({ error: 'must be a number' }).min(-90, 'must be from -90 to 90').max(90, 'must be from -90 to 90'),
+  lon: z.number({ error: 'must be a number' }).min(-180, 'must be from -180 to 180').max(180, 'must be from -180 to 180'),
+});
+
+const text = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2000, 'must be at most 2000 characters');
+const texts = z.array(text, { error: 'must be a list of strings' });
+const measure = (unit: string) => z.number({ error: `must be a number (${unit})` }).positive(`must be more than 0 (${unit})`);
+const count = z.number({ error: 'must be a whole number' }).int('must be a whole number').min(0, 'must be 0 or more');
+
+/** E.164 (`+` and up to 15 digits), and a number that can exist (libphonenumber's metadata). */
+const e164 = z.string({ error: 'must be a string' }).superRefine((value, ctx) => {
+  const message = `must be a valid phone number in E.164 form, e.g. +493012345678 (got "${value}")`;
+  if (!/^\+[1-9]\d{1,14}$/.test(value)) {
+    ctx.addIssue({ code: 'custom', message });
+    return;
+  }
+  try {
+    if (!parsePhoneNumberWithError(value).isValid()) ctx.addIssue({ code: 'custom', message });
+  } catch {
+    ctx.addIssue({ code: 'custom', message });
+  }
+});
+
+/** The EU vehicle categories a station serves (as `/v2/vehicle-type` lists them). */
+export const VEHICLE_CATEGORIES = ['M1', 'M2', 'M3', 'N1', 'N2', 'N3'] as const;
+
+export const afirDetailsSchema = z.looseObject(
+  {
+    address: z
+      .union([
+        text,
+        z.looseObject({ street: text.optional(), house_number: text.optional(), postal_code: text.optional(), city: text.optional(), country: text.optional() }),
+      ], { error: 'must be a string or an object (street, house_number, postal_code, city, country)' })
+      .optional(),
+    coordinates: coordinates.optional(),
+    entrance_coordinates: coordinates.optional(),
+    owner: text.optional(),
+    amenities: texts.optional(),
+    access_restrictions: text.optional(),
+    payment_methods: texts.optional(),
+    authorisation_methods: texts.optional(),
+    contact: z.looseObject({ email: z.email('must be an e-mail address').optional(), website: z.url('must be a URL').optional() }).optional(),
+    nuts_region: z.string({ error: 'must be a string' }).regex(/^[A-Z]{2}[A-Z0-9]{0,3}$/, 'must be a NUTS code (two letters, then up to three letters or digits), e.g. DE300').optional(),
+    location_directions: text.optional(),
+    vehicle_types: z.array(z.enum(VEHICLE_CATEGORIES, { error: `must be one of ${VEHICLE_CATEGORIES.join(', ')}` }), { error: 'must be a list' }).optional(),
+    max_vehicle_mass: measure('t').optional(),
+    max_vehicle_height: measure('m').optional(),
+    max_vehicle_length: measure('m').optional(),
+    max_vehicle_width: measure('m').optional(),
+    parking_spaces: count.optional(),
+    parking_spaces_disabled: count.optional(),
+    service_support: text.optional(),
+    contact_phone_number: e164.optional(),
+    cumulative_daily_hydrogen_capacity: z.number({ error: 'must be a number (kg per day)' }).min(0, 'must be 0 or more (kg per day)').optional(),
+  },
+  { error: 'must be a JSON object' },
+);
