@@ -5,7 +5,7 @@ import type { Dialect } from '../../domain/import-v1/options.js';
 import { ifModifiedSince } from '../../http/dates.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import { RECORD_FIELDS, StationRecords } from '../export-v2/records.js';
+import { recordHead, spreadDetails, StationRecords } from '../export-v2/records.js';
 import {
   COMMA,
   conditionalHeaders,
@@ -33,19 +33,8 @@ const ALL = 1_000_000;
 
 export function legacyRecord(dialect: Dialect, prefix: string) {
   return (row: StationRow, baseUrl: string): Record<string, unknown> => {
-    const record: Record<string, unknown> = {
-      hrs_id: row.hrs_id,
-      name: row.name,
-      operator: { id: row.operator_id, name: row.operator_name },
-      heavy_duty: row.heavy_duty,
-      opening_hours: row.opening_hours,
-    };
-    if (dialect === 'v1.1') {
-      for (const [key, value] of Object.entries(row.details)) {
-        if (RECORD_FIELDS.has(key)) continue;
-        Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-      }
-    }
+    const record = recordHead(row);
+    if (dialect === 'v1.1') spreadDetails(record, row.details);
     const counts = fuelTypeCounts(row.dispensers, row.v1_fuel_types);
     record.fuel_types = dialect === 'v1' ? v1FuelTypeCounts(counts) : counts;
     record.photo_url = row.has_photo ? `${baseUrl}${prefix}hrs/${row.hrs_id}/photo` : null;

@@ -27,18 +27,8 @@ export const RECORD_FIELDS: ReadonlySet<string> = new Set([
  * the layout sections `dispensers`, `storages`, `products` (null until a layout is confirmed).
  */
 export function stationRecord(row: StationRow, baseUrl: string): Record<string, unknown> {
-  const record: Record<string, unknown> = {
-    hrs_id: row.hrs_id,
-    name: row.name,
-    operator: { id: row.operator_id, name: row.operator_name },
-    heavy_duty: row.heavy_duty,
-    opening_hours: row.opening_hours,
-  };
-  for (const [key, value] of Object.entries(row.details)) {
-    if (RECORD_FIELDS.has(key)) continue;
-    // defineProperty: a key such as "__proto__" stays a plain field.
-    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-  }
+  const record = recordHead(row);
+  spreadDetails(record, row.details);
   // Everything the v1.1 record has, so export v2 stays a superset of it.
   record.fuel_types = fuelTypeCounts(row.dispensers, row.v1_fuel_types);
   record.photo_url = row.has_photo ? `${baseUrl}/v2/hrs/${row.hrs_id}/photo` : null;
@@ -46,6 +36,26 @@ export function stationRecord(row: StationRow, baseUrl: string): Record<string, 
   record.storages = row.storages;
   record.products = row.products;
   return record;
+}
+
+/** The registry's own fields every generation's record starts with. */
+export function recordHead(row: StationRow): Record<string, unknown> {
+  return {
+    hrs_id: row.hrs_id,
+    name: row.name,
+    operator: { id: row.operator_id, name: row.operator_name },
+    heavy_duty: row.heavy_duty,
+    opening_hours: row.opening_hours,
+  };
+}
+
+/** The station's static (AFIR) details at the top level, as given; a key named like a record field is left out. */
+export function spreadDetails(record: Record<string, unknown>, details: Record<string, unknown>): void {
+  for (const [key, value] of Object.entries(details)) {
+    if (RECORD_FIELDS.has(key)) continue;
+    // defineProperty: a key such as "__proto__" stays a plain field.
+    Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  }
 }
 
 /** At most this many serialised records are kept (about 1 kB each); the oldest entries go first. */
