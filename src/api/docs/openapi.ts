@@ -15,7 +15,7 @@ import type { RouteInfo, RouteSpec } from '../../http/server.js';
  */
 
 export type Route = RouteInfo;
-export type DocFamily = 'import_v1' | 'import_v1.1' | 'import_v2' | 'export_v2';
+export type DocFamily = 'import_v1' | 'import_v1.1' | 'import_v2' | 'export_v1' | 'export_v1.1' | 'export_v2';
 type Json = Record<string, unknown>;
 
 /** One operation of a document, keyed by the route it documents (path as registered: `:param`). */

@@ -7,6 +7,7 @@ import { serve, staticBody, type Static } from '../../http/static.js';
 import type { ReferenceData } from '../../../db/queries/reference.js';
 import type { Config } from '../../config.js';
 import type { Family } from '../../http/family.js';
+import { exportV11Document, exportV1Document } from './export-v1.js';
 import { exportV2Document } from './export-v2.js';
 import { importV11Document, importV1Document } from './import-v1.js';
 import { importV2Document } from './import-v2.js';
@@ -29,6 +30,8 @@ export const DOC_SITES = [
   { family: 'export_v2', prefix: '/v2/doc', title: 'HRS signal platform: Export API v2', definition: exportV2Document },
   { family: 'import_v1', prefix: '/import/v1/doc', title: 'HRS signal platform: Import API v1', definition: importV1Document },
   { family: 'import_v1.1', prefix: '/import/v1.1/doc', title: 'HRS signal platform: Import API v1.1', definition: importV11Document },
+  { family: 'export_v1', prefix: '/v1/doc', title: 'HRS signal platform: Export API v1', definition: exportV1Document },
+  { family: 'export_v1.1', prefix: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', definition: exportV11Document },
 ] as const satisfies readonly { family: DocDefinition['family']; prefix: string; title: string; definition: (c: DocContext) => DocDefinition }[];
 
 const require = createRequire(import.meta.url);

@@ -1,0 +1,49 @@
+import type { DocContext, DocDefinition } from './openapi.js';
+import { headers, parameters, responses, responseSchemas, securitySchemes } from './export-v1/components.js';
+import { EXPORT_DIALECT_DOCS, type ExportDialectDoc } from './export-v1/dialects.js';
+import { info, tags } from './export-v1/info.js';
+import {
+  fuelTypeOperation,
+  getPhotoOperation,
+  getStationOperation,
+  getSummaryOperation,
+  listEventsOperation,
+  listStationsOperation,
+  listSummaryOperation,
+  vehicleTypeOperation,
+} from './export-v1/operations.js';
+
+/**
+ * The export v1 and v1.1 documents' definitions, put together from their parts under
+ * src/api/docs/export-v1/ (shared by both, told apart by dialects.ts). The schemas are those of
+ * src/domain/export-v1/schemas.ts and src/domain/status/summary.ts. No rate limit applies to these
+ * families, so no `RateLimit-*` headers.
+ */
+function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefinition {
+  return {
+    family: d.family,
+    info: info(d, context),
+    tags: tags(),
+    securitySchemes: securitySchemes(),
+    requestSchemas: {},
+    responseSchemas: responseSchemas(d),
+    parameters: parameters(d),
+    headers: headers(),
+    responses: responses(d),
+    everyResponseHeaders: ['X-Request-Id'],
+    afterAuthenticationHeaders: [],
+    operations: [
+      listSummaryOperation(d),
+      getSummaryOperation(d),
+      listStationsOperation(d),
+      getStationOperation(d),
+      listEventsOperation(d),
+      getPhotoOperation(d),
+      fuelTypeOperation(d, context.reference),
+      ...(d.dialect === 'v1.1' ? [vehicleTypeOperation(d, context.reference)] : []),
+    ],
+  };
+}
+
+export const exportV1Document = (context: DocContext): DocDefinition => legacyExportDocument(EXPORT_DIALECT_DOCS.v1, context);
+export const exportV11Document = (context: DocContext): DocDefinition => legacyExportDocument(EXPORT_DIALECT_DOCS['v1.1'], context);

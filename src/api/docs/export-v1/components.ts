@@ -1,0 +1,177 @@
+import {
+  eventListSchema,
+  eventSchema,
+  problemSchema,
+  v11FuelTypeListSchema,
+  v11FuelTypeSchema,
+  v11StationListSchema,
+  v11StationRecordSchema,
+  v11SummaryListSchema,
+  v1FuelTypeListSchema,
+  v1FuelTypeSchema,
+  v1StationListSchema,
+  v1StationRecordSchema,
+  v1SummaryListSchema,
+  vehicleTypeListSchema,
+  vehicleTypeSchema,
+} from '../../../domain/export-v1/schemas.js';
+import { DIALECT_CODES } from '../../../domain/import-v1/options.js';
+import {
+  stationSummarySchema,
+  summaryEntrySchema,
+  summaryReasonSchema,
+  summaryStateSchema,
+  v1StationSummarySchema,
+  v1SummaryEntrySchema,
+} from '../../../domain/status/summary.js';
+import { decideToken, type TokenRecord } from '../../../domain/tokens.js';
+import type { Generation } from '../../../domain/vocabulary.js';
+import { MESSAGES } from '../../auth.js';
+import { requestIdHeader, wwwAuthenticateHeader } from '../headers.js';
+import { headerRef, type DocDefinition } from '../openapi.js';
+import type { ExportDialectDoc } from './dialects.js';
+import { problem, problemBody, SECURITY, unknownStation } from './shared.js';
+
+/** The export v1 / v1.1 documents' components: the security scheme, schemas, parameters, headers and shared responses. */
+
+export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
+  [SECURITY]: {
+    type: 'http',
+    scheme: 'bearer',
+    description:
+      'An export v1/v1.1 token: one token works on both `/v1/` and `/v1.1/`. Personal export v2 tokens and import tokens are refused (401).',
+  },
+});
+
+/** Every response body, under the name the operations refer to it by (the dialect's own codes). */
+export function responseSchemas(d: ExportDialectDoc): DocDefinition['responseSchemas'] {
+  const shared = {
+    SummaryState: summaryStateSchema,
+    SummaryReason: summaryReasonSchema,
+    EventList: eventListSchema,
+    Event: eventSchema,
+    Problem: problemSchema,
+  };
+  if (d.dialect === 'v1') {
+    return {
+      StationList: v1StationListSchema,
+      Station: v1StationRecordSchema,
+      StatusSummaryList: v1SummaryListSchema,
+      StatusSummary: v1StationSummarySchema,
+      FuelTypeStatus: v1SummaryEntrySchema,
+      FuelTypeList: v1FuelTypeListSchema,
+      FuelType: v1FuelTypeSchema,
+      ...shared,
+    };
+  }
+  return {
+    StationList: v11StationListSchema,
+    Station: v11StationRecordSchema,
+    StatusSummaryList: v11SummaryListSchema,
+    StatusSummary: stationSummarySchema,
+    FuelTypeStatus: summaryEntrySchema,
+    FuelTypeList: v11FuelTypeListSchema,
+    FuelType: v11FuelTypeSchema,
+    VehicleTypeList: vehicleTypeListSchema,
+    VehicleType: vehicleTypeSchema,
+    ...shared,
+  };
+}
+
+export function parameters(d: ExportDialectDoc): NonNullable<DocDefinition['parameters']> {
+  const codes = DIALECT_CODES[d.dialect];
+  return {
+    hrs_id: {
+      name: 'hrs_id',
+      in: 'path',
+      required: true,
+      description: 'Station id: five uppercase letters.',
+      schema: { type: 'string', pattern: '^[A-Z]{5}$' },
+      example: 'BERLA',
+    },
+    fuelling_option: {
+      name: 'fuelling_option',
+      in: 'query',
+      required: false,
+      description:
+        `Only this ${d.dialect === 'v1' ? 'fuel type' : 'fuelling option'} (${codes.map((c) => `\`${c}\``).join(', ')}), given once. ` +
+        'The list then leaves out stations that do not provide it. Any other value, or the parameter twice, gets 400.',
+      schema: { type: 'string', enum: [...codes] },
+      example: codes[0],
+    },
+    'If-Modified-Since': {
+      name: 'If-Modified-Since',
+      in: 'header',
+      required: false,
+      description: 'The `Last-Modified` of an earlier response: 304 with an empty body when nothing changed since.',
+      schema: { type: 'string' },
+      example: 'Sun, 22 Nov 2026 10:00:00 GMT',
+    },
+  };
+}
+
+export const headers = (): DocDefinition['headers'] => ({
+  'X-Request-Id': requestIdHeader(),
+  'Last-Modified': {
+    required: true,
+    description: 'When the exported static content last changed (HTTP date). Send it back as `If-Modified-Since`.',
+    schema: { type: 'string', examples: ['Sun, 22 Nov 2026 10:00:00 GMT'] },
+  },
+  'WWW-Authenticate': wwwAuthenticateHeader(),
+});
+
+/** A token of another kind, as the rule of src/domain/tokens.ts words its refusal here. */
+function refusal(d: ExportDialectDoc, generation: Generation): string {
+  const token: TokenRecord = {
+    id: 'example',
+    generation,
+    originatorId: null,
+    userId: null,
+    name: 'example',
+    expiresAt: null,
+    revokedAt: null,
+    ownerDeactivated: false,
+  };
+  const decision = decideToken(token, { label: d.declared.label, accepts: d.declared.accepts }, 0);
+  if (decision.ok) throw new Error(`OpenAPI: a ${generation} token would authenticate on ${d.declared.label}`);
+  return decision.reason;
+}
+
+/** The shared responses: those of the operations (304, 400, 404) and those any authenticated request can get. */
+export function responses(d: ExportDialectDoc): DocDefinition['responses'] {
+  const codes = DIALECT_CODES[d.dialect];
+  const unauthorized = (detail: string, summary?: string) => ({
+    ...(summary ? { summary } : {}),
+    value: problemBody(401, 'Unauthorized', 'not_authenticated', detail),
+  });
+  return {
+    NotModified: {
+      description: 'Nothing exported changed since `If-Modified-Since`: empty body.',
+      headers: { 'Last-Modified': headerRef('Last-Modified') },
+    },
+    BadFilter: problem('`fuelling_option` is not one of this version\'s codes, or is given twice; the `detail` names the allowed codes.', {
+      unknown_code: {
+        value: problemBody(400, 'Bad Request', 'invalid_parameter', `fuelling_option: must be one of ${codes.join(', ')} (got "${d.dialect === 'v1' ? '700ld' : '700car'}").`),
+      },
+      twice: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'fuelling_option: give it once.') },
+    }),
+    StationNotFound: problem('No station with this `hrs_id` is registered.', { unknown_station: { value: unknownStation() } }),
+    Unauthorized: problem(
+      'Authentication failed; nothing was processed. The `detail` says why. Only export v1/v1.1 tokens authenticate here.',
+      {
+        missing: unauthorized(MESSAGES.missing),
+        malformed: unauthorized(MESSAGES.malformed),
+        unknown: unauthorized(MESSAGES.unknown),
+        revoked: unauthorized(MESSAGES.revoked),
+        expired: unauthorized(MESSAGES.expired),
+        personal_token: unauthorized(refusal(d, 'export_v2'), 'A personal export v2 token'),
+        import_v1_token: unauthorized(refusal(d, 'import_v1'), 'An import v1/v1.1 token'),
+        import_v2_token: unauthorized(refusal(d, 'import_v2'), 'An import v2 token'),
+      },
+      { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
+    ),
+    InternalError: problem('Unexpected platform error; please report it with the `X-Request-Id`.', {
+      internal: { value: problemBody(500, 'Internal Server Error', 'internal_error', 'Unexpected platform error; please report it.') },
+    }),
+  };
+}
