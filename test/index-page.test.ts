@@ -21,6 +21,8 @@ t.test('GET / lists the pages as JSON, each link answering', async (t) => {
     import_v2_doc: `${p.url}/import/v2/doc/`,
     'import_v1.1_doc': `${p.url}/import/v1.1/doc/`,
     import_v1_doc: `${p.url}/import/v1/doc/`,
+    'export_v1.1_doc': `${p.url}/v1.1/doc/`,
+    export_v1_doc: `${p.url}/v1/doc/`,
     admin: `${p.url}/admin/`,
     healthz: `${p.url}/healthz`,
     readyz: `${p.url}/readyz`,
