@@ -1,4 +1,5 @@
 import { gzipSync } from 'node:zlib';
+import { JSON_TYPE } from './errors.js';
 
 /**
  * Whether an `Accept-Encoding` header accepts gzip (RFC 9110 12.5.3): `gzip` or `x-gzip` or `*` with a
@@ -33,4 +34,14 @@ export class EncodedBody {
   get gzip(): Buffer {
     return (this.gzipped ??= gzipSync(this.identity, { level: 1 }));
   }
+}
+
+/** A 200 with a kept JSON body, gzip-encoded when the client accepts it (`Vary: Accept-Encoding`). */
+export function encodedJson(req: { headers: Readonly<Record<string, string>> }, body: EncodedBody): { status: number; headers: Record<string, string>; body: Buffer } {
+  const gzip = acceptsGzip(req.headers['accept-encoding']);
+  return {
+    status: 200,
+    headers: { 'Content-Type': JSON_TYPE, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
+    body: gzip ? body.gzip : body.identity,
+  };
 }

@@ -1,12 +1,10 @@
-import type { Dialect } from '../../domain/import-v1/options.js';
-import { providedOptions, toCanonical } from '../../domain/import-v1/options.js';
+import { DIALECT_CODES, providedOptions, toCanonical, type Dialect } from '../../domain/import-v1/options.js';
 import { isOpen } from '../../domain/opening-hours.js';
 import { summarize, toV11Summary, toV1Summary, type OptionSummary } from '../../domain/status/summary.js';
 import type { StationDirectory, StationEntry } from '../../domain/stations.js';
 import type { PublishedReading } from '../../domain/status/sections.js';
-import { DIALECT_CODES } from '../../domain/import-v1/options.js';
-import { acceptsGzip, EncodedBody } from '../../http/encoding.js';
-import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/errors.js';
+import { EncodedBody, encodedJson } from '../../http/encoding.js';
+import { HttpError, json, notFound, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
@@ -102,13 +100,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     method: 'GET',
     path: `${family.prefix}hrs/status`,
     handler: (req) => {
-      const body = list(optionFilter(req, dialect), now());
-      const gzip = acceptsGzip(req.headers['accept-encoding']);
-      return {
-        status: 200,
-        headers: { 'Content-Type': JSON_TYPE, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
-        body: gzip ? body.gzip : body.identity,
-      };
+      return encodedJson(req, list(optionFilter(req, dialect), now()));
     },
   });
   server.route({

@@ -1,4 +1,4 @@
-import { acceptsGzip, EncodedBody } from '../../http/encoding.js';
+import { EncodedBody, encodedJson } from '../../http/encoding.js';
 import { JSON_TYPE, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
@@ -27,12 +27,7 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     path: '/v2/hrs/status',
     handler: (req) => {
       if (all?.version !== status.version) all = { version: status.version, body: new EncodedBody(status.allJson()) };
-      const gzip = acceptsGzip(req.headers['accept-encoding']);
-      return {
-        status: 200,
-        headers: { 'Content-Type': JSON_TYPE, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
-        body: gzip ? all.body.gzip : all.body.identity,
-      };
+      return encodedJson(req, all.body);
     },
   });
   server.route({
