@@ -177,9 +177,10 @@ export class LiveStatus {
     return this.availabilityChanges;
   }
 
-  /** `{"stations": [...]}` over every registered station, sorted by hrs_id. */
+  /** `{"stations": [...]}` over every registered production station (no sandbox station), sorted by hrs_id. */
   allJson(): string {
-    this.sortedIds ??= [...this.directory.stationIds()].sort();
+    // The export v2 view: the sandbox's sample stations are never in it.
+    this.sortedIds ??= [...this.directory.stationIds()].filter((id) => this.directory.station(id)?.sandbox !== true).sort();
     let json = '{"stations":[';
     let first = true;
     for (const id of this.sortedIds) {

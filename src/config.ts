@@ -63,8 +63,31 @@ export const envSchema = z
     STATUS_PRICING_STALE_AFTER: seconds(25 * 3600),
     SMTP_URL: z.preprocess(blankAsUnset, url(['smtp:', 'smtps:']).optional()),
     MAIL_FROM: z.string().min(3).default('HRS signal platform <no-reply@localhost>'),
+    MAIL_TIME_ZONE: z
+      .string()
+      .refine((zone) => {
+        try {
+          new Intl.DateTimeFormat('en-GB', { timeZone: zone });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'must be an IANA time zone, e.g. Europe/Berlin')
+      .default('UTC'),
+    TOKEN_REMINDERS: z
+      .string()
+      .regex(/^\s*\d*[1-9]\d*[smhd]\s*,\s*\d*[1-9]\d*[smhd]\s*$/, 'must be two durations before expiry, the first longer, e.g. "30d,7d" (s, m, h or d)')
+      .default('30d,7d'),
+    MAIL_SWEEP_EVERY: seconds(3600),
+    PORTAL_SESSION_IDLE: seconds(1800),
+    PORTAL_SESSION_MAX: seconds(12 * 3600),
+    REVEAL_LINK_TTL: seconds(7 * 24 * 3600),
+    MAIL_CLAIM_SECONDS: seconds(120),
     IMPORT_V2_RATE_LIMIT: requests(300),
     IMPORT_V1_RATE_LIMIT: requests(300),
+    EXPORT_V1_RATE_LIMIT: requests(600),
+    SANDBOX: z.enum(['on', 'off'], { error: 'must be "on" or "off"' }).default('on'),
+    SANDBOX_RATE_LIMIT: requests(60),
     EXPORT_V2_RATE_LIMIT_MINUTE: requests(60),
     EXPORT_V2_RATE_LIMIT_DAY: requests(5000),
     EXPORT_V2_RATE_LIMIT_DAY_WINDOW: z.coerce
@@ -125,6 +148,24 @@ export interface Config {
   statusPricingStaleAfterMs: number;
   smtpUrl: string | undefined;
   mailFrom: string;
+  /** The zone token e-mails state times in (MAIL_TIME_ZONE, default UTC). */
+  mailTimeZone: string;
+  /** How long before a personal token's expiry its two reminders go out (TOKEN_REMINDERS: 30 and 7 days). */
+  tokenReminderOffsetsMs: [thirtyDays: number, sevenDays: number];
+  /** How often the mail sweep gives unsent token e-mails their jobs again (MAIL_SWEEP_EVERY, an hour). */
+  mailSweepEveryMs: number;
+  /** A portal session ends after this long unused (PORTAL_SESSION_IDLE, 30 minutes) and this long at most (PORTAL_SESSION_MAX, 12 hours). */
+  portalSessionIdleMs: number;
+  portalSessionMaxMs: number;
+  /** How long a link revealing an admin-issued token works (REVEAL_LINK_TTL, 7 days). */
+  revealLinkTtlMs: number;
+  /**
+   * How long a mail worker's claim on a token e-mail holds (MAIL_CLAIM_SECONDS, 2 minutes): longer
+   * than any SMTP conversation, since another worker may send the e-mail once it lapses. A worker that
+   * died mid-send has its e-mails sent by another after about this long (BullMQ's job lock follows it,
+   * up to BullMQ's 30 s); tests shorten it.
+   */
+  mailClaimMs: number;
   /** A second bearer token for `/metrics` only (scrapers); ADMIN_TOKEN is always accepted there too. */
   metricsToken: string | undefined;
   /** How long a request waits for PostgreSQL (connecting, a statement) before it is answered 503. */
@@ -135,6 +176,12 @@ export interface Config {
   importV2RateLimit: number;
   /** Import v1 and v1.1 requests per minute per signal originator, one budget for both (v2's 300 by default). */
   importV1RateLimit: number;
+  /** Export v1 and v1.1 requests per minute per token, one budget for both (the spec sets none; 600 protects the service). */
+  exportV1RateLimit: number;
+  /** Whether the export v1.1 sandbox is served: its sample stations, simulated signals and shared token. */
+  sandbox: boolean;
+  /** Sandbox requests per minute per client address (the token is shared by everyone). */
+  sandboxRateLimit: number;
   /** Export v2 requests per minute per user (burst; the spec's 60). */
   exportV2RateLimitMinute: number;
   /** Export v2 requests per day per user (sustained; the spec's 5000). */
@@ -183,12 +230,22 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     statusPricingStaleAfterMs: env.STATUS_PRICING_STALE_AFTER * 1000,
     smtpUrl: env.SMTP_URL,
     mailFrom: env.MAIL_FROM,
+    mailTimeZone: env.MAIL_TIME_ZONE,
+    tokenReminderOffsetsMs: durations(env.TOKEN_REMINDERS),
+    mailSweepEveryMs: env.MAIL_SWEEP_EVERY * 1000,
+    portalSessionIdleMs: env.PORTAL_SESSION_IDLE * 1000,
+    portalSessionMaxMs: env.PORTAL_SESSION_MAX * 1000,
+    revealLinkTtlMs: env.REVEAL_LINK_TTL * 1000,
+    mailClaimMs: env.MAIL_CLAIM_SECONDS * 1000,
     metricsToken: env.METRICS_TOKEN,
     databaseTimeoutMs: env.DATABASE_TIMEOUT * 1000,
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
     importV1RateLimit: env.IMPORT_V1_RATE_LIMIT,
+    exportV1RateLimit: env.EXPORT_V1_RATE_LIMIT,
+    sandbox: env.SANDBOX === 'on',
+    sandboxRateLimit: env.SANDBOX_RATE_LIMIT,
     exportV2RateLimitMinute: env.EXPORT_V2_RATE_LIMIT_MINUTE,
     exportV2RateLimitDay: env.EXPORT_V2_RATE_LIMIT_DAY,
     exportV2RateLimitDayWindowSeconds: env.EXPORT_V2_RATE_LIMIT_DAY_WINDOW,
@@ -197,6 +254,17 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     pushIdleTimeoutSeconds: env.PUSH_IDLE_TIMEOUT,
     pushMaxBacklogBytes: env.PUSH_MAX_BACKLOG,
   };
+}
+
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `30d,7d` → the two durations in milliseconds, longest first. */
+function durations(text: string): [number, number] {
+  const [a, b] = text.split(',').map((part) => {
+    const match = /^(\d+)([smhd])$/.exec(part.trim())!;
+    return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
+  }) as [number, number];
+  return a >= b ? [a, b] : [b, a];
 }
 
 /** A URL fit for messages and logs: the password is replaced. */

@@ -1,3 +1,4 @@
+import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
 import { openMigrated } from '../db/migrate.js';
@@ -9,10 +10,12 @@ import { LiveStatus } from '../machines/live-status.js';
 import { OpeningClock } from '../machines/opening-clock.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
 import { startWorkers, type Workers } from '../workers/index.js';
-import { QUEUES, openQueue } from '../workers/queues.js';
+import { QUEUES, openQueue, type QueueName } from '../workers/queues.js';
 import { adminApi } from './api/admin/index.js';
+import { portalApi } from './api/portal/index.js';
 import { IMPORT_AREA, ROOT_AREA } from './api/areas.js';
 import { docRoutes } from './api/docs/routes.js';
+import { legacyExportGuards } from './api/export-legacy/family.js';
 import { exportV1Api } from './api/export-v1/index.js';
 import { exportV11Api } from './api/export-v1.1/index.js';
 import { exportV2Api, type ExportV2Api } from './api/export-v2/index.js';
@@ -28,18 +31,25 @@ import type { Config } from './config.js';
 import type { Family } from './http/family.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { HttpServer } from './http/server.js';
+import { HttpError } from './http/errors.js';
 import { failedAuthLimit } from './api/auth.js';
 import { Announcer } from './infra/announce.js';
 import { Bus, registryMessage } from './infra/bus.js';
 import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
-import { Receipts } from './infra/receipts.js';
+import { Receipts, TokenEvents } from './infra/receipts.js';
 import { fromAnnouncement, receiptsFromAnnouncement } from './infra/announce.js';
 import { dashboardRoutes } from './push/dashboard.js';
 import { createPush, type Push } from './push/push.js';
 import { StreamSlots } from './push/stream-slots.js';
 import { STREAM_PATH } from './push/subscriptions.js';
 import { Registry } from './registry/registry.js';
+import { installSandbox, removeSandbox } from './registry/sandbox.js';
 import { TokenStore } from './registry/tokens.js';
+import { PersonalTokens } from './registry/personal-tokens.js';
+import type { MailIntent } from '../db/queries/token-mail.js';
+import type { TokenEvent } from './domain/token-events.js';
+import { scheduleMail, within } from '../workers/mail/outbox.js';
+import { scheduleSandbox } from '../workers/sandbox/schedule.js';
 import { VERSION } from './version.js';
 
 /**
@@ -60,6 +70,7 @@ export interface Families {
   'export_v1.1': Family;
   export_v2: Family;
   admin: Family;
+  portal: Family;
 }
 
 /** The running platform's parts, for the one that started it (the `hrs` command, tests); modules never get this. */
@@ -79,6 +90,8 @@ export interface PlatformParts {
   readonly receipts: Receipts;
   /** Stations opening and closing by their opening hours (admins' live feed). */
   readonly opening: OpeningClock;
+  /** Personal tokens created, changed, revoked and reminded of, on every instance (admins' live feed). */
+  readonly tokenEvents: TokenEvents;
   /** Records API calls per originator (enqueues; the call-log worker writes them). */
   readonly callLog: CallLogRecorder;
 }
@@ -117,7 +130,8 @@ async function openStores(config: Readonly<Config>, log: Logger): Promise<{ sql:
 async function openParts(config: Readonly<Config>, log: Logger): Promise<PlatformParts> {
   const { sql, redis } = await openStores(config, log);
   const bus = new Bus(redis, config.redisPrefix, log);
-  const tokens = new TokenStore(sql);
+  const tokens = new TokenStore(sql, { sandbox: config.sandbox });
+  await setUpSandbox(config, sql, bus, log);
   const registry = new Registry(() => readRegistryRows(sql));
   const status = new LiveStatus(registry, log, {
     staleAfterMs: config.statusStaleAfterMs,
@@ -142,12 +156,32 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   await bus.on('receipts', (message) => {
     if (message.from !== bus.instanceId) receipts.emit(receiptsFromAnnouncement(message.receipts));
   });
+  // Every instance's (and the workers') token events, this one's included: they all come over the bus.
+  const tokenEvents = new TokenEvents(log);
+  await bus.on('tokens', (message) => tokenEvents.emit(message.events));
   const started = performance.now();
   const restored = await status.restore(publishedSignalBatches(sql));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);
-  return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, opening, callLog };
+  return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, tokenEvents, opening, callLog };
+}
+
+/**
+ * The export v1.1 sandbox's stations as SANDBOX says: written (or removed), announced to the other
+ * instances when they changed (the simulator's schedule is set in `wire`). A failure is logged, never
+ * fatal: the sandbox is a convenience, the service runs without it.
+ */
+async function setUpSandbox(config: Readonly<Config>, sql: Sql, bus: Bus, log: Logger): Promise<void> {
+  try {
+    const change = config.sandbox ? await installSandbox(sql) : await removeSandbox(sql);
+    if (change.changedStations.length > 0) {
+      log.info({ stations: change.changedStations, sandbox: config.sandbox }, config.sandbox ? 'sandbox stations written' : 'sandbox removed');
+      await bus.publish(registryMessage({ hrsIds: change.changedStations, tokens: false })).catch((err: unknown) => log.warn({ err }, 'sandbox change not announced'));
+    }
+  } catch (err) {
+    log.error({ err }, 'setting up the export v1.1 sandbox failed');
+  }
 }
 
 interface Served {
@@ -164,6 +198,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const { config, log, sql, redis, bus, tokens, registry, reference, status } = parts;
   const metrics = new PlatformMetrics(VERSION);
   const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA, classify: classifyUnavailable, onAnswered: metrics.answered });
+  const queues = countedQueues(parts);
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
   // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
@@ -183,29 +218,54 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     writer: new SignalWriter(sql, { onCommit: metrics.committed }),
     counted: metrics.legacySignals,
   };
-  const admin = adminApi(server, { adminToken: config.adminToken, sql, tokensChanged });
+  const personalTokens = new PersonalTokens(sql, { reminderOffsetsMs: config.tokenReminderOffsetsMs });
+  const mailQueue = queues.get(QUEUES.mail);
+  const committed = async (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => {
+    await scheduleMail(mailQueue, change.mail, log, redis);
+    await announceTokenEvents(parts, change.events);
+  };
+  // Plain mail jobs (sign-in and reveal links): their secrets live in the job only, gone once sent.
+  const sendMail = async (to: string, mail: { subject: string; text: string; html: string }) => {
+    const unqueued = () => new HttpError(503, 'mail_unavailable', 'The e-mail could not be queued (Redis is unavailable); nothing was sent: try again shortly.', { headers: { 'Retry-After': '5' } });
+    if (!redis.isReady) throw unqueued();
+    await within(mailQueue.add('link', { to, ...mail }, { removeOnComplete: true, removeOnFail: { age: 3600 }, attempts: 5 }), 2000, unqueued);
+  };
+  const admin = adminApi(server, {
+    adminToken: config.adminToken, sql, tokensChanged, personalTokens, committed,
+    baseUrl: lifecycle.baseUrl, revealLinkTtlMs: config.revealLinkTtlMs, timeZone: config.mailTimeZone, sendMail,
+  });
+  const portal = portalApi(server, {
+    sql, log, limiter, personalTokens, sendMail, committed, tokensChanged, timeZone: config.mailTimeZone,
+    baseUrl: lifecycle.baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs,
+  });
+  const legacyExport = {
+    ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening,
+    guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
+  };
   const exportV2 = exportV2Api(server, { sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl });
   const families: Families = {
     root: ROOT_AREA,
     import_v1: importV1Api(server, legacyImport),
     'import_v1.1': importV11Api(server, legacyImport),
     import_v2: importV2,
-    export_v1: exportV1Api(server, { ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening }),
-    'export_v1.1': exportV11Api(server, { ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening }),
+    export_v1: exportV1Api(server, legacyExport),
+    'export_v1.1': exportV11Api(server, legacyExport),
     export_v2: exportV2.family,
     admin,
+    portal,
   };
   const push = pushLayer(parts, server, families, exportV2.authenticate);
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
   indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH });
-  const queues = countedQueues(parts);
   metrics.watch({ actors: () => status.countByFreshness(), push: () => push.connections, queues: queues.counts });
   return { server, push, families, exportV2, queues };
 }
 
 interface CountedQueues {
   counts(): Promise<Record<string, Record<string, number>>>;
+  /** The queue of that name (producers that need no queue of their own use it). */
+  get(name: QueueName): Queue;
   close(): Promise<void>;
 }
 
@@ -214,6 +274,7 @@ function countedQueues(parts: PlatformParts): CountedQueues {
   const queues = Object.values(QUEUES).map((name) => openQueue(name, parts.redis, parts.config.redisPrefix));
   return {
     counts: async () => Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts(...QUEUE_STATES)]))),
+    get: (name) => queues.find((q) => q.name === name)!,
     close: async () => void (await Promise.all(queues.map((q) => q.close()))),
   };
 }
@@ -234,6 +295,18 @@ async function announceTokensChanged({ tokens, bus, log }: PlatformParts): Promi
   }
 }
 
+/** Tells every instance's admins' feed (this one's too, through Redis; locally when Redis is away) of token events. */
+async function announceTokenEvents({ bus, log }: PlatformParts, events: readonly TokenEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const message = { type: 'tokens' as const, events: [...events] };
+  try {
+    await bus.publish(message);
+  } catch (err) {
+    bus.deliverLocally(message);
+    log.debug({ err }, 'token events not announced to other instances (Redis unavailable)');
+  }
+}
+
 /** The status stream and the admins' feed, on the export v2 and admin families. */
 function pushLayer(parts: PlatformParts, server: HttpServer, families: Families, authenticate: ExportV2Api['authenticate']): Push {
   const { config, log, redis } = parts;
@@ -250,6 +323,7 @@ function pushLayer(parts: PlatformParts, server: HttpServer, families: Families,
     status: parts.status,
     receipts: parts.receipts,
     opening: parts.opening,
+    tokenEvents: parts.tokenEvents,
     stations: parts.registry,
     slots: new StreamSlots(redis, config.redisPrefix, config.pushStreamsPerUser, log.child({ component: 'push' })),
     recheck: async (credential) => void (await authenticate(credential)),
@@ -266,6 +340,10 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
       if (message.tokens) served.push.tokensChanged();
     })
     .catch((err: unknown) => log.error({ err }, 'listening for token changes failed'));
+  // The sandbox simulator's minute job (removed when SANDBOX is off); never fatal, as the stations.
+  await scheduleSandbox(served.queues.get(QUEUES.sandbox), parts.config.sandbox).catch((err: unknown) =>
+    log.error({ err }, 'scheduling the sandbox simulator failed'),
+  );
   served.push.start();
 }
 

@@ -139,6 +139,13 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   t.match(await page.locator('#tail li').first().textContent(), /BERLA.*availability.*fresh → fresh/, 'newest on top');
   t.equal(await page.locator('#count-fresh').textContent(), '2', 'the summary counts fresh cells');
 
+  // A token event: an admin revokes alice's personal token; the tail says so (never its value).
+  const listed = (await (await fetch(`${p.url}/admin/v1/tokens?generation=export_v2`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { tokens: { id: string }[] };
+  await fetch(`${p.url}/admin/v1/tokens/${listed.tokens[0]!.id}/revoke`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+  const tokenLine = page.locator('#tail li[data-type="token"]');
+  await tokenLine.waitFor();
+  t.match(await tokenLine.textContent(), /token revoked by an admin.*alice/, 'a token event is a line of the tail');
+
   // The screenshot, once the highlights have faded.
   await page.locator('.updated').first().waitFor({ state: 'detached', timeout: 5000 });
   mkdirSync(fileURLToPath(new URL('./output/', import.meta.url)), { recursive: true });

@@ -1,6 +1,9 @@
 import t from 'tap';
+import { SANDBOX_TOKEN } from '../src/domain/sandbox.js';
+import { until } from './helpers/wait.js';
 import { connect } from '../db/connect.js';
-import { isAbsolute } from 'node:path';
+import { isAbsolute, join } from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
 import { DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from '../src/cli/demo/fixture.js';
 import { readPhoto } from '../src/registry/file/photo.js';
 import { testConfig } from './helpers/platform.js';
@@ -23,7 +26,8 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
 
   let rows: { category: string; n: number }[] = [];
   for (let i = 0; i < 100; i++) {
-    rows = [...(await sql<{ category: string; n: number }[]>`SELECT category, count(*)::int AS n FROM published_signals GROUP BY category ORDER BY category`)];
+    rows = [...(await sql<{ category: string; n: number }[]>`
+      SELECT category, count(*)::int AS n FROM published_signals WHERE originator_id <> 'sandbox-simulator' GROUP BY category ORDER BY category`)];
     if (rows.length === 4 && rows.every((r) => r.n === 12)) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
@@ -33,9 +37,9 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
     { category: 'pricing', n: 12 },
     { category: 'usage', n: 12 },
   ]);
-  const before = (await sql`SELECT count(*)::int AS n FROM signal_history`)[0]!.n;
+  const before = (await sql`SELECT count(*)::int AS n FROM signal_history WHERE originator_id <> 'sandbox-simulator'`)[0]!.n;
   await new Promise((resolve) => setTimeout(resolve, 2500));
-  const after = (await sql`SELECT count(*)::int AS n FROM signal_history`)[0]!.n;
+  const after = (await sql`SELECT count(*)::int AS n FROM signal_history WHERE originator_id <> 'sandbox-simulator'`)[0]!.n;
   t.ok(after >= before + 36, `signals keep coming (${before} → ${after})`);
 
   t.match(demo.output(), new RegExp(`export v2 token: ${DEMO_TOKENS.export_v2}`));
@@ -58,7 +62,8 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   t.match(await ongoing.json(), [{ kind: 'limited-service' }], 'an ongoing event');
   t.notMatch(demo.output(), /transmission refused/, 'the simulated originator never sends anything the platform refuses');
   const legacy = await sql<{ hrs_id: string; source: string }[]>`
-    SELECT hrs_id, payload->>'source' AS source FROM published_signals WHERE category = 'availability' AND payload ? 'source' ORDER BY hrs_id`;
+    SELECT hrs_id, payload->>'source' AS source FROM published_signals
+    WHERE category = 'availability' AND payload ? 'source' AND originator_id <> 'sandbox-simulator' ORDER BY hrs_id`;
   t.same(legacy, DEMO_LEGACY_STATIONS.map((hrs_id) => ({ hrs_id, source: 'import_v1.1' })).sort((a, b) => a.hrs_id.localeCompare(b.hrs_id)), 'the legacy originator reports its stations through import v1.1');
   const copen = await exported('/hrs/COPEN/status');
   t.match(await copen.json(), { availability: { nozzles: [], fuelling_options: [{ fuelling_option: '700ld' }] } }, 'shown per fuelling option on export v2');
@@ -68,6 +73,34 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   const stations = (await summary.json()) as { hrs_id: string; fuelling_options: { status: string }[] }[];
   t.equal(stations.length, 12);
   t.ok(stations.every((s) => s.fuelling_options.length > 0), 'every demo station provides options');
+
+  t.match(demo.output(), new RegExp(`export v1\\.1 sandbox token: ${SANDBOX_TOKEN.replace(/\./g, '\\.')} \\(public; 8 sample stations`), 'the banner publishes the sandbox token');
+  const sandbox = await until('the first simulated sandbox readings', async () => {
+    const r = await fetch(`${url}/v1.1/hrs/SBXBE/status`, { headers: { Authorization: `Bearer ${SANDBOX_TOKEN}` } });
+    const body = (await r.json()) as { fuelling_options: { datetime: string | null; status: string }[] };
+    return body.fuelling_options[0]?.datetime ? body : undefined;
+  });
+  t.equal(sandbox.fuelling_options[0]!.status, 'AVAILABLE', 'the sandbox runs in the demo, its signals simulated by the worker');
+
+  // The e-mails: without SMTP_URL, kept as .eml files by a local SMTP sink; a sign-in link shows the way in.
+  const folder = /kept as \.eml files in (\S+)/.exec(demo.output())?.[1];
+  t.ok(folder, 'the banner says where the e-mails are kept');
+  t.match(demo.output(), new RegExp(`portal \\(API tokens\\): ${url}/portal/ \\(sign in as demo-user@demo-h2\\.example`));
+  const asked = await fetch(`${url}/portal/v1/sign-in`, {
+    method: 'POST',
+    headers: { Origin: url, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: 'demo-user@demo-h2.example' }),
+  });
+  t.equal(asked.status, 202);
+  const eml = await until('the sign-in e-mail in the folder', async () => {
+    const names = await readdir(folder!).catch(() => [] as string[]);
+    for (const name of names.filter((n) => n.endsWith('.eml'))) {
+      const text = await readFile(join(folder!, name), 'utf8');
+      if (text.includes('#sign-in=')) return text;
+    }
+    return undefined;
+  });
+  t.match(eml, /^To: demo-user@demo-h2\.example/m, 'a real message, as the SMTP sink received it');
 
   demo.child.kill('SIGTERM');
   t.same(await demo.exited, { code: 0, signal: null });

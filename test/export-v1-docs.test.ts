@@ -14,6 +14,7 @@ import { DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
 import { problemSchema, v11StationListSchema, v11StationRecordSchema, v1StationListSchema, v1StationRecordSchema } from '../src/domain/export-v1/schemas.js';
 import { REASON_STATES, stationSummarySchema, SUMMARY_REASONS, SUMMARY_STATES, v1StationSummarySchema } from '../src/domain/status/summary.js';
 import type { HttpServer } from '../src/http/server.js';
+import { SANDBOX_STATIONS, SANDBOX_TOKEN } from '../src/domain/sandbox.js';
 import { legacyFixture, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
@@ -268,4 +269,33 @@ t.test('real responses of the platform are valid against the documented schemas'
     const documented = deref(documents[family], documents[family].components.responses.Unauthorized).content['application/problem+json'].examples.personal_token.value;
     t.same(await conforms(t, family, `${prefix}hrs`, personal, 401, problemSchema), documented, 'the personal-token refusal is the documented one');
   }
+});
+
+t.test('the v1.1 reference publishes the sandbox token and its stations; both state the rate limits and document the 429', async (t) => {
+  const sandbox = await startTestPlatform(t, { env: { SANDBOX: 'on' } });
+  const served = async (prefix: string) => (await (await fetch(`${sandbox.url}${prefix}doc/schema`)).json()) as Json;
+  const v11 = (await served('/v1.1/')).info.description as string;
+  t.notMatch(documents['export_v1.1'].info.description, /## The sandbox/, 'a service with SANDBOX=off does not publish it');
+  t.match(v11, /## The sandbox/);
+  t.match(v11, new RegExp(`Authorization: Bearer ${SANDBOX_TOKEN.replace(/\./g, '\\.')}`), 'the token, published');
+  for (const s of SANDBOX_STATIONS) t.match(v11, `\`${s.hrs_id}\``, `${s.hrs_id} listed`);
+  t.match(v11, `at most ${p.parts.config.exportV1RateLimit} requests per minute per token, v1 and v1.1 together`);
+  const v1 = documents.export_v1.info.description as string;
+  t.notMatch(v1, /## The sandbox/, 'export v1 has no sandbox');
+  t.match(v1, /export v1 has no sandbox/);
+  for (const family of FAMILIES) {
+    const examples = documents[family].components.responses.TooManyRequests.content['application/problem+json'].examples;
+    t.match(examples.token.value, { status: 429, detail: /per token/ }, `${family}: the 429 of a token`);
+    t.ok(documents[family].components.headers['RateLimit-Limit'], `${family}: RateLimit-* headers`);
+  }
+  t.match(
+    documents.export_v1.components.responses.Unauthorized.content['application/problem+json'].examples.sandbox_token.value.detail,
+    /works on the export v1\.1 sandbox \(\/v1\.1\/\) only\. Export v1 has no sandbox\./,
+    'v1: the sandbox token\'s 401',
+  );
+  const res = await get(`${sandbox.url}/v1.1/hrs`, SANDBOX_TOKEN);
+  t.equal(res.status, 200);
+  const body = (await res.json()) as { hrs_id: string }[];
+  t.equal(v11StationListSchema.safeParse(body).success, true, 'the sandbox records fit the documented record');
+  t.equal(body.length, SANDBOX_STATIONS.length);
 });

@@ -23,6 +23,7 @@ t.test('GET / lists the pages as JSON, each link answering', async (t) => {
     import_v1_doc: `${p.url}/import/v1/doc/`,
     'export_v1.1_doc': `${p.url}/v1.1/doc/`,
     export_v1_doc: `${p.url}/v1/doc/`,
+    portal_doc: `${p.url}/portal/v1/doc/`,
     admin: `${p.url}/admin/`,
     healthz: `${p.url}/healthz`,
     readyz: `${p.url}/readyz`,
@@ -43,7 +44,7 @@ t.test('a browser gets the same index as HTML', async (t) => {
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/html/);
   const html = await res.text();
-  for (const path of ['/v2/doc/', '/import/v2/doc/', '/admin/', '/healthz', '/readyz', '/metrics']) {
+  for (const path of ['/v2/doc/', '/import/v2/doc/', '/portal/v1/doc/', '/admin/', '/healthz', '/readyz', '/metrics']) {
     t.match(html, `<a href="${p.url}${path}">`, path);
   }
   t.match(html, '/v2/hrs/status/stream');

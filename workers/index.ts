@@ -3,7 +3,11 @@ import type { Sql } from '../db/connect.js';
 import type { Config } from '../src/config.js';
 import type { Redis } from '../src/infra/redis.js';
 import { startCallLogWorker } from './call-log/processor.js';
-import { startMailWorker } from './mail/processor.js';
+import { startMailWorker, tokenMailRenderer } from './mail/processor.js';
+import { scheduleSweep } from './mail/outbox.js';
+import { QUEUES, openQueue } from './queues.js';
+import { startSandboxWorker } from './sandbox/processor.js';
+import { Bus } from '../src/infra/bus.js';
 
 export interface Workers {
   names: string[];
@@ -13,8 +17,41 @@ export interface Workers {
 /** Starts every BullMQ worker this configuration allows; `close` lets active jobs finish. */
 export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger): Workers {
   const workers: { name: string; close(): Promise<void> }[] = [];
+  // Publishes only: simulated sandbox readings and token events reach every instance over the bus.
+  const bus = new Bus(redis, config.redisPrefix, log);
   if (config.smtpUrl) {
-    const mail = startMailWorker({ redis, redisPrefix: config.redisPrefix, smtpUrl: config.smtpUrl, mailFrom: config.mailFrom, log });
+    const queue = openQueue(QUEUES.mail, redis, config.redisPrefix, log);
+    const portalUrl = `${config.baseUrl}/portal/`;
+    const mail = startMailWorker({
+      redis,
+      redisPrefix: config.redisPrefix,
+      smtpUrl: config.smtpUrl,
+      mailFrom: config.mailFrom,
+      log,
+      claimMs: config.mailClaimMs,
+      outbox: {
+        sql,
+        queue,
+        render: tokenMailRenderer(portalUrl, config.mailTimeZone),
+        // A reminder sent is a token event on the admins' feed.
+        sent: (m) => {
+          if (m.kind !== 'expiring' || m.token.userId === null) return;
+          const event = {
+            kind: 'expiring' as const,
+            token_id: m.token.id,
+            user_id: m.token.userId,
+            name: m.token.name,
+            hint: m.token.hint,
+            at: new Date().toISOString(),
+            expires_at: m.expiresAt?.toISOString() ?? null,
+            days_before: m.daysBefore ?? undefined,
+          };
+          bus.publish({ type: 'tokens', events: [event] }).catch((err: unknown) => log.debug({ err }, 'token event not announced'));
+        },
+      },
+    });
+    // The sweep runs where e-mails can be sent: it gives unsent ones their jobs again.
+    void scheduleSweep(queue, config.mailSweepEveryMs).catch((err: unknown) => log.warn({ err }, 'scheduling the mail sweep failed'));
     workers.push({
       name: mail.name,
       async close() {
@@ -23,12 +60,17 @@ export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger
         await Promise.race([mail.waitUntilReady().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
         clearTimeout(timer);
         await mail.close();
+        await queue.close();
       },
     });
   } else {
     log.warn('SMTP_URL is not set: mail jobs stay queued until a worker with SMTP_URL runs');
   }
   workers.push(startCallLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log }));
+  if (config.sandbox) {
+    const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });
+    workers.push({ name: sandbox.name, close: () => sandbox.close() });
+  }
   return {
     names: workers.map((w) => w.name),
     async close() {

@@ -1,4 +1,4 @@
-import type { Tx } from '../connect.js';
+import type { Sql, Tx } from '../connect.js';
 
 /*
  * The statements of the registry file loader (src/registry/file/load.ts), each run in the loader's
@@ -70,6 +70,8 @@ export interface StationFields {
   details: Record<string, unknown>;
   /** The IANA zone its opening hours are read in: the file's, else the one at its coordinates; null when neither. */
   time_zone: string | null;
+  /** One of the export v1.1 sandbox's sample stations (only the sandbox's own load writes these). */
+  sandbox: boolean;
 }
 
 /** A station photo as stored: the bytes, their media type and SHA-256. */
@@ -85,11 +87,11 @@ export interface StoredPhoto {
  */
 export async function upsertStationRow(tx: Tx, s: StationFields, photo: StoredPhoto | null): Promise<Upserted> {
   const [row] = await tx<{ inserted: boolean }[]>`
-    INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details, photo, photo_media_type, photo_sha256, time_zone)
+    INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details, photo, photo_media_type, photo_sha256, time_zone, sandbox)
     VALUES (${s.hrs_id}, ${s.operator}, ${s.name}, ${s.heavy_duty}, ${s.opening_hours}, ${tx.json(s.details as never)},
-            ${photo?.bytes ?? null}, ${photo?.mediaType ?? null}, ${photo?.sha256 ?? null}, ${s.time_zone})
+            ${photo?.bytes ?? null}, ${photo?.mediaType ?? null}, ${photo?.sha256 ?? null}, ${s.time_zone}, ${s.sandbox})
     ON CONFLICT (hrs_id) DO UPDATE SET
-      operator_id = EXCLUDED.operator_id, name = EXCLUDED.name, heavy_duty = EXCLUDED.heavy_duty,
+      sandbox = EXCLUDED.sandbox, operator_id = EXCLUDED.operator_id, name = EXCLUDED.name, heavy_duty = EXCLUDED.heavy_duty,
       opening_hours = EXCLUDED.opening_hours, details = EXCLUDED.details, photo = EXCLUDED.photo,
       photo_media_type = EXCLUDED.photo_media_type, photo_sha256 = EXCLUDED.photo_sha256,
       static_modified_at = clock_timestamp()
@@ -262,4 +264,33 @@ export async function usersOverPersonalTokenLimit(
     WHERE generation = 'export_v2' AND user_id = ANY(${userIds}) AND revoked_at IS NULL
       AND (expires_at IS NULL OR expires_at > ${now})
     GROUP BY user_id HAVING count(*) > ${max}`;
+}
+
+/**
+ * Removes the export v1.1 sandbox: its stations (their layouts, events and signals go with them), its
+ * operator and originator. Returns the ids of the stations removed.
+ */
+export async function deleteSandbox(tx: Tx, operatorId: string, originatorId: string): Promise<string[]> {
+  const rows = await tx<{ hrs_id: string }[]>`DELETE FROM stations WHERE sandbox RETURNING hrs_id`;
+  await tx`DELETE FROM assignments WHERE originator_id = ${originatorId}`;
+  await tx`DELETE FROM originators WHERE id = ${originatorId}`;
+  await tx`DELETE FROM operators WHERE id = ${operatorId}`;
+  return rows.map((r) => r.hrs_id);
+}
+
+/**
+ * What production data already holds of the sandbox's names, one phrase each: stations with a sandbox
+ * id (`SBX…`) not flagged `sandbox`, and the sandbox's operator or originator id in use with production
+ * stations or tokens.
+ */
+export async function sandboxClashes(sql: Sql, operatorId: string, originatorId: string): Promise<string[]> {
+  const rows = await sql<{ clash: string }[]>`
+    SELECT 'station ' || hrs_id AS clash FROM stations WHERE hrs_id LIKE 'SBX%' AND NOT sandbox
+    UNION ALL
+    SELECT 'operator ' || ${operatorId} || ' has station ' || hrs_id FROM stations WHERE operator_id = ${operatorId} AND NOT sandbox
+    UNION ALL
+    SELECT 'originator ' || ${originatorId} || ' has tokens' WHERE EXISTS (SELECT 1 FROM tokens WHERE originator_id = ${originatorId})
+    UNION ALL
+    SELECT 'originator ' || ${originatorId} || ' is assigned to ' || hrs_id FROM assignments WHERE originator_id = ${originatorId} AND hrs_id NOT LIKE 'SBX%'`;
+  return rows.map((r) => r.clash);
 }

@@ -19,6 +19,8 @@ export interface RegistryStationRow {
   time_zone?: string | null;
   /** `details.country` when a string (the country for public holidays in its hours). */
   country?: string | null;
+  /** One of the export v1.1 sandbox's sample stations (migration 0005). */
+  sandbox?: boolean;
 }
 
 /**
@@ -64,7 +66,7 @@ export interface RegistryRows {
 export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
   const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
     sql<RegistryStationRow[]>`
-      SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed, s.opening_hours, s.time_zone,
+      SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed, s.opening_hours, s.time_zone, s.sandbox,
              CASE WHEN jsonb_typeof(s.details -> 'country') = 'string' THEN s.details ->> 'country' END AS country,
              coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types
       FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,

@@ -1,8 +1,9 @@
 import type { Sql } from '../connect.js';
 
 /*
- * Export v2 reads of stations: the list's page heads, whole station records with their confirmed
- * layout, events, photos. Times that serve as versions (`static_modified_at`, `station_set.modified_at`)
+ * Export reads of stations: the list's page heads, whole station records with their confirmed layout,
+ * events, photos. Every read by list or id takes `sandbox`: false (the default) sees production
+ * stations only, true the export v1.1 sandbox's sample stations only. Times that serve as versions (`static_modified_at`, `station_set.modified_at`)
  * are read as whole microseconds since the epoch: exact (a JavaScript Date keeps milliseconds only),
  * and below 2^53, so a plain number holds them.
  */
@@ -33,16 +34,17 @@ export async function stationPageHeads(
   limit: number,
   offset: number,
   knownCount?: { setModifiedUs: number },
+  sandbox = false,
 ): Promise<StationPageHeads> {
   const rows = await sql<{ count: number | null; set_us: string; hrs_id: string | null; us: string | null }[]>`
     SELECT c.count, c.set_us, p.hrs_id, p.us
     FROM (SELECT ss.set_us,
                  CASE WHEN ss.set_us = ${knownCount?.setModifiedUs ?? -1}::bigint THEN NULL
-                      ELSE (SELECT count(*) FROM stations)::int END AS count
+                      ELSE (SELECT count(*) FROM stations WHERE sandbox = ${sandbox})::int END AS count
           FROM (SELECT (extract(epoch FROM modified_at) * 1000000)::bigint AS set_us FROM station_set) ss) c
     LEFT JOIN LATERAL (
       SELECT hrs_id, (extract(epoch FROM static_modified_at) * 1000000)::bigint AS us
-      FROM stations ORDER BY hrs_id LIMIT ${limit} OFFSET ${offset}::bigint
+      FROM stations WHERE sandbox = ${sandbox} ORDER BY hrs_id LIMIT ${limit} OFFSET ${offset}::bigint
     ) p ON true
     ORDER BY p.hrs_id`;
   const first = rows[0];
@@ -61,19 +63,20 @@ export async function stationPageVersion(
   sql: Sql,
   limit: number,
   offset: number,
+  sandbox = false,
 ): Promise<{ setModifiedUs: number; newestUs: number | null }> {
   const [row] = await sql<{ set_us: string; newest_us: string | null }[]>`
     SELECT ss.set_us,
            (SELECT (extract(epoch FROM max(static_modified_at)) * 1000000)::bigint
-            FROM (SELECT static_modified_at FROM stations ORDER BY hrs_id LIMIT ${limit} OFFSET ${offset}::bigint) p) AS newest_us
+            FROM (SELECT static_modified_at FROM stations WHERE sandbox = ${sandbox} ORDER BY hrs_id LIMIT ${limit} OFFSET ${offset}::bigint) p) AS newest_us
     FROM (SELECT (extract(epoch FROM modified_at) * 1000000)::bigint AS set_us FROM station_set) ss`;
   return { setModifiedUs: Number(row?.set_us ?? 0), newestUs: row?.newest_us == null ? null : Number(row.newest_us) };
 }
 
 /** One station's version, or undefined when there is no such station. */
-export async function stationHead(sql: Sql, hrsId: string): Promise<StationHead | undefined> {
+export async function stationHead(sql: Sql, hrsId: string, sandbox = false): Promise<StationHead | undefined> {
   const [row] = await sql<{ us: string }[]>`
-    SELECT (extract(epoch FROM static_modified_at) * 1000000)::bigint AS us FROM stations WHERE hrs_id = ${hrsId}`;
+    SELECT (extract(epoch FROM static_modified_at) * 1000000)::bigint AS us FROM stations WHERE hrs_id = ${hrsId} AND sandbox = ${sandbox}`;
   return row ? { hrsId, modifiedUs: Number(row.us) } : undefined;
 }
 
@@ -196,12 +199,12 @@ export interface StationEventRow {
  * A station's events not over at `now` (an event without `ends_at` is ongoing), by start then id;
  * undefined when there is no such station.
  */
-export async function currentEvents(sql: Sql, hrsId: string, now: Date): Promise<StationEventRow[] | undefined> {
+export async function currentEvents(sql: Sql, hrsId: string, now: Date, sandbox = false): Promise<StationEventRow[] | undefined> {
   const rows = await sql<(Omit<StationEventRow, 'id'> & { id: string | null })[]>`
     SELECT e.id, e.kind, e.starts_at, e.ends_at, e.description
     FROM stations s
     LEFT JOIN station_events e ON e.hrs_id = s.hrs_id AND (e.ends_at IS NULL OR e.ends_at > ${now})
-    WHERE s.hrs_id = ${hrsId}
+    WHERE s.hrs_id = ${hrsId} AND s.sandbox = ${sandbox}
     ORDER BY e.starts_at, e.id`;
   if (rows.length === 0) return undefined;
   return rows.flatMap((row) => (row.id === null ? [] : [{ ...row, id: row.id }]));
@@ -213,9 +216,9 @@ export interface StationPhoto {
 }
 
 /** The station's photo; null when it has none, undefined when there is no such station. */
-export async function stationPhoto(sql: Sql, hrsId: string): Promise<StationPhoto | null | undefined> {
+export async function stationPhoto(sql: Sql, hrsId: string, sandbox = false): Promise<StationPhoto | null | undefined> {
   const [row] = await sql<{ photo: Buffer | null; photo_media_type: string | null }[]>`
-    SELECT photo, photo_media_type FROM stations WHERE hrs_id = ${hrsId}`;
+    SELECT photo, photo_media_type FROM stations WHERE hrs_id = ${hrsId} AND sandbox = ${sandbox}`;
   if (!row) return undefined;
   if (row.photo === null || row.photo_media_type === null) return null;
   return { bytes: row.photo, mediaType: row.photo_media_type };

@@ -45,24 +45,21 @@ export interface TokenListing {
   created_at: Date;
   expires_at: Date | null;
   revoked_at: Date | null;
+  /** Who revoked it (`owner`, `admin`); null when not revoked or revoked before this was recorded. */
+  revoked_by: string | null;
+  /** The value's last four characters, for tokens the platform made (null for those loaded from a registry file). */
+  hint: string | null;
   last_used_at: Date | null;
 }
 
 /** Token metadata (never a hash or value), newest first. */
-export async function listTokens(sql: Sql, filter: { originator?: string; user?: string; generation?: string }): Promise<TokenListing[]> {
+export async function listTokens(sql: Sql, filter: { id?: string; originator?: string; user?: string; generation?: string }): Promise<TokenListing[]> {
   return sql<TokenListing[]>`
-    SELECT id, generation, originator_id AS originator, user_id AS user, name, created_at, expires_at, revoked_at, last_used_at
+    SELECT id, generation, originator_id AS originator, user_id AS user, name, created_at, expires_at, revoked_at, revoked_by, hint, last_used_at
     FROM tokens
-    WHERE (${filter.originator ?? null}::text IS NULL OR originator_id = ${filter.originator ?? null})
+    WHERE (${filter.id ?? null}::bigint IS NULL OR id = ${filter.id ?? null}::bigint)
+      AND (${filter.originator ?? null}::text IS NULL OR originator_id = ${filter.originator ?? null})
       AND (${filter.user ?? null}::text IS NULL OR user_id = ${filter.user ?? null})
       AND (${filter.generation ?? null}::text IS NULL OR generation = ${filter.generation ?? null})
     ORDER BY created_at DESC, id DESC`;
-}
-
-/** Revokes a token; revocation is final. Returns false when there is no such token. */
-export async function revokeToken(sql: Sql, id: string): Promise<TokenListing | undefined> {
-  const [row] = await sql<TokenListing[]>`
-    UPDATE tokens SET revoked_at = COALESCE(revoked_at, clock_timestamp()) WHERE id = ${id}
-    RETURNING id, generation, originator_id AS originator, user_id AS user, name, created_at, expires_at, revoked_at, last_used_at`;
-  return row;
 }

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { decideToken, TOKEN_MESSAGES, type Principal, type TokenAudience, type TokenRecord } from '../domain/tokens.js';
 import type { Logger } from 'pino';
+import type { Audience } from '../domain/sandbox.js';
 import { BEARER_MESSAGES, bearerToken, type AuthAttempts, type AuthScheme } from '../http/auth.js';
 import { HttpError, unauthorized } from '../http/errors.js';
 import { describeLimit, describeWait } from '../http/rate-limit-guard.js';
@@ -26,7 +27,8 @@ export function tokenAuth(tokens: TokenFinder, audience: TokenAudience, now: () 
   return async (header) => {
     const decision = decideToken(await tokens.find(bearerToken(header)), audience, now());
     if (!decision.ok) throw unauthorized(decision.reason);
-    if (decision.principal.kind !== 'admin') tokens.markUsed(decision.principal.tokenId);
+    // The shared sandbox token is not stored: there is no last use to record.
+    if (decision.principal.kind !== 'admin' && decision.principal.kind !== 'sandbox') tokens.markUsed(decision.principal.tokenId);
     return decision.principal;
   };
 }
@@ -110,6 +112,11 @@ function forgetExpired(blocked: Map<string, number>): void {
 
 function sha256(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** Which stations a request may see: the sandbox token's sample stations, or production data for everyone else. */
+export function audienceOf(req: Request): Audience {
+  return principalOf(req)?.kind === 'sandbox' ? 'sandbox' : 'production';
 }
 
 /** The request's principal as the domain knows it (every family's scheme above makes one). */

@@ -1,7 +1,7 @@
 import type { ReferenceData } from '../../db/queries/reference.js';
 import type { Generation } from '../domain/vocabulary.js';
 import { json, type ErrorStyle, type Reply } from '../http/errors.js';
-import type { Family } from '../http/family.js';
+import type { Family, Guard } from '../http/family.js';
 import type { HttpServer } from '../http/server.js';
 import { tokenAuth, type TokenFinder } from './auth.js';
 
@@ -33,15 +33,21 @@ export interface ReferenceFamily {
   /** How refusals name the family (`import v1`) and the one token generation it accepts. */
   label: string;
   accepts: Generation;
+  /** Whether the shared sandbox token authenticates here too (export v1.1). */
+  sandbox?: boolean;
   errors: ErrorStyle;
   /** Path → the list it serves, as made once from the reference data. */
   lists: (reference: ReferenceData) => Record<string, Reply>;
 }
 
 /** Builds a reference-only family and registers its lists as GET routes. */
-export function referenceApi(server: HttpServer, declared: ReferenceFamily, deps: { tokens: TokenFinder; reference: ReferenceData }): Family {
-  const { name, prefix, label, accepts, errors } = declared;
-  const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts }), errors };
+export function referenceApi(
+  server: HttpServer,
+  declared: ReferenceFamily,
+  deps: { tokens: TokenFinder; reference: ReferenceData; guards?: Guard[] },
+): Family {
+  const { name, prefix, label, accepts, sandbox, errors } = declared;
+  const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, guards: deps.guards };
   for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
     server.route({ family, method: 'GET', path, handler: () => reply });
   }

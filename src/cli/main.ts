@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/connect.js';
 import { openMigrated } from '../../db/migrate.js';
@@ -5,14 +6,16 @@ import { startWorkers } from '../../workers/index.js';
 import { ConfigError, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, loadConfig, type Config } from '../config.js';
 import { resetLocal } from '../local/reset.js';
 import { provideServers, serversInUse, type Defaults, type Provided } from '../local/servers.js';
-import { stateDir } from '../local/state.js';
+import { ensureStateDir, stateDir } from '../local/state.js';
 import { FixtureError, loadFixture, loadFixtureFile, type LoadSummary } from '../registry/file/load.js';
 import { Bus, registryMessage } from '../infra/bus.js';
 import { closeRedis, openRedis, watchRedis } from '../infra/redis.js';
 import { createLogger, type Logger } from '../log.js';
 import { startPlatform } from '../platform.js';
 import { VERSION } from '../version.js';
-import { DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from './demo/fixture.js';
+import { SANDBOX_STATIONS, SANDBOX_TOKEN } from '../domain/sandbox.js';
+import { startDemoMailSink, type DemoMailSink } from './demo/mail-sink.js';
+import { DEMO_USER_EMAIL, DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from './demo/fixture.js';
 import { DemoOriginator } from './demo/originator.js';
 
 /** A wrong invocation: exit code 2. */
@@ -168,11 +171,20 @@ const COMMANDS: Record<string, Command> = {
       // A demo shows the admins' dashboard too: without ADMIN_TOKEN it gets the demo's own.
       const config = { ...configured };
       config.adminToken ??= DEMO_ADMIN_TOKEN;
+      // And its e-mails: without SMTP_URL they go to a local SMTP sink that keeps them as files.
+      let sink: DemoMailSink | undefined;
+      if (config.smtpUrl === undefined) {
+        const dir = stateDir(io.env);
+        ensureStateDir(dir);
+        sink = await startDemoMailSink(join(dir, 'demo-mail'));
+        config.smtpUrl = sink.url;
+      }
       const log = io.logger(config);
       let platform;
       try {
         platform = await startPlatform(config, log);
       } catch (err) {
+        await sink?.close();
         await local.stop();
         throw err;
       }
@@ -197,7 +209,14 @@ const COMMANDS: Record<string, Command> = {
           `  export v1/v1.1 token: ${DEMO_TOKENS.export_v1} (the five-state summary: ${base}/v1.1/hrs/status)`,
           `  import v2 token: ${DEMO_TOKENS.import_v2}`,
           `  import v1/v1.1 token: ${DEMO_TOKENS.import_v1} (the legacy originator reports ${DEMO_LEGACY_STATIONS.join(', ')} through import v1.1)`,
+          ...(config.sandbox
+            ? [`  export v1.1 sandbox token: ${SANDBOX_TOKEN} (public; ${SANDBOX_STATIONS.length} sample stations with simulated signals: ${base}/v1.1/hrs/status)`]
+            : []),
           `  live dashboard: ${base}/admin/ (admin token: ${config.adminToken === DEMO_ADMIN_TOKEN ? DEMO_ADMIN_TOKEN : 'the ADMIN_TOKEN you set'})`,
+          `  portal (API tokens): ${base}/portal/ (sign in as ${DEMO_USER_EMAIL}; the link arrives by e-mail)`,
+          sink
+            ? `  e-mails: SMTP_URL is not set, so they go to a local SMTP sink and are kept as .eml files in ${sink.folder}`
+            : '  e-mails: sent through SMTP_URL',
           `  try: curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.export_v2}' ${base}/v2/fuel-type`,
           `       curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.import_v2}' ${base}/import/v2/active-stations/`,
           'Stop with Ctrl-C.',
@@ -207,6 +226,7 @@ const COMMANDS: Record<string, Command> = {
       await untilSignal(log, async (signal) => {
         await originator.stop();
         await running.stop(signal);
+        await sink?.close();
         await local.stop();
       });
       return 0;

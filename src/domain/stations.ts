@@ -32,6 +32,8 @@ export interface StationEntry {
   timeZone?: string | null;
   /** The country whose public holidays `PH` in its opening hours means (ISO 3166-1 alpha-2, lowercase); null when unknown. */
   holidayCountry?: string | null;
+  /** One of the export v1.1 sandbox's sample stations: shown to the sandbox token only (see sandbox.ts). */
+  sandbox?: boolean;
 }
 
 /** Finding a station (with its confirmed layout) by `hrs_id`: all validation needs. */

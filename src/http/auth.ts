@@ -14,8 +14,11 @@ export interface Principal {
   readonly tokenId?: string;
 }
 
-/** A family's authentication: the `Authorization` header → the principal, or an HttpError (401). */
-export type AuthScheme = (header: string | undefined) => Promise<Principal> | Principal;
+/**
+ * A family's authentication: the `Authorization` header → the principal, or an HttpError (401). The
+ * request is there for schemes that read something else (the portal's session cookie).
+ */
+export type AuthScheme = (header: string | undefined, req?: Request) => Promise<Principal> | Principal;
 
 /**
  * A watch on failed authentications, run around every family's scheme (routes and sockets alike):

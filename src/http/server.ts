@@ -315,7 +315,7 @@ export class HttpServer {
     if (!auth) throw new Error(`family ${family.family.name} has no authentication`);
     await this.attempts?.admit(req, family.errors);
     try {
-      req.principal = await auth(header);
+      req.principal = await auth(header, req);
     } catch (err) {
       await this.attempts?.failed(req, err);
       throw err;

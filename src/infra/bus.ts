@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { RedisNotConnectedError, type Redis } from './redis.js';
+import { TOKEN_EVENT_KINDS } from '../domain/token-events.js';
 
 /**
  * What instances tell each other over Redis pub/sub: one channel per message type under the
@@ -15,6 +16,8 @@ import { RedisNotConnectedError, type Redis } from './redis.js';
  *   `from` is the sending instance (it has applied them already).
  * - receipts: testing and unassigned transmissions were committed (no values), for the admins' live
  *   feed on every instance.
+ * - tokens: personal tokens were created, changed, revoked, or reminded of (never a value), for the
+ *   admins' live feed on every instance, the sender's included.
  * Entries inside a message are checked by their readers (src/infra/announce.ts): one a later version
  * sends that this one does not understand is skipped, not the whole message.
  */
@@ -38,10 +41,23 @@ const announcedReceiptSchema = z.object({
   source: z.enum(['import_v1', 'import_v1.1']).optional(),
 });
 
+const announcedTokenEventSchema = z.object({
+  kind: z.enum(TOKEN_EVENT_KINDS),
+  token_id: z.string(),
+  user_id: z.string(),
+  name: z.string(),
+  hint: z.string().nullable(),
+  at: z.string(),
+  expires_at: z.string().nullable(),
+  by: z.enum(['owner', 'admin']).optional(),
+  days_before: z.number().optional(),
+});
+
 export const busMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('registry'), hrs_ids: z.array(z.string()), tokens: z.boolean(), registry: z.boolean().optional() }),
   z.object({ type: z.literal('signals'), from: z.string(), signals: z.array(announcedSignalSchema) }),
   z.object({ type: z.literal('receipts'), from: z.string(), receipts: z.array(announcedReceiptSchema) }),
+  z.object({ type: z.literal('tokens'), events: z.array(announcedTokenEventSchema) }),
 ]);
 
 export type BusMessage = z.infer<typeof busMessageSchema>;

@@ -1,3 +1,4 @@
+import type { TokenEvent } from '../domain/token-events.js';
 import type { Category } from '../domain/vocabulary.js';
 import type { StationDirectory, StationLookup } from '../domain/stations.js';
 import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
@@ -78,6 +79,11 @@ export function changeMessage(change: StatusChange): string {
 /** `opening`: a station opened or closed by its opening hours (the export v1.1 summary turns `CLOSED` or back). */
 export function openingMessage(change: OpeningChange): string {
   return JSON.stringify({ type: 'opening', at: new Date(change.at).toISOString(), hrs_id: change.hrsId, open: change.open });
+}
+
+/** `token`: a personal token was created, its expiry changed, revoked, or its owner reminded (never its value). */
+export function tokenMessage(event: TokenEvent): string {
+  return JSON.stringify({ type: 'token', ...event });
 }
 
 /** `receipt`: a stored but unpublished transmission, without values. */

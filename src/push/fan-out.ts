@@ -1,10 +1,12 @@
+import { isSandboxId } from '../domain/sandbox.js';
 import type { TemplatedApp } from 'uWebSockets.js';
 import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
 import type { StationLookup } from '../domain/stations.js';
 import type { Receipt } from '../domain/signals.js';
 import type { ReceiptListener } from '../infra/receipts.js';
 import type { OpeningChange, OpeningListener } from '../../machines/opening-clock.js';
-import { changeMessage, openingMessage, receiptMessage, registryMessage } from './admin-view.js';
+import { changeMessage, openingMessage, receiptMessage, registryMessage, tokenMessage } from './admin-view.js';
+import type { TokenEvent } from '../domain/token-events.js';
 
 /**
  * The fan-out: what changed reaches the subscribers through uWS topics (`app.publish`), fed by this
@@ -31,6 +33,8 @@ export interface FanOutDeps {
   receipts: { on(listener: ReceiptListener): () => void };
   /** Stations opening and closing by their opening hours: `opening` messages on the admins' feed. */
   opening?: { onChange(listener: OpeningListener): () => void };
+  /** Personal tokens' events: `token` messages on the admins' feed. */
+  tokenEvents?: { on(listener: (events: readonly TokenEvent[]) => void): () => void };
   stations: StationLookup;
   /** Called after each turn's messages are published (the backlog check). */
   published: () => void;
@@ -52,6 +56,7 @@ export class FanOut {
     this.unsubscribe.push(this.deps.status.onChange((change) => this.changed(change)));
     this.unsubscribe.push(this.deps.receipts.on((receipts) => this.received(receipts)));
     if (this.deps.opening) this.unsubscribe.push(this.deps.opening.onChange((change) => this.openingChanged(change)));
+    if (this.deps.tokenEvents) this.unsubscribe.push(this.deps.tokenEvents.on((events) => this.tokensChanged(events)));
   }
 
   /** Stops listening; nothing more is published. */
@@ -82,6 +87,12 @@ export class FanOut {
     this.schedule();
   }
 
+  private tokensChanged(events: readonly TokenEvent[]): void {
+    if (this.stopped || !this.adminsListening) return;
+    for (const event of events) this.adminQueue.push(tokenMessage(event));
+    this.schedule();
+  }
+
   private changed(change: StatusChange): void {
     if (this.stopped) return;
     this.dirty.add(change.hrsId);
@@ -107,6 +118,8 @@ export class FanOut {
     if (this.stopped) return;
     const { app, status } = this.deps;
     for (const id of this.dirty) {
+      // The export v1.1 sandbox's stations are never on the status stream (export v2).
+      if (isSandboxId(id)) continue;
       const topic = stationTopic(id);
       if (app.numSubscribers(topic) + app.numSubscribers(ALL_TOPIC) === 0) {
         // Nobody to tell: forget what was sent, so the next change goes out to whoever subscribes.

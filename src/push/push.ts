@@ -5,6 +5,7 @@ import type { Family } from '../http/family.js';
 import type { HttpServer } from '../http/server.js';
 import type { ReceiptListener } from '../infra/receipts.js';
 import type { OpeningListener } from '../../machines/opening-clock.js';
+import type { TokenEvent } from '../domain/token-events.js';
 import { AdminFeed } from './admin-feed.js';
 import { Backlog } from './backlog.js';
 import { Connections } from './connections.js';
@@ -41,6 +42,8 @@ export interface PushDeps {
   receipts: { on(listener: ReceiptListener): () => void };
   /** Stations opening and closing (machines/opening-clock.ts). */
   opening?: { onChange(listener: OpeningListener): () => void };
+  /** Personal tokens' events (created, expiry changed, revoked, reminded of). */
+  tokenEvents?: { on(listener: (events: readonly TokenEvent[]) => void): () => void };
   stations: StationDirectory;
   /** Open streams per user; started and closed with the push layer. */
   slots: StreamSlots;
@@ -67,7 +70,7 @@ export function createPush(deps: PushDeps): Push {
   const { authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes } = settings;
   const connections = new Connections({ server, slots, log, authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes });
   const backlog = new Backlog({ connections, log, maxBacklogBytes });
-  const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, stations, published: () => backlog.schedule() });
+  const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, tokenEvents: deps.tokenEvents, stations, published: () => backlog.schedule() });
   const stream = new StatusStream({ family: deps.families.stream, connections, slots, stations, status, streamsPerUser: settings.streamsPerUser });
   const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status });
   const tokens = new TokenRecheck({ connections, recheck: deps.recheck, log });

@@ -1,3 +1,4 @@
+import { visibleTo } from '../domain/sandbox.js';
 import type { LiveStatus } from '../../machines/live-status.js';
 import type { StationLookup } from '../domain/stations.js';
 import { HttpError } from '../http/errors.js';
@@ -103,7 +104,11 @@ export class StatusStream {
       return;
     }
     const wanted = [...new Set(ids)].sort();
-    const unknown = wanted.filter((id) => !this.deps.stations.station(id));
+    // The export v1.1 sandbox's stations are not export v2's: unknown here.
+    const unknown = wanted.filter((id) => {
+      const station = this.deps.stations.station(id);
+      return station === undefined || !visibleTo('production', station);
+    });
     if (unknown.length > 0) {
       const names = unknown.map((id) => `"${id}"`).join(', ');
       connections.send(

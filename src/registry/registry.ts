@@ -93,6 +93,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
         openingHours: s.opening_hours ?? null,
         timeZone: s.time_zone ?? null,
         holidayCountry: holidayCountry(s.country),
+        sandbox: s.sandbox === true,
       });
     }
     for (const row of nozzles) {

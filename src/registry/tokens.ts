@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from '../../db/connect.js';
 import { findTokenByHash, recordTokensUsed, type TokenRow } from '../../db/queries/tokens.js';
+import { SANDBOX_TOKEN } from '../domain/sandbox.js';
 import type { TokenRecord } from '../domain/tokens.js';
 
 /** The only form in which a token value is ever kept: its SHA-256. */
@@ -21,7 +22,22 @@ export interface TokenStoreOptions {
   cacheTtlMs?: number;
   maxCached?: number;
   now?: () => number;
+  /** Whether the shared sandbox token (SANDBOX_TOKEN) is known (the `SANDBOX` setting); it is never stored. */
+  sandbox?: boolean;
 }
+
+/** The shared sandbox token, as found: an export v1/v1.1 token flagged `sandbox`, with no owner and no expiry. */
+export const SANDBOX_TOKEN_RECORD: Readonly<TokenRecord> = Object.freeze({
+  id: 'sandbox',
+  generation: 'export_v1',
+  originatorId: null,
+  userId: null,
+  name: 'export v1.1 sandbox',
+  expiresAt: null,
+  revokedAt: null,
+  ownerDeactivated: false,
+  sandbox: true,
+});
 
 /**
  * Finds tokens by the hash of their value, so the time a lookup takes never depends on how much of a
@@ -40,6 +56,7 @@ export class TokenStore {
   private readonly ttl: number;
   private readonly maxCached: number;
   private readonly now: () => number;
+  private readonly sandbox: boolean;
   /** Until when cached tokens past their TTL are served without a lookup (one failed just before). */
   private failingUntil = -Infinity;
 
@@ -50,9 +67,11 @@ export class TokenStore {
     this.ttl = options.cacheTtlMs ?? 30_000;
     this.maxCached = options.maxCached ?? 50_000;
     this.now = options.now ?? Date.now;
+    this.sandbox = options.sandbox ?? false;
   }
 
   async find(value: string): Promise<TokenRecord | null> {
+    if (this.sandbox && value === SANDBOX_TOKEN) return SANDBOX_TOKEN_RECORD;
     const hash = hashToken(value);
     const key = hash.toString('base64');
     const cached = this.cache.get(key);

@@ -44,6 +44,8 @@ export function testConfig(t: Teardown, env: Record<string, string> = {}): Confi
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: db,
     ADMIN_TOKEN,
+    // The export v1.1 sandbox (its stations, simulator and token) only where a test asks for it.
+    SANDBOX: 'off',
     ...env,
   });
   t.teardown(async () => {
@@ -143,9 +145,11 @@ export async function startTestPlatform(
     sameStoreAs?: TestPlatform;
     /** With `sameStoreAs`: the port to listen on (a restart on the old one); any free one by default. */
     port?: number;
+    /** With `sameStoreAs`: settings that differ from the other instance's. */
+    overrides?: Partial<Config>;
   } = {},
 ): Promise<TestPlatform> {
-  const config = options.sameStoreAs ? { ...options.sameStoreAs.parts.config, port: options.port ?? 0 } : testConfig(t, options.env);
+  const config = options.sameStoreAs ? { ...options.sameStoreAs.parts.config, port: options.port ?? 0, ...options.overrides } : testConfig(t, options.env);
   const logs = logCapture();
   const log = createLogger(options.env?.LOG_LEVEL ?? 'info', logs.stream);
   const platform = await startPlatform(config, log, { workers: false, routes: options.routes });

@@ -3,18 +3,21 @@ import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { adminCallLogRoutes } from './call-logs.js';
 import { adminFamily } from './family.js';
-import { adminTokenRoutes } from './tokens.js';
+import { adminTokenRoutes, type AdminTokenDeps } from './tokens.js';
+import { adminIssueRoute, adminUserRoutes, type IssueDeps } from './users.js';
 
-export interface AdminDeps {
+export interface AdminDeps extends AdminTokenDeps, Omit<IssueDeps, 'sql'> {
   adminToken: string | undefined;
   sql: Sql;
   tokensChanged: () => Promise<void>;
 }
 
-/** The admin API: its family (./family.ts), token administration and call logs. */
+/** The admin API: its family (./family.ts), token and account administration, the token e-mails, call logs. */
 export function adminApi(server: HttpServer, deps: AdminDeps): Family {
   const family = adminFamily(deps.adminToken);
   adminTokenRoutes(server, family, deps);
+  adminUserRoutes(server, family, deps);
+  adminIssueRoute(server, family, deps);
   adminCallLogRoutes(server, family, deps.sql);
   return family;
 }

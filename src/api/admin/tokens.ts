@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { listTokens, revokeToken } from '../../../db/queries/tokens.js';
+import { listTokens } from '../../../db/queries/tokens.js';
+import type { MailIntent } from '../../../db/queries/token-mail.js';
+import type { TokenEvent } from '../../domain/token-events.js';
+import type { PersonalTokens } from '../../registry/personal-tokens.js';
 import { json, notFound } from '../../http/errors.js';
 import { parseQuery } from './query.js';
 import type { Family } from '../../http/family.js';
@@ -17,10 +20,14 @@ export interface AdminTokenDeps {
   sql: Sql;
   /** Tells this instance and every other that tokens changed (caches cleared, open streams checked). */
   tokensChanged: () => Promise<void>;
+  /** Personal tokens' lifecycle: a revocation tells the owner by e-mail (src/registry/personal-tokens.ts). */
+  personalTokens: Pick<PersonalTokens, 'revoke'>;
+  /** After a committed token change: its e-mails get their jobs, its events reach the admins' feed; never throws. */
+  committed: (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => Promise<unknown>;
 }
 
 /** Token administration: metadata listing and revocation (final; every instance notices at once). */
-export function adminTokenRoutes(server: HttpServer, family: Family, { sql, tokensChanged }: AdminTokenDeps): void {
+export function adminTokenRoutes(server: HttpServer, family: Family, { sql, tokensChanged, personalTokens, committed }: AdminTokenDeps): void {
   server.route({
     family,
     method: 'GET',
@@ -36,9 +43,11 @@ export function adminTokenRoutes(server: HttpServer, family: Family, { sql, toke
     handler: async (req) => {
       const id = req.params.id!;
       if (!/^\d{1,18}$/.test(id)) throw notFound('No such token.');
-      const token = await revokeToken(sql, id);
-      if (!token) throw notFound('No such token.');
+      const revoked = await personalTokens.revoke(id, 'admin');
+      if (!revoked) throw notFound('No such token.');
       await tokensChanged();
+      await committed(revoked);
+      const [token] = await listTokens(sql, { id });
       return json(200, token);
     },
   });

@@ -16,22 +16,21 @@ import {
 /**
  * The export v1 and v1.1 documents' definitions, put together from their parts under
  * src/api/docs/export-v1/ (shared by both, told apart by dialects.ts). The schemas are those of
- * src/domain/export-v1/schemas.ts and src/domain/status/summary.ts. No rate limit applies to these
- * families, so no `RateLimit-*` headers.
+ * src/domain/export-v1/schemas.ts and src/domain/status/summary.ts.
  */
 function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefinition {
   return {
     family: d.family,
     info: info(d, context),
     tags: tags(),
-    securitySchemes: securitySchemes(),
+    securitySchemes: securitySchemes(d),
     requestSchemas: {},
     responseSchemas: responseSchemas(d),
     parameters: parameters(d),
-    headers: headers(),
-    responses: responses(d),
+    headers: headers(context.config),
+    responses: responses(d, context.config),
     everyResponseHeaders: ['X-Request-Id'],
-    afterAuthenticationHeaders: [],
+    afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     operations: [
       listSummaryOperation(d),
       getSummaryOperation(d),

@@ -15,7 +15,7 @@ import type { RouteInfo, RouteSpec } from '../../http/server.js';
  */
 
 export type Route = RouteInfo;
-export type DocFamily = 'import_v1' | 'import_v1.1' | 'import_v2' | 'export_v1' | 'export_v1.1' | 'export_v2';
+export type DocFamily = 'import_v1' | 'import_v1.1' | 'import_v2' | 'export_v1' | 'export_v1.1' | 'export_v2' | 'portal';
 type Json = Record<string, unknown>;
 
 /** One operation of a document, keyed by the route it documents (path as registered: `:param`). */
@@ -28,6 +28,14 @@ export interface OperationDoc {
 /** What a document definition is made of; see src/api/docs/import-v1.ts, import-v2.ts and export-v2.ts (their parts in the folders of the same names). */
 export interface DocDefinition {
   family: DocFamily;
+  /**
+   * Public routes (no credential) under this path are operations of the document too, and must be
+   * described like the family's others, with `security: []`: the portal's sign-in, the use of its
+   * link and the reveal link (`/portal/v1/`). Public routes elsewhere (pages, their files) and the
+   * document's own (`{publicPrefix}doc/…`, src/api/docs/routes.ts) are not. Without it, only the
+   * family's authenticated routes are.
+   */
+  publicPrefix?: string;
   info: Json;
   tags: Json[];
   securitySchemes: Record<string, Json>;
@@ -54,6 +62,9 @@ export interface DocContext {
     Config,
     | 'importV1RateLimit'
     | 'importV2RateLimit'
+    | 'exportV1RateLimit'
+    | 'sandbox'
+    | 'sandboxRateLimit'
     | 'exportV2RateLimitMinute'
     | 'exportV2RateLimitDay'
     | 'exportV2RateLimitDayWindowSeconds'
@@ -61,6 +72,10 @@ export interface DocContext {
     | 'pushStreamsPerUser'
     | 'pushAuthTimeoutMs'
     | 'pushMaxBacklogBytes'
+    | 'portalSessionIdleMs'
+    | 'portalSessionMaxMs'
+    | 'revealLinkTtlMs'
+    | 'tokenReminderOffsetsMs'
   >;
   reference: ReferenceData;
   version: string;
@@ -129,7 +144,7 @@ function operationKey(method: string, path: string): string {
  * has no description, when a description is given twice, or when a `$ref` points nowhere.
  */
 export function buildDocument(definition: DocDefinition, routes: readonly Route[]): OpenApiDocument {
-  const familyRoutes = routes.filter((r) => r.auth === definition.family);
+  const familyRoutes = documentedRoutes(definition, routes);
   const described = describedOperations(definition, familyRoutes);
   const { paths, responses } = pathsWithHeaders(definition, familyRoutes, described);
   const schemas = {
@@ -160,7 +175,18 @@ export function buildDocument(definition: DocDefinition, routes: readonly Route[
   return document;
 }
 
-/** The definition's operations by route; throws on one described twice or a route of the family not described. */
+/** The routes a definition documents: its family's authenticated ones, and the public ones under its `publicPrefix`. */
+export function documentedRoutes(definition: Pick<DocDefinition, 'family' | 'publicPrefix'>, routes: readonly Route[]): Route[] {
+  const prefix = definition.publicPrefix;
+  const isPublicOperation = (r: Route) => prefix !== undefined && r.auth === 'none' && r.path.startsWith(prefix) && !r.path.startsWith(`${prefix}doc/`);
+  return routes.filter((r) => r.auth === definition.family || isPublicOperation(r));
+}
+
+/**
+ * The definition's operations by route; throws on one described twice, a route of the family not
+ * described, or an operation whose `security` does not say what its route takes (`[]` exactly for a
+ * public route).
+ */
 function describedOperations(definition: DocDefinition, familyRoutes: readonly Route[]): Map<string, OperationDoc> {
   const described = new Map<string, OperationDoc>();
   for (const op of definition.operations) {
@@ -174,6 +200,15 @@ function describedOperations(definition: DocDefinition, familyRoutes: readonly R
       `OpenAPI: the ${definition.family} document has no description of ${missing.map((r) => `${r.method} ${r.path}`).join(', ')} ` +
         '(add it in src/api/docs/)',
     );
+  }
+  for (const route of familyRoutes) {
+    const { security } = described.get(operationKey(route.method, route.path))!.operation;
+    const saysPublic = Array.isArray(security) && security.length === 0;
+    if (saysPublic !== (route.auth === 'none')) {
+      throw new Error(
+        `OpenAPI: ${route.method} ${route.path} ${route.auth === 'none' ? 'takes no credential: its operation must say `security: []`' : 'takes a credential: its operation must not say `security: []`'}`,
+      );
+    }
   }
   return described;
 }

@@ -11,6 +11,7 @@ import { exportV11Document, exportV1Document } from './export-v1.js';
 import { exportV2Document } from './export-v2.js';
 import { importV11Document, importV1Document } from './import-v1.js';
 import { importV2Document } from './import-v2.js';
+import { portalDocument } from './portal.js';
 import { buildDocument, type DocContext, type DocDefinition, type OpenApiDocument } from './openapi.js';
 
 /**
@@ -32,6 +33,7 @@ export const DOC_SITES = [
   { family: 'import_v1.1', prefix: '/import/v1.1/doc', title: 'HRS signal platform: Import API v1.1', definition: importV11Document },
   { family: 'export_v1', prefix: '/v1/doc', title: 'HRS signal platform: Export API v1', definition: exportV1Document },
   { family: 'export_v1.1', prefix: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', definition: exportV11Document },
+  { family: 'portal', prefix: '/portal/v1/doc', title: 'HRS signal platform: Portal API', definition: portalDocument },
 ] as const satisfies readonly { family: DocDefinition['family']; prefix: string; title: string; definition: (c: DocContext) => DocDefinition }[];
 
 const require = createRequire(import.meta.url);

@@ -5,6 +5,7 @@ import type { Dialect } from '../../domain/import-v1/options.js';
 import { ifModifiedSince } from '../../http/dates.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
+import { audienceOf } from '../auth.js';
 import { recordHead, spreadDetails, StationRecords } from '../export-v2/records.js';
 import {
   COMMA,
@@ -26,6 +27,8 @@ import {
  * - v1: its frozen contract: the registry's fields, `fuel_types` in v1 codes (`700hd` has none),
  *   `photo_url`; no AFIR details.
  * Export v2's record carries every field of the v1.1 record (a test compares them key by key).
+ *
+ * The sandbox token sees the sandbox's sample stations only, every other token production stations only.
  */
 
 /** More than any registry holds: the whole list in one read. */
@@ -51,13 +54,14 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
     method: 'GET',
     path: `${prefix}hrs`,
     handler: async (req) => {
+      const sandbox = audienceOf(req) === 'sandbox';
       const since = ifModifiedSince(req);
       if (since !== undefined) {
-        const version = await stationPageVersion(sql, ALL, 0);
+        const version = await stationPageVersion(sql, ALL, 0, sandbox);
         const newest = Math.max(version.setModifiedUs, version.newestUs ?? 0);
         if (notModifiedSince(newest, since)) return notModified(newest);
       }
-      const page = await stationPageHeads(sql, ALL, 0);
+      const page = await stationPageHeads(sql, ALL, 0, undefined, sandbox);
       const found = await records.get(page.stations);
       const newest = page.stations.reduce((most, s) => Math.max(most, s.modifiedUs), Math.max(page.setModifiedUs, found.newestUs));
       const parts: Buffer[] = [OPEN];

@@ -1,3 +1,5 @@
+import { visibleTo, type Audience } from '../../domain/sandbox.js';
+import { audienceOf } from '../auth.js';
 import { DIALECT_CODES, providedOptions, toCanonical, type Dialect } from '../../domain/import-v1/options.js';
 import { isOpen } from '../../domain/opening-hours.js';
 import { summarize, toV11Summary, toV1Summary, type OptionSummary } from '../../domain/status/summary.js';
@@ -15,7 +17,8 @@ import type { HttpServer } from '../../http/server.js';
  * {prefix}hrs/{hrs_id}/status`, each optionally filtered by `fuelling_option`. Computed on every
  * request from what is in memory: the station's published availability reading (import v2 or
  * legacy, whichever is newest) and its freshness, its opening hours at this instant in its time zone,
- * and the options it provides, so a station is never shown `CLOSED` after it opened.
+ * and the options it provides, so a station is never shown `CLOSED` after it opened. The sandbox
+ * token sees the sandbox's sample stations only, every other token production stations only.
  */
 
 /** What the summary reads of the live status (machines/live-status.ts). */
@@ -73,8 +76,8 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
   // live status or the registry moves or the next station opens or closes: computing it for a thousand
   // stations takes milliseconds, serving it from here microseconds.
   const kept = new Map<string, { status: number; registry: number; until: number; body: EncodedBody }>();
-  const list = (only: string | undefined, at: Date): EncodedBody => {
-    const key = only ?? '';
+  const list = (audience: Audience, only: string | undefined, at: Date): EncodedBody => {
+    const key = `${audience}\u0000${only ?? ''}`;
     const found = kept.get(key);
     const nowMs = at.getTime();
     if (found && found.status === deps.status.availabilityVersion && found.registry === deps.stations.version && nowMs < found.until) return found.body;
@@ -85,7 +88,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     const open = openingAt(at);
     for (const hrsId of [...deps.stations.stationIds()].sort()) {
       const station = deps.stations.station(hrsId);
-      if (!station) continue;
+      if (!station || !visibleTo(audience, station)) continue;
       const summary = view(station, at, only, open);
       // Filtered: stations without that option are left out.
       if (only !== undefined && summary.fuelling_options.length === 0) continue;
@@ -100,7 +103,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     method: 'GET',
     path: `${family.prefix}hrs/status`,
     handler: (req) => {
-      return encodedJson(req, list(optionFilter(req, dialect), now()));
+      return encodedJson(req, list(audienceOf(req), optionFilter(req, dialect), now()));
     },
   });
   server.route({
@@ -111,7 +114,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
       const only = optionFilter(req, dialect);
       const hrsId = req.params.hrs_id!;
       const station = deps.stations.station(hrsId);
-      if (!station) throw notFound(`No station with hrs_id "${hrsId}".`);
+      if (!station || !visibleTo(audienceOf(req), station)) throw notFound(`No station with hrs_id "${hrsId}".`);
       return json(200, view(station, now(), only));
     },
   });

@@ -1,6 +1,6 @@
 import type { ReferenceData } from '../../../db/queries/reference.js';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
-import type { Family } from '../../http/family.js';
+import type { Family, Guard } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import type { Sql } from '../../../db/connect.js';
@@ -14,6 +14,7 @@ export const EXPORT_V11: ReferenceFamily = {
   prefix: '/v1.1/',
   label: 'export v1.1',
   accepts: 'export_v1',
+  sandbox: true,
   errors: PROBLEM_ERRORS,
   lists: (reference) => ({
     '/v1.1/fuel-type': fuellingOptions(reference),
@@ -22,7 +23,7 @@ export const EXPORT_V11: ReferenceFamily = {
 };
 
 /** The export v1.1 family and its routes: the reference lists and the five-state summary. */
-export function exportV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string } & SummaryDeps): Family {
+export function exportV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string; guards: Guard[] } & SummaryDeps): Family {
   const family = referenceApi(server, EXPORT_V11, deps);
   summaryRoutes(server, family, 'v1.1', deps);
   legacyStationRoutes(server, family, 'v1.1', deps);

@@ -1,6 +1,6 @@
 import type { ReferenceData } from '../../../db/queries/reference.js';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
-import type { Family } from '../../http/family.js';
+import type { Family, Guard } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import type { Sql } from '../../../db/connect.js';
@@ -19,7 +19,7 @@ export const EXPORT_V1: ReferenceFamily = {
 };
 
 /** The export v1 family and its routes: the v1 fuel types and the five-state summary in v1 codes. */
-export function exportV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string } & SummaryDeps): Family {
+export function exportV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string; guards: Guard[] } & SummaryDeps): Family {
   const family = referenceApi(server, EXPORT_V1, deps);
   summaryRoutes(server, family, 'v1', deps);
   legacyStationRoutes(server, family, 'v1', deps);

@@ -12,6 +12,7 @@ import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/err
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
+import { audienceOf } from '../auth.js';
 import { StationRecords } from './records.js';
 
 /**
@@ -99,7 +100,7 @@ class StationList {
 export async function stationRecordReply(sql: Sql, records: StationRecords, req: Request): Promise<Reply> {
   const hrsId = req.params.hrs_id!;
   const since = ifModifiedSince(req);
-  const head = await stationHead(sql, hrsId);
+  const head = await stationHead(sql, hrsId, audienceOf(req) === 'sandbox');
   if (!head) throw unknownStation(hrsId);
   if (since !== undefined && notModifiedSince(head.modifiedUs, since)) return notModified(head.modifiedUs);
   const found = await records.get([head]);
@@ -111,7 +112,7 @@ export async function stationRecordReply(sql: Sql, records: StationRecords, req:
 /** `GET /v2/hrs/{hrs_id}/events`: ongoing and upcoming events, sorted by start. */
 export async function eventsReply(sql: Sql, req: Request): Promise<Reply> {
   const hrsId = req.params.hrs_id!;
-  const events = await currentEvents(sql, hrsId, new Date());
+  const events = await currentEvents(sql, hrsId, new Date(), audienceOf(req) === 'sandbox');
   if (!events) throw unknownStation(hrsId);
   return json(
     200,
@@ -128,7 +129,7 @@ export async function eventsReply(sql: Sql, req: Request): Promise<Reply> {
 /** `GET /v2/hrs/{hrs_id}/photo`: the image bytes as loaded. */
 export async function photoReply(sql: Sql, req: Request): Promise<Reply> {
   const hrsId = req.params.hrs_id!;
-  const photo = await stationPhoto(sql, hrsId);
+  const photo = await stationPhoto(sql, hrsId, audienceOf(req) === 'sandbox');
   if (photo === undefined) throw unknownStation(hrsId);
   if (photo === null) throw notFound(`Station "${hrsId}" has no photo.`);
   // uWS writes Content-Length from the body (HEAD: from its byte length).

@@ -1,3 +1,4 @@
+import { isSandboxId } from '../../domain/sandbox.js';
 import { EncodedBody, encodedJson } from '../../http/encoding.js';
 import { JSON_TYPE, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
@@ -36,7 +37,8 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     path: '/v2/hrs/:hrs_id/status',
     handler: (req) => {
       const hrsId = req.params.hrs_id!;
-      const body = status.stationJson(hrsId);
+      // The export v1.1 sandbox's stations are not export v2's.
+      const body = isSandboxId(hrsId) ? undefined : status.stationJson(hrsId);
       if (body === undefined) throw notFound(`No station with hrs_id "${hrsId}".`);
       return { status: 200, headers: { 'Content-Type': JSON_TYPE }, body };
     },

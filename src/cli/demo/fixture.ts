@@ -17,6 +17,9 @@ export const DEMO_ADMIN_TOKEN = 'demo-admin-token-0001';
 
 export const DEMO_ORIGINATOR = 'demo-monitoring';
 
+/** The demo's data user: signs in on the portal with a link e-mailed to this address. */
+export const DEMO_USER_EMAIL = 'demo-user@demo-h2.example';
+
 /** A monitoring system still on the legacy import (v1.1), live for the availability of a few stations. */
 export const DEMO_LEGACY_ORIGINATOR = 'demo-legacy-monitoring';
 export const DEMO_LEGACY_STATIONS: readonly string[] = ['COPEN', 'LYONP', 'LEIPZ'];
@@ -133,7 +136,7 @@ export function demoFixture(now = Date.now()) {
       ),
       ...DEMO_LEGACY_STATIONS.map((hrs_id) => ({ originator: DEMO_LEGACY_ORIGINATOR, hrs_id, signal_type: 'v1', state: 'live' })),
     ],
-    users: [{ id: 'demo-user', email: 'demo-user@demo-h2.example', name: 'Demo data user' }],
+    users: [{ id: 'demo-user', email: DEMO_USER_EMAIL, name: 'Demo data user' }],
     tokens: [
       { generation: 'import_v2', originator: DEMO_ORIGINATOR, name: 'demo monitoring', value: DEMO_TOKENS.import_v2, expires_at: null },
       { generation: 'import_v1', originator: DEMO_LEGACY_ORIGINATOR, name: 'demo legacy monitoring', value: DEMO_TOKENS.import_v1, expires_at: null },

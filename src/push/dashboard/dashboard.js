@@ -215,6 +215,7 @@
         break;
       case 'receipt':
       case 'opening':
+      case 'token':
         addTail(message);
         break;
       case 'station':
@@ -448,6 +449,8 @@
     els.tailEmpty.hidden = false;
   }
 
+  var TOKEN_EVENTS = { created: 'created', expiry_changed: 'expiry changed', revoked: 'revoked', expiring: 'expiring' };
+
   function addTail(message) {
     var li = el('li', 'tail-line tail-' + message.type);
     li.dataset.type = message.type;
@@ -471,6 +474,14 @@
       li.appendChild(el('span', 'tail-event', message.open ? 'opens' : 'closes'));
       li.appendChild(el('span', 'tail-transition muted', 'by its opening hours'));
       li.appendChild(el('span', 'tail-originator', ''));
+    } else if (message.type === 'token') {
+      var label = TOKEN_EVENTS[message.kind] || message.kind;
+      if (message.kind === 'revoked' && message.by) label += ' by ' + (message.by === 'admin' ? 'an admin' : 'its owner');
+      if (message.kind === 'expiring' && message.days_before) label += ' · ' + message.days_before + '-day reminder';
+      li.appendChild(el('span', 'tail-event tail-token-' + message.kind, 'token ' + label));
+      var what = '"' + (message.name || '') + '"' + (message.hint ? ' …' + message.hint : '');
+      li.appendChild(el('span', 'tail-transition', what + (message.expires_at ? ' · expires ' + localTime(message.expires_at) : '')));
+      li.appendChild(el('span', 'tail-originator', message.user_id || ''));
     } else if (message.type === 'receipt') {
       var via = message.source ? ' · ' + message.source.replace('import_', '') : '';
       li.appendChild(el('span', 'tail-event tail-assignment-' + message.assignment, 'receipt · ' + message.assignment + via));

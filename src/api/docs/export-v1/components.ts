@@ -27,19 +27,24 @@ import {
 import { decideToken, type TokenRecord } from '../../../domain/tokens.js';
 import type { Generation } from '../../../domain/vocabulary.js';
 import { MESSAGES } from '../../auth.js';
-import { requestIdHeader, wwwAuthenticateHeader } from '../headers.js';
-import { headerRef, type DocDefinition } from '../openapi.js';
+import { SANDBOX_TOKEN } from '../../../domain/sandbox.js';
+import { PROBLEM_ERRORS } from '../../../http/errors.js';
+import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
+import { EXPORT_V1_LIMIT, SANDBOX_LIMIT, SANDBOX_PER } from '../../export-legacy/family.js';
+import { importHeaders } from '../headers.js';
+import { headerRef, type DocContext, type DocDefinition } from '../openapi.js';
 import type { ExportDialectDoc } from './dialects.js';
 import { problem, problemBody, SECURITY, unknownStation } from './shared.js';
 
 /** The export v1 / v1.1 documents' components: the security scheme, schemas, parameters, headers and shared responses. */
 
-export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
+export const securitySchemes = (d: ExportDialectDoc): DocDefinition['securitySchemes'] => ({
   [SECURITY]: {
     type: 'http',
     scheme: 'bearer',
     description:
-      'An export v1/v1.1 token: one token works on both `/v1/` and `/v1.1/`. Personal export v2 tokens and import tokens are refused (401).',
+      'An export v1/v1.1 token: one token works on both `/v1/` and `/v1.1/`. Personal export v2 tokens and import tokens are refused (401).' +
+      (d.declared.sandbox ? ` The shared sandbox token \`${SANDBOX_TOKEN}\` works here too, on the sandbox's sample stations only.` : ''),
   },
 });
 
@@ -110,19 +115,23 @@ export function parameters(d: ExportDialectDoc): NonNullable<DocDefinition['para
   };
 }
 
-export const headers = (): DocDefinition['headers'] => ({
-  'X-Request-Id': requestIdHeader(),
+export const headers = (config: DocContext['config']): DocDefinition['headers'] => ({
+  ...importHeaders(
+    config.exportV1RateLimit,
+    `${config.exportV1RateLimit} requests per 60 seconds per export v1/v1.1 token, one budget for v1 and v1.1 together` +
+      (config.sandbox ? `; on the shared sandbox token ${config.sandboxRateLimit} per 60 seconds per client address.` : '.'),
+  ),
   'Last-Modified': {
     required: true,
     description: 'When the exported static content last changed (HTTP date). Send it back as `If-Modified-Since`.',
     schema: { type: 'string', examples: ['Sun, 22 Nov 2026 10:00:00 GMT'] },
   },
-  'WWW-Authenticate': wwwAuthenticateHeader(),
 });
 
 /** A token of another kind, as the rule of src/domain/tokens.ts words its refusal here. */
-function refusal(d: ExportDialectDoc, generation: Generation): string {
+function refusal(d: ExportDialectDoc, generation: Generation, sandbox = false): string {
   const token: TokenRecord = {
+    sandbox,
     id: 'example',
     generation,
     originatorId: null,
@@ -132,13 +141,13 @@ function refusal(d: ExportDialectDoc, generation: Generation): string {
     revokedAt: null,
     ownerDeactivated: false,
   };
-  const decision = decideToken(token, { label: d.declared.label, accepts: d.declared.accepts }, 0);
+  const decision = decideToken(token, { label: d.declared.label, accepts: d.declared.accepts, sandbox: d.declared.sandbox }, 0);
   if (decision.ok) throw new Error(`OpenAPI: a ${generation} token would authenticate on ${d.declared.label}`);
   return decision.reason;
 }
 
 /** The shared responses: those of the operations (304, 400, 404) and those any authenticated request can get. */
-export function responses(d: ExportDialectDoc): DocDefinition['responses'] {
+export function responses(d: ExportDialectDoc, config: DocContext['config']): DocDefinition['responses'] {
   const codes = DIALECT_CODES[d.dialect];
   const unauthorized = (detail: string, summary?: string) => ({
     ...(summary ? { summary } : {}),
@@ -167,8 +176,27 @@ export function responses(d: ExportDialectDoc): DocDefinition['responses'] {
         personal_token: unauthorized(refusal(d, 'export_v2'), 'A personal export v2 token'),
         import_v1_token: unauthorized(refusal(d, 'import_v1'), 'An import v1/v1.1 token'),
         import_v2_token: unauthorized(refusal(d, 'import_v2'), 'An import v2 token'),
+        ...(d.declared.sandbox ? {} : { sandbox_token: unauthorized(refusal(d, 'export_v1', true), 'The shared sandbox token (export v1.1 only)') }),
       },
       { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
+    ),
+    TooManyRequests: problem(
+      'A rate limit is exhausted; nothing was processed. Wait `Retry-After` seconds.',
+      {
+        token: {
+          summary: 'An export v1/v1.1 token',
+          value: problemBody(429, 'Too Many Requests', 'throttled', PROBLEM_ERRORS.throttled(describeLimit({ ...EXPORT_V1_LIMIT, limit: config.exportV1RateLimit }, 'token'), describeWait(12))),
+        },
+        ...(d.declared.sandbox && config.sandbox
+          ? {
+              sandbox: {
+                summary: 'The shared sandbox token',
+                value: problemBody(429, 'Too Many Requests', 'throttled', PROBLEM_ERRORS.throttled(describeLimit({ ...SANDBOX_LIMIT, limit: config.sandboxRateLimit }, SANDBOX_PER), describeWait(12))),
+              },
+            }
+          : {}),
+      },
+      { 'Retry-After': headerRef('Retry-After') },
     ),
     InternalError: problem('Unexpected platform error; please report it with the `X-Request-Id`.', {
       internal: { value: problemBody(500, 'Internal Server Error', 'internal_error', 'Unexpected platform error; please report it.') },

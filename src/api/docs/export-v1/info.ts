@@ -1,5 +1,6 @@
 import { DIALECT_CODES } from '../../../domain/import-v1/options.js';
 import { REASON_STATES, SUMMARY_REASONS, type SummaryReason } from '../../../domain/status/summary.js';
+import { SANDBOX_STATIONS, SANDBOX_TOKEN, type Scenario } from '../../../domain/sandbox.js';
 import type { DocContext, DocDefinition } from '../openapi.js';
 import { EXPORT_DIALECT_DOCS, V2_REFERENCE, type ExportDialectDoc } from './dialects.js';
 
@@ -25,12 +26,54 @@ function overview(d: ExportDialectDoc): string {
   return what + status + successor;
 }
 
-const AUTHENTICATION =
-  '## Authentication\n\nEvery request carries `Authorization: Bearer <ACCESS_TOKEN>` with an export v1/v1.1 token: one ' +
-  `token works on both \`${EXPORT_DIALECT_DOCS.v1.declared.prefix}\` and \`${EXPORT_DIALECT_DOCS['v1.1'].declared.prefix}\`. ` +
-  'Personal export v2 tokens and import tokens do not authenticate here. A missing or malformed header, an unknown, ' +
-  'revoked or expired token and a token of another generation all get 401 with a problem body saying which (see the ' +
-  '401 examples), and nothing is processed. No rate limit applies.';
+function authentication(d: ExportDialectDoc, config: DocContext['config']): string {
+  const sandbox = d.declared.sandbox && config.sandbox
+    ? ` The shared sandbox token (see [The sandbox](#the-sandbox)) works on \`${d.declared.prefix}\` only, on the sandbox's sample stations.`
+    : d.declared.sandbox
+      ? ''
+      : ` The shared sandbox token of export v1.1 does not work here (401): export v1 has no sandbox.`;
+  return (
+    '## Authentication\n\nEvery request carries `Authorization: Bearer <ACCESS_TOKEN>` with an export v1/v1.1 token: one ' +
+    `token works on both \`${EXPORT_DIALECT_DOCS.v1.declared.prefix}\` and \`${EXPORT_DIALECT_DOCS['v1.1'].declared.prefix}\`. ` +
+    'Personal export v2 tokens and import tokens do not authenticate here. A missing or malformed header, an unknown, ' +
+    'revoked or expired token and a token of another generation all get 401 with a problem body saying which (see the ' +
+    `401 examples), and nothing is processed.${sandbox}\n\n` +
+    `**Rate limit**: at most ${config.exportV1RateLimit} requests per minute per token, v1 and v1.1 together` +
+    (d.declared.sandbox && config.sandbox ? `; the sandbox token ${config.sandboxRateLimit} per minute per client address` : '') +
+    '. Every answer after authentication carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; beyond ' +
+    'the limit the answer is 429 with `Retry-After`. `GET ' + d.declared.prefix + 'hrs/status` gives every station in one ' +
+    'request: poll it (once a minute is what the signals\' own cadence supports) rather than each station.'
+  );
+}
+
+const SCENARIO_WORDS: Record<Scenario, string> = {
+  steady: 'every option available, every minute',
+  busy: 'options go `UNAVAILABLE` for ten-minute stretches, now one, now another',
+  maintenance: '`UNAVAILABLE` (`maintenance`) for the first 20 minutes of every hour',
+  limited: '`LIMITEDLY_AVAILABLE` from minute 30 to 44 of every hour',
+  flaky: 'reports for 40 minutes, then falls silent for 50: `UNKNOWN` (`no_signal`) for the last 20 of them',
+  partial: '`700hd` is never reported: `UNKNOWN` (`not_reported`) for it',
+  silent: 'never sends anything: `UNKNOWN` (`no_signal`)',
+};
+
+/** The sandbox: the published token and what each sample station shows (v1.1, when the service has it on). */
+function sandboxSection(config: DocContext['config']): string {
+  const rows = SANDBOX_STATIONS.map(
+    (s) => `| \`${s.hrs_id}\` | ${s.name} | ${s.options.map((o) => `\`${o}\``).join(', ')} | ${s.opening_hours === null ? 'not given' : `\`${s.opening_hours}\``} | ${SCENARIO_WORDS[s.scenario]} |`,
+  );
+  return (
+    '## The sandbox\n\nTry this API without an account with the shared sandbox token:\n\n' +
+    `    Authorization: Bearer ${SANDBOX_TOKEN}\n\n` +
+    'It works on export v1.1 only (401 on export v1 and v2, saying so) and sees only the sandbox\'s sample stations, ' +
+    'ids starting with `SBX`, made up and named "Sandbox ...": no production data. No production token ever sees them. ' +
+    'Their availability signals are simulated every minute, so each state of the summary can be seen within an hour and ' +
+    'a half, and `CLOSED` outside the opening hours (each in its own time zone). Every endpoint behaves as for production ' +
+    `data (records with the complete AFIR dataset, events, a photo on \`SBXBE\`, filters, conditional requests). At most ` +
+    `${config.sandboxRateLimit} requests per minute per client address.\n\n` +
+    '| hrs_id | name | options | opening hours | what its signals do |\n|---|---|---|---|---|\n' +
+    rows.join('\n')
+  );
+}
 
 /** The condition of each rule, in the table's words (src/domain/status/summary.ts). */
 const CONDITIONS: Record<SummaryReason, string> = {
@@ -85,7 +128,13 @@ export function info(d: ExportDialectDoc, context: DocContext): DocDefinition['i
     summary: d.frozen
       ? 'The frozen legacy export: five-state status per v1 fuel type, station records, events, photos.'
       : 'The legacy export: five-state status per fuelling option, station records with AFIR details, events, photos.',
-    description: [overview(d), AUTHENTICATION, summarySection(d), ...HTTP_SECTIONS(d)].join('\n\n'),
+    description: [
+      overview(d),
+      authentication(d, context.config),
+      ...(d.declared.sandbox && context.config.sandbox ? [sandboxSection(context.config)] : []),
+      summarySection(d),
+      ...HTTP_SECTIONS(d),
+    ].join('\n\n'),
     license: { name: 'CC BY 4.0 (exported data)', identifier: 'CC-BY-4.0' },
   };
 }

@@ -16,9 +16,10 @@ export const problem = (description: string, examples: Examples, headers?: Recor
 
 export const problemBody = (status: number, title: string, code: string, detail: string) => ({ type: 'about:blank', title, status, detail, code });
 
-/** The responses every authenticated export v1 / v1.1 operation can give besides its own (no rate limit applies). */
+/** The responses every authenticated export v1 / v1.1 operation can give besides its own. */
 export const COMMON = {
   '401': responseRef('Unauthorized'),
+  '429': responseRef('TooManyRequests'),
   '500': responseRef('InternalError'),
 };
 

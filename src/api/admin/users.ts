@@ -1,0 +1,151 @@
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { Sql } from '../../../db/connect.js';
+import { listMail } from '../../../db/queries/token-mail.js';
+import { insertUser, listUsers, setUserActive } from '../../../db/queries/users.js';
+import { closeUserSessions, insertRevealLink } from '../../../db/queries/portal.js';
+import { renderRevealMail } from '../../domain/token-mail.js';
+import { checkExpiry, defaultExpiry } from '../../domain/token-values.js';
+import { hashSecret, newSecret } from '../portal/family.js';
+import { HttpError, json, notFound } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import { parseJson } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import { parseQuery } from './query.js';
+
+/**
+ * Portal accounts and the token e-mails, for admins:
+ * - `POST /admin/v1/users` {email, name}: an account (its id the address in lower case where it fits
+ *   the id rule, else a generated one); 409 when the address has one already;
+ * - `GET /admin/v1/users` (`?email=`), `POST /admin/v1/users/{id}/deactivate` and `/reactivate`: a
+ *   deactivated account's tokens are refused at once, on every instance;
+ * - `GET /admin/v1/mail` (`?state=failed`, `?token=`): the token e-mails' outbox and ledger, newest first.
+ */
+
+const USER_ID = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
+
+const newUser = z.strictObject({
+  email: z.email('must be an e-mail address').max(254),
+  name: z.string().trim().min(1, 'must not be empty').max(200).nullable().optional(),
+});
+
+const mailQuery = z.strictObject({
+  state: z.enum(['pending', 'sending', 'sent', 'cancelled', 'failed']).optional(),
+  token: z.string().regex(/^\d{1,18}$/, 'must be a token id').optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql: Sql; tokensChanged: () => Promise<void> }): void {
+  const { sql } = deps;
+  server.route({
+    family,
+    method: 'POST',
+    path: '/admin/v1/users',
+    body: true,
+    handler: async (req) => {
+      const parsed = newUser.safeParse(parseJson(req));
+      if (!parsed.success) {
+        throw new HttpError(400, 'invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
+      }
+      const email = parsed.data.email;
+      const lower = email.toLowerCase();
+      const id = USER_ID.test(lower) ? lower : `user-${randomBytes(6).toString('hex')}`;
+      const user = await insertUser(sql, { id, email, name: parsed.data.name ?? null });
+      if (!user) throw new HttpError(409, 'conflict', `An account with the e-mail address "${email}" exists already.`);
+      return json(201, user);
+    },
+  });
+  server.route({
+    family,
+    method: 'GET',
+    path: '/admin/v1/users',
+    handler: async (req) => json(200, { users: await listUsers(sql, parseQuery(z.strictObject({ email: z.string().optional() }), req)) }),
+  });
+  for (const [action, active] of [['deactivate', false], ['reactivate', true]] as const) {
+    server.route({
+      family,
+      method: 'POST',
+      path: `/admin/v1/users/:id/${action}`,
+      handler: async (req) => {
+        const user = await setUserActive(sql, req.params.id!, active);
+        if (!user) throw notFound('No such user.');
+        // A deactivated account's portal sessions end at once (its tokens are refused by the check below).
+        if (!active) await closeUserSessions(sql, user.id);
+        await deps.tokensChanged();
+        return json(200, user);
+      },
+    });
+  }
+  server.route({
+    family,
+    method: 'GET',
+    path: '/admin/v1/mail',
+    handler: async (req) => json(200, { mail: await listMail(sql, parseQuery(mailQuery, req)) }),
+  });
+}
+
+const issueBody = z.strictObject({
+  email: z.email('must be an e-mail address').max(254),
+  name: z.string().trim().min(1).max(200).nullable().optional(),
+  token_name: z.string().trim().min(1, 'must not be empty').max(100),
+  expires_at: z.iso.datetime({ offset: true, error: 'must be a date and time in ISO 8601' }).optional(),
+});
+
+export interface IssueDeps {
+  sql: Sql;
+  baseUrl: () => string;
+  revealLinkTtlMs: number;
+  timeZone: string;
+  /** Sends the reveal link (a plain mail job: the link's secret never reaches PostgreSQL). */
+  sendMail: (to: string, mail: { subject: string; text: string; html: string }) => Promise<unknown>;
+}
+
+/**
+ * `POST /admin/v1/personal-tokens` {email, name?, token_name, expires_at?}: a personal token for an
+ * address, whether or not it has an account (one is made, active, when it has none). The address gets a
+ * single-use link; the token is made when the link is used (`POST /portal/v1/reveal`), so its value is
+ * never stored or seen by the admin. 201 with the account, the token's name and expiry, and until when
+ * the link works.
+ */
+export function adminIssueRoute(server: HttpServer, family: Family, deps: IssueDeps): void {
+  server.route({
+    family,
+    method: 'POST',
+    path: '/admin/v1/personal-tokens',
+    body: true,
+    handler: async (req) => {
+      const parsed = issueBody.safeParse(parseJson(req));
+      if (!parsed.success) {
+        throw new HttpError(400, 'invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
+      }
+      const { email, token_name } = parsed.data;
+      const now = new Date();
+      const tokenExpiresAt = parsed.data.expires_at ? new Date(parsed.data.expires_at) : defaultExpiry(now);
+      // The link outlives its use by at most its TTL: the token's bounds are checked against its latest use.
+      const problem = checkExpiry(tokenExpiresAt, new Date(now.getTime() + deps.revealLinkTtlMs));
+      if (problem) throw new HttpError(400, 'invalid_body', `${problem} (counted from when the link expires at the latest)`);
+      const lower = email.toLowerCase();
+      let [user] = await listUsers(deps.sql, { email });
+      if (!user) {
+        user = await insertUser(deps.sql, { id: USER_ID.test(lower) ? lower : `user-${randomBytes(6).toString('hex')}`, email, name: parsed.data.name ?? null });
+        [user] = user ? [user] : await listUsers(deps.sql, { email });
+      }
+      if (!user) throw new HttpError(409, 'conflict', 'The account could not be made; try again.');
+      if (user.deactivated_at) throw new HttpError(409, 'conflict', `The account "${user.id}" is deactivated: reactivate it first.`);
+      const secret = newSecret();
+      const linkExpiresAt = await insertRevealLink(deps.sql, {
+        hash: hashSecret(secret),
+        userId: user.id,
+        tokenName: token_name,
+        tokenExpiresAt,
+        ttlMs: deps.revealLinkTtlMs,
+      });
+      await deps.sendMail(
+        user.email,
+        renderRevealMail({ recipient: user, link: `${deps.baseUrl()}/portal/#reveal=${secret}`, tokenName: token_name, linkExpiresAt, timeZone: deps.timeZone }),
+      );
+      return json(201, { user, token_name, token_expires_at: tokenExpiresAt.toISOString(), link_expires_at: linkExpiresAt.toISOString() });
+    },
+  });
+}

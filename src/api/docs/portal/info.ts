@@ -1,0 +1,131 @@
+import { TOKEN_PREFIXES, MAX_ACTIVE_PERSONAL_TOKENS, PERSONAL_TOKEN_EXPIRY, TOKEN_BODY_LENGTH, TOKEN_CHECKSUM_LENGTH } from '../../../domain/token-values.js';
+import { describeLimit } from '../../../http/rate-limit-guard.js';
+import { AUTH_FAILURE_LIMIT } from '../../auth.js';
+import { SESSION_COOKIE } from '../../portal/family.js';
+import { SIGN_IN_LINK_MS, SIGN_IN_PER_ADDRESS, SIGN_IN_PER_CLIENT } from '../../portal/index.js';
+import type { DocContext, DocDefinition } from '../openapi.js';
+import { duration } from './components.js';
+
+/** The portal document's info (its description explains signing in, sessions, the Origin rule, tokens and reveal links) and tags. */
+
+/** The reference of export v2, where the tokens are used (src/api/docs/routes.ts serves it there). */
+const EXPORT_V2_REFERENCE = '/v2/doc/';
+
+const OVERVIEW =
+  'The JSON API of the portal, which the API tokens page (`/portal/`) is built on: a portal account signs in with a ' +
+  'link sent to its e-mail address, then lists, creates, re-dates and revokes its **personal export v2 tokens**, and ' +
+  'uses the links by which an admin hands it a token. Everything is JSON under `/portal/v1/`, meant for the page on the ' +
+  'same origin; a script can use it the same way (keep the cookie, send `Origin`). The page itself and its files are ' +
+  'not part of this API.';
+
+function signingIn(): string {
+  const minutes = SIGN_IN_LINK_MS / 60_000;
+  const window = (limit: { windowSeconds: number }) => duration(limit.windowSeconds * 1000);
+  return (
+    '## Signing in\n\n' +
+    '1. `POST /portal/v1/sign-in` with `{"email": "…"}`. The answer is **always the same 202** with the same words, ' +
+    'given before the address is even looked up: it never tells whether an account has the address. When an active ' +
+    'account has it, an e-mail goes to the address with a link `/portal/#sign-in=<token>` on this service. The link ' +
+    `works **once**, for **${minutes} minutes**.\n` +
+    '2. Opening the link shows the portal page, which asks for a press of its sign-in button; that sends ' +
+    '`POST /portal/v1/session` with `{"token": "<token>"}`. The answer, 201, names the account and sets the session ' +
+    `cookie \`${SESSION_COOKIE}\`. A link used already, or past its ${minutes} minutes, gets 410: ask for a new one.\n\n` +
+    '**Why a GET does not sign in.** Mail scanners and link previews open the links in e-mails by themselves. If opening ' +
+    'the link used it, a scanner would spend it (or be signed in). The token is in the fragment (`#…`), which a GET ' +
+    'never sends to the service; only the POST the page makes uses it. Every link and session secret is stored as its ' +
+    'SHA-256 only.\n\n' +
+    `**Rate limits.** Sign-in requests are limited to ${SIGN_IN_PER_ADDRESS.limit} per address and ` +
+    `${SIGN_IN_PER_CLIENT.limit} per client (its IP address) per ${window(SIGN_IN_PER_ADDRESS)}; past either, 429 with ` +
+    '`Retry-After` (the seconds until a request passes again), and no e-mail is sent.'
+  );
+}
+
+function sessions(config: DocContext['config']): string {
+  return (
+    '## Sessions\n\n' +
+    `The session lives on the service; the browser holds its secret in the cookie \`${SESSION_COOKIE}\` (\`HttpOnly\`, ` +
+    '`SameSite=Strict`, `Path=/portal/`, `Secure` when the service is reached over HTTPS), which it sends with every ' +
+    `request under \`/portal/\`. A session ends after **${duration(config.portalSessionIdleMs)} unused** (idle timeout), ` +
+    `**${duration(config.portalSessionMaxMs)} after sign-in** however busy (absolute timeout, the cookie's \`Max-Age\`), ` +
+    'at sign-out (`DELETE /portal/v1/session`), and at once when an admin deactivates the account. After that every ' +
+    'request needing a session gets 401: sign in again. (These timeouts are the configuration of this service, ' +
+    '`PORTAL_SESSION_IDLE` and `PORTAL_SESSION_MAX`.)\n\n' +
+    `Failed authentications are limited per client address on all of the platform's APIs together (` +
+    `${describeLimit(AUTH_FAILURE_LIMIT, undefined, 'failed authentication')}); past that, requests needing a session ` +
+    'get 429 with `Retry-After` for a while, even with a valid cookie.'
+  );
+}
+
+const ORIGIN_RULE =
+  '## The Origin rule\n\n' +
+  'Every request that changes something (`POST`, `PATCH`, `DELETE`: signing in, using a link, signing out, creating, ' +
+  're-dating and revoking tokens) must carry an `Origin` header naming this service\'s own origin (that of its ' +
+  '`BASE_URL`). Anything else, no `Origin` included, gets 403 `forbidden_origin` and nothing is changed. Browsers send ' +
+  '`Origin` by themselves, so the page needs nothing; together with `SameSite=Strict` this keeps another site\'s page ' +
+  'from acting with the cookie. A script must send it, e.g. `curl -H "Origin: https://hrs.example" …`. `GET` needs none.';
+
+function tokens(config: DocContext['config']): string {
+  const [first, second] = config.tokenReminderOffsetsMs;
+  const { minDays, maxDays, defaultDays } = PERSONAL_TOKEN_EXPIRY;
+  const prefix = TOKEN_PREFIXES.export_v2;
+  return (
+    '## API tokens\n\n' +
+    `A personal token authenticates on **export v2** as \`Authorization: Bearer ${prefix}…\` ` +
+    `([its reference](${EXPORT_V2_REFERENCE})). Its value is \`${prefix}\`, ${TOKEN_BODY_LENGTH} base62 characters and ` +
+    `a ${TOKEN_CHECKSUM_LENGTH}-character checksum, so a secret scanner can recognise one. It is **shown once**, in the ` +
+    '201 that made it (`Cache-Control: no-store`); the platform keeps only its SHA-256 and a hint (the last four ' +
+    'characters), so a lost value cannot be shown again: revoke the token and create another.\n\n' +
+    `- At most **${MAX_ACTIVE_PERSONAL_TOKENS} active tokens** per account (neither revoked nor expired); one more gets 409.\n` +
+    `- An expiry **${minDays} to ${maxDays} days** from now (days of 24 hours, both ends allowed); **${defaultDays} days** ` +
+    'when none is given. An active token\'s expiry can be moved within the same bounds; an expired or revoked one ' +
+    'cannot be renewed.\n' +
+    '- Revoking takes effect at once, on every instance of the service. Revoked and expired tokens stay in the list.\n' +
+    '- The account\'s address gets an e-mail when a token is created or revoked, and reminders ' +
+    `${duration(first)} and ${duration(second)} before a token expires.\n\n` +
+    '`GET /portal/v1/tokens` states these limits in `limits`.'
+  );
+}
+
+function revealLinks(config: DocContext['config']): string {
+  return (
+    '## Reveal links\n\n' +
+    'An admin can issue a personal token for an e-mail address (through the admin API, not part of this document; an ' +
+    'account is made for an address without one). The token is not made then: the address gets a link ' +
+    `\`/portal/#reveal=<secret>\`, valid for **${duration(config.revealLinkTtlMs)}** (this service's \`REVEAL_LINK_TTL\`). ` +
+    'The page asks for a press of a button, then sends `POST /portal/v1/reveal` with `{"secret": "<secret>"}`: the token ' +
+    'is made at that moment and its value shown, **once**, in the 201, so nobody, not the admin either, has seen it ' +
+    'before. No session is needed (the link is the credential). The link works once; used again, or expired, it gets ' +
+    `410. The token counts towards the ${MAX_ACTIVE_PERSONAL_TOKENS} active ones: with ${MAX_ACTIVE_PERSONAL_TOKENS} ` +
+    'already, the answer is 409 and the link stays usable until it expires.'
+  );
+}
+
+const ERRORS =
+  '## Errors\n\n' +
+  'Errors are RFC 9457 problem details (`application/problem+json`: `type`, `title`, `status`, `detail`) with a ' +
+  'stable `code`; the `detail` is meant to be shown to the person as it is. A body that is not JSON gets 400 ' +
+  '`parse_error`, one that does not fit the request\'s schema (unknown fields included) 400 `invalid_body` naming each ' +
+  'field. An unknown path gets 404; a known path with another method gets 405 with `Allow`; `HEAD` works wherever ' +
+  '`GET` does. A 500 is an unexpected platform error: please report it with the response\'s `X-Request-Id`. A 503 ' +
+  'means the database is unavailable for the moment: retry after `Retry-After`.';
+
+const TRYING =
+  '## Trying it out here\n\n' +
+  'This reference is served under `/portal/`, so the requests it sends carry the session cookie of the portal page: ' +
+  'sign in on [the API tokens page](/portal/) first. (A page cannot set an `HttpOnly` cookie itself, so the ' +
+  '"Authorize" dialog does not sign in.)';
+
+export function info(context: DocContext): DocDefinition['info'] {
+  return {
+    title: 'HRS signal platform: Portal API',
+    version: context.version,
+    summary: 'Token owners sign in by e-mailed link and manage their personal export v2 tokens.',
+    description: [OVERVIEW, signingIn(), sessions(context.config), ORIGIN_RULE, tokens(context.config), revealLinks(context.config), ERRORS, TRYING].join('\n\n'),
+  };
+}
+
+export const tags = (): DocDefinition['tags'] => [
+  { name: 'Sign-in', description: 'Asking for a sign-in link, using it, the session and signing out.' },
+  { name: 'Tokens', description: 'The signed-in account\'s personal export v2 tokens.' },
+  { name: 'Reveal', description: 'Using a link by which an admin hands over a token.' },
+];

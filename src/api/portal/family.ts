@@ -1,0 +1,111 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Sql } from '../../../db/connect.js';
+import { openSession } from '../../../db/queries/portal.js';
+import type { AuthScheme } from '../../http/auth.js';
+import { HttpError, PROBLEM_ERRORS, unauthorized } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { Request } from '../../http/request.js';
+
+/**
+ * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.
+ * It authenticates by a server-side session behind an `HttpOnly`, `SameSite=Strict` cookie (`Secure`
+ * when BASE_URL is https), opened by an e-mailed single-use link; every state-changing request must
+ * come from the service's own origin (`Origin`), so another site cannot act with the cookie.
+ */
+
+export const SESSION_COOKIE = 'hrs_portal';
+const SESSION_TOUCH_MS = 60_000;
+
+export interface PortalSettings {
+  sql: Sql;
+  /** The absolute base of the service (BASE_URL, or the address listened on): its origin is the only one allowed. */
+  baseUrl: () => string;
+  /** Seconds a session may go unused (PORTAL_SESSION_IDLE) and may last at all (PORTAL_SESSION_MAX). */
+  idleMs: number;
+  maxMs: number;
+}
+
+/** The principal of a portal request: the signed-in account. */
+export interface PortalPrincipal {
+  kind: 'portal';
+  id: string;
+  email: string;
+  name: string | null;
+}
+
+const sessions = new WeakMap<Request, Buffer>();
+
+export const hashSecret = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
+
+/** A new secret for a link or a session: 32 random bytes, base64url. */
+export const newSecret = (): string => randomBytes(32).toString('base64url');
+
+/** The cookie's value, if the request carries it. */
+function cookieValue(req: Request, name: string): string | undefined {
+  const header = req.headers.cookie;
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+export const NOT_SIGNED_IN = 'Not signed in, or the session has ended: sign in again with a link sent to your e-mail address.';
+
+/** The session behind the cookie → the account; 401 without one. */
+export function sessionAuth(settings: PortalSettings): AuthScheme {
+  return async (_header, req) => {
+    const secret = req ? cookieValue(req, SESSION_COOKIE) : undefined;
+    if (!req || !secret || !/^[\w-]{43}$/.test(secret)) throw unauthorized(NOT_SIGNED_IN);
+    const hash = hashSecret(secret);
+    const user = await openSession(settings.sql, hash, settings.idleMs, SESSION_TOUCH_MS);
+    if (!user) throw unauthorized(NOT_SIGNED_IN);
+    sessions.set(req, hash);
+    return { kind: 'portal', id: user.id, email: user.email, name: user.name } satisfies PortalPrincipal;
+  };
+}
+
+/** The hash of the request's session (after authentication). */
+export function sessionOf(req: Request): Buffer {
+  const hash = sessions.get(req);
+  if (!hash) throw new Error('portal route reached without a session');
+  return hash;
+}
+
+export function portalUserOf(req: Request): PortalPrincipal {
+  const principal = req.principal as PortalPrincipal | undefined;
+  if (principal?.kind !== 'portal') throw new Error('portal route reached without a session');
+  return principal;
+}
+
+/** State-changing requests must name the service's own origin; anything else is a 403. */
+export function checkOrigin(req: Request, baseUrl: string): void {
+  if (req.method === 'GET' || req.method === 'HEAD' || req.method === 'OPTIONS') return;
+  const expected = new URL(baseUrl).origin;
+  const origin = req.headers.origin;
+  if (origin !== expected) throw new HttpError(403, 'forbidden_origin', originRefusal(origin, expected));
+}
+
+/** Why a state-changing request with this `Origin` (or none) is refused, `expected` being the service's own. */
+export function originRefusal(origin: string | undefined, expected: string): string {
+  return origin === undefined
+    ? `This request changes something: it must carry an Origin header naming ${expected}.`
+    : `Requests from ${origin} are not accepted here: only pages of ${expected} may change anything.`;
+}
+
+/** `Set-Cookie` opening a session (`maxAgeSeconds`), or, without a value, ending it. */
+export function sessionCookie(baseUrl: string, value?: string, maxAgeSeconds = 0): string {
+  const secure = baseUrl.startsWith('https:') ? '; Secure' : '';
+  return `${SESSION_COOKIE}=${value ?? ''}; Path=/portal/; HttpOnly; SameSite=Strict; Max-Age=${value ? maxAgeSeconds : 0}${secure}`;
+}
+
+export function portalFamily(settings: PortalSettings): Family {
+  return {
+    name: 'portal',
+    prefix: '/portal/',
+    auth: sessionAuth(settings),
+    errors: PROBLEM_ERRORS,
+    guards: [(req) => checkOrigin(req, settings.baseUrl())],
+  };
+}

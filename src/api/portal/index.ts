@@ -1,0 +1,285 @@
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { userPersonalTokens, type PersonalTokenRow } from '../../../db/queries/personal-tokens.js';
+import {
+  activeUserByEmail,
+  closeSession,
+  consumeSignInLink,
+  insertSignInLink,
+  markRevealLinkUsed,
+  usableRevealLink,
+} from '../../../db/queries/portal.js';
+import type { MailIntent } from '../../../db/queries/token-mail.js';
+import type { TokenEvent } from '../../domain/token-events.js';
+import { renderSignInMail } from '../../domain/token-mail.js';
+import {
+  newTokenRequestSchema,
+  revealRequestSchema,
+  sessionRequestSchema,
+  signInRequestSchema,
+  tokenExpiryRequestSchema,
+  type PersonalTokenView,
+  type TokenLimits,
+} from '../../domain/portal/schemas.js';
+import { MAX_ACTIVE_PERSONAL_TOKENS, PERSONAL_TOKEN_EXPIRY } from '../../domain/token-values.js';
+import { describeWait } from '../../http/rate-limit-guard.js';
+import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import { HttpError, json, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import { parseJson, type Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../registry/personal-tokens.js';
+import { checkOrigin, hashSecret, newSecret, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
+import { portalPageRoutes } from './page.js';
+
+/**
+ * The portal's JSON API (`/portal/v1/`), what the API tokens page (`/portal/`, ./page.ts) uses:
+ * - `POST /portal/v1/sign-in` {email}: 202, the same answer whether or not the address has an account;
+ *   an active account gets an e-mailed single-use link `/portal/#sign-in=<secret>` (15 minutes). Limited
+ *   per address and per client.
+ * - `POST /portal/v1/session` {token}: uses the link (a POST: a mail scanner's GET of the page does not)
+ *   and opens a session (cookie); 410 when the link was used or has expired.
+ * - `GET /portal/v1/session`, `DELETE /portal/v1/session` (sign out).
+ * - `GET /portal/v1/tokens`, `POST /portal/v1/tokens` {name, expires_at} (the value in the answer,
+ *   once), `PATCH /portal/v1/tokens/{id}` {expires_at}, `POST /portal/v1/tokens/{id}/revoke`.
+ * - `POST /portal/v1/reveal` {secret}: a token an admin issued for the address is made now and its value
+ *   shown, once; 410 afterwards or when the link has expired.
+ *
+ * The bodies are the schemas of src/domain/portal/schemas.ts; the OpenAPI document of this API is
+ * src/api/docs/portal.ts, served at `/portal/v1/doc/`.
+ */
+
+export const SIGN_IN_LINK_MS = 15 * 60_000;
+/** Sign-in requests per address and per client, in 15 minutes. */
+export const SIGN_IN_PER_ADDRESS: RateLimit = { limit: 5, windowSeconds: 900, name: 'sign-in-address' };
+export const SIGN_IN_PER_CLIENT: RateLimit = { limit: 20, windowSeconds: 900, name: 'sign-in-client' };
+
+export const SIGN_IN_ANSWER =
+  'If an account has this address, a sign-in link is on its way to it. The link works once, for 15 minutes. ' +
+  'Nothing arrived? Check the address and your spam folder, or ask the platform contact for an account.';
+
+export interface PortalDeps extends PortalSettings {
+  log: Logger;
+  limiter: RateLimiter;
+  personalTokens: PersonalTokens;
+  /** Sends a plain mail job: sign-in links (their secret never reaches PostgreSQL; the job goes once sent). */
+  sendMail: (to: string, mail: { subject: string; text: string; html: string }) => Promise<unknown>;
+  /** After a committed token change: its e-mails get their jobs, its events reach the admins' feed. */
+  committed: (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => Promise<unknown>;
+  /** Tells every instance that tokens changed (a revoked token is refused at once everywhere). */
+  tokensChanged: () => Promise<void>;
+  timeZone: string;
+}
+
+/** What a refused sign-in request is told (`what`: `from this client`, `for this address`). */
+export const signInThrottled = (what: string, seconds: number) => `Too many sign-in requests ${what}: try again in ${describeWait(seconds)}.`;
+
+/** What a link that cannot be used any more is told (410). */
+export const LINK_GONE = {
+  signIn: 'This sign-in link was used already or has expired: ask for a new one.',
+  reveal: 'This link was used already or has expired: ask the platform contact for a new one.',
+} as const;
+
+/** The `detail` of a 400 `invalid_body`: each issue as `field: message`, `(body)` for the body as a whole. */
+export function invalidBodyDetail(error: z.ZodError): string {
+  return error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
+}
+
+function body<T extends z.ZodType>(schema: T, req: Request): z.output<T> {
+  const parsed = schema.safeParse(parseJson(req));
+  if (parsed.success) return parsed.data;
+  throw new HttpError(400, 'invalid_body', invalidBodyDetail(parsed.error));
+}
+
+/** A token as the page lists it: never its value or hash. */
+export function tokenView(t: PersonalTokenRow, now = Date.now()): PersonalTokenView {
+  const state = t.revoked_at ? 'revoked' : t.expires_at && t.expires_at.getTime() <= now ? 'expired' : 'active';
+  return {
+    id: t.id,
+    name: t.name,
+    hint: t.hint,
+    created_at: t.created_at.toISOString(),
+    expires_at: t.expires_at?.toISOString() ?? null,
+    last_used_at: t.last_used_at?.toISOString() ?? null,
+    revoked_at: t.revoked_at?.toISOString() ?? null,
+    state,
+  };
+}
+
+const LIMITS: TokenLimits = {
+  max_active: MAX_ACTIVE_PERSONAL_TOKENS,
+  min_days: PERSONAL_TOKEN_EXPIRY.minDays,
+  max_days: PERSONAL_TOKEN_EXPIRY.maxDays,
+  default_days: PERSONAL_TOKEN_EXPIRY.defaultDays,
+};
+
+const ruleError = (err: unknown): never => {
+  if (err instanceof TokenRuleError) throw new HttpError(err.status, 'token_rule', err.message);
+  throw err;
+};
+
+export function portalApi(server: HttpServer, deps: PortalDeps): Family {
+  const family = portalFamily(deps);
+  // The page (`/portal/`, its script and style sheet): public, the API below is what it calls.
+  portalPageRoutes(server, family);
+  const { sql, personalTokens } = deps;
+  const base = () => deps.baseUrl();
+
+  const limited = async (key: string, limit: RateLimit, what: string) => {
+    if (!deps.limiter.ready) return;
+    const result = await deps.limiter.hit(key, [limit]).catch(() => undefined);
+    if (!result || result.allowed) return;
+    const seconds = result.retryAfterSeconds ?? 1;
+    throw new HttpError(429, 'throttled', signInThrottled(what, seconds), {
+      headers: { 'Retry-After': String(seconds) },
+    });
+  };
+
+  const sendLink = async (email: string) => {
+    const user = await activeUserByEmail(sql, email);
+    if (!user) return;
+    const secret = newSecret();
+    await insertSignInLink(sql, hashSecret(secret), user.id, SIGN_IN_LINK_MS);
+    const mail = renderSignInMail({ recipient: user, link: `${base()}/portal/#sign-in=${secret}`, validMinutes: SIGN_IN_LINK_MS / 60_000 });
+    await deps.sendMail(user.email, mail);
+  };
+
+  server.route({
+    family,
+    public: true,
+    method: 'POST',
+    path: '/portal/v1/sign-in',
+    body: true,
+    handler: async (req): Promise<Reply> => {
+      checkOrigin(req, base());
+      const { email } = body(signInRequestSchema, req);
+      await limited(`portal:sign-in:client:${req.remoteAddress}`, SIGN_IN_PER_CLIENT, 'from this client');
+      await limited(`portal:sign-in:address:${email.toLowerCase()}`, SIGN_IN_PER_ADDRESS, 'for this address');
+      // Answered before the account is even looked up: the same answer, in the same time, either way.
+      void sendLink(email).catch((err: unknown) => deps.log.warn({ err }, 'sign-in link not sent'));
+      return json(202, { detail: SIGN_IN_ANSWER });
+    },
+  });
+
+  server.route({
+    family,
+    public: true,
+    method: 'POST',
+    path: '/portal/v1/session',
+    body: true,
+    handler: async (req): Promise<Reply> => {
+      checkOrigin(req, base());
+      const { token } = body(sessionRequestSchema, req);
+      const secret = newSecret();
+      const opened = await consumeSignInLink(sql, hashSecret(token), { hash: hashSecret(secret), maxMs: deps.maxMs });
+      if (!opened) throw new HttpError(410, 'link_gone', LINK_GONE.signIn);
+      return json(201, { user: opened.user }, { 'Set-Cookie': sessionCookie(base(), secret, Math.floor(deps.maxMs / 1000)), 'Cache-Control': 'no-store' });
+    },
+  });
+
+  server.route({
+    family,
+    method: 'GET',
+    path: '/portal/v1/session',
+    handler: (req) => {
+      const { id, email, name } = portalUserOf(req);
+      return json(200, { user: { id, email, name } }, { 'Cache-Control': 'no-store' });
+    },
+  });
+
+  server.route({
+    family,
+    method: 'DELETE',
+    path: '/portal/v1/session',
+    handler: async (req) => {
+      await closeSession(sql, sessionOf(req));
+      return { status: 204, headers: { 'Set-Cookie': sessionCookie(base()) } };
+    },
+  });
+
+  server.route({
+    family,
+    method: 'GET',
+    path: '/portal/v1/tokens',
+    handler: async (req) => {
+      const tokens = await userPersonalTokens(sql, portalUserOf(req).id);
+      return json(200, { tokens: tokens.map((t) => tokenView(t)), limits: LIMITS }, { 'Cache-Control': 'no-store' });
+    },
+  });
+
+  server.route({
+    family,
+    method: 'POST',
+    path: '/portal/v1/tokens',
+    body: true,
+    handler: async (req) => {
+      const { name, expires_at } = body(newTokenRequestSchema, req);
+      const created = await personalTokens.create(portalUserOf(req).id, name, expires_at ? new Date(expires_at) : undefined).catch(ruleError);
+      await deps.committed(created);
+      return json(201, { token: tokenView(created.token), value: created.value }, { 'Cache-Control': 'no-store' });
+    },
+  });
+
+  server.route({
+    family,
+    method: 'PATCH',
+    path: '/portal/v1/tokens/:id',
+    body: true,
+    handler: async (req) => {
+      const id = tokenId(req);
+      const { expires_at } = body(tokenExpiryRequestSchema, req);
+      const changed = await personalTokens.changeExpiry(id, new Date(expires_at), portalUserOf(req).id).catch(ruleError);
+      await deps.tokensChanged();
+      await deps.committed(changed);
+      return json(200, { token: tokenView(changed.token) });
+    },
+  });
+
+  server.route({
+    family,
+    method: 'POST',
+    path: '/portal/v1/tokens/:id/revoke',
+    handler: async (req) => {
+      const id = tokenId(req);
+      const user = portalUserOf(req).id;
+      const revoked = await personalTokens.revoke(id, 'owner', user);
+      if (!revoked) throw new HttpError(404, 'not_found', TOKEN_RULE_MESSAGES.noSuchToken);
+      await deps.tokensChanged();
+      await deps.committed(revoked);
+      const token = (await userPersonalTokens(sql, user)).find((t) => t.id === id)!;
+      return json(200, { token: tokenView(token) });
+    },
+  });
+
+  server.route({
+    family,
+    public: true,
+    method: 'POST',
+    path: '/portal/v1/reveal',
+    body: true,
+    handler: async (req): Promise<Reply> => {
+      checkOrigin(req, base());
+      const { secret } = body(revealRequestSchema, req);
+      const hash = hashSecret(secret);
+      const created = await sql
+        .begin(async (tx) => {
+          const link = await usableRevealLink(tx, hash);
+          if (!link) throw new HttpError(410, 'link_gone', LINK_GONE.reveal);
+          const made = await personalTokens.createIn(tx, link.user_id, link.token_name, link.token_expires_at);
+          await markRevealLinkUsed(tx, hash, made.token.id);
+          return made;
+        })
+        .catch(ruleError);
+      await deps.committed(created);
+      return json(201, { token: tokenView(created.token), value: created.value }, { 'Cache-Control': 'no-store' });
+    },
+  });
+
+  return family;
+}
+
+function tokenId(req: Request): string {
+  const id = req.params.id!;
+  if (!/^\d{1,18}$/.test(id)) throw new HttpError(404, 'not_found', TOKEN_RULE_MESSAGES.noSuchToken);
+  return id;
+}

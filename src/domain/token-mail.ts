@@ -1,0 +1,340 @@
+/**
+ * The e-mails the owners of API tokens receive: a token was created, was revoked or is about to
+ * expire; a single-use sign-in link; a single-use link to see a token an administrator issued. Each
+ * is a subject, a plain-text body and a small self-contained HTML document saying the same. None
+ * ever holds a token's value: a token is named by its name and hint (`"laptop" (…Xy7Q)`).
+ */
+
+/** An e-mail ready to send. */
+export interface MailMessage {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Who an e-mail is for; without a name, the greeting is a plain `Hello,`. */
+export interface MailRecipient {
+  name: string | null;
+  email: string;
+}
+
+/** The e-mails about a token: created, revoked, expiring (30 or 7 days before its expiry). */
+export const TOKEN_MAIL_KINDS = ['created', 'revoked', 'expiring'] as const;
+/** One of the e-mails about a token. */
+export type TokenMailKind = (typeof TOKEN_MAIL_KINDS)[number];
+
+/** Every e-mail this module writes: the token ones, the sign-in link and the link to see an issued token. */
+export const MAIL_KINDS = [...TOKEN_MAIL_KINDS, 'sign_in', 'reveal'] as const;
+/** One of the e-mails this module writes. */
+export type MailKind = (typeof MAIL_KINDS)[number];
+
+/** A token as its e-mails describe it: never its value. */
+export interface TokenMailToken {
+  name: string;
+  /** The value's last four characters (`tokenHint` in token-values.ts). */
+  hint: string;
+  expiresAt: Date | null;
+  createdAt: Date;
+}
+
+/** What `renderTokenMail` needs. */
+export interface TokenMailInput {
+  kind: TokenMailKind;
+  recipient: MailRecipient;
+  token: TokenMailToken;
+  /** For `revoked`: who revoked it; the owner unless said. */
+  revokedBy?: 'owner' | 'admin';
+  /** For `expiring`: how many days are left (required). */
+  daysLeft?: number;
+  /** The portal's API tokens page. */
+  portalUrl: string;
+  /** The IANA time zone times are given in; UTC unless said, and when the zone is not known. */
+  timeZone?: string;
+}
+
+/** What `renderSignInMail` needs: the single-use link and how many minutes it stays valid. */
+export interface SignInMailInput {
+  recipient: MailRecipient;
+  link: string;
+  validMinutes: number;
+}
+
+/** What `renderRevealMail` needs: the single-use link to see an issued token's value, valid until `linkExpiresAt`. */
+export interface RevealMailInput {
+  recipient: MailRecipient;
+  link: string;
+  tokenName: string;
+  linkExpiresAt: Date;
+  timeZone?: string;
+}
+
+/** Text made safe to place in HTML, between tags or in a quoted attribute. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (char) => HTML_ENTITIES[char]!);
+}
+
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/**
+ * An instant as the e-mails state it, in a time zone: `Tuesday 23 February 2027, 14:05 UTC`
+ * (24-hour clock; the zone's short name, `CET`, `BST` or `GMT-5`). Throws a RangeError for a zone
+ * Intl does not know.
+ */
+export function formatInstant(date: Date, timeZone: string): string {
+  const parts = formatterIn(timeZone).formatToParts(date);
+  const part = (type: Intl.DateTimeFormatPartTypes) => parts.find((p) => p.type === type)?.value ?? '';
+  return `${part('weekday')} ${part('day')} ${part('month')} ${part('year')}, ${part('hour')}:${part('minute')} ${part('timeZoneName')}`;
+}
+
+/** One formatter per zone, made on first use: making one costs far more than using it. */
+const FORMATTERS = new Map<string, Intl.DateTimeFormat>();
+
+function formatterIn(timeZone: string): Intl.DateTimeFormat {
+  let formatter = FORMATTERS.get(timeZone);
+  if (formatter === undefined) {
+    formatter = new Intl.DateTimeFormat('en-GB', {
+      weekday: 'long',
+      day: 'numeric',
+      month: 'long',
+      year: 'numeric',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+      timeZone,
+      timeZoneName: 'short',
+    });
+    // Zones come from the configuration and the callers: a handful; the bound only guards against misuse.
+    if (FORMATTERS.size < 1000) FORMATTERS.set(timeZone, formatter);
+  }
+  return formatter;
+}
+
+/** The zone asked for when Intl knows it, else UTC (the e-mail then says UTC, so it never misleads). */
+function knownTimeZone(timeZone: string | undefined): string {
+  if (!timeZone) return 'UTC';
+  try {
+    formatterIn(timeZone);
+    return timeZone;
+  } catch {
+    return 'UTC';
+  }
+}
+
+/** A part of a sentence: text, text in bold, or a link. */
+type Inline = string | { strong: string } | { href: string; label: string };
+
+/** A part of an e-mail: a paragraph, or a list of labelled facts (shown as a small table). */
+type Block = { paragraph: Inline[] } | { facts: [label: string, value: Inline[]][] };
+
+const SIGNATURE = 'The HRS signal platform';
+
+/** A subject on one line, a long token name shortened in it (the body gives it whole). */
+function subjectName(name: string): string {
+  const line = oneLine(name);
+  return line.length > 60 ? `${line.slice(0, 59)}…` : line;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+}
+
+function isWebLink(href: string): boolean {
+  return /^https?:\/\//i.test(href);
+}
+
+function inlineText(inline: Inline): string {
+  if (typeof inline === 'string') return inline;
+  if ('strong' in inline) return inline.strong;
+  return inline.label === inline.href ? inline.href : `${inline.label} (${inline.href})`;
+}
+
+function inlineHtml(inline: Inline): string {
+  if (typeof inline === 'string') return escapeHtml(inline);
+  if ('strong' in inline) return `<strong>${escapeHtml(inline.strong)}</strong>`;
+  // Only web links become anchors; anything else is shown as text, never followed.
+  if (!isWebLink(inline.href)) return escapeHtml(inlineText(inline));
+  return `<a href="${escapeHtml(inline.href)}" style="color:#0b57d0;text-decoration:underline;word-break:break-all;">${escapeHtml(inline.label)}</a>`;
+}
+
+function greeting(recipient: MailRecipient): string {
+  const name = oneLine(recipient.name ?? '');
+  return name ? `Hello ${name},` : 'Hello,';
+}
+
+function footer(recipient: MailRecipient): string {
+  return (
+    `This e-mail was sent to ${oneLine(recipient.email)}. ` +
+    "The HRS signal platform never sends a token's value by e-mail and never asks you for it."
+  );
+}
+
+function renderText(recipient: MailRecipient, blocks: Block[]): string {
+  const sections = blocks.map((block) => {
+    if ('paragraph' in block) return block.paragraph.map(inlineText).join('');
+    const width = Math.max(...block.facts.map(([label]) => label.length)) + 1;
+    return block.facts.map(([label, value]) => `  ${`${label}:`.padEnd(width)} ${value.map(inlineText).join('')}`).join('\n');
+  });
+  return [greeting(recipient), ...sections, SIGNATURE, footer(recipient)].join('\n\n') + '\n';
+}
+
+const P_STYLE = 'margin:0 0 16px;';
+
+function renderHtml(subject: string, recipient: MailRecipient, blocks: Block[]): string {
+  const body = blocks.map((block) => {
+    if ('paragraph' in block) return `<p style="${P_STYLE}">${block.paragraph.map(inlineHtml).join('')}</p>`;
+    const rows = block.facts.map(
+      ([label, value]) =>
+        `<tr><th scope="row" style="text-align:left;vertical-align:top;padding:4px 16px 4px 0;font-weight:bold;white-space:nowrap;">${escapeHtml(label)}</th>` +
+        `<td style="vertical-align:top;padding:4px 0;">${value.map(inlineHtml).join('')}</td></tr>`,
+    );
+    return `<table role="presentation" style="border-collapse:collapse;margin:0 0 16px;font-size:15px;">\n${rows.join('\n')}\n</table>`;
+  });
+  return [
+    '<!DOCTYPE html>',
+    '<html lang="en-GB">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeHtml(subject)}</title>`,
+    '</head>',
+    '<body style="margin:0;padding:0;background-color:#f4f5f7;">',
+    '<div style="max-width:560px;margin:0 auto;padding:24px 16px;font-family:Arial,Helvetica,sans-serif;font-size:15px;line-height:1.5;color:#1f2933;">',
+    '<div style="background-color:#ffffff;border:1px solid #d8dde3;border-radius:6px;padding:24px;">',
+    `<p style="${P_STYLE}">${escapeHtml(greeting(recipient))}</p>`,
+    ...body,
+    `<p style="margin:0;">${escapeHtml(SIGNATURE)}</p>`,
+    '</div>',
+    `<p style="margin:16px 0 0;font-size:12px;color:#616e7c;">${escapeHtml(footer(recipient))}</p>`,
+    '</div>',
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
+}
+
+function message(subject: string, recipient: MailRecipient, blocks: Block[]): MailMessage {
+  const line = oneLine(subject);
+  return { subject: line, text: renderText(recipient, blocks), html: renderHtml(line, recipient, blocks) };
+}
+
+/** `"laptop" (…Xy7Q)`: how every e-mail names a token. */
+function tokenLabel(token: TokenMailToken): Inline[] {
+  return [{ strong: `"${oneLine(token.name)}"` }, ` (…${oneLine(token.hint)})`];
+}
+
+/** `in 7 days`, `in 1 day`, `today`. */
+function inDays(days: number): string {
+  if (days <= 0) return 'today';
+  return days === 1 ? 'in 1 day' : `in ${days} days`;
+}
+
+function tokenFacts(token: TokenMailToken, timeZone: string, expiryLabel: string, noExpiry: string): Block {
+  return {
+    facts: [
+      ['Token', tokenLabel(token)],
+      ['Created', [formatInstant(token.createdAt, timeZone)]],
+      [expiryLabel, [token.expiresAt ? formatInstant(token.expiresAt, timeZone) : noExpiry]],
+    ],
+  };
+}
+
+/**
+ * The e-mail telling a token's owner it was created, revoked or is about to expire: it names the
+ * token, states its expiry (date, time and zone) and says what to do. Throws for an `expiring`
+ * e-mail without `daysLeft` or about a token without expiry: the reminder was scheduled wrongly.
+ */
+export function renderTokenMail(input: TokenMailInput): MailMessage {
+  const { recipient, token } = input;
+  const timeZone = knownTimeZone(input.timeZone);
+  const page: Inline = { href: input.portalUrl, label: 'the API tokens page' };
+  const quoted = `"${subjectName(token.name)}"`;
+  switch (input.kind) {
+    case 'created':
+      return message(`Your HRS API token ${quoted} was created`, recipient, [
+        { paragraph: ['A new API token was created on your HRS account:'] },
+        tokenFacts(token, timeZone, 'Expires', 'Never: this token does not expire'),
+        { paragraph: ['If you created it, there is nothing to do. Its value was shown once, when it was created, and cannot be shown again.'] },
+        {
+          paragraph: [
+            'If this was not you, revoke it at once on ',
+            page,
+            ' and tell the platform contact: until it is revoked, whoever holds it can use the API as you.',
+          ],
+        },
+      ]);
+    case 'revoked': {
+      const byAdmin = input.revokedBy === 'admin';
+      return message(`Your HRS API token ${quoted} was revoked`, recipient, [
+        { paragraph: ['Your API token ', ...tokenLabel(token), byAdmin ? ' was revoked by a platform administrator.' : ' was revoked by you.'] },
+        tokenFacts(token, timeZone, 'Was to expire', 'Never: this token did not expire'),
+        { paragraph: ['Requests made with it are now refused with 401 Unauthorized, wherever it is still in use.'] },
+        { paragraph: ['To keep using the API, create a new token on ', page, ' and put its value in place of the old one.'] },
+        {
+          paragraph: [
+            byAdmin ? 'If you do not know why it was revoked, ask the platform contact.' : 'If you did not revoke it, tell the platform contact at once.',
+          ],
+        },
+      ]);
+    }
+    case 'expiring': {
+      if (input.daysLeft === undefined) throw new TypeError('an expiring e-mail needs daysLeft');
+      if (!token.expiresAt) throw new TypeError('an expiring e-mail needs a token with an expiry');
+      const when = inDays(input.daysLeft);
+      return message(`Your HRS API token ${quoted} expires ${when}`, recipient, [
+        {
+          paragraph: ['Your API token ', ...tokenLabel(token), ` expires ${when}, on ${formatInstant(token.expiresAt, timeZone)}.`],
+        },
+        tokenFacts(token, timeZone, 'Expires', 'Never: this token does not expire'),
+        { paragraph: ['From then on, requests made with it are refused with 401 Unauthorized.'] },
+        {
+          paragraph: [
+            'Once expired, a token cannot be renewed and its value cannot be recovered. To keep using the API without a break, create a new token on ',
+            page,
+            ', put it in place of this one wherever it is used, then revoke this one.',
+          ],
+        },
+        { paragraph: ['While this token is still active, you can instead extend its expiry on the same page.'] },
+      ]);
+    }
+    default: {
+      const kind: never = input.kind;
+      throw new TypeError(`no token e-mail of kind ${String(kind)}`);
+    }
+  }
+}
+
+/** The e-mail holding a single-use sign-in link to the portal, valid for `validMinutes` minutes. */
+export function renderSignInMail(input: SignInMailInput): MailMessage {
+  const minutes = input.validMinutes === 1 ? '1 minute' : `${input.validMinutes} minutes`;
+  return message('Your HRS sign-in link', input.recipient, [
+    { paragraph: ['Use this link to sign in to the HRS portal:'] },
+    { paragraph: [{ href: input.link, label: input.link }] },
+    { paragraph: [`It works once, and for ${minutes} from when it was sent. Do not forward it: whoever holds it can sign in as you.`] },
+    { paragraph: ['If you did not ask to sign in, ignore this e-mail: nobody can sign in with your address without this link.'] },
+  ]);
+}
+
+/**
+ * The e-mail holding a single-use link to see the value of a token an administrator issued for the
+ * recipient, valid until `linkExpiresAt`: the value itself is never sent by e-mail.
+ */
+export function renderRevealMail(input: RevealMailInput): MailMessage {
+  const timeZone = knownTimeZone(input.timeZone);
+  return message(`Your HRS API token "${subjectName(input.tokenName)}" is ready`, input.recipient, [
+    {
+      paragraph: [
+        'A platform administrator created the API token ',
+        { strong: `"${oneLine(input.tokenName)}"` },
+        ' for you. Its value is not sent by e-mail: open this link to see it.',
+      ],
+    },
+    { paragraph: [{ href: input.link, label: input.link }] },
+    {
+      paragraph: [
+        `The link works once, until ${formatInstant(input.linkExpiresAt, timeZone)}. ` +
+          'The value is shown once only: copy it straight to where it will be used, or into a password manager or secret store.',
+      ],
+    },
+    { paragraph: ['If the link has expired or was already used, ask the platform contact for a new one. If you did not expect this token, tell the platform contact.'] },
+  ]);
+}
