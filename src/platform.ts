@@ -11,8 +11,6 @@ import { OpeningClock } from '../machines/opening-clock.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
 import { startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue, type QueueName } from '../workers/queues.js';
-import { adminApi } from './api/admin/index.js';
-import { portalApi } from './api/portal/index.js';
 import { IMPORT_AREA, ROOT_AREA } from './api/areas.js';
 import { docRoutes } from './api/docs/routes.js';
 import { legacyExportGuards } from './api/export-legacy/family.js';
@@ -31,7 +29,6 @@ import type { Config } from './config.js';
 import type { Family } from './http/family.js';
 import { RateLimiter } from './http/rate-limit.js';
 import { HttpServer } from './http/server.js';
-import { HttpError } from './http/errors.js';
 import { failedAuthLimit } from './api/auth.js';
 import { Announcer } from './infra/announce.js';
 import { Bus, registryMessage } from './infra/bus.js';
@@ -45,10 +42,7 @@ import { STREAM_PATH } from './push/subscriptions.js';
 import { Registry } from './registry/registry.js';
 import { installSandbox, removeSandbox } from './registry/sandbox.js';
 import { TokenStore } from './registry/tokens.js';
-import { PersonalTokens } from './registry/personal-tokens.js';
-import type { MailIntent } from '../db/queries/token-mail.js';
-import type { TokenEvent } from './domain/token-events.js';
-import { scheduleMail, within } from '../workers/mail/outbox.js';
+import { accountFamilies } from './platform-accounts.js';
 import { scheduleSandbox } from '../workers/sandbox/schedule.js';
 import { VERSION } from './version.js';
 
@@ -218,26 +212,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     writer: new SignalWriter(sql, { onCommit: metrics.committed }),
     counted: metrics.legacySignals,
   };
-  const personalTokens = new PersonalTokens(sql, { reminderOffsetsMs: config.tokenReminderOffsetsMs });
-  const mailQueue = queues.get(QUEUES.mail);
-  const committed = async (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => {
-    await scheduleMail(mailQueue, change.mail, log, redis);
-    await announceTokenEvents(parts, change.events);
-  };
-  // Plain mail jobs (sign-in and reveal links): their secrets live in the job only, gone once sent.
-  const sendMail = async (to: string, mail: { subject: string; text: string; html: string }) => {
-    const unqueued = () => new HttpError(503, 'mail_unavailable', 'The e-mail could not be queued (Redis is unavailable); nothing was sent: try again shortly.', { headers: { 'Retry-After': '5' } });
-    if (!redis.isReady) throw unqueued();
-    await within(mailQueue.add('link', { to, ...mail }, { removeOnComplete: true, removeOnFail: { age: 3600 }, attempts: 5 }), 2000, unqueued);
-  };
-  const admin = adminApi(server, {
-    adminToken: config.adminToken, sql, tokensChanged, personalTokens, committed,
-    baseUrl: lifecycle.baseUrl, revealLinkTtlMs: config.revealLinkTtlMs, timeZone: config.mailTimeZone, sendMail,
-  });
-  const portal = portalApi(server, {
-    sql, log, limiter, personalTokens, sendMail, committed, tokensChanged, timeZone: config.mailTimeZone,
-    baseUrl: lifecycle.baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs,
-  });
+  const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), limiter, tokensChanged });
   const legacyExport = {
     ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening,
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
@@ -292,18 +267,6 @@ async function announceTokensChanged({ tokens, bus, log }: PlatformParts): Promi
   } catch (err) {
     bus.deliverLocally(message);
     log.warn({ err }, 'token change not announced (Redis unavailable): other instances may accept a revoked token until their token cache expires (30 s)');
-  }
-}
-
-/** Tells every instance's admins' feed (this one's too, through Redis; locally when Redis is away) of token events. */
-async function announceTokenEvents({ bus, log }: PlatformParts, events: readonly TokenEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const message = { type: 'tokens' as const, events: [...events] };
-  try {
-    await bus.publish(message);
-  } catch (err) {
-    bus.deliverLocally(message);
-    log.debug({ err }, 'token events not announced to other instances (Redis unavailable)');
   }
 }
 

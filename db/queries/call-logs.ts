@@ -44,11 +44,12 @@ export async function insertCallLogs(sql: Sql, rows: readonly CallLogRow[]): Pro
 
 /**
  * An originator's entries, newest first; `since` keeps those received at or after it, `pathPrefix`
- * those whose path starts with it (`/import/v1/`: one API family).
+ * those whose path starts with it (`/import/v1/`: one API family); `before` continues after an entry
+ * (its request time and id).
  */
 export async function listCallLogs(
   sql: Sql,
-  filter: { originator: string; since?: Date | undefined; pathPrefix?: string | undefined; limit: number },
+  filter: { originator: string; since?: Date | undefined; pathPrefix?: string | undefined; limit: number; before?: { time: Date; id: string } | undefined },
 ): Promise<CallLogListing[]> {
   return sql<CallLogListing[]>`
     SELECT id, originator_id AS originator, request_time, endpoint, station_ids, status,
@@ -57,6 +58,7 @@ export async function listCallLogs(
     WHERE originator_id = ${filter.originator}
       ${filter.since ? sql`AND request_time >= ${filter.since}` : sql``}
       ${filter.pathPrefix ? sql`AND starts_with(split_part(endpoint, ' ', 2), ${filter.pathPrefix})` : sql``}
+      ${filter.before ? sql`AND (request_time, id) < (${filter.before.time}, ${filter.before.id}::bigint)` : sql``}
     ORDER BY request_time DESC, id DESC
     LIMIT ${filter.limit}`;
 }

@@ -34,6 +34,8 @@ export interface RouteSpec {
   public?: boolean;
   /** Whether the route reads a request body. */
   body?: boolean;
+  /** The route's own cap on its body, when it takes more than MAX_BODY_BYTES (a photo upload). */
+  maxBodyBytes?: number;
   handler: (req: Request) => Promise<Reply> | Reply;
 }
 
@@ -290,7 +292,7 @@ export class HttpServer {
    */
   private startBody(route: RouteSpec, req: Request, res: HttpResponse, family: FamilyState, finish: (reply: Reply) => void): Promise<Buffer> | undefined | false {
     if (!route.body || !BODY_METHODS.has(req.method)) return undefined;
-    const max = this.options.maxBodyBytes;
+    const max = route.maxBodyBytes ?? this.options.maxBodyBytes;
     if (Number(req.headers['content-length']) > max) {
       finish(family.errors.reply(tooLarge(max)));
       return false;

@@ -5,19 +5,23 @@ import { adminCallLogRoutes } from './call-logs.js';
 import { adminFamily } from './family.js';
 import { adminTokenRoutes, type AdminTokenDeps } from './tokens.js';
 import { adminIssueRoute, adminUserRoutes, type IssueDeps } from './users.js';
+import { adminRegistryRoutes } from './registry.js';
+import type { RegistryEditor } from '../../registry/editor.js';
 
 export interface AdminDeps extends AdminTokenDeps, Omit<IssueDeps, 'sql'> {
   adminToken: string | undefined;
   sql: Sql;
   tokensChanged: () => Promise<void>;
+  editor: RegistryEditor;
 }
 
-/** The admin API: its family (./family.ts), token and account administration, the token e-mails, call logs. */
+/** The admin API: its family (./family.ts), token and account administration, the token e-mails, call logs, roles, call-log modes, unpublished transmissions, the audit trail. */
 export function adminApi(server: HttpServer, deps: AdminDeps): Family {
   const family = adminFamily(deps.adminToken);
   adminTokenRoutes(server, family, deps);
   adminUserRoutes(server, family, deps);
   adminIssueRoute(server, family, deps);
   adminCallLogRoutes(server, family, deps.sql);
+  adminRegistryRoutes(server, family, deps);
   return family;
 }

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../../../db/connect.js';
 import { openSession } from '../../../db/queries/portal.js';
+import { userRoles } from '../../../db/queries/portal-registry.js';
+import type { Roles } from '../../domain/portal/roles.js';
 import type { AuthScheme } from '../../http/auth.js';
 import { HttpError, PROBLEM_ERRORS, unauthorized } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
@@ -31,6 +33,8 @@ export interface PortalPrincipal {
   id: string;
   email: string;
   name: string | null;
+  /** What the account may do beyond its own tokens: admin, operator staff, originator manager. */
+  roles: Roles;
 }
 
 const sessions = new WeakMap<Request, Buffer>();
@@ -62,7 +66,18 @@ export function sessionAuth(settings: PortalSettings): AuthScheme {
     const user = await openSession(settings.sql, hash, settings.idleMs, SESSION_TOUCH_MS);
     if (!user) throw unauthorized(NOT_SIGNED_IN);
     sessions.set(req, hash);
-    return { kind: 'portal', id: user.id, email: user.email, name: user.name } satisfies PortalPrincipal;
+    const roles = await userRoles(settings.sql, user.id);
+    return {
+      kind: 'portal',
+      id: user.id,
+      email: user.email,
+      name: user.name,
+      roles: {
+        admin: roles?.admin ?? false,
+        operators: new Set(roles?.operators.map((o) => o.id)),
+        originators: new Set(roles?.originators.map((o) => o.id)),
+      },
+    } satisfies PortalPrincipal;
   };
 }
 

@@ -31,6 +31,10 @@ import type { HttpServer } from '../../http/server.js';
 import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../registry/personal-tokens.js';
 import { checkOrigin, hashSecret, newSecret, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
 import { portalPageRoutes } from './page.js';
+import { portalStationRoutes } from './stations.js';
+import { portalOriginatorRoutes } from './originators.js';
+import type { RegistryEditor } from '../../registry/editor.js';
+import { userRoles } from '../../../db/queries/portal-registry.js';
 
 /**
  * The portal's JSON API (`/portal/v1/`), what the API tokens page (`/portal/`, ./page.ts) uses:
@@ -69,6 +73,10 @@ export interface PortalDeps extends PortalSettings {
   /** Tells every instance that tokens changed (a revoked token is refused at once everywhere). */
   tokensChanged: () => Promise<void>;
   timeZone: string;
+  /** Every registry change of operator staff and originator managers goes through it. */
+  editor: RegistryEditor;
+  /** Every originator (the sandbox's left out): what an admin manages. */
+  allOriginators: () => Promise<{ id: string; name: string }[]>;
 }
 
 /** What a refused sign-in request is told (`what`: `from this client`, `for this address`). */
@@ -181,9 +189,10 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'GET',
     path: '/portal/v1/session',
-    handler: (req) => {
+    handler: async (req) => {
       const { id, email, name } = portalUserOf(req);
-      return json(200, { user: { id, email, name } }, { 'Cache-Control': 'no-store' });
+      const roles = (await userRoles(sql, id)) ?? { admin: false, operators: [], originators: [] };
+      return json(200, { user: { id, email, name }, roles }, { 'Cache-Control': 'no-store' });
     },
   });
 
@@ -275,6 +284,8 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     },
   });
 
+  portalStationRoutes(server, family, deps);
+  portalOriginatorRoutes(server, family, deps);
   return family;
 }
 

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import type { Sql } from '../../../db/connect.js';
+import { listTransmissions, userRoles } from '../../../db/queries/portal-registry.js';
+import { HttpError, json, notFound } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import { parseJson, type Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import { EditError, type Actor, type RegistryEditor } from '../../registry/editor.js';
+import { callLogModeSchema, rolesRequestSchema } from '../portal/bodies.js';
+import { decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
+import { auditPage } from '../portal/stations.js';
+import { parseQuery } from './query.js';
+
+/**
+ * The registry's administration beside the portal's:
+ * - `GET`/`PUT /admin/v1/users/{id}/roles` {admin, operators, originators}: what the account may do in
+ *   the portal (the whole set at once; audited);
+ * - `PATCH /admin/v1/originators/{id}` {call_log_mode}: applies on every instance from the next call;
+ * - `GET /admin/v1/transmissions?state=testing|unassigned&originator=`: the latest unpublished
+ *   transmission per originator, station and category with its payload, newest first, a page at a time;
+ * - `GET /admin/v1/audit?operator=&hrs_id=&originator=&actor=`: the audit trail, newest first.
+ */
+
+export const ADMIN_ACTOR: Actor = { id: 'admin-token', via: 'admin', userId: null };
+
+const invalid = (error: z.ZodError) =>
+  new HttpError(400, 'invalid_body', error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
+
+const edited = (err: unknown): never => {
+  if (err instanceof EditError) throw new HttpError(err.status, err.code, err.message);
+  throw err;
+};
+
+const transmissionsQuery = z.strictObject({
+  state: z.enum(['testing', 'unassigned'], { error: 'must be testing or unassigned' }),
+  originator: z.string().min(1).max(64).optional(),
+  limit: z
+    .string()
+    .regex(/^\d{1,4}$/, 'must be a whole number from 1 to 500')
+    .transform(Number)
+    .pipe(z.number().min(1, 'must be from 1 to 500').max(500, 'must be from 1 to 500'))
+    .default(100),
+  cursor: z.string().max(1000).optional(),
+});
+
+const auditQuery = z.strictObject({
+  operator: z.string().max(64).optional(),
+  hrs_id: z.string().max(64).optional(),
+  originator: z.string().max(64).optional(),
+  actor: z.string().max(200).optional(),
+  limit: z.string().optional(),
+  cursor: z.string().optional(),
+});
+
+export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor }): void {
+  const { sql, editor } = deps;
+  server.route({
+    family,
+    method: 'GET',
+    path: '/admin/v1/users/:id/roles',
+    handler: async (req) => {
+      const roles = await userRoles(sql, req.params.id!);
+      if (!roles) throw notFound('No such user.');
+      return json(200, roles);
+    },
+  });
+  server.route({
+    family,
+    method: 'PUT',
+    path: '/admin/v1/users/:id/roles',
+    body: true,
+    handler: async (req) => {
+      const parsed = rolesRequestSchema.safeParse(parseJson(req));
+      if (!parsed.success) throw invalid(parsed.error);
+      return json(200, await editor.setRoles(ADMIN_ACTOR, req.params.id!, parsed.data).catch(edited));
+    },
+  });
+  server.route({
+    family,
+    method: 'PATCH',
+    path: '/admin/v1/originators/:id',
+    body: true,
+    handler: async (req) => {
+      const parsed = callLogModeSchema.safeParse(parseJson(req));
+      if (!parsed.success) throw invalid(parsed.error);
+      return json(200, await editor.setCallLogMode(ADMIN_ACTOR, req.params.id!, parsed.data.call_log_mode).catch(edited));
+    },
+  });
+  server.route({
+    family,
+    method: 'GET',
+    path: '/admin/v1/transmissions',
+    handler: async (req: Request) => {
+      const { state, originator, limit, cursor } = parseQuery(transmissionsQuery, req);
+      let after: { received_at: string; key: string } | undefined;
+      if (cursor) {
+        const [receivedAt, key] = decodeCursor(cursor, 2) as [string, string];
+        if (Number.isNaN(Date.parse(receivedAt))) throw new HttpError(400, 'invalid_query', 'cursor: not a cursor of this list');
+        after = { received_at: receivedAt, key };
+      }
+      const rows = await listTransmissions(sql, { state, originator, after, limit });
+      const last = rows.at(-1);
+      return json(200, {
+        transmissions: rows.map((r) => ({ ...r, measured_at: r.measured_at.toISOString(), received_at: r.received_at.toISOString() })),
+        next: nextLink(req, rows.length, limit, () => encodeCursor([last!.received_at.toISOString(), `${last!.originator} ${last!.hrs_id} ${last!.category}`])),
+      });
+    },
+  });
+  server.route({
+    family,
+    method: 'GET',
+    path: '/admin/v1/audit',
+    handler: async (req) => {
+      const q = parseQuery(auditQuery, req);
+      return auditPage(sql, req, {
+        ...(q.operator ? { operator: q.operator } : {}),
+        ...(q.hrs_id ? { hrsId: q.hrs_id } : {}),
+        ...(q.originator ? { originator: q.originator } : {}),
+        ...(q.actor ? { actor: q.actor } : {}),
+      });
+    },
+  });
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { CALL_LOG_MODES, HRS_ID_PATTERN } from '../../domain/vocabulary.js';
+import { eventPatchSchema, eventShape, checkEvent, layoutSchema, newEventSchema, stationRecordSchema } from '../../registry/file/schema.js';
+
+/**
+ * The request bodies of the operator and originator portal (`/portal/v1/stations/...`,
+ * `/portal/v1/operators/...`, `/portal/v1/originators/...`) and of the admin routes beside it. Station
+ * records, layouts and events are the registry file's own schemas (src/registry/file/schema.ts): a
+ * station edited in the portal is refused for what a registry file would be refused for, with the same
+ * message.
+ */
+
+export { stationRecordSchema, layoutSchema as draftLayoutSchema, newEventSchema, eventPatchSchema };
+
+const isoDatetime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a UTC offset' });
+
+export const endEventSchema = z.strictObject({
+  ends_at: isoDatetime.optional().meta({ description: 'When the event ends; left out, now. It must lie after the event\'s start.' }),
+});
+
+export const broadcastSchema = z
+  .strictObject({
+    ...eventShape,
+    id: eventShape.id.optional(),
+    hrs_ids: z
+      .array(z.string().regex(HRS_ID_PATTERN, 'must be exactly five uppercase letters (^[A-Z]{5}$)'))
+      .min(1, 'must name at least one station')
+      .max(10_000)
+      .optional()
+      .meta({ description: 'The stations; left out, every station of the operator.' }),
+  })
+  .superRefine(checkEvent);
+
+export const confirmSchema = z.strictObject({
+  expected_version: z
+    .number()
+    .int('must be a whole number')
+    .min(0, 'must not be negative')
+    .optional()
+    .meta({ description: 'The confirmed layout\'s version the change was reviewed against (0: none); another one is a 409.' }),
+});
+
+export const ASSIGNMENT_REQUEST_STATES = ['live', 'testing', 'inactive', 'none'] as const;
+
+export const assignmentRequestSchema = z.strictObject({
+  state: z.enum(ASSIGNMENT_REQUEST_STATES, { error: `must be one of ${ASSIGNMENT_REQUEST_STATES.join(', ')}` }).meta({
+    description: '`live`, `testing` or `none` (not assigned) for a v2 signal type; for `v1`, the transmission state `live`, `testing` or `inactive`, or `none`.',
+  }),
+});
+
+export const newImportTokenSchema = z.strictObject({
+  generation: z.enum(['import_v2', 'import_v1'], { error: 'must be import_v2 or import_v1 (import v1 and v1.1 share their tokens)' }),
+  name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  expires_at: isoDatetime.optional(),
+});
+
+export const rolesRequestSchema = z.strictObject({
+  admin: z.boolean({ error: 'must be true or false' }),
+  operators: z.array(z.string().min(1).max(64)).max(1000),
+  originators: z.array(z.string().min(1).max(64)).max(1000),
+});
+
+export const callLogModeSchema = z.strictObject({
+  call_log_mode: z.enum(CALL_LOG_MODES, { error: `must be one of ${CALL_LOG_MODES.join(', ')}` }),
+});

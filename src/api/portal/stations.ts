@@ -1,0 +1,243 @@
+import type { Sql } from '../../../db/connect.js';
+import {
+  listAudit,
+  listPortalStations,
+  listOriginators,
+  stationAssignments,
+  stationRecord,
+  type AuditRow,
+  type StationRecordRow,
+  type StoredLayout,
+} from '../../../db/queries/portal-registry.js';
+import { stationPhoto } from '../../../db/queries/stations.js';
+import { SANDBOX_ORIGINATOR } from '../../domain/sandbox.js';
+import { HttpError, json, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import { MAX_PHOTO_BYTES } from '../../registry/file/photo.js';
+import { SIGNAL_TYPES, type RegistryEditor, type SignalType } from '../../registry/editor.js';
+import {
+  assignmentRequestSchema,
+  broadcastSchema,
+  confirmSchema,
+  draftLayoutSchema,
+  endEventSchema,
+  eventPatchSchema,
+  newEventSchema,
+  stationRecordSchema,
+} from './bodies.js';
+import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, operatorAccess, pageQuery, portalActor, stationAccess } from './access.js';
+import { portalUserOf } from './family.js';
+
+/**
+ * The operator staff's part of the portal (`/portal/v1/stations/...`, `/portal/v1/operators/...`):
+ * - stations: the list the account may see; one station's record (GET, PUT with the registry file's
+ *   rules and messages);
+ * - the layout: the confirmed one and the draft (GET), the draft saved whole (PUT) or thrown away
+ *   (DELETE), the diff confirming would make, the confirmation (POST), atomic and at once everywhere;
+ * - events: listed (past ones too), created, changed, ended; one event broadcast to many stations;
+ * - the photo: uploaded as the request body (JPEG, PNG or WebP, sniffed, at most 5 MiB), removed;
+ * - assignments: per originator and signal type (`v1`: the legacy transmission state);
+ * - the audit trail of a station, and of all the operator's stations.
+ * Every change goes through src/registry/editor.ts (one transaction with its audit entry, announced to
+ * every instance before the answer).
+ */
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+
+export function stationView(r: StationRecordRow) {
+  return {
+    hrs_id: r.hrs_id,
+    operator: r.operator,
+    name: r.name,
+    heavy_duty: r.heavy_duty,
+    opening_hours: r.opening_hours,
+    time_zone: r.time_zone,
+    details: r.details,
+    v1_fuel_types: r.v1_fuel_types,
+    photo: r.photo,
+    static_modified_at: r.static_modified_at.toISOString(),
+  };
+}
+
+export const layoutView = (l: StoredLayout | undefined) =>
+  l ? { version: l.version, created_at: l.created_at.toISOString(), confirmed_at: l.confirmed_at?.toISOString() ?? null, layout: l.layout } : null;
+
+export const auditView = (a: AuditRow) => ({
+  id: a.id,
+  at: a.at.toISOString(),
+  actor: a.actor,
+  via: a.via,
+  action: a.action,
+  operator_id: a.operator_id,
+  hrs_id: a.hrs_id,
+  originator_id: a.originator_id,
+  subject: a.subject,
+  before: a.before,
+  after: a.after,
+});
+
+/** A page of the audit trail under `filter`, newest first, with its `next` link. */
+export async function auditPage(sql: Sql, req: Request, filter: { operator?: string; hrsId?: string; originator?: string; actor?: string }): Promise<Reply> {
+  const { limit, cursor } = pageQuery(req);
+  const before = cursor ? decodeCursor(cursor, 1)[0] : undefined;
+  if (before !== undefined && !/^\d{1,18}$/.test(before)) throw new HttpError(400, 'invalid_query', 'cursor: not a cursor of this list');
+  const rows = await listAudit(sql, { ...filter, before, limit });
+  return json(200, { entries: rows.map(auditView), next: nextLink(req, rows.length, limit, () => encodeCursor([rows.at(-1)!.id])) }, NO_STORE);
+}
+
+function signalTypeOf(req: Request): SignalType {
+  const type = req.params.signal_type!;
+  if (!(SIGNAL_TYPES as readonly string[]).includes(type)) {
+    throw new HttpError(404, 'not_found', `No signal type "${type}": one of ${SIGNAL_TYPES.join(', ')}.`);
+  }
+  return type as SignalType;
+}
+
+export function portalStationRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor }): void {
+  const { sql, editor } = deps;
+  const route = (method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', path: string, handler: (req: Request) => Promise<Reply>, extra: { body?: boolean; maxBodyBytes?: number } = {}) =>
+    server.route({ family, method, path, handler: (req) => handler(req).catch(editFailure), ...extra });
+
+  route('GET', '/portal/v1/stations', async (req) => {
+    const { roles } = portalUserOf(req);
+    const stations = await listPortalStations(sql, roles.admin ? null : [...roles.operators]);
+    return json(200, {
+      stations: stations.map((s) => ({ ...s, static_modified_at: s.static_modified_at.toISOString() })),
+    }, NO_STORE);
+  });
+
+  route('GET', '/portal/v1/stations/:hrs_id', async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    return json(200, stationView((await stationRecord(sql, hrsId))!), NO_STORE);
+  });
+
+  route('PUT', '/portal/v1/stations/:hrs_id', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    const record = bodyOf(stationRecordSchema, req);
+    return json(200, stationView(await editor.updateStation(portalActor(user), hrsId, record)));
+  }, { body: true });
+
+  // The layout ---------------------------------------------------------------------------------------
+
+  route('GET', '/portal/v1/stations/:hrs_id/layout', async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    const { confirmed, draft } = await editor.layouts(hrsId);
+    return json(200, { confirmed: layoutView(confirmed), draft: layoutView(draft) }, NO_STORE);
+  });
+
+  route('PUT', '/portal/v1/stations/:hrs_id/layout/draft', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    const layout = bodyOf(draftLayoutSchema, req);
+    const { draft, diff } = await editor.putDraft(portalActor(user), hrsId, layout);
+    return json(200, { draft: layoutView(draft), diff });
+  }, { body: true });
+
+  route('DELETE', '/portal/v1/stations/:hrs_id/layout/draft', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    if (!(await editor.discardDraft(portalActor(user), hrsId))) throw new HttpError(404, 'not_found', `${hrsId} has no draft layout.`);
+    return { status: 204 };
+  });
+
+  route('GET', '/portal/v1/stations/:hrs_id/layout/diff', async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    const diff = await editor.draftDiff(hrsId);
+    if (!diff) throw new HttpError(404, 'not_found', `${hrsId} has no draft layout: save one first.`);
+    return json(200, { diff }, NO_STORE);
+  });
+
+  route('POST', '/portal/v1/stations/:hrs_id/layout/confirm', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    const { expected_version } = req.body && req.body.length > 0 ? bodyOf(confirmSchema, req) : {};
+    const { confirmed, diff } = await editor.confirmDraft(portalActor(user), hrsId, expected_version);
+    return json(200, { confirmed: layoutView(confirmed), diff });
+  }, { body: true });
+
+  // Events -------------------------------------------------------------------------------------------
+
+  route('GET', '/portal/v1/stations/:hrs_id/events', async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    return json(200, { events: await editor.events(hrsId) }, NO_STORE);
+  });
+
+  route('POST', '/portal/v1/stations/:hrs_id/events', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    const event = bodyOf(newEventSchema, req);
+    return json(201, await editor.createEvent(portalActor(user), hrsId, event));
+  }, { body: true });
+
+  route('PATCH', '/portal/v1/stations/:hrs_id/events/:event_id', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    const patch = bodyOf(eventPatchSchema, req);
+    const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
+    return json(200, await editor.changeEvent(portalActor(user), hrsId, req.params.event_id!, defined));
+  }, { body: true });
+
+  route('POST', '/portal/v1/stations/:hrs_id/events/:event_id/end', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    const { ends_at } = req.body && req.body.length > 0 ? bodyOf(endEventSchema, req) : {};
+    return json(200, await editor.endEvent(portalActor(user), hrsId, req.params.event_id!, ends_at ? new Date(ends_at) : undefined));
+  }, { body: true });
+
+  route('POST', '/portal/v1/operators/:operator_id/events', async (req) => {
+    const { operator, user } = operatorAccess(req);
+    const { hrs_ids, ...event } = bodyOf(broadcastSchema, req);
+    const stations = hrs_ids ?? (await listPortalStations(sql, [operator])).map((s) => s.hrs_id);
+    if (stations.length === 0) throw new HttpError(409, 'conflict', `The operator "${operator}" has no stations to broadcast to.`);
+    return json(201, await editor.broadcastEvent(portalActor(user), operator, stations, event));
+  }, { body: true });
+
+  // The photo ----------------------------------------------------------------------------------------
+
+  route('GET', '/portal/v1/stations/:hrs_id/photo', async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    const photo = await stationPhoto(sql, hrsId);
+    if (!photo) throw new HttpError(404, 'not_found', `${hrsId} has no photo.`);
+    return { status: 200, headers: { 'Content-Type': photo.mediaType, ...NO_STORE }, body: photo.bytes };
+  });
+
+  route('PUT', '/portal/v1/stations/:hrs_id/photo', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    return json(200, { photo: await editor.setPhoto(portalActor(user), hrsId, req.body ?? Buffer.alloc(0)) });
+  }, { body: true, maxBodyBytes: MAX_PHOTO_BYTES });
+
+  route('DELETE', '/portal/v1/stations/:hrs_id/photo', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    await editor.setPhoto(portalActor(user), hrsId, null);
+    return { status: 204 };
+  });
+
+  // Assignments --------------------------------------------------------------------------------------
+
+  route('GET', '/portal/v1/stations/:hrs_id/assignments', async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    const [assignments, originators] = await Promise.all([stationAssignments(sql, hrsId), listOriginators(sql, SANDBOX_ORIGINATOR)]);
+    return json(200, {
+      assignments: assignments.map((a) => ({ originator: a.originator, signal_type: a.signal_type, state: a.state, updated_at: a.updated_at.toISOString() })),
+      originators,
+      signal_types: SIGNAL_TYPES,
+    }, NO_STORE);
+  });
+
+  route('PUT', '/portal/v1/stations/:hrs_id/assignments/:originator_id/:signal_type', async (req) => {
+    const { hrsId, user } = await stationAccess(sql, req);
+    const signalType = signalTypeOf(req);
+    const { state } = bodyOf(assignmentRequestSchema, req);
+    const originator = req.params.originator_id!;
+    const result = await editor.setAssignment(portalActor(user), hrsId, originator, signalType, state === 'none' ? null : state);
+    return json(200, { hrs_id: hrsId, originator, signal_type: signalType, state: result.state ?? 'none' });
+  }, { body: true });
+
+  // The audit trail ----------------------------------------------------------------------------------
+
+  route('GET', '/portal/v1/stations/:hrs_id/audit', async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    return auditPage(sql, req, { hrsId });
+  });
+
+  route('GET', '/portal/v1/operators/:operator_id/audit', async (req) => {
+    const { operator } = operatorAccess(req);
+    return auditPage(sql, req, { operator });
+  });
+}

@@ -1,0 +1,470 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Sql, Tx } from '../../db/connect.js';
+import type { LayoutInput } from '../../db/queries/layouts.js';
+import { deleteLayout } from '../../db/queries/layouts.js';
+import {
+  activeImportTokens,
+  allStationEvents,
+  assignmentState,
+  insertAudit,
+  insertImportToken,
+  knownIds,
+  lockOriginatorTokens,
+  originatorRow,
+  readLayout,
+  replaceUserRoles,
+  revokeImportToken,
+  setAssignment,
+  setCallLogMode,
+  setStationPhoto,
+  stationEvent,
+  stationRecord,
+  takenEventIds,
+  updateStationFields,
+  userRoles,
+  type AuditEntry,
+  type EventRow,
+  type ImportTokenRow,
+  type StationRecordRow,
+  type StoredLayout,
+  type UserRoles,
+} from '../../db/queries/portal-registry.js';
+import { lockRegistryFile, otherLiveOriginator, setStationTimeZone, touchStation, upsertStationEvent } from '../../db/queries/registry-file.js';
+import { layoutContradictions } from '../domain/import-v1/options.js';
+import { diffLayouts, type LayoutDiff } from '../domain/layout-diff.js';
+import { SANDBOX_ORIGINATOR } from '../domain/sandbox.js';
+import { checkExpiry, newTokenValue, tokenHint } from '../domain/token-values.js';
+import { sniffImage, MAX_PHOTO_BYTES } from './file/photo.js';
+import { eventSchema, formatPath, type EventFixture, type LayoutFixture, type StationRecord } from './file/schema.js';
+import { replaceLayout, replaceV1FuelTypes } from './station-writes.js';
+import { stationTimeZone } from './time-zone.js';
+import { hashToken } from './tokens.js';
+
+/**
+ * Every change the operator and originator portal (and the admin API) makes to the registry: a
+ * station's record, its draft layout and its confirmation, events (one station or a broadcast to many),
+ * the photo, assignments, originators' import tokens and call-log mode, accounts' roles. Each change is
+ * one transaction that also writes its audit entry (who, what, before and after); afterwards the change
+ * is announced (this instance's registry reloaded, then every other instance told over the bus) before
+ * the call returns, so the next signal on any instance meets it. Validation is the registry file's
+ * (./file/schema.ts) and so are the writes (./station-writes.ts); authorisation is the caller's.
+ */
+
+/** Who makes a change: `user:<id>` through the portal, `admin-token` through the admin API. */
+export interface Actor {
+  id: string;
+  via: 'portal' | 'admin';
+  /** The portal account, when there is one (an import token made in the portal records it). */
+  userId: string | null;
+}
+
+/** A change refused; `status` is the HTTP status it is answered with. Nothing was changed. */
+export class EditError extends Error {
+  override readonly name = 'EditError';
+  constructor(
+    readonly status: 400 | 404 | 409 | 413 | 415 | 422,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface RegistryChange {
+  /** Stations whose registry data (record, layout, events, photo, assignments) changed. */
+  hrsIds: readonly string[];
+  /** Tokens changed (made or revoked): token caches must forget. */
+  tokens?: boolean;
+  /** Something every instance's registry cache holds changed beyond stations (an originator's call-log mode). */
+  registry?: boolean;
+}
+
+/** Import tokens an originator may hold at once: enough to rotate every system it runs. */
+export const MAX_ACTIVE_IMPORT_TOKENS = 10;
+/** An import token made without an expiry lasts this long. */
+export const IMPORT_TOKEN_DEFAULT_DAYS = 365;
+
+export const SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing', 'v1'] as const;
+export type SignalType = (typeof SIGNAL_TYPES)[number];
+
+const noSuchStation = (hrsId: string) => new EditError(404, 'not_found', `No station "${hrsId}".`);
+const noSuchOriginator = (id: string) => new EditError(404, 'not_found', `No originator "${id}".`);
+
+/** The record as audited and answered: what the portal edits, without the bookkeeping. */
+const recordOf = (r: StationRecordRow) => ({
+  name: r.name,
+  heavy_duty: r.heavy_duty,
+  opening_hours: r.opening_hours,
+  time_zone: r.time_zone,
+  details: r.details,
+  v1_fuel_types: r.v1_fuel_types,
+});
+
+const eventOf = (e: EventRow): EventFixture => ({
+  id: e.id,
+  kind: e.kind as EventFixture['kind'],
+  starts_at: e.starts_at.toISOString(),
+  ends_at: e.ends_at?.toISOString() ?? null,
+  description: e.description,
+});
+
+export class RegistryEditor {
+  constructor(
+    private readonly sql: Sql,
+    /** Applies a committed change here and tells every other instance; awaited before answering. */
+    private readonly announce: (change: RegistryChange) => Promise<void>,
+  ) {}
+
+  /** One change: its transaction with its audit entries, then its announcement. */
+  private async change<T>(work: (tx: Tx, audit: (entry: Omit<AuditEntry, 'actor' | 'via'>) => Promise<void>) => Promise<{ result: T; announce?: RegistryChange }>, actor: Actor): Promise<T> {
+    const done = await this.sql.begin((tx) => work(tx, (entry) => insertAudit(tx, { ...entry, actor: actor.id, via: actor.via })));
+    if (done.announce && (done.announce.hrsIds.length > 0 || done.announce.tokens || done.announce.registry)) await this.announce(done.announce);
+    return done.result;
+  }
+
+  // Stations ------------------------------------------------------------------------------------------
+
+  /** The station's record becomes `record` (validated by the caller with stationRecordSchema). */
+  updateStation(actor: Actor, hrsId: string, record: StationRecord): Promise<StationRecordRow> {
+    return this.change(async (tx, audit) => {
+      const before = await stationRecord(tx, hrsId, true);
+      if (!before) throw noSuchStation(hrsId);
+      const confirmed = await readLayout(tx, hrsId, 'confirmed');
+      checkFuelTypes(confirmed?.layout ?? null, record.v1_fuel_types, 'v1_fuel_types');
+      let changed = await updateStationFields(tx, hrsId, record);
+      if (await replaceV1FuelTypes(tx, hrsId, record.v1_fuel_types)) {
+        if (!changed) await touchStation(tx, hrsId);
+        changed = true;
+      }
+      // Hours read in another zone open and close at other instants: the summary and the clock follow.
+      const zoneChanged = await setStationTimeZone(tx, hrsId, stationTimeZone(record.time_zone, record.details));
+      const after = (await stationRecord(tx, hrsId))!;
+      if (changed || zoneChanged) {
+        await audit({ action: 'station.update', operator_id: before.operator, hrs_id: hrsId, before: recordOf(before), after: recordOf(after) });
+      }
+      return { result: after, announce: { hrsIds: changed || zoneChanged ? [hrsId] : [] } };
+    }, actor);
+  }
+
+  // Layouts -------------------------------------------------------------------------------------------
+
+  /** The confirmed layout and the draft; either may be missing. */
+  async layouts(hrsId: string): Promise<{ confirmed: StoredLayout | undefined; draft: StoredLayout | undefined }> {
+    const [confirmed, draft] = await Promise.all([readLayout(this.sql, hrsId, 'confirmed'), readLayout(this.sql, hrsId, 'draft')]);
+    return { confirmed, draft };
+  }
+
+  /** What confirming the draft would change; undefined when there is no draft. */
+  async draftDiff(hrsId: string): Promise<LayoutDiff | undefined> {
+    const { confirmed, draft } = await this.layouts(hrsId);
+    return draft ? diffLayouts(confirmed?.layout ?? null, draft.layout) : undefined;
+  }
+
+  /** The draft becomes `layout` (validated by the caller with layoutSchema); invisible to import and export until confirmed. */
+  putDraft(actor: Actor, hrsId: string, layout: LayoutFixture): Promise<{ draft: StoredLayout; diff: LayoutDiff }> {
+    return this.change(async (tx, audit) => {
+      const operator = await lockStation(tx, hrsId);
+      const before = await readLayout(tx, hrsId, 'draft');
+      if (await replaceLayout(tx, hrsId, 'draft', layout)) {
+        await audit({ action: 'layout.draft', operator_id: operator, hrs_id: hrsId, before: before?.layout ?? null, after: layout });
+      }
+      const draft = (await readLayout(tx, hrsId, 'draft'))!;
+      const confirmed = await readLayout(tx, hrsId, 'confirmed');
+      return { result: { draft, diff: diffLayouts(confirmed?.layout ?? null, draft.layout) } };
+    }, actor);
+  }
+
+  /** Throws the draft away; false when there was none. */
+  discardDraft(actor: Actor, hrsId: string): Promise<boolean> {
+    return this.change(async (tx, audit) => {
+      const operator = await lockStation(tx, hrsId);
+      const before = await readLayout(tx, hrsId, 'draft');
+      if (!before) return { result: false };
+      await deleteLayout(tx, hrsId, 'draft');
+      await audit({ action: 'layout.discard', operator_id: operator, hrs_id: hrsId, before: before.layout, after: null });
+      return { result: true };
+    }, actor);
+  }
+
+  /**
+   * Confirms the draft: it becomes the confirmed layout (its version one more) in one transaction, the
+   * draft is gone, the export record's `Last-Modified` moves, and every instance validates and publishes
+   * against it before this returns. `expectedVersion` (the confirmed version the editor saw; 0 for
+   * none) refuses a confirmation over someone else's.
+   */
+  confirmDraft(actor: Actor, hrsId: string, expectedVersion?: number): Promise<{ confirmed: StoredLayout; diff: LayoutDiff }> {
+    return this.change(async (tx, audit) => {
+      // The registry file's lock: a confirmation and a load never interleave.
+      await lockRegistryFile(tx);
+      const operator = await lockStation(tx, hrsId);
+      const draft = await readLayout(tx, hrsId, 'draft');
+      if (!draft) throw new EditError(409, 'no_draft', `${hrsId} has no draft layout to confirm: save a draft first.`);
+      const before = await readLayout(tx, hrsId, 'confirmed');
+      const current = before?.version ?? 0;
+      if (expectedVersion !== undefined && expectedVersion !== current) {
+        throw new EditError(409, 'version_conflict', `The confirmed layout of ${hrsId} is version ${current}, not ${expectedVersion}: someone confirmed another layout meanwhile. Reload and review the change again.`);
+      }
+      const record = (await stationRecord(tx, hrsId))!;
+      checkFuelTypes(draft.layout, record.v1_fuel_types, 'layout');
+      const diff = diffLayouts(before?.layout ?? null, draft.layout);
+      await replaceLayout(tx, hrsId, 'confirmed', draft.layout);
+      await deleteLayout(tx, hrsId, 'draft');
+      await touchStation(tx, hrsId);
+      const confirmed = (await readLayout(tx, hrsId, 'confirmed'))!;
+      await audit({
+        action: 'layout.confirm',
+        operator_id: operator,
+        hrs_id: hrsId,
+        subject: `version ${confirmed.version}`,
+        before: before?.layout ?? null,
+        after: confirmed.layout,
+      });
+      return { result: { confirmed, diff }, announce: { hrsIds: [hrsId] } };
+    }, actor);
+  }
+
+  // Events --------------------------------------------------------------------------------------------
+
+  events(hrsId: string): Promise<EventFixture[]> {
+    return allStationEvents(this.sql, hrsId).then((rows) => rows.map(eventOf));
+  }
+
+  /** A new event (its id made when left out); 409 when the id is taken. */
+  createEvent(actor: Actor, hrsId: string, input: Partial<EventFixture>): Promise<EventFixture> {
+    return this.change(async (tx, audit) => {
+      const operator = await lockStation(tx, hrsId);
+      const event = validEvent({ ...input, id: input.id ?? newEventId() });
+      if ((await takenEventIds(tx, hrsId, [event.id])).size > 0) {
+        throw new EditError(409, 'conflict', `${hrsId} has an event "${event.id}" already: change it, or choose another id.`);
+      }
+      await upsertStationEvent(tx, hrsId, event);
+      await touchStation(tx, hrsId);
+      await audit({ action: 'event.create', operator_id: operator, hrs_id: hrsId, subject: event.id, before: null, after: event });
+      return { result: event, announce: { hrsIds: [hrsId] } };
+    }, actor);
+  }
+
+  /** Changes an event's fields (those given); `ends_at` now (or given) ends it. */
+  changeEvent(actor: Actor, hrsId: string, id: string, patch: Partial<Omit<EventFixture, 'id'>>, action = 'event.change'): Promise<EventFixture> {
+    return this.change(async (tx, audit) => {
+      const operator = await lockStation(tx, hrsId);
+      const row = await stationEvent(tx, hrsId, id);
+      if (!row) throw new EditError(404, 'not_found', `${hrsId} has no event "${id}".`);
+      const before = eventOf(row);
+      const after = validEvent({ ...before, ...patch, id });
+      if (JSON.stringify(before) === JSON.stringify(after)) return { result: after };
+      await upsertStationEvent(tx, hrsId, after);
+      await touchStation(tx, hrsId);
+      await audit({ action, operator_id: operator, hrs_id: hrsId, subject: id, before, after });
+      return { result: after, announce: { hrsIds: [hrsId] } };
+    }, actor);
+  }
+
+  /** Ends a running event at `at` (now by default); one that has ended, or not started yet, is refused (409). */
+  async endEvent(actor: Actor, hrsId: string, id: string, at = new Date()): Promise<EventFixture> {
+    const row = await stationEvent(this.sql, hrsId, id);
+    if (!row) throw new EditError(404, 'not_found', `${hrsId} has no event "${id}".`);
+    if (row.ends_at && row.ends_at <= at) throw new EditError(409, 'conflict', `The event "${id}" ended already (${row.ends_at.toISOString()}).`);
+    if (row.starts_at >= at) {
+      throw new EditError(409, 'conflict', `The event "${id}" has not started yet (${row.starts_at.toISOString()}): change its times or its description instead.`);
+    }
+    return this.changeEvent(actor, hrsId, id, { ends_at: at.toISOString() }, 'event.end');
+  }
+
+  /**
+   * One event on many stations of an operator at once (the maintenance broadcast): every station gets
+   * it with the same id, or none does (a station where the id is taken refuses the whole broadcast).
+   */
+  broadcastEvent(actor: Actor, operatorId: string, hrsIds: readonly string[], input: Partial<EventFixture>): Promise<{ id: string; hrs_ids: string[]; event: EventFixture }> {
+    return this.change(async (tx, audit) => {
+      const event = validEvent({ ...input, id: input.id ?? newEventId() });
+      const stations = [...new Set(hrsIds)].sort();
+      for (const hrsId of stations) {
+        const operator = await lockStation(tx, hrsId);
+        if (operator !== operatorId) throw new EditError(422, 'not_operator_station', `${hrsId} is not a station of the operator "${operatorId}".`);
+        if ((await takenEventIds(tx, hrsId, [event.id])).size > 0) {
+          throw new EditError(409, 'conflict', `${hrsId} has an event "${event.id}" already: nothing was broadcast. Choose another id.`);
+        }
+        await upsertStationEvent(tx, hrsId, event);
+        await touchStation(tx, hrsId);
+        await audit({ action: 'event.broadcast', operator_id: operatorId, hrs_id: hrsId, subject: event.id, before: null, after: event });
+      }
+      return { result: { id: event.id, hrs_ids: stations, event }, announce: { hrsIds: stations } };
+    }, actor);
+  }
+
+  // The photo -----------------------------------------------------------------------------------------
+
+  /** Stores the photo (its type sniffed from the bytes: JPEG, PNG or WebP, at most MAX_PHOTO_BYTES); null removes it. */
+  setPhoto(actor: Actor, hrsId: string, bytes: Buffer | null): Promise<StationRecordRow['photo']> {
+    let photo: { bytes: Buffer; mediaType: 'image/jpeg' | 'image/png' | 'image/webp'; sha256: Buffer } | null = null;
+    if (bytes !== null) {
+      if (bytes.length === 0) throw new EditError(400, 'invalid_body', 'The photo is empty: send the image\'s bytes as the request body.');
+      if (bytes.length > MAX_PHOTO_BYTES) throw new EditError(413, 'too_large', `The photo is ${bytes.length} bytes; a photo may be at most ${MAX_PHOTO_BYTES} bytes.`);
+      const mediaType = sniffImage(bytes);
+      if (!mediaType) throw new EditError(415, 'unsupported_media_type', 'The photo is not a JPEG, PNG or WebP image (its type is read from its bytes, not from a header or a name).');
+      photo = { bytes, mediaType, sha256: createHash('sha256').update(bytes).digest() };
+    }
+    return this.change(async (tx, audit) => {
+      const before = await stationRecord(tx, hrsId, true);
+      if (!before) throw noSuchStation(hrsId);
+      if (!(await setStationPhoto(tx, hrsId, photo))) return { result: before.photo };
+      const after = (await stationRecord(tx, hrsId))!;
+      await audit({ action: photo ? 'photo.set' : 'photo.remove', operator_id: before.operator, hrs_id: hrsId, before: before.photo, after: after.photo });
+      return { result: after.photo, announce: { hrsIds: [hrsId] } };
+    }, actor);
+  }
+
+  // Assignments ---------------------------------------------------------------------------------------
+
+  /**
+   * The originator's assignment for the station and signal type (`v1`: the legacy transmission state)
+   * becomes `state` (null: not assigned). At most one originator is live per station and type.
+   */
+  setAssignment(actor: Actor, hrsId: string, originatorId: string, signalType: SignalType, state: string | null): Promise<{ state: string | null }> {
+    if (state === 'inactive' && signalType !== 'v1') {
+      throw new EditError(400, 'invalid_body', 'state: must be live, testing or none for a v2 signal type ("inactive" exists only for v1)');
+    }
+    return this.change(async (tx, audit) => {
+      await lockRegistryFile(tx);
+      const operator = await lockStation(tx, hrsId);
+      if (originatorId === SANDBOX_ORIGINATOR || !(await originatorRow(tx, originatorId))) throw noSuchOriginator(originatorId);
+      const before = (await assignmentState(tx, originatorId, hrsId, signalType)) ?? null;
+      if (before === state) return { result: { state } };
+      if (state === 'live') {
+        const other = await otherLiveOriginator(tx, hrsId, signalType, originatorId);
+        if (other !== undefined) {
+          throw new EditError(409, 'conflict', `${hrsId} already has a live ${signalType} originator ("${other}"); at most one may be live. Set that one to testing or none first.`);
+        }
+      }
+      await setAssignment(tx, originatorId, hrsId, signalType, state);
+      await audit({ action: 'assignment.set', operator_id: operator, hrs_id: hrsId, originator_id: originatorId, subject: signalType, before: { state: before }, after: { state } });
+      return { result: { state }, announce: { hrsIds: [hrsId] } };
+    }, actor);
+  }
+
+  // Originators ---------------------------------------------------------------------------------------
+
+  /** A new import token of the originator: the value returned here once, stored as its SHA-256. */
+  createImportToken(
+    actor: Actor,
+    originatorId: string,
+    input: { generation: 'import_v1' | 'import_v2'; name: string; expires_at?: string | undefined },
+    now = new Date(),
+  ): Promise<{ token: ImportTokenRow; value: string }> {
+    const expiresAt = input.expires_at ? new Date(input.expires_at) : new Date(now.getTime() + IMPORT_TOKEN_DEFAULT_DAYS * 86_400_000);
+    const problem = checkExpiry(expiresAt, now);
+    if (problem) throw new EditError(400, 'invalid_body', `expires_at: ${problem}`);
+    return this.change(async (tx, audit) => {
+      const originator = await originatorRow(tx, originatorId);
+      if (!originator || originatorId === SANDBOX_ORIGINATOR) throw noSuchOriginator(originatorId);
+      await lockOriginatorTokens(tx, originatorId);
+      const active = await activeImportTokens(tx, originatorId, now);
+      if (active >= MAX_ACTIVE_IMPORT_TOKENS) {
+        throw new EditError(409, 'token_limit', `The originator "${originatorId}" has ${active} active import tokens; at most ${MAX_ACTIVE_IMPORT_TOKENS} are allowed. Revoke one first.`);
+      }
+      const value = newTokenValue(input.generation);
+      const token = await insertImportToken(tx, {
+        generation: input.generation,
+        originatorId,
+        name: input.name,
+        hash: hashToken(value),
+        hint: tokenHint(value),
+        expiresAt,
+        createdBy: actor.userId,
+      });
+      await audit({ action: 'token.create', originator_id: originatorId, subject: token.id, before: null, after: tokenAudit(token) });
+      return { result: { token, value }, announce: { hrsIds: [], tokens: true } };
+    }, actor);
+  }
+
+  /** Revokes one of the originator's import tokens at once, on every instance; undefined when it has no such token. */
+  revokeImportToken(actor: Actor, originatorId: string, tokenId: string): Promise<ImportTokenRow | undefined> {
+    return this.change(async (tx, audit) => {
+      const revoked = await revokeImportToken(tx, originatorId, tokenId);
+      if (!revoked) return { result: undefined };
+      if (revoked.before.revoked_at) return { result: revoked.after };
+      await audit({ action: 'token.revoke', originator_id: originatorId, subject: tokenId, before: tokenAudit(revoked.before), after: tokenAudit(revoked.after) });
+      return { result: revoked.after, announce: { hrsIds: [], tokens: true } };
+    }, actor);
+  }
+
+  /** The originator's call-log mode (disabled, errors, always); applies on every instance from the next call. */
+  setCallLogMode(actor: Actor, originatorId: string, mode: string): Promise<{ id: string; call_log_mode: string }> {
+    return this.change(async (tx, audit) => {
+      const before = await originatorRow(tx, originatorId);
+      if (!before) throw noSuchOriginator(originatorId);
+      if (before.call_log_mode === mode) return { result: { id: originatorId, call_log_mode: mode } };
+      await setCallLogMode(tx, originatorId, mode);
+      await audit({ action: 'originator.call_log_mode', originator_id: originatorId, before: { call_log_mode: before.call_log_mode }, after: { call_log_mode: mode } });
+      // Not a station's change: every instance reloads (the modes live in the registry cache).
+      return { result: { id: originatorId, call_log_mode: mode }, announce: { hrsIds: [], registry: true } };
+    }, actor);
+  }
+
+  // Accounts ------------------------------------------------------------------------------------------
+
+  /** The account's roles become exactly these; unknown operators or originators are refused together. */
+  setRoles(actor: Actor, userId: string, roles: { admin: boolean; operators: string[]; originators: string[] }): Promise<UserRoles> {
+    return this.change(async (tx, audit) => {
+      const before = await userRoles(tx, userId);
+      if (!before) throw new EditError(404, 'not_found', `No user "${userId}".`);
+      const operators = [...new Set(roles.operators)].sort();
+      const originators = [...new Set(roles.originators)].sort();
+      const knownOperators = await knownIds(tx, 'operators', operators);
+      const knownOriginators = await knownIds(tx, 'originators', originators);
+      const problems = [
+        ...operators.filter((id) => !knownOperators.has(id)).map((id) => `operators: unknown operator "${id}"`),
+        ...originators.filter((id) => !knownOriginators.has(id) || id === SANDBOX_ORIGINATOR).map((id) => `originators: unknown originator "${id}"`),
+      ];
+      if (problems.length > 0) throw new EditError(400, 'invalid_body', problems.join('; '));
+      await replaceUserRoles(tx, userId, { admin: roles.admin, operators, originators });
+      const after = (await userRoles(tx, userId))!;
+      if (JSON.stringify(before) !== JSON.stringify(after)) {
+        await audit({ action: 'user.roles', subject: userId, before: rolesAudit(before), after: rolesAudit(after) });
+      }
+      return { result: after };
+    }, actor);
+  }
+
+  /** An audit entry for a change made elsewhere (the admin API's account and token routes), in its own transaction. */
+  async record(actor: Actor, entry: Omit<AuditEntry, 'actor' | 'via'>): Promise<void> {
+    await this.sql.begin((tx) => insertAudit(tx, { ...entry, actor: actor.id, via: actor.via }));
+  }
+}
+
+const rolesAudit = (r: UserRoles) => ({ admin: r.admin, operators: r.operators.map((o) => o.id), originators: r.originators.map((o) => o.id) });
+const tokenAudit = (t: ImportTokenRow) => ({
+  generation: t.generation,
+  name: t.name,
+  hint: t.hint,
+  expires_at: t.expires_at?.toISOString() ?? null,
+  revoked_at: t.revoked_at?.toISOString() ?? null,
+});
+
+/** Locks the station's row for the transaction; its operator. */
+async function lockStation(tx: Tx, hrsId: string): Promise<string> {
+  const record = await stationRecord(tx, hrsId, true);
+  if (!record) throw noSuchStation(hrsId);
+  return record.operator;
+}
+
+/** The confirmed layout (to be) and the v1 fuel types must describe the same fuelling options (the legacy import checks against both). */
+function checkFuelTypes(layout: LayoutInput | null, v1FuelTypes: readonly string[], field: string): void {
+  if (!layout) return;
+  const options = layout.dispensers.flatMap((d) => d.nozzles.flatMap((n) => n.fuelling_options));
+  const problems = layoutContradictions(options, v1FuelTypes);
+  if (problems.length > 0) throw new EditError(422, 'layout_contradiction', problems.map((p) => `${field}: ${p}`).join('; '));
+}
+
+/** An event through the registry file's schema: the same rules, the same messages. */
+function validEvent(input: Partial<EventFixture>): EventFixture {
+  const parsed = eventSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new EditError(400, 'invalid_body', parsed.error.issues.map((i) => `${formatPath(i.path) || '(body)'}: ${i.message}`).join('; '));
+  }
+  return parsed.data;
+}
+
+/** An event id when none is given: `ev-` and 12 hex digits. */
+const newEventId = () => `ev-${randomBytes(6).toString('hex')}`;
