@@ -45,6 +45,32 @@ export async function replaceUserRoles(tx: Tx, userId: string, roles: { admin: b
   }
 }
 
+/**
+ * The roles a registry file gives an account: each one given replaces what the account has, each one
+ * left out is kept. True when something changed.
+ */
+export async function replaceUserRolesGiven(
+  tx: Tx,
+  userId: string,
+  roles: { admin?: boolean | undefined; operators?: readonly string[] | undefined; originators?: readonly string[] | undefined },
+): Promise<boolean> {
+  let changed = false;
+  if (roles.admin !== undefined) {
+    changed = (await tx`UPDATE users SET is_admin = ${roles.admin} WHERE id = ${userId} AND is_admin <> ${roles.admin} RETURNING id`).length > 0;
+  }
+  for (const [table, column, ids] of [
+    ['operator_members', 'operator_id', roles.operators],
+    ['originator_members', 'originator_id', roles.originators],
+  ] as const) {
+    if (ids === undefined) continue;
+    const removed = await tx`DELETE FROM ${tx(table)} WHERE user_id = ${userId} AND ${tx(column)} <> ALL(${[...ids]}) RETURNING user_id`;
+    const added = ids.length === 0 ? [] : await tx`
+      INSERT INTO ${tx(table)} ${tx(ids.map((id) => ({ user_id: userId, [column]: id })))} ON CONFLICT DO NOTHING RETURNING user_id`;
+    if (removed.length + added.length > 0) changed = true;
+  }
+  return changed;
+}
+
 /** Which of these ids are operators (or originators). */
 export async function knownIds(db: Db, table: 'operators' | 'originators', ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
@@ -286,7 +312,7 @@ const IMPORT_TOKEN = 'id::text, generation, name, hint, created_at, created_by, 
 export async function importTokens(db: Db, originatorId: string): Promise<ImportTokenRow[]> {
   return db<ImportTokenRow[]>`
     SELECT ${db.unsafe(IMPORT_TOKEN)} FROM tokens
-    WHERE originator_id = ${originatorId} AND generation IN ('import_v1', 'import_v2') ORDER BY created_at DESC, id DESC`;
+    WHERE originator_id = ${originatorId} AND generation IN ('import_v1', 'import_v2') ORDER BY created_at DESC, tokens.id DESC`;
 }
 
 /** Serialises token changes of one originator (its active-token limit is checked under it). */
@@ -364,7 +390,7 @@ export async function listAudit(
       ${filter.originator ? db`AND originator_id = ${filter.originator}` : db``}
       ${filter.actor ? db`AND actor = ${filter.actor}` : db``}
       ${filter.before ? db`AND id < ${filter.before}` : db``}
-    ORDER BY id DESC LIMIT ${filter.limit}`;
+    ORDER BY audit_log.id DESC LIMIT ${filter.limit}`;
 }
 
 // Transmissions that are not published ---------------------------------------------------------------

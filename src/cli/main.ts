@@ -15,7 +15,7 @@ import { startPlatform } from '../platform.js';
 import { VERSION } from '../version.js';
 import { SANDBOX_STATIONS, SANDBOX_TOKEN } from '../domain/sandbox.js';
 import { startDemoMailSink, type DemoMailSink } from './demo/mail-sink.js';
-import { DEMO_USER_EMAIL, DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from './demo/fixture.js';
+import { DEMO_USER_EMAIL, DEMO_OPERATOR_EMAIL, DEMO_MANAGER_EMAIL, DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from './demo/fixture.js';
 import { DemoOriginator } from './demo/originator.js';
 
 /** A wrong invocation: exit code 2. */
@@ -213,7 +213,7 @@ const COMMANDS: Record<string, Command> = {
             ? [`  export v1.1 sandbox token: ${SANDBOX_TOKEN} (public; ${SANDBOX_STATIONS.length} sample stations with simulated signals: ${base}/v1.1/hrs/status)`]
             : []),
           `  live dashboard: ${base}/admin/ (admin token: ${config.adminToken === DEMO_ADMIN_TOKEN ? DEMO_ADMIN_TOKEN : 'the ADMIN_TOKEN you set'})`,
-          `  portal (API tokens): ${base}/portal/ (sign in as ${DEMO_USER_EMAIL}; the link arrives by e-mail)`,
+          `  portal: ${base}/portal/ (sign in with a link e-mailed to ${DEMO_USER_EMAIL}: API tokens; ${DEMO_OPERATOR_EMAIL}: operator staff; ${DEMO_MANAGER_EMAIL}: originator manager)`,
           sink
             ? `  e-mails: SMTP_URL is not set, so they go to a local SMTP sink and are kept as .eml files in ${sink.folder}`
             : '  e-mails: sent through SMTP_URL',

@@ -5,7 +5,8 @@ import { HttpError, json, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
-import { EditError, type Actor, type RegistryEditor } from '../../registry/editor.js';
+import { EditError, type RegistryEditor } from '../../registry/editor.js';
+import { ADMIN_ACTOR } from './actor.js';
 import { callLogModeSchema, rolesRequestSchema } from '../portal/bodies.js';
 import { decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
 import { auditPage } from '../portal/stations.js';
@@ -21,7 +22,6 @@ import { parseQuery } from './query.js';
  * - `GET /admin/v1/audit?operator=&hrs_id=&originator=&actor=`: the audit trail, newest first.
  */
 
-export const ADMIN_ACTOR: Actor = { id: 'admin-token', via: 'admin', userId: null };
 
 const invalid = (error: z.ZodError) =>
   new HttpError(400, 'invalid_body', error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));

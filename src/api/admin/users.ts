@@ -12,6 +12,8 @@ import type { Family } from '../../http/family.js';
 import { parseJson } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { parseQuery } from './query.js';
+import { ADMIN_ACTOR } from './actor.js';
+import type { RegistryEditor } from '../../registry/editor.js';
 
 /**
  * Portal accounts and the token e-mails, for admins:
@@ -36,7 +38,7 @@ const mailQuery = z.strictObject({
   offset: z.coerce.number().int().min(0).default(0),
 });
 
-export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql: Sql; tokensChanged: () => Promise<void> }): void {
+export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql: Sql; tokensChanged: () => Promise<void>; editor: Pick<RegistryEditor, 'record'> }): void {
   const { sql } = deps;
   server.route({
     family,
@@ -53,6 +55,7 @@ export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql:
       const id = USER_ID.test(lower) ? lower : `user-${randomBytes(6).toString('hex')}`;
       const user = await insertUser(sql, { id, email, name: parsed.data.name ?? null });
       if (!user) throw new HttpError(409, 'conflict', `An account with the e-mail address "${email}" exists already.`);
+      await deps.editor.record(ADMIN_ACTOR, { action: 'user.create', subject: user.id, before: null, after: { email: user.email, name: user.name } });
       return json(201, user);
     },
   });
@@ -68,8 +71,12 @@ export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql:
       method: 'POST',
       path: `/admin/v1/users/:id/${action}`,
       handler: async (req) => {
+        const [before] = (await listUsers(sql, {})).filter((u) => u.id === req.params.id);
         const user = await setUserActive(sql, req.params.id!, active);
         if (!user) throw notFound('No such user.');
+        if (before && (before.deactivated_at === null) !== active) {
+          await deps.editor.record(ADMIN_ACTOR, { action: `user.${action}`, subject: user.id, before: { deactivated_at: before.deactivated_at }, after: { deactivated_at: user.deactivated_at } });
+        }
         // A deactivated account's portal sessions end at once (its tokens are refused by the check below).
         if (!active) await closeUserSessions(sql, user.id);
         await deps.tokensChanged();
@@ -94,6 +101,7 @@ const issueBody = z.strictObject({
 
 export interface IssueDeps {
   sql: Sql;
+  editor: Pick<RegistryEditor, 'record'>;
   baseUrl: () => string;
   revealLinkTtlMs: number;
   timeZone: string;
@@ -145,6 +153,12 @@ export function adminIssueRoute(server: HttpServer, family: Family, deps: IssueD
         user.email,
         renderRevealMail({ recipient: user, link: `${deps.baseUrl()}/portal/#reveal=${secret}`, tokenName: token_name, linkExpiresAt, timeZone: deps.timeZone }),
       );
+      await deps.editor.record(ADMIN_ACTOR, {
+        action: 'personal_token.issue',
+        subject: user.id,
+        before: null,
+        after: { token_name, token_expires_at: tokenExpiresAt.toISOString(), link_expires_at: linkExpiresAt.toISOString() },
+      });
       return json(201, { user, token_name, token_expires_at: tokenExpiresAt.toISOString(), link_expires_at: linkExpiresAt.toISOString() });
     },
   });

@@ -32,9 +32,10 @@ import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../
 import { checkOrigin, hashSecret, newSecret, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
 import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
+import { portalActor } from './access.js';
 import { portalOriginatorRoutes } from './originators.js';
 import type { RegistryEditor } from '../../registry/editor.js';
-import { userRoles } from '../../../db/queries/portal-registry.js';
+import { insertAudit, userRoles } from '../../../db/queries/portal-registry.js';
 
 /**
  * The portal's JSON API (`/portal/v1/`), what the API tokens page (`/portal/`, ./page.ts) uses:
@@ -223,7 +224,9 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     body: true,
     handler: async (req) => {
       const { name, expires_at } = body(newTokenRequestSchema, req);
-      const created = await personalTokens.create(portalUserOf(req).id, name, expires_at ? new Date(expires_at) : undefined).catch(ruleError);
+      const user = portalUserOf(req);
+      const created = await personalTokens.create(user.id, name, expires_at ? new Date(expires_at) : undefined).catch(ruleError);
+      await deps.editor.record(portalActor(user), { action: 'personal_token.create', subject: created.token.id, before: null, after: tokenView(created.token) });
       await deps.committed(created);
       return json(201, { token: tokenView(created.token), value: created.value }, { 'Cache-Control': 'no-store' });
     },
@@ -237,7 +240,12 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     handler: async (req) => {
       const id = tokenId(req);
       const { expires_at } = body(tokenExpiryRequestSchema, req);
-      const changed = await personalTokens.changeExpiry(id, new Date(expires_at), portalUserOf(req).id).catch(ruleError);
+      const user = portalUserOf(req);
+      const before = (await userPersonalTokens(sql, user.id)).find((t) => t.id === id);
+      const changed = await personalTokens.changeExpiry(id, new Date(expires_at), user.id).catch(ruleError);
+      await deps.editor.record(portalActor(user), {
+        action: 'personal_token.expiry', subject: id, before: before ? tokenView(before) : null, after: tokenView(changed.token),
+      });
       await deps.tokensChanged();
       await deps.committed(changed);
       return json(200, { token: tokenView(changed.token) });
@@ -256,6 +264,9 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
       await deps.tokensChanged();
       await deps.committed(revoked);
       const token = (await userPersonalTokens(sql, user)).find((t) => t.id === id)!;
+      if (revoked.events.length > 0) {
+        await deps.editor.record(portalActor(portalUserOf(req)), { action: 'personal_token.revoke', subject: id, before: null, after: tokenView(token) });
+      }
       return json(200, { token: tokenView(token) });
     },
   });
@@ -276,6 +287,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
           if (!link) throw new HttpError(410, 'link_gone', LINK_GONE.reveal);
           const made = await personalTokens.createIn(tx, link.user_id, link.token_name, link.token_expires_at);
           await markRevealLinkUsed(tx, hash, made.token.id);
+          await insertAudit(tx, { actor: `user:${link.user_id}`, via: 'portal', action: 'personal_token.reveal', subject: made.token.id, before: null, after: tokenView(made.token) });
           return made;
         })
         .catch(ruleError);

@@ -19,6 +19,10 @@ export const DEMO_ORIGINATOR = 'demo-monitoring';
 
 /** The demo's data user: signs in on the portal with a link e-mailed to this address. */
 export const DEMO_USER_EMAIL = 'demo-user@demo-h2.example';
+/** The demo operator's staff: stations, layouts, events, photos and assignments in the portal. */
+export const DEMO_OPERATOR_EMAIL = 'staff@demo-h2.example';
+/** The demo originators' manager: their import tokens, stations and call logs in the portal. */
+export const DEMO_MANAGER_EMAIL = 'manager@demo-monitoring.example';
 
 /** A monitoring system still on the legacy import (v1.1), live for the availability of a few stations. */
 export const DEMO_LEGACY_ORIGINATOR = 'demo-legacy-monitoring';
@@ -136,7 +140,11 @@ export function demoFixture(now = Date.now()) {
       ),
       ...DEMO_LEGACY_STATIONS.map((hrs_id) => ({ originator: DEMO_LEGACY_ORIGINATOR, hrs_id, signal_type: 'v1', state: 'live' })),
     ],
-    users: [{ id: 'demo-user', email: DEMO_USER_EMAIL, name: 'Demo data user' }],
+    users: [
+      { id: 'demo-user', email: DEMO_USER_EMAIL, name: 'Demo data user' },
+      { id: 'demo-staff', email: DEMO_OPERATOR_EMAIL, name: 'Demo operator staff', operators: ['demo-h2'] },
+      { id: 'demo-manager', email: DEMO_MANAGER_EMAIL, name: 'Demo originator manager', originators: [DEMO_ORIGINATOR, DEMO_LEGACY_ORIGINATOR] },
+    ],
     tokens: [
       { generation: 'import_v2', originator: DEMO_ORIGINATOR, name: 'demo monitoring', value: DEMO_TOKENS.import_v2, expires_at: null },
       { generation: 'import_v1', originator: DEMO_LEGACY_ORIGINATOR, name: 'demo legacy monitoring', value: DEMO_TOKENS.import_v1, expires_at: null },
