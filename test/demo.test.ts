@@ -85,7 +85,11 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   // The e-mails: without SMTP_URL, kept as .eml files by a local SMTP sink; a sign-in link shows the way in.
   const folder = /kept as \.eml files in (\S+)/.exec(demo.output())?.[1];
   t.ok(folder, 'the banner says where the e-mails are kept');
-  t.match(demo.output(), new RegExp(`portal \\(API tokens\\): ${url}/portal/ \\(sign in as demo-user@demo-h2\\.example`));
+  t.match(
+    demo.output(),
+    new RegExp(`portal: ${url}/portal/ \\(sign in with a link e-mailed to demo-user@demo-h2\\.example: API tokens; staff@demo-h2\\.example: operator staff; manager@demo-monitoring\\.example: originator manager\\)`),
+    'the banner names the portal accounts of each role',
+  );
   const asked = await fetch(`${url}/portal/v1/sign-in`, {
     method: 'POST',
     headers: { Origin: url, 'Content-Type': 'application/json' },
