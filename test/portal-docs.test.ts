@@ -31,6 +31,7 @@ import { isWellFormedToken, MAX_ACTIVE_PERSONAL_TOKENS } from '../src/domain/tok
 import type { HttpServer } from '../src/http/server.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { ACCOUNTS, grantPortalRoles, portalFixture } from './helpers/portal.js';
 
 type AjvClass = typeof Ajv2020Module.default;
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: AjvClass }).default ?? Ajv2020Module) as AjvClass;
@@ -148,7 +149,7 @@ function client(q: TestPlatform = p) {
         ...(cookie ? { Cookie: cookie } : {}),
         ...headers,
       },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+      body: body === undefined ? undefined : typeof body === 'string' || Buffer.isBuffer(body) ? (body as string) : JSON.stringify(body),
     });
     const set = res.headers.get('set-cookie');
     if (set) cookie = set.split(';')[0]!.endsWith('=') ? undefined : set.split(';')[0];
@@ -232,8 +233,8 @@ t.test('documented operations are exactly the portal\'s JSON routes; the page an
     .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
     .sort();
   t.same(documented, portal.filter((r) => !NOT_OPERATIONS.includes(r.key)).map((r) => r.key).sort(), 'documented = the routes under /portal/ but the page\'s');
-  t.equal(documented.length, 9);
-  t.same(portal.filter((r) => r.auth === 'portal').length, 6, 'six need the session');
+  t.equal(documented.length, 9 + 20 + 6, 'the token owners\' 9, operator staff\'s 20, originator managers\' 6');
+  t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 20 + 6, 'all but the three public ones need the session');
   t.same(portal.filter((r) => NOT_OPERATIONS.includes(r.key)).map((r) => [r.key, r.auth]).sort(), NOT_OPERATIONS.map((key) => [key, 'none']), 'the rest: public files');
   for (const path of Object.keys(document.paths)) t.ok(path.startsWith('/portal/v1/'), `${path} is under /portal/v1/`);
 
@@ -358,7 +359,10 @@ t.test('real answers: sign-in, the session, the tokens, sign-out, as documented'
   t.same(await conforms(t, 'POST', session, opened, 201, sessionSchema), { user: { id: 'alice', email: 'alice@example.org', name: null } });
   t.ok(c.cookie, 'the cookie is kept');
   t.same(await conforms(t, 'POST', session, await client().call('POST', session, { token: secret }), 410), example('POST', session, 410, 'link_gone'), 'spent: 410');
-  t.same(await conforms(t, 'GET', session, await c.call('GET', session), 200), { user: { id: 'alice', email: 'alice@example.org', name: null } });
+  t.same(await conforms(t, 'GET', session, await c.call('GET', session), 200), {
+    user: { id: 'alice', email: 'alice@example.org', name: null },
+    roles: { admin: false, operators: [], originators: [] },
+  }, 'the account and its roles (none)');
 
   const tokens = '/portal/v1/tokens';
   const listed = await conforms(t, 'GET', tokens, await c.call('GET', tokens), 200, tokenListSchema);
@@ -463,4 +467,97 @@ t.test('429s: sign-in per address, failed authentications per client; the timeou
   const refused = await conforms(t, 'GET', '/portal/v1/session', await c.call('GET', '/portal/v1/session'), 429);
   t.match(refused, { code: 'throttled', detail: /failed authentications per minute per client address/ });
   t.equal(refused.detail.replace(/\d+ seconds?/, 'N seconds'), deref(doc.components.responses.TooManyFailures).content['application/problem+json'].examples.failures.value.detail.replace(/\d+ seconds?/, 'N seconds'));
+});
+
+t.test('operator staff and originator managers: real answers of every operation, as documented', async (t) => {
+  const q = await startTestPlatform(t, { fixture: portalFixture() });
+  await grantPortalRoles(q);
+  const secretOf = async (user: string) => {
+    const c = client(q);
+    await (await c.call('POST', '/portal/v1/session', { token: await signInLink(q, user) })).arrayBuffer();
+    return c;
+  };
+  const staff = await secretOf(ACCOUNTS.staff);
+  const manager = await secretOf(ACCOUNTS.manager);
+  /** Calls `template` with its parameters filled in and checks the answer against the operation. */
+  const hit = async (c: ReturnType<typeof client>, method: string, template: string, params: Record<string, string>, expected: number, body?: unknown, headers?: Record<string, string>) => {
+    const path = template.replace(/\{(\w+)\}/g, (_, name: string) => params[name]!);
+    return conforms(t, method, template, await c.call(method, path, body, headers), expected);
+  };
+  const berla = { hrs_id: 'BERLA' };
+  const S = '/portal/v1/stations';
+  await hit(staff, 'GET', S, {}, 200);
+  const record = await hit(staff, 'GET', `${S}/{hrs_id}`, berla, 200);
+  t.match(await hit(staff, 'GET', `${S}/{hrs_id}`, { hrs_id: 'KIELX' }, 403), { code: 'forbidden', detail: /operator "north-h2"/ });
+  t.match(await hit(staff, 'GET', `${S}/{hrs_id}`, { hrs_id: 'NONEX' }, 404), { code: 'not_found' });
+  const { hrs_id: _h, operator: _o, photo: _p, static_modified_at: _s, ...fields } = record;
+  await hit(staff, 'PUT', `${S}/{hrs_id}`, berla, 200, { ...fields, name: 'Berlin BER' });
+  await hit(staff, 'PUT', `${S}/{hrs_id}`, berla, 400, { ...fields, opening_hours: 'Mo-Fr 25:00' });
+  await hit(staff, 'PUT', `${S}/{hrs_id}`, berla, 422, { ...fields, v1_fuel_types: ['700car'] });
+  await hit(staff, 'PUT', `${S}/{hrs_id}`, berla, 403, { ...fields }, { Origin: 'https://elsewhere.example' });
+  const layouts = await hit(staff, 'GET', `${S}/{hrs_id}/layout`, berla, 200);
+  const draft = { ...layouts.confirmed.layout, products: layouts.confirmed.layout.products.slice(0, 1) };
+  await hit(staff, 'GET', `${S}/{hrs_id}/layout/diff`, berla, 404);
+  await hit(staff, 'PUT', `${S}/{hrs_id}/layout/draft`, berla, 200, draft);
+  await hit(staff, 'PUT', `${S}/{hrs_id}/layout/draft`, berla, 400, { dispensers: 'D1' });
+  await hit(staff, 'GET', `${S}/{hrs_id}/layout/diff`, berla, 200);
+  await hit(staff, 'POST', `${S}/{hrs_id}/layout/confirm`, berla, 409, { expected_version: 7 });
+  const confirmed = await hit(staff, 'POST', `${S}/{hrs_id}/layout/confirm`, berla, 200, { expected_version: 1 });
+  t.same(confirmed.diff.products.removed, ['P350']);
+  await hit(staff, 'POST', `${S}/{hrs_id}/layout/confirm`, berla, 409);
+  await hit(staff, 'PUT', `${S}/{hrs_id}/layout/draft`, berla, 200, draft);
+  await hit(staff, 'DELETE', `${S}/{hrs_id}/layout/draft`, berla, 204);
+  await hit(staff, 'DELETE', `${S}/{hrs_id}/layout/draft`, berla, 404);
+
+  await hit(staff, 'GET', `${S}/{hrs_id}/events`, berla, 200);
+  const later = new Date(Date.now() + 86_400_000).toISOString();
+  const event = await hit(staff, 'POST', `${S}/{hrs_id}/events`, berla, 201, { kind: 'maintenance', starts_at: later });
+  await hit(staff, 'POST', `${S}/{hrs_id}/events`, berla, 409, { id: event.id, kind: 'maintenance', starts_at: later });
+  await hit(staff, 'POST', `${S}/{hrs_id}/events`, berla, 400, { kind: 'party', starts_at: later });
+  await hit(staff, 'PATCH', `${S}/{hrs_id}/events/{event_id}`, { ...berla, event_id: event.id }, 200, { description: 'Compressor swap' });
+  await hit(staff, 'PATCH', `${S}/{hrs_id}/events/{event_id}`, { ...berla, event_id: 'ev-none' }, 404, { description: 'x' });
+  await hit(staff, 'POST', `${S}/{hrs_id}/events/{event_id}/end`, { ...berla, event_id: event.id }, 409);
+  const running = await hit(staff, 'POST', `${S}/{hrs_id}/events`, berla, 201, { kind: 'limited-service', starts_at: new Date(Date.now() - 60_000).toISOString() });
+  await hit(staff, 'POST', `${S}/{hrs_id}/events/{event_id}/end`, { ...berla, event_id: running.id }, 200);
+  const O = '/portal/v1/operators/{operator_id}';
+  await hit(staff, 'POST', `${O}/events`, { operator_id: 'h2-demo' }, 201, { kind: 'maintenance', starts_at: later, description: 'Network-wide update' });
+  await hit(staff, 'POST', `${O}/events`, { operator_id: 'h2-demo' }, 422, { kind: 'maintenance', starts_at: later, hrs_ids: ['KIELX'] });
+  await hit(staff, 'POST', `${O}/events`, { operator_id: 'north-h2' }, 403, { kind: 'maintenance', starts_at: later });
+
+  const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+  await hit(staff, 'GET', `${S}/{hrs_id}/photo`, berla, 404);
+  const put = await staff.call('PUT', `${S}/BERLA/photo`, png as unknown as string, { 'Content-Type': 'image/png' });
+  await conforms(t, 'PUT', `${S}/{hrs_id}/photo`, put, 200);
+  await conforms(t, 'PUT', `${S}/{hrs_id}/photo`, await staff.call('PUT', `${S}/BERLA/photo`, 'GIF89a', { 'Content-Type': 'image/gif' }), 415);
+  const photo = await staff.call('GET', `${S}/BERLA/photo`);
+  t.equal(photo.headers.get('content-type'), 'image/png');
+  t.same(Buffer.from(await photo.arrayBuffer()), png);
+  await hit(staff, 'DELETE', `${S}/{hrs_id}/photo`, berla, 204);
+
+  await hit(staff, 'GET', `${S}/{hrs_id}/assignments`, berla, 200);
+  const A = `${S}/{hrs_id}/assignments/{originator_id}/{signal_type}`;
+  await hit(staff, 'PUT', A, { ...berla, originator_id: 'mon-1', signal_type: 'pricing' }, 200, { state: 'live' });
+  await hit(staff, 'PUT', A, { ...berla, originator_id: 'mon-2', signal_type: 'pricing' }, 409, { state: 'live' });
+  await hit(staff, 'PUT', A, { ...berla, originator_id: 'mon-9', signal_type: 'pricing' }, 404, { state: 'live' });
+  await hit(staff, 'PUT', A, { ...berla, originator_id: 'mon-2', signal_type: 'v1' }, 200, { state: 'inactive' });
+  await hit(staff, 'PUT', A, { ...berla, originator_id: 'mon-2', signal_type: 'usage' }, 400, { state: 'on' });
+  const audit = await hit(staff, 'GET', `${S}/{hrs_id}/audit`, { ...berla }, 200);
+  t.ok(audit.entries.length > 5, 'the station\'s changes');
+  await hit(staff, 'GET', `${O}/audit`, { operator_id: 'h2-demo' }, 200);
+
+  const R = '/portal/v1/originators';
+  const mon1 = { originator_id: 'mon-1' };
+  await hit(manager, 'GET', R, {}, 200);
+  await hit(manager, 'GET', `${R}/{originator_id}`, mon1, 200);
+  await hit(manager, 'GET', `${R}/{originator_id}`, { originator_id: 'mon-2' }, 403);
+  await hit(manager, 'GET', `${S}/{hrs_id}`, berla, 403);
+  await hit(manager, 'GET', `${R}/{originator_id}/tokens`, mon1, 200);
+  const made = await hit(manager, 'POST', `${R}/{originator_id}/tokens`, mon1, 201, { generation: 'import_v2', name: 'prod' });
+  t.equal(isWellFormedToken(made.value), 'import_v2', 'a well-formed import v2 value');
+  await hit(manager, 'POST', `${R}/{originator_id}/tokens`, mon1, 400, { generation: 'export_v2', name: 'prod' });
+  await hit(manager, 'POST', `${R}/{originator_id}/tokens/{token_id}/revoke`, { ...mon1, token_id: made.token.id }, 200);
+  await hit(manager, 'POST', `${R}/{originator_id}/tokens/{token_id}/revoke`, { ...mon1, token_id: '999999' }, 404);
+  await hit(manager, 'GET', `${R}/{originator_id}/call-logs`, mon1, 200);
+  await hit(manager, 'GET', `${R}/{originator_id}/call-logs?limit=0`.replace('?limit=0', ''), mon1, 200);
+  t.match(await conforms(t, 'GET', `${R}/{originator_id}/call-logs`, await manager.call('GET', `${R}/mon-1/call-logs?limit=0`), 400), { code: 'invalid_query' });
 });

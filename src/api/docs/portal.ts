@@ -2,12 +2,15 @@ import type { DocContext, DocDefinition } from './openapi.js';
 import { headers, parameters, requestSchemas, responses, responseSchemas, securitySchemes } from './portal/components.js';
 import { info, tags } from './portal/info.js';
 import { closeSessionOperation, getSessionOperation, openSessionOperation, signInOperation } from './portal/session.js';
+import { stationOperations } from './portal/stations.js';
+import { originatorOperations } from './portal/originators.js';
 import { changeExpiryOperation, createTokenOperation, listTokensOperation, revealOperation, revokeTokenOperation } from './portal/tokens.js';
 
 /**
  * The portal document's definition (`/portal/v1/doc/`), put together from its parts under
  * src/api/docs/portal/: the JSON API of the API tokens page, its public operations (asking for a
- * sign-in link, using it, using a reveal link) and those needing the session cookie. The page and its
+ * sign-in link, using it, using a reveal link) and those needing the session cookie, and the operations
+ * of operator staff (./portal/stations.ts) and originator managers (./portal/originators.ts). The page and its
  * files (`/portal/`, public routes outside `/portal/v1/`) are not operations. The schemas are those of
  * src/domain/portal/schemas.ts, which the API parses its requests with.
  */
@@ -36,6 +39,8 @@ export function portalDocument(context: DocContext): DocDefinition {
       changeExpiryOperation(),
       revokeTokenOperation(),
       revealOperation(),
+      ...stationOperations(),
+      ...originatorOperations(),
     ],
   };
 }

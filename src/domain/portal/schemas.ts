@@ -107,9 +107,30 @@ export const portalUserSchema = z
   })
   .meta({ title: 'Account', description: 'The signed-in account.', examples: [{ id: 'alice', email: 'alice@example.org', name: null }] });
 
+export const namedSchema = z.strictObject({ id: z.string(), name: z.string() }).meta({ title: 'Named', description: 'An operator or originator: its id and name.' });
+
+export const rolesSchema = z
+  .strictObject({
+    admin: z.boolean().meta({ description: 'The admin role: every operator\'s and originator\'s requests.' }),
+    operators: z.array(namedSchema).meta({ description: 'The operators whose staff the account is.' }),
+    originators: z.array(namedSchema).meta({ description: 'The originators the account manages.' }),
+  })
+  .meta({
+    title: 'Roles',
+    description: 'What the account may do beyond its own tokens; set by admins (`PUT /admin/v1/users/{id}/roles`).',
+    examples: [{ admin: false, operators: [{ id: 'h2-demo', name: 'H2 Demo GmbH' }], originators: [] }],
+  });
+
 export const sessionSchema = z
-  .strictObject({ user: portalUserSchema })
-  .meta({ title: 'Session', description: 'The account the session belongs to.', examples: [{ user: { id: 'alice', email: 'alice@example.org', name: null } }] });
+  .strictObject({
+    user: portalUserSchema,
+    roles: rolesSchema.optional().meta({ description: 'The account\'s roles (`GET` only; opening a session answers the account alone).' }),
+  })
+  .meta({
+    title: 'Session',
+    description: 'The account the session belongs to and, on `GET`, its roles.',
+    examples: [{ user: { id: 'alice', email: 'alice@example.org', name: null } }, { user: { id: 'staff', email: 'staff@h2-demo.example', name: null }, roles: { admin: false, operators: [{ id: 'h2-demo', name: 'H2 Demo GmbH' }], originators: [] } }],
+  });
 
 export const TOKEN_STATES = ['active', 'expired', 'revoked'] as const;
 

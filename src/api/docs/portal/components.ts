@@ -21,6 +21,45 @@ import { AUTH_FAILURE_LIMIT } from '../../auth.js';
 import { NOT_SIGNED_IN, originRefusal, SESSION_COOKIE, sessionCookie } from '../../portal/family.js';
 import { TOKEN_RULE_MESSAGES } from '../../../registry/personal-tokens.js';
 import { requestIdHeader, retryAfterHeader } from '../headers.js';
+import {
+  assignmentRequestSchema,
+  broadcastSchema,
+  confirmSchema,
+  draftLayoutSchema,
+  endEventSchema,
+  eventPatchSchema,
+  newEventSchema,
+  newImportTokenSchema,
+  stationRecordSchema,
+} from '../../portal/bodies.js';
+import {
+  assignmentAnswerSchema,
+  assignmentsSchema,
+  auditEntrySchema,
+  auditPageSchema,
+  broadcastAnswerSchema,
+  callLogPageSchema,
+  confirmedSchema,
+  createdImportTokenSchema,
+  diffAnswerSchema,
+  draftSavedSchema,
+  eventListSchema,
+  eventViewSchema,
+  importTokenAnswerSchema,
+  importTokenListSchema,
+  importTokenSchema,
+  layoutDiffSchema,
+  layoutsSchema,
+  originatorListSchema,
+  originatorViewSchema,
+  photoAnswerSchema,
+  photoInfoSchema,
+  rolesSchema,
+  stationListSchema,
+  stationRecordViewSchema,
+  storedLayoutSchema,
+} from '../../portal/views.js';
+import { registryParameters } from './registry-shared.js';
 import { headerRef, type DocContext, type DocDefinition } from '../openapi.js';
 import { EXAMPLE_ORIGIN, EXAMPLE_SECRET, problem, problemExample, problemOf, SECURITY } from './shared.js';
 
@@ -46,6 +85,15 @@ export const requestSchemas = (): DocDefinition['requestSchemas'] => ({
   NewTokenRequest: newTokenRequestSchema,
   TokenExpiryRequest: tokenExpiryRequestSchema,
   RevealRequest: revealRequestSchema,
+  StationRecord: stationRecordSchema,
+  DraftLayout: draftLayoutSchema,
+  ConfirmRequest: confirmSchema,
+  NewEvent: newEventSchema,
+  EventPatch: eventPatchSchema,
+  EndEvent: endEventSchema,
+  Broadcast: broadcastSchema,
+  AssignmentRequest: assignmentRequestSchema,
+  NewImportToken: newImportTokenSchema,
 });
 
 export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
@@ -58,6 +106,31 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   CreatedToken: createdTokenSchema,
   TokenResult: tokenAnswerSchema,
   Problem: portalProblemSchema,
+  Roles: rolesSchema,
+  StationList: stationListSchema,
+  StationRecordView: stationRecordViewSchema,
+  Photo: photoInfoSchema,
+  StoredLayout: storedLayoutSchema,
+  Layouts: layoutsSchema,
+  LayoutDiff: layoutDiffSchema,
+  DraftSaved: draftSavedSchema,
+  DiffAnswer: diffAnswerSchema,
+  Confirmed: confirmedSchema,
+  Event: eventViewSchema,
+  EventList: eventListSchema,
+  BroadcastAnswer: broadcastAnswerSchema,
+  PhotoAnswer: photoAnswerSchema,
+  Assignments: assignmentsSchema,
+  AssignmentAnswer: assignmentAnswerSchema,
+  AuditEntry: auditEntrySchema,
+  AuditPage: auditPageSchema,
+  OriginatorList: originatorListSchema,
+  OriginatorView: originatorViewSchema,
+  ImportToken: importTokenSchema,
+  ImportTokenList: importTokenListSchema,
+  CreatedImportToken: createdImportTokenSchema,
+  ImportTokenAnswer: importTokenAnswerSchema,
+  CallLogPage: callLogPageSchema,
 });
 
 export const parameters = (): NonNullable<DocDefinition['parameters']> => ({
@@ -68,6 +141,14 @@ export const parameters = (): NonNullable<DocDefinition['parameters']> => ({
     description: 'The token\'s `id`, as the list gives it. Another account\'s token, or one that does not exist, is 404.',
     schema: { type: 'string', pattern: '^\\d{1,18}$' },
     example: '42',
+  },
+  ...registryParameters(),
+  family: {
+    name: 'family',
+    in: 'query',
+    required: false,
+    description: 'Only the calls of one API: `import_v1`, `import_v1.1` or `import_v2`.',
+    schema: { type: 'string', enum: ['import_v1', 'import_v1.1', 'import_v2'] },
   },
 });
 

@@ -100,6 +100,22 @@ function revealLinks(config: DocContext['config']): string {
   );
 }
 
+const ROLES =
+  '## Operator staff, originator managers, admins\n\n' +
+  'An account may also be **staff of operators** (their stations\' records, draft layouts and their confirmation, events ' +
+  'and the maintenance broadcast, photos, assignments, the audit trail), **manager of originators** (their import ' +
+  'tokens, the stations they report on, their call logs) and an **admin** (everything either may, for every operator ' +
+  'and originator). Admins set the roles (`PUT /admin/v1/users/{id}/roles`, or a registry file); `GET /portal/v1/session` ' +
+  'shows them. Every request is checked against them as they are at that moment: one for another operator\'s station or ' +
+  'another originator gets 403 with a `detail` naming the membership that is missing; a station that does not exist is ' +
+  '404 for everyone. Station records, layouts and events are checked by the same schemas as registry files (`hrs ' +
+  'load`), with the same messages. A change is in effect on every instance of the service when its answer arrives, and ' +
+  'is written to the audit trail (who, when, what, before and after).\n\n' +
+  '**Pages.** Lists that grow (audit trails, call logs) come a page at a time, newest first: `limit` (1 to 500, 100 by ' +
+  'default) and `cursor`; each answer carries `next`, the path of the following page, or `null` on the last.\n\n' +
+  '**The photo** is uploaded as the request body itself (the image\'s bytes; JPEG, PNG or WebP, told from the bytes, at ' +
+  'most 5 MiB).';
+
 const ERRORS =
   '## Errors\n\n' +
   'Errors are RFC 9457 problem details (`application/problem+json`: `type`, `title`, `status`, `detail`) with a ' +
@@ -119,8 +135,8 @@ export function info(context: DocContext): DocDefinition['info'] {
   return {
     title: 'HRS signal platform: Portal API',
     version: context.version,
-    summary: 'Token owners sign in by e-mailed link and manage their personal export v2 tokens.',
-    description: [OVERVIEW, signingIn(), sessions(context.config), ORIGIN_RULE, tokens(context.config), revealLinks(context.config), ERRORS, TRYING].join('\n\n'),
+    summary: 'Token owners manage their personal export v2 tokens; operator staff their stations, layouts, events, photos and assignments; originator managers their import tokens and call logs.',
+    description: [OVERVIEW, signingIn(), sessions(context.config), ORIGIN_RULE, tokens(context.config), revealLinks(context.config), ROLES, ERRORS, TRYING].join('\n\n'),
   };
 }
 
@@ -128,4 +144,11 @@ export const tags = (): DocDefinition['tags'] => [
   { name: 'Sign-in', description: 'Asking for a sign-in link, using it, the session and signing out.' },
   { name: 'Tokens', description: 'The signed-in account\'s personal export v2 tokens.' },
   { name: 'Reveal', description: 'Using a link by which an admin hands over a token.' },
+  { name: 'Stations', description: 'Operator staff: their stations\' records.' },
+  { name: 'Layouts', description: 'Operator staff: the draft layout, its diff and its confirmation.' },
+  { name: 'Events', description: 'Operator staff: station events and the maintenance broadcast.' },
+  { name: 'Photo', description: 'Operator staff: the station photo.' },
+  { name: 'Assignments', description: 'Operator staff: which originator is live or testing for what.' },
+  { name: 'Audit', description: 'Operator staff: the changes made to their stations.' },
+  { name: 'Originators', description: 'Originator managers: import tokens, stations reported on, call logs.' },
 ];
