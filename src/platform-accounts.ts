@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { MailIntent } from '../db/queries/token-mail.js';
 import { listOriginators } from '../db/queries/portal-registry.js';
@@ -11,6 +12,7 @@ import type { Family } from './http/family.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { HttpServer } from './http/server.js';
 import { registryMessage } from './infra/bus.js';
+import { acknowledged } from './infra/registry-acks.js';
 import type { PlatformParts } from './platform.js';
 import { RegistryEditor, type RegistryChange } from './registry/editor.js';
 import { PersonalTokens } from './registry/personal-tokens.js';
@@ -56,18 +58,27 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
   return { admin, portal };
 }
 
+/** How long a change made here waits for every instance to have applied it. */
+const ACK_TIMEOUT_MS = 2000;
+
 /**
  * A committed registry change made through the portal or the admin API: this instance applies it at
  * once (its registry reloaded, its token cache emptied), then every other instance is told over the
- * bus. The change is committed before this runs; when Redis is away the others learn of it with the
- * next announcement (a warning says so), the change itself is never undone.
+ * bus, and the answer waits until each has applied it (src/infra/registry-acks.ts; at most
+ * ACK_TIMEOUT_MS). The change is committed before this runs; when Redis is away the others learn of it
+ * with the next announcement (a warning says so), the change itself is never undone.
  */
-async function announceRegistryChange({ tokens, registry, bus, log }: PlatformParts, change: RegistryChange): Promise<void> {
+async function announceRegistryChange({ tokens, registry, bus, log, redis, config }: PlatformParts, change: RegistryChange): Promise<void> {
   const reload = change.hrsIds.length > 0 || change.registry === true;
   if (change.tokens) tokens.invalidate();
   if (reload) await registry.reload();
+  const id = randomBytes(12).toString('hex');
   try {
-    await bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload }));
+    const receivers = await bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload, change: id }));
+    const acks = await acknowledged(redis, config.redisPrefix, id, receivers, ACK_TIMEOUT_MS);
+    if (acks < receivers) {
+      log.warn({ stations: change.hrsIds, receivers, acks }, `registry change not acknowledged by every instance within ${ACK_TIMEOUT_MS} ms: the others apply it as they get to it`);
+    }
   } catch (err) {
     log.warn({ err, stations: change.hrsIds }, 'registry change not announced to other instances (Redis unavailable): they apply it with the next announcement');
   }

@@ -32,6 +32,7 @@ import { HttpServer } from './http/server.js';
 import { failedAuthLimit } from './api/auth.js';
 import { Announcer } from './infra/announce.js';
 import { Bus, registryMessage } from './infra/bus.js';
+import { acknowledgeChange } from './infra/registry-acks.js';
 import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
 import { Receipts, TokenEvents } from './infra/receipts.js';
 import { fromAnnouncement, receiptsFromAnnouncement } from './infra/announce.js';
@@ -139,8 +140,10 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   opening.start();
   await bus.on('registry', (message) => {
     tokens.invalidate();
-    if (message.registry === false) return;
-    registry.reload().catch((err) => log.error({ err }, 'reloading the registry failed'));
+    const applied = message.registry === false ? Promise.resolve() : registry.reload();
+    applied
+      .then(() => (message.change ? acknowledgeChange(redis, config.redisPrefix, message.change, bus.instanceId) : undefined))
+      .catch((err: unknown) => log.error({ err }, 'reloading the registry failed'));
   });
   // Listen before restoring: a reading announced meanwhile is applied either way (the newer wins).
   await bus.on('signals', (message) => {

@@ -54,7 +54,7 @@ const announcedTokenEventSchema = z.object({
 });
 
 export const busMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('registry'), hrs_ids: z.array(z.string()), tokens: z.boolean(), registry: z.boolean().optional() }),
+  z.object({ type: z.literal('registry'), hrs_ids: z.array(z.string()), tokens: z.boolean(), registry: z.boolean().optional(), change: z.string().max(64).optional() }),
   z.object({ type: z.literal('signals'), from: z.string(), signals: z.array(announcedSignalSchema) }),
   z.object({ type: z.literal('receipts'), from: z.string(), receipts: z.array(announcedReceiptSchema) }),
   z.object({ type: z.literal('tokens'), events: z.array(announcedTokenEventSchema) }),
@@ -70,8 +70,14 @@ export type AnnouncedReceipt = z.infer<typeof announcedReceiptSchema>;
  * The `registry` message, built in one place: these stations changed (and, with `tokens`, tokens too);
  * `registry: false` when nothing but tokens changed.
  */
-export function registryMessage(change: { hrsIds?: readonly string[]; tokens: boolean; registry?: boolean }): BusMessageOf<'registry'> {
-  return { type: 'registry', hrs_ids: [...(change.hrsIds ?? [])], tokens: change.tokens, registry: change.registry ?? true };
+export function registryMessage(change: { hrsIds?: readonly string[]; tokens: boolean; registry?: boolean; change?: string }): BusMessageOf<'registry'> {
+  return {
+    type: 'registry',
+    hrs_ids: [...(change.hrsIds ?? [])],
+    tokens: change.tokens,
+    registry: change.registry ?? true,
+    ...(change.change ? { change: change.change } : {}),
+  };
 }
 
 type Handler = (message: BusMessage) => void;
@@ -94,13 +100,13 @@ export class Bus {
   }
 
   /**
-   * Announces to every instance, this one included (through Redis). Fails at once while Redis is not
-   * connected (rather than waiting in the client's offline queue): the caller decides what a missed
-   * announcement means.
+   * Announces to every instance, this one included (through Redis); resolves to the number of
+   * instances that received it. Fails at once while Redis is not connected (rather than waiting in the
+   * client's offline queue): the caller decides what a missed announcement means.
    */
-  async publish(message: BusMessage): Promise<void> {
+  async publish(message: BusMessage): Promise<number> {
     if (!this.publisher.isReady) throw new RedisNotConnectedError('Redis is not connected: the announcement was not sent');
-    await this.publisher.publish(this.channel(message.type), JSON.stringify(message));
+    return this.publisher.publish(this.channel(message.type), JSON.stringify(message));
   }
 
   /** Hands a message to this instance's own handlers only, as if it had come over the bus (when it could not be sent). */

@@ -1,0 +1,33 @@
+import type { Redis } from './redis.js';
+
+/**
+ * Registry changes acknowledged by every instance. A change made through the portal or the admin API
+ * is announced with an id; every instance, once it has applied it (its registry reloaded, its token
+ * cache emptied), adds its own id to the change's set in Redis. The instance that made the change
+ * knows how many instances received the announcement (Redis answers the publish with the number of
+ * subscribers that got it) and waits until as many have acknowledged, so its answer means "in effect
+ * everywhere". The sets expire by themselves.
+ */
+
+const ACK_TTL_SECONDS = 60;
+const POLL_MS = 2;
+
+const key = (prefix: string, change: string) => `${prefix}:registry-acks:${change}`;
+
+/** This instance has applied the change. */
+export async function acknowledgeChange(redis: Redis, prefix: string, change: string, instanceId: string): Promise<void> {
+  await redis.multi().sAdd(key(prefix, change), instanceId).expire(key(prefix, change), ACK_TTL_SECONDS).exec();
+}
+
+/**
+ * Waits until `receivers` instances have acknowledged the change, or `timeoutMs` passed; how many had.
+ * Polls Redis: changes are rare and a confirmation is applied within milliseconds.
+ */
+export async function acknowledged(redis: Redis, prefix: string, change: string, receivers: number, timeoutMs: number): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const count = await redis.sCard(key(prefix, change));
+    if (count >= receivers || Date.now() >= deadline) return count;
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+}
