@@ -46,6 +46,8 @@ const NOT_OPERATIONS = [
   'GET /portal/',
   'GET /portal/portal.css',
   'GET /portal/portal.js',
+  'GET /portal/registry.css',
+  'GET /portal/registry.js',
   'GET /portal/v1/doc/',
   'GET /portal/v1/doc/assets/{name}',
   'GET /portal/v1/doc/schema',

@@ -312,6 +312,8 @@ const FILES = [
   { path: '/portal/', file: 'index.html', type: /^text\/html; charset=utf-8$/ },
   { path: '/portal/portal.js', file: 'portal.js', type: /^text\/javascript; charset=utf-8$/ },
   { path: '/portal/portal.css', file: 'portal.css', type: /^text\/css; charset=utf-8$/ },
+  { path: '/portal/registry.js', file: 'registry.js', type: /^text\/javascript; charset=utf-8$/ },
+  { path: '/portal/registry.css', file: 'registry.css', type: /^text\/css; charset=utf-8$/ },
 ];
 
 const CSP =
@@ -344,12 +346,13 @@ t.test('the page, its script and style sheet are served public, with the strict 
 t.test('no inline script or style; every file and element referred to exists', async (t) => {
   const html = readFileSync(new URL('index.html', PAGE_DIR), 'utf8');
   const script = readFileSync(new URL('portal.js', PAGE_DIR), 'utf8');
-  const css = readFileSync(new URL('portal.css', PAGE_DIR), 'utf8');
+  const registryScript = readFileSync(new URL('registry.js', PAGE_DIR), 'utf8');
+  const css = readFileSync(new URL('portal.css', PAGE_DIR), 'utf8') + readFileSync(new URL('registry.css', PAGE_DIR), 'utf8');
   const tags = parseTags(html);
 
   const scripts = tags.filter((tag) => tag.name === 'script');
-  t.same(scripts.map((s) => s.attributes.src), ['/portal/portal.js'], 'one script, from a file');
-  t.equal(scripts[0]!.content!.trim(), '', 'with nothing inline');
+  t.same(scripts.map((s) => s.attributes.src), ['/portal/portal.js', '/portal/registry.js'], 'two scripts, from files');
+  t.ok(scripts.every((s) => s.content!.trim() === ''), 'with nothing inline');
   t.same(tags.filter((tag) => tag.name === 'style'), [], 'no style element');
   const styled = tags.filter((tag) => 'style' in tag.attributes).map((tag) => tag.name);
   t.same(styled, [], 'no style attribute');
@@ -360,7 +363,7 @@ t.test('no inline script or style; every file and element referred to exists', a
 
   // Every file the page loads is one of the three served, and answers.
   const referred = tags.flatMap((tag) => [tag.attributes.src, tag.name === 'link' ? tag.attributes.href : undefined]).filter((v): v is string => v !== undefined);
-  t.same(referred.sort(), ['/portal/portal.css', '/portal/portal.js', 'data:,'].sort(), 'the page loads its script, its style sheet and an empty icon');
+  t.same(referred.sort(), ['/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/registry.js', 'data:,'].sort(), 'the page loads its scripts, its style sheets and an empty icon');
   for (const path of referred.filter((r) => r.startsWith('/'))) {
     t.ok(existsSync(new URL(path.replace('/portal/', ''), PAGE_DIR)), `${path} exists in src/api/portal/page/`);
   }
@@ -370,7 +373,7 @@ t.test('no inline script or style; every file and element referred to exists', a
   // Every element the script looks up by id, and every label's field, is in the page; ids are unique.
   const ids = tags.map((tag) => tag.attributes.id).filter((id): id is string => id !== undefined);
   t.equal(new Set(ids).size, ids.length, 'ids are unique');
-  const looked = [...script.matchAll(/\$\('([\w-]+)'\)/g)].map((m) => m[1]!);
+  const looked = [...(script + registryScript).matchAll(/\$\('([\w-]+)'\)/g)].map((m) => m[1]!);
   const views = [...script.matchAll(/VIEWS = \[([^\]]*)\]/g)].flatMap((m) => [...m[1]!.matchAll(/'([\w-]+)'/g)].map((v) => `view-${v[1]}`));
   const headings = [...(/HEADINGS = \{([^}]*)\}/.exec(script)?.[1] ?? '').matchAll(/'([\w-]+-title)'/g)].map((m) => m[1]!);
   t.ok(looked.length > 30 && views.length === 6 && headings.length === 6, 'the script names its elements');
@@ -395,6 +398,7 @@ t.test('no inline script or style; every file and element referred to exists', a
     ['another origin', /https?:\/\//],
   ] as const) {
     t.notMatch(script, pattern, `the script uses no ${what}`);
+    t.notMatch(registryScript, pattern, `registry.js uses no ${what}`);
   }
   t.notMatch(css, /@import|url\(\s*['"]?(https?:|\/\/)/, 'the style sheet loads nothing from elsewhere');
 });
@@ -555,13 +559,13 @@ t.test('sign in by link, create, see the value once, change expiry, revoke, reve
   t.match(await page.locator('#active-count').textContent(), /You have 1 of 5 active tokens\./);
 
   // Creating: the date input offers the API's bounds, 90 days ahead by default.
-  const expires = page.getByLabel('Expires on');
+  const expires = page.getByLabel('Expires on', { exact: true });
   t.equal(await expires.inputValue(), berlinDate(Date.now() + 90 * DAY_MS), 'the default expiry is 90 days ahead');
   t.equal(await expires.getAttribute('min'), berlinDate(Date.now() + DAY_MS + 10 * 60_000), 'a day ahead at the earliest');
   t.equal(await expires.getAttribute('max'), berlinDate(Date.now() + 366 * DAY_MS - 10 * 60_000), '366 days at the latest');
   await page.getByRole('button', { name: 'Create token' }).click();
   t.match(await page.locator('#create-message').textContent(), /Give the token a name/, 'a name is asked for');
-  await page.getByLabel('Name').fill('CI export');
+  await page.getByLabel('Name', { exact: true }).fill('CI export');
   await expires.fill(berlinDate(Date.now() + 400 * DAY_MS));
   await page.getByRole('button', { name: 'Create token' }).click();
   t.match(await page.locator('#create-message').textContent(), /^Choose a date no later than /, 'a date out of bounds is refused by the page');
@@ -595,7 +599,7 @@ t.test('sign in by link, create, see the value once, change expiry, revoke, reve
   t.equal(await page.locator('#token-value').textContent(), '', 'its element is empty');
   t.same(await rowNames(page), ['CI export', 'Fleet monitor', 'Trial script', 'Old dashboard'], 'the new token is listed');
   t.equal(await row(page, 'CI export').locator('td[data-label="Token"]').textContent(), `…${ci.hint}`, 'by its hint');
-  t.equal(await page.getByLabel('Name').inputValue(), '', 'the form is ready for another');
+  t.equal(await page.getByLabel('Name', { exact: true }).inputValue(), '', 'the form is ready for another');
 
   // Changing the expiry.
   await page.getByRole('button', { name: 'Change expiry of “CI export”' }).click();
@@ -637,20 +641,20 @@ t.test('sign in by link, create, see the value once, change expiry, revoke, reve
 
   // The limit of five active tokens: the 409's detail.
   for (const name of ['Reporting', 'Route planner', 'Price watch', 'Backup job']) {
-    await page.getByLabel('Name').fill(name);
+    await page.getByLabel('Name', { exact: true }).fill(name);
     await page.getByRole('button', { name: 'Create token' }).click();
     await waitView(page, 'created');
     await page.getByRole('button', { name: 'Back to my tokens' }).click();
     await waitView(page, 'tokens');
   }
   t.match(await page.locator('#active-count').textContent(), /You have 5 of 5 active tokens: revoke one/, 'the page says the limit is reached');
-  await page.getByLabel('Name').fill('One too many');
+  await page.getByLabel('Name', { exact: true }).fill('One too many');
   await page.getByRole('button', { name: 'Create token' }).click();
   await page.locator('#create-message[data-kind="error"]').waitFor();
   t.equal(await page.locator('#create-message').textContent(), tooManyTokensMessage(5), 'the 409 is explained');
   t.equal(await view(page), 'tokens', 'and the list stays');
-  await page.getByLabel('Name').fill('');
-  await page.getByLabel('Name').blur();
+  await page.getByLabel('Name', { exact: true }).fill('');
+  await page.getByLabel('Name', { exact: true }).blur();
   const tokensShot = await screenshot(page, 'portal-tokens', true);
   t.ok(existsSync(tokensShot), 'screenshot saved to test/output/portal-tokens.png');
 
@@ -727,7 +731,7 @@ t.test('on a phone: readable, no sideways scrolling; copying falls back to selec
   t.ok(fontSize >= 15, `names are readable (${fontSize}px)`);
   await screenshot(page, 'portal-phone', false);
 
-  await page.getByLabel('Name').fill('Phone export');
+  await page.getByLabel('Name', { exact: true }).fill('Phone export');
   await page.getByRole('button', { name: 'Create token' }).tap();
   await waitView(page, 'created');
   t.ok(await fits(), 'the value fits the screen');
@@ -789,7 +793,7 @@ t.test('the real portal API: signed in from the e-mailed link, a token created, 
   t.same(await rowNames(page), ['laptop'], 'the fixture’s token is listed');
 
   // Created with the default expiry: the value once, and it works on export v2.
-  await page.getByLabel('Name').fill('browser test');
+  await page.getByLabel('Name', { exact: true }).fill('browser test');
   await page.getByRole('button', { name: 'Create token' }).click();
   await waitView(page, 'created');
   const value = (await page.locator('#token-value').textContent())!;
