@@ -562,7 +562,7 @@
             } })
           : null;
         rows.appendChild(h('tr', { 'data-state': token.state }, [
-          h('td', { text: token.name }),
+          h('td', { text: token.name || '(no name)' }),
           h('td', { text: token.generation === 'import_v2' ? 'Import v2' : 'Import v1/v1.1' }),
           h('td', { class: 'mono', text: token.hint ? '…' + token.hint : '—' }),
           h('td', { text: when(token.expires_at) }),
