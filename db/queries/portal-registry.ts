@@ -1,82 +1,14 @@
 import type { Sql, Tx } from '../connect.js';
 import type { LayoutInput, LayoutKind } from './layouts.js';
+import type { Named } from './roles.js';
 
 /*
- * The registry as the operator and originator portal reads and changes it (migration 0008): roles,
- * stations' records, layouts, events, photos, assignments, originators' import tokens, the audit trail
- * and the transmissions admins debug with. Writes run in the caller's transaction.
+ * The registry as the operator and originator portal reads and changes it (migration 0008): stations'
+ * records, layouts, events, photos, assignments, originators and their import tokens. Roles are in
+ * ./roles.ts, the audit trail in ./audit.ts. Writes run in the caller's transaction.
  */
 
 type Db = Sql | Tx;
-
-export interface Named {
-  id: string;
-  name: string;
-}
-
-export interface UserRoles {
-  admin: boolean;
-  operators: Named[];
-  originators: Named[];
-}
-
-/** An account's roles; undefined when there is no such account. */
-export async function userRoles(db: Db, userId: string): Promise<UserRoles | undefined> {
-  const [row] = await db<{ admin: boolean; operators: Named[]; originators: Named[] }[]>`
-    SELECT u.is_admin AS admin,
-      COALESCE((SELECT json_agg(json_build_object('id', o.id, 'name', o.name) ORDER BY o.id)
-                FROM operator_members m JOIN operators o ON o.id = m.operator_id WHERE m.user_id = u.id), '[]') AS operators,
-      COALESCE((SELECT json_agg(json_build_object('id', o.id, 'name', o.name) ORDER BY o.id)
-                FROM originator_members m JOIN originators o ON o.id = m.originator_id WHERE m.user_id = u.id), '[]') AS originators
-    FROM users u WHERE u.id = ${userId}`;
-  return row;
-}
-
-/** The account's roles become exactly these (the ids exist: checked by the caller). */
-export async function replaceUserRoles(tx: Tx, userId: string, roles: { admin: boolean; operators: string[]; originators: string[] }): Promise<void> {
-  await tx`UPDATE users SET is_admin = ${roles.admin} WHERE id = ${userId}`;
-  await tx`DELETE FROM operator_members WHERE user_id = ${userId} AND operator_id <> ALL(${roles.operators})`;
-  await tx`DELETE FROM originator_members WHERE user_id = ${userId} AND originator_id <> ALL(${roles.originators})`;
-  if (roles.operators.length > 0) {
-    await tx`INSERT INTO operator_members ${tx(roles.operators.map((operator_id) => ({ user_id: userId, operator_id })))} ON CONFLICT DO NOTHING`;
-  }
-  if (roles.originators.length > 0) {
-    await tx`INSERT INTO originator_members ${tx(roles.originators.map((originator_id) => ({ user_id: userId, originator_id })))} ON CONFLICT DO NOTHING`;
-  }
-}
-
-/**
- * The roles a registry file gives an account: each one given replaces what the account has, each one
- * left out is kept. True when something changed.
- */
-export async function replaceUserRolesGiven(
-  tx: Tx,
-  userId: string,
-  roles: { admin?: boolean | undefined; operators?: readonly string[] | undefined; originators?: readonly string[] | undefined },
-): Promise<boolean> {
-  let changed = false;
-  if (roles.admin !== undefined) {
-    changed = (await tx`UPDATE users SET is_admin = ${roles.admin} WHERE id = ${userId} AND is_admin <> ${roles.admin} RETURNING id`).length > 0;
-  }
-  for (const [table, column, ids] of [
-    ['operator_members', 'operator_id', roles.operators],
-    ['originator_members', 'originator_id', roles.originators],
-  ] as const) {
-    if (ids === undefined) continue;
-    const removed = await tx`DELETE FROM ${tx(table)} WHERE user_id = ${userId} AND ${tx(column)} <> ALL(${[...ids]}) RETURNING user_id`;
-    const added = ids.length === 0 ? [] : await tx`
-      INSERT INTO ${tx(table)} ${tx(ids.map((id) => ({ user_id: userId, [column]: id })))} ON CONFLICT DO NOTHING RETURNING user_id`;
-    if (removed.length + added.length > 0) changed = true;
-  }
-  return changed;
-}
-
-/** Which of these ids are operators (or originators). */
-export async function knownIds(db: Db, table: 'operators' | 'originators', ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db<{ id: string }[]>`SELECT id FROM ${db(table)} WHERE id = ANY(${[...ids]})`;
-  return new Set(rows.map((r) => r.id));
-}
 
 // Stations -------------------------------------------------------------------------------------------
 
@@ -350,78 +282,3 @@ export async function revokeImportToken(tx: Tx, originatorId: string, tokenId: s
   return { before, after: after! };
 }
 
-// The audit trail --------------------------------------------------------------------------------------
-
-export interface AuditEntry {
-  actor: string;
-  via: 'portal' | 'admin';
-  action: string;
-  operator_id?: string | null;
-  hrs_id?: string | null;
-  originator_id?: string | null;
-  subject?: string | null;
-  before?: unknown;
-  after?: unknown;
-}
-
-export interface AuditRow extends Required<AuditEntry> {
-  id: string;
-  at: Date;
-}
-
-export async function insertAudit(tx: Tx, e: AuditEntry): Promise<void> {
-  await tx`
-    INSERT INTO audit_log (actor, via, action, operator_id, hrs_id, originator_id, subject, before, after)
-    VALUES (${e.actor}, ${e.via}, ${e.action}, ${e.operator_id ?? null}, ${e.hrs_id ?? null}, ${e.originator_id ?? null},
-            ${e.subject ?? null}, ${e.before === undefined || e.before === null ? null : tx.json(e.before as never)},
-            ${e.after === undefined || e.after === null ? null : tx.json(e.after as never)})`;
-}
-
-/** Entries newest first, `before` an id to page on from; filters combine. */
-export async function listAudit(
-  db: Db,
-  filter: { operator?: string | undefined; hrsId?: string | undefined; originator?: string | undefined; actor?: string | undefined; before?: string | undefined; limit: number },
-): Promise<AuditRow[]> {
-  return db<AuditRow[]>`
-    SELECT id::text, at, actor, via, action, operator_id, hrs_id, originator_id, subject, before, after FROM audit_log
-    WHERE true
-      ${filter.operator ? db`AND operator_id = ${filter.operator}` : db``}
-      ${filter.hrsId ? db`AND hrs_id = ${filter.hrsId}` : db``}
-      ${filter.originator ? db`AND originator_id = ${filter.originator}` : db``}
-      ${filter.actor ? db`AND actor = ${filter.actor}` : db``}
-      ${filter.before ? db`AND id < ${filter.before}` : db``}
-    ORDER BY audit_log.id DESC LIMIT ${filter.limit}`;
-}
-
-// Transmissions that are not published ---------------------------------------------------------------
-
-export interface TransmissionRow {
-  originator: string;
-  hrs_id: string;
-  category: string;
-  state: 'testing' | 'unassigned';
-  measured_at: Date;
-  received_at: Date;
-  transmission_id: string | null;
-  payload: unknown;
-}
-
-/**
- * The latest testing or unassigned transmission per originator, station and category, newest receipt
- * first; `after` continues from an entry's (received_at, originator, hrs_id, category).
- */
-export async function listTransmissions(
-  db: Db,
-  filter: { state: 'testing' | 'unassigned'; originator?: string | undefined; after?: { received_at: string; key: string } | undefined; limit: number },
-): Promise<TransmissionRow[]> {
-  return db<TransmissionRow[]>`
-    SELECT originator_id AS originator, hrs_id, category, assignment_state AS state, measured_at, received_at, transmission_id, payload
-    FROM signal_latest
-    WHERE assignment_state = ${filter.state}
-      ${filter.originator ? db`AND originator_id = ${filter.originator}` : db``}
-      ${filter.after
-        ? db`AND (received_at, originator_id || ' ' || hrs_id || ' ' || category) < (${filter.after.received_at}::timestamptz, ${filter.after.key})`
-        : db``}
-    ORDER BY received_at DESC, originator_id || ' ' || hrs_id || ' ' || category DESC
-    LIMIT ${filter.limit}`;
-}

@@ -177,3 +177,34 @@ export async function* publishedSignalBatches(sql: Sql, batchSize = 5000): Async
     }));
   }
 }
+
+export interface TransmissionRow {
+  originator: string;
+  hrs_id: string;
+  category: string;
+  state: 'testing' | 'unassigned';
+  measured_at: Date;
+  received_at: Date;
+  transmission_id: string | null;
+  payload: unknown;
+}
+
+/**
+ * The latest testing or unassigned transmission per originator, station and category, newest receipt
+ * first; `after` continues from an entry's (received_at, originator, hrs_id, category).
+ */
+export async function listTransmissions(
+  db: Sql,
+  filter: { state: 'testing' | 'unassigned'; originator?: string | undefined; after?: { received_at: string; key: string } | undefined; limit: number },
+): Promise<TransmissionRow[]> {
+  return db<TransmissionRow[]>`
+    SELECT originator_id AS originator, hrs_id, category, assignment_state AS state, measured_at, received_at, transmission_id, payload
+    FROM signal_latest
+    WHERE assignment_state = ${filter.state}
+      ${filter.originator ? db`AND originator_id = ${filter.originator}` : db``}
+      ${filter.after
+        ? db`AND (received_at, originator_id || ' ' || hrs_id || ' ' || category) < (${filter.after.received_at}::timestamptz, ${filter.after.key})`
+        : db``}
+    ORDER BY received_at DESC, originator_id || ' ' || hrs_id || ' ' || category DESC
+    LIMIT ${filter.limit}`;
+}

@@ -1,44 +1,38 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Sql, Tx } from '../../db/connect.js';
-import type { LayoutInput } from '../../db/queries/layouts.js';
 import { deleteLayout } from '../../db/queries/layouts.js';
-import {
-  activeImportTokens,
-  allStationEvents,
-  assignmentState,
-  insertAudit,
-  insertImportToken,
-  knownIds,
-  lockOriginatorTokens,
-  originatorRow,
-  readLayout,
-  replaceUserRoles,
-  revokeImportToken,
-  setAssignment,
-  setCallLogMode,
-  setStationPhoto,
-  stationEvent,
-  stationRecord,
-  takenEventIds,
-  updateStationFields,
-  userRoles,
-  type AuditEntry,
-  type EventRow,
-  type ImportTokenRow,
-  type StationRecordRow,
-  type StoredLayout,
-  type UserRoles,
-} from '../../db/queries/portal-registry.js';
+import { activeImportTokens, allStationEvents, assignmentState, insertImportToken, lockOriginatorTokens, originatorRow, readLayout, revokeImportToken, setAssignment, setCallLogMode, setStationPhoto, stationEvent, stationRecord, takenEventIds, updateStationFields, type ImportTokenRow, type StationRecordRow, type StoredLayout } from '../../db/queries/portal-registry.js';
+import { knownIds, replaceUserRoles, userRoles, type UserRoles } from '../../db/queries/roles.js';
+import { insertAudit, type AuditEntry } from '../../db/queries/audit.js';
 import { lockRegistryFile, otherLiveOriginator, setStationTimeZone, touchStation, upsertStationEvent } from '../../db/queries/registry-file.js';
-import { layoutContradictions } from '../domain/import-v1/options.js';
 import { diffLayouts, type LayoutDiff } from '../domain/layout-diff.js';
 import { SANDBOX_ORIGINATOR } from '../domain/sandbox.js';
 import { checkExpiry, newTokenValue, tokenHint } from '../domain/token-values.js';
 import { sniffImage, MAX_PHOTO_BYTES } from './file/photo.js';
-import { eventSchema, formatPath, type EventFixture, type LayoutFixture, type StationRecord } from './file/schema.js';
+import type { EventFixture, LayoutFixture, StationRecord } from './file/schema.js';
 import { replaceLayout, replaceV1FuelTypes } from './station-writes.js';
 import { stationTimeZone } from './time-zone.js';
 import { hashToken } from './tokens.js';
+import {
+  checkFuelTypes,
+  EditError,
+  eventOf,
+  IMPORT_TOKEN_DEFAULT_DAYS,
+  lockStation,
+  MAX_ACTIVE_IMPORT_TOKENS,
+  newEventId,
+  noSuchOriginator,
+  noSuchStation,
+  recordOf,
+  rolesAudit,
+  tokenAudit,
+  validEvent,
+  type Actor,
+  type RegistryChange,
+  type SignalType,
+} from './edit-rules.js';
+
+export { EditError, IMPORT_TOKEN_DEFAULT_DAYS, MAX_ACTIVE_IMPORT_TOKENS, SIGNAL_TYPES, type Actor, type RegistryChange, type SignalType } from './edit-rules.js';
 
 /**
  * Every change the operator and originator portal (and the admin API) makes to the registry: a
@@ -49,64 +43,6 @@ import { hashToken } from './tokens.js';
  * the call returns, so the next signal on any instance meets it. Validation is the registry file's
  * (./file/schema.ts) and so are the writes (./station-writes.ts); authorisation is the caller's.
  */
-
-/** Who makes a change: `user:<id>` through the portal, `admin-token` through the admin API. */
-export interface Actor {
-  id: string;
-  via: 'portal' | 'admin';
-  /** The portal account, when there is one (an import token made in the portal records it). */
-  userId: string | null;
-}
-
-/** A change refused; `status` is the HTTP status it is answered with. Nothing was changed. */
-export class EditError extends Error {
-  override readonly name = 'EditError';
-  constructor(
-    readonly status: 400 | 404 | 409 | 413 | 415 | 422,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-export interface RegistryChange {
-  /** Stations whose registry data (record, layout, events, photo, assignments) changed. */
-  hrsIds: readonly string[];
-  /** Tokens changed (made or revoked): token caches must forget. */
-  tokens?: boolean;
-  /** Something every instance's registry cache holds changed beyond stations (an originator's call-log mode). */
-  registry?: boolean;
-}
-
-/** Import tokens an originator may hold at once: enough to rotate every system it runs. */
-export const MAX_ACTIVE_IMPORT_TOKENS = 10;
-/** An import token made without an expiry lasts this long. */
-export const IMPORT_TOKEN_DEFAULT_DAYS = 365;
-
-export const SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing', 'v1'] as const;
-export type SignalType = (typeof SIGNAL_TYPES)[number];
-
-const noSuchStation = (hrsId: string) => new EditError(404, 'not_found', `No station "${hrsId}".`);
-const noSuchOriginator = (id: string) => new EditError(404, 'not_found', `No originator "${id}".`);
-
-/** The record as audited and answered: what the portal edits, without the bookkeeping. */
-const recordOf = (r: StationRecordRow) => ({
-  name: r.name,
-  heavy_duty: r.heavy_duty,
-  opening_hours: r.opening_hours,
-  time_zone: r.time_zone,
-  details: r.details,
-  v1_fuel_types: r.v1_fuel_types,
-});
-
-const eventOf = (e: EventRow): EventFixture => ({
-  id: e.id,
-  kind: e.kind as EventFixture['kind'],
-  starts_at: e.starts_at.toISOString(),
-  ends_at: e.ends_at?.toISOString() ?? null,
-  description: e.description,
-});
 
 export class RegistryEditor {
   constructor(
@@ -432,39 +368,3 @@ export class RegistryEditor {
     await this.sql.begin((tx) => insertAudit(tx, { ...entry, actor: actor.id, via: actor.via }));
   }
 }
-
-const rolesAudit = (r: UserRoles) => ({ admin: r.admin, operators: r.operators.map((o) => o.id), originators: r.originators.map((o) => o.id) });
-const tokenAudit = (t: ImportTokenRow) => ({
-  generation: t.generation,
-  name: t.name,
-  hint: t.hint,
-  expires_at: t.expires_at?.toISOString() ?? null,
-  revoked_at: t.revoked_at?.toISOString() ?? null,
-});
-
-/** Locks the station's row for the transaction; its operator. */
-async function lockStation(tx: Tx, hrsId: string): Promise<string> {
-  const record = await stationRecord(tx, hrsId, true);
-  if (!record) throw noSuchStation(hrsId);
-  return record.operator;
-}
-
-/** The confirmed layout (to be) and the v1 fuel types must describe the same fuelling options (the legacy import checks against both). */
-function checkFuelTypes(layout: LayoutInput | null, v1FuelTypes: readonly string[], field: string): void {
-  if (!layout) return;
-  const options = layout.dispensers.flatMap((d) => d.nozzles.flatMap((n) => n.fuelling_options));
-  const problems = layoutContradictions(options, v1FuelTypes);
-  if (problems.length > 0) throw new EditError(422, 'layout_contradiction', problems.map((p) => `${field}: ${p}`).join('; '));
-}
-
-/** An event through the registry file's schema: the same rules, the same messages. */
-function validEvent(input: Partial<EventFixture>): EventFixture {
-  const parsed = eventSchema.safeParse(input);
-  if (!parsed.success) {
-    throw new EditError(400, 'invalid_body', parsed.error.issues.map((i) => `${formatPath(i.path) || '(body)'}: ${i.message}`).join('; '));
-  }
-  return parsed.data;
-}
-
-/** An event id when none is given: `ev-` and 12 hex digits. */
-const newEventId = () => `ev-${randomBytes(6).toString('hex')}`;

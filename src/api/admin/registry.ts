@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Sql } from '../../../db/connect.js';
-import { listTransmissions, userRoles } from '../../../db/queries/portal-registry.js';
+import { userRoles } from '../../../db/queries/roles.js';
+import { listTransmissions } from '../../../db/queries/signals.js';
 import { HttpError, json, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { parseJson, type Request } from '../../http/request.js';

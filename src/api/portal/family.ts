@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../../../db/connect.js';
 import { openSession } from '../../../db/queries/portal.js';
-import { userRoles } from '../../../db/queries/portal-registry.js';
+import { userRoles } from '../../../db/queries/roles.js';
 import type { Roles } from '../../domain/portal/roles.js';
 import type { AuthScheme } from '../../http/auth.js';
 import { HttpError, PROBLEM_ERRORS, unauthorized } from '../../http/errors.js';

@@ -35,7 +35,8 @@ import { portalStationRoutes } from './stations.js';
 import { portalActor } from './access.js';
 import { portalOriginatorRoutes } from './originators.js';
 import type { RegistryEditor } from '../../registry/editor.js';
-import { insertAudit, userRoles } from '../../../db/queries/portal-registry.js';
+import { userRoles } from '../../../db/queries/roles.js';
+import { insertAudit } from '../../../db/queries/audit.js';
 
 /**
  * The portal's JSON API (`/portal/v1/`), what the API tokens page (`/portal/`, ./page.ts) uses:

@@ -1,14 +1,6 @@
 import type { Sql } from '../../../db/connect.js';
-import {
-  listAudit,
-  listPortalStations,
-  listOriginators,
-  stationAssignments,
-  stationRecord,
-  type AuditRow,
-  type StationRecordRow,
-  type StoredLayout,
-} from '../../../db/queries/portal-registry.js';
+import { listPortalStations, listOriginators, stationAssignments, stationRecord, type StationRecordRow, type StoredLayout } from '../../../db/queries/portal-registry.js';
+import { listAudit, type AuditRow } from '../../../db/queries/audit.js';
 import { stationPhoto } from '../../../db/queries/stations.js';
 import { SANDBOX_ORIGINATOR } from '../../domain/sandbox.js';
 import { HttpError, json, type Reply } from '../../http/errors.js';
