@@ -9,6 +9,7 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { MAX_PHOTO_BYTES } from '../../registry/file/photo.js';
 import { SIGNAL_TYPES, type RegistryEditor, type SignalType } from '../../registry/editor.js';
+import { recordOf } from '../../registry/edit-rules.js';
 import {
   assignmentRequestSchema,
   broadcastSchema,
@@ -39,18 +40,7 @@ import { portalUserOf } from './family.js';
 const NO_STORE = { 'Cache-Control': 'no-store' };
 
 export function stationView(r: StationRecordRow) {
-  return {
-    hrs_id: r.hrs_id,
-    operator: r.operator,
-    name: r.name,
-    heavy_duty: r.heavy_duty,
-    opening_hours: r.opening_hours,
-    time_zone: r.time_zone,
-    details: r.details,
-    v1_fuel_types: r.v1_fuel_types,
-    photo: r.photo,
-    static_modified_at: r.static_modified_at.toISOString(),
-  };
+  return { hrs_id: r.hrs_id, operator: r.operator, ...recordOf(r), photo: r.photo, static_modified_at: r.static_modified_at.toISOString() };
 }
 
 export const layoutView = (l: StoredLayout | undefined) =>
