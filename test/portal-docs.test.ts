@@ -46,6 +46,7 @@ const NOT_OPERATIONS = [
   'GET /portal/',
   'GET /portal/portal.css',
   'GET /portal/portal.js',
+  'GET /portal/layout-editor.js',
   'GET /portal/registry.css',
   'GET /portal/registry.js',
   'GET /portal/v1/doc/',

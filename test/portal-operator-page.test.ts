@@ -1,6 +1,6 @@
 /**
  * The portal page's views for operator staff and originator managers in a headless Chromium, against
- * the real API: staff edit BERLA's draft layout, see the diff on the page, confirm it in two steps (the
+ * the real API: staff edit BERLA's draft layout in its form, see the diff on the page, confirm it in two steps (the
  * export record changes at once), change an assignment and announce an event; a manager creates an
  * import token on the originator page (the value, shown once, authenticates on import v2), sees its
  * hint in the list and revokes it (then it is refused). The tabs follow the roles. No script error and
@@ -70,13 +70,15 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   await page.locator('#station-list button', { hasText: 'BERLA' }).click();
   await holds(page, 'record-name', 'value', 'Berlin Airport');
 
-  // The layout: edit the draft as JSON (remove product P350, add nozzle N3), see the diff, confirm.
+  // The layout in the form: remove product P350, add nozzle N3 (700 bar, right side); see the diff, confirm.
   await page.getByRole('button', { name: 'Layout', exact: true }).click();
   await holds(page, 'layout-draft', 'value', 'P350');
-  const draft = JSON.parse(await page.locator('#layout-draft').inputValue());
-  draft.products = draft.products.filter((x: { external_id: string }) => x.external_id !== 'P350');
-  draft.dispensers[0].nozzles.push({ external_id: 'N3', connector_type: 'H70', vehicle_side: 'right', is_certified: true, fuelling_options: ['700ld'] });
-  await page.locator('#layout-draft').fill(JSON.stringify(draft, null, 2));
+  await page.getByRole('button', { name: 'Remove product 2 (P350)' }).click();
+  await page.getByRole('button', { name: 'Add a nozzle to dispenser 1' }).click();
+  await page.getByLabel('Dispenser 1, nozzle 3: id').fill('N3');
+  await page.getByLabel('Dispenser 1, nozzle 3: side').fill('right');
+  t.ok(await page.getByLabel('Dispenser 1, nozzle 3: 700ld').isChecked(), 'a new nozzle offers 700ld to start with');
+  t.match(await page.locator('#layout-draft').inputValue(), /"N3"/, 'the JSON follows the form');
   await page.getByRole('button', { name: 'Save draft' }).click();
   await page.locator('#diff-box').waitFor({ state: 'visible' });
   t.match(await page.locator('#station-message').textContent(), /Draft saved/);
@@ -95,7 +97,8 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   await holds(page, 'layout-version', 'textContent', 'version 2');
   await screenshot(page, 'portal-layout-editor');
 
-  // A bad draft: the API's message shown, nothing saved.
+  // A bad draft typed as JSON: the API's message shown, nothing saved.
+  await page.locator('#layout-json summary').click();
   await page.locator('#layout-draft').fill('{"dispensers": "D1"}');
   await page.getByRole('button', { name: 'Save draft' }).click();
   await page.locator('#station-message[data-kind="error"]').waitFor();

@@ -280,7 +280,7 @@
       $('layout-confirmed').textContent = describeLayout(confirmed && confirmed.layout);
       $('layout-draft-state').textContent = layouts.draft ? 'saved ' + when(layouts.draft.created_at) : 'not saved yet: starts from the confirmed layout';
       var start = layouts.draft ? layouts.draft.layout : confirmed ? confirmed.layout : { dispensers: [], storages: [], products: [] };
-      $('layout-draft').value = JSON.stringify(start, null, 2);
+      showDraft(JSON.parse(JSON.stringify(start)));
       $('draft-discard').disabled = !layouts.draft;
     });
   }
@@ -310,13 +310,48 @@
     $('diff-box').hidden = false;
   }
 
-  function draftFromEditor() {
+  /** The draft being edited: the form's object; the JSON box follows it until edited by hand. */
+  var draftModel = null;
+  var jsonEdited = false;
+
+  function syncJson() {
+    $('layout-draft').value = JSON.stringify(draftModel, null, 2);
+    jsonEdited = false;
+  }
+
+  function showDraft(model) {
+    draftModel = model;
+    window.HrsLayoutEditor.render($('layout-form'), draftModel, syncJson);
+    syncJson();
+  }
+
+  $('layout-draft').addEventListener('input', function () {
+    jsonEdited = true;
+  });
+
+  /** The JSON box's text as the draft; undefined (and said) when it is not JSON. */
+  function draftFromJson() {
     try {
       return JSON.parse($('layout-draft').value);
     } catch (e) {
       say(stationMessage, 'The draft is not valid JSON: ' + e.message, 'error');
       return undefined;
     }
+  }
+
+  $('json-apply').addEventListener('click', function () {
+    var parsed = draftFromJson();
+    if (parsed && typeof parsed === 'object' && Array.isArray(parsed.dispensers) && Array.isArray(parsed.storages) && Array.isArray(parsed.products)) {
+      showDraft(parsed);
+      say(stationMessage, 'The form shows the JSON now.', 'ok');
+    } else if (parsed !== undefined) {
+      say(stationMessage, 'The form needs "dispensers", "storages" and "products" lists; save the draft to have the platform say what else is wrong.', 'error');
+    }
+  });
+
+  /** What "Save draft" sends: the JSON box when edited by hand, else the form's draft. */
+  function draftFromEditor() {
+    return jsonEdited ? draftFromJson() : draftModel;
   }
 
   $('draft-save').addEventListener('click', function () {
