@@ -44,9 +44,9 @@ const PUBLIC_OPERATIONS = ['POST /portal/v1/reveal', 'POST /portal/v1/session', 
 /** The portal's public routes that are not operations: the page, its files, and this document's own routes. */
 const NOT_OPERATIONS = [
   'GET /portal/',
+  'GET /portal/layout-editor.js',
   'GET /portal/portal.css',
   'GET /portal/portal.js',
-  'GET /portal/layout-editor.js',
   'GET /portal/registry.css',
   'GET /portal/registry.js',
   'GET /portal/v1/doc/',
