@@ -121,8 +121,17 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   await page.locator('#event-description').fill('Compressor swap');
   await page.getByRole('button', { name: 'Announce' }).click();
   await page.locator('#event-rows td', { hasText: 'Compressor swap' }).waitFor();
-  const events = (await (await get(`${p.url}/v2/hrs/BERLA/events`, TOKENS.export_v2)).json()) as { description: string }[];
-  t.ok(events.some((e) => e.description === 'Compressor swap'), 'export lists it');
+  const events = (await (await get(`${p.url}/v2/hrs/BERLA/events`, TOKENS.export_v2)).json()) as { id: string; description: string }[];
+  const announced = events.find((e) => e.description === 'Compressor swap');
+  t.ok(announced, 'export lists it');
+  // Changed on the page: the form takes the event, the change is a PATCH.
+  await page.getByRole('button', { name: `Change the event ${announced!.id}` }).click();
+  t.equal(await page.locator('#event-starts').inputValue(), '2030-05-01T08:00', 'the form shows the event');
+  await page.locator('#event-description').fill('Compressor swap, both lanes');
+  await page.getByRole('button', { name: 'Save changes' }).click();
+  await page.locator('#event-rows td', { hasText: 'Compressor swap, both lanes' }).waitFor();
+  const changed = (await (await get(`${p.url}/v2/hrs/BERLA/events`, TOKENS.export_v2)).json()) as { id: string; description: string }[];
+  t.equal(changed.find((e) => e.id === announced!.id)!.description, 'Compressor swap, both lanes', 'export shows the change');
 
   // The audit trail shows what was done.
   await page.getByRole('button', { name: 'Audit', exact: true }).click();

@@ -429,8 +429,11 @@
               });
             } })
           : null;
+        var edit = h('button', { type: 'button', class: 'button button-quiet', 'aria-label': 'Change the event ' + e.id, text: 'Change', onclick: function () {
+          editEvent(e);
+        } });
         rows.appendChild(h('tr', {}, [
-          h('td', { text: e.kind }), h('td', { text: when(e.starts_at) }), h('td', { text: when(e.ends_at) }), h('td', { text: e.description }), h('td', {}, [end]),
+          h('td', { text: e.kind }), h('td', { text: when(e.starts_at) }), h('td', { text: when(e.ends_at) }), h('td', { text: e.description }), h('td', {}, [edit, end]),
         ]));
       });
     });
@@ -440,17 +443,57 @@
     return value ? new Date(value).toISOString() : null;
   }
 
+  /** `yyyy-mm-ddThh:mm` in the browser's zone, as a datetime-local field takes it. */
+  function localFromIso(iso) {
+    if (!iso) return '';
+    var d = new Date(iso);
+    var pad = function (n) {
+      return String(n).padStart(2, '0');
+    };
+    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
+  }
+
+  /** The event being changed through the form (null: the form announces a new one). */
+  var editing = null;
+
+  function editEvent(e) {
+    editing = e.id;
+    $('event-kind').value = e.kind;
+    $('event-starts').value = localFromIso(e.starts_at);
+    $('event-ends').value = localFromIso(e.ends_at);
+    $('event-description').value = e.description;
+    $('event-broadcast').checked = false;
+    $('event-broadcast').disabled = true;
+    $('event-submit').textContent = 'Save changes';
+    $('event-kind').focus();
+  }
+
+  function resetEventForm() {
+    editing = null;
+    $('event-form').reset();
+    $('event-broadcast').disabled = false;
+    $('event-submit').textContent = 'Announce';
+  }
+
   $('event-form').addEventListener('submit', function (event) {
     event.preventDefault();
     var starts = isoFromLocal($('event-starts').value);
     if (!starts) return say(stationMessage, 'When does the event start?', 'error');
     var announced = { kind: $('event-kind').value, starts_at: starts, ends_at: isoFromLocal($('event-ends').value), description: $('event-description').value };
+    if (editing) {
+      return api('PATCH', 'stations/' + segment(station.hrs_id) + '/events/' + segment(editing), announced).then(function (result) {
+        if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
+        say(stationMessage, 'Event changed.', 'ok');
+        resetEventForm();
+        loadEvents();
+      });
+    }
     var broadcast = $('event-broadcast').checked;
     var path = broadcast ? 'operators/' + segment(station.operator) + '/events' : 'stations/' + segment(station.hrs_id) + '/events';
     api('POST', path, announced).then(function (result) {
       if (result.status !== 201) return say(stationMessage, problemText(result), 'error');
       say(stationMessage, broadcast ? 'Announced on ' + result.body.hrs_ids.join(', ') + '.' : 'Event announced.', 'ok');
-      $('event-form').reset();
+      resetEventForm();
       loadEvents();
     });
   });
