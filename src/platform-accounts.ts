@@ -74,7 +74,7 @@ async function announceRegistryChange({ tokens, registry, bus, log, redis, confi
   if (reload) await registry.reload();
   const id = randomBytes(12).toString('hex');
   try {
-    const receivers = await bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload, change: id }));
+    const receivers = await bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload, change: id, from: bus.instanceId }));
     const acks = await acknowledged(redis, config.redisPrefix, id, receivers, ACK_TIMEOUT_MS);
     if (acks < receivers) {
       log.warn({ stations: change.hrsIds, receivers, acks }, `registry change not acknowledged by every instance within ${ACK_TIMEOUT_MS} ms: the others apply it as they get to it`);

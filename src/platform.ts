@@ -140,7 +140,9 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   opening.start();
   await bus.on('registry', (message) => {
     tokens.invalidate();
-    const applied = message.registry === false ? Promise.resolve() : registry.reload();
+    // A change this instance made is applied here before it is announced: only the others reload.
+    const mine = message.change !== undefined && message.from === bus.instanceId;
+    const applied = message.registry === false || mine ? Promise.resolve() : registry.reload();
     applied
       .then(() => (message.change ? acknowledgeChange(redis, config.redisPrefix, message.change, bus.instanceId) : undefined))
       .catch((err: unknown) => log.error({ err }, 'reloading the registry failed'));

@@ -54,7 +54,7 @@ const announcedTokenEventSchema = z.object({
 });
 
 export const busMessageSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('registry'), hrs_ids: z.array(z.string()), tokens: z.boolean(), registry: z.boolean().optional(), change: z.string().max(64).optional() }),
+  z.object({ type: z.literal('registry'), hrs_ids: z.array(z.string()), tokens: z.boolean(), registry: z.boolean().optional(), change: z.string().max(64).optional(), from: z.string().max(64).optional() }),
   z.object({ type: z.literal('signals'), from: z.string(), signals: z.array(announcedSignalSchema) }),
   z.object({ type: z.literal('receipts'), from: z.string(), receipts: z.array(announcedReceiptSchema) }),
   z.object({ type: z.literal('tokens'), events: z.array(announcedTokenEventSchema) }),
@@ -70,13 +70,14 @@ export type AnnouncedReceipt = z.infer<typeof announcedReceiptSchema>;
  * The `registry` message, built in one place: these stations changed (and, with `tokens`, tokens too);
  * `registry: false` when nothing but tokens changed.
  */
-export function registryMessage(change: { hrsIds?: readonly string[]; tokens: boolean; registry?: boolean; change?: string }): BusMessageOf<'registry'> {
+export function registryMessage(change: { hrsIds?: readonly string[]; tokens: boolean; registry?: boolean; change?: string; from?: string }): BusMessageOf<'registry'> {
   return {
     type: 'registry',
     hrs_ids: [...(change.hrsIds ?? [])],
     tokens: change.tokens,
     registry: change.registry ?? true,
     ...(change.change ? { change: change.change } : {}),
+    ...(change.from ? { from: change.from } : {}),
   };
 }
 
