@@ -118,6 +118,14 @@ export const envSchema = z
       .positive('must be more than 0')
       .max(60, 'must be at most 60')
       .default(2),
+    HISTORY_RETENTION_DAYS: z.coerce
+      .number({ error: 'must be a number of days' })
+      .int('must be a whole number of days')
+      .min(8, 'must be at least 8')
+      .max(3660, 'must be at most 3660')
+      .default(400),
+    HISTORY_EVERY: seconds(60),
+    HISTORY_LAG: seconds(60),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
   })
@@ -172,6 +180,15 @@ export interface Config {
   databaseTimeoutMs: number;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
+  /** Readings, intervals and roll-ups older than this many days are dropped (HISTORY_RETENTION_DAYS, 400). */
+  historyRetentionDays: number;
+  /** How often the status history is brought up to date (HISTORY_EVERY, a minute). */
+  historyEveryMs: number;
+  /**
+   * How far behind real time the history is materialised (HISTORY_LAG, a minute): a reading is written
+   * with the time it was received, and the write may take a moment to commit.
+   */
+  historyLagMs: number;
   /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */
   importV2RateLimit: number;
   /** Import v1 and v1.1 requests per minute per signal originator, one budget for both (v2's 300 by default). */
@@ -241,6 +258,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseTimeoutMs: env.DATABASE_TIMEOUT * 1000,
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
+    historyRetentionDays: env.HISTORY_RETENTION_DAYS,
+    historyEveryMs: env.HISTORY_EVERY * 1000,
+    historyLagMs: env.HISTORY_LAG * 1000,
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
     importV1RateLimit: env.IMPORT_V1_RATE_LIMIT,
     exportV1RateLimit: env.EXPORT_V1_RATE_LIMIT,

@@ -45,6 +45,7 @@ import { installSandbox, removeSandbox } from './registry/sandbox.js';
 import { TokenStore } from './registry/tokens.js';
 import { accountFamilies } from './platform-accounts.js';
 import { scheduleSandbox } from '../workers/sandbox/schedule.js';
+import { scheduleHistory } from '../workers/history/processor.js';
 import { VERSION } from './version.js';
 
 /**
@@ -312,6 +313,10 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   await scheduleSandbox(served.queues.get(QUEUES.sandbox), parts.config.sandbox).catch((err: unknown) =>
     log.error({ err }, 'scheduling the sandbox simulator failed'),
   );
+  // The status history's jobs (materialiser, roll-up, partitions); never fatal either.
+  await scheduleHistory(served.queues.get(QUEUES.history), parts.config.historyEveryMs).catch((err: unknown) =>
+    log.error({ err }, 'scheduling the status history jobs failed'),
+  );
   served.push.start();
 }
 
@@ -351,7 +356,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
     await wire(parts, served);
     docRoutes(served.server, { config, reference: parts.reference, families: served.families });
     options.routes?.(served.server, { ...parts, families: served.families });
-    workers = options.workers === false ? undefined : startWorkers(config, parts.redis, parts.sql, log);
+    workers = options.workers === false ? undefined : startWorkers(config, parts.redis, parts.sql, log, { stations: () => parts.registry });
   } catch (err) {
     await closeParts(parts);
     throw err;

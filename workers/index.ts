@@ -7,6 +7,9 @@ import { startMailWorker, tokenMailRenderer } from './mail/processor.js';
 import { scheduleSweep } from './mail/outbox.js';
 import { QUEUES, openQueue } from './queues.js';
 import { startSandboxWorker } from './sandbox/processor.js';
+import { startHistoryWorker } from './history/processor.js';
+import { freshnessPolicies } from '../src/domain/history/timeline.js';
+import type { StationLookup } from '../src/domain/stations.js';
 import { Bus } from '../src/infra/bus.js';
 
 export interface Workers {
@@ -14,8 +17,16 @@ export interface Workers {
   close(): Promise<void>;
 }
 
+export interface WorkerPorts {
+  /**
+   * The registry as it is now, for the status history's summary (opening hours, layouts, options).
+   * Without it the history worker does not run here.
+   */
+  stations?: () => StationLookup | Promise<StationLookup>;
+}
+
 /** Starts every BullMQ worker this configuration allows; `close` lets active jobs finish. */
-export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger): Workers {
+export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger, ports: WorkerPorts = {}): Workers {
   const workers: { name: string; close(): Promise<void> }[] = [];
   // Publishes only: simulated sandbox readings and token events reach every instance over the bus.
   const bus = new Bus(redis, config.redisPrefix, log);
@@ -67,6 +78,21 @@ export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger
     log.warn('SMTP_URL is not set: mail jobs stay queued until a worker with SMTP_URL runs');
   }
   workers.push(startCallLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log }));
+  if (ports.stations) {
+    const jobs = {
+      sql,
+      stations: ports.stations,
+      policies: freshnessPolicies({
+        staleAfterMs: config.statusStaleAfterMs,
+        unknownAfterMs: config.statusUnknownAfterMs,
+        pricingStaleAfterMs: config.statusPricingStaleAfterMs,
+      }),
+      lagMs: config.historyLagMs,
+      retentionDays: config.historyRetentionDays,
+    };
+    const history = startHistoryWorker({ redis, redisPrefix: config.redisPrefix, log, jobs });
+    workers.push({ name: history.name, close: () => history.close() });
+  }
   if (config.sandbox) {
     const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });
     workers.push({ name: sandbox.name, close: () => sandbox.close() });

@@ -3,6 +3,8 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/connect.js';
 import { openMigrated } from '../../db/migrate.js';
 import { startWorkers } from '../../workers/index.js';
+import { readRegistryRows } from '../../db/queries/registry.js';
+import { Registry } from '../registry/registry.js';
 import { ConfigError, DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, loadConfig, type Config } from '../config.js';
 import { resetLocal } from '../local/reset.js';
 import { provideServers, serversInUse, type Defaults, type Provided } from '../local/servers.js';
@@ -142,7 +144,13 @@ const COMMANDS: Record<string, Command> = {
       }
       // One warning per Redis outage and one line on recovery, as `hrs serve` logs them.
       watchRedis(redis, log);
-      const workers = startWorkers(config, redis, sql, log);
+      // The status history reads the registry as it is at each run.
+      const registry = new Registry(() => readRegistryRows(sql));
+      const stations = async () => {
+        await registry.reload();
+        return registry;
+      };
+      const workers = startWorkers(config, redis, sql, log, { stations });
       log.info({ workers: workers.names }, 'workers running');
       await untilSignal(log, async () => {
         await workers.close();

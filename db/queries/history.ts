@@ -1,0 +1,243 @@
+import type { Sql, Tx } from '../connect.js';
+import type { HistoryReading, Interval, SeriesState } from '../../src/domain/history/timeline.js';
+import type { Category } from '../../src/domain/vocabulary.js';
+
+/**
+ * The status history's storage (migration 0009): the materialiser's reads and writes, the weekly
+ * partitions, the hourly roll-up. The figures and pages read from it are in history-reads.ts.
+ */
+
+type Db = Sql | Tx;
+export type ProgressName = 'materialized' | 'rolled_up';
+
+/** Serialises the history jobs across workers (one transaction at a time holds it). */
+export async function lockHistory(tx: Tx): Promise<void> {
+  await tx`SELECT pg_advisory_xact_lock(hashtext('hrs history'))`;
+}
+
+export async function progress(db: Db, name: ProgressName): Promise<Date | null> {
+  const [row] = await db<{ until: Date }[]>`SELECT until FROM history_progress WHERE name = ${name}`;
+  return row?.until ?? null;
+}
+
+export async function setProgress(db: Db, name: ProgressName, until: Date): Promise<void> {
+  await db`INSERT INTO history_progress (name, until) VALUES (${name}, ${until})
+    ON CONFLICT (name) DO UPDATE SET until = EXCLUDED.until`;
+}
+
+/** The receipt time of the oldest reading kept, or null: where a first materialisation starts. */
+export async function firstReceipt(db: Db): Promise<Date | null> {
+  const [row] = await db<{ at: Date | null }[]>`SELECT min(received_at) AS at FROM signal_history`;
+  return row?.at ?? null;
+}
+
+/**
+ * The live readings received in (from, to], in receipt order; the payload of availability readings
+ * only. Readings are measured at most 5 minutes before and 30 seconds after receipt (import's rules),
+ * which bounds the partitions read.
+ */
+export async function readingsReceived(db: Db, from: Date, to: Date): Promise<HistoryReading[]> {
+  const rows = await db<{ h: string; c: Category; o: string; m: Date; r: Date; p: Record<string, unknown> | null }[]>`
+    SELECT hrs_id AS h, category AS c, originator_id AS o, measured_at AS m, received_at AS r,
+      CASE WHEN category = 'availability' THEN payload END AS p
+    FROM signal_history
+    WHERE received_at > ${from} AND received_at <= ${to}
+      AND measured_at > ${new Date(from.getTime() - 10 * 60_000)} AND measured_at <= ${new Date(to.getTime() + 60_000)}
+    ORDER BY received_at, id`;
+  return rows.map((row) => ({ hrsId: row.h, category: row.c, originatorId: row.o, measuredAt: row.m.getTime(), receivedAt: row.r.getTime(), payload: row.p }));
+}
+
+/** Stations with a series due to change by `until` without a reading. */
+export async function dueStations(db: Db, until: Date): Promise<string[]> {
+  const rows = await db<{ hrs_id: string }[]>`SELECT DISTINCT hrs_id FROM history_series WHERE next_due <= ${until}`;
+  return rows.map((row) => row.hrs_id);
+}
+
+/** Every series of these stations, grouped by station. */
+export async function seriesOf(db: Db, hrsIds: readonly string[]): Promise<Map<string, SeriesState[]>> {
+  const out = new Map<string, SeriesState[]>();
+  if (hrsIds.length === 0) return out;
+  const rows = await db<
+    {
+      hrs_id: string;
+      series: string;
+      state: string;
+      reason: string | null;
+      originator_id: string | null;
+      since: Date;
+      measured_at: Date | null;
+      received_at: Date | null;
+      payload: Record<string, unknown> | null;
+      next_due: Date | null;
+    }[]
+  >`SELECT * FROM history_series WHERE hrs_id IN (SELECT unnest(${hrsIds as string[]}::text[]))`;
+  for (const row of rows) {
+    const list = out.get(row.hrs_id) ?? [];
+    list.push({
+      hrsId: row.hrs_id,
+      series: row.series,
+      state: row.state,
+      reason: row.reason,
+      originatorId: row.originator_id,
+      since: row.since.getTime(),
+      measuredAt: row.measured_at?.getTime() ?? null,
+      receivedAt: row.received_at?.getTime() ?? null,
+      payload: row.payload,
+      nextDue: row.next_due?.getTime() ?? null,
+    });
+    out.set(row.hrs_id, list);
+  }
+  return out;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/**
+ * Stores a replay: the closed intervals (those of a station removed meanwhile are dropped), the series
+ * as they now stand, and the series that ended. Intervals already stored are left as they are, so a
+ * replay stored twice changes nothing.
+ */
+export async function storeReplay(
+  tx: Tx,
+  result: { intervals: readonly Interval[]; changed: readonly SeriesState[]; removed: readonly { hrsId: string; series: string }[] },
+): Promise<void> {
+  if (result.intervals.length > 0) {
+    const doc = JSON.stringify(
+      result.intervals.map((i) => ({ h: i.hrsId, s: i.series, st: i.state, r: i.reason, o: i.originatorId, a: iso(i.startsAt), e: iso(i.endsAt), n: iso(i.since) })),
+    );
+    await tx`
+      INSERT INTO status_intervals (hrs_id, series, state, reason, originator_id, starts_at, ends_at, since)
+      SELECT i.h, i.s, i.st, i.r, i.o, i.a, i.e, i.n
+      FROM jsonb_to_recordset(${doc}::text::jsonb) AS i(h text, s text, st text, r text, o text, a timestamptz, e timestamptz, n timestamptz)
+      WHERE EXISTS (SELECT 1 FROM stations WHERE stations.hrs_id = i.h)
+      ON CONFLICT DO NOTHING`;
+  }
+  if (result.changed.length > 0) {
+    const doc = JSON.stringify(
+      result.changed.map((s) => ({
+        h: s.hrsId,
+        s: s.series,
+        st: s.state,
+        r: s.reason,
+        o: s.originatorId,
+        n: iso(s.since),
+        m: iso(s.measuredAt),
+        rc: iso(s.receivedAt),
+        p: s.payload,
+        d: iso(s.nextDue),
+      })),
+    );
+    await tx`
+      INSERT INTO history_series (hrs_id, series, state, reason, originator_id, since, measured_at, received_at, payload, next_due)
+      SELECT i.h, i.s, i.st, i.r, i.o, i.n, i.m, i.rc, i.p, i.d
+      FROM jsonb_to_recordset(${doc}::text::jsonb)
+        AS i(h text, s text, st text, r text, o text, n timestamptz, m timestamptz, rc timestamptz, p jsonb, d timestamptz)
+      WHERE EXISTS (SELECT 1 FROM stations WHERE stations.hrs_id = i.h)
+      ON CONFLICT (hrs_id, series) DO UPDATE SET state = EXCLUDED.state, reason = EXCLUDED.reason,
+        originator_id = EXCLUDED.originator_id, since = EXCLUDED.since, measured_at = EXCLUDED.measured_at,
+        received_at = EXCLUDED.received_at, payload = EXCLUDED.payload, next_due = EXCLUDED.next_due`;
+  }
+  for (const { hrsId, series } of result.removed) {
+    await tx`DELETE FROM history_series WHERE hrs_id = ${hrsId} AND series = ${series}`;
+  }
+}
+
+/* ---- Partitions --------------------------------------------------------------------------------- */
+
+export const PARTITIONED = { signal_history: 'measured_at', status_intervals: 'starts_at' } as const;
+export type PartitionedTable = keyof typeof PARTITIONED;
+
+/** Creates the weekly partitions of both tables for every week overlapping [from, to); returns how many. */
+export async function createPartitions(db: Db, from: Date, to: Date): Promise<number> {
+  let created = 0;
+  for (const [table, key] of Object.entries(PARTITIONED)) {
+    const [row] = await db<{ n: number }[]>`SELECT hrs_create_week_partitions(${table}::regclass, ${key}, ${from}, ${to}) AS n`;
+    created += row!.n;
+  }
+  return created;
+}
+
+export interface PartitionInfo {
+  table: PartitionedTable;
+  name: string;
+  /** null: the DEFAULT partition. */
+  from: Date | null;
+  to: Date | null;
+}
+
+/** Every partition of both tables, with its bounds. */
+export async function partitions(db: Db): Promise<PartitionInfo[]> {
+  const rows = await db<{ parent: PartitionedTable; name: string; bound: string }[]>`
+    SELECT parent.relname AS parent, child.relname AS name, pg_get_expr(child.relpartbound, child.oid) AS bound
+    FROM pg_inherits JOIN pg_class parent ON parent.oid = pg_inherits.inhparent JOIN pg_class child ON child.oid = pg_inherits.inhrelid
+    WHERE parent.relname IN ('signal_history', 'status_intervals')
+    ORDER BY parent.relname, child.relname`;
+  return rows.map((row) => {
+    const m = /FROM \('([^']+)'\) TO \('([^']+)'\)/.exec(row.bound);
+    return { table: row.parent, name: row.name, from: m ? new Date(m[1]!) : null, to: m ? new Date(m[2]!) : null };
+  });
+}
+
+/**
+ * Drops the partitions that end at or before `cutoff` and deletes older rows from the DEFAULT
+ * partitions and the roll-ups; returns the dropped partitions' names.
+ */
+export async function dropBefore(tx: Tx, cutoff: Date): Promise<string[]> {
+  const dropped: string[] = [];
+  for (const p of await partitions(tx)) {
+    if (p.to === null || p.to.getTime() > cutoff.getTime()) continue;
+    await tx`DROP TABLE ${tx(p.name)}`;
+    dropped.push(p.name);
+  }
+  await tx`DELETE FROM signal_history_default WHERE measured_at < ${cutoff}`;
+  await tx`DELETE FROM status_intervals_default WHERE starts_at < ${cutoff}`;
+  await tx`DELETE FROM history_hourly WHERE hour < ${cutoff}`;
+  return dropped;
+}
+
+/* ---- Roll-up ------------------------------------------------------------------------------------ */
+
+/**
+ * Rolls up the hours [from, to) (whole hours, not after the materialised time): per series (and, for
+ * freshness, per sender) the milliseconds in each state, the readings received and the gaps (unknown
+ * intervals) begun. Replaces what those hours held, so a roll-up run twice gives the same rows.
+ * Returns how many rows it wrote.
+ */
+export async function rollUp(tx: Tx, from: Date, to: Date): Promise<number> {
+  if (to <= from) return 0;
+  await tx`DELETE FROM history_hourly WHERE hour >= ${from} AND hour < ${to}`;
+  const states = await tx`
+    WITH hours AS (
+      SELECT generate_series(${from}::timestamptz, ${to}::timestamptz - interval '1 hour', interval '1 hour') AS hour
+    ), pieces AS (
+      SELECT hrs_id, series, state, coalesce(originator_id, '') AS o, starts_at AS s, ends_at AS e, since
+      FROM status_intervals
+      WHERE starts_at >= date_trunc('day', ${from}::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AND starts_at < ${to} AND ends_at > ${from}
+      UNION ALL
+      SELECT hrs_id, series, state, coalesce(originator_id, ''), since, 'infinity'::timestamptz, since
+      FROM history_series WHERE since < ${to}
+    ), parts AS (
+      SELECT p.hrs_id, p.series, CASE WHEN p.series LIKE 'option:%' THEN '' ELSE p.o END AS o, h.hour, p.state,
+        (extract(epoch FROM least(p.e, h.hour + interval '1 hour') - greatest(p.s, h.hour)) * 1000)::bigint AS ms,
+        (p.s = p.since AND p.since >= h.hour AND p.since < h.hour + interval '1 hour' AND p.state = 'unknown'
+          AND p.series IN ('availability', 'usage')) AS gap
+      FROM pieces p JOIN hours h ON p.s < h.hour + interval '1 hour' AND p.e > h.hour
+    )
+    INSERT INTO history_hourly (hrs_id, series, originator_id, hour, fresh_ms, stale_ms, unknown_ms, available_ms, limited_ms, unavailable_ms, closed_ms, gaps)
+    SELECT hrs_id, series, o, hour,
+      coalesce(sum(ms) FILTER (WHERE state = 'fresh'), 0), coalesce(sum(ms) FILTER (WHERE state = 'stale'), 0),
+      coalesce(sum(ms) FILTER (WHERE state IN ('unknown', 'UNKNOWN')), 0), coalesce(sum(ms) FILTER (WHERE state = 'AVAILABLE'), 0),
+      coalesce(sum(ms) FILTER (WHERE state = 'LIMITEDLY_AVAILABLE'), 0), coalesce(sum(ms) FILTER (WHERE state = 'UNAVAILABLE'), 0),
+      coalesce(sum(ms) FILTER (WHERE state = 'CLOSED'), 0), count(*) FILTER (WHERE gap)
+    FROM parts WHERE ms > 0
+    GROUP BY hrs_id, series, o, hour`;
+  const readings = await tx`
+    INSERT INTO history_hourly AS h (hrs_id, series, originator_id, hour, readings)
+    SELECT hrs_id, category, originator_id, date_trunc('hour', received_at), count(*)
+    FROM signal_history
+    WHERE received_at >= ${from} AND received_at < ${to}
+      AND measured_at > ${new Date(from.getTime() - 10 * 60_000)} AND measured_at < ${new Date(to.getTime() + 60_000)}
+    GROUP BY 1, 2, 3, 4
+    ON CONFLICT (hrs_id, series, hour, originator_id) DO UPDATE SET readings = EXCLUDED.readings`;
+  return states.count + readings.count;
+}

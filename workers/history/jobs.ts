@@ -1,0 +1,132 @@
+import type { Sql } from '../../db/connect.js';
+import {
+  createPartitions,
+  dropBefore,
+  dueStations,
+  firstReceipt,
+  lockHistory,
+  progress,
+  readingsReceived,
+  rollUp,
+  seriesOf,
+  setProgress,
+  storeReplay,
+} from '../../db/queries/history.js';
+import { replay, type FreshnessPolicy, type HistoryReading } from '../../src/domain/history/timeline.js';
+import type { StationLookup } from '../../src/domain/stations.js';
+import type { Category } from '../../src/domain/vocabulary.js';
+
+/**
+ * The status history's three jobs (workers/history/processor.ts runs them on a schedule):
+ * - `materialize`: replays the readings received since the last run into intervals
+ *   (src/domain/history/timeline.ts), up to HISTORY_LAG before now;
+ * - `rollUpHours`: the hourly roll-ups of every complete hour materialised since;
+ * - `maintainPartitions`: weekly partitions four weeks ahead, those past the retention dropped.
+ * Each step is one transaction under one advisory lock, so workers on several machines take turns and
+ * a step that fails leaves nothing half done; the next run starts where the last one committed.
+ */
+
+export interface HistoryJobs {
+  sql: Sql;
+  /** The registry as it is now (opening hours, layouts, fuelling options). */
+  stations: () => StationLookup | Promise<StationLookup>;
+  policies: Record<Category, FreshnessPolicy>;
+  lagMs: number;
+  retentionDays: number;
+  now?: () => number;
+}
+
+const HOUR_MS = 3_600_000;
+/** At most this much receipt time per transaction: a backlog is worked off in steps. */
+const STEP_MS = HOUR_MS;
+const floorHour = (ms: number) => Math.floor(ms / HOUR_MS) * HOUR_MS;
+
+export interface MaterializeResult {
+  from: Date | null;
+  until: Date | null;
+  readings: number;
+  intervals: number;
+  steps: number;
+}
+
+/** Brings the intervals up to `now - lagMs`; resolves to what it did. */
+export async function materialize(jobs: HistoryJobs, maxSteps = 1000): Promise<MaterializeResult> {
+  const target = (jobs.now ?? Date.now)() - jobs.lagMs;
+  const out: MaterializeResult = { from: null, until: null, readings: 0, intervals: 0, steps: 0 };
+  const stations = await jobs.stations();
+  while (out.steps < maxSteps) {
+    const done = await jobs.sql.begin(async (tx) => {
+      await lockHistory(tx);
+      let from = (await progress(tx, 'materialized'))?.getTime();
+      if (from === undefined) from = ((await firstReceipt(tx))?.getTime() ?? target) - 1;
+      if (from >= target) return true;
+      const to = Math.min(from + STEP_MS, target);
+      const readings = await readingsReceived(tx, new Date(from), new Date(to));
+      const byStation = new Map<string, HistoryReading[]>();
+      for (const reading of readings) {
+        const list = byStation.get(reading.hrsId);
+        if (list) list.push(reading);
+        else byStation.set(reading.hrsId, [reading]);
+      }
+      const ids = new Set([...byStation.keys(), ...(await dueStations(tx, new Date(to)))]);
+      const states = await seriesOf(tx, [...ids]);
+      const result = replay(stations, jobs.policies, states, byStation, to);
+      await storeReplay(tx, result);
+      await setProgress(tx, 'materialized', new Date(to));
+      out.from ??= new Date(from);
+      out.until = new Date(to);
+      out.readings += readings.length;
+      out.intervals += result.intervals.length;
+      return to >= target;
+    });
+    out.steps++;
+    if (done) break;
+  }
+  return out;
+}
+
+export interface RollUpResult {
+  from: Date | null;
+  until: Date | null;
+  rows: number;
+}
+
+/** Rolls up every complete hour materialised and not yet rolled up (a day at most per transaction). */
+export async function rollUpHours(jobs: HistoryJobs, maxSteps = 1000): Promise<RollUpResult> {
+  const out: RollUpResult = { from: null, until: null, rows: 0 };
+  for (let step = 0; step < maxSteps; step++) {
+    const done = await jobs.sql.begin(async (tx) => {
+      await lockHistory(tx);
+      const materialized = await progress(tx, 'materialized');
+      if (materialized === null) return true;
+      const end = floorHour(materialized.getTime());
+      let from = (await progress(tx, 'rolled_up'))?.getTime();
+      if (from === undefined) from = floorHour((await firstReceipt(tx))?.getTime() ?? end);
+      if (from >= end) return true;
+      const to = Math.min(end, from + 24 * HOUR_MS);
+      out.rows += await rollUp(tx, new Date(from), new Date(to));
+      await setProgress(tx, 'rolled_up', new Date(to));
+      out.from ??= new Date(from);
+      out.until = new Date(to);
+      return to >= end;
+    });
+    if (done) break;
+  }
+  return out;
+}
+
+export interface PartitionResult {
+  created: number;
+  dropped: string[];
+}
+
+/** Creates the partitions from a week back to four weeks ahead; drops what the retention lets go. */
+export async function maintainPartitions(jobs: HistoryJobs): Promise<PartitionResult> {
+  const now = (jobs.now ?? Date.now)();
+  return jobs.sql.begin(async (tx) => {
+    await lockHistory(tx);
+    const created = await createPartitions(tx, new Date(now - 7 * 24 * HOUR_MS), new Date(now + 28 * 24 * HOUR_MS));
+    const dropped = await dropBefore(tx, new Date(now - jobs.retentionDays * 24 * HOUR_MS));
+    return { created, dropped };
+  });
+}
