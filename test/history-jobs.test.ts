@@ -1,0 +1,150 @@
+import t from 'tap';
+import { partitions } from '../db/queries/history.js';
+import { storeTransmissions, type StoredTransmission } from '../db/queries/signals.js';
+import { readRegistryRows } from '../db/queries/registry.js';
+import { freshnessPolicies } from '../src/domain/history/timeline.js';
+import { Registry } from '../src/registry/registry.js';
+import { loadFixture } from '../src/registry/file/load.js';
+import { maintainPartitions, materialize, rollUpHours, type HistoryJobs } from '../workers/history/jobs.js';
+import { baseFixture, berlaAssignments } from './helpers/fixtures.js';
+import { freshDatabase } from './helpers/platform.js';
+import type { Sql } from '../db/connect.js';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const policies = freshnessPolicies({ staleAfterMs: 5 * MIN, unknownAfterMs: 30 * MIN, pricingStaleAfterMs: 25 * HOUR });
+
+async function setUp(t: Tap.Test) {
+  const { sql } = await freshDatabase(t);
+  const fixture = baseFixture();
+  await loadFixture(sql, { ...fixture, assignments: berlaAssignments() }, { baseDir: '.' });
+  const registry = new Registry(() => readRegistryRows(sql));
+  await registry.reload();
+  let clock = Date.now();
+  const jobs: HistoryJobs = { sql, stations: () => registry, policies, lagMs: MIN, retentionDays: 400, now: () => clock };
+  return { sql, jobs, setClock: (ms: number) => (clock = ms) };
+}
+
+const reading = (category: string, measuredAt: number, receivedAt: number, payload: Record<string, unknown> = {}): StoredTransmission => ({
+  originatorId: 'mon-1',
+  hrsId: 'BERLA',
+  category,
+  state: 'live',
+  measuredAt: new Date(measuredAt),
+  receivedAt: new Date(receivedAt),
+  transmissionId: null,
+  payload,
+});
+
+const nozzles = (n1: boolean) => ({ station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: n1 }, { id: 'N2', available: false }] });
+
+async function intervals(sql: Sql, series: string) {
+  return sql<{ state: string; starts_at: Date; ends_at: Date }[]>`
+    SELECT state, starts_at, ends_at FROM status_intervals WHERE hrs_id = 'BERLA' AND series = ${series} ORDER BY starts_at`;
+}
+
+t.test('materialised in steps on a simulated clock: intervals exact, the open one in history_series', async (t) => {
+  const { sql, jobs, setClock } = await setUp(t);
+  // 04:00 UTC yesterday: three hours without a midnight in them.
+  const base = Math.floor(Date.now() / (24 * HOUR)) * 24 * HOUR - 20 * HOUR;
+  await storeTransmissions(sql, [reading('availability', base, base + 1000, nozzles(true))]);
+  await storeTransmissions(sql, [reading('availability', base + 40 * MIN, base + 40 * MIN + 200, nozzles(false))]);
+  await storeTransmissions(sql, [reading('usage', base + 10 * MIN, base + 10 * MIN + 300, { nozzles: [] })]);
+
+  setClock(base + 20 * MIN + MIN); // materialised up to base + 20 min
+  const first = await materialize(jobs);
+  t.equal(first.until!.getTime(), base + 20 * MIN);
+  t.equal(first.readings, 2);
+  setClock(base + 3 * HOUR + MIN);
+  const second = await materialize(jobs);
+  t.equal(second.until!.getTime(), base + 3 * HOUR);
+  t.equal(second.steps, 3, 'an hour of receipts per transaction');
+
+  const availability = (await intervals(sql, 'availability')).map((r) => [r.state, r.starts_at.getTime() - base, r.ends_at.getTime() - base]);
+  t.same(availability, [
+    ['fresh', 1000, 5 * MIN],
+    ['stale', 5 * MIN, 30 * MIN],
+    ['unknown', 30 * MIN, 40 * MIN + 200],
+    ['fresh', 40 * MIN + 200, 45 * MIN],
+    ['stale', 45 * MIN, 70 * MIN],
+  ]);
+  const [open] = await sql<{ state: string; since: Date; next_due: Date | null }[]>`
+    SELECT state, since, next_due FROM history_series WHERE hrs_id = 'BERLA' AND series = 'availability'`;
+  t.equal(open!.state, 'unknown');
+  t.equal(open!.since.getTime(), base + 70 * MIN);
+  t.equal(open!.next_due, null, 'nothing due until the next reading');
+  const option = (await intervals(sql, 'option:700ld')).map((r) => [r.state, r.starts_at.getTime() - base, r.ends_at.getTime() - base]);
+  t.same(option, [
+    ['AVAILABLE', 1000, 30 * MIN],
+    ['UNKNOWN', 30 * MIN, 40 * MIN + 200],
+    ['UNAVAILABLE', 40 * MIN + 200, 70 * MIN],
+  ]);
+  const usage = (await intervals(sql, 'usage')).map((r) => r.state);
+  t.same(usage, ['fresh', 'stale']);
+
+  t.same(await materialize(jobs), { from: null, until: null, readings: 0, intervals: 0, steps: 1 }, 'nothing left to do');
+
+  // Roll-ups equal the raw computation over the intervals, hour by hour.
+  const rolled = await rollUpHours(jobs);
+  t.equal(rolled.until!.getTime(), base + 3 * HOUR, 'every complete hour materialised');
+  const hourly = await sql<{ hour: Date; fresh_ms: number; stale_ms: number; unknown_ms: number; readings: number; gaps: number }[]>`
+    SELECT hour, fresh_ms, stale_ms, unknown_ms, readings, gaps FROM history_hourly WHERE hrs_id = 'BERLA' AND series = 'availability' ORDER BY hour`;
+  t.same(
+    hourly.map((h) => [h.hour.getTime() - base, h.fresh_ms, h.stale_ms, h.unknown_ms, h.readings, h.gaps]),
+    [
+      [0, 5 * MIN - 1000 + 5 * MIN - 200, 25 * MIN + 15 * MIN, 10 * MIN + 200, 2, 1],
+      [HOUR, 0, 10 * MIN, 50 * MIN, 0, 1],
+      [2 * HOUR, 0, 0, HOUR, 0, 0],
+    ].map(([h, f, s, u, r, g]) => [h, f, s, u, r, g]),
+  );
+  const raw = await sql<{ state: string; ms: number }[]>`
+    WITH pieces AS (
+      SELECT state, starts_at AS s, ends_at AS e FROM status_intervals WHERE hrs_id = 'BERLA' AND series = 'option:350ld'
+      UNION ALL SELECT state, since, ${new Date(base + 3 * HOUR)} FROM history_series WHERE hrs_id = 'BERLA' AND series = 'option:350ld'
+    )
+    SELECT state, sum(extract(epoch FROM e - s) * 1000)::int AS ms FROM pieces GROUP BY state ORDER BY state`;
+  const sums = await sql<{ available: number; unavailable: number; unknown: number }[]>`
+    SELECT sum(available_ms)::int AS available, sum(unavailable_ms)::int AS unavailable, sum(unknown_ms)::int AS unknown
+    FROM history_hourly WHERE hrs_id = 'BERLA' AND series = 'option:350ld'`;
+  const rawBy = Object.fromEntries(raw.map((r) => [r.state, r.ms]));
+  t.same([sums[0]!.available, sums[0]!.unavailable, sums[0]!.unknown], [rawBy.AVAILABLE ?? 0, rawBy.UNAVAILABLE ?? 0, rawBy.UNKNOWN ?? 0], 'roll-ups add up to the raw intervals');
+  t.same(await rollUpHours(jobs), { from: null, until: null, rows: 0 }, 'rolling up again does nothing');
+});
+
+t.test('partitions: created weeks ahead, a stray row moved out of DEFAULT, dropped after the retention', async (t) => {
+  const { sql, jobs, setClock } = await setUp(t);
+  const now = Date.now();
+  setClock(now);
+  await maintainPartitions(jobs);
+  const weeks = (await partitions(sql)).filter((p) => p.table === 'signal_history' && p.to !== null);
+  t.ok(weeks.some((p) => p.to!.getTime() >= now + 27 * 24 * HOUR), 'four weeks ahead');
+  t.ok(weeks.every((p) => p.to!.getTime() - p.from!.getTime() === 7 * 24 * HOUR), 'a week each');
+  t.ok(weeks.every((p) => new Date(p.from!).getUTCDay() === 1 && p.from!.getUTCHours() === 0), 'starting Mondays 00:00 UTC');
+
+  // A reading beyond every partition lands in DEFAULT; the week's partition takes it when created.
+  const far = now + 60 * 24 * HOUR;
+  await storeTransmissions(sql, [reading('availability', far, far, nozzles(true))]);
+  const where = async () => (await sql<{ t: string }[]>`SELECT tableoid::regclass::text AS t FROM signal_history WHERE measured_at = ${new Date(far)}`)[0]!.t;
+  t.equal(await where(), 'signal_history_default');
+  setClock(far);
+  const { created } = await maintainPartitions(jobs);
+  t.ok(created > 0);
+  t.match(await where(), /^signal_history_w\d{8}$/, 'moved into its week');
+
+  // 410 days later (the retention is 400) this week is gone, with its rows.
+  await storeTransmissions(sql, [reading('availability', now - MIN, now, nozzles(true))]);
+  setClock(now + 410 * 24 * HOUR);
+  const before = await partitions(sql);
+  const { dropped } = await maintainPartitions(jobs);
+  const cutoff = now + 10 * 24 * HOUR;
+  t.same(
+    dropped.sort(),
+    before.filter((p) => p.to !== null && p.to.getTime() <= cutoff).map((p) => p.name).sort(),
+    'exactly the partitions that end before the retention',
+  );
+  t.ok(dropped.some((name) => name.startsWith('signal_history_w')) && dropped.some((name) => name.startsWith('status_intervals_w')));
+  const [left] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM signal_history WHERE measured_at < ${new Date(now + HOUR)}`;
+  t.equal(left!.n, 0, 'no reading older than the retention is left');
+  const [kept] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM signal_history WHERE measured_at = ${new Date(far)}`;
+  t.equal(kept!.n, 1, 'newer ones stay');
+});
