@@ -223,7 +223,10 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening,
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
   };
-  const exportV2 = exportV2Api(server, { sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl });
+  const exportV2 = exportV2Api(server, {
+    sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl,
+    stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays,
+  });
   const families: Families = {
     root: ROOT_AREA,
     import_v1: importV1Api(server, legacyImport),

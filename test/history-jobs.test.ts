@@ -14,7 +14,7 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const policies = freshnessPolicies({ staleAfterMs: 5 * MIN, unknownAfterMs: 30 * MIN, pricingStaleAfterMs: 25 * HOUR });
 
-async function setUp(t: Tap.Test) {
+async function setUp(t: Parameters<typeof freshDatabase>[0]) {
   const { sql } = await freshDatabase(t);
   const fixture = baseFixture();
   await loadFixture(sql, { ...fixture, assignments: berlaAssignments() }, { baseDir: '.' });

@@ -10,6 +10,7 @@ import { fuellingOptionsV2, vehicleTypes } from '../reference.js';
 import { exportV2Family } from './family.js';
 import { stationRoutes } from './stations.js';
 import { statusRoutes, type StatusSource } from './status.js';
+import { historyRoutes } from './history.js';
 
 export interface ExportV2Deps {
   sql: Sql;
@@ -20,6 +21,11 @@ export interface ExportV2Deps {
   reference: ReferenceData;
   status: StatusSource;
   baseUrl: () => string;
+  /** The registry (the history extension: which stations exist, their options and layouts). */
+  stations: StationLookup;
+  /** STATUS_UNKNOWN_AFTER and HISTORY_RETENTION_DAYS, for the history extension. */
+  unknownAfterMs: number;
+  retentionDays: number;
 }
 
 export interface ExportV2Api {
@@ -30,7 +36,7 @@ export interface ExportV2Api {
   stationsChanged(changed: ReadonlySet<string>, stations: StationLookup): void;
 }
 
-/** Export v2: its family (./family.ts), the reference lists, live status and station records. */
+/** Export v2: its family (./family.ts), the reference lists, live status, station records and the history extension. */
 export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api {
   const family = exportV2Family(deps);
   const authenticate = family.auth!;
@@ -40,5 +46,6 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   server.route({ family, method: 'GET', path: '/v2/vehicle-type', handler: () => vehicles });
   statusRoutes(server, family, deps.status);
   const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl });
+  historyRoutes(server, family, deps);
   return { family, authenticate, stationsChanged: stations.stationsChanged };
 }

@@ -1,0 +1,110 @@
+import type { Sql } from '../../../db/connect.js';
+import { isPeriod } from '../../domain/history/figures.js';
+import { isSandboxId } from '../../domain/sandbox.js';
+import type { StationLookup } from '../../domain/stations.js';
+import { isCategory } from '../../domain/vocabulary.js';
+import { httpDate, ifModifiedSince } from '../../http/dates.js';
+import { HttpError, JSON_TYPE, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import { HOUR_MS } from '../../domain/history/figures.js';
+import { MAX_PAGE_MS, historyEnds, historyPage, reliability } from '../history.js';
+import { unknownStation } from './stations.js';
+
+/**
+ * The export v2 extension beyond the specification: `GET /v2/hrs/{hrs_id}/reliability` and
+ * `GET /v2/hrs/{hrs_id}/history` (src/api/history.ts computes them). Both answer from the history up
+ * to the end of the last complete hour rolled up, which is their `Last-Modified`: an answer changes
+ * once an hour at most, and `If-Modified-Since` gets a 304 until then.
+ */
+
+export interface HistoryRouteDeps {
+  sql: Sql;
+  stations: StationLookup;
+  unknownAfterMs: number;
+  baseUrl: () => string;
+  /** How many days of history are kept (HISTORY_RETENTION_DAYS): no `previous` page before them. */
+  retentionDays: number;
+}
+
+const invalid = (detail: string) => new HttpError(400, 'invalid_parameter', detail);
+
+export function historyRoutes(server: HttpServer, family: Family, deps: HistoryRouteDeps): void {
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/reliability', handler: (req) => reliabilityReply(deps, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/history', handler: (req) => historyReply(deps, req) });
+}
+
+function station(deps: HistoryRouteDeps, req: Request): string {
+  const hrsId = req.params.hrs_id!;
+  // The export v1.1 sandbox's stations are not export v2's.
+  if (isSandboxId(hrsId) || deps.stations.station(hrsId) === undefined) throw unknownStation(hrsId);
+  return hrsId;
+}
+
+function only(req: Request, allowed: readonly string[]): void {
+  const unknown = [...new Set(req.query.keys())].filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(', ')}; this path takes ${allowed.join(', ')}.`);
+  for (const name of allowed) if (req.query.getAll(name).length > 1) throw invalid(`${name}: give it once.`);
+}
+
+const headersFor = (modifiedMs: number) => ({ 'Content-Type': JSON_TYPE, 'Last-Modified': httpDate(Math.floor(modifiedMs / 1000)), 'Cache-Control': 'no-cache' });
+const notModified = (modifiedMs: number): Reply => ({ status: 304, headers: { 'Last-Modified': httpDate(Math.floor(modifiedMs / 1000)), 'Cache-Control': 'no-cache' } });
+
+async function reliabilityReply(deps: HistoryRouteDeps, req: Request): Promise<Reply> {
+  const hrsId = station(deps, req);
+  only(req, ['period']);
+  const period = req.query.get('period') ?? '24h';
+  if (!isPeriod(period)) throw invalid('period: must be one of 24h, 7d, 30d.');
+  const { hour } = await historyEnds(deps.sql);
+  const since = ifModifiedSince(req);
+  if (since !== undefined && Math.floor(hour / 1000) <= since) return notModified(hour);
+  const body = await reliability(deps, hrsId, period, hour);
+  return { status: 200, headers: headersFor(hour), body: JSON.stringify(body) };
+}
+
+/** An instant parameter: ISO 8601 with an offset (or Z). */
+function instant(req: Request, name: string): number | undefined {
+  const text = req.query.get(name);
+  if (text === null) return undefined;
+  const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/.test(text) ? Date.parse(text) : Number.NaN;
+  if (Number.isNaN(ms)) throw invalid(`${name}: must be a date and time in ISO 8601 with an offset, e.g. 2026-11-24T08:00:00Z.`);
+  return ms;
+}
+
+async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply> {
+  const hrsId = station(deps, req);
+  only(req, ['category', 'from', 'to']);
+  const category = req.query.get('category');
+  if (category === null || !isCategory(category)) throw invalid('category: must be one of availability, usage, hydrogen-storage, pricing.');
+  const { hour } = await historyEnds(deps.sql);
+  const from = instant(req, 'from') ?? hour - 24 * HOUR_MS;
+  const asked = instant(req, 'to') ?? Math.min(from + MAX_PAGE_MS, hour);
+  if (asked <= from) throw invalid('to: must be after from.');
+  if (asked - from > MAX_PAGE_MS) throw invalid('to: a page covers at most 7 days after from.');
+  if (from >= hour) throw invalid(`from: the history is published up to ${new Date(hour).toISOString()} (the end of the last complete hour); ask for an earlier from.`);
+  const to = Math.min(asked, hour);
+  // The page is final once the hour its end falls in is published.
+  const modified = Math.min(hour, Math.ceil(to / HOUR_MS) * HOUR_MS);
+  const since = ifModifiedSince(req);
+  if (since !== undefined && Math.floor(modified / 1000) <= since) return notModified(modified);
+  const page = await historyPage(deps, hrsId, category, from, to);
+  const length = asked - from;
+  const link = (a: number, b: number) =>
+    `${deps.baseUrl()}/v2/hrs/${hrsId}/history?category=${category}&from=${encodeURIComponent(new Date(a).toISOString())}&to=${encodeURIComponent(new Date(b).toISOString())}`;
+  const next = page.continueFrom !== null ? link(page.continueFrom, asked) : to < hour ? link(to, to + length) : null;
+  const kept = Date.now() - deps.retentionDays * 24 * HOUR_MS;
+  const previous = from - length >= kept ? link(from - length, from) : null;
+  const body = {
+    hrs_id: hrsId,
+    category,
+    from: new Date(from).toISOString(),
+    to: new Date(to).toISOString(),
+    intervals: page.intervals,
+    fuelling_options: page.fuelling_options,
+    readings: page.readings,
+    next,
+    previous,
+  };
+  return { status: 200, headers: headersFor(modified), body: JSON.stringify(body) };
+}
