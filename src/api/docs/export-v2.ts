@@ -5,6 +5,8 @@ import { streamStatusOperation } from './export-v2/push.js';
 import { listFuelTypesOperation, listVehicleTypesOperation } from './export-v2/reference.js';
 import { getPhotoOperation, getStationOperation, listEventsOperation, listStationsOperation } from './export-v2/stations.js';
 import { getStatusOperation, listStatusOperation } from './export-v2/status.js';
+import { historyOperation, historyParameters, historyResponses, reliabilityOperation } from './export-v2/history.js';
+import { historyPageSchema, reliabilitySchema } from '../../domain/export-v2/history.js';
 
 /**
  * The export v2 document's definition, put together from its parts under src/api/docs/export-v2/:
@@ -17,10 +19,10 @@ export function exportV2Document(context: DocContext): DocDefinition {
     tags: tags(),
     securitySchemes: securitySchemes(),
     requestSchemas: {},
-    responseSchemas: responseSchemas(),
-    parameters: parameters(),
+    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema },
+    parameters: { ...parameters(), ...historyParameters() },
     headers: headers(context.config),
-    responses: responses(context.config),
+    responses: { ...responses(context.config), ...historyResponses() },
     everyResponseHeaders: ['X-Request-Id', 'Link'],
     afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     operations: [
@@ -31,6 +33,8 @@ export function exportV2Document(context: DocContext): DocDefinition {
       getStatusOperation(),
       listEventsOperation(),
       getPhotoOperation(),
+      reliabilityOperation(),
+      historyOperation(),
       listFuelTypesOperation(context.reference),
       listVehicleTypesOperation(context.reference),
     ],

@@ -75,8 +75,8 @@ function instant(req: Request, name: string): number | undefined {
 async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply> {
   const hrsId = station(deps, req);
   only(req, ['category', 'from', 'to']);
-  const category = req.query.get('category');
-  if (category === null || !isCategory(category)) throw invalid('category: must be one of availability, usage, hydrogen-storage, pricing.');
+  const category = req.query.get('category') ?? 'availability';
+  if (!isCategory(category)) throw invalid('category: must be one of availability, usage, hydrogen-storage, pricing.');
   const { hour } = await historyEnds(deps.sql);
   const from = instant(req, 'from') ?? hour - 24 * HOUR_MS;
   const asked = instant(req, 'to') ?? Math.min(from + MAX_PAGE_MS, hour);

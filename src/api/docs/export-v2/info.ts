@@ -1,6 +1,7 @@
 import type { DocContext, DocDefinition } from '../openapi.js';
 import { pushDescription } from './push.js';
 import { rateLimits } from './shared.js';
+import { HISTORY_DESCRIPTION } from './history.js';
 
 /** The export v2 document's info (its description is the guide a data user reads first) and tags. */
 
@@ -52,7 +53,7 @@ export function info(context: DocContext): DocDefinition['info'] {
     title: 'HRS signal platform: Export API v2',
     version: context.version,
     summary: 'Data users read stations, their layout and real-time status, events, photos and reference lists.',
-    description: [OVERVIEW, ...accessSections(context.config), ...HTTP_SECTIONS, pushDescription(context.config), VERSIONING].join('\n\n'),
+    description: [OVERVIEW, ...accessSections(context.config), ...HTTP_SECTIONS, pushDescription(context.config), HISTORY_DESCRIPTION, VERSIONING].join('\n\n'),
     license: { name: 'CC BY 4.0 (exported data)', identifier: 'CC-BY-4.0' },
   };
 }
@@ -60,5 +61,6 @@ export function info(context: DocContext): DocDefinition['info'] {
 export const tags = (): DocDefinition['tags'] => [
   { name: 'Stations', description: 'Static station data and layout, events and photos.' },
   { name: 'Status', description: 'Real-time status per signal type, served from memory.' },
+  { name: 'History', description: 'Extension beyond the specification: a station\'s reliability and status history, by the hour.' },
   { name: 'Reference', description: 'Reference lists resolving codes used elsewhere.' },
 ];

@@ -1,0 +1,126 @@
+import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
+import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import { problem, problemBody } from './shared.js';
+import { COMMON } from './shared.js';
+
+/**
+ * The history extension (beyond the specification): a station's reliability and its status history.
+ * Both answer from the history up to the end of the last complete hour, which is their
+ * `Last-Modified`.
+ */
+
+export const HISTORY_DESCRIPTION =
+  '## Extension: status history and reliability\n\nBeyond the specification, and additive: ' +
+  '`GET /v2/hrs/{hrs_id}/reliability` gives a station\'s reliability over the last 24 hours, 7 days or 30 days ' +
+  '(per signal category the share of time fresh, stale and unknown, the gaps of more than 30 minutes without a ' +
+  'signal, the readings received; per fuelling option the share of its opening hours it was `AVAILABLE` in the ' +
+  'five-state summary), and `GET /v2/hrs/{hrs_id}/history` pages through its status history in one category (the ' +
+  'freshness intervals, the five-state summary per fuelling option for availability, and the readings as they were ' +
+  'published), at most 7 days a page. Both use the same tokens and rate limits as every other path. The history is ' +
+  'published by the hour: both answer up to the end of the last complete hour (usually within ten minutes of its ' +
+  'end), which is their `Last-Modified`; `If-Modified-Since` gets a 304 until the next hour is published. History ' +
+  'is kept for 400 days by default.';
+
+export const historyParameters = () => ({
+  period: {
+    name: 'period',
+    in: 'query',
+    required: false,
+    description: 'The period the figures cover, ending at the end of the last complete hour: `24h` (default), `7d` or `30d`.',
+    schema: { type: 'string', enum: ['24h', '7d', '30d'], default: '24h' },
+  },
+  category: {
+    name: 'category',
+    in: 'query',
+    required: false,
+    description: 'The signal category, as in the import v2 paths; `availability` by default.',
+    schema: { type: 'string', enum: ['availability', 'usage', 'hydrogen-storage', 'pricing'], default: 'availability' },
+  },
+  from: {
+    name: 'from',
+    in: 'query',
+    required: false,
+    description: 'Start of the page (inclusive), ISO 8601 with an offset; by default 24 hours before the end of the last complete hour.',
+    schema: { type: 'string', format: 'date-time' },
+    example: '2026-11-24T08:00:00Z',
+  },
+  to: {
+    name: 'to',
+    in: 'query',
+    required: false,
+    description: 'End of the page (exclusive), at most 7 days after `from`; by default 7 days after it. Cut at the end of the last complete hour.',
+    schema: { type: 'string', format: 'date-time' },
+    example: '2026-11-24T09:00:00Z',
+  },
+});
+
+export const historyResponses = () => ({
+  BadHistoryParameter: problem('A query parameter is malformed, unknown, given twice, or the page is longer than 7 days or lies after the history published.', {
+    bad_period: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'period: must be one of 24h, 7d, 30d.') },
+    bad_category: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'category: must be one of availability, usage, hydrogen-storage, pricing.') },
+    too_long: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'to: a page covers at most 7 days after from.') },
+  }),
+});
+
+export function reliabilityOperation(): OperationDoc {
+  return {
+    method: 'GET',
+    path: '/v2/hrs/:hrs_id/reliability',
+    operation: {
+      tags: ['History'],
+      operationId: 'getStationReliability',
+      summary: 'A station\'s reliability over 24 hours, 7 days or 30 days (extension)',
+      description:
+        'Extension beyond the specification. Computed from the station\'s status history by the hour, up to the end of ' +
+        'the last complete hour (`to`, also the `Last-Modified`). Time before a station\'s first signal counts as unknown. ' +
+        'Conditional: supports `If-Modified-Since`.',
+      parameters: [parameterRef('hrs_id'), parameterRef('period'), parameterRef('If-Modified-Since')],
+      responses: {
+        '200': {
+          description: 'The figures.',
+          headers: { 'Last-Modified': headerRef('Last-Modified') },
+          content: { 'application/json': { schema: schemaRef('Reliability'), examples: examplesOf(reliabilitySchema) } },
+        },
+        '304': responseRef('NotModified'),
+        '400': responseRef('BadHistoryParameter'),
+        '404': responseRef('StationNotFound'),
+        ...COMMON,
+      },
+    },
+  };
+}
+
+export function historyOperation(): OperationDoc {
+  return {
+    method: 'GET',
+    path: '/v2/hrs/:hrs_id/history',
+    operation: {
+      tags: ['History'],
+      operationId: 'getStationHistory',
+      summary: 'A page of a station\'s status history in one category (extension)',
+      description:
+        'Extension beyond the specification. The freshness intervals of the category, for availability the five-state ' +
+        'summary per fuelling option, and the live readings measured in the page (at most 10,000; `next` continues a ' +
+        'busier page). A page covers at most 7 days and ends no later than the end of the last complete hour; follow ' +
+        '`next` and `previous` rather than computing them. Conditional: supports `If-Modified-Since`.',
+      parameters: [
+        parameterRef('hrs_id'),
+        parameterRef('category'),
+        parameterRef('from'),
+        parameterRef('to'),
+        parameterRef('If-Modified-Since'),
+      ],
+      responses: {
+        '200': {
+          description: 'The page.',
+          headers: { 'Last-Modified': headerRef('Last-Modified') },
+          content: { 'application/json': { schema: schemaRef('HistoryPage'), examples: examplesOf(historyPageSchema) } },
+        },
+        '304': responseRef('NotModified'),
+        '400': responseRef('BadHistoryParameter'),
+        '404': responseRef('StationNotFound'),
+        ...COMMON,
+      },
+    },
+  };
+}
