@@ -79,10 +79,10 @@ async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply
   if (!isCategory(category)) throw invalid('category: must be one of availability, usage, hydrogen-storage, pricing.');
   const { hour } = await historyEnds(deps.sql);
   const from = instant(req, 'from') ?? hour - 24 * HOUR_MS;
+  if (from >= hour) throw invalid(`from: the history is published up to ${new Date(hour).toISOString()} (the end of the last complete hour); ask for an earlier from.`);
   const asked = instant(req, 'to') ?? Math.min(from + MAX_PAGE_MS, hour);
   if (asked <= from) throw invalid('to: must be after from.');
   if (asked - from > MAX_PAGE_MS) throw invalid('to: a page covers at most 7 days after from.');
-  if (from >= hour) throw invalid(`from: the history is published up to ${new Date(hour).toISOString()} (the end of the last complete hour); ask for an earlier from.`);
   const to = Math.min(asked, hour);
   // The page is final once the hour its end falls in is published.
   const modified = Math.min(hour, Math.ceil(to / HOUR_MS) * HOUR_MS);
