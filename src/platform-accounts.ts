@@ -53,6 +53,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
   const portal = portalApi(server, {
     sql, log, limiter, personalTokens, sendMail, committed, tokensChanged, timeZone: config.mailTimeZone, editor,
     allOriginators: () => listOriginators(sql, SANDBOX_ORIGINATOR),
+    history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
     baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs,
   });
   return { admin, portal };

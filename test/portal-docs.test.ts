@@ -236,8 +236,8 @@ t.test('documented operations are exactly the portal\'s JSON routes; the page an
     .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
     .sort();
   t.same(documented, portal.filter((r) => !NOT_OPERATIONS.includes(r.key)).map((r) => r.key).sort(), 'documented = the routes under /portal/ but the page\'s');
-  t.equal(documented.length, 9 + 20 + 6, 'the token owners\' 9, operator staff\'s 20, originator managers\' 6');
-  t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 20 + 6, 'all but the three public ones need the session');
+  t.equal(documented.length, 9 + 20 + 6 + 7, 'the token owners\' 9, operator staff\'s 20, originator managers\' 6, the history\'s 7');
+  t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 20 + 6 + 7, 'all but the three public ones need the session');
   t.same(portal.filter((r) => NOT_OPERATIONS.includes(r.key)).map((r) => [r.key, r.auth]).sort(), NOT_OPERATIONS.map((key) => [key, 'none']), 'the rest: public files');
   for (const path of Object.keys(document.paths)) t.ok(path.startsWith('/portal/v1/'), `${path} is under /portal/v1/`);
 

@@ -130,3 +130,15 @@ export async function lastReadingsBefore(db: Sql, hrsId: string, before: Date): 
       ORDER BY measured_at DESC LIMIT 1
     ) r`;
 }
+
+/** Whether the originator has an assignment (any state, any signal type) at the station. */
+export async function originatorReportsOn(db: Sql, originatorId: string, hrsId: string): Promise<boolean> {
+  const rows = await db`SELECT 1 FROM assignments a JOIN stations s USING (hrs_id) WHERE a.originator_id = ${originatorId} AND a.hrs_id = ${hrsId} AND NOT s.sandbox LIMIT 1`;
+  return rows.length > 0;
+}
+
+/** When the originator's last transmission (any station, any state) was received, or null. */
+export async function originatorLastSeen(db: Sql, originatorId: string): Promise<Date | null> {
+  const [row] = await db<{ at: Date | null }[]>`SELECT max(received_at) AS at FROM signal_latest WHERE originator_id = ${originatorId}`;
+  return row?.at ?? null;
+}

@@ -4,6 +4,7 @@ import { info, tags } from './portal/info.js';
 import { closeSessionOperation, getSessionOperation, openSessionOperation, signInOperation } from './portal/session.js';
 import { stationOperations } from './portal/stations.js';
 import { originatorOperations } from './portal/originators.js';
+import { historyOperations, historyParameters, historySchemas } from './portal/history.js';
 import { changeExpiryOperation, createTokenOperation, listTokensOperation, revealOperation, revokeTokenOperation } from './portal/tokens.js';
 
 /**
@@ -22,8 +23,8 @@ export function portalDocument(context: DocContext): DocDefinition {
     tags: tags(),
     securitySchemes: securitySchemes(context.config),
     requestSchemas: requestSchemas(),
-    responseSchemas: responseSchemas(),
-    parameters: parameters(),
+    responseSchemas: { ...responseSchemas(), ...historySchemas() },
+    parameters: { ...parameters(), ...historyParameters() },
     headers: headers(context.config),
     responses: responses(context.config),
     // The portal has no rate-limit headers: its limits (sign-in, failed authentications) show only in a 429.
@@ -41,6 +42,7 @@ export function portalDocument(context: DocContext): DocDefinition {
       revealOperation(),
       ...stationOperations(),
       ...originatorOperations(),
+      ...historyOperations(),
     ],
   };
 }

@@ -34,6 +34,8 @@ import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
 import { portalActor } from './access.js';
 import { portalOriginatorRoutes } from './originators.js';
+import { portalHistoryRoutes } from './history.js';
+import type { HistoryDeps } from '../history.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 import { userRoles } from '../../../db/queries/roles.js';
 import { insertAudit } from '../../../db/queries/audit.js';
@@ -79,6 +81,8 @@ export interface PortalDeps extends PortalSettings {
   editor: RegistryEditor;
   /** Every originator (the sandbox's left out): what an admin manages. */
   allOriginators: () => Promise<{ id: string; name: string }[]>;
+  /** The status history's reads (signals, timeline, reliability). */
+  history: HistoryDeps;
 }
 
 /** What a refused sign-in request is told (`what`: `from this client`, `for this address`). */
@@ -299,6 +303,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
 
   portalStationRoutes(server, family, deps);
   portalOriginatorRoutes(server, family, deps);
+  portalHistoryRoutes(server, family, deps);
   return family;
 }
 

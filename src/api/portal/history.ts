@@ -1,0 +1,66 @@
+import type { Sql } from '../../../db/connect.js';
+import { originatorLastSeen, originatorReportsOn } from '../../../db/queries/history-reads.js';
+import { PERIODS, isPeriod, type Period } from '../../domain/history/figures.js';
+import { HttpError, json, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import { historyEnds, originatorReliability, reliability, stationSignals, timeline, type HistoryDeps } from '../history.js';
+import { originatorAccess, stationAccess } from './access.js';
+
+/**
+ * Signals, timeline and reliability in the portal (src/api/history.ts computes them, as for the export
+ * extension): operator staff see them for their stations (`/portal/v1/stations/{hrs_id}/…`), originator
+ * managers for the stations their originator reports on (`/portal/v1/originators/{id}/stations/{hrs_id}/…`)
+ * and for the originator as a whole (`/portal/v1/originators/{id}/reliability`). The timeline reaches
+ * up to the time the history is materialised (about a minute ago); the figures to the last whole hour.
+ */
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+const TIMELINE_PERIODS = ['24h', '7d'] as const;
+
+function periodOf(req: Request, allowed: readonly Period[], fallback: Period): Period {
+  const unknown = [...req.query.keys()].filter((k) => k !== 'period');
+  if (unknown.length > 0) throw new HttpError(400, 'invalid_query', `unknown parameter(s): ${unknown.join(', ')}`);
+  const period = req.query.get('period') ?? fallback;
+  if (!isPeriod(period) || !allowed.includes(period)) throw new HttpError(400, 'invalid_query', `period: must be one of ${allowed.join(', ')}`);
+  return period;
+}
+
+export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { sql: Sql; history: HistoryDeps }): void {
+  const { sql, history } = deps;
+  const route = (path: string, handler: (req: Request) => Promise<Reply>) => server.route({ family, method: 'GET', path, handler });
+
+  /** The station the path names, when the originator in it reports on it (404 otherwise). */
+  const reportedOn = async (req: Request): Promise<string> => {
+    const { originator } = originatorAccess(req);
+    const hrsId = req.params.hrs_id!;
+    if (!(await originatorReportsOn(sql, originator, hrsId))) throw new HttpError(404, 'not_found', `Originator "${originator}" does not report on a station "${hrsId}".`);
+    return hrsId;
+  };
+  const signals = async (hrsId: string) => json(200, { hrs_id: hrsId, signals: await stationSignals(sql, hrsId) }, NO_STORE);
+  const stationTimeline = async (hrsId: string, req: Request) => {
+    const period = periodOf(req, TIMELINE_PERIODS, '24h');
+    const { materialized } = await historyEnds(sql);
+    return json(200, { period, ...(await timeline(history, hrsId, materialized - PERIODS[period], materialized)) }, NO_STORE);
+  };
+  const stationReliability = async (hrsId: string, req: Request) => {
+    const period = periodOf(req, ['24h', '7d', '30d'], '24h');
+    const { hour } = await historyEnds(sql);
+    return json(200, await reliability(history, hrsId, period, hour), NO_STORE);
+  };
+
+  route('/portal/v1/stations/:hrs_id/signals', async (req) => signals((await stationAccess(sql, req)).hrsId));
+  route('/portal/v1/stations/:hrs_id/timeline', async (req) => stationTimeline((await stationAccess(sql, req)).hrsId, req));
+  route('/portal/v1/stations/:hrs_id/reliability', async (req) => stationReliability((await stationAccess(sql, req)).hrsId, req));
+  route('/portal/v1/originators/:originator_id/stations/:hrs_id/signals', async (req) => signals(await reportedOn(req)));
+  route('/portal/v1/originators/:originator_id/stations/:hrs_id/timeline', async (req) => stationTimeline(await reportedOn(req), req));
+  route('/portal/v1/originators/:originator_id/stations/:hrs_id/reliability', async (req) => stationReliability(await reportedOn(req), req));
+  route('/portal/v1/originators/:originator_id/reliability', async (req) => {
+    const { originator } = originatorAccess(req);
+    const period = periodOf(req, ['24h', '7d', '30d'], '24h');
+    const { hour } = await historyEnds(sql);
+    const [figures, lastSeen] = await Promise.all([originatorReliability(sql, originator, period, hour), originatorLastSeen(sql, originator)]);
+    return json(200, { ...figures, last_signal_received: lastSeen?.toISOString() ?? null }, NO_STORE);
+  });
+}
