@@ -7,7 +7,10 @@ import { Registry } from '../src/registry/registry.js';
 import { loadFixture } from '../src/registry/file/load.js';
 import { maintainPartitions, materialize, rollUpHours, type HistoryJobs } from '../workers/history/jobs.js';
 import { baseFixture, berlaAssignments } from './helpers/fixtures.js';
-import { freshDatabase } from './helpers/platform.js';
+import { freshDatabase, postSignals, startTestPlatform } from './helpers/platform.js';
+import { until } from './helpers/wait.js';
+import { startWorkers } from '../workers/index.js';
+import { createLogger } from '../src/log.js';
 import type { Sql } from '../db/connect.js';
 
 const MIN = 60_000;
@@ -147,4 +150,27 @@ t.test('partitions: created weeks ahead, a stray row moved out of DEFAULT, dropp
   t.equal(left!.n, 0, 'no reading older than the retention is left');
   const [kept] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM signal_history WHERE measured_at = ${new Date(far)}`;
   t.equal(kept!.n, 1, 'newer ones stay');
+});
+
+t.test('the platform schedules the jobs and the history worker runs them: a signal posted becomes history', async (t) => {
+  const p = await startTestPlatform(t, { env: { HISTORY_EVERY: '1', HISTORY_LAG: '1' }, fixture: { ...baseFixture(), assignments: berlaAssignments() } });
+  const workers = startWorkers(p.parts.config, p.parts.redis, p.sql, createLogger('silent'), { stations: () => p.parts.registry });
+  t.teardown(() => workers.close());
+  t.ok(workers.names.includes('history'), 'the history worker runs beside the others');
+  const datetime = new Date(Date.now() - 1000).toISOString();
+  await postSignals(p, 'availability', [
+    { hrs: 'BERLA', datetime, nozzles: [{ id: 'N1', available: true }, { id: 'N2', available: false }], station: { maintenance: false, limitedly_available: false } },
+  ]);
+  const open = await until('the signal in the history', async () => {
+    const [row] = await p.sql<{ state: string; since: Date }[]>`SELECT state, since FROM history_series WHERE hrs_id = 'BERLA' AND series = 'availability'`;
+    return row;
+  });
+  t.equal(open.state, 'fresh');
+  const options = await p.sql<{ series: string; state: string }[]>`SELECT series, state FROM history_series WHERE series LIKE 'option:%' ORDER BY series`;
+  t.same(options, [{ series: 'option:350ld', state: 'UNAVAILABLE' }, { series: 'option:700ld', state: 'AVAILABLE' }]);
+  const weeks = await until('the partitions job', async () => {
+    const list = (await partitions(p.sql)).filter((x) => x.to !== null && x.to.getTime() > Date.now() + 27 * 24 * HOUR);
+    return list.length > 0 ? list : undefined;
+  });
+  t.ok(weeks.length >= 2, 'partitions four weeks ahead');
 });

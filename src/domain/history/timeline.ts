@@ -101,6 +101,8 @@ export class StationReplay {
   private readonly dirty = new Set<string>();
   private readonly intervals: Interval[] = [];
   private readonly removed: { hrsId: string; series: string }[] = [];
+  /** The station's next opening or closing as last computed (null: none ahead); undefined: not yet. */
+  private change: number | null | undefined;
 
   constructor(
     private readonly hrsId: string,
@@ -188,7 +190,11 @@ export class StationReplay {
     const open = isOpen(station.openingHours, station.timeZone, date, station.holidayCountry);
     const reading = { datetime: availability.measuredAt, receivedAt: availability.receivedAt ?? at, payload: availability.payload ?? {} };
     const summary = summarize({ options, reading, fresh: availability.state !== 'unknown', open, layout: station.layout });
-    const change = nextChange(station.openingHours, station.timeZone, date, station.holidayCountry)?.getTime() ?? null;
+    // The next opening or closing after `at` is the one found before, as long as it is still ahead.
+    if (this.change === undefined || (this.change !== null && this.change <= at)) {
+      this.change = nextChange(station.openingHours, station.timeZone, date, station.holidayCountry)?.getTime() ?? null;
+    }
+    const change = this.change;
     for (const entry of summary) {
       const series = optionSeries(entry.fuelling_option);
       const next = this.enter(series, entry.status, entry.reason, null, at);
