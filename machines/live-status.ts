@@ -361,7 +361,7 @@ export class LiveStatus {
     if (!this.directory.hasLiveSource(actor.hrsId, actor.category)) return null;
     const station = this.directory.station(actor.hrsId);
     if (!station) return null;
-    return buildSection(actor.category, actor.reading, station.layout);
+    return buildSection(actor.category, actor.reading, station.layout, freshness);
   }
 
   /**

@@ -484,9 +484,10 @@ async function changesReach(h: Harness, count: number, ms = 2000): Promise<void>
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const availabilitySection = (datetime: number) => ({
+const availabilitySection = (datetime: number, freshness: 'fresh' | 'stale' = 'fresh') => ({
   datetime: iso(datetime),
   received_datetime: iso(datetime + 5),
+  freshness,
   station: { maintenance: false, limitedly_available: true },
   nozzles: [
     { id: 'N1', available: true },
@@ -521,12 +522,12 @@ t.test('LiveStatus: stale and unknown exactly at the deadlines, each on the chan
     cause: 'freshness',
     previous: 'fresh',
     freshness: 'stale',
-    section: availabilitySection(T0),
+    section: availabilitySection(T0, 'stale'),
     ...reading(T0),
     at: T0 + 200,
-  }, 'stale is still published');
+  }, 'stale is still published, and says so');
   t.equal(h.status.freshness('BERLA', 'availability'), 'stale');
-  t.same(JSON.parse(h.status.stationJson('BERLA')!).availability, availabilitySection(T0));
+  t.same(JSON.parse(h.status.stationJson('BERLA')!).availability, availabilitySection(T0, 'stale'));
 
   h.clock.now = T0 + 399;
   await sleep(300);
@@ -614,7 +615,7 @@ t.test('LiveStatus: readings past a deadline start stale or unknown', async (t) 
   );
   const station = JSON.parse(h.status.stationJson('BERLA')!);
   t.equal(station.availability, null, 'unknown from the start: not published');
-  t.same(station.usage, { datetime: iso(T0 - 250), received_datetime: iso(T0 - 245), nozzles: [{ id: 'N1', usage_status: 'in-use' }] });
+  t.same(station.usage, { datetime: iso(T0 - 250), received_datetime: iso(T0 - 245), freshness: 'stale', nozzles: [{ id: 'N1', usage_status: 'in-use' }] });
   t.same(station.hydrogen_storage.storages, [{ id: 'S1', low_h2_storage: true }]);
   t.same(station.pricing.products, [{ id: 'P700', gross_price: '13.850', net_price: null, currency: 'EUR' }]);
 

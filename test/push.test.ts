@@ -76,6 +76,31 @@ t.test('status stream: header auth, subscribe to one station, snapshot, then a s
 
 });
 
+t.test('freshness (an extension): each section says fresh, then stale at its deadline, polled and streamed', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture(), env: { ...POLLING, STATUS_STALE_AFTER: '3', STATUS_UNKNOWN_AFTER: '6' } });
+  const datetime = ago(1);
+  await post(p, 'availability', [availability('BERLA', datetime)]);
+  await post(p, 'hydrogen-storage', [{ hrs: 'BERLA', datetime, storages: [{ id: 'S1', low_h2_storage: false }] }]);
+  const ws = await stream(p);
+  t.teardown(() => ws.close());
+  ws.send({ type: 'subscribe', hrs_ids: ['BERLA'] });
+  await ws.next();
+  const snapshot = await ws.next();
+  t.equal(snapshot.stations[0].availability.freshness, 'fresh', 'fresh in the snapshot');
+  t.equal((await statusOf(p, 'BERLA')).availability.freshness, 'fresh', 'and polled');
+  const stale = await until('availability turning stale on the stream', async () => {
+    const message = await ws.next();
+    return message.type === 'status' && message.station.availability?.freshness === 'stale' ? message : undefined;
+  });
+  t.equal(stale.station.hydrogen_storage.freshness, 'stale', 'hydrogen storage turns stale at the same deadline');
+  t.equal((await statusOf(p, 'BERLA')).availability.freshness, 'stale', 'polled: stale');
+  const unknown = await until('availability unknown', async () => {
+    const message = await ws.next();
+    return message.type === 'status' && message.station.availability === null ? message : undefined;
+  });
+  t.equal(unknown.station.hydrogen_storage.freshness, 'stale', 'hydrogen storage stays published, stale');
+});
+
 t.test('status stream: auth by first message; auth timeout; bad tokens close with 4401', async (t) => {
   const p = await startTestPlatform(t, { fixture: fixture(), env: { ...POLLING, PUSH_AUTH_TIMEOUT: '1' } });
 
@@ -227,6 +252,8 @@ t.test('status stream: the unknown fallback and station removals are pushed; rev
   const posted = await post(p, 'availability', [availability('BERLA', new Date().toISOString())]);
   const fresh = await ws.next();
   t.not(fresh.station.availability, null, 'the reading is published');
+  const stale = await ws.next(5000);
+  t.equal(stale.station.availability.freshness, 'stale', 'turning stale is pushed too (the section says so)');
   const fallback = await ws.next(5000);
   t.equal(fallback.type, 'status');
   t.equal(fallback.station.availability, null, 'availability turns null at the fallback, pushed');

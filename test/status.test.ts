@@ -76,6 +76,7 @@ t.test('the status object, section by section, exactly as the spec lists it', as
     availability: {
       datetime: iso(datetime),
       received_datetime: received,
+      freshness: 'fresh',
       station: { maintenance: false, limitedly_available: true },
       nozzles: [
         { id: 'N1', available: true },
@@ -85,6 +86,7 @@ t.test('the status object, section by section, exactly as the spec lists it', as
     usage: {
       datetime: iso(datetime),
       received_datetime: body.usage.received_datetime,
+      freshness: 'fresh',
       nozzles: [
         { id: 'N1', usage_status: 'in-use' },
         { id: 'N2', usage_status: 'in-use' },
@@ -93,11 +95,13 @@ t.test('the status object, section by section, exactly as the spec lists it', as
     hydrogen_storage: {
       datetime: iso(datetime),
       received_datetime: body.hydrogen_storage.received_datetime,
+      freshness: 'fresh',
       storages: [{ id: 'S1', low_h2_storage: true }],
     },
     pricing: {
       datetime: iso(datetime),
       received_datetime: body.pricing.received_datetime,
+      freshness: 'fresh',
       products: [
         { id: 'P700', gross_price: '13.850', net_price: null, currency: 'EUR' },
         { id: 'P350', gross_price: '11.500', net_price: '9.664', currency: 'EUR' },

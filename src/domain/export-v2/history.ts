@@ -174,8 +174,15 @@ export const historyPageSchema = z
       .nullable()
       .meta({ description: 'Availability only: the five-state summary per fuelling option over the page; null for the other categories.' }),
     readings: z
-      .array(z.union([availabilitySectionSchema, usageSectionSchema, hydrogenStorageSectionSchema, pricingSectionSchema]))
-      .meta({ description: 'The live signals measured in the page, oldest first, each as the status section it published (entities of the current confirmed layout).' }),
+      .array(
+        z.union([
+          availabilitySectionSchema.omit({ freshness: true }),
+          usageSectionSchema.omit({ freshness: true }),
+          hydrogenStorageSectionSchema.omit({ freshness: true }),
+          pricingSectionSchema.omit({ freshness: true }),
+        ]),
+      )
+      .meta({ description: 'The live signals measured in the page, oldest first, each as the status section it published (entities of the current confirmed layout), without `freshness`.' }),
     next: z.url().nullable().meta({ description: 'The following page (the same length, or from the last reading listed when the page was cut at 10,000 readings); null at the end.' }),
     previous: z.url().nullable().meta({ description: 'The page before (the same length); null when it would lie wholly before the history kept.' }),
   })

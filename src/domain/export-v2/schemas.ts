@@ -21,6 +21,13 @@ const instant = (description: string) =>
 const sectionTimes = {
   datetime: instant('When the source measured the reading (ISO 8601, UTC). Use this for freshness.'),
   received_datetime: instant('When the platform ingested the reading (ISO 8601, UTC).'),
+  freshness: z.enum(['fresh', 'stale']).meta({
+    description:
+      'Extension beyond the specification: `fresh` while the reading is younger than 5 minutes by its `datetime`, `stale` after ' +
+      'that (pricing: after 25 hours, the daily heartbeat missed). Availability and usage fall back to null (unknown) 30 minutes ' +
+      'after their `datetime`; hydrogen storage and pricing stay published, stale.',
+    examples: ['fresh'],
+  }),
 };
 
 const entityId = (what: string, example: string) =>
@@ -134,6 +141,7 @@ export const stationStatusSchema = z
         availability: {
           datetime: '2026-11-22T10:00:00.000Z',
           received_datetime: '2026-11-22T10:00:01.214Z',
+          freshness: 'fresh',
           station: { maintenance: false, limitedly_available: false },
           nozzles: [
             { id: 'N1', available: true },
@@ -143,6 +151,7 @@ export const stationStatusSchema = z
         usage: {
           datetime: '2026-11-22T10:00:00.000Z',
           received_datetime: '2026-11-22T10:00:01.180Z',
+          freshness: 'fresh',
           nozzles: [
             { id: 'N1', usage_status: 'in-use' },
             { id: 'N2', usage_status: 'free' },
@@ -151,11 +160,13 @@ export const stationStatusSchema = z
         hydrogen_storage: {
           datetime: '2026-11-22T09:58:00.000Z',
           received_datetime: '2026-11-22T09:58:00.950Z',
+          freshness: 'fresh',
           storages: [{ id: 'S1', low_h2_storage: false }],
         },
         pricing: {
           datetime: '2026-11-22T06:00:00.000Z',
           received_datetime: '2026-11-22T06:00:00.402Z',
+          freshness: 'stale',
           products: [
             { id: 'P700', gross_price: '13.850', net_price: null, currency: 'EUR' },
             { id: 'P350', gross_price: '11.500', net_price: '9.664', currency: 'EUR' },

@@ -32,11 +32,18 @@ const list = (payload: Record<string, unknown>, field: string): Entry[] =>
  * The section for one category, or null when nothing of it may be published (a pricing section
  * whose priced products are all unregistered).
  */
-export function buildSection(category: Category, reading: PublishedReading, layout: ConfirmedLayout | null): Record<string, unknown> | null {
-  const times = {
+export function buildSection(
+  category: Category,
+  reading: PublishedReading,
+  layout: ConfirmedLayout | null,
+  freshness?: 'fresh' | 'stale',
+): Record<string, unknown> | null {
+  const times: Record<string, unknown> = {
     datetime: new Date(reading.datetime).toISOString(),
     received_datetime: new Date(reading.receivedAt).toISOString(),
   };
+  // The live status says how fresh the reading is (an extension beyond the spec); a history reading does not.
+  if (freshness !== undefined) times.freshness = freshness;
   const payload = reading.payload;
   switch (category) {
     case 'availability': {

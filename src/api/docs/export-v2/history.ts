@@ -10,7 +10,11 @@ import { COMMON } from './shared.js';
  */
 
 export const HISTORY_DESCRIPTION =
-  '## Extension: status history and reliability\n\nBeyond the specification, and additive: ' +
+  '## Extensions beyond the specification\n\nAdditive: a client written to the specification reads every answer as ' +
+  'before.\n\n- **Freshness.** Every status section (polled and streamed) carries `freshness`: `fresh` while its ' +
+  'reading is younger than 5 minutes by its `datetime`, `stale` after that (pricing: after 25 hours), so a stale reading ' +
+  'no longer looks like a fresh one. Availability and usage still turn null (unknown) after 30 minutes; the stream sends ' +
+  'the section again when it turns stale.\n- **Status history and reliability.** ' +
   '`GET /v2/hrs/{hrs_id}/reliability` gives a station\'s reliability over the last 24 hours, 7 days or 30 days ' +
   '(per signal category the share of time fresh, stale and unknown, the gaps of more than 30 minutes without a ' +
   'signal, the readings received; per fuelling option the share of its opening hours it was `AVAILABLE` in the ' +

@@ -8,6 +8,7 @@ const STATUS_EXAMPLE = {
   availability: {
     datetime: '2026-11-23T10:15:00Z',
     received_datetime: '2026-11-23T10:15:02Z',
+    freshness: 'fresh',
     station: { maintenance: false, limitedly_available: false },
     nozzles: [{ id: 'N1', available: true }],
   },

@@ -39,7 +39,8 @@ export function getStatusOperation(): OperationDoc {
       summary: 'Real-time status of one station',
       description:
         'Four sections (availability, usage, hydrogen storage, pricing), each the last live reading of its type or ' +
-        'null. Only entities of the station\'s current confirmed layout are listed. Not conditional.',
+        'null. Only entities of the station\'s current confirmed layout are listed. Each section says whether its reading is ' +
+        '`fresh` or `stale` (`freshness`, an extension beyond the specification). Not conditional.',
       parameters: [parameterRef('hrs_id')],
       responses: {
         '200': {
