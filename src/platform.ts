@@ -34,7 +34,8 @@ import { Announcer } from './infra/announce.js';
 import { Bus, registryMessage } from './infra/bus.js';
 import { acknowledgeChange } from './infra/registry-acks.js';
 import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
-import { Receipts, TokenEvents } from './infra/receipts.js';
+import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
+import { watchImportCalls, type ImportCallWatch } from './api/call-stats.js';
 import { fromAnnouncement, receiptsFromAnnouncement } from './infra/announce.js';
 import { dashboardRoutes } from './push/dashboard.js';
 import { createPush, type Push } from './push/push.js';
@@ -46,6 +47,7 @@ import { TokenStore } from './registry/tokens.js';
 import { accountFamilies } from './platform-accounts.js';
 import { scheduleSandbox } from '../workers/sandbox/schedule.js';
 import { scheduleHistory } from '../workers/history/processor.js';
+import type { Rejection } from './domain/rejections.js';
 import { VERSION } from './version.js';
 
 /**
@@ -88,6 +90,8 @@ export interface PlatformParts {
   readonly opening: OpeningClock;
   /** Personal tokens created, changed, revoked and reminded of, on every instance (admins' live feed). */
   readonly tokenEvents: TokenEvents;
+  /** Refused import calls of every instance, for the admins' feed. */
+  readonly rejections: Rejections;
   /** Records API calls per originator (enqueues; the call-log worker writes them). */
   readonly callLog: CallLogRecorder;
 }
@@ -156,6 +160,10 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   await bus.on('receipts', (message) => {
     if (message.from !== bus.instanceId) receipts.emit(receiptsFromAnnouncement(message.receipts));
   });
+  const rejections = new Rejections(log);
+  await bus.on('rejections', (message) => {
+    if (message.from !== bus.instanceId) rejections.emit(message.rejections);
+  });
   // Every instance's (and the workers') token events, this one's included: they all come over the bus.
   const tokenEvents = new TokenEvents(log);
   await bus.on('tokens', (message) => tokenEvents.emit(message.events));
@@ -164,7 +172,7 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);
-  return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, tokenEvents, opening, callLog };
+  return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
 }
 
 /**
@@ -191,6 +199,8 @@ interface Served {
   exportV2: ExportV2Api;
   /** The queues metrics count jobs in (closed at shutdown). */
   queues: CountedQueues;
+  /** Import calls counted and refused ones announced (the last counts added at shutdown). */
+  calls: ImportCallWatch;
 }
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
@@ -238,12 +248,15 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     admin,
     portal,
   };
+  const calls = watchImportCalls(server, [families.import_v1, families['import_v1.1'], families.import_v2], {
+    sql, log, rejected: (list) => announceRejections(parts, list),
+  });
   const push = pushLayer(parts, server, families, exportV2.authenticate);
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
   indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH });
   metrics.watch({ actors: () => status.countByFreshness(), push: () => push.connections, queues: queues.counts });
-  return { server, push, families, exportV2, queues };
+  return { server, push, families, exportV2, queues, calls };
 }
 
 interface CountedQueues {
@@ -279,6 +292,12 @@ async function announceTokensChanged({ tokens, bus, log }: PlatformParts): Promi
   }
 }
 
+/** Refused import calls to this instance's admins' feed and every other instance's. */
+function announceRejections({ bus, rejections, log }: PlatformParts, list: Rejection[]): void {
+  rejections.emit(list);
+  bus.publish({ type: 'rejections', from: bus.instanceId, rejections: list }).catch((err: unknown) => log.debug({ err }, 'rejections not announced'));
+}
+
 /** The status stream and the admins' feed, on the export v2 and admin families. */
 function pushLayer(parts: PlatformParts, server: HttpServer, families: Families, authenticate: ExportV2Api['authenticate']): Push {
   const { config, log, redis } = parts;
@@ -296,6 +315,7 @@ function pushLayer(parts: PlatformParts, server: HttpServer, families: Families,
     receipts: parts.receipts,
     opening: parts.opening,
     tokenEvents: parts.tokenEvents,
+    rejections: parts.rejections,
     stations: parts.registry,
     slots: new StreamSlots(redis, config.redisPrefix, config.pushStreamsPerUser, log.child({ component: 'push' })),
     recheck: async (credential) => void (await authenticate(credential)),
@@ -398,6 +418,7 @@ async function shutdown(running: Running, reason: string): Promise<void> {
   if (!(await drained(served.server, config.shutdownTimeoutMs))) log.warn('requests still in flight at the shutdown timeout');
   served.server.closeConnections();
   clearInterval(running.flushTimer);
+  await served.calls.close();
   await running.workers?.close();
   await served.queues.close();
   await running.flushLastUsed();

@@ -4,6 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, freePort, startTestPlatform, type TestPlatform, postSignals as post } from './helpers/platform.js';
+import { until } from './helpers/wait.js';
+import { startWorkers } from '../workers/index.js';
+import { createLogger } from '../src/log.js';
 
 /**
  * The admins' live dashboard (/admin/) in a headless Chromium against the whole platform: sign-in
@@ -19,6 +22,8 @@ const SCREENSHOT = fileURLToPath(new URL('./output/dashboard.png', import.meta.u
 const DOCS_SCREENSHOT = fileURLToPath(new URL('../docs/dashboard.png', import.meta.url));
 
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+/** How the dashboard writes every time: date, time and the browser's offset. */
+const TIME = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC[+-]\d\d:\d\d$/;
 
 /**
  * BERLA live with mon-1 for availability, usage and hydrogen storage, testing for pricing; HAMBG
@@ -78,6 +83,9 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
     fixture: fixture(),
     env: { STATUS_STALE_AFTER: '60', STATUS_UNKNOWN_AFTER: '120', EXPORT_V2_RATE_LIMIT_MINUTE: '1000000' },
   });
+  // The call-log worker, so the call log the dashboard shows is written.
+  const workers = startWorkers(p.parts.config, p.parts.redis, p.sql, createLogger('silent'));
+  t.teardown(() => workers.close());
   const { page, problems, sockets } = await openPage(t);
 
   const res = await page.goto(`${p.url}/admin/`);
@@ -105,11 +113,16 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   t.ok(await fresh.locator('.badge-limited').isVisible(), 'the limitedly_available flag is a visible badge');
   t.equal(await fresh.locator('.badge-maintenance').count(), 0, 'maintenance is not flagged');
   t.match(await fresh.locator('.age').textContent(), /^\d+ s ago$/, 'with its age');
+  t.match(await fresh.locator('.cell-time').textContent(), TIME, 'its time with date and time zone');
+  t.equal(await page.locator('tr[data-hrs-id="BERLA"]').getAttribute('data-state'), 'limited', 'limitedly available, whatever its nozzles say');
+  t.equal(await page.locator('#count-limited').textContent(), '1', 'the header counts stations by state');
+  t.equal(await page.locator('#count-unknown').textContent(), '1', 'HAMBG: no availability, unknown');
   t.equal(await page.evaluate('window.sameDocument'), true, 'without a reload');
 
   const change = page.locator('#tail li[data-type="change"][data-hrs-id="BERLA"][data-category="availability"]');
   await change.first().waitFor();
   t.match(await change.first().textContent(), /BERLA.*availability.*signal.*— → fresh.*mon-1/, 'the tail shows the change');
+  t.match(await change.first().locator('time').textContent(), TIME, 'tail times have their date and time zone');
 
   await post(p, 'pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '13.850', currency: 'EUR' }] }]);
   const testing = page.locator('#tail li[data-type="receipt"][data-hrs-id="BERLA"][data-category="pricing"]');
@@ -137,7 +150,24 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   t.equal(await again.locator('.badge-limited').count(), 0, 'and drops the old ones');
   t.equal(await change.count(), 2, 'every change is a line of the tail');
   t.match(await page.locator('#tail li').first().textContent(), /BERLA.*availability.*fresh → fresh/, 'newest on top');
-  t.equal(await page.locator('#count-fresh').textContent(), '2', 'the summary counts fresh cells');
+  t.equal(await page.locator('tr[data-hrs-id="BERLA"]').getAttribute('data-state'), 'unavailable', 'in maintenance: unavailable though N1 says available');
+  t.match(await again.locator('.cell-detail').first().textContent(), /unavailable: in maintenance/, 'and the cell says why');
+  t.same(
+    await Promise.all(['available', 'limited', 'unavailable', 'unknown'].map((s) => page.locator(`#count-${s}`).textContent())),
+    ['0', '0', '1', '1'],
+    'stations by state in the header, not readings',
+  );
+
+  // A refused import call: a line of the tail with its first error.
+  const refused = await fetch(`${p.url}/import/v2/signal/availability/`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify([{ ...availability('BERLA', ago(1)), nozzles: [{ id: 'N9', available: true }] }]),
+  });
+  t.equal(refused.status, 400);
+  const rejection = page.locator('#tail li[data-type="rejection"]');
+  await rejection.waitFor();
+  t.match(await rejection.textContent(), /BERLA.*availability.*refused · 400.*\[0\]\.nozzles.*mon-1/, 'the refusal with its first error, where it points');
 
   // A token event: an admin revokes alice's personal token; the tail says so (never its value).
   const listed = (await (await fetch(`${p.url}/admin/v1/tokens?generation=export_v2`, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } })).json()) as { tokens: { id: string }[] };
@@ -146,8 +176,37 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   await tokenLine.waitFor();
   t.match(await tokenLine.textContent(), /token revoked by an admin.*alice/, 'a token event is a line of the tail');
 
+  const tailBefore = await page.locator('#tail li').allTextContents();
+  // The calls counted so far reach PostgreSQL within 5 s; the panel reads them when it connects.
+  await until('the calls counted', async () => {
+    const [row] = await p.sql<{ n: number }[]>`SELECT coalesce(sum(rejected), 0)::int AS n FROM originator_call_stats WHERE originator_id = 'mon-1'`;
+    return row!.n >= 1 ? row : undefined;
+  });
+  await page.reload();
+  await page.waitForSelector('body[data-connection="connected"]');
+  t.pass('after a reload the stored token connects by itself');
+  t.equal(await page.locator(cell('BERLA', 'availability')).getAttribute('data-freshness'), 'fresh', 'the snapshot fills the table');
+  await page.locator('#tail li[data-type="rejection"]').waitFor();
+  t.same(await page.locator('#tail li').allTextContents(), tailBefore, 'the tail is kept across a reload');
+
+  const mon1 = page.locator('#originators tr[data-originator="mon-1"]');
+  await mon1.waitFor();
+  t.equal(await mon1.locator('.refused').textContent(), '1', 'the refused call is counted');
+  t.match(await mon1.locator('.calls').textContent(), /^\d+$/, 'beside every call');
+  const calls = Number(await mon1.locator('.calls').textContent());
+  t.ok(calls >= 7, `${calls} calls of mon-1 counted`);
+  t.equal(await mon1.locator('.error-rate').textContent(), `${((1 / calls) * 100).toFixed(1)} %`, 'the error rate');
+  t.match(await mon1.locator('.last-seen').textContent(), TIME, 'last seen, with date and time zone');
+  await until('the call log written', async () => {
+    const [row] = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM call_logs WHERE status = 400`;
+    return row!.n >= 1 ? row : undefined;
+  });
+  await page.getByRole('button', { name: 'Show the call log of mon-1' }).click();
+  await page.locator('#call-log-entries li[data-status="400"]').waitFor();
+  t.match(await page.locator('#call-log-entries li').first().textContent(), /BERLA.*400.*POST \/import\/v2\/signal\/availability\//, 'its call log, a click away');
+
   // The screenshot, once the highlights have faded.
-  await page.locator('.updated').first().waitFor({ state: 'detached', timeout: 5000 });
+  await page.locator('.updated').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
   mkdirSync(fileURLToPath(new URL('./output/', import.meta.url)), { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
   t.ok(existsSync(SCREENSHOT), 'screenshot saved to test/output/dashboard.png');
@@ -156,10 +215,6 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
     copyFileSync(SCREENSHOT, DOCS_SCREENSHOT);
   }
 
-  await page.reload();
-  await page.waitForSelector('body[data-connection="connected"]');
-  t.pass('after a reload the stored token connects by itself');
-  t.equal(await page.locator(cell('BERLA', 'availability')).getAttribute('data-freshness'), 'fresh', 'the snapshot fills the table');
 
   await page.getByRole('button', { name: 'Forget token' }).click();
   await page.waitForSelector('body[data-connection="signed-out"]');
@@ -177,6 +232,12 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   t.equal(await connection(page), 'auth-failed', 'no reconnecting with a refused token');
   t.equal(sockets.length - before, 1, 'one attempt only');
   await page.screenshot({ path: fileURLToPath(new URL('./output/dashboard-auth-failed.png', import.meta.url)) });
+
+  await signIn(page, ADMIN_TOKEN);
+  await page.waitForSelector('body[data-connection="connected"]');
+  await page.getByRole('button', { name: 'Forget token' }).click();
+  await page.waitForSelector('body[data-connection="signed-out"]');
+  t.notOk(await page.locator('#login-error').isVisible(), 'a failed sign-in\'s message is gone once a sign-in succeeded');
 
   t.same(problems, [], 'no script errors, no CSP violations');
 });

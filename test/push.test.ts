@@ -87,14 +87,14 @@ t.test('freshness (an extension): each section says fresh, then stale at its dea
   await ws.next();
   const snapshot = await ws.next();
   t.equal(snapshot.stations[0].availability.freshness, 'fresh', 'fresh in the snapshot');
-  t.equal((await statusOf(p, 'BERLA')).availability.freshness, 'fresh', 'and polled');
-  const stale = await until('availability turning stale on the stream', async () => {
+  t.equal(((await statusOf(p, 'BERLA')) as any).availability.freshness, 'fresh', 'and polled');
+  const stale: any = await until('availability turning stale on the stream', async () => {
     const message = await ws.next();
     return message.type === 'status' && message.station.availability?.freshness === 'stale' ? message : undefined;
   });
   t.equal(stale.station.hydrogen_storage.freshness, 'stale', 'hydrogen storage turns stale at the same deadline');
-  t.equal((await statusOf(p, 'BERLA')).availability.freshness, 'stale', 'polled: stale');
-  const unknown = await until('availability unknown', async () => {
+  t.equal(((await statusOf(p, 'BERLA')) as any).availability.freshness, 'stale', 'polled: stale');
+  const unknown: any = await until('availability unknown', async () => {
     const message = await ws.next();
     return message.type === 'status' && message.station.availability === null ? message : undefined;
   });

@@ -131,3 +131,17 @@ CREATE TABLE history_progress (
   name  text PRIMARY KEY CHECK (name IN ('materialized', 'rolled_up')),
   until timestamptz NOT NULL
 );
+
+-- Every import call of an originator (v1, v1.1, v2), counted per hour whatever its call-log mode keeps
+-- (src/api/call-stats.ts counts in memory and adds its counts every few seconds; several instances
+-- add up): the error rate (rejected / all) and when it was last seen. A call answered 400 or above is
+-- rejected, a partly accepted legacy batch included.
+CREATE TABLE originator_call_stats (
+  originator_id    text NOT NULL REFERENCES originators (id) ON DELETE CASCADE,
+  hour             timestamptz NOT NULL,
+  calls            integer NOT NULL CHECK (calls >= 0),
+  rejected         integer NOT NULL CHECK (rejected >= 0 AND rejected <= calls),
+  last_call_at     timestamptz,
+  last_rejected_at timestamptz,
+  PRIMARY KEY (originator_id, hour)
+);

@@ -142,3 +142,10 @@ export async function originatorLastSeen(db: Sql, originatorId: string): Promise
   const [row] = await db<{ at: Date | null }[]>`SELECT max(received_at) AS at FROM signal_latest WHERE originator_id = ${originatorId}`;
   return row?.at ?? null;
 }
+
+/** Every originator (but `exclude`) with its call-log mode and when its last stored transmission arrived. */
+export async function originatorLastSignals(db: Sql, exclude: string): Promise<{ id: string; name: string; call_log_mode: string; last_received: Date | null }[]> {
+  return db<{ id: string; name: string; call_log_mode: string; last_received: Date | null }[]>`
+    SELECT o.id, o.name, o.call_log_mode, (SELECT max(received_at) FROM signal_latest l WHERE l.originator_id = o.id) AS last_received
+    FROM originators o WHERE o.id <> ${exclude} ORDER BY o.id`;
+}

@@ -180,7 +180,7 @@ export async function partitions(db: Db): Promise<PartitionInfo[]> {
 
 /**
  * Drops the partitions that end at or before `cutoff` and deletes older rows from the DEFAULT
- * partitions and the roll-ups; returns the dropped partitions' names.
+ * partitions, the roll-ups and the call counts; returns the dropped partitions' names.
  */
 export async function dropBefore(tx: Tx, cutoff: Date): Promise<string[]> {
   const dropped: string[] = [];
@@ -192,6 +192,7 @@ export async function dropBefore(tx: Tx, cutoff: Date): Promise<string[]> {
   await tx`DELETE FROM signal_history_default WHERE measured_at < ${cutoff}`;
   await tx`DELETE FROM status_intervals_default WHERE starts_at < ${cutoff}`;
   await tx`DELETE FROM history_hourly WHERE hour < ${cutoff}`;
+  await tx`DELETE FROM originator_call_stats WHERE hour < ${cutoff}`;
   return dropped;
 }
 

@@ -23,6 +23,11 @@ export function noteCall(req: Request, note: CallNotes): void {
   notes.set(req, note);
 }
 
+/** What the handler noted of a request, if anything. */
+export function callNotesOf(req: Request): CallNotes | undefined {
+  return notes.get(req);
+}
+
 /** The import call log (v1, v1.1, v2): every answered call of an originator, as its call-log mode asks. */
 export function callLogObserver(sink: CallLogSink, originators: Pick<OriginatorLookup, 'callLogMode'>): Observer {
   return (req, reply) => {

@@ -53,11 +53,21 @@ const announcedTokenEventSchema = z.object({
   days_before: z.number().optional(),
 });
 
+const announcedRejectionSchema = z.object({
+  originator_id: z.string(),
+  endpoint: z.string(),
+  status: z.number().int(),
+  hrs_ids: z.array(z.string()),
+  error: z.object({ path: z.string(), message: z.string() }).nullable(),
+  at: z.string(),
+});
+
 export const busMessageSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('registry'), hrs_ids: z.array(z.string()), tokens: z.boolean(), registry: z.boolean().optional(), change: z.string().max(64).optional(), from: z.string().max(64).optional() }),
   z.object({ type: z.literal('signals'), from: z.string(), signals: z.array(announcedSignalSchema) }),
   z.object({ type: z.literal('receipts'), from: z.string(), receipts: z.array(announcedReceiptSchema) }),
   z.object({ type: z.literal('tokens'), events: z.array(announcedTokenEventSchema) }),
+  z.object({ type: z.literal('rejections'), from: z.string(), rejections: z.array(announcedRejectionSchema) }),
 ]);
 
 export type BusMessage = z.infer<typeof busMessageSchema>;

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Receipt } from '../domain/signals.js';
 import type { TokenEvent } from '../domain/token-events.js';
+import type { Rejection } from '../domain/rejections.js';
 
 /** Items of this instance and every other instance (through the bus), as one stream its listeners follow. */
 export class EventStream<T> {
@@ -42,5 +43,12 @@ export class Receipts extends EventStream<Receipt> {
 export class TokenEvents extends EventStream<TokenEvent> {
   constructor(log: Logger) {
     super(log, 'token event');
+  }
+}
+
+/** Refused import calls of this instance and every other (the bus's `rejections`), for the admins' feed. */
+export class Rejections extends EventStream<Rejection> {
+  constructor(log: Logger) {
+    super(log, 'rejection');
   }
 }

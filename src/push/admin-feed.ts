@@ -7,7 +7,7 @@ import { ADMIN_TOPIC } from './fan-out.js';
 
 /**
  * The admins' live feed (`/admin/v1/live`): once authenticated with the admin token, a socket is
- * sent the snapshot of every station and joins the `admin` topic, where the fan-out (fan-out.ts)
+ * sent the snapshot of every station and the recent tail, and joins the `admin` topic, where the fan-out (fan-out.ts)
  * publishes changes, receipts and registry changes. The only message it takes is `auth`.
  */
 
@@ -18,6 +18,8 @@ export interface AdminFeedDeps {
   connections: Connections;
   stations: Pick<StationDirectory, 'station' | 'stationIds'>;
   status: StatusCategories;
+  /** The recent tail as a `tail` message (fan-out.ts). */
+  tail: () => string;
 }
 
 export class AdminFeed {
@@ -51,5 +53,7 @@ export class AdminFeed {
     connections.send(ws, JSON.stringify({ type: 'authenticated' }));
     ws.subscribe(ADMIN_TOPIC);
     connections.sendSnapshot(ws, snapshotMessage(stations, status));
+    // What happened lately, so the tail survives a reload of the page.
+    connections.send(ws, this.deps.tail());
   }
 }

@@ -3,6 +3,7 @@ import type { Category } from '../domain/vocabulary.js';
 import type { StationDirectory, StationLookup } from '../domain/stations.js';
 import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
 import type { Receipt } from '../domain/signals.js';
+import type { Rejection } from '../domain/rejections.js';
 import { SECTION_KEYS } from '../domain/status/sections.js';
 import type { OpeningChange } from '../../machines/opening-clock.js';
 
@@ -89,4 +90,9 @@ export function tokenMessage(event: TokenEvent): string {
 /** `receipt`: a stored but unpublished transmission, without values. */
 export function receiptMessage(receipt: Receipt, at: string): string {
   return JSON.stringify({ type: 'receipt', at, ...receipt, category: sectionKey(receipt.category) });
+}
+
+/** `rejection`: a refused import call, with the first error of its answer (no request values). */
+export function rejectionMessage(rejection: Rejection): string {
+  return JSON.stringify({ type: 'rejection', ...rejection });
 }

@@ -5,7 +5,8 @@ import type { StationLookup } from '../domain/stations.js';
 import type { Receipt } from '../domain/signals.js';
 import type { ReceiptListener } from '../infra/receipts.js';
 import type { OpeningChange, OpeningListener } from '../../machines/opening-clock.js';
-import { changeMessage, openingMessage, receiptMessage, registryMessage, tokenMessage } from './admin-view.js';
+import { changeMessage, openingMessage, receiptMessage, registryMessage, rejectionMessage, tokenMessage } from './admin-view.js';
+import type { Rejection } from '../domain/rejections.js';
 import type { TokenEvent } from '../domain/token-events.js';
 
 /**
@@ -35,14 +36,24 @@ export interface FanOutDeps {
   opening?: { onChange(listener: OpeningListener): () => void };
   /** Personal tokens' events: `token` messages on the admins' feed. */
   tokenEvents?: { on(listener: (events: readonly TokenEvent[]) => void): () => void };
+  /** Refused import calls: `rejection` messages on the admins' feed. */
+  rejections?: { on(listener: (rejections: readonly Rejection[]) => void): () => void };
   stations: StationLookup;
   /** Called after each turn's messages are published (the backlog check). */
   published: () => void;
 }
 
+/** How many tail messages an admin gets on connecting (the dashboard keeps as many). */
+export const TAIL_KEPT = 200;
+const ADMIN_LINGER_MS = 60_000;
+
 export class FanOut {
   private readonly dirty = new Set<string>();
   private adminQueue: string[] = [];
+  /** The admins' tail as last published (changes, receipts, openings, tokens, rejections), newest last. */
+  private readonly tail: string[] = [];
+  /** Until when admin messages are built though nobody listens: an admin reloading the page misses nothing. */
+  private adminsUntil = 0;
   private flushing = false;
   /** The status object last sent per station, so an unchanged status is not sent again. */
   private readonly lastSent = new Map<string, string>();
@@ -57,6 +68,12 @@ export class FanOut {
     this.unsubscribe.push(this.deps.receipts.on((receipts) => this.received(receipts)));
     if (this.deps.opening) this.unsubscribe.push(this.deps.opening.onChange((change) => this.openingChanged(change)));
     if (this.deps.tokenEvents) this.unsubscribe.push(this.deps.tokenEvents.on((events) => this.tokensChanged(events)));
+    if (this.deps.rejections) this.unsubscribe.push(this.deps.rejections.on((rejections) => this.rejected(rejections)));
+  }
+
+  /** The admins' recent tail, oldest first, as a `tail` message (sent to an admin after the snapshot). */
+  tailMessage(): string {
+    return `{"type":"tail","events":[${this.tail.join(',')}]}`;
   }
 
   /** Stops listening; nothing more is published. */
@@ -76,9 +93,22 @@ export class FanOut {
     this.schedule();
   }
 
-  /** Whether anybody reads the admins' feed on this instance (otherwise its messages are not even built). */
+  /**
+   * Whether anybody reads the admins' feed on this instance, or did within the last minute (otherwise
+   * its messages are not even built).
+   */
   private get adminsListening(): boolean {
-    return this.deps.app.numSubscribers(ADMIN_TOPIC) > 0;
+    if (this.deps.app.numSubscribers(ADMIN_TOPIC) > 0) {
+      this.adminsUntil = Date.now() + ADMIN_LINGER_MS;
+      return true;
+    }
+    return Date.now() < this.adminsUntil;
+  }
+
+  private rejected(rejections: readonly Rejection[]): void {
+    if (this.stopped || !this.adminsListening) return;
+    for (const r of rejections) this.adminQueue.push(rejectionMessage(r));
+    this.schedule();
   }
 
   private openingChanged(change: OpeningChange): void {
@@ -138,7 +168,13 @@ export class FanOut {
     this.dirty.clear();
     const admin = this.adminQueue;
     this.adminQueue = [];
-    for (const message of admin) app.publish(ADMIN_TOPIC, message);
+    for (const message of admin) {
+      app.publish(ADMIN_TOPIC, message);
+      // Registry rows (`station`, `removed`) are the table's, not the tail's.
+      if (message.startsWith('{"type":"station"') || message.startsWith('{"type":"removed"')) continue;
+      this.tail.push(message);
+    }
+    if (this.tail.length > TAIL_KEPT) this.tail.splice(0, this.tail.length - TAIL_KEPT);
     this.deps.published();
   }
 }

@@ -6,6 +6,7 @@ import type { HttpServer } from '../http/server.js';
 import type { ReceiptListener } from '../infra/receipts.js';
 import type { OpeningListener } from '../../machines/opening-clock.js';
 import type { TokenEvent } from '../domain/token-events.js';
+import type { Rejection } from '../domain/rejections.js';
 import { AdminFeed } from './admin-feed.js';
 import { Backlog } from './backlog.js';
 import { Connections } from './connections.js';
@@ -44,6 +45,8 @@ export interface PushDeps {
   opening?: { onChange(listener: OpeningListener): () => void };
   /** Personal tokens' events (created, expiry changed, revoked, reminded of). */
   tokenEvents?: { on(listener: (events: readonly TokenEvent[]) => void): () => void };
+  /** Refused import calls. */
+  rejections?: { on(listener: (rejections: readonly Rejection[]) => void): () => void };
   stations: StationDirectory;
   /** Open streams per user; started and closed with the push layer. */
   slots: StreamSlots;
@@ -70,9 +73,9 @@ export function createPush(deps: PushDeps): Push {
   const { authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes } = settings;
   const connections = new Connections({ server, slots, log, authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes });
   const backlog = new Backlog({ connections, log, maxBacklogBytes });
-  const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, tokenEvents: deps.tokenEvents, stations, published: () => backlog.schedule() });
+  const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, tokenEvents: deps.tokenEvents, rejections: deps.rejections, stations, published: () => backlog.schedule() });
   const stream = new StatusStream({ family: deps.families.stream, connections, slots, stations, status, streamsPerUser: settings.streamsPerUser });
-  const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status });
+  const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status, tail: () => fanOut.tailMessage() });
   const tokens = new TokenRecheck({ connections, recheck: deps.recheck, log });
   let closed = false;
   return {

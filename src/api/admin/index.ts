@@ -6,6 +6,8 @@ import { adminFamily } from './family.js';
 import { adminTokenRoutes, type AdminTokenDeps } from './tokens.js';
 import { adminIssueRoute, adminUserRoutes, type IssueDeps } from './users.js';
 import { adminRegistryRoutes } from './registry.js';
+import { adminOriginatorRoutes } from './originators.js';
+import { SANDBOX_ORIGINATOR } from '../../domain/sandbox.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 
 export interface AdminDeps extends AdminTokenDeps, Omit<IssueDeps, 'sql'> {
@@ -15,7 +17,7 @@ export interface AdminDeps extends AdminTokenDeps, Omit<IssueDeps, 'sql'> {
   editor: RegistryEditor;
 }
 
-/** The admin API: its family (./family.ts), token and account administration, the token e-mails, call logs, roles, call-log modes, unpublished transmissions, the audit trail. */
+/** The admin API: its family (./family.ts), token and account administration, the token e-mails, call logs, originators with their call figures, roles, call-log modes, unpublished transmissions, the audit trail. */
 export function adminApi(server: HttpServer, deps: AdminDeps): Family {
   const family = adminFamily(deps.adminToken);
   adminTokenRoutes(server, family, deps);
@@ -23,5 +25,6 @@ export function adminApi(server: HttpServer, deps: AdminDeps): Family {
   adminIssueRoute(server, family, deps);
   adminCallLogRoutes(server, family, deps.sql);
   adminRegistryRoutes(server, family, deps);
+  adminOriginatorRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, exclude: SANDBOX_ORIGINATOR });
   return family;
 }

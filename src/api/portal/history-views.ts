@@ -83,6 +83,13 @@ export const originatorReliabilitySchema = z
     from: instant(),
     to: instant(),
     last_signal_received: instant().nullable().meta({ description: 'When its last transmission (any station, any state) arrived.' }),
+    calls: z
+      .strictObject({
+        total: z.int().min(0).meta({ description: 'Import calls in the period (whole hours), whatever the call-log mode keeps.' }),
+        rejected: z.int().min(0).meta({ description: 'Of them, answered 400 or above.' }),
+        error_rate: share().meta({ description: 'rejected / total; null without calls.' }),
+      })
+      .meta({ description: 'The call-log error rate.' }),
     categories: z.record(
       z.enum(['availability', 'usage', 'hydrogen_storage', 'pricing']),
       z.strictObject({
@@ -105,6 +112,7 @@ export const originatorReliabilitySchema = z
         from: '2027-02-28T12:00:00.000Z',
         to: at,
         last_signal_received: at,
+        calls: { total: 34488, rejected: 12, error_rate: 0.0003 },
         categories: {
           availability: { stations: 12, readings: 17208, gaps: 1, shares: { fresh: 0.991, stale: 0.006, unknown: 0.003 } },
           usage: { stations: 12, readings: 17280, gaps: 0, shares: { fresh: 1, stale: 0, unknown: 0 } },

@@ -1,5 +1,6 @@
 import type { Sql } from '../../../db/connect.js';
 import { originatorLastSeen, originatorReportsOn } from '../../../db/queries/history-reads.js';
+import { originatorCallStats } from '../../../db/queries/call-stats.js';
 import { PERIODS, isPeriod, type Period } from '../../domain/history/figures.js';
 import { HttpError, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
@@ -60,7 +61,22 @@ export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { 
     const { originator } = originatorAccess(req);
     const period = periodOf(req, ['24h', '7d', '30d'], '24h');
     const { hour } = await historyEnds(sql);
-    const [figures, lastSeen] = await Promise.all([originatorReliability(sql, originator, period, hour), originatorLastSeen(sql, originator)]);
-    return json(200, { ...figures, last_signal_received: lastSeen?.toISOString() ?? null }, NO_STORE);
+    const from = new Date(hour - PERIODS[period]);
+    const [figures, lastSeen, [calls]] = await Promise.all([
+      originatorReliability(sql, originator, period, hour),
+      originatorLastSeen(sql, originator),
+      originatorCallStats(sql, from, originator),
+    ]);
+    const total = calls?.calls ?? 0;
+    const rejected = calls?.rejected ?? 0;
+    return json(
+      200,
+      {
+        ...figures,
+        last_signal_received: lastSeen?.toISOString() ?? null,
+        calls: { total, rejected, error_rate: total > 0 ? Math.round((rejected / total) * 10_000) / 10_000 : null },
+      },
+      NO_STORE,
+    );
   });
 }

@@ -39,10 +39,12 @@
     tailEmpty: $('tail-empty'),
     tailClear: $('tail-clear'),
     tailLimit: $('tail-limit'),
+    timeZone: $('time-zone'),
     counts: {
       stations: $('count-stations'),
-      fresh: $('count-fresh'),
-      stale: $('count-stale'),
+      available: $('count-available'),
+      limited: $('count-limited'),
+      unavailable: $('count-unavailable'),
       unknown: $('count-unknown'),
     },
   };
@@ -216,7 +218,15 @@
       case 'receipt':
       case 'opening':
       case 'token':
+      case 'rejection':
         addTail(message);
+        break;
+      case 'tail':
+        // What happened lately on the server: the tail survives a reload (kept as it is when the server has nothing).
+        if (Array.isArray(message.events) && message.events.length > 0) {
+          clearTail();
+          message.events.forEach(addTail);
+        }
         break;
       case 'station':
         if (message.station) upsertRow(message.station);
@@ -268,6 +278,7 @@
     head.scope = 'row';
     head.appendChild(el('span', 'station-id', id));
     head.appendChild(el('span', 'station-name', station.name || ''));
+    head.appendChild(el('span', 'station-state'));
     tr.appendChild(head);
     var entry = { row: tr, cells: {}, name: station.name || '' };
     var sections = station.sections || {};
@@ -289,7 +300,35 @@
       els.stations.insertBefore(tr, nextRowAfter(id));
     }
     rows.set(id, entry);
+    showState(entry);
     applyFilterTo(entry);
+  }
+
+  /**
+   * The station's state from its availability cell, as data users see it: unknown without a published
+   * reading; unavailable in maintenance and limited when limitedly available, whatever the nozzles say;
+   * otherwise available when some nozzle (or fuelling option) is.
+   */
+  function stationState(entry) {
+    var view = entry.cells.availability.view;
+    var section = view && view.freshness !== 'unknown' ? view.section : null;
+    if (!section) return 'unknown';
+    if (section.station && section.station.maintenance) return 'unavailable';
+    if (section.station && section.station.limitedly_available) return 'limited';
+    var some = function (list) {
+      return Array.isArray(list) && list.some(function (x) { return x.available === true; });
+    };
+    return some(section.nozzles) || some(section.fuelling_options) ? 'available' : 'unavailable';
+  }
+
+  var STATE_LABELS = { available: 'available', limited: 'limitedly available', unavailable: 'unavailable', unknown: 'unknown' };
+
+  function showState(entry) {
+    var state = stationState(entry);
+    entry.row.dataset.state = state;
+    var node = entry.row.querySelector('.station-state');
+    node.className = 'station-state state-pill state-' + state;
+    node.textContent = STATE_LABELS[state];
   }
 
   /** The row before which a new station belongs (rows are sorted by hrs_id). */
@@ -326,8 +365,8 @@
     td.dataset.freshness = view.freshness;
     td.dataset.datetime = view.datetime || '';
     td.title =
-      'measured ' + (view.datetime || '?') +
-      '\nreceived ' + (view.received_datetime || '?') +
+      'measured ' + (localTime(view.datetime) || '?') +
+      '\nreceived ' + (localTime(view.received_datetime) || '?') +
       '\noriginator ' + (view.originator_id || '?');
 
     var top = el('div', 'cell-top');
@@ -360,6 +399,9 @@
     var list;
     switch (category) {
       case 'availability':
+        // The station's flags decide, whatever the nozzles say (as the five-state summary does).
+        if (section.station && section.station.maintenance) return 'unavailable: in maintenance';
+        if (section.station && section.station.limitedly_available) return 'limitedly available';
         list = Array.isArray(section.nozzles) ? section.nozzles : [];
         if (list.length === 0) return 'no nozzles reported';
         return list.filter(function (n) { return n.available; }).length + ' of ' + list.length + ' nozzles available';
@@ -403,6 +445,7 @@
         }
       : null;
     renderCell(td, message.category, view);
+    if (message.category === 'availability') showState(entry);
     highlight(td);
     updateSummary();
   }
@@ -419,18 +462,16 @@
     }, HIGHLIGHT_MS);
   }
 
+  /** The header counts stations by state (see stationState), not readings. */
   function updateSummary() {
-    var counts = { fresh: 0, stale: 0, unknown: 0 };
+    var counts = { available: 0, limited: 0, unavailable: 0, unknown: 0 };
     rows.forEach(function (entry) {
-      CATEGORIES.forEach(function (category) {
-        var f = entry.cells[category].dataset.freshness;
-        if (f in counts) counts[f]++;
-      });
+      counts[entry.row.dataset.state || 'unknown']++;
     });
     els.counts.stations.textContent = String(rows.size);
-    els.counts.fresh.textContent = String(counts.fresh);
-    els.counts.stale.textContent = String(counts.stale);
-    els.counts.unknown.textContent = String(counts.unknown);
+    Object.keys(counts).forEach(function (state) {
+      els.counts[state].textContent = String(counts[state]);
+    });
     els.noStations.hidden = rows.size > 0 || els.body.dataset.connection !== 'connected';
   }
 
@@ -454,10 +495,14 @@
   function addTail(message) {
     var li = el('li', 'tail-line tail-' + message.type);
     li.dataset.type = message.type;
+    if (message.type === 'rejection') {
+      message.hrs_id = Array.isArray(message.hrs_ids) && message.hrs_ids.length > 0 ? message.hrs_ids.join(', ') : '';
+      message.category = categoryOf(message.endpoint);
+    }
     if (message.hrs_id) li.dataset.hrsId = message.hrs_id;
     if (message.category) li.dataset.category = message.category;
     var at = message.at || new Date().toISOString();
-    var time = el('time', 'tail-time', localTime(at, true));
+    var time = el('time', 'tail-time', localTime(at));
     time.dateTime = at;
     li.appendChild(time);
     li.appendChild(el('span', 'tail-station', message.hrs_id || '—'));
@@ -482,6 +527,12 @@
       var what = '"' + (message.name || '') + '"' + (message.hint ? ' …' + message.hint : '');
       li.appendChild(el('span', 'tail-transition', what + (message.expires_at ? ' · expires ' + localTime(message.expires_at) : '')));
       li.appendChild(el('span', 'tail-originator', message.user_id || ''));
+    } else if (message.type === 'rejection') {
+      li.appendChild(el('span', 'tail-event tail-rejected', 'refused · ' + message.status));
+      var error = message.error ? (message.error.path ? message.error.path + ': ' : '') + message.error.message : 'no error given';
+      li.appendChild(el('span', 'tail-transition tail-detail', error));
+      li.appendChild(el('span', 'tail-originator', message.originator_id || ''));
+      li.title = message.endpoint || '';
     } else if (message.type === 'receipt') {
       var via = message.source ? ' · ' + message.source.replace('import_', '') : '';
       li.appendChild(el('span', 'tail-event tail-assignment-' + message.assignment, 'receipt · ' + message.assignment + via));
@@ -492,7 +543,7 @@
       li.appendChild(el('span', 'tail-transition tail-detail', message.detail || ''));
       li.appendChild(el('span', 'tail-originator', ''));
     }
-    if (message.datetime) li.title = 'measured ' + message.datetime + (message.received_datetime ? '\nreceived ' + message.received_datetime : '');
+    if (message.datetime) li.title = 'measured ' + localTime(message.datetime) + (message.received_datetime ? '\nreceived ' + localTime(message.received_datetime) : '');
     els.tail.insertBefore(li, els.tail.firstChild);
     while (els.tail.children.length > TAIL_LIMIT) els.tail.removeChild(els.tail.lastChild);
     els.tailEmpty.hidden = true;
@@ -500,16 +551,31 @@
 
   // --- time -------------------------------------------------------------------------------------
 
-  var timeFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
-  var dateTimeFormat = new Intl.DateTimeFormat(undefined, {
-    year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
-  });
+  var pad = function (n) {
+    return (n < 10 ? '0' : '') + n;
+  };
 
-  function localTime(iso, timeOnly) {
+  /** The browser's offset from UTC at `d`, as `UTC+01:00`. */
+  function zoneOf(d) {
+    var minutes = -d.getTimezoneOffset();
+    var sign = minutes < 0 ? '-' : '+';
+    minutes = Math.abs(minutes);
+    return 'UTC' + sign + pad(Math.floor(minutes / 60)) + ':' + pad(minutes % 60);
+  }
+
+  /** Every time with its date and zone, in the browser's time zone: `2026-11-24 10:04:05 UTC+01:00`. */
+  function localTime(iso) {
     var d = new Date(iso);
     if (isNaN(d.getTime())) return '';
-    var today = new Date().toDateString() === d.toDateString();
-    return today || timeOnly ? timeFormat.format(d) : dateTimeFormat.format(d);
+    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
+      pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + ' ' + zoneOf(d);
+  }
+
+  /** The signal category an import endpoint takes (`POST /import/v2/signal/usage/` → usage). */
+  function categoryOf(endpoint) {
+    var m = /\/signal\/([a-z-]+)\//.exec(endpoint || '');
+    if (m) return m[1] === 'hydrogen-storage' ? 'hydrogen_storage' : m[1];
+    return /hrs-availability/.test(endpoint || '') ? 'availability' : '';
   }
 
   function age(iso) {
@@ -538,6 +604,8 @@
   // --- wiring -----------------------------------------------------------------------------------
 
   els.tailLimit.textContent = String(TAIL_LIMIT);
+  var zoneName = (Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time');
+  els.timeZone.textContent = zoneName + ' (' + zoneOf(new Date()) + ')';
   els.loginForm.addEventListener('submit', function (event) {
     event.preventDefault();
     var token = els.token.value.trim();

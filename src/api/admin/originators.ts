@@ -1,0 +1,45 @@
+import type { Sql } from '../../../db/connect.js';
+import { originatorCallStats } from '../../../db/queries/call-stats.js';
+import { originatorLastSignals } from '../../../db/queries/history-reads.js';
+import { json } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { HttpServer } from '../../http/server.js';
+
+/**
+ * `GET /admin/v1/originators`: every originator with what an admin tailing live state needs of it:
+ * when it was last seen (its last import call, whatever the answer), its calls and refused calls of
+ * the last 24 hours with the error rate, when it last sent a transmission that was stored, and the
+ * link to its call log.
+ */
+export function adminOriginatorRoutes(server: HttpServer, family: Family, deps: { sql: Sql; baseUrl: () => string; exclude: string }): void {
+  server.route({
+    family,
+    method: 'GET',
+    path: '/admin/v1/originators',
+    handler: async () => {
+      const since = new Date(Date.now() - 24 * 3600_000);
+      const [rows, calls] = await Promise.all([originatorLastSignals(deps.sql, deps.exclude), originatorCallStats(deps.sql, since)]);
+      const byId = new Map(calls.map((c) => [c.originator_id, c]));
+      return json(200, {
+        since: since.toISOString(),
+        originators: rows.map((o) => {
+          const c = byId.get(o.id);
+          const total = c?.calls ?? 0;
+          const rejected = c?.rejected ?? 0;
+          return {
+            id: o.id,
+            name: o.name,
+            call_log_mode: o.call_log_mode,
+            last_seen: c?.last_call_at?.toISOString() ?? null,
+            last_rejected: c?.last_rejected_at?.toISOString() ?? null,
+            last_transmission: o.last_received?.toISOString() ?? null,
+            calls_24h: total,
+            rejected_24h: rejected,
+            error_rate_24h: total > 0 ? Math.round((rejected / total) * 10_000) / 10_000 : null,
+            call_logs: `${deps.baseUrl()}/admin/v1/call-logs?originator=${encodeURIComponent(o.id)}`,
+          };
+        }),
+      });
+    },
+  });
+}
