@@ -190,8 +190,13 @@
     });
   }
 
-  var PANES = ['record', 'layout', 'events', 'photo', 'assignments', 'audit'];
-  var LOADERS = { layout: loadLayout, events: loadEvents, photo: loadPhoto, assignments: loadAssignments, audit: loadAudit };
+  var PANES = ['record', 'layout', 'events', 'photo', 'assignments', 'audit', 'signals'];
+  var LOADERS = { layout: loadLayout, events: loadEvents, photo: loadPhoto, assignments: loadAssignments, audit: loadAudit, signals: loadSignals };
+
+  /** The station's signals, timeline and reliability (timeline.js). */
+  function loadSignals() {
+    window.HrsTimeline.show($('pane-signals'), 'stations/' + segment(station.hrs_id) + '/');
+  }
 
   function showPane(name) {
     PANES.forEach(function (pane) {
@@ -611,16 +616,50 @@
       $('originator-title').textContent = result.body.name + ' (' + result.body.id + ') · call log: ' + result.body.call_log_mode;
       var rows = $('reported-rows');
       rows.textContent = '';
+      $('reported-signals').hidden = true;
       result.body.stations.forEach(function (s) {
         var states = Object.keys(s.assignments).map(function (type) {
           return type + ': ' + s.assignments[type];
         });
-        rows.appendChild(h('tr', {}, [h('td', { text: s.hrs_id + ' · ' + s.name }), h('td', { text: states.join(', ') })]));
+        var open = h('button', { type: 'button', class: 'button button-quiet', 'aria-label': 'Signals of ' + s.hrs_id, text: 'Signals', onclick: function () {
+          $('reported-signals').hidden = false;
+          $('reported-signals-title').textContent = 'Signals of ' + s.hrs_id + ' · ' + s.name;
+          window.HrsTimeline.show($('reported-signals-body'), 'originators/' + segment(id) + '/stations/' + segment(s.hrs_id) + '/');
+          $('reported-signals-title').focus();
+        } });
+        rows.appendChild(h('tr', { 'data-hrs-id': s.hrs_id }, [h('td', { text: s.hrs_id + ' · ' + s.name }), h('td', { text: states.join(', ') }), h('td', {}, [open])]));
       });
+      loadOriginatorFigures(id);
       loadImportTokens();
       callsNext = null;
       $('call-rows').textContent = '';
       loadCalls('originators/' + segment(id) + '/call-logs?limit=50');
+    });
+  }
+
+  /** The originator's reliability: last signal, error rate, shares per category over its stations. */
+  function loadOriginatorFigures(id) {
+    var box = $('originator-figures');
+    box.textContent = '';
+    api('GET', 'originators/' + segment(id) + '/reliability?period=7d').then(function (result) {
+      if (result.status !== 200) return say(originatorMessage, problemText(result), 'error');
+      var f = result.body;
+      var pct = function (x) {
+        return x === null ? '—' : (x * 100).toFixed(1) + ' %';
+      };
+      var rows = [
+        h('tr', { 'data-figure': 'last-signal' }, [h('th', { scope: 'row', text: 'Last signal received' }), h('td', { text: when(f.last_signal_received) })]),
+        h('tr', { 'data-figure': 'error-rate' }, [h('th', { scope: 'row', text: 'Import calls refused (7 days)' }), h('td', { text: f.calls.rejected + ' of ' + f.calls.total + ' · ' + pct(f.calls.error_rate) })]),
+      ];
+      Object.keys(f.categories).forEach(function (key) {
+        var c = f.categories[key];
+        if (c.stations === 0) return;
+        rows.push(h('tr', { 'data-figure': key }, [
+          h('th', { scope: 'row', text: key.replace('_', ' ') + ' (' + c.stations + ' stations)' }),
+          h('td', { text: 'fresh ' + pct(c.shares.fresh) + ' · stale ' + pct(c.shares.stale) + ' · unknown ' + pct(c.shares.unknown) + ' · ' + c.gaps + ' gaps' }),
+        ]));
+      });
+      box.appendChild(h('table', { class: 'grid-table' }, [h('tbody', {}, rows)]));
     });
   }
 
