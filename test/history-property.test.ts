@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import t from 'tap';
+import { referenceState } from './helpers/history.js';
 import { readRegistryRows } from '../db/queries/registry.js';
 import { storeTransmissions } from '../db/queries/signals.js';
-import { classify, freshnessPolicies, type HistoryReading } from '../src/domain/history/timeline.js';
+import { freshnessPolicies, type HistoryReading } from '../src/domain/history/timeline.js';
 import { Registry } from '../src/registry/registry.js';
 import { loadFixture } from '../src/registry/file/load.js';
 import { materialize, rollUpHours, type HistoryJobs } from '../workers/history/jobs.js';
@@ -20,14 +21,6 @@ const MIN = 60_000;
 const HOUR = 60 * MIN;
 const policies = freshnessPolicies({ staleAfterMs: 5 * MIN, unknownAfterMs: 30 * MIN, pricingStaleAfterMs: 25 * HOUR });
 
-function referenceState(readings: readonly HistoryReading[], at: number): string | null {
-  let held: HistoryReading | undefined;
-  for (const r of readings) {
-    if (r.receivedAt > at) break;
-    if (!held || r.measuredAt >= held.measuredAt) held = r;
-  }
-  return held ? classify(policies.availability, held.measuredAt, at) : null;
-}
 
 /** Milliseconds per state in [from, to), exactly. */
 function referenceDurations(readings: readonly HistoryReading[], from: number, to: number): Record<string, number> {
@@ -36,7 +29,7 @@ function referenceDurations(readings: readonly HistoryReading[], from: number, t
   const sorted = [...cuts].sort((a, b) => a - b);
   const out: Record<string, number> = { fresh: 0, stale: 0, unknown: 0 };
   for (let k = 0; k + 1 < sorted.length; k++) {
-    const state = referenceState(readings, sorted[k]!);
+    const state = referenceState(policies.availability, readings, sorted[k]!);
     if (state !== null) out[state]! += sorted[k + 1]! - sorted[k]!;
   }
   return out;

@@ -1,9 +1,9 @@
 import fc from 'fast-check';
 import t from 'tap';
+import { referenceState } from './helpers/history.js';
 import {
   DAY_MS,
   StationReplay,
-  classify,
   freshnessPolicies,
   type HistoryReading,
   type Interval,
@@ -122,15 +122,6 @@ t.test('an interval spanning midnight is cut there; the pieces share their start
   );
 });
 
-/** The reference: the state of the availability series at `at`, straight from the readings. */
-function referenceState(readings: readonly HistoryReading[], at: number): string | null {
-  let held: HistoryReading | undefined;
-  for (const r of readings) {
-    if (r.receivedAt > at) break;
-    if (!held || r.measuredAt >= held.measuredAt) held = r;
-  }
-  return held ? classify(policies.availability, held.measuredAt, at) : null;
-}
 
 function stateAt(intervals: readonly Interval[], open: SeriesState | undefined, at: number): string | null {
   const found = intervals.find((i) => i.series === 'availability' && i.startsAt <= at && at < i.endsAt);
@@ -165,7 +156,7 @@ t.test('property: replayed in any number of runs, the intervals give the referen
       for (const r of readings) for (const d of [0, 1, 5 * MIN - 1, 5 * MIN, 30 * MIN - 1, 30 * MIN]) probes.add(r.measuredAt + d).add(r.receivedAt + d - 1);
       for (const at of probes) {
         if (at < T0 || at >= end) continue;
-        const expected = referenceState(readings, at);
+        const expected = referenceState(policies.availability, readings, at);
         const got = stateAt(intervals, states.get('availability'), at);
         if (expected !== got) throw new Error(`at +${at - T0} ms: expected ${expected}, got ${got}`);
       }

@@ -8,27 +8,14 @@
  * (portal-layout-editor.png, portal-layout-diff.png, portal-originator-tokens.png).
  */
 import t from 'tap';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';
+import { closeBrowser, openPortalAs, screenshot, skipWithoutChromium } from './helpers/portal-browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install Debian's "chromium" package)`;
-const OUTPUT = fileURLToPath(new URL('./output/', import.meta.url));
-const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
-
-let browser: Browser | undefined;
-t.teardown(() => browser?.close());
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(OUTPUT, { recursive: true });
-  const path = `${OUTPUT}${name}.png`;
-  await page.screenshot({ path, fullPage: true });
-  if (process.env.UPDATE_DOCS_SCREENSHOT === '1') copyFileSync(path, `${DOCS}${name}.png`);
-}
+const skip = skipWithoutChromium;
+t.teardown(closeBrowser);
 
 /** Waits until the message element's text holds `text`. */
 const messageMatches = (page: Page, id: string, text: string) => holds(page, id, 'textContent', text);
@@ -36,27 +23,8 @@ const messageMatches = (page: Page, id: string, text: string) => holds(page, id,
 const holds = (page: Page, id: string, property: string, text: string) =>
   page.waitForFunction(([el, name, wanted]) => String((globalThis as any).document.getElementById(el)[name] ?? '').includes(wanted), [id, property, text] as const);
 
-/** The page signed in as the account (its session cookie set in the browser), problems collected. */
-async function openAs(t: { teardown(fn: () => unknown): void }, p: TestPlatform, user: string) {
-  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Berlin' });
-  t.teardown(() => context.close());
-  const [name, value] = (await signedIn(p, user)).cookie!.split('=') as [string, string];
-  await context.addCookies([{ name, value, url: `${p.url}/portal/`, httpOnly: true, sameSite: 'Strict' }]);
-  const problems: string[] = [];
-  await context.exposeBinding('reportViolation', (_source, text: string) => problems.push(`CSP violation: ${text}`));
-  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI));`);
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('console', (message) => {
-    // The refusals a flow asks for are logged by the browser as failed loads; nothing else may be.
-    if (message.type() === 'error' && !/status of (400|404|409|422)\b/.test(message.text())) problems.push(message.text());
-  });
-  await page.goto(`${p.url}/portal/`);
-  await page.waitForSelector('body[data-view="tokens"]');
-  return { page, problems };
-}
+/** The page signed in as the account; the refusals a flow asks for are logged by the browser as failed loads. */
+const openAs = (t: { teardown(fn: () => unknown): void }, p: TestPlatform, user: string) => openPortalAs(t, p, user, /status of (400|404|409|422)\b/);
 
 t.test('operator staff: layout editor, diff, two-step confirmation, assignment, event', { skip }, async (t) => {
   const p = await startTestPlatform(t, { fixture: portalFixture() });

@@ -9,51 +9,18 @@
  * portal-originator-reliability.png).
  */
 import t from 'tap';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
 import { storeTransmissions, type StoredTransmission } from '../db/queries/signals.js';
 import { freshnessPolicies } from '../src/domain/history/timeline.js';
 import { materialize, rollUpHours } from '../workers/history/jobs.js';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';
+import { closeBrowser, openPortalAs, screenshot, skipWithoutChromium } from './helpers/portal-browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install Debian's "chromium" package)`;
-const OUTPUT = fileURLToPath(new URL('./output/', import.meta.url));
-const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
+const skip = skipWithoutChromium;
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-
-let browser: Browser | undefined;
-t.teardown(() => browser?.close());
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  mkdirSync(OUTPUT, { recursive: true });
-  const path = `${OUTPUT}${name}.png`;
-  await page.screenshot({ path, fullPage: true });
-  if (process.env.UPDATE_DOCS_SCREENSHOT === '1') copyFileSync(path, `${DOCS}${name}.png`);
-}
-
-async function openAs(t: { teardown(fn: () => unknown): void }, p: TestPlatform, user: string) {
-  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Berlin' });
-  t.teardown(() => context.close());
-  const [name, value] = (await signedIn(p, user)).cookie!.split('=') as [string, string];
-  await context.addCookies([{ name, value, url: `${p.url}/portal/`, httpOnly: true, sameSite: 'Strict' }]);
-  const problems: string[] = [];
-  await context.exposeBinding('reportViolation', (_source, text: string) => problems.push(`CSP violation: ${text}`));
-  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI));`);
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(message.text());
-  });
-  await page.goto(`${p.url}/portal/`);
-  await page.waitForSelector('body[data-view="tokens"]');
-  return { page, problems };
-}
+t.teardown(closeBrowser);
+const openAs = openPortalAs;
 
 /** Readings every 10 minutes over 17 hours from `h0`, none in the two hours after h0 + 6 h. */
 async function history(p: TestPlatform, h0: number): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Sql } from '../connect.js';
+import type { SeriesSums } from '../../src/domain/history/figures.js';
 
 /**
  * What is read of the status history (db/queries/history.ts writes it): a station's intervals over a
@@ -39,18 +40,8 @@ export async function stationIntervals(db: Sql, hrsId: string, from: Date, to: D
     ORDER BY series, starts_at`;
 }
 
-export interface HourlySums {
-  series: string;
-  fresh_ms: number;
-  stale_ms: number;
-  unknown_ms: number;
-  available_ms: number;
-  limited_ms: number;
-  unavailable_ms: number;
-  closed_ms: number;
-  readings: number;
-  gaps: number;
-}
+/** The roll-ups summed per series (src/domain/history/figures.ts computes the figures from them). */
+export type HourlySums = SeriesSums;
 
 /** A station's hourly roll-ups over [from, to) (whole hours), summed per series. */
 export async function stationHourlySums(db: Sql, hrsId: string, from: Date, to: Date): Promise<HourlySums[]> {

@@ -1,0 +1,52 @@
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import type { TestPlatform } from './platform.js';
+import { signedIn } from './portal.js';
+
+/**
+ * The portal page in Debian's Chromium for the browser tests: one browser per test file, a context per
+ * account with its session cookie set, CSP violations, page errors and console errors collected, and
+ * screenshots to test/output/ (and docs/ with UPDATE_DOCS_SCREENSHOT=1).
+ */
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const skipWithoutChromium = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install Debian's "chromium" package)`;
+const OUTPUT = fileURLToPath(new URL('../output/', import.meta.url));
+const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
+
+let browser: Browser | undefined;
+
+/** Closes the file's browser (register with `t.teardown`). */
+export const closeBrowser = () => browser?.close();
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  mkdirSync(OUTPUT, { recursive: true });
+  const path = `${OUTPUT}${name}.png`;
+  await page.screenshot({ path, fullPage: true });
+  if (process.env.UPDATE_DOCS_SCREENSHOT === '1') copyFileSync(path, `${DOCS}${name}.png`);
+}
+
+/**
+ * The page signed in as the account, on its tokens view. `expected`: console errors a flow asks for
+ * (refused requests the browser logs as failed loads); any other is a problem.
+ */
+export async function openPortalAs(t: { teardown(fn: () => unknown): void }, p: TestPlatform, user: string, expected?: RegExp): Promise<{ page: Page; problems: string[] }> {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Berlin' });
+  t.teardown(() => context.close());
+  const [name, value] = (await signedIn(p, user)).cookie!.split('=') as [string, string];
+  await context.addCookies([{ name, value, url: `${p.url}/portal/`, httpOnly: true, sameSite: 'Strict' }]);
+  const problems: string[] = [];
+  await context.exposeBinding('reportViolation', (_source, text: string) => problems.push(`CSP violation: ${text}`));
+  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI));`);
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !(expected && expected.test(message.text()))) problems.push(message.text());
+  });
+  await page.goto(`${p.url}/portal/`);
+  await page.waitForSelector('body[data-view="tokens"]');
+  return { page, problems };
+}
