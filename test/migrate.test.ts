@@ -46,3 +46,32 @@ t.test('numbering is checked', async (t) => {
   await writeFile(join(dir, 'notes.sql'), 'SELECT 1;');
   await t.rejects(readMigrations(`${dir}/`), /notes\.sql is not named NNNN_name\.sql/);
 });
+
+t.test('0009 partitions the readings already kept: every row moves, ids go on', async (t) => {
+  const config = testConfig(t);
+  await ensureDatabase(config.databaseUrl);
+  const sql = connect(config.databaseUrl);
+  t.teardown(() => sql.end());
+  const dir = await mkdtemp(join(tmpdir(), 'hrs-migrations-'));
+  await cp(SHIPPED, dir, { recursive: true, filter: (path) => !/\/0009_|\/00(1\d|[2-9]\d)_/.test(path) });
+  t.same((await migrate(sql, `${dir}/`)).map((m) => m.version).at(-1), 8, 'up to 0008');
+  await sql`INSERT INTO operators (id, name) VALUES ('op', 'Op')`;
+  await sql`INSERT INTO stations (hrs_id, operator_id, name) VALUES ('OLDIE', 'op', 'Old station')`;
+  await sql`INSERT INTO originators (id, name) VALUES ('mon', 'Mon')`;
+  // Readings of 60 days ago, of yesterday and of now.
+  for (const days of [60, 1, 0]) {
+    await sql`INSERT INTO signal_history (hrs_id, category, originator_id, measured_at, received_at, payload)
+      VALUES ('OLDIE', 'availability', 'mon', now() - ${days} * interval '1 day', now() - ${days} * interval '1 day', ${sql.json({ days })})`;
+  }
+  const before = await sql<{ id: string; days: number }[]>`SELECT id::text, (payload->>'days')::int AS days FROM signal_history ORDER BY id`;
+  await cp(SHIPPED, dir, { recursive: true });
+  t.same((await migrate(sql, `${dir}/`)).map((m) => m.version)[0], 9, 'then 0009 and on');
+  const after = await sql<{ id: string; days: number; part: string }[]>`
+    SELECT id::text, (payload->>'days')::int AS days, tableoid::regclass::text AS part FROM signal_history ORDER BY id`;
+  t.same(after.map((r) => [r.id, r.days]), before.map((r) => [r.id, r.days]), 'every reading kept, with its id');
+  t.ok(after.every((r) => /^signal_history_w\d{8}$/.test(r.part)), 'each in its week\'s partition, none in DEFAULT');
+  await sql`INSERT INTO signal_history (hrs_id, category, originator_id, measured_at, received_at, payload)
+    VALUES ('OLDIE', 'availability', 'mon', now(), now(), '{}')`;
+  const [next] = await sql<{ id: string }[]>`SELECT max(id)::text AS id FROM signal_history`;
+  t.equal(BigInt(next!.id), BigInt(before.at(-1)!.id) + 1n, 'new readings number on');
+});
