@@ -49,6 +49,8 @@ const NOT_OPERATIONS = [
   'GET /portal/portal.js',
   'GET /portal/registry.css',
   'GET /portal/registry.js',
+  'GET /portal/timeline.css',
+  'GET /portal/timeline.js',
   'GET /portal/v1/doc/',
   'GET /portal/v1/doc/assets/{name}',
   'GET /portal/v1/doc/schema',
