@@ -103,6 +103,8 @@ export class StationReplay {
   private readonly removed: { hrsId: string; series: string }[] = [];
   /** The station's next opening or closing as last computed (null: none ahead); undefined: not yet. */
   private change: number | null | undefined;
+  /** Whether the station is open until `change`. */
+  private open = true;
 
   constructor(
     private readonly hrsId: string,
@@ -187,14 +189,15 @@ export class StationReplay {
     }
     if (!station || !availability || availability.measuredAt === null) return;
     const date = new Date(at);
-    const open = isOpen(station.openingHours, station.timeZone, date, station.holidayCountry);
     const reading = { datetime: availability.measuredAt, receivedAt: availability.receivedAt ?? at, payload: availability.payload ?? {} };
-    const summary = summarize({ options, reading, fresh: availability.state !== 'unknown', open, layout: station.layout });
-    // The next opening or closing after `at` is the one found before, as long as it is still ahead.
+    // Open or closed, and the next opening or closing after `at`, are what they were found to be
+    // before, as long as that change is still ahead (evaluating opening hours is the costly part).
     if (this.change === undefined || (this.change !== null && this.change <= at)) {
+      this.open = isOpen(station.openingHours, station.timeZone, date, station.holidayCountry);
       this.change = nextChange(station.openingHours, station.timeZone, date, station.holidayCountry)?.getTime() ?? null;
     }
-    const change = this.change;
+    const { open, change } = this;
+    const summary = summarize({ options, reading, fresh: availability.state !== 'unknown', open, layout: station.layout });
     for (const entry of summary) {
       const series = optionSeries(entry.fuelling_option);
       const next = this.enter(series, entry.status, entry.reason, null, at);
