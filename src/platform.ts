@@ -391,6 +391,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
   } catch (err) {
     clearInterval(running.flushTimer);
     await served.push.close();
+    await served.calls.close();
     await served.queues.close();
     await workers?.close();
     await closeParts(parts);
