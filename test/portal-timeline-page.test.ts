@@ -82,9 +82,11 @@ t.test('operator staff and an originator manager see the timeline and the reliab
   const figures = page.locator('#pane-signals .figures-table');
   await figures.waitFor();
   t.same(await figures.locator('thead th').allTextContents(), ['', '24 hours', '7 days', '30 days']);
-  t.match(await figures.locator('tr[data-figure="availability-gaps"] td').first().textContent(), /^2 \(3\.0 h, ongoing\)$/, 'gaps: two, the longest 3 hours and lasting');
-  t.match(await figures.locator('tr[data-figure="availability-readings"] td').first().textContent(), /^\d+$/, 'readings counted');
   const reliability = (await api.call('GET', '/portal/v1/stations/BERLA/reliability?period=24h')).body;
+  // The silence since the last reading (h0 + 17 h) lasts to the end of the figures' last whole hour.
+  const longest = ((Date.parse(reliability.to) - (h0 + 17 * HOUR)) / HOUR).toFixed(1);
+  t.equal(await figures.locator('tr[data-figure="availability-gaps"] td').first().textContent(), `2 (${longest} h, ongoing)`, 'gaps: two, the longest the silence since, lasting');
+  t.match(await figures.locator('tr[data-figure="availability-readings"] td').first().textContent(), /^\d+$/, 'readings counted');
   t.equal(
     await figures.locator('tr[data-figure="option-700ld"] td').first().textContent(),
     `${(reliability.fuelling_options.find((o: { fuelling_option: string }) => o.fuelling_option === '700ld').available_share_of_opening_hours * 100).toFixed(1)} %`,
