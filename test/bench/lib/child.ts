@@ -1,4 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The repository root: children run from here so `--import tsx` resolves. */
@@ -29,8 +31,7 @@ export class Child {
   ): Promise<{ child: Child; ready: ChildMessage }> {
     const proc = fork(fileURLToPath(script), options.args ?? [], {
       cwd: ROOT,
-      // BENCH_PROFILE_DIR: every child writes a V8 CPU profile there when it exits (see README, Benchmarks).
-      execArgv: ['--import', 'tsx', ...(process.env.BENCH_PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE_DIR}`] : [])],
+      execArgv: ['--import', 'tsx'],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -101,6 +102,24 @@ export class Child {
     const reply = await this.request({ type: 'cpu' }, 'cpu');
     const usage = reply.usage as NodeJS.CpuUsage;
     return usage.user + usage.system;
+  }
+
+  /**
+   * With BENCH_PROFILE_DIR set, profiles this child's CPU until the returned function is called, which
+   * writes `<BENCH_PROFILE_DIR>/<label>.cpuprofile` (open it in Chrome DevTools or speedscope). Without
+   * it, does nothing.
+   */
+  async profile(label: string): Promise<() => Promise<void>> {
+    const dir = process.env.BENCH_PROFILE_DIR;
+    if (!dir) return async () => {};
+    mkdirSync(dir, { recursive: true });
+    await this.request({ type: 'profile-start' }, 'profiling');
+    const file = join(dir, `${label.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-|-$/g, '').slice(0, 120)}.cpuprofile`);
+    return async () => {
+      const reply = await this.request({ type: 'profile-stop', path: file }, 'profiled', 30_000);
+      if (reply.error) throw new Error(`${this.name}: profiling failed: ${String(reply.error)}`);
+      process.stderr.write(`profile of ${this.name} over "${label}": ${file}\n`);
+    };
   }
 
   /** SIGTERM (the child shuts down cleanly), SIGKILL after `timeoutMs`; resolves once it has exited. */

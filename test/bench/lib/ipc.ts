@@ -2,6 +2,8 @@
  * The child's side of ./child.ts. Importing it makes the process exit cleanly on SIGTERM, SIGINT or
  * when the parent goes away, after running what `onStop` registered.
  */
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 
 export interface ParentMessage {
   type: string;
@@ -28,10 +30,39 @@ export function next(type: string): Promise<ParentMessage> {
   });
 }
 
-/** Tells the parent this child is up; from now on it answers `cpu` queries with its CPU usage. */
+let profiler: Session | undefined;
+
+/** Starts the V8 CPU profiler (`profile-start`), or stops it and writes the profile to `path` (`profile-stop`). */
+function profile(message: ParentMessage): void {
+  if (message.type === 'profile-start') {
+    profiler = new Session();
+    profiler.connect();
+    profiler.post('Profiler.enable', () =>
+      profiler!.post('Profiler.start', () => send({ type: 'profiling' })),
+    );
+    return;
+  }
+  const session = profiler;
+  profiler = undefined;
+  if (!session) {
+    send({ type: 'profiled', error: 'not profiling' });
+    return;
+  }
+  session.post('Profiler.stop', (err, result) => {
+    if (!err) writeFileSync(String(message.path), JSON.stringify(result.profile));
+    session.disconnect();
+    send({ type: 'profiled', ...(err ? { error: err.message } : {}) });
+  });
+}
+
+/**
+ * Tells the parent this child is up; from now on it answers `cpu` queries with its CPU usage and
+ * profiles the CPU between `profile-start` and `profile-stop` (see ./child.ts, Child.profile).
+ */
 export function ready(info: Record<string, unknown> = {}): void {
   process.on('message', (message: ParentMessage) => {
     if (message?.type === 'cpu') send({ type: 'cpu', usage: process.cpuUsage() });
+    else if (message?.type === 'profile-start' || message?.type === 'profile-stop') profile(message);
   });
   send({ ...info, type: 'ready' });
 }

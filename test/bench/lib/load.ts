@@ -1,4 +1,6 @@
 import { Child } from './child.js';
+import { ProcessCpu } from './process-cpu.js';
+import { runWrk } from './wrk.js';
 import type { BenchOptions } from './scenario.js';
 
 export interface LoadRequest {
@@ -55,8 +57,23 @@ export interface LoadResult {
 }
 
 export interface Measurement extends LoadResult {
+  /** The load generator that drove the run. */
+  generator: 'wrk' | 'autocannon';
   /** CPU the server process used during the measurement, in cores. */
   serverCpu: number;
+  /** Cores busy in every PostgreSQL and every Redis process of this machine during the measurement. */
+  databaseCpu: number;
+  redisCpu: number;
+  /** Answers (any status) received within the measured seconds. */
+  measuredAnswers: number;
+  /** Requests written over the whole run and answers received (wrk; with autocannon's drain, equal by construction). */
+  sent: number;
+  answered: number;
+}
+
+/** Microseconds of CPU per answered request: `cores` busy while answering `requestsPerSecond`. */
+export function microsPerRequest(cores: number, requestsPerSecond: number): number {
+  return requestsPerSecond > 0 ? (cores / requestsPerSecond) * 1e6 : Number.NaN;
 }
 
 export interface LoadTarget {
@@ -66,18 +83,107 @@ export interface LoadTarget {
   bodies?: string[];
   nowPlaceholder?: string;
   paths?: string[];
+  /**
+   * End each run gracefully (no request left in flight). wrk runs always do; for autocannon see
+   * LoadRequest.drain.
+   */
   drain?: boolean;
+  /**
+   * wrk (default) for throughput and CPU per request; autocannon where its per-response latency
+   * accounting (every 2xx timed, from the measured seconds only) is what the figure needs.
+   */
+  generator?: 'wrk' | 'autocannon';
+  /** Names the CPU profile of the measured seconds (BENCH_PROFILE_DIR); the URL's path when absent. */
+  label?: string;
 }
 
 export interface MeasureHooks {
-  /** Runs after the warm-up, right before the measured load starts (e.g. to read a counter). */
+  /**
+   * Runs before the counted load starts: with wrk before its first request (warm-up included, as
+   * every request of the run is accounted for), with autocannon after its warm-up run.
+   */
   beforeLoad?: () => Promise<void>;
-  /** Runs right after the measured load has ended, inside the CPU sampling window. */
+  /** Runs once every answer of the run is in (wrk) or the measured run has ended (autocannon). */
   afterLoad?: () => Promise<void>;
+  /** Called at the start and the end of the measured seconds, for sampling what the window covers. */
+  windowStart?: () => void;
+  windowEnd?: () => void;
+}
+
+/**
+ * Drives `url` from a separate process (wrk by default, see ./wrk.ts; autocannon on request) and
+ * samples the server's CPU, PostgreSQL's and Redis' over the measured seconds.
+ */
+export async function measure(server: Child, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks = {}): Promise<Measurement> {
+  return (target.generator ?? 'wrk') === 'wrk' ? measureWithWrk(server, target, options, hooks) : measureWithAutocannon(server, target, options, hooks);
+}
+
+async function measureWithWrk(server: Child, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks): Promise<Measurement> {
+  const database = new ProcessCpu(['postgres']);
+  const redis = new ProcessCpu(['redis-server']);
+  const loader = new ProcessCpu(['wrk']);
+  await hooks.beforeLoad?.();
+  const run = runWrk({
+    url: target.url,
+    method: target.method ?? 'GET',
+    headers: target.headers ?? {},
+    bodies: target.bodies,
+    nowPlaceholder: target.nowPlaceholder,
+    paths: target.paths,
+    connections: options.connections,
+    warmupSeconds: options.warmupSeconds,
+    durationSeconds: options.durationSeconds,
+  });
+  // A wrk that fails early ends the wait for its window too.
+  const failed = run.result.then(() => new Promise<never>(() => {}));
+  failed.catch(() => {}); // seen through the races and through `await run.result`
+  await Promise.race([run.windowStart, failed]);
+  const stopProfile = await server.profile(target.label ?? `${server.name} ${new URL(target.url).pathname}`);
+  const cpuBefore = await server.cpuMicros();
+  const startedMs = Date.now();
+  database.start();
+  redis.start();
+  loader.start();
+  hooks.windowStart?.();
+  await Promise.race([run.windowEnd, failed]);
+  hooks.windowEnd?.();
+  const cpuAfter = await server.cpuMicros();
+  const wallMs = Date.now() - startedMs;
+  await stopProfile();
+  const databaseCpu = database.stop();
+  const redisCpu = redis.stop();
+  const loaderCpu = loader.stop();
+  const result = await run.result;
+  await hooks.afterLoad?.();
+
+  const measuredAnswers = Object.values(result.measuredByStatus).reduce((a, b) => a + b, 0);
+  const seconds = (result.windowEndMs - result.windowStartMs) / 1000;
+  const ok = (code: string) => (code >= '200' && code <= '299') || code === '304';
+  const responses2xx = Object.entries(result.answeredByStatus).reduce((n, [code, count]) => n + (ok(code) ? count : 0), 0);
+  return {
+    generator: 'wrk',
+    requestsPerSecond: measuredAnswers / seconds,
+    requestsTotal: result.answered,
+    p50Ms: result.p50Ms,
+    p99Ms: result.p99Ms,
+    responses2xx,
+    non2xx: result.answered - responses2xx,
+    statusCodes: result.answeredByStatus,
+    errors: result.errors.connect + result.errors.read + result.errors.write + result.errors.timeout,
+    timeouts: result.errors.timeout,
+    durationSeconds: seconds,
+    loaderCpu,
+    serverCpu: (cpuAfter - cpuBefore) / 1000 / wallMs,
+    databaseCpu,
+    redisCpu,
+    measuredAnswers,
+    sent: result.sent,
+    answered: result.answered,
+  };
 }
 
 /** Drives `url` with autocannon from a separate process and samples the server's CPU around it. */
-export async function measure(server: Child, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks = {}): Promise<Measurement> {
+async function measureWithAutocannon(server: Child, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks): Promise<Measurement> {
   const request: LoadRequest = {
     url: target.url,
     headers: target.headers ?? {},
@@ -96,15 +202,34 @@ export async function measure(server: Child, target: LoadTarget, options: BenchO
     args: [JSON.stringify(request)],
     readyTimeoutMs: (options.warmupSeconds + 60) * 1000,
   });
+  const database = new ProcessCpu(['postgres']);
+  const redis = new ProcessCpu(['redis-server']);
   try {
     await hooks.beforeLoad?.();
     const cpuBefore = await server.cpuMicros();
     const started = performance.now();
+    database.start();
+    redis.start();
+    hooks.windowStart?.();
     const reply = await loader.request({ type: 'go' }, 'result', (options.durationSeconds + 60) * 1000);
+    hooks.windowEnd?.();
+    const databaseCpu = database.stop();
+    const redisCpu = redis.stop();
     await hooks.afterLoad?.();
     const wallMs = performance.now() - started;
     const serverCpu = (await server.cpuMicros()) - cpuBefore;
-    return { ...(reply.result as LoadResult), serverCpu: serverCpu / 1000 / wallMs };
+    const result = reply.result as LoadResult;
+    const answered = Object.values(result.statusCodes).reduce((a, b) => a + b, 0);
+    return {
+      ...result,
+      generator: 'autocannon',
+      serverCpu: serverCpu / 1000 / wallMs,
+      databaseCpu,
+      redisCpu,
+      measuredAnswers: Math.round(result.requestsPerSecond * result.durationSeconds),
+      sent: answered + (target.drain ? 0 : result.errors),
+      answered,
+    };
   } finally {
     await loader.stop();
   }

@@ -1,0 +1,51 @@
+/**
+ * What every throughput scenario prints the same way: CPU per answered request (the server's, and
+ * PostgreSQL's and Redis' beside it) and its goals, each said met or not.
+ */
+import { microsPerRequest, type Measurement } from './load.js';
+import { fixed, integer } from './table.js';
+
+/** Column headers matching `cpuCells`. */
+export const CPU_HEADERS = ['server CPU', 'µs/req', 'PG µs/req', 'Redis µs/req', 'loader CPU'];
+
+/** Server cores, server CPU µs per answered request, PostgreSQL's and Redis' per request, the loader's cores. */
+export function cpuCells(r: Measurement): string[] {
+  return [
+    fixed(r.serverCpu, 2),
+    integer(serverMicros(r)),
+    integer(microsPerRequest(r.databaseCpu, r.requestsPerSecond)),
+    integer(microsPerRequest(r.redisCpu, r.requestsPerSecond)),
+    fixed(r.loaderCpu, 2),
+  ];
+}
+
+/** The server's CPU time per answered request, in microseconds. */
+export const serverMicros = (r: Measurement): number => microsPerRequest(r.serverCpu, r.requestsPerSecond);
+
+export const CPU_LEGEND =
+  'server CPU: cores the server process kept busy over the measured seconds (1.00 = one core all the time); ' +
+  'µs/req: its CPU time per answered request; PG and Redis µs/req: the same for every PostgreSQL and Redis process ' +
+  'of this machine (n/a without /proc); loader CPU: the load generator\'s cores.';
+
+export interface Goal {
+  what: string;
+  /** The figure measured, as printed. */
+  measured: string;
+  /** The goal, as printed. */
+  goal: string;
+  met: boolean;
+}
+
+/** `goals` as lines `what: measured (goal: …): met | NOT met`. */
+export function printGoals(print: (line?: string) => void, goals: Goal[]): void {
+  for (const g of goals) print(`${g.what}: ${g.measured} (goal: ${g.goal}): ${g.met ? 'met' : 'NOT met'}`);
+}
+
+/** The load generator line every scenario prints above its table. */
+export function loaderLine(generator: string, connections: number, durationSeconds: number, warmupSeconds: number): string {
+  return (
+    `load generator: ${generator} in its own process, ${connections} connections, ${durationSeconds} s measured per target` +
+    (warmupSeconds > 0 ? ` after ${warmupSeconds} s of warm-up` : ' without warm-up') +
+    '; every run drains (no request left unanswered at its end)'
+  );
+}
