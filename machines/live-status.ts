@@ -3,7 +3,7 @@ import type { StationDirectory } from '../src/domain/stations.js';
 import { buildSection, SECTION_KEYS, type PublishedReading } from '../src/domain/status/sections.js';
 import { CATEGORIES, type Category } from '../src/domain/vocabulary.js';
 import { DeadlineTimer } from './deadline-timer.js';
-import { freshnessOf, type Freshness, type FreshnessPolicy, type FreshnessSnapshot } from './freshness.js';
+import { freshnessOf, type Freshness, type FreshnessInput, type FreshnessPolicy, type FreshnessSnapshot } from './freshness.js';
 import { FreshnessRunner, type Delayed, type Step } from './runner.js';
 
 /**
@@ -45,7 +45,15 @@ interface Actor {
   readonly category: Category;
   reading: PublishedReading;
   originatorId: string;
-  snapshot: FreshnessSnapshot;
+  /**
+   * The freshness machine's snapshot; undefined after a signal that was fresh on arrival
+   * (FreshnessRunner.freshSignal), until a deadline needs it: it is then the machine's start from `entered`.
+   */
+  snapshot: FreshnessSnapshot | undefined;
+  /** The last signal as the machine took it (policy, reading time, when handled). */
+  entered: FreshnessInput;
+  /** The snapshot's freshness, kept beside it. */
+  freshness: Freshness;
   /** The delayed event the machine is waiting for. */
   pending: Delayed | undefined;
   /** Where the actor sits in the deadline heap (-1: not there, nothing pending). */
@@ -201,7 +209,7 @@ export class LiveStatus {
   /** The freshness of one station and category; null when no reading is held. */
   freshness(hrsId: string, category: Category): Freshness | null {
     const actor = this.stations.get(hrsId)?.get(category);
-    return actor ? freshnessOf(actor.snapshot) : null;
+    return actor ? actor.freshness : null;
   }
 
   /**
@@ -212,7 +220,7 @@ export class LiveStatus {
   published(hrsId: string, category: Category): { reading: PublishedReading; freshness: Freshness } | undefined {
     const actor = this.stations.get(hrsId)?.get(category);
     if (!actor || !this.directory.hasLiveSource(hrsId, category)) return undefined;
-    return { reading: actor.reading, freshness: freshnessOf(actor.snapshot) };
+    return { reading: actor.reading, freshness: actor.freshness };
   }
 
   /** Every category of a station that holds a reading, with its freshness and times (admins' view). */
@@ -220,7 +228,7 @@ export class LiveStatus {
     const out: Partial<Record<Category, CategoryView>> = {};
     for (const [category, actor] of this.stations.get(hrsId) ?? []) {
       out[category] = {
-        freshness: freshnessOf(actor.snapshot),
+        freshness: actor.freshness,
         datetime: actor.reading.datetime,
         receivedAt: actor.reading.receivedAt,
         originatorId: actor.originatorId,
@@ -240,7 +248,7 @@ export class LiveStatus {
   /** How many actors are held in each freshness (for metrics: counted when asked, one pass). */
   countByFreshness(): Record<Freshness, number> {
     const counts: Record<Freshness, number> = { fresh: 0, stale: 0, unknown: 0 };
-    for (const actors of this.stations.values()) for (const actor of actors.values()) counts[freshnessOf(actor.snapshot)]++;
+    for (const actors of this.stations.values()) for (const actor of actors.values()) counts[actor.freshness]++;
     return counts;
   }
 
@@ -256,14 +264,24 @@ export class LiveStatus {
     if (!station) return false;
     let actors = this.stations.get(signal.hrsId);
     const actor = actors?.get(signal.category);
-    const now = this.now();
     const reading: PublishedReading = { datetime: signal.datetime, receivedAt: signal.receivedAt, payload: signal.payload };
+    const input: FreshnessInput = { policy: this.policies[signal.category], datetime: signal.datetime, now: this.now() };
     if (actor) {
       if (signal.datetime < actor.reading.datetime) return false;
-      const previous = freshnessOf(actor.snapshot);
+      const previous = actor.freshness;
       actor.reading = reading;
       actor.originatorId = signal.originatorId;
-      this.step(actor, this.runner.send(actor.snapshot, { type: 'signal', datetime: signal.datetime, now }));
+      const due = this.runner.freshSignal(input);
+      if (due) {
+        // The machine's own step, without stepping it (see FreshnessRunner.freshSignal).
+        actor.snapshot = undefined;
+        actor.freshness = 'fresh';
+        actor.pending = due;
+        this.deadlines.arm(actor);
+      } else {
+        this.step(actor, this.runner.send(this.snapshotOf(actor), { type: 'signal', datetime: signal.datetime, now: input.now }));
+      }
+      actor.entered = input;
       this.refresh(actor, announce ? 'signal' : undefined, previous, true);
       return true;
     }
@@ -271,14 +289,15 @@ export class LiveStatus {
       actors = new Map();
       this.stations.set(signal.hrsId, actors);
     }
-    const policy = this.policies[signal.category];
-    const first = this.runner.start({ policy, datetime: signal.datetime, now });
+    const first = this.runner.start(input);
     const created: Actor = {
       hrsId: signal.hrsId,
       category: signal.category,
       reading,
       originatorId: signal.originatorId,
       snapshot: first.snapshot,
+      entered: input,
+      freshness: freshnessOf(first.snapshot),
       pending: undefined,
       heapIndex: -1,
       json: undefined,
@@ -289,9 +308,15 @@ export class LiveStatus {
     return true;
   }
 
+  /** The actor's machine snapshot, made from its last signal when the fresh path left none. */
+  private snapshotOf(actor: Actor): FreshnessSnapshot {
+    return (actor.snapshot ??= this.runner.start(actor.entered).snapshot);
+  }
+
   /** Takes a machine step: the new snapshot, cancelled and newly scheduled delayed events. */
   private step(actor: Actor, step: Step): void {
     actor.snapshot = step.snapshot;
+    actor.freshness = freshnessOf(step.snapshot);
     if (actor.pending && step.cancel.includes(actor.pending.deadline)) this.disarm(actor);
     for (const delayed of step.schedule) {
       this.disarm(actor);
@@ -312,8 +337,8 @@ export class LiveStatus {
   private fire(actor: Actor): void {
     const delayed = actor.pending!;
     actor.pending = undefined;
-    const previous = freshnessOf(actor.snapshot);
-    this.step(actor, this.runner.deliver(actor.snapshot, delayed.deadline));
+    const previous = actor.freshness;
+    this.step(actor, this.runner.deliver(this.snapshotOf(actor), delayed.deadline));
     this.refresh(actor, 'freshness', previous, false);
   }
 
@@ -324,7 +349,7 @@ export class LiveStatus {
    * since its last change was seen by nobody, so only a freshness change makes it news.
    */
   private refresh(actor: Actor, cause: StatusChange['cause'] | undefined, previous: Freshness | null, always: boolean): void {
-    const freshness = freshnessOf(actor.snapshot);
+    const freshness = actor.freshness;
     this.cache.delete(actor.hrsId);
     this.changes++;
     if (actor.category === 'availability') this.availabilityChanges++;
@@ -335,17 +360,39 @@ export class LiveStatus {
       actor.json = undefined;
       return;
     }
+    if (always) {
+      // News whatever it says: the section is made only when a listener reads it (the admins' feed).
+      actor.json = undefined;
+      this.emit(this.change(actor, cause, previous, freshness));
+      return;
+    }
     const section = this.section(actor, freshness);
     const json = JSON.stringify(section);
     const changed = freshness !== previous || (actor.json !== undefined && json !== actor.json);
     actor.json = json;
-    if (changed || always) this.emit({ ...this.about(actor), cause, previous, freshness, section });
+    if (changed) this.emit(this.change(actor, cause, previous, freshness, section));
   }
 
-  private about(actor: Actor): Pick<StatusChange, 'hrsId' | 'category' | 'datetime' | 'receivedAt' | 'originatorId'> {
+  /**
+   * The change as listeners get it; without `section` the section is made (and kept serialised) the
+   * first time a listener reads it, which listeners do during their call.
+   */
+  private change(actor: Actor, cause: StatusChange['cause'], previous: Freshness | null, freshness: Freshness | null, section?: StatusChange['section']): StatusChange {
+    const live = this;
+    let made = section;
     return {
       hrsId: actor.hrsId,
       category: actor.category,
+      cause,
+      previous,
+      freshness,
+      get section() {
+        if (made === undefined) {
+          made = freshness === null ? null : live.section(actor, freshness);
+          actor.json ??= JSON.stringify(made);
+        }
+        return made;
+      },
       datetime: actor.reading.datetime,
       receivedAt: actor.reading.receivedAt,
       originatorId: actor.originatorId,
@@ -353,7 +400,7 @@ export class LiveStatus {
   }
 
   private sectionJson(actor: Actor): string {
-    return (actor.json ??= JSON.stringify(this.section(actor, freshnessOf(actor.snapshot))));
+    return (actor.json ??= JSON.stringify(this.section(actor, actor.freshness)));
   }
 
   private section(actor: Actor, freshness: Freshness): Record<string, unknown> | null {
@@ -380,16 +427,12 @@ export class LiveStatus {
       if (!this.directory.station(hrsId)) {
         this.stations.delete(hrsId);
         for (const actor of actors.values()) {
-          const previous = freshnessOf(actor.snapshot);
           this.disarm(actor);
-          this.emit({ ...this.about(actor), cause: 'removed', previous, freshness: null, section: null });
+          this.emit(this.change(actor, 'removed', actor.freshness, null, null));
         }
         continue;
       }
-      for (const actor of actors.values()) {
-        const freshness = freshnessOf(actor.snapshot);
-        this.refresh(actor, 'registry', freshness, false);
-      }
+      for (const actor of actors.values()) this.refresh(actor, 'registry', actor.freshness, false);
     }
   }
 

@@ -137,6 +137,23 @@ export class FreshnessRunner {
     return this.step(freshnessMachine.getInitialSnapshot(this.scope, input));
   }
 
+  /**
+   * A signal whose reading is fresh on arrival, answered without stepping the machine: from any state,
+   * `signal` re-enters `classifying`, which classifies a reading younger than both deadlines as
+   * `fresh` and waits for `stale` at `datetime + staleAfterMs`; leaving the previous state cancels what
+   * it waited for. The snapshot reached is then the one `start(input)` gives (the context holds the
+   * policy, `datetime` and `now`, nothing else), so a caller may keep `input` and make the snapshot when
+   * it needs one. Undefined when the reading is not fresh on arrival: `send` decides. On the import
+   * path this is most signals, and it saves the machine's step (about 10 µs); the contract test checks
+   * it against `send` for every state and ages on both sides of each deadline.
+   */
+  freshSignal(input: FreshnessInput): Delayed | undefined {
+    const age = input.now - input.datetime;
+    const { staleAfterMs, unknownAfterMs } = input.policy;
+    if (age >= staleAfterMs || (unknownAfterMs !== null && age >= unknownAfterMs)) return undefined;
+    return { deadline: 'stale', due: input.datetime + staleAfterMs };
+  }
+
   /** Delivers a signal. */
   send(snapshot: FreshnessSnapshot, event: SignalEvent): Step {
     this.actions = [];

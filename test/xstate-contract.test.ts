@@ -186,6 +186,59 @@ t.test('the runner steps the freshness machine exactly as xstate does', async (t
   t.ok(contract.steps > 4000, 'every start, and two events further from each');
 });
 
+/**
+ * The fresh path (FreshnessRunner.freshSignal): wherever it answers, xstate's step from the same state
+ * reaches the snapshot `start` gives for the signal's input, with the stale deadline at the time the
+ * path names, and cancels only what the state left waited for; where it does not answer, the reading
+ * was not fresh on arrival.
+ */
+t.test('the fresh path of a signal is the machine\'s own step', async (t) => {
+  const runner = new FreshnessRunner();
+  const wrong: string[] = [];
+  let taken = 0;
+  let declined = 0;
+  for (const [name, policy] of Object.entries(POLICIES)) {
+    // Every state: starts at every age, then one further event of each kind.
+    let nodes: { label: string; snapshot: FreshnessSnapshot }[] = ages(policy).map((age) => ({
+      label: `${name}: start ${age} ms old`,
+      snapshot: initialTransition(freshnessMachine, { policy, datetime: T0 - age, now: T0 })[0],
+    }));
+    nodes = nodes.flatMap((node) => [
+      node,
+      ...ages(policy).map((age) => {
+        const now = node.snapshot.context.enteredAt + MINUTE;
+        return { label: `${node.label} → signal ${age} ms old`, snapshot: transition(freshnessMachine, node.snapshot, { type: 'signal', datetime: now - age, now })[0] };
+      }),
+    ]);
+    for (const node of nodes) {
+      for (const age of [...ages(policy), 1, 999, -1]) {
+        const now = node.snapshot.context.enteredAt + MINUTE;
+        const input = { policy, datetime: now - age, now };
+        const fast = runner.freshSignal(input);
+        const [snapshot, actions] = transition(freshnessMachine, node.snapshot, { type: 'signal', datetime: input.datetime, now });
+        const ref = reference(snapshot, actions);
+        const label = `${node.label} → signal ${age} ms old`;
+        if (!fast) {
+          declined++;
+          if (snapshot.value === 'fresh') wrong.push(`${label}: declined, but xstate reaches fresh`);
+          continue;
+        }
+        taken++;
+        const started = runner.start(input).snapshot;
+        if (snapshot.value !== 'fresh') wrong.push(`${label}: taken, but xstate reaches ${JSON.stringify(snapshot.value)}`);
+        if (!isDeepStrictEqual(started.value, snapshot.value) || !isDeepStrictEqual(started.context, snapshot.context)) {
+          wrong.push(`${label}: start gives ${JSON.stringify([started.value, started.context])}, xstate ${JSON.stringify([snapshot.value, snapshot.context])}`);
+        }
+        if (ref.raised.length !== 1 || ref.raised[0]!.due !== fast.due || fast.deadline !== 'stale') {
+          wrong.push(`${label}: the path waits for ${fast.deadline} at ${fast.due}, xstate raised ${JSON.stringify(ref.raised)}`);
+        }
+      }
+    }
+  }
+  t.same(wrong.slice(0, 20), [], `${taken} signals taken by the fresh path and ${declined} declined: each as xstate steps it`);
+  t.ok(taken > 500 && declined > 500, 'both sides of each deadline were tried');
+});
+
 t.test('xstate is the exact version package.json pins', async (t) => {
   const require = createRequire(import.meta.url);
   const installed = (require('xstate/package.json') as { version: string }).version;
