@@ -153,17 +153,11 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
       .catch((err: unknown) => log.error({ err }, 'reloading the registry failed'));
   });
   // Listen before restoring: a reading announced meanwhile is applied either way (the newer wins).
-  await bus.on('signals', (message) => {
-    if (message.from !== bus.instanceId) status.publish(fromAnnouncement(message.signals));
-  });
+  await bus.fromOthers('signals', (message) => status.publish(fromAnnouncement(message.signals)));
   const receipts = new Receipts(log);
-  await bus.on('receipts', (message) => {
-    if (message.from !== bus.instanceId) receipts.emit(receiptsFromAnnouncement(message.receipts));
-  });
+  await bus.fromOthers('receipts', (message) => receipts.emit(receiptsFromAnnouncement(message.receipts)));
   const rejections = new Rejections(log);
-  await bus.on('rejections', (message) => {
-    if (message.from !== bus.instanceId) rejections.emit(message.rejections);
-  });
+  await bus.fromOthers('rejections', (message) => rejections.emit(message.rejections));
   // Every instance's (and the workers') token events, this one's included: they all come over the bus.
   const tokenEvents = new TokenEvents(log);
   await bus.on('tokens', (message) => tokenEvents.emit(message.events));

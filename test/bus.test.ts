@@ -84,3 +84,29 @@ t.test('entries a later version sends are skipped, not the whole message', async
   const receipt = { originator_id: 'mon-2', hrs_id: 'BERLA', assignment: 'testing' as const, datetime: SIGNAL.measured_at, received_datetime: SIGNAL.received_at };
   t.same(receiptsFromAnnouncement([{ ...receipt, category: 'usage' }, { ...receipt, category: 'temperature' }]), [{ ...receipt, category: 'usage' }]);
 });
+
+t.test('fromOthers: the messages of other instances reach the handler, this instance\'s own are dropped unread', async (t) => {
+  const { redis, receiver, logs, channel } = await bus(t);
+  const heard: BusMessageOf<'signals'>[] = [];
+  await receiver.fromOthers('signals', (message) => heard.push(message));
+  const sender = new Bus(redis, channel('signals').replace(/:bus:signals$/, ''));
+  t.teardown(() => sender.close());
+  // Its own, as publish sends it (type and from first), whatever the object's key order.
+  await receiver.publish({ signals: [SIGNAL], from: receiver.instanceId, type: 'signals' } as BusMessageOf<'signals'>);
+  // Its own id in a message whose first bytes differ (another sender's layout): read, then left out by `from`.
+  await redis.publish(channel('signals'), JSON.stringify({ signals: [SIGNAL], type: 'signals', from: receiver.instanceId }));
+  // Its own prefix on a malformed message: dropped unread, so not even logged.
+  await redis.publish(channel('signals'), `{"type":"signals","from":${JSON.stringify(receiver.instanceId)},"signals":"broken`);
+  await sender.publish({ type: 'signals', from: sender.instanceId, signals: [SIGNAL] });
+  await until('the other instance\'s message', () => (heard.length > 0 ? true : undefined), 5000);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  t.same(heard, [{ type: 'signals', from: sender.instanceId, signals: [SIGNAL] }], 'only the other instance\'s message reached the handler');
+  t.equal(logs.lines.filter((l) => /bus message ignored/.test(String(l.msg))).length, 0, 'this instance\'s own message was not even parsed');
+
+  // With a handler of every message beside it, this instance's own messages are read again.
+  const all: BusMessageOf<'signals'>[] = [];
+  await receiver.on('signals', (message) => all.push(message));
+  await receiver.publish({ type: 'signals', from: receiver.instanceId, signals: [SIGNAL] });
+  await until('its own message, for the handler of every message', () => (all.length > 0 ? true : undefined), 5000);
+  t.equal(heard.length, 1, 'the others-only handler still left it out');
+});

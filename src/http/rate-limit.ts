@@ -197,15 +197,20 @@ interface Call {
 
 /**
  * Checks and counts requests against limits kept in Redis. The checks asked for within one turn of
- * the event loop go to Redis together, as one script call: under load that is one round trip for many
- * requests instead of one each, and each request is still checked and counted atomically and in the
- * order it asked. (All keys of a batch are touched by one script, so the keys must live on one Redis
+ * the event loop go to Redis together, as one script call, and while a call is out the checks asked
+ * for meanwhile wait for its answer and go together in the next: under load that is one round trip for
+ * many requests instead of one each (each one a write and a read on the socket, most of a check's
+ * cost), and each request is still checked and counted atomically and in the order it asked. A check
+ * waits at most two timeouts: the call ahead of it, then its own. (All keys of a batch are touched by one script, so the keys must live on one Redis
  * node, as they do with a single server or a primary with replicas.)
  */
 export class RateLimiter {
   private readonly memberPrefix = randomBytes(6).toString('base64url');
   private sequence = 0;
   private pending: Call[] = [];
+  /** Whether a script call is out (the next waits for its answer). */
+  private calling = false;
+  private scheduled = false;
 
   /** @param prefix the platform's Redis prefix; keys are `${prefix}:rl:{key}:name`. */
   constructor(
@@ -246,7 +251,22 @@ export class RateLimiter {
       if (!(l.windowSeconds >= 0.001)) throw new Error(`rate limit window must be at least 1 ms (got ${l.windowSeconds} s)`);
     }
     return new Promise((resolve, reject) => {
-      if (this.pending.push({ key, limits, resolve, reject }) === 1) setImmediate(() => void this.flush());
+      this.pending.push({ key, limits, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** Sends what is pending at the end of this turn, unless a call is out: then once it is answered. */
+  private schedule(): void {
+    if (this.scheduled || this.calling || this.pending.length === 0) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.calling = true;
+      void this.flush().finally(() => {
+        this.calling = false;
+        this.schedule();
+      });
     });
   }
 

@@ -93,9 +93,15 @@ export function registryMessage(change: { hrsIds?: readonly string[]; tokens: bo
 
 type Handler = (message: BusMessage) => void;
 
+interface Subscription {
+  handler: Handler;
+  /** Only messages other instances sent (see `Bus.fromOthers`). */
+  othersOnly: boolean;
+}
+
 /** Instance-to-instance announcements, on one channel per kind under the configured prefix. */
 export class Bus {
-  private readonly handlers = new Map<BusType, Set<Handler>>();
+  private readonly handlers = new Map<BusType, Set<Subscription>>();
   private subscriber: Redis | undefined;
   /** This process's identity on the bus, so it can recognise its own announcements. */
   readonly instanceId = randomBytes(8).toString('hex');
@@ -117,7 +123,10 @@ export class Bus {
    */
   async publish(message: BusMessage): Promise<number> {
     if (!this.publisher.isReady) throw new RedisNotConnectedError('Redis is not connected: the announcement was not sent');
-    return this.publisher.publish(this.channel(message.type), JSON.stringify(message));
+    // `type` and `from` first, so this instance knows its own message by its first bytes (fromOthers).
+    const { type, from, ...rest } = message as { type: BusType; from?: string };
+    const text = from === undefined ? JSON.stringify(message) : JSON.stringify({ type, from, ...rest });
+    return this.publisher.publish(this.channel(message.type), text);
   }
 
   /** Hands a message to this instance's own handlers only, as if it had come over the bus (when it could not be sent). */
@@ -127,6 +136,26 @@ export class Bus {
 
   /** Registers a handler; the first call for a type subscribes the shared subscriber connection. */
   async on<T extends BusType>(type: T, handler: (message: BusMessageOf<T>) => void): Promise<void> {
+    await this.subscribe(type, { handler: handler as Handler, othersOnly: false });
+  }
+
+  /**
+   * Registers a handler for the messages of `type` other instances sent (their `from` is not this
+   * instance). This instance's own are recognised by their first bytes and dropped unread when no
+   * handler of the type wants them: an instance receiving its own announcements of signals back from
+   * Redis pays nothing for them.
+   */
+  async fromOthers<T extends Extract<BusType, 'signals' | 'receipts' | 'rejections'>>(type: T, handler: (message: BusMessageOf<T>) => void): Promise<void> {
+    const own = this.instanceId;
+    await this.subscribe(type, {
+      handler: ((message: BusMessageOf<T>) => {
+        if ((message as { from?: string }).from !== own) handler(message);
+      }) as Handler,
+      othersOnly: true,
+    });
+  }
+
+  private async subscribe(type: BusType, subscription: Subscription): Promise<void> {
     let set = this.handlers.get(type);
     if (!set) {
       set = new Set();
@@ -134,7 +163,7 @@ export class Bus {
       this.subscriber ??= await this.openSubscriber();
       await this.subscriber.subscribe(this.channel(type), (raw) => this.dispatch(type, raw));
     }
-    set.add(handler as Handler);
+    set.add(subscription);
   }
 
   private async openSubscriber(): Promise<Redis> {
@@ -145,10 +174,20 @@ export class Bus {
     return subscriber;
   }
 
+  /** How this instance's own messages of `type` begin as `publish` sends them (`type`, then `from`). */
+  private ownPrefix(type: BusType): string {
+    return `{"type":${JSON.stringify(type)},"from":${JSON.stringify(this.instanceId)},`;
+  }
+
   private dispatch(type: BusType, raw: string): void {
+    const subscriptions = this.handlers.get(type);
+    if (!subscriptions) return;
+    let othersOnly = true;
+    for (const s of subscriptions) othersOnly &&= s.othersOnly;
+    if (othersOnly && raw.startsWith(this.ownPrefix(type))) return;
     const message = this.parse(type, raw);
     if (!message) return;
-    for (const handler of this.handlers.get(type) ?? []) {
+    for (const { handler } of subscriptions) {
       try {
         handler(message);
       } catch (err) {

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { Sql } from '../../db/connect.js';
 import { findTokenByHash, recordTokensUsed, type TokenRow } from '../../db/queries/tokens.js';
 import { SANDBOX_TOKEN } from '../domain/sandbox.js';
@@ -6,8 +6,11 @@ import type { TokenRecord } from '../domain/tokens.js';
 
 /** The only form in which a token value is ever kept: its SHA-256. */
 export function hashToken(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
+  return Buffer.from(hashKey(value), 'base64');
 }
+
+/** The SHA-256 of a token value in base64: one call, no Hash object (every authenticated request computes it). */
+const hashKey = (value: string): string => hash('sha256', value, 'base64');
 
 /** How long after a failed lookup cached tokens past their TTL are served without trying again. */
 const STALE_AFTER_FAILURE_MS = 1000;
@@ -72,13 +75,12 @@ export class TokenStore {
 
   async find(value: string): Promise<TokenRecord | null> {
     if (this.sandbox && value === SANDBOX_TOKEN) return SANDBOX_TOKEN_RECORD;
-    const hash = hashToken(value);
-    const key = hash.toString('base64');
+    const key = hashKey(value);
     const cached = this.cache.get(key);
     if (cached && (this.now() - cached.at < this.ttl || this.now() < this.failingUntil)) return cached.record;
     let row: TokenRow | undefined;
     try {
-      row = await findTokenByHash(this.sql, hash);
+      row = await findTokenByHash(this.sql, Buffer.from(key, 'base64'));
     } catch (err) {
       // Known tokens are not asked for again for a moment: they do not wait for the failure each time.
       this.failingUntil = this.now() + STALE_AFTER_FAILURE_MS;
