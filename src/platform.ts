@@ -193,6 +193,8 @@ interface Served {
   exportV2: ExportV2Api;
   /** The queues metrics count jobs in (closed at shutdown). */
   queues: CountedQueues;
+  /** Where committed readings are announced (the last announced at shutdown). */
+  outlet: Announcer;
   /** Import calls counted and refused ones announced (the last counts added at shutdown). */
   calls: ImportCallWatch;
 }
@@ -250,7 +252,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
   indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH });
   metrics.watch({ actors: () => status.countByFreshness(), push: () => push.connections, queues: queues.counts });
-  return { server, push, families, exportV2, queues, calls };
+  return { server, push, families, exportV2, queues, calls, outlet };
 }
 
 interface CountedQueues {
@@ -412,6 +414,8 @@ async function shutdown(running: Running, reason: string): Promise<void> {
   await served.push.close();
   if (!(await drained(served.server, config.shutdownTimeoutMs))) log.warn('requests still in flight at the shutdown timeout');
   served.server.closeConnections();
+  // Other instances hear of the last readings before the bus closes.
+  await served.outlet.flushed();
   clearInterval(running.flushTimer);
   await served.calls.close();
   await running.workers?.close();

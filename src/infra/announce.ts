@@ -39,19 +39,25 @@ export interface AnnouncerPorts {
   receive(receipts: readonly Receipt[]): void;
 }
 
+/** Least time between two announcements of readings, in milliseconds (see Announcer). */
+export const ANNOUNCE_EVERY_MS = 5;
+
 /**
  * Publishes committed live readings: applied to this instance's live status at once, and announced to
- * every other instance over the bus, one message per event-loop turn rather than one per request, and
- * while one is on its way to Redis the readings committed meanwhile wait for its answer and go together
- * in the next (so under load a message carries many requests' readings; each publish is a write and a
- * read on the socket, most of its cost). Receipts of testing and unassigned transmissions go the same
- * way to the receipt stream.
+ * every other instance over the bus in one message per {@link ANNOUNCE_EVERY_MS} at most (and never
+ * while the previous one is still on its way to Redis): under load one message carries the readings of
+ * many requests, where each publish costs a write and a read on the socket (and on a machine shared
+ * with Redis, waking it), most of what announcing costs. Other instances are at most that much later
+ * than this one. Receipts of testing and unassigned transmissions go once per event-loop turn to the
+ * receipt stream.
  */
 export class Announcer {
   private pending: PublishedSignal[] = [];
   private pendingReceipts: Receipt[] = [];
   /** Whether a message of signals is out, or one is about to go (the next waits). */
   private sending = false;
+  /** When the last message of signals went (performance.now()). */
+  private sentAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly bus: Bus,
@@ -75,7 +81,19 @@ export class Announcer {
     for (const signal of signals) this.pending.push(signal);
     if (this.sending) return;
     this.sending = true;
-    setImmediate(() => this.flushSignals());
+    this.later();
+  }
+
+  /** Flushes the signals at the end of this turn, or when ANNOUNCE_EVERY_MS has passed since the last message. */
+  private later(): void {
+    const wait = this.sentAt + ANNOUNCE_EVERY_MS - performance.now();
+    if (wait <= 0) setImmediate(() => this.flushSignals());
+    else setTimeout(() => this.flushSignals(), wait);
+  }
+
+  /** Resolves once every reading handed over so far has been announced, or its announcement failed (at shutdown). */
+  async flushed(): Promise<void> {
+    while (this.sending || this.pending.length > 0) await new Promise((resolve) => setTimeout(resolve, ANNOUNCE_EVERY_MS));
   }
 
   /** While Redis is not connected its outage was warned of once (watchRedis): each lost announcement is a debug line. */
@@ -91,10 +109,11 @@ export class Announcer {
       this.sending = false;
       return;
     }
+    this.sentAt = performance.now();
     this.bus
       .publish({ type: 'signals', from: this.bus.instanceId, signals: signals.map(toAnnouncement) })
       .catch((err) => this.failed(err, { signals: signals.length }, 'announcing published signals failed'))
-      .finally(() => setImmediate(() => this.flushSignals()));
+      .finally(() => this.later());
   }
 
   private flushReceipts(): void {
