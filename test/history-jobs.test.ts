@@ -179,3 +179,29 @@ t.test('the platform schedules the jobs and the history worker runs them: a sign
   });
   t.ok(ran.has('partitions'), 'the partitions job ran at start');
 });
+
+t.test('a removed station or originator takes its readings along; those stored while it was removed go at the next maintenance', async (t) => {
+  const { sql, jobs, setClock } = await setUp(t);
+  const now = Date.now();
+  setClock(now);
+  await maintainPartitions(jobs);
+  await storeTransmissions(sql, [reading('availability', now - MIN, now, nozzles(true)), reading('usage', now - MIN, now)]);
+  // What an import statement running while its station (or originator) was removed leaves behind.
+  await sql`
+    INSERT INTO signal_history (hrs_id, category, originator_id, measured_at, received_at, payload)
+    VALUES ('GONE1', 'availability', 'mon-1', ${new Date(now - MIN)}, ${new Date(now)}, '{}'),
+           ('BERLA', 'availability', 'ghost', ${new Date(now - MIN)}, ${new Date(now)}, '{}'),
+           ('GONE2', 'availability', 'mon-1', ${new Date(now - 3 * 24 * HOUR)}, ${new Date(now - 3 * 24 * HOUR)}, '{}')`;
+  const count = async (where: string) => (await sql.unsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM signal_history WHERE ${where}`))[0]!.n;
+  const { orphans } = await maintainPartitions(jobs);
+  t.equal(orphans, 2, 'the last day\'s readings of an unregistered station or originator are deleted');
+  t.equal(await count(`hrs_id = 'GONE1' OR originator_id = 'ghost'`), 0);
+  t.equal(await count(`hrs_id = 'GONE2'`), 1, 'older ones are left to the retention (the run looks back a day)');
+  t.equal(await count(`hrs_id = 'BERLA'`), 2, 'registered ones stay');
+
+  await sql`DELETE FROM originators WHERE id = 'mon-1'`;
+  t.equal(await count(`originator_id = 'mon-1'`), 0, 'removing an originator removes its readings');
+  await sql`INSERT INTO signal_history (hrs_id, category, originator_id, measured_at, received_at, payload) VALUES ('BERLA', 'pricing', 'mon-2', ${new Date(now)}, ${new Date(now)}, '{}')`;
+  await sql`DELETE FROM stations WHERE hrs_id = 'BERLA'`;
+  t.equal(await count(`hrs_id = 'BERLA'`), 0, 'removing a station removes its readings');
+});

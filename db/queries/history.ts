@@ -196,6 +196,20 @@ export async function dropBefore(tx: Tx, cutoff: Date): Promise<string[]> {
   return dropped;
 }
 
+/**
+ * Deletes the readings received since `since` whose station or originator is no longer registered:
+ * those an import statement stored while the station or originator was being removed (the removal's
+ * trigger deletes the rest; see migration 0010). Returns how many it deleted.
+ */
+export async function dropOrphans(tx: Tx, since: Date): Promise<number> {
+  const deleted = await tx`
+    DELETE FROM signal_history h
+    WHERE h.received_at >= ${since} AND h.measured_at >= ${new Date(since.getTime() - 24 * 3_600_000)}
+      AND (NOT EXISTS (SELECT 1 FROM stations s WHERE s.hrs_id = h.hrs_id)
+        OR NOT EXISTS (SELECT 1 FROM originators o WHERE o.id = h.originator_id))`;
+  return deleted.count;
+}
+
 /* ---- Roll-up ------------------------------------------------------------------------------------ */
 
 /**

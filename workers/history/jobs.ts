@@ -2,6 +2,7 @@ import type { Sql } from '../../db/connect.js';
 import {
   createPartitions,
   dropBefore,
+  dropOrphans,
   dueStations,
   firstReceipt,
   lockHistory,
@@ -21,7 +22,8 @@ import type { Category } from '../../src/domain/vocabulary.js';
  * - `materialize`: replays the readings received since the last run into intervals
  *   (src/domain/history/timeline.ts), up to HISTORY_LAG before now;
  * - `rollUpHours`: the hourly roll-ups of every complete hour materialised since;
- * - `maintainPartitions`: weekly partitions four weeks ahead, those past the retention dropped.
+ * - `maintainPartitions`: weekly partitions four weeks ahead, those past the retention dropped, the
+ *   readings of a station or originator removed while they were being stored deleted.
  * Each step is one transaction under one advisory lock, so workers on several machines take turns and
  * a step that fails leaves nothing half done; the next run starts where the last one committed.
  */
@@ -118,15 +120,21 @@ export async function rollUpHours(jobs: HistoryJobs, maxSteps = 1000): Promise<R
 export interface PartitionResult {
   created: number;
   dropped: string[];
+  /** Readings of the last day whose station or originator was removed meanwhile, deleted. */
+  orphans: number;
 }
 
-/** Creates the partitions from a week back to four weeks ahead; drops what the retention lets go. */
+/**
+ * Creates the partitions from a week back to four weeks ahead; drops what the retention lets go;
+ * deletes the readings of the last day left of a removed station or originator (see dropOrphans).
+ */
 export async function maintainPartitions(jobs: HistoryJobs): Promise<PartitionResult> {
   const now = (jobs.now ?? Date.now)();
   return jobs.sql.begin(async (tx) => {
     await lockHistory(tx);
     const created = await createPartitions(tx, new Date(now - 7 * 24 * HOUR_MS), new Date(now + 28 * 24 * HOUR_MS));
     const dropped = await dropBefore(tx, new Date(now - jobs.retentionDays * 24 * HOUR_MS));
-    return { created, dropped };
+    const orphans = await dropOrphans(tx, new Date(now - 24 * HOUR_MS));
+    return { created, dropped, orphans };
   });
 }
