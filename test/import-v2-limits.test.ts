@@ -165,3 +165,19 @@ t.test('validated in slices: the same result, with a pause after every slice', a
   t.equal(pauses, 2, '120 transmissions in slices of 50: two pauses');
   t.same(await validateBatchInSlices('usage', {}, registry, now, 50, async () => void pauses++), validateBatch('usage', {}, registry, now));
 });
+
+t.test('duplicate keys: found in objects of any size, the first repeated key named', async (t) => {
+  const { structureProblem } = await import('../src/http/request.js');
+  const fc = (await import('fast-check')).default;
+  fc.assert(
+    fc.property(fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l', 'm', 'n', 'o', 'p', 'q', 'r', 's', 't'), { maxLength: 30 }), (keys) => {
+      const text = `[{${keys.map((k, i) => `${JSON.stringify(k)}:${i}`).join(',')}}]`;
+      const seen = new Set<string>();
+      const first = keys.find((k) => (seen.has(k) ? true : (seen.add(k), false)));
+      const problem = structureProblem(text, { duplicates: true, maxDepth: 10, maxItems: 10 });
+      return problem === (first === undefined ? undefined : `duplicate key ${JSON.stringify(first)} at $[0].`);
+    }),
+    { numRuns: 500 },
+  );
+  t.pass('500 objects of up to 30 keys: a duplicate is reported exactly when there is one, the first named');
+});

@@ -215,3 +215,26 @@ t.test('decimal digits are counted as a max_digits=8 decimal field counts them',
   t.equal(decimalProblem('1e3', rule), 'A valid number is required.');
   t.equal(decimalProblem(' 1.0', rule), 'A valid number is required.');
 });
+
+t.test('measurement time: the parser agrees with the calendar for any date, fraction and offset', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const pad = (n: number, w = 2) => String(n).padStart(w, '0');
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1900, max: 2400 }), fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 31 }),
+      fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 59 }),
+      fc.option(fc.stringMatching(/^[0-9]{1,9}$/)), fc.integer({ min: -14 * 60, max: 14 * 60 }),
+      (year, month, day, hour, minute, second, fraction, offset) => {
+        const sign = offset < 0 ? '-' : '+';
+        const zone = offset === 0 ? 'Z' : `${sign}${pad(Math.floor(Math.abs(offset) / 60))}:${pad(Math.abs(offset) % 60)}`;
+        const text = `${year}-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}:${pad(second)}${fraction === null ? '' : `.${fraction}`}${zone}`;
+        const real = new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day;
+        const millis = fraction === null ? 0 : Math.floor(Number(`0.${fraction}`) * 1000 + 1e-6);
+        const expected = real ? Date.UTC(year, month - 1, day, hour, minute, second, millis) - offset * 60_000 : undefined;
+        return parseMeasurementTime(text)?.getTime() === expected;
+      },
+    ),
+    { numRuns: 2000 },
+  );
+  t.pass('2000 date-times: the instant when the date exists, none when it does not (30 February, 29 February of a common year)');
+});

@@ -305,4 +305,8 @@ t.test('committed live signals are announced to every instance, testing ones are
   ]);
   t.equal(heard.length, 1, 'one announcement: the testing pricing signal is not announced');
   t.equal((heard[0] as { signals: unknown[] }).signals.length, 1);
+  const [row] = await p.sql<{ payload: unknown; received_at: Date }[]>`SELECT payload, received_at FROM published_signals WHERE hrs_id = 'BERLA' AND category = 'availability'`;
+  const announced = (heard[0] as { signals: { payload: unknown; received_at: string }[] }).signals[0]!;
+  t.same(announced.payload, row!.payload, 'the payload announced is the one stored');
+  t.equal(announced.received_at, row!.received_at.toISOString(), 'and so is the receipt time');
 });

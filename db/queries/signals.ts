@@ -13,25 +13,41 @@ export interface StoredTransmission {
   receivedAt: Date;
   transmissionId: string | null;
   payload: Record<string, unknown>;
+  /**
+   * The payload as JSON and the measurement time in ISO 8601, once made (see `serialised`): storing
+   * and announcing a reading both need them.
+   */
+  text?: { payload: string; measuredAt: string };
+}
+
+/** A row's payload as JSON and its measurement time as ISO 8601, made once per row. */
+export function serialised(row: StoredTransmission): { payload: string; measuredAt: string } {
+  return (row.text ??= { payload: JSON.stringify(row.payload), measuredAt: row.measuredAt.toISOString() });
+}
+
+/** `toISOString` of the last Date asked for, kept: the rows of a request share their receipt time. */
+let isoOf: { at: Date; text: string } | undefined;
+function iso(at: Date): string {
+  if (isoOf?.at !== at) isoOf = { at, text: at.toISOString() };
+  return isoOf.text;
 }
 
 /**
- * The rows as one JSON document, so the whole batch is one parameter: serialised by the engine's
- * JSON.stringify (payloads stay nested objects, nothing escaped twice) and parsed by PostgreSQL once.
+ * The rows as one JSON document, so the whole batch is one parameter parsed by PostgreSQL once. Built
+ * from each row's serialised payload (`serialised`, shared with the announcement) and its
+ * JSON-escaped strings; the times are ISO 8601.
  */
 function document(rows: StoredTransmission[]): string {
-  return JSON.stringify(
-    rows.map((r) => ({
-      o: r.originatorId,
-      h: r.hrsId,
-      c: r.category,
-      s: r.state,
-      m: r.measuredAt.toISOString(),
-      r: r.receivedAt.toISOString(),
-      i: r.transmissionId,
-      p: r.payload,
-    })),
-  );
+  let out = '[';
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const text = serialised(r);
+    out +=
+      `${i === 0 ? '' : ','}{"o":${JSON.stringify(r.originatorId)},"h":${JSON.stringify(r.hrsId)},"c":${JSON.stringify(r.category)},` +
+      `"s":${JSON.stringify(r.state)},"m":"${text.measuredAt}","r":"${iso(r.receivedAt)}",` +
+      `"i":${r.transmissionId === null ? 'null' : JSON.stringify(r.transmissionId)},"p":${text.payload}}`;
+  }
+  return `${out}]`;
 }
 
 /**

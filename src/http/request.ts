@@ -207,8 +207,8 @@ const shown = (key: string) => JSON.stringify(key.length > 50 ? `${key.slice(0, 
  * leaves to JSON.parse. Keys are compared decoded: `"a"` and `"\u0061"` are the same key.
  */
 export function structureProblem(text: string, limits: { duplicates: boolean; maxDepth: number; maxItems: number }): string | undefined {
-  // Per open container: the keys seen (objects; a string until the second key), or null (arrays).
-  const keys: (Set<string> | string | undefined | null)[] = [];
+  // Per open container: the keys seen (objects: a list, a Set past LIST_KEYS), or null (arrays).
+  const keys: (Set<string> | string[] | undefined | null)[] = [];
   // Per open container: the current key or index, for the message.
   const place: (string | number)[] = [];
   let expectKey = false;
@@ -247,13 +247,17 @@ export function structureProblem(text: string, limits: { duplicates: boolean; ma
   return undefined;
 }
 
+/** Keys of one object kept in a list up to this many (a linear look is cheaper than a Set), then in a Set. */
+const LIST_KEYS = 8;
+
 /** Whether the object at `level` already has `key`; records it otherwise. */
-function repeated(keys: (Set<string> | string | undefined | null)[], level: number, key: string): boolean {
+function repeated(keys: (Set<string> | string[] | undefined | null)[], level: number, key: string): boolean {
   const seen = keys[level];
-  if (seen === undefined) keys[level] = key;
-  else if (typeof seen === 'string') {
-    if (seen === key) return true;
-    keys[level] = new Set([seen, key]);
+  if (seen === undefined) keys[level] = [key];
+  else if (Array.isArray(seen)) {
+    if (seen.includes(key)) return true;
+    if (seen.length < LIST_KEYS) seen.push(key);
+    else keys[level] = new Set([...seen, key]);
   } else if (seen !== null) {
     if (seen.has(key)) return true;
     seen.add(key);

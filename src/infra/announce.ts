@@ -21,15 +21,24 @@ export function receiptsFromAnnouncement(receipts: readonly AnnouncedReceipt[]):
   return receipts.filter((r): r is AnnouncedReceipt & Pick<Receipt, 'category'> => isCategory(r.category));
 }
 
-function toAnnouncement(signal: PublishedSignal): AnnouncedSignal {
-  return {
-    hrs_id: signal.hrsId,
-    category: signal.category,
-    originator_id: signal.originatorId,
-    measured_at: new Date(signal.datetime).toISOString(),
-    received_at: new Date(signal.receivedAt).toISOString(),
-    payload: signal.payload,
-  };
+/** ISO 8601 of the last receipt time asked for, kept: the readings of a request share it. */
+let receivedText: { at: number; text: string } | undefined;
+function receivedIso(at: number): string {
+  if (receivedText?.at !== at) receivedText = { at, text: new Date(at).toISOString() };
+  return receivedText.text;
+}
+
+/**
+ * A reading as an AnnouncedSignal in JSON, built from the JSON the import path made of its payload
+ * when it stored it (PublishedSignal.text), so a payload is serialised once.
+ */
+function announcementJson(signal: PublishedSignal): string {
+  const text = signal.text;
+  return (
+    `{"hrs_id":${JSON.stringify(signal.hrsId)},"category":${JSON.stringify(signal.category)},"originator_id":${JSON.stringify(signal.originatorId)},` +
+    `"measured_at":"${text?.measuredAt ?? new Date(signal.datetime).toISOString()}","received_at":"${receivedIso(signal.receivedAt)}",` +
+    `"payload":${text?.payload ?? JSON.stringify(signal.payload)}}`
+  );
 }
 
 export interface AnnouncerPorts {
@@ -110,8 +119,10 @@ export class Announcer {
       return;
     }
     this.sentAt = performance.now();
+    let text = `{"type":"signals","from":${JSON.stringify(this.bus.instanceId)},"signals":[`;
+    for (let i = 0; i < signals.length; i++) text += (i === 0 ? '' : ',') + announcementJson(signals[i]!);
     this.bus
-      .publish({ type: 'signals', from: this.bus.instanceId, signals: signals.map(toAnnouncement) })
+      .publishText('signals', `${text}]}`)
       .catch((err) => this.failed(err, { signals: signals.length }, 'announcing published signals failed'))
       .finally(() => this.later());
   }

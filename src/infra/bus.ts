@@ -129,6 +129,16 @@ export class Bus {
     return this.publisher.publish(this.channel(message.type), text);
   }
 
+  /**
+   * Announces a message already serialised by the caller (which builds it from parts it has as JSON
+   * already); it must be a valid message of `type` beginning with `type` and `from`, as `publish`
+   * writes them: the receivers validate it like any other.
+   */
+  async publishText(type: BusType, text: string): Promise<number> {
+    if (!this.publisher.isReady) throw new RedisNotConnectedError('Redis is not connected: the announcement was not sent');
+    return this.publisher.publish(this.channel(type), text);
+  }
+
   /** Hands a message to this instance's own handlers only, as if it had come over the bus (when it could not be sent). */
   deliverLocally(message: BusMessage): void {
     this.dispatch(message.type, JSON.stringify(message));

@@ -116,6 +116,7 @@ export function publishedOf(row: StoredTransmission): PublishedSignal {
     datetime: row.measuredAt.getTime(),
     receivedAt: row.receivedAt.getTime(),
     payload: row.payload,
+    text: row.text,
   };
 }
 

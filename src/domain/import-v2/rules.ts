@@ -43,9 +43,9 @@ export function parseMeasurementTime(text: string): Date | undefined {
   const year = +m[1]!, month = +m[2]!, day = +m[3]!, hour = +m[4]!, minute = +m[5]!;
   const second = m[6] === undefined ? 0 : +m[6];
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
-  // Day 0 of the next month is the last day of this one.
-  if (day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return undefined;
-  const millis = m[7] === undefined ? 0 : Math.floor(Number(`0${m[7]}`) * 1000 + 1e-6);
+  if (day > daysIn(year, month)) return undefined;
+  // The first three digits of the fraction (".5" is 500 ms, ".1239" 123 ms).
+  const millis = m[7] === undefined ? 0 : Number(`${m[7].slice(1, 4)}00`.slice(0, 3));
   let offsetMinutes = 0;
   if (m[8] === undefined) {
     const offsetHours = +m[10]!, offsetMins = +m[11]!;
@@ -54,6 +54,13 @@ export function parseMeasurementTime(text: string): Date | undefined {
   }
   const at = new Date(Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000);
   return Number.isNaN(at.getTime()) ? undefined : at;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** Days in a month (1-12) of the proleptic Gregorian calendar. */
+function daysIn(year: number, month: number): number {
+  if (month !== 2) return DAYS_IN_MONTH[month - 1]!;
+  return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
 }
 
 export type Raw = Record<string, unknown>;
