@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=64
 // The `hrs` command. TypeScript sources run directly through tsx's loader: no build step.
 import { register } from 'tsx/esm/api';
 

@@ -19,17 +19,27 @@ export const MESSAGES = { ...BEARER_MESSAGES, ...TOKEN_MESSAGES } as const;
 /** Where tokens are found by value (the registry's token store: by hash, cached) and their use noted. */
 export interface TokenFinder {
   find(value: string): Promise<TokenRecord | null>;
+  /** A recent lookup's record without waiting (undefined: not cached; `find` then). */
+  cached?(value: string): TokenRecord | null | undefined;
   markUsed(id: string): void;
 }
 
-/** Bearer tokens of one generation, looked up by value; a 401 says why one is refused. */
+/**
+ * Bearer tokens of one generation, looked up by value; a 401 says why one is refused. A token the
+ * finder has cached is decided at once (no promise to wait for), others after the lookup.
+ */
 export function tokenAuth(tokens: TokenFinder, audience: TokenAudience, now: () => number = Date.now): AuthScheme {
-  return async (header) => {
-    const decision = decideToken(await tokens.find(bearerToken(header)), audience, now());
+  const decide = (record: TokenRecord | null): Principal => {
+    const decision = decideToken(record, audience, now());
     if (!decision.ok) throw unauthorized(decision.reason);
     // The shared sandbox token is not stored: there is no last use to record.
     if (decision.principal.kind !== 'admin' && decision.principal.kind !== 'sandbox') tokens.markUsed(decision.principal.tokenId);
     return decision.principal;
+  };
+  return (header) => {
+    const value = bearerToken(header);
+    const hit = tokens.cached?.(value);
+    return hit === undefined ? tokens.find(value).then(decide) : decide(hit);
   };
 }
 

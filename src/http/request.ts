@@ -66,36 +66,60 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, l
   req.forEach((name, value) => {
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;
   });
-  const id = headers['x-request-id'] && /^[\w.-]{1,100}$/.test(headers['x-request-id'])
-    ? headers['x-request-id']
-    : `${process.pid.toString(36)}-${(++sequence).toString(36)}`;
-  const path = req.getUrl();
-  const queryText = req.getQuery() ?? '';
-  let child: Logger | undefined;
-  let query: URLSearchParams | undefined;
-  let remoteAddress: string | undefined;
-  return {
+  const given = headers['x-request-id'];
+  const id = given !== undefined && /^[\w.-]{1,100}$/.test(given) ? given : `${PID}-${(++sequence).toString(36)}`;
+  return new CopiedRequest(
     id,
-    method: (KNOWN_METHODS.has(method) ? method : 'UNKNOWN') as Method,
-    path,
-    get query() {
-      return (query ??= checkedQuery(queryText));
-    },
+    (KNOWN_METHODS.has(method) ? method : 'UNKNOWN') as Method,
+    req.getUrl(),
+    req.getQuery() ?? '',
     headers,
-    get remoteAddress() {
-      return (remoteAddress ??= Buffer.from(res.getRemoteAddressAsText()).toString());
-    },
-    receivedAt: new Date(),
-    params: {},
-    route: undefined,
-    principal: undefined,
-    body: undefined,
-    responseHeaders: {},
+    res,
     abort,
-    get log() {
-      return (child ??= log.child({ req_id: id }));
-    },
-  };
+    log,
+  );
+}
+
+const PID = process.pid.toString(36);
+
+/**
+ * A request copied out of uWS: plain fields, and the parts made only when wanted (query, remote
+ * address, child logger) behind getters on the prototype, so a request costs one object, not a
+ * closure per lazy part.
+ */
+class CopiedRequest implements Request {
+  readonly receivedAt = new Date();
+  params: Record<string, string> = {};
+  route: string | undefined = undefined;
+  principal: Request['principal'] = undefined;
+  body: Buffer | undefined = undefined;
+  readonly responseHeaders: Record<string, string> = {};
+  private queryParsed: URLSearchParams | undefined = undefined;
+  private address: string | undefined = undefined;
+  private child: Logger | undefined = undefined;
+
+  constructor(
+    readonly id: string,
+    readonly method: Method,
+    readonly path: string,
+    private readonly queryText: string,
+    readonly headers: Readonly<Record<string, string>>,
+    private readonly res: HttpResponse,
+    readonly abort: Abort,
+    private readonly parentLog: Logger,
+  ) {}
+
+  get query(): URLSearchParams {
+    return (this.queryParsed ??= checkedQuery(this.queryText));
+  }
+
+  get remoteAddress(): string {
+    return (this.address ??= Buffer.from(this.res.getRemoteAddressAsText()).toString());
+  }
+
+  get log(): Logger {
+    return (this.child ??= this.parentLog.child({ req_id: this.id }));
+  }
 }
 
 /** The query string parsed, or a 400 naming the first parameter whose name or value cannot be stored text. */

@@ -11,6 +11,8 @@ interface Compiled<T> {
   segments: string[];
   params: number;
   byMethod: Map<Method, T>;
+  /** The methods it answers (for Allow), made once after the last route was added. */
+  allow: Method[] | undefined;
 }
 
 export type Match<T> =
@@ -20,29 +22,33 @@ export type Match<T> =
 
 export class Router<T> {
   private readonly exact = new Map<string, Compiled<T>>();
-  private readonly dynamic: Compiled<T>[] = [];
+  /** Patterns with parameters by their number of segments (a path is only tried against its own length). */
+  private readonly dynamic = new Map<number, Compiled<T>[]>();
 
   add(method: Method, pattern: string, route: T): void {
-    let compiled = this.exact.get(pattern) ?? this.dynamic.find((c) => c.pattern === pattern);
+    const segments = pattern.split('/');
+    let compiled = this.exact.get(pattern) ?? this.dynamic.get(segments.length)?.find((c) => c.pattern === pattern);
     if (!compiled) {
-      const segments = pattern.split('/');
       const params = segments.filter((s) => s.startsWith(':')).length;
-      compiled = { pattern, segments, params, byMethod: new Map() };
+      compiled = { pattern, segments, params, byMethod: new Map(), allow: undefined };
       if (params === 0) this.exact.set(pattern, compiled);
       else {
-        this.dynamic.push(compiled);
+        const same = this.dynamic.get(segments.length) ?? [];
+        same.push(compiled);
         // Fewer parameters first: `/v2/hrs/status` wins over `/v2/hrs/:hrs_id`.
-        this.dynamic.sort((a, b) => a.params - b.params);
+        same.sort((a, b) => a.params - b.params);
+        this.dynamic.set(segments.length, same);
       }
     }
     if (compiled.byMethod.has(method)) throw new Error(`route ${method} ${pattern} registered twice`);
     compiled.byMethod.set(method, route);
+    compiled.allow = undefined;
   }
 
   match(method: Method, path: string): Match<T> {
     const found = this.lookup(path);
     if (!found) return { kind: 'not-found', ...this.suggest(path) };
-    const allow = allowed(found.compiled);
+    const allow = (found.compiled.allow ??= allowed(found.compiled));
     const route = found.compiled.byMethod.get(method) ?? (method === 'HEAD' ? found.compiled.byMethod.get('GET') : undefined);
     if (route === undefined) return { kind: 'method-not-allowed', allow };
     return { kind: 'found', route, params: found.params, allow };
@@ -52,7 +58,7 @@ export class Router<T> {
     const exact = this.exact.get(path);
     if (exact) return { compiled: exact, params: {} };
     const parts = path.split('/');
-    for (const compiled of this.dynamic) {
+    for (const compiled of this.dynamic.get(parts.length) ?? []) {
       const params = matchSegments(compiled.segments, parts);
       if (params) return { compiled, params };
     }
@@ -68,18 +74,23 @@ export class Router<T> {
 
 function matchSegments(pattern: string[], parts: string[]): Record<string, string> | undefined {
   if (pattern.length !== parts.length) return undefined;
+  // The literal segments first: most patterns of the same length differ there, and cost no decoding.
+  for (let i = 0; i < pattern.length; i++) {
+    const want = pattern[i]!;
+    if (want.charCodeAt(0) !== COLON && want !== parts[i]) return undefined;
+  }
   const params: Record<string, string> = {};
   for (let i = 0; i < pattern.length; i++) {
     const want = pattern[i]!;
-    const got = parts[i]!;
-    if (want.startsWith(':')) {
-      const value = decodeSegment(got);
-      if (value === undefined) return undefined;
-      params[want.slice(1)] = value;
-    } else if (want !== got) return undefined;
+    if (want.charCodeAt(0) !== COLON) continue;
+    const value = decodeSegment(parts[i]!);
+    if (value === undefined) return undefined;
+    params[want.slice(1)] = value;
   }
   return params;
 }
+
+const COLON = 0x3a;
 
 /**
  * A path segment as a parameter's value, or undefined when no resource can have it as its id: empty,

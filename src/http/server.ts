@@ -315,15 +315,19 @@ export class HttpServer {
   private async authenticate(family: FamilyState, req: Request, header: string | undefined): Promise<void> {
     const auth = family.family.auth;
     if (!auth) throw new Error(`family ${family.family.name} has no authentication`);
-    await this.attempts?.admit(req, family.errors);
+    // Steps that answer at once are not awaited: each await is a turn of the microtask queue.
+    const admitted = this.attempts?.admit(req, family.errors);
+    if (admitted) await admitted;
     try {
-      req.principal = await auth(header, req);
+      const principal = auth(header, req);
+      req.principal = principal instanceof Promise ? await principal : principal;
     } catch (err) {
       await this.attempts?.failed(req, err);
       throw err;
     }
     for (const guard of family.guards) {
-      await guard(req);
+      const guarded = guard(req);
+      if (guarded) await guarded;
       if (req.abort.aborted) throw new Error('request aborted');
     }
   }

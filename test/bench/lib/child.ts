@@ -2,6 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { NODE_FLAGS } from '../../../src/node-flags.js';
 
 /** The repository root: children run from here so `--import tsx` resolves. */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -27,11 +28,12 @@ export class Child {
   static async start(
     name: string,
     script: URL,
-    options: { args?: string[]; env?: Record<string, string | undefined>; readyTimeoutMs?: number } = {},
+    options: { args?: string[]; env?: Record<string, string | undefined>; readyTimeoutMs?: number; nodeFlags?: readonly string[] } = {},
   ): Promise<{ child: Child; ready: ChildMessage }> {
     const proc = fork(fileURLToPath(script), options.args ?? [], {
       cwd: ROOT,
-      execArgv: ['--import', 'tsx'],
+      // The platform runs with the service's V8 options, as `hrs serve` does (src/node-flags.ts).
+      execArgv: [...(options.nodeFlags ?? (/platform-server\.ts$/.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx'],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
