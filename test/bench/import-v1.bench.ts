@@ -1,13 +1,14 @@
 /**
  * import-v1: what receiving a signal over the legacy import costs, beside import v2 and the storage
- * floor. Three targets, measured one after the other under the same load against the same database:
+ * floor. Four targets, measured one after the other under the same load against the same database:
  * the storage floor (./lib/floor-server.ts: a bare uWS endpoint storing each posted transmission
  * through the platform's own group-commit writer, with no token, rate limit or validation: what
  * durability alone costs on this machine); the platform's `POST /import/v2/signal/availability/` with
- * one transmission per request; and its `POST /import/v1.1/hrs-availability` with one signal per
- * request. Stations are taken in turn; each signal reports two fuelling options (v2: nozzles N1 and N2,
- * v1.1: 700ld and 350ld, the same nozzles' options) and the station flags, dated when its request is
- * built. The platform runs with IMPORT_V2_RATE_LIMIT and IMPORT_V1_RATE_LIMIT raised far beyond the
+ * one transmission per request; its `POST /import/v1.1/hrs-availability` and its
+ * `POST /import/v1/hrs-availability` with one signal per request. Stations are taken in turn; each
+ * signal reports two fuelling options (v2: nozzles N1 and N2, v1.1: 700ld and 350ld, v1: the v1 fuel
+ * types 700car and 350car, the same nozzles' options) and the station flags, dated when its request
+ * is built. The platform runs with IMPORT_V2_RATE_LIMIT and IMPORT_V1_RATE_LIMIT raised far beyond the
  * load, against the `import-v1` fixture: 50 stations with BERLA's layout, each live for mon-1 on
  * import v2 availability and on the legacy import.
  *
@@ -16,7 +17,9 @@
  *
  * Each run drains (no request left half done when the time is up). After each target the rows added
  * to `signal_history` must be exactly its 2xx responses (one signal each, every station live; the
- * answer goes out only after COMMIT); otherwise the scenario fails.
+ * answer goes out only after COMMIT), and every request sent must have been answered; otherwise the
+ * scenario fails. Goal: each legacy import at most 90 µs of server CPU per single-signal request, as
+ * import v2.
  */
 import { availableParallelism, cpus } from 'node:os';
 import { connect, type Sql } from '../../db/connect.js';
@@ -25,10 +28,11 @@ import { Child } from './lib/child.js';
 import { IMPORT_V2_STATIONS, stationIds } from './lib/fixtures.js';
 import { measure, type Measurement } from './lib/load.js';
 import { MachineCpu } from './lib/machine-cpu.js';
-import { ProcessCpu } from './lib/process-cpu.js';
+import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine, printGoals, serverMicros } from './lib/cpu-report.js';
+import { wrkVersion } from './lib/wrk.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { fixed, integer, percentOf, table } from './lib/table.js';
-import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
+import { tearDown, workspace } from './lib/workspace.js';
 
 /** Far above anything one load generator reaches, so no request is throttled. */
 const RATE_LIMIT = '100000000';
@@ -58,6 +62,20 @@ function v11Signal(hrsId: string, i: number) {
     dispensers: [
       { fuel_type: '700ld', available: i % 7 !== 0 },
       { fuel_type: '350ld', available: true },
+    ],
+    maintenance: false,
+    limitedly_available: false,
+  };
+}
+
+/** The same reading as a v1 signal: the v1 fuel types of the two nozzles. */
+function v1Signal(hrsId: string, i: number) {
+  return {
+    hrs: hrsId,
+    datetime: NOW,
+    dispensers: [
+      { fuel_type: '700car', available: i % 7 !== 0 },
+      { fuel_type: '350car', available: true },
     ],
     maintenance: false,
     limitedly_available: false,
@@ -104,6 +122,15 @@ const TARGETS: Target[] = [
     bodies: STATIONS.map((hrsId, i) => JSON.stringify([v11Signal(hrsId, i)])),
     rateLimitVariable: 'IMPORT_V1_RATE_LIMIT',
   },
+  {
+    name: 'import v1',
+    label: `platform POST /import/v1/hrs-availability, 1 signal (${STATIONS.length} stations in turn)`,
+    server: 'platform',
+    path: '/import/v1/hrs-availability',
+    headers: { Authorization: `Bearer ${TOKENS.import_v1}`, ...json },
+    bodies: STATIONS.map((hrsId, i) => JSON.stringify([v1Signal(hrsId, i)])),
+    rateLimitVariable: 'IMPORT_V1_RATE_LIMIT',
+  },
 ];
 
 /** One request before the load: a 204 with no body, and (platform) the raised rate limit. */
@@ -127,16 +154,14 @@ async function countHistory(sql: Sql): Promise<number> {
 interface Row {
   target: Target;
   result: Measurement;
-  /** Cores busy in PostgreSQL, in Redis and on the whole machine during the measured load. */
-  databaseCpu: number;
-  redisCpu: number;
+  /** Cores busy on the whole machine during the measured seconds. */
   machineCpu: number;
-  /** Rows signal_history gained during the measured load. */
+  /** Rows signal_history gained over the whole run (warm-up and drain included). */
   historyAdded: number;
 }
 
-/** CPU per request in microseconds, from cores busy and requests per second. */
-const microsPerRequest = (cores: number, requestsPerSecond: number) => (requestsPerSecond > 0 ? (cores / requestsPerSecond) * 1e6 : Number.NaN);
+/** Server CPU per single-signal request the legacy import should stay within, as import v2's goal. */
+const GOAL_MICROS = 90;
 
 async function run(options: BenchOptions): Promise<void> {
   const space = workspace('import_v1');
@@ -166,31 +191,21 @@ async function run(options: BenchOptions): Promise<void> {
       const server = servers[target.server]!;
       const url = `http://127.0.0.1:${server.port}${target.path}`;
       await check(url, target);
-      const databaseCpu = new ProcessCpu(['postgres']);
-      const redisCpu = new ProcessCpu(['redis-server']);
-      const machineCpu = new MachineCpu();
-      const cpu = { database: Number.NaN, redis: Number.NaN, machine: Number.NaN };
+      const machine = new MachineCpu();
+      let machineCpu = Number.NaN;
       const history = { before: 0, after: 0 };
       const result = await measure(
         server.child,
-        { url, method: 'POST', headers: target.headers, bodies: target.bodies, nowPlaceholder: NOW, drain: true },
+        { url, method: 'POST', headers: target.headers, bodies: target.bodies, nowPlaceholder: NOW, label: target.label },
         options,
         {
-          beforeLoad: async () => {
-            history.before = await countHistory(counter);
-            databaseCpu.start();
-            redisCpu.start();
-            machineCpu.start();
-          },
-          afterLoad: async () => {
-            cpu.database = databaseCpu.stop();
-            cpu.redis = redisCpu.stop();
-            cpu.machine = machineCpu.stop();
-            history.after = await countHistory(counter);
-          },
+          beforeLoad: async () => void (history.before = await countHistory(counter)),
+          windowStart: () => machine.start(),
+          windowEnd: () => void (machineCpu = machine.stop()),
+          afterLoad: async () => void (history.after = await countHistory(counter)),
         },
       );
-      rows.push({ target, result, databaseCpu: cpu.database, redisCpu: cpu.redis, machineCpu: cpu.machine, historyAdded: history.after - history.before });
+      rows.push({ target, result, machineCpu, historyAdded: history.after - history.before });
     }
   } finally {
     await sql?.end({ timeout: 1 });
@@ -198,12 +213,7 @@ async function run(options: BenchOptions): Promise<void> {
   }
 
   const floor = rows[0]!.result;
-  options.print(
-    `load generator: autocannon ${autocannonVersion()} in its own process, ${options.connections} connections, ` +
-      `${options.durationSeconds} s per target` +
-      (options.warmupSeconds > 0 ? ` after ${options.warmupSeconds} s of warm-up` : ' without warm-up') +
-      '; each run drains (no request left unanswered at its end)',
-  );
+  options.print(loaderLine(`wrk ${wrkVersion()}`, options.connections, options.durationSeconds, options.warmupSeconds));
   options.print(`machine: ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node.js ${process.version}`);
   options.print(
     `platform: ${STATIONS.length} benchmark stations live on import v2 availability and on import v1, ` +
@@ -212,8 +222,8 @@ async function run(options: BenchOptions): Promise<void> {
   options.print();
   options.print(
     table(
-      ['target', 'signals/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', '% of floor', 'server CPU', 'server µs/req', 'PG CPU', 'PG µs/req', 'Redis CPU', 'loader CPU', 'machine CPU'],
-      rows.map(({ target, result: r, databaseCpu, redisCpu, machineCpu }, i) => [
+      ['target', 'signals/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', '% of floor', ...CPU_HEADERS, 'machine CPU'],
+      rows.map(({ target, result: r, machineCpu }, i) => [
         target.label,
         integer(r.requestsPerSecond),
         fixed(r.p50Ms, 3),
@@ -221,36 +231,28 @@ async function run(options: BenchOptions): Promise<void> {
         integer(r.non2xx),
         integer(r.errors),
         i === 0 ? 'floor' : percentOf(r.requestsPerSecond, floor.requestsPerSecond),
-        fixed(r.serverCpu, 2),
-        integer(microsPerRequest(r.serverCpu, r.requestsPerSecond)),
-        fixed(databaseCpu, 2),
-        integer(microsPerRequest(databaseCpu, r.requestsPerSecond)),
-        fixed(redisCpu, 2),
-        fixed(r.loaderCpu, 2),
+        ...cpuCells(r),
         fixed(machineCpu, 2),
       ]),
     ),
   );
   options.print();
   options.print('signals/s: answers received within the measured seconds, per second (one signal per request, so also req/s).');
-  options.print('% of floor: as a percentage of the storage floor\'s rate in this run. Latency: over every 2xx response.');
-  options.print(
-    'CPU: cores busy during the measurement (1.00 = one core all the time); µs/req: that CPU per request answered. ' +
-      'PG and Redis: all PostgreSQL and Redis processes on this machine; machine: every process (n/a without /proc).',
-  );
+  options.print("% of floor: as a percentage of the storage floor's rate in this run. Latency: wrk's, over every request of the run.");
+  options.print(`${CPU_LEGEND} machine CPU: every process (n/a without /proc).`);
 
-  const v2 = rows[1]!.result;
-  const v11 = rows[2]!.result;
   options.print();
-  options.print(
-    `import v1.1: ${integer(v11.requestsPerSecond)} signals/s, ${(v11.requestsPerSecond / floor.requestsPerSecond * 100).toFixed(0)}% of the floor's ` +
-      `and ${(v11.requestsPerSecond / v2.requestsPerSecond * 100).toFixed(0)}% of import v2's ${integer(v2.requestsPerSecond)}; ` +
-      `server CPU ${integer(microsPerRequest(v11.serverCpu, v11.requestsPerSecond))} µs per request against ` +
-      `${integer(microsPerRequest(v2.serverCpu, v2.requestsPerSecond))} µs for import v2 and ` +
-      `${integer(microsPerRequest(floor.serverCpu, floor.requestsPerSecond))} µs for the floor`,
+  printGoals(
+    options.print,
+    rows.slice(1).map(({ target, result }) => ({
+      what: `${target.name}, 1 signal: server CPU per request`,
+      measured: `${fixed(serverMicros(result), 0)} µs (the storage floor's: ${fixed(serverMicros(floor), 0)} µs)`,
+      goal: `at most ${GOAL_MICROS} µs`,
+      met: serverMicros(result) <= GOAL_MICROS,
+    })),
   );
-  const busy = rows.flatMap(({ target, result, databaseCpu, redisCpu, machineCpu }) => {
-    const others = machineCpu - result.serverCpu - result.loaderCpu - databaseCpu - redisCpu;
+  const busy = rows.flatMap(({ target, result, machineCpu }) => {
+    const others = machineCpu - result.serverCpu - result.loaderCpu - result.databaseCpu - result.redisCpu;
     return others >= 0.25 ? [`${target.name} (${others.toFixed(2)} cores)`] : [];
   });
   if (busy.length > 0) {
@@ -273,20 +275,21 @@ async function run(options: BenchOptions): Promise<void> {
   }
 
   options.print();
-  options.print('durability: rows added to signal_history during each run = 2xx responses (one live signal each)');
+  options.print('durability: every request sent was answered, and the rows added to signal_history over each run = 2xx responses (one live signal each)');
   const failures: string[] = [];
   options.print(
     table(
-      ['target', '2xx', 'rows added', 'check'],
+      ['target', 'sent', 'answered', '2xx', 'rows added', 'check'],
       rows.map(({ target, result, historyAdded }) => {
-        const ok = historyAdded === result.responses2xx;
-        if (!ok) {
+        const ok = historyAdded === result.responses2xx && result.sent === result.answered;
+        if (result.sent !== result.answered) failures.push(`${target.label}: ${result.sent} requests sent, ${result.answered} answered`);
+        if (historyAdded !== result.responses2xx) {
           failures.push(
             `${target.label}: ${historyAdded} rows added to signal_history, ${result.responses2xx} expected` +
               (result.errors > 0 ? ` (${result.errors} requests got no answer: connection errors or timeouts)` : ''),
           );
         }
-        return [target.label, integer(result.responses2xx), integer(historyAdded), ok ? 'ok' : 'FAILED'];
+        return [target.label, integer(result.sent), integer(result.answered), integer(result.responses2xx), integer(historyAdded), ok ? 'ok' : 'FAILED'];
       }),
     ),
   );

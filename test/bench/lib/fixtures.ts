@@ -53,6 +53,8 @@ export function importV2Fixture(count = IMPORT_V2_STATIONS) {
  */
 export function importV1Fixture(count = IMPORT_V2_STATIONS) {
   const fixture = importV2Fixture(count);
+  // BERLA's v1 fuel types: import v1 (not v1.1) names them (700car is N1's 700ld, 350car N2's 350ld).
+  for (const station of fixture.stations) Object.assign(station, { v1_fuel_types: ['700car', '350car'] });
   for (const hrsId of stationIds(count)) fixture.assignments.push({ originator: 'mon-1', hrs_id: hrsId, signal_type: 'v1', state: 'live' });
   return fixture;
 }
