@@ -100,6 +100,42 @@ t.test('checks asked for in one turn share one script call and keep their order'
   t.equal(evals.filter((line) => /"EVALSHA"/i.test(line)).length, 1, 'one script call for the seven checks');
 });
 
+t.test('while a call is out or within a millisecond of the last, checks wait and go together', async (t) => {
+  const { limiter: l, redis, prefix } = await limiter(t);
+  const many: RateLimit[] = [{ limit: 1000, windowSeconds: 60 }];
+  await l.hit('warm-up', many);
+  const monitor = await redis.duplicate().connect();
+  const evals: string[] = [];
+  await monitor.monitor((line) => {
+    if (line.includes(prefix) && /"EVALSHA"/i.test(line)) evals.push(line);
+  });
+  t.teardown(() => monitor.close());
+  const calls = async (expected: number, what: string) => {
+    await until(what, () => (evals.length >= expected ? true : undefined));
+    await sleep(50);
+    t.equal(evals.length, expected, what);
+  };
+  // One check goes at once (the warm-up was long enough ago); five more, one per turn while it is out
+  // and within the millisecond after it, share the next call.
+  await sleep(5);
+  const first = l.hit('k', many);
+  const later: Promise<unknown>[] = [];
+  for (let i = 0; i < 5; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    later.push(l.hit('k', many));
+  }
+  await Promise.all([first, ...later]);
+  await calls(2, 'six checks asked for in six turns: two script calls');
+  t.equal(await l.counted('k', many[0]!), 6, 'each counted');
+
+  // Forty checks of one turn, more than a full batch: one call for all of them.
+  await l.hit('k', many);
+  await calls(3, 'a seventh check: a third call');
+  await Promise.all(Array.from({ length: 40 }, () => l.hit('k', many)));
+  await calls(4, 'forty checks of one turn: one more script call');
+  t.equal(await l.counted('k', many[0]!), 47);
+});
+
 t.test('several limits: counted against all only when all allow', async (t) => {
   const { limiter: l, redis } = await limiter(t);
   const limits: RateLimit[] = [

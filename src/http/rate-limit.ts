@@ -188,6 +188,9 @@ return out
 const MICROS = 1_000_000;
 const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
+/** Checks that go at once, whatever the interval since the last call: the round trip is shared enough. */
+const FULL_BATCH = 32;
+
 interface Call {
   key: string;
   limits: readonly RateLimit[];
@@ -197,11 +200,14 @@ interface Call {
 
 /**
  * Checks and counts requests against limits kept in Redis. The checks asked for within one turn of
- * the event loop go to Redis together, as one script call, and while a call is out the checks asked
- * for meanwhile wait for its answer and go together in the next: under load that is one round trip for
- * many requests instead of one each (each one a write and a read on the socket, most of a check's
- * cost), and each request is still checked and counted atomically and in the order it asked. A check
- * waits at most two timeouts: the call ahead of it, then its own. (All keys of a batch are touched by one script, so the keys must live on one Redis
+ * the event loop go to Redis together, as one script call; while a call is out, and for at least
+ * `minIntervalMs` (1 ms) after the last one went, the checks asked for meanwhile wait and go together
+ * in the next (unless {@link FULL_BATCH} checks are waiting already). Under load that is one round trip
+ * for many requests instead of one each (each one a write and a read on the socket and a script run in
+ * Redis, most of a check's cost), at the price of at most that interval of waiting; a check after a
+ * quiet moment goes at once. Each request is still
+ * checked and counted atomically and in the order it asked. A check waits at most two timeouts: the
+ * call ahead of it, then its own. (All keys of a batch are touched by one script, so the keys must live on one Redis
  * node, as they do with a single server or a primary with replicas.)
  */
 export class RateLimiter {
@@ -211,6 +217,8 @@ export class RateLimiter {
   /** Whether a script call is out (the next waits for its answer). */
   private calling = false;
   private scheduled = false;
+  /** When the last script call went (performance.now()). */
+  private sentAt = Number.NEGATIVE_INFINITY;
 
   /** @param prefix the platform's Redis prefix; keys are `${prefix}:rl:{key}:name`. */
   constructor(
@@ -218,6 +226,8 @@ export class RateLimiter {
     private readonly prefix: string,
     /** How long a batch may wait for Redis before its checks fail (the guard then lets them through). */
     private readonly timeoutMs = 500,
+    /** Least time between two script calls, in milliseconds. */
+    private readonly minIntervalMs = 1,
   ) {}
 
   /** Whether the Redis client is connected (while it is not, commands would wait for a reconnect). */
@@ -256,18 +266,25 @@ export class RateLimiter {
     });
   }
 
-  /** Sends what is pending at the end of this turn, unless a call is out: then once it is answered. */
+  /**
+   * Sends what is pending at the end of this turn, unless a call is out (then once it is answered) or
+   * the last went less than `minIntervalMs` ago (then when that has passed).
+   */
   private schedule(): void {
     if (this.scheduled || this.calling || this.pending.length === 0) return;
     this.scheduled = true;
-    setImmediate(() => {
+    const send = () => {
       this.scheduled = false;
       this.calling = true;
+      this.sentAt = performance.now();
       void this.flush().finally(() => {
         this.calling = false;
         this.schedule();
       });
-    });
+    };
+    const wait = this.sentAt + this.minIntervalMs - performance.now();
+    if (wait > 0 && this.pending.length < FULL_BATCH) setTimeout(send, wait);
+    else setImmediate(send);
   }
 
   private async flush(): Promise<void> {
