@@ -58,13 +58,13 @@ async function run(options: BenchOptions): Promise<void> {
     await check.arrayBuffer();
     const bodies = abuseBodies(STATIONS, maxBodyBytes);
 
-    rows.push({ label: 'readers alone', result: await measure(server.child, { url, headers: HEADERS }, options) });
+    rows.push({ label: 'readers alone', result: await measure(server.child, { url, headers: HEADERS, generator: 'autocannon' }, options) });
     let abuser: ReturnType<typeof startAbuser> | undefined;
-    const result = await measure(server.child, { url, headers: HEADERS }, options, {
+    const result = await measure(server.child, { url, headers: HEADERS, generator: 'autocannon' }, options, {
       beforeLoad: async () => void (abuser = startAbuser(server!.port, bodies, IMPORT_PER_MINUTE / 60)),
     });
     rows.push({ label: 'readers + abuser', result, abuse: await abuser!.stop() });
-    rows.push({ label: 'readers alone, again', result: await measure(server.child, { url, headers: HEADERS }, options) });
+    rows.push({ label: 'readers alone, again', result: await measure(server.child, { url, headers: HEADERS, generator: 'autocannon' }, options) });
   } finally {
     await tearDown(space, [server]);
   }

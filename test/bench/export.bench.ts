@@ -13,7 +13,9 @@ import { TOKENS } from '../helpers/fixtures.js';
 import { Child } from './lib/child.js';
 import { measure, type Measurement } from './lib/load.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
-import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
+import { tearDown, workspace } from './lib/workspace.js';
+import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine } from './lib/cpu-report.js';
+import { wrkVersion } from './lib/wrk.js';
 import { benchHrsId, seedRegistry } from './lib/seed.js';
 import { fixed, integer, percentOf, table } from './lib/table.js';
 
@@ -119,19 +121,14 @@ async function run(options: BenchOptions): Promise<void> {
     await tearDown(space, Object.values(servers));
   }
 
-  const version = autocannonVersion();
   const hello = rows[0]!.result;
-  options.print(
-    `load generator: autocannon ${version} in its own process, ${options.connections} connections, ` +
-      `${options.durationSeconds} s per target` +
-      (options.warmupSeconds > 0 ? ` after ${options.warmupSeconds} s of warm-up` : ' without warm-up'),
-  );
+  options.print(loaderLine(`wrk ${wrkVersion()}`, options.connections, options.durationSeconds, options.warmupSeconds));
   options.print(`machine: ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node.js ${process.version}`);
   options.print(`platform: ${integer(STATIONS)} stations seeded in ${fixed(seedMs / 1000, 1)} s; export v2 rate limits raised beyond the load`);
   options.print();
   options.print(
     table(
-      ['target', 'status', 'body bytes', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'non-2xx/304', 'errors', 'req/s %', 'server CPU', 'loader CPU'],
+      ['target', 'status', 'body bytes', 'req/s', 'MB/s', 'p50 ms', 'p99 ms', 'non-2xx/304', 'errors', 'req/s %', ...CPU_HEADERS],
       rows.map(({ target, result: r, bytes }, i) => [
         target.label,
         String(target.status),
@@ -143,14 +140,13 @@ async function run(options: BenchOptions): Promise<void> {
         integer(target.status === 304 ? (r.statusCodes['304'] === undefined ? r.requestsTotal : r.requestsTotal - r.statusCodes['304']) : r.non2xx),
         integer(r.errors),
         i === 0 ? 'baseline' : percentOf(r.requestsPerSecond, hello.requestsPerSecond),
-        fixed(r.serverCpu, 2),
-        fixed(r.loaderCpu, 2),
+        ...cpuCells(r),
       ]),
     ),
   );
   options.print();
   options.print('req/s %: as a percentage of the hello-world figure of this run. MB/s: req/s x body bytes.');
-  options.print('CPU: cores busy during the measurement (1.00 = one core all the time).');
+  options.print(CPU_LEGEND);
 }
 
 const scenario: Scenario = {

@@ -9,7 +9,9 @@ import { TOKENS } from '../helpers/fixtures.js';
 import { Child } from './lib/child.js';
 import { measure, type Measurement } from './lib/load.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
-import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
+import { tearDown, workspace } from './lib/workspace.js';
+import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine } from './lib/cpu-report.js';
+import { wrkVersion } from './lib/wrk.js';
 import { fixed, integer, percentOf, table } from './lib/table.js';
 
 
@@ -79,18 +81,13 @@ async function run(options: BenchOptions): Promise<void> {
     await tearDown(space, Object.values(servers));
   }
 
-  const version = autocannonVersion();
   const [base] = results;
-  options.print(
-    `load generator: autocannon ${version} in its own process, ${options.connections} connections, ` +
-      `${options.durationSeconds} s per target` +
-      (options.warmupSeconds > 0 ? ` after ${options.warmupSeconds} s of warm-up` : ' without warm-up'),
-  );
+  options.print(loaderLine(`wrk ${wrkVersion()}`, options.connections, options.durationSeconds, options.warmupSeconds));
   options.print(`machine: ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node.js ${process.version}`);
   options.print();
   options.print(
     table(
-      ['target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'req/s %', 'p50 %', 'p99 %', 'server CPU', 'loader CPU'],
+      ['target', 'req/s', 'p50 ms', 'p99 ms', 'non-2xx', 'errors', 'req/s %', 'p50 %', 'p99 %', ...CPU_HEADERS],
       results.map((r, i) => [
         TARGETS[i]!.label,
         integer(r.requestsPerSecond),
@@ -101,14 +98,14 @@ async function run(options: BenchOptions): Promise<void> {
         i === 0 ? 'baseline' : percentOf(r.requestsPerSecond, base!.requestsPerSecond),
         i === 0 ? 'baseline' : percentOf(r.p50Ms, base!.p50Ms),
         i === 0 ? 'baseline' : percentOf(r.p99Ms, base!.p99Ms),
-        fixed(r.serverCpu, 2),
-        fixed(r.loaderCpu, 2),
+        ...cpuCells(r),
       ]),
     ),
   );
   options.print();
   options.print('%: the platform figure as a percentage of the hello-world figure of this run (req/s: higher is better; latency: lower is better).');
-  options.print('Latency: over every 2xx response. CPU: cores busy during the measurement (1.00 = one core all the time).');
+  options.print("Latency: wrk's, over every request of the run.");
+  options.print(CPU_LEGEND);
   const bound = results.flatMap((r, i) => (r.loaderCpu >= 0.9 ? [TARGETS[i]!.label] : []));
   if (bound.length > 0) {
     options.print(
