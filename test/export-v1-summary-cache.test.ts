@@ -59,3 +59,34 @@ t.test('only availability moves the version the summary keeps its list by', asyn
   status.publish([signal('availability')]);
   t.not(status.availabilityVersion, availability, 'an availability reading does');
 });
+
+t.test('one station\'s answer is kept while its reading, freshness and registry hold, never past an opening minute', async (t) => {
+  const opensAt = Date.parse('2026-11-24T09:00:00Z'); // 10:00 in Berlin
+  let now = opensAt - 1;
+  const station: StationEntry = { hrsId: 'OPENS', name: 'Opens', heavyDuty: false, layout: null, v1FuelTypes: ['700car'], openingHours: 'Mo-Su 10:00-20:00', timeZone: 'Europe/Berlin' };
+  const stations = { version: 1, station: (id: string) => (id === 'OPENS' ? station : undefined), stationIds: () => ['OPENS'][Symbol.iterator](), hasLiveSource: () => true };
+  const held = { reading: { datetime: now - 60_000, receivedAt: now - 59_000, payload: { station: { maintenance: false, limitedly_available: false }, nozzles: [], fuelling_options: { '700ld': true } } }, freshness: 'fresh' };
+  let current: typeof held | undefined = held;
+  const status = { availabilityVersion: 1, published: () => current };
+  const single = routes({ stations, status, opening: { nextDue: () => opensAt }, now: () => new Date(now) })['/v1.1/hrs/:hrs_id/status']!;
+  const one = () => {
+    const req = { ...request(), params: { hrs_id: 'OPENS' } } as unknown as Request;
+    return JSON.parse(String(single(req).body)) as { fuelling_options: { status: string; reason?: string }[] };
+  };
+  t.match(one(), { fuelling_options: [{ status: 'CLOSED' }] }, 'closed one millisecond before ten');
+  const kept = single({ ...request(), params: { hrs_id: 'OPENS' } } as unknown as Request).body;
+  t.equal(single({ ...request(), params: { hrs_id: 'OPENS' } } as unknown as Request).body, kept, 'served as kept (the same text)');
+  now = opensAt;
+  t.match(one(), { fuelling_options: [{ status: 'UNKNOWN', reason: 'not_reported', datetime: new Date(held.reading.datetime).toISOString() }] }, 'at ten: open, computed again');
+  current = { reading: { ...held.reading, datetime: now - 1000 }, freshness: 'fresh' };
+  t.match(one(), { fuelling_options: [{ datetime: new Date(now - 1000).toISOString() }] }, 'a new reading is answered at once');
+  current = { reading: current.reading, freshness: 'unknown' };
+  t.match(one(), { fuelling_options: [{ status: 'UNKNOWN' }] }, 'so is its freshness');
+  current = undefined;
+  t.match(one(), { fuelling_options: [{ status: 'UNKNOWN', reason: 'no_signal' }] }, 'and no reading any more');
+  const before = one();
+  stations.version++;
+  station.openingHours = 'Mo-Su 11:00-20:00';
+  t.not(JSON.stringify(one()), JSON.stringify(before), 'a registry reload is answered at once');
+  t.match(one(), { fuelling_options: [{ status: 'CLOSED' }] });
+});

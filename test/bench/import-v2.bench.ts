@@ -248,6 +248,15 @@ async function run(options: BenchOptions): Promise<void> {
       met: batchRate >= GOAL_BATCH_RATE,
     },
   ]);
+  // On a machine whose cores are all busy the rates stand in the inverse ratio of the CPU every process
+  // spends per request: what bounds the share of the floor.
+  const machineMicros = (r: Measurement) => ((r.serverCpu + r.databaseCpu + r.redisCpu + r.loaderCpu) / r.requestsPerSecond) * 1e6;
+  options.print(
+    `CPU per request over every process (server, PostgreSQL, Redis, load generator): platform ${fixed(machineMicros(single), 0)} µs, ` +
+      `storage floor ${fixed(machineMicros(floor), 0)} µs; with every core busy the platform's rate can be at most ` +
+      `${fixed((machineMicros(floor) / machineMicros(single)) * 100, 0)}% of the floor's, and 80% would need ` +
+      `${fixed(machineMicros(floor) / 0.8, 0)} µs in all (the floor's server alone takes ${fixed(serverMicros(floor), 0)} µs)`,
+  );
   for (const { target, result } of rows) {
     if (result.non2xx === 0) continue;
     const codes = Object.entries(result.statusCodes)

@@ -6,7 +6,7 @@ import { summarize, toV11Summary, toV1Summary, type OptionSummary } from '../../
 import type { StationDirectory, StationEntry } from '../../domain/stations.js';
 import type { PublishedReading } from '../../domain/status/sections.js';
 import { EncodedBody, encodedJson } from '../../http/encoding.js';
-import { HttpError, json, notFound, type Reply } from '../../http/errors.js';
+import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
@@ -65,6 +65,9 @@ export function stationSummary(deps: SummaryDeps, station: StationEntry, at: Dat
   });
 }
 
+/** Single-station answers kept at most (stations × filters); past it the kept ones are dropped at once. */
+const MAX_KEPT_STATIONS = 100_000;
+
 export function summaryRoutes(server: HttpServer, family: Family, dialect: Dialect, deps: SummaryDeps): void {
   const now = deps.now ?? (() => new Date());
   const present = (entries: OptionSummary[]) => (dialect === 'v1' ? toV1Summary(entries) : toV11Summary(entries));
@@ -106,6 +109,11 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
       return encodedJson(req, list(audienceOf(req), optionFilter(req, dialect), now()));
     },
   });
+  // One station's answer is kept too, per filter, as long as what it was computed from holds: the same
+  // published reading (each new one is a new object) with the same freshness, the same registry, and
+  // no station opening or closing since. Computing it evaluates the station's opening hours in its
+  // time zone, several times what serving it costs.
+  const single = new Map<string, { reading: PublishedReading | undefined; freshness: string | undefined; registry: number; until: number; body: string }>();
   server.route({
     family,
     method: 'GET',
@@ -115,7 +123,19 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
       const hrsId = req.params.hrs_id!;
       const station = deps.stations.station(hrsId);
       if (!station || !visibleTo(audienceOf(req), station)) throw notFound(`No station with hrs_id "${hrsId}".`);
-      return json(200, view(station, now(), only));
+      const at = now();
+      const key = only === undefined ? hrsId : `${hrsId}\u0000${only}`;
+      const held = deps.status.published(hrsId, 'availability');
+      const registry = deps.stations.version;
+      const found = single.get(key);
+      if (found && found.reading === held?.reading && found.freshness === held?.freshness && found.registry === registry && at.getTime() < found.until) {
+        return { status: 200, headers: { 'Content-Type': JSON_TYPE }, body: found.body };
+      }
+      const until = deps.opening.nextDue() ?? Number.POSITIVE_INFINITY;
+      const reply = json(200, view(station, at, only));
+      if (single.size >= MAX_KEPT_STATIONS) single.clear();
+      single.set(key, { reading: held?.reading, freshness: held?.freshness, registry, until, body: reply.body as string });
+      return reply;
     },
   });
 }
