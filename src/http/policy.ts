@@ -118,15 +118,28 @@ export function headerBlock(headers: Readonly<Record<string, string>>): string {
   let block = '';
   for (const name in headers) {
     const value = headers[name]!;
-    if (!HEADER_NAME.test(name) || LINE_BREAK.test(value)) throw new Error(`unsafe response header ${JSON.stringify(name)}: ${JSON.stringify(value)}`);
+    if (!safeName(name) || LINE_BREAK.test(value)) throw new Error(`unsafe response header ${JSON.stringify(name)}: ${JSON.stringify(value)}`);
     block += `\r\n${name}: ${value}`;
   }
   return block;
 }
 
+/** Header names found safe, with their lower case: the same few names come with every response. */
+const checkedNames = new Map<string, string>();
+const MAX_CHECKED_NAMES = 1000;
+
+function safeName(name: string): boolean {
+  if (checkedNames.has(name)) return true;
+  if (!HEADER_NAME.test(name)) return false;
+  if (checkedNames.size < MAX_CHECKED_NAMES) checkedNames.set(name, name.toLowerCase());
+  return true;
+}
+
+const lowerCase = (name: string): string => checkedNames.get(name) ?? name.toLowerCase();
+
 /** Whether a reply names none of the policy's headers, so that the policy's `block` can follow it unchanged. */
 export function keepsPolicyHeaders(reply: Reply, policy: CompiledPolicy): boolean {
-  for (const name in reply.headers) if (policy.names.has(name.toLowerCase())) return false;
+  for (const name in reply.headers) if (policy.names.has(lowerCase(name))) return false;
   return true;
 }
 

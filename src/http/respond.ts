@@ -29,8 +29,17 @@ export function respond(log: Logger, res: HttpResponse, req: Request, reply: Rep
 
 /** The reply with the headers the request gathered on its way (rate-limit state, say) under its own. */
 export function withRequestHeaders(reply: Reply, req: Request): Reply {
-  if (Object.keys(req.responseHeaders).length === 0) return reply;
-  return { ...reply, headers: { ...req.responseHeaders, ...reply.headers } };
+  const gathered = req.responseHeaders;
+  let any = false;
+  for (const _ in gathered) {
+    any = true;
+    break;
+  }
+  if (!any) return reply;
+  if (reply.headers === undefined) return { ...reply, headers: gathered };
+  // The gathered headers first, the reply's own after them (and over them).
+  for (const name in reply.headers) gathered[name] = reply.headers[name]!;
+  return { ...reply, headers: gathered };
 }
 
 /**

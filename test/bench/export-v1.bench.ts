@@ -27,8 +27,9 @@
  * too), which the summary does not read.
  *
  * Goals: all-stations p99 under 50 ms at the configured connections (as export v2's list); the single
- * station's summary at most 30 µs of server CPU per request (export v2's status: 25 µs, which reads a
- * kept JSON text where this computes the summary of the station's options). wrk drives the
+ * station's summary at most 30 µs of server CPU per request (export v2's status: 25 µs; the summary
+ * is kept per station too, but computed again whenever its reading, its freshness, the registry or an
+ * opening minute moves). wrk drives the
  * single-station target; the lists use autocannon, whose latency counts the measured seconds only.
  */
 import { availableParallelism, cpus } from 'node:os';
