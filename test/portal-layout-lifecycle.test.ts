@@ -5,10 +5,11 @@
  * price and a removed nozzle leave the published status at once on both; an assignment changed on one
  * instance switches publication on the other with the next signal.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';
+import { until } from './helpers/wait.js';
 
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 
@@ -30,11 +31,23 @@ async function record(p: TestPlatform) {
   return { lastModified: res.headers.get('last-modified'), nozzles: body.dispensers.flatMap((d) => d.nozzles.map((n) => n.external_id)) };
 }
 
-async function status(p: TestPlatform) {
-  return (await (await get(`${p.url}/v2/hrs/BERLA/status`, TOKENS.export_v2)).json()) as {
-    availability: { nozzles: { id: string; available: boolean }[] } | null;
-    pricing: { products: { id: string }[] } | null;
-  };
+type Status = {
+  availability: { nozzles: { id: string; available: boolean }[] } | null;
+  pricing: { products: { id: string }[] } | null;
+};
+
+async function status(p: TestPlatform): Promise<Status> {
+  return (await (await get(`${p.url}/v2/hrs/BERLA/status`, TOKENS.export_v2)).json()) as Status;
+}
+
+/**
+ * Whether `holds` is true of the status on the instance that accepted a signal (at once: it applied it
+ * before its 204) and on the other (once the announcement has come over Redis, a few milliseconds later).
+ */
+async function seenOnBoth(t: Test, accepted: TestPlatform, other: TestPlatform, holds: (s: Status) => boolean, what: string): Promise<void> {
+  t.ok(holds(await status(accepted)), `${what} (the instance that accepted it)`);
+  const seen = await until(`${what} on the other instance`, async () => (holds(await status(other)) ? true : undefined), 5000).catch(() => false);
+  t.ok(seen, `${what} (the other instance)`);
 }
 
 t.test('draft invisible, confirmation at once on both instances, removals leave the status at once, assignments switch publication', async (t) => {
@@ -68,12 +81,12 @@ t.test('draft invisible, confirmation at once on both instances, removals leave 
   const after = await record(b);
   t.ok(after.nozzles.includes('N9'), 'B exports N9 at once');
   t.ok(Date.parse(after.lastModified!) > Date.parse(before.lastModified!), 'Last-Modified moved');
-  for (const p of [a, b]) t.ok((await status(p)).availability!.nozzles.some((n) => n.id === 'N9'), 'N9 in the status');
+  await seenOnBoth(t, b, a, (s) => s.availability!.nozzles.some((n) => n.id === 'N9'), 'N9 in the status');
 
   // Pricing live for mon-1 (testing in the fixture), then P350's price published.
   t.equal((await staff.call('PUT', '/portal/v1/stations/BERLA/assignments/mon-1/pricing', { state: 'live' })).status, 200);
   t.equal((await post(b, 'pricing', [{ hrs: 'BERLA', datetime: ago(2), products: [{ id: 'P700', gross_price: '13.85' }, { id: 'P350', gross_price: '11.50' }] }])).status, 204);
-  for (const p of [a, b]) t.same((await status(p)).pricing!.products.map((x) => x.id), ['P700', 'P350'], 'both prices published');
+  await seenOnBoth(t, b, a, (s) => JSON.stringify(s.pricing?.products.map((x) => x.id)) === '["P700","P350"]', 'both prices published');
 
   // P350 and nozzle N2 removed: gone from the status at once on both, and refused on B.
   const withoutP350 = {
@@ -108,5 +121,5 @@ t.test('draft invisible, confirmation at once on both instances, removals leave 
   for (const p of [a, b]) t.equal((await status(p)).availability, null, 'no live source: nothing published, the testing signal neither');
   t.equal((await staff.call('PUT', '/portal/v1/stations/BERLA/assignments/mon-1/availability', { state: 'live' })).status, 200);
   t.equal((await post(b, 'availability', availability([{ id: 'N1', available: false }, { id: 'N9', available: false }]))).status, 204);
-  for (const p of [a, b]) t.equal((await status(p)).availability!.nozzles.find((n) => n.id === 'N1')!.available, false, 'live again: published');
+  await seenOnBoth(t, b, a, (s) => s.availability?.nozzles.find((n) => n.id === 'N1')?.available === false, 'live again: published');
 });
