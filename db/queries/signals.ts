@@ -14,15 +14,22 @@ export interface StoredTransmission {
   transmissionId: string | null;
   payload: Record<string, unknown>;
   /**
-   * The payload as JSON and the measurement time in ISO 8601, once made (see `serialised`): storing
-   * and announcing a reading both need them.
+   * The payload as JSON and the times in ISO 8601, once made (see `serialised`): storing and
+   * announcing a reading both need them.
    */
-  text?: { payload: string; measuredAt: string };
+  text?: SerialisedReading;
 }
 
-/** A row's payload as JSON and its measurement time as ISO 8601, made once per row. */
-export function serialised(row: StoredTransmission): { payload: string; measuredAt: string } {
-  return (row.text ??= { payload: JSON.stringify(row.payload), measuredAt: row.measuredAt.toISOString() });
+/** A reading's payload as JSON and its measurement and receipt times as ISO 8601. */
+export interface SerialisedReading {
+  payload: string;
+  measuredAt: string;
+  receivedAt: string;
+}
+
+/** A row's payload and times as text, made once per row (the receipt time once per request). */
+export function serialised(row: StoredTransmission): SerialisedReading {
+  return (row.text ??= { payload: JSON.stringify(row.payload), measuredAt: row.measuredAt.toISOString(), receivedAt: iso(row.receivedAt) });
 }
 
 /** `toISOString` of the last Date asked for, kept: the rows of a request share their receipt time. */
@@ -44,7 +51,7 @@ function document(rows: StoredTransmission[]): string {
     const text = serialised(r);
     out +=
       `${i === 0 ? '' : ','}{"o":${JSON.stringify(r.originatorId)},"h":${JSON.stringify(r.hrsId)},"c":${JSON.stringify(r.category)},` +
-      `"s":${JSON.stringify(r.state)},"m":"${text.measuredAt}","r":"${iso(r.receivedAt)}",` +
+      `"s":${JSON.stringify(r.state)},"m":"${text.measuredAt}","r":"${text.receivedAt}",` +
       `"i":${r.transmissionId === null ? 'null' : JSON.stringify(r.transmissionId)},"p":${text.payload}}`;
   }
   return `${out}]`;

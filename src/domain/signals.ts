@@ -14,8 +14,8 @@ export interface PublishedSignal {
   datetime: number;
   receivedAt: number;
   payload: Record<string, unknown>;
-  /** The payload as JSON and the measurement time as ISO 8601, when the import path has them already (announcing uses them). */
-  text?: { payload: string; measuredAt: string };
+  /** The payload as JSON and the times as ISO 8601, when the import path has them already (announcing uses them). */
+  text?: { payload: string; measuredAt: string; receivedAt: string };
 }
 
 /**

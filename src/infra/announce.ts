@@ -21,22 +21,15 @@ export function receiptsFromAnnouncement(receipts: readonly AnnouncedReceipt[]):
   return receipts.filter((r): r is AnnouncedReceipt & Pick<Receipt, 'category'> => isCategory(r.category));
 }
 
-/** ISO 8601 of the last receipt time asked for, kept: the readings of a request share it. */
-let receivedText: { at: number; text: string } | undefined;
-function receivedIso(at: number): string {
-  if (receivedText?.at !== at) receivedText = { at, text: new Date(at).toISOString() };
-  return receivedText.text;
-}
-
 /**
  * A reading as an AnnouncedSignal in JSON, built from the JSON the import path made of its payload
- * when it stored it (PublishedSignal.text), so a payload is serialised once.
+ * and its times when it stored it (PublishedSignal.text), so a payload is serialised once.
  */
 function announcementJson(signal: PublishedSignal): string {
   const text = signal.text;
   return (
     `{"hrs_id":${JSON.stringify(signal.hrsId)},"category":${JSON.stringify(signal.category)},"originator_id":${JSON.stringify(signal.originatorId)},` +
-    `"measured_at":"${text?.measuredAt ?? new Date(signal.datetime).toISOString()}","received_at":"${receivedIso(signal.receivedAt)}",` +
+    `"measured_at":"${text?.measuredAt ?? new Date(signal.datetime).toISOString()}","received_at":"${text?.receivedAt ?? new Date(signal.receivedAt).toISOString()}",` +
     `"payload":${text?.payload ?? JSON.stringify(signal.payload)}}`
   );
 }

@@ -122,11 +122,9 @@ export class Bus {
    * client's offline queue): the caller decides what a missed announcement means.
    */
   async publish(message: BusMessage): Promise<number> {
-    if (!this.publisher.isReady) throw new RedisNotConnectedError('Redis is not connected: the announcement was not sent');
     // `type` and `from` first, so this instance knows its own message by its first bytes (fromOthers).
     const { type, from, ...rest } = message as { type: BusType; from?: string };
-    const text = from === undefined ? JSON.stringify(message) : JSON.stringify({ type, from, ...rest });
-    return this.publisher.publish(this.channel(message.type), text);
+    return this.publishText(type, from === undefined ? JSON.stringify(message) : JSON.stringify({ type, from, ...rest }));
   }
 
   /**
