@@ -126,6 +126,15 @@ export const envSchema = z
       .default(400),
     HISTORY_EVERY: seconds(60),
     HISTORY_LAG: seconds(60),
+    DATEX2_COUNTRY: z
+      .string()
+      .regex(/^[A-Z]{2}$/, 'must be two capital letters (ISO 3166-1 alpha-2), e.g. DE')
+      .default('DE'),
+    DATEX2_PUBLISHER: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(1024, 'must be at most 1024 characters')
+      .default('hrs-signal-platform'),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
   })
@@ -189,6 +198,8 @@ export interface Config {
    * with the time it was received, and the write may take a moment to commit.
    */
   historyLagMs: number;
+  /** The DATEX II publications' `publicationCreator`: its country (DATEX2_COUNTRY, ISO 3166-1 alpha-2) and identifier (DATEX2_PUBLISHER). */
+  datex2Publisher: { country: string; nationalIdentifier: string };
   /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */
   importV2RateLimit: number;
   /** Import v1 and v1.1 requests per minute per signal originator, one budget for both (v2's 300 by default). */
@@ -261,6 +272,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     historyRetentionDays: env.HISTORY_RETENTION_DAYS,
     historyEveryMs: env.HISTORY_EVERY * 1000,
     historyLagMs: env.HISTORY_LAG * 1000,
+    datex2Publisher: { country: env.DATEX2_COUNTRY, nationalIdentifier: env.DATEX2_PUBLISHER },
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
     importV1RateLimit: env.IMPORT_V1_RATE_LIMIT,
     exportV1RateLimit: env.EXPORT_V1_RATE_LIMIT,

@@ -17,6 +17,7 @@ import { legacyExportGuards } from './api/export-legacy/family.js';
 import { exportV1Api } from './api/export-v1/index.js';
 import { exportV11Api } from './api/export-v1.1/index.js';
 import { exportV2Api, type ExportV2Api } from './api/export-v2/index.js';
+import { datex2Api, type Datex2Api } from './api/datex2/index.js';
 import { exportV2Limits } from './api/export-v2/family.js';
 import { healthRoutes } from './api/health/routes.js';
 import { classifyUnavailable } from './api/unavailable.js';
@@ -67,6 +68,7 @@ export interface Families {
   export_v1: Family;
   'export_v1.1': Family;
   export_v2: Family;
+  datex2: Family;
   admin: Family;
   portal: Family;
 }
@@ -191,6 +193,7 @@ interface Served {
   push: Push;
   families: Families;
   exportV2: ExportV2Api;
+  datex2: Datex2Api;
   /** The queues metrics count jobs in (closed at shutdown). */
   queues: CountedQueues;
   /** Where committed readings are announced (the last announced at shutdown). */
@@ -233,6 +236,9 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl,
     stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays,
   });
+  const datex2 = datex2Api(server, {
+    sql, tokens, limiter, limits: exportV2Limits(config), log, status, stations: registry, opening: parts.opening, publisher: config.datex2Publisher,
+  });
   const families: Families = {
     root: ROOT_AREA,
     import_v1: importV1Api(server, legacyImport),
@@ -241,6 +247,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     export_v1: exportV1Api(server, legacyExport),
     'export_v1.1': exportV11Api(server, legacyExport),
     export_v2: exportV2.family,
+    datex2: datex2.family,
     admin,
     portal,
   };
@@ -251,8 +258,10 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
   indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH });
-  metrics.watch({ actors: () => status.countByFreshness(), push: () => push.connections, queues: queues.counts });
-  return { server, push, families, exportV2, queues, calls, outlet };
+  metrics.watch({
+    actors: () => status.countByFreshness(), push: () => push.connections, queues: queues.counts, datex2LeftOut: () => datex2.publications.leftOutCounts(),
+  });
+  return { server, push, families, exportV2, datex2, queues, calls, outlet };
 }
 
 interface CountedQueues {
@@ -323,6 +332,8 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   const { registry, bus, log } = parts;
   registry.onReload((changed) => served.exportV2.stationsChanged(changed, registry));
   registry.onReload((changed) => served.push.stationsChanged(changed));
+  // The DATEX II status is served from memory: its registry rows are read again once, right away.
+  registry.onReload(() => void served.datex2.publications.refresh().catch((err: unknown) => log.warn({ err }, 'reading the registry for DATEX II failed')));
   await bus
     .on('registry', (message) => {
       if (message.tokens) served.push.tokensChanged();

@@ -104,12 +104,13 @@ export async function upsertStationRow(tx: Tx, s: StationFields, photo: StoredPh
 }
 
 /**
- * Sets a station's time zone; true when it differed. The zone is not exported static content, so its
- * `static_modified_at` stays.
+ * Sets a station's time zone; true when it differed. The DATEX II table publishes the zone's offset,
+ * so a change moves its `static_modified_at` too (`Last-Modified` must follow every published change).
  */
 export async function setStationTimeZone(tx: Tx, hrsId: string, timeZone: string | null): Promise<boolean> {
   const rows = await tx`
-    UPDATE stations SET time_zone = ${timeZone} WHERE hrs_id = ${hrsId} AND time_zone IS DISTINCT FROM ${timeZone} RETURNING hrs_id`;
+    UPDATE stations SET time_zone = ${timeZone}, static_modified_at = clock_timestamp()
+    WHERE hrs_id = ${hrsId} AND time_zone IS DISTINCT FROM ${timeZone} RETURNING hrs_id`;
   return rows.length > 0;
 }
 

@@ -80,6 +80,22 @@ export async function stationHead(sql: Sql, hrsId: string, sandbox = false): Pro
   return row ? { hrsId, modifiedUs: Number(row.us) } : undefined;
 }
 
+/**
+ * Every production station's version with the station set's, by hrs_id, in one statement: what the
+ * DATEX II table needs to tell which stations to read again.
+ */
+export async function allStationHeads(sql: Sql): Promise<{ setModifiedUs: number; stations: StationHead[] }> {
+  const rows = await sql<{ set_us: string; hrs_id: string | null; us: string | null }[]>`
+    SELECT (extract(epoch FROM ss.modified_at) * 1000000)::bigint AS set_us, s.hrs_id,
+           (extract(epoch FROM s.static_modified_at) * 1000000)::bigint AS us
+    FROM station_set ss LEFT JOIN stations s ON NOT s.sandbox
+    ORDER BY s.hrs_id COLLATE "C"`;
+  return {
+    setModifiedUs: Number(rows[0]?.set_us ?? 0),
+    stations: rows.flatMap((row) => (row.hrs_id === null ? [] : [{ hrsId: row.hrs_id, modifiedUs: Number(row.us) }])),
+  };
+}
+
 export interface NozzleRow {
   external_id: string;
   connector_type: string;
@@ -118,6 +134,8 @@ export interface StationRow {
   operator_name: string;
   heavy_duty: boolean;
   opening_hours: string | null;
+  /** The IANA zone its opening hours are read in (named, or found at its coordinates); null when unknown. */
+  time_zone: string | null;
   details: Record<string, unknown>;
   /** Its registered v1 fuel types (`700car`, …), sorted. */
   v1_fuel_types: string[];
@@ -136,7 +154,7 @@ export async function stationRows(sql: Sql, hrsIds: readonly string[]): Promise<
   if (hrsIds.length === 0) return [];
   const rows = await sql<(Omit<StationRow, 'modifiedUs'> & { us: string })[]>`
     SELECT s.hrs_id, (extract(epoch FROM s.static_modified_at) * 1000000)::bigint AS us,
-           s.name, s.operator_id, o.name AS operator_name, s.heavy_duty, s.opening_hours, s.details,
+           s.name, s.operator_id, o.name AS operator_name, s.heavy_duty, s.opening_hours, s.time_zone, s.details,
            coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types,
            s.photo_media_type IS NOT NULL AS has_photo,
            CASE WHEN l.id IS NOT NULL THEN coalesce((

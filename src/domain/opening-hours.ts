@@ -94,6 +94,15 @@ function parse(hours: string, country: HolidayCountry): Parsed {
   return parsed;
 }
 
+/**
+ * The package's reading of `hours` (from the parse cache, shared: read it, never change it), or null
+ * when they do not parse: for code that evaluates hours over a span itself (DATEX II operating hours).
+ */
+export function parsedOpeningHours(hours: string, country?: HolidayCountry): OpeningHours | null {
+  const parsed = parse(hours, country);
+  return parsed.ok ? parsed.oh : null;
+}
+
 /** The package throws strings (with a `<--- (…)` marker at the position) and, rarely, Errors. */
 function reasonOf(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
@@ -265,6 +274,23 @@ export function isOpen(hours: string | null | undefined, timeZone: string | null
   } catch {
     return true;
   }
+}
+
+/**
+ * Whether stations are open at one instant, each distinct (hours, zone, country) evaluated once: a
+ * thousand stations usually share a handful of opening hours.
+ */
+export function openingAt(at: Date): (station: { openingHours?: string | null; timeZone?: string | null; holidayCountry?: HolidayCountry }) => boolean {
+  const known = new Map<string, boolean>();
+  return (station) => {
+    const key = `${station.openingHours ?? ''}\u0000${station.timeZone ?? ''}\u0000${station.holidayCountry ?? ''}`;
+    let open = known.get(key);
+    if (open === undefined) {
+      open = isOpen(station.openingHours, station.timeZone, at, station.holidayCountry);
+      known.set(key, open);
+    }
+    return open;
+  };
 }
 
 /**

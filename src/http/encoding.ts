@@ -38,10 +38,20 @@ export class EncodedBody {
 
 /** A 200 with a kept JSON body, gzip-encoded when the client accepts it (`Vary: Accept-Encoding`). */
 export function encodedJson(req: { headers: Readonly<Record<string, string>> }, body: EncodedBody): { status: number; headers: Record<string, string>; body: Buffer } {
+  return encodedBody(req, body, JSON_TYPE);
+}
+
+/** A 200 with a kept body of the given type (and headers), gzip-encoded when the client accepts it (`Vary: Accept-Encoding`). */
+export function encodedBody(
+  req: { headers: Readonly<Record<string, string>> },
+  body: EncodedBody,
+  contentType: string,
+  headers: Record<string, string> = {},
+): { status: number; headers: Record<string, string>; body: Buffer } {
   const gzip = acceptsGzip(req.headers['accept-encoding']);
   return {
     status: 200,
-    headers: { 'Content-Type': JSON_TYPE, Vary: 'Accept-Encoding', ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
+    headers: { 'Content-Type': contentType, Vary: 'Accept-Encoding', ...headers, ...(gzip ? { 'Content-Encoding': 'gzip' } : {}) },
     body: gzip ? body.gzip : body.identity,
   };
 }

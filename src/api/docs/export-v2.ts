@@ -7,6 +7,7 @@ import { getPhotoOperation, getStationOperation, listEventsOperation, listStatio
 import { getStatusOperation, listStatusOperation } from './export-v2/status.js';
 import { historyOperation, historyParameters, historyResponses, reliabilityOperation } from './export-v2/history.js';
 import { historyPageSchema, reliabilitySchema } from '../../domain/export-v2/history.js';
+import { datex2StatusOperation, datex2TableOperation } from './export-v2/datex2.js';
 
 /**
  * The export v2 document's definition, put together from its parts under src/api/docs/export-v2/:
@@ -15,6 +16,7 @@ import { historyPageSchema, reliabilitySchema } from '../../domain/export-v2/his
 export function exportV2Document(context: DocContext): DocDefinition {
   return {
     family: 'export_v2',
+    alsoFamilies: ['datex2'],
     info: info(context),
     tags: tags(),
     securitySchemes: securitySchemes(),
@@ -37,6 +39,8 @@ export function exportV2Document(context: DocContext): DocDefinition {
       historyOperation(),
       listFuelTypesOperation(context.reference),
       listVehicleTypesOperation(context.reference),
+      datex2TableOperation(),
+      datex2StatusOperation(),
     ],
   };
 }

@@ -36,6 +36,8 @@ export interface DocDefinition {
    * family's authenticated routes are.
    */
   publicPrefix?: string;
+  /** Other families whose authenticated routes this document covers too (export v2's: the DATEX II publications, same tokens). */
+  alsoFamilies?: readonly string[];
   info: Json;
   tags: Json[];
   securitySchemes: Record<string, Json>;
@@ -176,10 +178,10 @@ export function buildDocument(definition: DocDefinition, routes: readonly Route[
 }
 
 /** The routes a definition documents: its family's authenticated ones, and the public ones under its `publicPrefix`. */
-export function documentedRoutes(definition: Pick<DocDefinition, 'family' | 'publicPrefix'>, routes: readonly Route[]): Route[] {
+export function documentedRoutes(definition: Pick<DocDefinition, 'family' | 'publicPrefix' | 'alsoFamilies'>, routes: readonly Route[]): Route[] {
   const prefix = definition.publicPrefix;
   const isPublicOperation = (r: Route) => prefix !== undefined && r.auth === 'none' && r.path.startsWith(prefix) && !r.path.startsWith(`${prefix}doc/`);
-  return routes.filter((r) => r.auth === definition.family || isPublicOperation(r));
+  return routes.filter((r) => r.auth === definition.family || definition.alsoFamilies?.includes(r.auth) === true || isPublicOperation(r));
 }
 
 /**

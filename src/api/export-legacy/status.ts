@@ -1,7 +1,7 @@
 import { visibleTo, type Audience } from '../../domain/sandbox.js';
 import { audienceOf } from '../auth.js';
 import { DIALECT_CODES, providedOptions, toCanonical, type Dialect } from '../../domain/import-v1/options.js';
-import { isOpen } from '../../domain/opening-hours.js';
+import { openingAt } from '../../domain/opening-hours.js';
 import { summarize, toV11Summary, toV1Summary, type OptionSummary } from '../../domain/status/summary.js';
 import type { StationDirectory, StationEntry } from '../../domain/stations.js';
 import type { PublishedReading } from '../../domain/status/sections.js';
@@ -36,25 +36,8 @@ export interface SummaryDeps {
   now?: () => Date;
 }
 
-/**
- * Whether stations are open at one instant, each distinct (hours, zone, country) evaluated once: a
- * thousand stations usually share a handful of opening hours.
- */
-function openingAt(at: Date): (station: StationEntry) => boolean {
-  const known = new Map<string, boolean>();
-  return (station) => {
-    const key = `${station.openingHours ?? ''}\u0000${station.timeZone ?? ''}\u0000${station.holidayCountry ?? ''}`;
-    let open = known.get(key);
-    if (open === undefined) {
-      open = isOpen(station.openingHours, station.timeZone, at, station.holidayCountry);
-      known.set(key, open);
-    }
-    return open;
-  };
-}
-
 /** One station's summary, every option it provides, in the fuel-type list's order. */
-export function stationSummary(deps: SummaryDeps, station: StationEntry, at: Date, open = openingAt(at)): OptionSummary[] {
+export function stationSummary(deps: SummaryDeps, station: StationEntry, at: Date, open: (station: StationEntry) => boolean = openingAt(at)): OptionSummary[] {
   const held = deps.status.published(station.hrsId, 'availability');
   return summarize({
     options: providedOptions(station),

@@ -23,6 +23,8 @@ export interface MetricSources {
   push(): { streams: number; admins: number; closedSlow?: number };
   /** Jobs per queue name and state (BullMQ `getJobCounts`). */
   queues(): Promise<Record<string, Record<string, number>>>;
+  /** Stations left out of the DATEX II publications, by reason (`no_capacity`, `no_coordinates`). */
+  datex2LeftOut?(): Record<string, number>;
 }
 
 /** How long a scrape waits for the queue counts (Redis may be down) before leaving them out. */
@@ -145,6 +147,16 @@ export class PlatformMetrics {
         this.reset();
         const push = metrics.sources?.push();
         if (push) for (const kind of ['streams', 'admins'] as const) this.set({ kind: kind.slice(0, -1) }, push[kind]);
+      },
+    });
+    new Gauge({
+      name: 'hrs_datex2_stations_left_out',
+      help: 'Stations left out of the DATEX II publications because the AFIR profile requires what they lack, by reason (no_capacity: no cumulative_daily_hydrogen_capacity; no_coordinates). A station lacking both counts under both.',
+      labelNames: ['reason'] as const,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const [reason, n] of Object.entries(metrics.sources?.datex2LeftOut?.() ?? {})) this.set({ reason }, n);
       },
     });
     let closedSlow = 0;

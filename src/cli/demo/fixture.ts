@@ -121,7 +121,10 @@ export function demoFixture(now = Date.now()) {
       name: s.name,
       heavy_duty: s.heavy_duty,
       opening_hours: s.opening_hours,
-      details: { city: s.city, country: s.country, lat: s.lat, lon: s.lon, vehicle_types: s.heavy_duty ? ['M1', 'N1', 'M3', 'N3'] : ['M1', 'N1'] },
+      details: {
+        city: s.city, country: s.country, lat: s.lat, lon: s.lon, vehicle_types: s.heavy_duty ? ['M1', 'N1', 'M3', 'N3'] : ['M1', 'N1'],
+        cumulative_daily_hydrogen_capacity: s.heavy_duty ? 1000 : 400,
+      },
       v1_fuel_types: [...(s.price700 ? ['700car'] : []), ...(s.price350 ? [s.heavy_duty ? '350bus' : '350car'] : [])],
       layout: layout(s),
       photo: s.photo === undefined ? null : demoPhotoPath(s.photo),

@@ -115,8 +115,8 @@ export function optionValues(payload: Record<string, unknown>, layout: Confirmed
   return new Map(FUELLING_OPTIONS.filter((option) => found.has(option)).map((option) => [option, found.get(option)!]));
 }
 
-/** Rules 1 to 4: the reason when the whole station decides, else null (each option decides). */
-function stationReason({ reading, fresh, open }: SummaryInput): SummaryReason | null {
+/** Rules 1 to 4: the reason when the whole station decides, else null (each option decides). The DATEX II status publication starts from it too. */
+export function stationReason({ reading, fresh, open }: SummaryInput): SummaryReason | null {
   if (!open) return 'outside_opening_hours';
   if (reading === null || !fresh) return 'no_signal';
   const station = isEntry(reading.payload.station) ? reading.payload.station : {};

@@ -2,6 +2,7 @@ import type { DocContext, DocDefinition } from '../openapi.js';
 import { pushDescription } from './push.js';
 import { rateLimits } from './shared.js';
 import { HISTORY_DESCRIPTION } from './history.js';
+import { DATEX2_DESCRIPTION } from './datex2.js';
 
 /** The export v2 document's info (its description is the guide a data user reads first) and tags. */
 
@@ -9,7 +10,8 @@ const OVERVIEW =
   'The export interface, version 2: the station list, one station with its static details and layout ' +
   '(dispensers, nozzles, storages, products), the real-time status (availability, usage, hydrogen storage, ' +
   'pricing) of one or all stations, station events, a station photo, fuelling options and vehicle categories. ' +
-  'All endpoints are `GET` (`HEAD` works wherever `GET` does) and answer JSON, except the photo.';
+  'All endpoints are `GET` (`HEAD` works wherever `GET` does) and answer JSON, except the photo and the DATEX II ' +
+  'publications (XML, under `/datex2/v3/`).';
 
 /** Licence, authentication and rate limits (as configured). */
 function accessSections(config: DocContext['config']): string[] {
@@ -46,14 +48,15 @@ const HTTP_SECTIONS = [
 
 const VERSIONING =
   '## Versioning\n\nExport v2 lives under `/v2/...` with its own (personal) credential type. The v1.1 ' +
-  'per-fuelling-option status summary stays on v1.1. A DATEX II representation is planned and not yet available.';
+  'per-fuelling-option status summary stays on v1.1. The DATEX II representation (v3.7, AFIR) lives under ' +
+  '`/datex2/v3/...` (see "DATEX II publications").';
 
 export function info(context: DocContext): DocDefinition['info'] {
   return {
     title: 'HRS signal platform: Export API v2',
     version: context.version,
     summary: 'Data users read stations, their layout and real-time status, events, photos and reference lists.',
-    description: [OVERVIEW, ...accessSections(context.config), ...HTTP_SECTIONS, pushDescription(context.config), HISTORY_DESCRIPTION, VERSIONING].join('\n\n'),
+    description: [OVERVIEW, ...accessSections(context.config), ...HTTP_SECTIONS, pushDescription(context.config), HISTORY_DESCRIPTION, DATEX2_DESCRIPTION, VERSIONING].join('\n\n'),
     license: { name: 'CC BY 4.0 (exported data)', identifier: 'CC-BY-4.0' },
   };
 }
@@ -63,4 +66,5 @@ export const tags = (): DocDefinition['tags'] => [
   { name: 'Status', description: 'Real-time status per signal type, served from memory.' },
   { name: 'History', description: 'Extension beyond the specification: a station\'s reliability and status history, by the hour.' },
   { name: 'Reference', description: 'Reference lists resolving codes used elsewhere.' },
+  { name: 'DATEX II', description: 'The network in DATEX II v3.7 (AFIR) for National Access Points: the table and the status publication, XML.' },
 ];

@@ -1,0 +1,210 @@
+import type { Logger } from 'pino';
+import type { Sql } from '../../../db/connect.js';
+import { allStationHeads, stationRows, type StationRow } from '../../../db/queries/stations.js';
+import { openingAt } from '../../domain/opening-hours.js';
+import type { ConfirmedLayout, StationDirectory } from '../../domain/stations.js';
+import type { PublishedReading } from '../../domain/status/sections.js';
+import { siteStatus, type Held } from '../../domain/datex2/status.js';
+import { siteOf, tableVersion, type LeftOutReason, type SiteModel, type SiteResult } from '../../domain/datex2/table.js';
+import { siteStatusElement, statusPublication } from '../../domain/datex2/xml-status.js';
+import { writeElement } from '../../domain/datex2/xml.js';
+import { tablePublication, type Publisher } from '../../domain/datex2/xml-table.js';
+import { EncodedBody } from '../../http/encoding.js';
+import type { Category } from '../../domain/vocabulary.js';
+
+/**
+ * The two DATEX II publications, kept in memory:
+ *
+ * - The registry's rows of every production station (db/queries/stations.ts), read again only for
+ *   stations whose version (`static_modified_at`) moved. The table reads the versions on every request
+ *   (one statement), so it is never behind the registry on any instance. The status reads them again
+ *   only after the registry cache reloaded (this instance was told of a change): otherwise it is served
+ *   from memory alone.
+ * - Each station's site (table.ts), kept while its row and its latest live pricing reading stay the
+ *   same objects.
+ * - Each publication's document, encoded (gzip made on first demand), kept while nothing it says can
+ *   have changed: the table while its version holds; the status while the live status, the registry
+ *   and every station's opening state hold.
+ */
+
+/** What the publications read of the live status (machines/live-status.ts). */
+export interface LiveSource {
+  published(hrsId: string, category: Category): { reading: PublishedReading; freshness: Held['freshness'] } | undefined;
+  /** Moves with every change of any station's status. */
+  readonly version: number;
+}
+
+export interface PublicationDeps {
+  sql: Sql;
+  status: LiveSource;
+  stations: StationDirectory & { readonly version: number };
+  /** When the next station opens or closes (machines/opening-clock.ts). */
+  opening: { nextDue(): number | undefined };
+  publisher: Publisher;
+  log: Logger;
+  now?: () => Date;
+}
+
+interface KeptSite {
+  row: StationRow;
+  pricing: PublishedReading | undefined;
+  result: SiteResult;
+}
+
+export interface TableDocument {
+  body: EncodedBody;
+  /** µs since the epoch: the newest change the document reflects. */
+  lastModifiedUs: number;
+}
+
+export class Datex2Publications {
+  private rows = new Map<string, StationRow>();
+  private setModifiedUs = 0;
+  private readonly sites = new Map<string, KeptSite>();
+  /** The registry cache's version the rows were last read for (-1: never). */
+  private rowsFor = -1;
+  private reading: Promise<void> | undefined;
+  private table: { version: string; body: EncodedBody; lastModifiedUs: number } | undefined;
+  private statusDoc: { key: string; due: number; body: EncodedBody } | undefined;
+  /** Each site's status element as written, with what it was computed from. */
+  private readonly statusPieces = new Map<string, { inputs: StatusInputs; text: string }>();
+  /** Stations left out of the table, by reason (`/metrics`). */
+  private leftOut: Record<LeftOutReason, number> = { no_capacity: 0, no_coordinates: 0 };
+  /** The row versions already warned about, so a left-out station is logged once per change. */
+  private readonly warned = new Map<string, number>();
+  private readonly now: () => Date;
+
+  constructor(private readonly deps: PublicationDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Stations left out of the table at its last computation, by reason. */
+  leftOutCounts(): Record<LeftOutReason, number> {
+    return { ...this.leftOut };
+  }
+
+  /**
+   * Reads the versions of every station and the rows of those that changed. Concurrent callers share
+   * one read.
+   */
+  refresh(): Promise<void> {
+    this.reading ??= this.read().finally(() => {
+      this.reading = undefined;
+    });
+    return this.reading;
+  }
+
+  private async read(): Promise<void> {
+    const registryVersion = this.deps.stations.version;
+    const heads = await allStationHeads(this.deps.sql);
+    const stale = heads.stations.filter((h) => this.rows.get(h.hrsId)?.modifiedUs !== h.modifiedUs).map((h) => h.hrsId);
+    const fresh = await stationRows(this.deps.sql, stale);
+    const next = new Map<string, StationRow>();
+    const byId = new Map(fresh.map((row) => [row.hrs_id, row]));
+    for (const head of heads.stations) {
+      const row = byId.get(head.hrsId) ?? this.rows.get(head.hrsId);
+      if (row !== undefined) next.set(head.hrsId, row);
+    }
+    this.rows = next;
+    this.setModifiedUs = heads.setModifiedUs;
+    this.rowsFor = registryVersion;
+    for (const hrsId of this.sites.keys()) if (!next.has(hrsId)) this.sites.delete(hrsId);
+  }
+
+  /** Every station's site or reason, by hrs_id, from the kept rows and the live pricing. */
+  private currentSites(): { sites: SiteModel[]; newestUs: number } {
+    const sites: SiteModel[] = [];
+    const leftOut: Record<LeftOutReason, number> = { no_capacity: 0, no_coordinates: 0 };
+    let newestUs = this.setModifiedUs;
+    for (const [hrsId, row] of this.rows) {
+      const pricing = this.deps.status.published(hrsId, 'pricing')?.reading;
+      let kept = this.sites.get(hrsId);
+      if (kept === undefined || kept.row !== row || kept.pricing !== pricing) {
+        const input = pricing === undefined ? null : { datetime: pricing.datetime, receivedAt: pricing.receivedAt, products: productsOf(pricing) };
+        kept = { row, pricing, result: siteOf(row, input) };
+        this.sites.set(hrsId, kept);
+      }
+      newestUs = Math.max(newestUs, row.modifiedUs);
+      if ('site' in kept.result) {
+        sites.push(kept.result.site);
+        if (kept.result.site.station.rates.length > 0 && pricing !== undefined) newestUs = Math.max(newestUs, pricing.receivedAt * 1000);
+      } else {
+        for (const reason of kept.result.leftOut) leftOut[reason]++;
+        if (this.warned.get(hrsId) !== row.modifiedUs) {
+          this.warned.set(hrsId, row.modifiedUs);
+          this.deps.log.warn({ hrsId, missing: kept.result.leftOut }, 'station left out of the DATEX II publications (the AFIR profile requires its daily capacity and coordinates)');
+        }
+      }
+    }
+    for (const hrsId of this.warned.keys()) if (!this.rows.has(hrsId)) this.warned.delete(hrsId);
+    this.leftOut = leftOut;
+    return { sites, newestUs };
+  }
+
+  /**
+   * The table publication, read against the registry's current versions; undefined while no station
+   * can be published (the schema requires a table to hold at least one site).
+   */
+  async tableDocument(): Promise<TableDocument | undefined> {
+    await this.refresh();
+    const { sites, newestUs } = this.currentSites();
+    if (sites.length === 0) return undefined;
+    const version = tableVersion(sites);
+    if (this.table?.version !== version) {
+      // A change no kept time shows (a pricing source no longer live): the change is dated when seen.
+      const previous = this.table?.lastModifiedUs ?? 0;
+      const lastModifiedUs = newestUs > previous || this.table === undefined ? newestUs : Math.max(previous + 1_000_000, this.now().getTime() * 1000);
+      this.table = { version, body: new EncodedBody(tablePublication(sites, this.deps.publisher, this.now())), lastModifiedUs };
+    }
+    return { body: this.table.body, lastModifiedUs: this.table.lastModifiedUs };
+  }
+
+  /** The status publication, from memory (the rows are read again only after a registry reload). */
+  async statusDocument(): Promise<EncodedBody> {
+    if (this.rowsFor !== this.deps.stations.version) await this.refresh();
+    const at = this.now();
+    const key = `${this.deps.status.version}:${this.deps.stations.version}:${this.rowsFor}:${this.rows.size}:${this.setModifiedUs}`;
+    const kept = this.statusDoc;
+    if (kept !== undefined && kept.key === key && at.getTime() < kept.due) return kept.body;
+    const { sites } = this.currentSites();
+    const open = openingAt(at);
+    const pieces = sites.map((site) => {
+      const station = this.deps.stations.station(site.hrsId);
+      const held = (category: Category) => this.deps.status.published(site.hrsId, category);
+      const inputs: StatusInputs = {
+        site,
+        open: station === undefined ? true : open(station),
+        availability: held('availability'),
+        usage: held('usage'),
+        storage: held('hydrogen-storage'),
+        layout: station?.layout ?? null,
+      };
+      const kept = this.statusPieces.get(site.hrsId);
+      if (kept !== undefined && sameInputs(kept.inputs, inputs)) return kept.text;
+      const text = writeElement(siteStatusElement(siteStatus(site, inputs)));
+      this.statusPieces.set(site.hrsId, { inputs, text });
+      return text;
+    });
+    for (const hrsId of this.statusPieces.keys()) if (!this.rows.has(hrsId)) this.statusPieces.delete(hrsId);
+    const body = new EncodedBody(statusPublication(pieces, sites.length === 0 ? null : tableVersion(sites), this.deps.publisher, at));
+    this.statusDoc = { key, due: this.deps.opening.nextDue() ?? Number.POSITIVE_INFINITY, body };
+    return body;
+  }
+}
+
+/** What one site's status is computed from: the same objects (readings are replaced, never changed) give the same element. */
+interface StatusInputs {
+  site: SiteModel;
+  open: boolean;
+  availability: Held | undefined;
+  usage: Held | undefined;
+  storage: Held | undefined;
+  layout: ConfirmedLayout | null;
+}
+
+const sameHeld = (a: StatusInputs['usage'], b: StatusInputs['usage']) => a?.reading === b?.reading && a?.freshness === b?.freshness;
+const sameInputs = (a: StatusInputs, b: StatusInputs) =>
+  a.site === b.site && a.open === b.open && a.layout === b.layout && sameHeld(a.availability, b.availability) && sameHeld(a.usage, b.usage) && sameHeld(a.storage, b.storage);
+
+const productsOf = (reading: PublishedReading): Record<string, unknown>[] =>
+  Array.isArray(reading.payload.products) ? (reading.payload.products as unknown[]).filter((p): p is Record<string, unknown> => typeof p === 'object' && p !== null) : [];
