@@ -8,6 +8,7 @@ import { DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from
 import { readPhoto } from '../src/registry/file/photo.js';
 import { testConfig } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
+import { datex2Errors } from './helpers/datex2.js';
 
 t.test('hrs demo serves a living platform: every station gets all four signal types', async (t) => {
   const config = testConfig(t);
@@ -74,6 +75,15 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   t.equal(stations.length, 12);
   t.ok(stations.every((s) => s.fuelling_options.length > 0), 'every demo station provides options');
 
+  // The DATEX II publications of the living demo: every station, valid against the 3.7 schema set.
+  const datex2 = (path: string) => fetch(`${url}/datex2/v3/${path}`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.export_v2}` } }).then((r) => r.text());
+  const table = await datex2('table');
+  const status = await datex2('status');
+  t.same(await datex2Errors(table, status), [], 'the demo\'s DATEX II table and status are valid');
+  t.equal(table.match(/<aegi:energyInfrastructureSite /g)?.length, 12, 'every demo station is a site');
+  t.equal(status.match(/<aegi:energyInfrastructureSiteStatus>/g)?.length, 12, 'and has a status');
+  t.match(status, /<aegi:energyRateUpdate>/, 'prices as rate updates');
+  t.match(status, /<aegi:status>(available|occupied|reserved|outOfOrder)<\/aegi:status>/, 'signals give refill points their status');
   t.match(demo.output(), new RegExp(`export v1\\.1 sandbox token: ${SANDBOX_TOKEN.replace(/\./g, '\\.')} \\(public; 8 sample stations`), 'the banner publishes the sandbox token');
   const sandbox = await until('the first simulated sandbox readings', async () => {
     const r = await fetch(`${url}/v1.1/hrs/SBXBE/status`, { headers: { Authorization: `Bearer ${SANDBOX_TOKEN}` } });
