@@ -1,5 +1,5 @@
 import { headerRef, parameterRef, responseRef, type OperationDoc } from '../openapi.js';
-import { COMMON } from './shared.js';
+import { COMMON, problem, problemBody } from './shared.js';
 
 /**
  * The DATEX II v3.7 publications for National Access Points (`/datex2/v3/...`), documented in the
@@ -77,6 +77,16 @@ export function datex2TableOperation(): OperationDoc {
           content: { [XML]: { schema: { type: 'string', contentMediaType: XML } } },
         },
         '304': responseRef('NotModified'),
+        '404': problem('No station can be published yet (each lacks its daily capacity or coordinates, which the AFIR profile requires): a table must hold at least one site, so none is sent.', {
+          no_publishable_station: {
+            value: problemBody(
+              404,
+              'Not Found',
+              'no_publishable_station',
+              'No station can be published in DATEX II yet: the AFIR profile requires a station\'s cumulative_daily_hydrogen_capacity and coordinates (2 station(s) lack the capacity, 2 the coordinates).',
+            ),
+          },
+        }),
         ...COMMON,
       },
     },
