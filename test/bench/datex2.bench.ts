@@ -270,9 +270,9 @@ function checkTable(xml: string): TableFacts {
     const rateIds = all(block, /<aegi:energyRate id="([^"]+)"/g);
     const expectedRates = layout.products.map((p) => `${hrsId}-R-${p.id}`);
     if (!sameList(rateIds, expectedRates)) throw new Error(`${hrsId}: energy rates ${rateIds.join(', ')}, expected ${expectedRates.join(', ')}`);
-    if (!block.includes(`<afac:label>${datex2Hours(i)}</afac:label>`) && !block.includes(datex2Hours(i))) {
-      throw new Error(`${hrsId}: its opening hours "${datex2Hours(i)}" are not in its site`);
-    }
+    // 24/7 is afac:OpenAllHours; other hours a specification labelled with the registry's text.
+    const hours = datex2Hours(i) === '24/7' ? 'xsi:type="afac:OpenAllHours"' : `<afac:label>${datex2Hours(i)}</afac:label>`;
+    if (!block.includes(hours)) throw new Error(`${hrsId}: its opening hours "${datex2Hours(i)}" are not in its site (no ${hours})`);
     refillPoints += points.length;
     rates += rateIds.length;
   }

@@ -114,6 +114,9 @@ function appendSite(node: Node, site: SiteModel): void {
   multilingual(node, 'afac', 'name', site.name);
   el(node, 'afac', 'lastUpdated', site.lastUpdated);
   if (site.directions !== null) multilingual(node, 'afac', 'additionalInformation', site.directions);
+  // Hours DATEX cannot say exactly: the document says how they were approximated (the label has the original).
+  const hours = site.openingHours?.hours;
+  if (hours?.kind === 'specification') for (const note of hours.approximations) multilingual(node, 'afac', 'additionalInformation', `Opening hours: ${note}`, 'en');
   externalIdentifier(node, 'afac', site.hrsId);
   if (site.website !== null) el(el(node, 'afac', 'informationWebsite'), 'com', 'urlLinkAddress', site.website);
   if (site.openingHours !== null) {

@@ -46,8 +46,8 @@ export const DATEX2_DESCRIPTION = [
   '- **Opening hours**: OpenStreetMap hours are published exactly where DATEX can say them: weekdays, months, times ' +
     'of day (a period past midnight ends the next day), public holidays closed or with hours of their own, `24/7` ' +
     'as `OpenAllHours`. What depends on more than the month and the weekday (single dates, week numbers, the n-th ' +
-    'weekday of a month, sunrise and sunset) is published as each weekday\'s usual hours in each month; the ' +
-    'original text is always in the `label`.',
+    'weekday of a month, sunrise and sunset) is published as each weekday\'s usual hours in each month, and the ' +
+    'site\'s `additionalInformation` says how (`Opening hours: …`); the original text is always in the `label`.',
   '- **Time zone**: DATEX\'s `timeZone` is an offset, not a zone name: the zone\'s standard offset (`+01:00` for ' +
     'Europe/Berlin) is published, and opening times are the station\'s local wall-clock times.',
   '- **Left out**: a station without `cumulative_daily_hydrogen_capacity` or coordinates (both required by the ' +
