@@ -45,6 +45,16 @@ export interface PublicationDeps {
   now?: () => Date;
 }
 
+interface CurrentSites {
+  rows: ReadonlyMap<string, StationRow>;
+  statusVersion: number;
+  setModifiedUs: number;
+  sites: SiteModel[];
+  newestUs: number;
+  /** The table's version (table.ts `tableVersion`). */
+  version: string;
+}
+
 interface KeptSite {
   row: StationRow;
   pricing: PublishedReading | undefined;
@@ -73,6 +83,8 @@ export class Datex2Publications {
   /** The row versions already warned about, so a left-out station is logged once per change. */
   private readonly warned = new Map<string, number>();
   private readonly now: () => Date;
+  /** The last `currentSites`, with what it was made from. */
+  private current: CurrentSites | undefined;
 
   constructor(private readonly deps: PublicationDeps) {
     this.now = deps.now ?? (() => new Date());
@@ -98,21 +110,31 @@ export class Datex2Publications {
     const registryVersion = this.deps.stations.version;
     const heads = await allStationHeads(this.deps.sql);
     const stale = heads.stations.filter((h) => this.rows.get(h.hrsId)?.modifiedUs !== h.modifiedUs).map((h) => h.hrsId);
-    const fresh = await stationRows(this.deps.sql, stale);
-    const next = new Map<string, StationRow>();
-    const byId = new Map(fresh.map((row) => [row.hrs_id, row]));
-    for (const head of heads.stations) {
-      const row = byId.get(head.hrsId) ?? this.rows.get(head.hrsId);
-      if (row !== undefined) next.set(head.hrsId, row);
+    // Unchanged (the usual case, on every table request): the same map, so what was made of it is kept.
+    if (stale.length > 0 || heads.stations.length !== this.rows.size) {
+      const fresh = await stationRows(this.deps.sql, stale);
+      const next = new Map<string, StationRow>();
+      const byId = new Map(fresh.map((row) => [row.hrs_id, row]));
+      for (const head of heads.stations) {
+        const row = byId.get(head.hrsId) ?? this.rows.get(head.hrsId);
+        if (row !== undefined) next.set(head.hrsId, row);
+      }
+      this.rows = next;
+      for (const hrsId of this.sites.keys()) if (!next.has(hrsId)) this.sites.delete(hrsId);
     }
-    this.rows = next;
     this.setModifiedUs = heads.setModifiedUs;
     this.rowsFor = registryVersion;
-    for (const hrsId of this.sites.keys()) if (!next.has(hrsId)) this.sites.delete(hrsId);
   }
 
-  /** Every station's site or reason, by hrs_id, from the kept rows and the live pricing. */
-  private currentSites(): { sites: SiteModel[]; newestUs: number } {
+  /**
+   * Every publishable station's site, by hrs_id, from the kept rows and the live pricing, with the
+   * table's version and the newest change it shows. Kept while the rows and the live status stay the
+   * same; the version is digested again only when some site changed.
+   */
+  private currentSites(): CurrentSites {
+    const statusVersion = this.deps.status.version;
+    const last = this.current;
+    if (last !== undefined && last.rows === this.rows && last.statusVersion === statusVersion && last.setModifiedUs === this.setModifiedUs) return last;
     const sites: SiteModel[] = [];
     const leftOut: Record<LeftOutReason, number> = { no_capacity: 0, no_coordinates: 0 };
     let newestUs = this.setModifiedUs;
@@ -138,7 +160,9 @@ export class Datex2Publications {
     }
     for (const hrsId of this.warned.keys()) if (!this.rows.has(hrsId)) this.warned.delete(hrsId);
     this.leftOut = leftOut;
-    return { sites, newestUs };
+    const same = last !== undefined && last.sites.length === sites.length && sites.every((site, i) => site === last.sites[i]);
+    this.current = { rows: this.rows, statusVersion, setModifiedUs: this.setModifiedUs, sites, newestUs, version: same ? last.version : tableVersion(sites) };
+    return this.current;
   }
 
   /**
@@ -147,9 +171,8 @@ export class Datex2Publications {
    */
   async tableDocument(): Promise<TableDocument | undefined> {
     await this.refresh();
-    const { sites, newestUs } = this.currentSites();
+    const { sites, newestUs, version } = this.currentSites();
     if (sites.length === 0) return undefined;
-    const version = tableVersion(sites);
     if (this.table?.version !== version) {
       // A change no kept time shows (a pricing source no longer live): the change is dated when seen.
       const previous = this.table?.lastModifiedUs ?? 0;
@@ -166,7 +189,7 @@ export class Datex2Publications {
     const key = `${this.deps.status.version}:${this.deps.stations.version}:${this.rowsFor}:${this.rows.size}:${this.setModifiedUs}`;
     const kept = this.statusDoc;
     if (kept !== undefined && kept.key === key && at.getTime() < kept.due) return kept.body;
-    const { sites } = this.currentSites();
+    const { sites, version } = this.currentSites();
     const open = openingAt(at);
     const pieces = sites.map((site) => {
       const station = this.deps.stations.station(site.hrsId);
@@ -186,7 +209,7 @@ export class Datex2Publications {
       return text;
     });
     for (const hrsId of this.statusPieces.keys()) if (!this.rows.has(hrsId)) this.statusPieces.delete(hrsId);
-    const body = new EncodedBody(statusPublication(pieces, sites.length === 0 ? null : tableVersion(sites), this.deps.publisher, at));
+    const body = new EncodedBody(statusPublication(pieces, sites.length === 0 ? null : version, this.deps.publisher, at));
     this.statusDoc = { key, due: this.deps.opening.nextDue() ?? Number.POSITIVE_INFINITY, body };
     return body;
   }
