@@ -332,8 +332,10 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   const { registry, bus, log } = parts;
   registry.onReload((changed) => served.exportV2.stationsChanged(changed, registry));
   registry.onReload((changed) => served.push.stationsChanged(changed));
-  // The DATEX II status is served from memory: its registry rows are read again once, right away.
-  registry.onReload(() => void served.datex2.publications.refresh().catch((err: unknown) => log.warn({ err }, 'reading the registry for DATEX II failed')));
+  // The DATEX II status is served from memory: its registry rows are read at start and after every reload.
+  const readForDatex2 = () => void served.datex2.publications.refresh().catch((err: unknown) => log.warn({ err }, 'reading the registry for DATEX II failed'));
+  registry.onReload(readForDatex2);
+  readForDatex2();
   await bus
     .on('registry', (message) => {
       if (message.tokens) served.push.tokensChanged();

@@ -50,6 +50,11 @@ t.test('the example registry: a valid table and status; stations the profile can
   await p.parts.registry.reload();
   p.parts.tokens.invalidate();
   const token = 'example-export-v2-token';
+  const counted = await until('the rows read after the reload', async () => {
+    const text = await (await get(`${p.url}/metrics`, ENV.METRICS_TOKEN)).text();
+    return /hrs_datex2_stations_left_out\{reason="no_capacity"\} 1/.test(text) ? text : undefined;
+  });
+  t.match(counted, /hrs_datex2_stations_left_out\{reason="no_coordinates"\} 1/, 'counted before anyone asked for a publication');
   const table = await datex2(p, 'table', {}, token);
   t.equal(table.status, 200);
   t.equal(table.headers.get('content-type'), 'application/xml; charset=utf-8');

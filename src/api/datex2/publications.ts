@@ -90,8 +90,9 @@ export class Datex2Publications {
     this.now = deps.now ?? (() => new Date());
   }
 
-  /** Stations left out of the table at its last computation, by reason. */
+  /** Stations left out of the publications, by reason (as of the rows last read and the live status now). */
   leftOutCounts(): Record<LeftOutReason, number> {
+    if (this.rowsFor !== -1) this.currentSites();
     return { ...this.leftOut };
   }
 
