@@ -1,7 +1,11 @@
 /** Opening Redis at start: an unreachable server and a refused connection are told apart, by their cause. */
 import t from 'tap';
-import { openRedis, RedisUnavailableError } from '../src/infra/redis.js';
-import { freePort } from './helpers/platform.js';
+import type { EventEmitter } from 'node:events';
+import { openRedis, REDIS_LISTENERS, RedisUnavailableError } from '../src/infra/redis.js';
+import { createLogger } from '../src/log.js';
+import { startPlatform } from '../src/platform.js';
+import { openQueue, QUEUES } from '../workers/queues.js';
+import { freePort, testConfig } from './helpers/platform.js';
 import { testRedisDatabase } from './helpers/services.js';
 
 t.test('a database number out of range says so, not "not reachable"', async (t) => {
@@ -22,4 +26,25 @@ t.test('nothing listening is "not reachable", with the URL and how to start one'
   );
   t.type(err, RedisUnavailableError);
   t.match((err as Error).message, new RegExp(`Redis at redis://127\\.0\\.0\\.1:${port}.* is not reachable`));
+});
+
+t.test('hrs serve\'s Redis client has room for the BullMQ queues and workers that listen on it', async (t) => {
+  // BullMQ's wrapper adds an 'error' listener per queue and worker to the shared client and keeps it:
+  // past Node's default of ten, every start printed a MaxListenersExceededWarning.
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning);
+  process.on('warning', onWarning);
+  t.teardown(() => void process.off('warning', onWarning));
+  // As `hrs serve` runs by default: the workers in the process, the sandbox on.
+  const platform = await startPlatform(testConfig(t, { SANDBOX: 'on' }), createLogger('silent'), { workers: true });
+  t.teardown(() => platform.stop('test over'));
+  const redis = platform.parts.redis;
+  const errorListeners = () => (redis as unknown as EventEmitter).listenerCount('error');
+  t.ok(errorListeners() >= 10, `the queues and workers listen on the shared client (${errorListeners()} 'error' listeners; Node warns past 10 by default)`);
+  // A few queues more (a feature's, a test's) still fit.
+  const more = [QUEUES.mail, QUEUES.history, QUEUES.callLog].map((name) => openQueue(name, redis, platform.parts.config.redisPrefix));
+  t.teardown(() => Promise.all(more.map((q) => q.close())));
+  t.ok(errorListeners() <= REDIS_LISTENERS / 2, `${errorListeners()} with three queues more: room for as many again (bound ${REDIS_LISTENERS})`);
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), [], 'no leak warning');
 });

@@ -17,6 +17,9 @@ const HOW_TO_START =
  * Connects and proves the server answers. At start an unreachable Redis is an error; once running,
  * the client reconnects by itself with a capped backoff.
  */
+/** Listeners one Redis client may have before Node warns of a leak (see `openRedis`). */
+export const REDIS_LISTENERS = 40;
+
 export async function openRedis(url: string, name: string): Promise<Redis> {
   let started = false;
   const client = createClient({
@@ -29,6 +32,11 @@ export async function openRedis(url: string, name: string): Promise<Redis> {
   }) as unknown as Redis;
   // node-redis emits 'error' for every failed reconnect; the owner logs them.
   client.on('error', () => {});
+  // BullMQ wraps this client for every queue and worker of the process (createNodeRedisClient), and its
+  // wrapper adds listeners to it for the client's life: one 'error' each, ten in `hrs serve` today. The
+  // bound stays a leak detector (a queue opened per request would still pass it) without warning about
+  // the queues the platform means to have.
+  client.setMaxListeners(REDIS_LISTENERS);
   try {
     await client.connect();
     await client.ping();
