@@ -76,6 +76,7 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   t.ok(stations.every((s) => s.fuelling_options.length > 0), 'every demo station provides options');
 
   // The DATEX II publications of the living demo: every station, valid against the 3.7 schema set.
+  t.match(demo.output(), new RegExp(`DATEX II publications: ${url}/datex2/v3/table and ${url}/datex2/v3/status`), 'the banner names them');
   const datex2 = (path: string) => fetch(`${url}/datex2/v3/${path}`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.export_v2}` } }).then((r) => r.text());
   const table = await datex2('table');
   const status = await datex2('status');

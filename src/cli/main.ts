@@ -213,7 +213,7 @@ const COMMANDS: Record<string, Command> = {
       io.out(
         [
           `HRS signal platform demo on ${base}: ${fixture.stations.length} stations, signals every ${interval} s.`,
-          `  export v2 token: ${DEMO_TOKENS.export_v2}`,
+          `  export v2 token: ${DEMO_TOKENS.export_v2} (also the DATEX II publications: ${base}/datex2/v3/table and ${base}/datex2/v3/status)`,
           `  export v1/v1.1 token: ${DEMO_TOKENS.export_v1} (the five-state summary: ${base}/v1.1/hrs/status)`,
           `  import v2 token: ${DEMO_TOKENS.import_v2}`,
           `  import v1/v1.1 token: ${DEMO_TOKENS.import_v1} (the legacy originator reports ${DEMO_LEGACY_STATIONS.join(', ')} through import v1.1)`,
