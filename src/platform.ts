@@ -1,4 +1,3 @@
-import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
 import { openMigrated } from '../db/migrate.js';
@@ -10,7 +9,7 @@ import { LiveStatus } from '../machines/live-status.js';
 import { OpeningClock } from '../machines/opening-clock.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
 import { startWorkers, type Workers } from '../workers/index.js';
-import { QUEUES, openQueue, type QueueName } from '../workers/queues.js';
+import { QUEUES, openQueue, openQueues, type OpenQueues } from '../workers/queues.js';
 import { IMPORT_AREA, ROOT_AREA } from './api/areas.js';
 import { docRoutes } from './api/docs/routes.js';
 import { legacyExportGuards } from './api/export-legacy/family.js';
@@ -195,7 +194,7 @@ interface Served {
   exportV2: ExportV2Api;
   datex2: Datex2Api;
   /** The queues metrics count jobs in (closed at shutdown). */
-  queues: CountedQueues;
+  queues: OpenQueues;
   /** Where committed readings are announced (the last announced at shutdown). */
   outlet: Announcer;
   /** Import calls counted and refused ones announced (the last counts added at shutdown). */
@@ -207,7 +206,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const { config, log, sql, redis, bus, tokens, registry, reference, status } = parts;
   const metrics = new PlatformMetrics(VERSION);
   const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA, classify: classifyUnavailable, onAnswered: metrics.answered });
-  const queues = countedQueues(parts);
+  // Every queue, opened once: producers that need no queue of their own use them, metrics count their jobs.
+  const queues = openQueues(parts.redis, parts.config.redisPrefix);
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
   // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
@@ -259,26 +259,9 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
   indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH });
   metrics.watch({
-    actors: () => status.countByFreshness(), push: () => push.connections, queues: queues.counts, datex2LeftOut: () => datex2.publications.leftOutCounts(),
+    actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
   });
   return { server, push, families, exportV2, datex2, queues, calls, outlet };
-}
-
-interface CountedQueues {
-  counts(): Promise<Record<string, Record<string, number>>>;
-  /** The queue of that name (producers that need no queue of their own use it). */
-  get(name: QueueName): Queue;
-  close(): Promise<void>;
-}
-
-/** The BullMQ queues, opened to count their jobs by state when metrics are scraped. */
-function countedQueues(parts: PlatformParts): CountedQueues {
-  const queues = Object.values(QUEUES).map((name) => openQueue(name, parts.redis, parts.config.redisPrefix));
-  return {
-    counts: async () => Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts(...QUEUE_STATES)]))),
-    get: (name) => queues.find((q) => q.name === name)!,
-    close: async () => void (await Promise.all(queues.map((q) => q.close()))),
-  };
 }
 
 /**

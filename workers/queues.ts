@@ -1,4 +1,4 @@
-import { Queue, createNodeRedisClient } from 'bullmq';
+import { Queue, createNodeRedisClient, type JobType } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Redis } from '../src/infra/redis.js';
 
@@ -27,4 +27,22 @@ export function openQueue(name: QueueName, redis: Redis, redisPrefix: string, lo
   });
   queue.on('error', (err) => log?.debug({ err, queue: name }, 'queue connection error'));
   return queue;
+}
+
+/** The platform's queues, one of each, opened together. */
+export interface OpenQueues {
+  /** Jobs per queue name and state (BullMQ `getJobCounts`). */
+  counts(states: readonly JobType[]): Promise<Record<string, Record<string, number>>>;
+  /** The queue of that name (producers that need no queue of their own use it). */
+  get(name: QueueName): Queue;
+  close(): Promise<void>;
+}
+
+export function openQueues(redis: Redis, redisPrefix: string): OpenQueues {
+  const queues = Object.values(QUEUES).map((name) => openQueue(name, redis, redisPrefix));
+  return {
+    counts: async (states) => Object.fromEntries(await Promise.all(queues.map(async (q) => [q.name, await q.getJobCounts(...states)]))),
+    get: (name) => queues.find((q) => q.name === name)!,
+    close: async () => void (await Promise.all(queues.map((q) => q.close()))),
+  };
 }
