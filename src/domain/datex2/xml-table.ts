@@ -64,8 +64,12 @@ function externalIdentifier(parent: Node, prefix: 'afac', identifier: string): v
   el(el(parent, prefix, 'externalIdentifier'), 'afac', 'identifier', identifier);
 }
 
-function appendPoint(parent: Node, name: string, point: Coordinates, site?: SiteModel): void {
-  const location = typed(el(parent, name === 'locationReference' ? 'afac' : 'aegi', name), 'loc:PointLocation');
+/**
+ * A `loc:PointLocation` as `prefix:name` (the facility's `afac:locationReference`, the site's
+ * `aegi:entrance`); with `site`, its time zone, address and NUTS region too.
+ */
+function appendPoint(parent: Node, [prefix, name]: ['afac' | 'aegi', string], point: Coordinates, site?: SiteModel): void {
+  const location = typed(el(parent, prefix, name), 'loc:PointLocation');
   if (site && (site.timeZoneOffset !== null || site.address !== null)) {
     // LocationReference's extension comes first, before Location's coordinatesForDisplay.
     const facility = el(el(location, 'loc', '_locationReferenceExtension'), 'loc', 'facilityLocation');
@@ -123,10 +127,10 @@ function appendSite(node: Node, site: SiteModel): void {
     const spec = { id: `${site.id}-H`, since: site.lastUpdated, osm: site.openingHours.osm };
     appendOperatingHours(node, site.openingHours.hours, { ...spec, version: contentVersion([spec, site.openingHours.hours]) });
   }
-  appendPoint(node, 'locationReference', site.location, site);
+  appendPoint(node, ['afac', 'locationReference'], site.location, site);
   if (site.owner !== null) multilingual(typed(el(node, 'afac', 'owner'), 'afac:AnOrganisation'), 'afac', 'name', site.owner);
   appendOperator(node, site);
-  if (site.entrance !== null) appendPoint(node, 'entrance', site.entrance);
+  if (site.entrance !== null) appendPoint(node, ['aegi', 'entrance'], site.entrance);
   appendStation(node, site);
 }
 
