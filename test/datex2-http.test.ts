@@ -209,3 +209,21 @@ t.test('the OpenAPI document of export v2 describes both publications as XML', a
   t.match(doc.info.description, /## DATEX II publications \(AFIR\)/);
   t.match(doc.info.description, /rounded half up to the cent/);
 });
+
+t.test('two instances publish the same documents: the same ids and versions, the same Last-Modified, a signal on either', async (t) => {
+  const a = await startTestPlatform(t, { env: ENV, fixture: publishable() });
+  const b = await startTestPlatform(t, { sameStoreAs: a });
+  await postSignals(a, 'pricing', [{ hrs: 'BERLA', datetime: nowIso(), products: [{ id: 'P700', gross_price: '13.855' }] }]);
+  await postSignals(a, 'availability', [{ hrs: 'BERLA', datetime: nowIso(), station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: true }, { id: 'N2', available: false }] }]);
+  // The readings reach the other instance over Redis, a few milliseconds later.
+  const onB = await until('the signals on the other instance', async () => {
+    const status = await text(b, 'status');
+    return refillPoints(status)['BERLA-N-N1'] === 'available' && status.includes('energyRateUpdate') ? status : undefined;
+  });
+  const onA = await text(a, 'status');
+  const strip = (xml: string) => xml.replace(/<com:publicationTime>[^<]+<\/com:publicationTime>/, '');
+  t.equal(strip(onB), strip(onA), 'the status publications are the same but for their publication time');
+  const [tableA, tableB] = await Promise.all([datex2(a, 'table'), datex2(b, 'table')]);
+  t.equal(tableB.headers.get('last-modified'), tableA.headers.get('last-modified'), 'the same Last-Modified');
+  t.equal(strip(await tableB.text()), strip(await tableA.text()), 'the same table, versions included');
+});
