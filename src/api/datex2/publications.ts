@@ -73,6 +73,8 @@ export class Datex2Publications {
   private readonly sites = new Map<string, KeptSite>();
   /** The registry cache's version the rows were last read for (-1: never). */
   private rowsFor = -1;
+  /** Moves whenever the kept rows are replaced (a table request may read them before this instance's registry reloads). */
+  private rowsGeneration = 0;
   private reading: Promise<void> | undefined;
   private table: { version: string; body: EncodedBody; lastModifiedUs: number } | undefined;
   private statusDoc: { key: string; due: number; body: EncodedBody } | undefined;
@@ -121,6 +123,7 @@ export class Datex2Publications {
         if (row !== undefined) next.set(head.hrsId, row);
       }
       this.rows = next;
+      this.rowsGeneration++;
       for (const hrsId of this.sites.keys()) if (!next.has(hrsId)) this.sites.delete(hrsId);
     }
     this.setModifiedUs = heads.setModifiedUs;
@@ -187,7 +190,7 @@ export class Datex2Publications {
   async statusDocument(): Promise<EncodedBody> {
     if (this.rowsFor !== this.deps.stations.version) await this.refresh();
     const at = this.now();
-    const key = `${this.deps.status.version}:${this.deps.stations.version}:${this.rowsFor}:${this.rows.size}:${this.setModifiedUs}`;
+    const key = `${this.deps.status.version}:${this.deps.stations.version}:${this.rowsGeneration}:${this.setModifiedUs}`;
     const kept = this.statusDoc;
     if (kept !== undefined && kept.key === key && at.getTime() < kept.due) return kept.body;
     const { sites, version } = this.currentSites();
