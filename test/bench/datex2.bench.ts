@@ -49,9 +49,11 @@ import { connect } from '../../db/connect.js';
 import { datex2Errors } from '../helpers/datex2.js';
 import { TOKENS } from '../helpers/fixtures.js';
 import { Child } from './lib/child.js';
+import { berlin, weeklyOpen, weeklyOpenThrough } from './lib/berlin-clock.js';
 import {
   DATEX2_HOURS,
   EXPORT_V1_TIME_ZONE,
+  SIGNAL_TYPES,
   STATUS_STATIONS,
   WEEKLY_HOURS,
   datex2Capacity,
@@ -63,7 +65,8 @@ import { measure, type Measurement, type MeasureHooks } from './lib/load.js';
 import { MachineCpu } from './lib/machine-cpu.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { tearDown, workspace } from './lib/workspace.js';
-import { fixed, integer, table } from './lib/table.js';
+import { fixed, integer, median, table } from './lib/table.js';
+import { SignalChurn, postSignals, type SignalType } from './lib/status-seed.js';
 import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine, printGoals, serverMicros } from './lib/cpu-report.js';
 import { wrkVersion } from './lib/wrk.js';
 
@@ -87,8 +90,6 @@ const GZIP = { ...AUTH, 'Accept-Encoding': 'gzip' };
 const TABLE_PATH = '/datex2/v3/table';
 const STATUS_PATH = '/datex2/v3/status';
 
-type SignalType = 'availability' | 'usage' | 'hydrogen-storage' | 'pricing';
-const SIGNAL_TYPES: readonly SignalType[] = ['availability', 'usage', 'hydrogen-storage', 'pricing'];
 
 /* ---- The signals ---------------------------------------------------------------------------------- */
 
@@ -137,16 +138,6 @@ function transmission(type: SignalType, i: number, n: number, datetime: string):
         }),
       };
   }
-}
-
-async function postSignals(port: number, type: SignalType, transmissions: Record<string, unknown>[]): Promise<void> {
-  const res = await fetch(`http://127.0.0.1:${port}/import/v2/signal/${type}/`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(transmissions),
-  });
-  const text = await res.text();
-  if (res.status !== 204) throw new Error(`POST ${type} answered ${res.status} ${text.slice(0, 300)}`);
 }
 
 /** Gives every station one reading of each category (variant 0), dated a second ago; batches of STATIONS_PER_POST. */
@@ -212,33 +203,6 @@ async function getDocument(base: string, path: string, headers: Record<string, s
 }
 
 /* ---- What the documents must say ------------------------------------------------------------------ */
-
-const berlinClock = new Intl.DateTimeFormat('en-GB', {
-  timeZone: EXPORT_V1_TIME_ZONE,
-  weekday: 'short',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** The Berlin wall clock at `at`: weekday (Mon…Sun), minutes since midnight, and as text. */
-function berlin(at: Date): { weekday: string; minutes: number; text: string } {
-  const parts = Object.fromEntries(berlinClock.formatToParts(at).map((p) => [p.type, p.value]));
-  return { weekday: parts.weekday!, minutes: Number(parts.hour) * 60 + Number(parts.minute), text: `${parts.weekday} ${parts.hour}:${parts.minute}` };
-}
-
-/** Whether WEEKLY_HOURS say open at `at` (written out independently of the platform's evaluation). */
-function weeklyOpen(at: Date): boolean {
-  const { weekday, minutes } = berlin(at);
-  const [from, to] = weekday === 'Sat' || weekday === 'Sun' ? [8 * 60, 20 * 60] : [6 * 60, 22 * 60];
-  return minutes >= from && minutes < to;
-}
-
-/** Whether WEEKLY_HOURS say open all through [before, after]; undefined when an opening or closing falls in it. */
-function weeklyOpenThrough(before: Date, after: Date): boolean | undefined {
-  const open = weeklyOpen(before);
-  return weeklyOpen(after) === open ? open : undefined;
-}
 
 const all = (xml: string, re: RegExp, group = 1) => [...xml.matchAll(re)].map((m) => m[group]!);
 const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((x, k) => x === b[k]);
@@ -380,11 +344,6 @@ async function untilShown(base: string, hrsId: string, datetime: string, since: 
 
 /* ---- Rebuilds, unloaded --------------------------------------------------------------------------- */
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) / 2)]!;
-}
-
 interface Timed {
   first: number[];
   again: number[];
@@ -434,49 +393,16 @@ async function tableRebuilds(port: number, base: string, headers: Record<string,
 
 /* ---- The live status kept moving ------------------------------------------------------------------ */
 
-/** Posts one transmission (one request) every 1/perSecond s, availability and usage in turn, to stations far apart. */
-class Churn {
-  posted = 0;
-  accepted = 0;
-  failures: string[] = [];
-  last: { hrsId: string; datetime: string } | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly inflight = new Set<Promise<void>>();
-
-  constructor(
-    private readonly port: number,
-    private readonly perSecond: number,
-    private readonly variant: number,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => this.post(), 1000 / this.perSecond);
-  }
-
-  private post(): void {
-    const n = this.posted++;
-    // A stride through the stations: consecutive signals go to stations far apart in the document.
+/**
+ * The churn: one transmission a request, availability and usage in turn, stations far apart in the
+ * document from one signal to the next (a stride through them).
+ */
+function churnSignal(variant: number) {
+  return (n: number, datetime: string) => {
     const i = (n * 37 + 500) % STATIONS.length;
-    const hrsId = STATIONS[i]!;
-    const type = n % 2 === 0 ? 'availability' : 'usage';
-    const datetime = new Date().toISOString();
-    const sent = postSignals(this.port, type, [transmission(type, i, this.variant + n, datetime)]).then(
-      () => {
-        this.accepted++;
-        if (!this.last || this.last.datetime <= datetime) this.last = { hrsId, datetime };
-      },
-      (err: unknown) => {
-        if (this.failures.length < 5) this.failures.push((err as Error).message);
-      },
-    );
-    this.inflight.add(sent);
-    void sent.finally(() => this.inflight.delete(sent));
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await Promise.all(this.inflight);
-  }
+    const type: SignalType = n % 2 === 0 ? 'availability' : 'usage';
+    return { type, hrsId: STATIONS[i]!, transmission: transmission(type, i, variant + n, datetime) };
+  };
 }
 
 /* ---- The run -------------------------------------------------------------------------------------- */
@@ -670,7 +596,7 @@ async function run(options: BenchOptions): Promise<void> {
       await postSignals(port, 'availability', [transmission('availability', probe, 5000, datetime)]);
       propagation.push({ label: `before: ${STATIONS[probe]}`, ms: await untilShown(base, STATIONS[probe]!, datetime, posted) });
 
-      const churn = new Churn(port, CHURN_PER_SECOND, 6000 + 1000 * rows.length);
+      const churn = new SignalChurn(port, CHURN_PER_SECOND, churnSignal(6000 + 1000 * rows.length));
       let from = { accepted: 0, at: 0 };
       let to = from;
       churn.start();

@@ -36,13 +36,14 @@ import { availableParallelism, cpus } from 'node:os';
 import { REASON_STATES, SUMMARY_STATES, type SummaryReason, type SummaryState } from '../../src/domain/status/summary.js';
 import { TOKENS } from '../helpers/fixtures.js';
 import { Child } from './lib/child.js';
+import { berlin, weeklyOpen, weeklyOpenThrough } from './lib/berlin-clock.js';
 import { EXPORT_V1_TIME_ZONE, STATUS_STATIONS, WEEKLY_HOURS, exportV1Hours, stationIds } from './lib/fixtures.js';
 import { measure, type Measurement, type MeasureHooks } from './lib/load.js';
 import { MachineCpu } from './lib/machine-cpu.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
-import { transmission } from './lib/status-seed.js';
+import { SignalChurn, postSignals, transmission } from './lib/status-seed.js';
 import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
-import { fixed, integer, table } from './lib/table.js';
+import { fixed, integer, median, table } from './lib/table.js';
 import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine, printGoals, serverMicros } from './lib/cpu-report.js';
 import { wrkVersion } from './lib/wrk.js';
 
@@ -78,33 +79,6 @@ interface Entry {
 interface Summary {
   hrs_id: string;
   fuelling_options: Entry[];
-}
-
-const berlinClock = new Intl.DateTimeFormat('en-GB', {
-  timeZone: EXPORT_V1_TIME_ZONE,
-  weekday: 'short',
-  hour: '2-digit',
-  minute: '2-digit',
-  hourCycle: 'h23',
-});
-
-/** The Berlin wall clock at `at`: weekday (Mon…Sun), minutes since midnight, and as text. */
-function berlin(at: Date): { weekday: string; minutes: number; text: string } {
-  const parts = Object.fromEntries(berlinClock.formatToParts(at).map((p) => [p.type, p.value]));
-  return { weekday: parts.weekday!, minutes: Number(parts.hour) * 60 + Number(parts.minute), text: `${parts.weekday} ${parts.hour}:${parts.minute}` };
-}
-
-/** Whether WEEKLY_HOURS say open at `at` (written out independently of the platform's evaluation). */
-function weeklyOpen(at: Date): boolean {
-  const { weekday, minutes } = berlin(at);
-  const [from, to] = weekday === 'Sat' || weekday === 'Sun' ? [8 * 60, 20 * 60] : [6 * 60, 22 * 60];
-  return minutes >= from && minutes < to;
-}
-
-/** Whether WEEKLY_HOURS say open all through [before, after]; undefined when an opening or closing falls in it. */
-function weeklyOpenThrough(before: Date, after: Date): boolean | undefined {
-  const open = weeklyOpen(before);
-  return weeklyOpen(after) === open ? open : undefined;
 }
 
 type Tally = Record<SummaryState, number>;
@@ -199,16 +173,6 @@ async function checkEveryStation(base: string): Promise<number> {
 
 /* ---- Seeding and the live status kept moving ---------------------------------------------------- */
 
-async function postSignals(port: number, type: 'availability' | 'usage', transmissions: Record<string, unknown>[]): Promise<void> {
-  const res = await fetch(`http://127.0.0.1:${port}/import/v2/signal/${type}/`, {
-    method: 'POST',
-    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
-    body: JSON.stringify(transmissions),
-  });
-  const text = await res.text();
-  if (res.status !== 204) throw new Error(`POST ${type} answered ${res.status} ${text.slice(0, 300)}`);
-}
-
 const postAvailability = (port: number, transmissions: Record<string, unknown>[]) => postSignals(port, 'availability', transmissions);
 
 /** Gives every station but every twentieth a live availability reading, dated a second ago; one request. */
@@ -236,11 +200,6 @@ async function untilListed(base: string, hrsId: string, datetime: string, since:
 }
 
 /** The median of `values`. */
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) / 2)]!;
-}
-
 /**
  * What rebuilding the kept list costs, unloaded: `rounds` times a signal of `type` is posted, then the
  * list is fetched twice (the first GET after a change rebuilds it, and shows an availability reading;
@@ -274,47 +233,10 @@ async function rebuildTimes(
   return { first: median(first), again: median(again) };
 }
 
-/** Posts one availability transmission (one request) every 1/perSecond s, to the seeded stations in turn. */
-class Churn {
-  posted = 0;
-  accepted = 0;
-  failures: string[] = [];
-  last: { hrsId: string; datetime: string } | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private readonly inflight = new Set<Promise<void>>();
-
-  constructor(
-    private readonly port: number,
-    private readonly perSecond: number,
-  ) {}
-
-  start(): void {
-    this.timer = setInterval(() => this.post(), 1000 / this.perSecond);
-  }
-
-  private post(): void {
-    const n = this.posted++;
-    // A stride through the stations: consecutive signals go to stations far apart in the list.
-    const i = (n * 37) % SEEDED.length;
-    const hrsId = SEEDED[i]!;
-    const datetime = new Date().toISOString();
-    const sent = postAvailability(this.port, [transmission('availability', hrsId, n, datetime)]).then(
-      () => {
-        this.accepted++;
-        if (!this.last || this.last.datetime <= datetime) this.last = { hrsId, datetime };
-      },
-      (err: unknown) => {
-        if (this.failures.length < 5) this.failures.push((err as Error).message);
-      },
-    );
-    this.inflight.add(sent);
-    void sent.finally(() => this.inflight.delete(sent));
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await Promise.all(this.inflight);
-  }
+/** The churn: one availability transmission a request, to the seeded stations far apart in the list from one to the next. */
+function churnSignal(n: number, datetime: string) {
+  const hrsId = SEEDED[(n * 37) % SEEDED.length]!;
+  return { type: 'availability' as const, hrsId, transmission: transmission('availability', hrsId, n, datetime) };
 }
 
 /* ---- The run ------------------------------------------------------------------------------------- */
@@ -437,7 +359,7 @@ async function run(options: BenchOptions): Promise<void> {
       await postAvailability(port, [transmission('availability', probe, 0, datetime)]);
       propagation.push({ label: `before: ${probe}`, ms: await untilListed(base, probe, datetime, posted) });
 
-      const churn = new Churn(port, CHURN_PER_SECOND);
+      const churn = new SignalChurn(port, CHURN_PER_SECOND, churnSignal);
       let from = { accepted: 0, at: 0 };
       let to = from;
       churn.start();

@@ -62,3 +62,66 @@ export async function seedAllSections(port: number, stations: readonly string[])
   }
 }
 
+
+/** Posts import v2 transmissions of one signal type with the standard import v2 token; throws unless 204. */
+export async function postSignals(port: number, type: SignalType, transmissions: Record<string, unknown>[]): Promise<void> {
+  const res = await fetch(`http://127.0.0.1:${port}/import/v2/signal/${type}/`, {
+    method: 'POST',
+    headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify(transmissions),
+  });
+  const text = await res.text();
+  if (res.status !== 204) throw new Error(`POST ${type} answered ${res.status} ${text.slice(0, 300)}`);
+}
+
+/** One signal of the churn: its type, station and transmission. */
+export interface ChurnSignal {
+  type: SignalType;
+  hrsId: string;
+  transmission: Record<string, unknown>;
+}
+
+/**
+ * Posts one transmission (one request) every 1/perSecond s while a target is measured, each the
+ * `n`-th signal `next` makes; keeps count of what was posted and accepted and of the newest accepted.
+ */
+export class SignalChurn {
+  posted = 0;
+  accepted = 0;
+  failures: string[] = [];
+  last: { hrsId: string; datetime: string } | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly inflight = new Set<Promise<void>>();
+
+  constructor(
+    private readonly port: number,
+    private readonly perSecond: number,
+    private readonly next: (n: number, datetime: string) => ChurnSignal,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.post(), 1000 / this.perSecond);
+  }
+
+  private post(): void {
+    const n = this.posted++;
+    const datetime = new Date().toISOString();
+    const { type, hrsId, transmission } = this.next(n, datetime);
+    const sent = postSignals(this.port, type, [transmission]).then(
+      () => {
+        this.accepted++;
+        if (!this.last || this.last.datetime <= datetime) this.last = { hrsId, datetime };
+      },
+      (err: unknown) => {
+        if (this.failures.length < 5) this.failures.push((err as Error).message);
+      },
+    );
+    this.inflight.add(sent);
+    void sent.finally(() => this.inflight.delete(sent));
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await Promise.all(this.inflight);
+  }
+}

@@ -22,3 +22,9 @@ export function percentOf(value: number, baseline: number): string {
   if (!Number.isFinite(value) || !Number.isFinite(baseline) || baseline === 0) return 'n/a';
   return `${((value / baseline) * 100).toFixed(0)}%`;
 }
+
+/** The median (the lower middle of an even count); NaN for none. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length === 0 ? Number.NaN : sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
