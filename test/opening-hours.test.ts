@@ -6,7 +6,8 @@
 import t from 'tap';
 import { fileURLToPath } from 'node:url';
 import { checkOpeningHours, checkTimeZone, holidayCountry, isOpen, nextChange } from '../src/domain/opening-hours.js';
-import { coordinatesOf, stationTimeZone, timeZoneAt } from '../src/registry/time-zone.js';
+import { coordinatesOf } from '../src/domain/coordinates.js';
+import { stationTimeZone, timeZoneAt } from '../src/registry/time-zone.js';
 import { run } from './helpers/process.js';
 
 const BERLIN = 'Europe/Berlin';

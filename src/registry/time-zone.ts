@@ -1,4 +1,5 @@
 import { find } from 'geo-tz/all';
+import { coordinatesOf } from '../domain/coordinates.js';
 
 /**
  * A station's time zone from where it is, for stations whose registry entry names none. The lookup
@@ -18,31 +19,6 @@ export function timeZoneAt(lat: number, lon: number): string | undefined {
   const named = zones.find((zone) => !zone.startsWith('Etc/'));
   if (named !== undefined) return named;
   return zones.length === 1 ? zones[0] : undefined;
-}
-
-/** A coordinate given as a number or a numeric string. */
-function coordinate(value: unknown): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
-  if (typeof value === 'string' && /^\s*-?\d+(\.\d+)?\s*$/.test(value)) return Number(value);
-  return undefined;
-}
-
-/**
- * A station's coordinates from its details, in the forms registry files use: `lat`/`lon` at the top
- * level, `latitude`/`longitude`, or a `coordinates` object with either pair.
- */
-export function coordinatesOf(details: Record<string, unknown>): { lat: number; lon: number } | undefined {
-  const pairOf = (o: Record<string, unknown>) => {
-    const lat = coordinate(o.lat ?? o.latitude);
-    const lon = coordinate(o.lon ?? o.longitude);
-    return lat !== undefined && lon !== undefined ? { lat, lon } : undefined;
-  };
-  const nested = details.coordinates;
-  if (nested !== null && typeof nested === 'object' && !Array.isArray(nested)) {
-    const pair = pairOf(nested as Record<string, unknown>);
-    if (pair) return pair;
-  }
-  return pairOf(details);
 }
 
 /** The zone a station's hours are read in: the one its entry names, else the one at its coordinates, else null. */

@@ -1,5 +1,5 @@
 import type { ConfirmedLayout } from '../stations.js';
-import type { PublishedReading } from '../status/sections.js';
+import { lowStorage, type PublishedReading } from '../status/sections.js';
 import { optionValues, stationReason, type SummaryReason } from '../status/summary.js';
 import type { RefillPointModel, SiteModel } from './table.js';
 
@@ -135,14 +135,10 @@ const STATION_OPERATION: Record<string, SiteStatusModel['operationStatus']> = {
 };
 
 /** Whether the storage reading calls any storage of the layout low; null without a live reading. */
-function lowStorage(storage: Held | undefined, layout: ConfirmedLayout | null): boolean | null {
+function limitedHydrogen(storage: Held | undefined, layout: ConfirmedLayout | null): boolean | null {
   const held = live(storage);
   if (held === undefined) return null;
-  return entries(held.reading.payload, 'storages').some((s) => {
-    if (layout?.storages.has(String(s.id)) !== true) return false;
-    if (typeof s.low_h2_storage === 'boolean') return s.low_h2_storage;
-    return s.remaining_kg !== null && s.remaining_kg !== undefined && Number(s.remaining_kg) < 100;
-  });
+  return entries(held.reading.payload, 'storages').some((s) => layout?.storages.has(String(s.id)) === true && lowStorage(s));
 }
 
 /** The status of one site of the table. */
@@ -168,7 +164,7 @@ export function siteStatus(site: SiteModel, situation: SiteSituation): SiteStatu
     operationStatus: whole === null ? 'inOperation' : STATION_OPERATION[whole]!,
     lastUpdated: times.length === 0 ? null : iso(Math.max(...times)),
     isAvailable: usable > 0 ? true : refillPoints.length > 0 && down === refillPoints.length ? false : null,
-    limitedHydrogenAmount: lowStorage(situation.storage, situation.layout),
+    limitedHydrogenAmount: limitedHydrogen(situation.storage, situation.layout),
     refillPoints,
     rates: site.station.rates,
   };

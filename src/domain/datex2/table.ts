@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { coordinatesOf, pointOf } from '../coordinates.js';
 import { holidayCountry } from '../opening-hours.js';
 import type { FuellingOption } from '../vocabulary.js';
 import { FUELLING_OPTIONS } from '../vocabulary.js';
@@ -141,16 +142,9 @@ const isRecord = (value: unknown): value is Record<string, unknown> => typeof va
 const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() !== '' ? value.trim().slice(0, 1024) : null);
 const isOption = (value: string): value is FuellingOption => (FUELLING_OPTIONS as readonly string[]).includes(value);
 
-/** The coordinates the registry gives: `coordinates` {lat, lon}, or `lat`/`lon`, `latitude`/`longitude` at the top level (as time zones are found). */
-export function coordinatesOf(details: Record<string, unknown>, key = 'coordinates'): Coordinates | null {
-  const pair = (lat: unknown, lon: unknown): Coordinates | null =>
-    typeof lat === 'number' && typeof lon === 'number' && Number.isFinite(lat) && Number.isFinite(lon) && Math.abs(lat) <= 90 && Math.abs(lon) <= 180
-      ? { latitude: lat, longitude: lon }
-      : null;
-  const nested = details[key];
-  if (isRecord(nested)) return pair(nested.lat ?? nested.latitude, nested.lon ?? nested.longitude);
-  if (key !== 'coordinates') return null;
-  return pair(details.lat, details.lon) ?? pair(details.latitude, details.longitude);
+/** Coordinates DATEX can carry: the registry's forms (src/domain/coordinates.ts), in range. */
+function inRange(point: { lat: number; lon: number } | undefined): Coordinates | null {
+  return point !== undefined && Math.abs(point.lat) <= 90 && Math.abs(point.lon) <= 180 ? { latitude: point.lat, longitude: point.lon } : null;
 }
 
 /** `cumulative_daily_hydrogen_capacity` (kg per day), when a number of 0 or more. */
@@ -274,7 +268,7 @@ function refuellingModesOf(row: TableStationInput): string[] {
 
 /** One station's site, or why it is left out of the table. */
 export function siteOf(row: TableStationInput, pricing: PricingInput | null): SiteResult {
-  const location = coordinatesOf(row.details);
+  const location = inRange(coordinatesOf(row.details));
   const capacity = capacityOf(row.details);
   const missing: LeftOutReason[] = [];
   if (capacity === null) missing.push('no_capacity');
@@ -304,7 +298,7 @@ export function siteOf(row: TableStationInput, pricing: PricingInput | null): Si
     phone: text(row.details.contact_phone_number),
     directions: text(row.details.location_directions),
     location,
-    entrance: coordinatesOf(row.details, 'entrance_coordinates'),
+    entrance: inRange(pointOf(row.details.entrance_coordinates)),
     address: addressOf(row.details),
     timeZoneOffset: standardOffset(row.time_zone),
     nuts: nutsOf(row.details),

@@ -88,7 +88,7 @@ export function buildSection(
 }
 
 /** Stored as sent or derived at receipt; derived here from the number for snapshots that lack the flag. */
-function lowStorage(storage: Entry): boolean {
+export function lowStorage(storage: Entry): boolean {
   if (typeof storage.low_h2_storage === 'boolean') return storage.low_h2_storage;
   return storage.remaining_kg !== null && storage.remaining_kg !== undefined && Number(storage.remaining_kg) < 100;
 }
