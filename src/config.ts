@@ -79,6 +79,11 @@ export const envSchema = z
       .regex(/^\s*\d*[1-9]\d*[smhd]\s*,\s*\d*[1-9]\d*[smhd]\s*$/, 'must be two durations before expiry, the first longer, e.g. "30d,7d" (s, m, h or d)')
       .default('30d,7d'),
     MAIL_SWEEP_EVERY: seconds(3600),
+    ADMIN_EMAILS: z
+      .string()
+      .default('')
+      .transform((text) => text.split(',').map((part) => part.trim()).filter((part) => part !== ''))
+      .pipe(z.array(z.email('must be e-mail addresses separated by commas, e.g. "ops@example.org,noc@example.org"')).max(50, 'must name at most 50 addresses')),
     PORTAL_SESSION_IDLE: seconds(1800),
     PORTAL_SESSION_MAX: seconds(12 * 3600),
     REVEAL_LINK_TTL: seconds(7 * 24 * 3600),
@@ -171,6 +176,11 @@ export interface Config {
   tokenReminderOffsetsMs: [thirtyDays: number, sevenDays: number];
   /** How often the mail sweep gives unsent token e-mails their jobs again (MAIL_SWEEP_EVERY, an hour). */
   mailSweepEveryMs: number;
+  /**
+   * Addresses told of expiring import and legacy export tokens besides the accounts with the admin role
+   * (ADMIN_EMAILS, comma-separated; none by default).
+   */
+  adminEmails: string[];
   /** A portal session ends after this long unused (PORTAL_SESSION_IDLE, 30 minutes) and this long at most (PORTAL_SESSION_MAX, 12 hours). */
   portalSessionIdleMs: number;
   portalSessionMaxMs: number;
@@ -261,6 +271,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     mailTimeZone: env.MAIL_TIME_ZONE,
     tokenReminderOffsetsMs: durations(env.TOKEN_REMINDERS),
     mailSweepEveryMs: env.MAIL_SWEEP_EVERY * 1000,
+    adminEmails: [...new Set(env.ADMIN_EMAILS.map((address) => address.toLowerCase()))],
     portalSessionIdleMs: env.PORTAL_SESSION_IDLE * 1000,
     portalSessionMaxMs: env.PORTAL_SESSION_MAX * 1000,
     revealLinkTtlMs: env.REVEAL_LINK_TTL * 1000,

@@ -44,6 +44,7 @@ export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger
         sql,
         queue,
         render: tokenMailRenderer(portalUrl, config.mailTimeZone),
+        reminders: { offsetsMs: config.tokenReminderOffsetsMs, adminEmails: config.adminEmails },
         // A reminder sent is a token event on the admins' feed.
         sent: (m) => {
           if (m.kind !== 'expiring' || m.token.userId === null) return;

@@ -69,8 +69,33 @@ export interface ClaimedMail {
   expiresAt: Date | null;
   revokedBy: 'owner' | 'admin' | null;
   attempts: number;
-  token: { id: string; userId: string | null; name: string; hint: string | null; createdAt: Date; expiresAt: Date | null; revokedAt: Date | null };
+  /** When it was due, and when it was claimed (the database's clock): a reminder sent late says so. */
+  dueAt: Date;
+  claimedAt: Date;
+  token: {
+    id: string;
+    userId: string | null;
+    generation: string;
+    /** The originator of an import token, with its name. */
+    originator: { id: string; name: string } | null;
+    name: string;
+    hint: string | null;
+    createdAt: Date;
+    expiresAt: Date | null;
+    revokedAt: Date | null;
+  };
+  /** Who it is written to: the owner of a personal token; for an import or legacy export token, its recipient. */
   owner: { name: string | null; email: string };
+  /**
+   * For a reminder of an import or legacy export token (no owner): why its recipient is told, as it
+   * stands when it is sent: a manager of the token's originator, or an admin. Null for personal tokens.
+   */
+  recipientAs: 'manager' | 'admin' | null;
+}
+
+/** What a claim checks besides the ledger: the ADMIN_EMAILS addresses, who stay entitled to admins' reminders. */
+export interface ClaimOptions {
+  adminEmails?: readonly string[];
 }
 
 export type Claim =
@@ -88,9 +113,10 @@ export type Claim =
 /**
  * Claims an e-mail for sending for `leaseMs`: only a pending one that is due, or one whose earlier
  * claim lapsed. A reminder is checked against the token first: revoked or another expiry, and it is
- * cancelled rather than claimed.
+ * cancelled rather than claimed; so is a reminder of an import or legacy export token whose recipient
+ * is no longer its originator's manager nor an admin (an account with the admin role, or ADMIN_EMAILS).
  */
-export async function claimMail(sql: Sql, key: string, leaseMs: number): Promise<Claim> {
+export async function claimMail(sql: Sql, key: string, leaseMs: number, options: ClaimOptions = {}): Promise<Claim> {
   return sql.begin(async (tx) => {
     const [row] = await tx<
       {
@@ -114,14 +140,26 @@ export async function claimMail(sql: Sql, key: string, leaseMs: number): Promise
         revoked_at: Date | null;
         user_name: string | null;
         email: string | null;
+        generation: string;
+        originator_id: string | null;
+        originator_name: string | null;
+        recipient_name: string | null;
+        is_manager: boolean;
+        is_admin: boolean;
         now: Date;
       }[]
     >`
       SELECT o.key, o.kind, o.recipient, o.days_before, o.expires_at AS intent_expires_at, o.revoked_by, o.due_at, o.state,
              (o.claimed_until IS NOT NULL AND o.claimed_until < clock_timestamp()) AS lapsed, o.claimed_until, o.attempts,
              t.id AS token_id, t.user_id, t.name AS token_name, t.hint, t.created_at, t.expires_at, t.revoked_at,
-             u.name AS user_name, u.email, clock_timestamp() AS now
+             u.name AS user_name, u.email, t.generation, t.originator_id, g.name AS originator_name,
+             r.name AS recipient_name,
+             EXISTS (SELECT 1 FROM originator_members m WHERE m.user_id = r.id AND m.originator_id = t.originator_id) AS is_manager,
+             COALESCE(r.is_admin, false) AS is_admin,
+             clock_timestamp() AS now
       FROM mail_outbox o JOIN tokens t ON t.id = o.token_id LEFT JOIN users u ON u.id = t.user_id
+        LEFT JOIN originators g ON g.id = t.originator_id
+        LEFT JOIN users r ON t.user_id IS NULL AND lower(r.email) = lower(o.recipient) AND r.deactivated_at IS NULL
       WHERE o.key = ${key}
       FOR UPDATE OF o`;
     if (!row) return { outcome: 'skip', reason: 'unknown' };
@@ -131,7 +169,19 @@ export async function claimMail(sql: Sql, key: string, leaseMs: number): Promise
     }
     // A second early: the job's delay and the database clock need not agree to the millisecond.
     if (row.due_at.getTime() > row.now.getTime() + 1000) return { outcome: 'skip', reason: 'not_due' };
-    if (row.kind === 'expiring' && (row.revoked_at !== null || row.expires_at?.getTime() !== row.intent_expires_at?.getTime())) {
+    const credential = row.user_id === null;
+    const isImport = row.generation === 'import_v1' || row.generation === 'import_v2';
+    const recipientAs = !credential
+      ? null
+      : isImport && row.is_manager
+        ? ('manager' as const)
+        : row.is_admin || (options.adminEmails ?? []).some((a) => a.toLowerCase() === row.recipient.toLowerCase())
+          ? ('admin' as const)
+          : undefined;
+    if (
+      row.kind === 'expiring' &&
+      (row.revoked_at !== null || row.expires_at?.getTime() !== row.intent_expires_at?.getTime() || recipientAs === undefined)
+    ) {
       await tx`UPDATE mail_outbox SET state = 'cancelled', claimed_until = NULL WHERE key = ${key}`;
       return { outcome: 'cancelled' };
     }
@@ -149,8 +199,21 @@ export async function claimMail(sql: Sql, key: string, leaseMs: number): Promise
         expiresAt: row.kind === 'expiring' ? row.intent_expires_at : row.expires_at,
         revokedBy: row.revoked_by,
         attempts: row.attempts + 1,
-        token: { id: String(row.token_id), userId: row.user_id, name: row.token_name, hint: row.hint, createdAt: row.created_at, expiresAt: row.expires_at, revokedAt: row.revoked_at },
-        owner: { name: row.user_name, email: row.email ?? row.recipient },
+        dueAt: row.due_at,
+        claimedAt: row.now,
+        token: {
+          id: String(row.token_id),
+          userId: row.user_id,
+          generation: row.generation,
+          originator: row.originator_id === null ? null : { id: row.originator_id, name: row.originator_name ?? row.originator_id },
+          name: row.token_name,
+          hint: row.hint,
+          createdAt: row.created_at,
+          expiresAt: row.expires_at,
+          revokedAt: row.revoked_at,
+        },
+        owner: credential ? { name: row.recipient_name, email: row.recipient } : { name: row.user_name, email: row.email ?? row.recipient },
+        recipientAs: recipientAs ?? null,
       },
     };
   });

@@ -338,3 +338,105 @@ export function renderRevealMail(input: RevealMailInput): MailMessage {
     { paragraph: ['If the link has expired or was already used, ask the platform contact for a new one. If you did not expect this token, tell the platform contact.'] },
   ]);
 }
+
+/** The kinds of token a credential reminder speaks of, as the e-mails name them. */
+const CREDENTIAL_KINDS: Record<string, string> = {
+  import_v2: 'import token (import v2)',
+  import_v1: 'import token (import v1 and v1.1)',
+  export_v1: 'legacy export token (export v1 and v1.1)',
+};
+
+/** What `renderCredentialReminder` needs. */
+export interface CredentialReminderInput {
+  recipient: MailRecipient;
+  /** Why the recipient is told: a manager of the token's originator, or a platform admin. */
+  as: 'manager' | 'admin';
+  token: {
+    id: string;
+    generation: string;
+    name: string;
+    /** The value's last four characters; null for a token loaded from a registry file. */
+    hint: string | null;
+    createdAt: Date;
+    expiresAt: Date;
+    originator: { id: string; name: string } | null;
+  };
+  daysLeft: number;
+  /** The portal's address (`…/portal/`). */
+  portalUrl: string;
+  timeZone?: string;
+}
+
+/**
+ * The reminder that an import token or a legacy export token expires in 30 or 7 days, to its
+ * originator's managers or to the admins: it names the token (name, hint when it has one, id, kind,
+ * originator; never its value), states its expiry in the mail time zone, says what stops when it
+ * expires and how to renew it: on the portal for a token made there, in the registry file (a later
+ * `expires_at`, loaded again) for one loaded from a file.
+ */
+export function renderCredentialReminder(input: CredentialReminderInput): MailMessage {
+  const { recipient, token } = input;
+  const timeZone = knownTimeZone(input.timeZone);
+  const kind = CREDENTIAL_KINDS[token.generation] ?? `${token.generation} token`;
+  const isImport = token.generation === 'import_v1' || token.generation === 'import_v2';
+  const fromFile = token.hint === null;
+  const origin = token.originator;
+  const when = inDays(input.daysLeft);
+  const portal: Inline = { href: input.portalUrl, label: input.portalUrl };
+  const named: Inline[] = [{ strong: `"${oneLine(token.name) || `token ${token.id}`}"` }, token.hint ? ` (…${oneLine(token.hint)})` : ''];
+  const ofOriginator = origin ? ` of ${oneLine(origin.name)}` : '';
+  const subject = `HRS ${kind.split(' (')[0]} "${subjectName(token.name || `token ${token.id}`)}"${ofOriginator ? ` of ${subjectName(origin!.name)}` : ''} expires ${when}`;
+  const facts: Block = {
+    facts: [
+      ['Token', [...named, `, id ${token.id}`]],
+      ['Kind', [kind]],
+      ...(origin ? ([['Originator', [`${oneLine(origin.name)} (${oneLine(origin.id)})`]]] as [string, Inline[]][]) : []),
+      ['Made', [fromFile ? 'loaded from a registry file' : 'on the portal', `, ${formatInstant(token.createdAt, timeZone)}`]],
+      ['Expires', [formatInstant(token.expiresAt, timeZone)]],
+    ],
+  };
+  const consequence = isImport
+    ? `From then on, signals sent with it are refused with 401 Unauthorized, and the stations ${origin ? `${oneLine(origin.name)} reports on` : 'it reports on'} fall to unknown unless another token of the originator is in use.`
+    : 'From then on, requests made with it are refused with 401 Unauthorized.';
+  const todo: Block[] = [];
+  if (fromFile && input.as === 'admin') {
+    todo.push({
+      paragraph: [
+        'It was loaded from a registry file. To renew it, give it a later ',
+        { strong: 'expires_at' },
+        ' in the registry file and load the file again (',
+        { strong: 'hrs load' },
+        '): the same value keeps working, nothing changes for the systems that use it.',
+      ],
+    });
+    if (isImport) todo.push({ paragraph: ['Or replace it: create a new import token for the originator on the portal (', portal, ', the originator\'s page, Import tokens), hand it over, and revoke this one once it is no longer used.'] });
+  } else if (fromFile) {
+    todo.push({
+      paragraph: [
+        'It was loaded from a registry file, which the platform administrators keep: ask them to extend it. Or replace it yourself: create a new import token on the portal (',
+        portal,
+        ', the originator\'s page, Import tokens), put it in place of this one in every system that sends signals with it, then revoke this one.',
+      ],
+    });
+  } else {
+    todo.push({
+      paragraph: [
+        'An expired token cannot be renewed. To keep signals flowing without a break, create a new import token on the portal (',
+        portal,
+        ', the originator\'s page, Import tokens), put it in place of this one in every system that sends signals with it, then revoke this one.',
+      ],
+    });
+    if (input.as === 'admin') todo.push({ paragraph: ['The originator has no manager on the portal, so the platform administrators are told. Give it one (the roles of an account) to have its managers told from now on.'] });
+  }
+  const why =
+    input.as === 'manager'
+      ? `You receive this e-mail as a manager of the originator ${origin ? `${oneLine(origin.name)} (${oneLine(origin.id)})` : ''} on the HRS portal.`
+      : 'You receive this e-mail as an administrator of the HRS signal platform.';
+  return message(subject, recipient, [
+    { paragraph: [`The ${kind.split(' (')[0]} `, ...named, `${ofOriginator} expires ${when}, on ${formatInstant(token.expiresAt, timeZone)}.`] },
+    facts,
+    { paragraph: [consequence] },
+    ...todo,
+    { paragraph: [why] },
+  ]);
+}

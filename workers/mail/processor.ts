@@ -5,7 +5,9 @@ import type { Sql } from '../../db/connect.js';
 import { claimMail, failMail, markMailSent, releaseMail, type ClaimedMail } from '../../db/queries/token-mail.js';
 import type { Redis } from '../../src/infra/redis.js';
 import { QUEUES, bullPrefix } from '../queues.js';
-import { renderTokenMail } from '../../src/domain/token-mail.js';
+import { renderCredentialReminder, renderTokenMail } from '../../src/domain/token-mail.js';
+import { daysLeftAt } from '../../src/domain/token-reminders.js';
+import { writeCredentialReminders } from '../../src/registry/credential-reminders.js';
 import { mailJobSchema, OUTBOX_JOB, outboxJobSchema, outboxMessageId, SWEEP_JOB } from './job.js';
 import { sweepMail } from './outbox.js';
 
@@ -40,7 +42,18 @@ export interface MailWorkerOptions {
   mailFrom: string;
   log: Logger;
   /** The outbox (token e-mails) and what renders them; without it only plain jobs are sent. */
-  outbox?: { sql: Sql; queue: Queue; render: (mail: ClaimedMail) => RenderedMail; sent?: (mail: ClaimedMail) => void };
+  outbox?: {
+    sql: Sql;
+    queue: Queue;
+    render: (mail: ClaimedMail) => RenderedMail;
+    sent?: (mail: ClaimedMail) => void;
+    /**
+     * The expiry reminders of import and legacy export tokens, found by each sweep
+     * (src/registry/credential-reminders.ts): the schedule (TOKEN_REMINDERS) and the ADMIN_EMAILS
+     * addresses. Without it the sweep finds none.
+     */
+    reminders?: { offsetsMs: readonly [number, number]; adminEmails: readonly string[] };
+  };
   /**
    * How long a claim on a token e-mail holds (MAIL_CLAIM_SECONDS; 2 minutes by default). The jobs'
    * BullMQ lock and stalled check follow it when it is shorter than BullMQ's 30 s, so the job of a
@@ -66,16 +79,30 @@ export function pooled(smtpUrl: string): string {
 
 /** How outbox e-mails are rendered: the token e-mail of its kind, linking to the portal, times in the zone. */
 export function tokenMailRenderer(portalUrl: string, timeZone: string): (mail: ClaimedMail) => RenderedMail {
-  return (m) =>
-    renderTokenMail({
+  return (m) => {
+    // A reminder sent more than a day late (the platform was down) names the days really left.
+    const daysLeft =
+      m.daysBefore === null ? undefined : m.expiresAt ? daysLeftAt({ daysBefore: m.daysBefore, dueAt: m.dueAt, expiresAt: m.expiresAt }, m.claimedAt) : m.daysBefore;
+    if (m.kind === 'expiring' && m.recipientAs !== null && m.expiresAt && daysLeft !== undefined) {
+      return renderCredentialReminder({
+        recipient: m.owner,
+        as: m.recipientAs,
+        token: { ...m.token, expiresAt: m.expiresAt },
+        daysLeft,
+        portalUrl,
+        timeZone,
+      });
+    }
+    return renderTokenMail({
       kind: m.kind,
       recipient: m.owner,
       token: { name: m.token.name, hint: m.token.hint ?? '????', expiresAt: m.expiresAt, createdAt: m.token.createdAt },
       revokedBy: m.revokedBy ?? undefined,
-      daysLeft: m.daysBefore ?? undefined,
+      daysLeft,
       portalUrl,
       timeZone,
     });
+  };
 }
 
 /** Whether an SMTP failure is final: the server refused with a 5xx. */
@@ -102,7 +129,7 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
     const parsed = outboxJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid outbox job: ${parsed.error.message}`);
     const { key } = parsed.data;
-    const claim = await claimMail(outbox.sql, key, claimMs);
+    const claim = await claimMail(outbox.sql, key, claimMs, { adminEmails: outbox.reminders?.adminEmails });
     if (claim.outcome === 'skip' && claim.reason === 'claimed') {
       // Another worker holds the claim. Alive, it sends the e-mail; dead (its job came back as stalled
       // before its claim lapsed), nobody would: ending the job here would leave the e-mail unsent, its
@@ -141,9 +168,14 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
       if (job.name === OUTBOX_JOB) return sendOutbox(job, token);
       if (job.name === SWEEP_JOB) {
         if (!outbox) return { unsent: 0, added: 0 };
+        // The reminders of import and legacy export tokens now due are written first: the sweep gives them their jobs.
+        const reminded = outbox.reminders
+          ? (await writeCredentialReminders(outbox.sql, { ...outbox.reminders, log })).written.length
+          : 0;
         const swept = await sweepMail(outbox.sql, outbox.queue, options.redis);
+        if (reminded > 0) log.info({ reminders: reminded }, 'expiry reminders of import and legacy export tokens written');
         if (swept.added > 0) log.info(swept, 'token e-mails given their jobs again');
-        return swept;
+        return { ...swept, reminded };
       }
       const parsed = mailJobSchema.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`invalid mail job: ${parsed.error.message}`);
