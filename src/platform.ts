@@ -49,6 +49,7 @@ import { scheduleSandbox } from '../workers/sandbox/schedule.js';
 import { scheduleHistory } from '../workers/history/processor.js';
 import type { Rejection } from './domain/rejections.js';
 import { VERSION } from './version.js';
+import { expiringTokens } from '../db/queries/credential-reminders.js';
 
 /**
  * The composition root: builds every module with only what it needs, wires who tells whom (the bus,
@@ -307,6 +308,7 @@ function pushLayer(parts: PlatformParts, server: HttpServer, families: Families,
     stations: parts.registry,
     slots: new StreamSlots(redis, config.redisPrefix, config.pushStreamsPerUser, log.child({ component: 'push' })),
     recheck: async (credential) => void (await authenticate(credential)),
+    expiringTokens: (now, withinMs, limit) => expiringTokens(parts.sql, now, withinMs, limit),
   });
 }
 

@@ -87,6 +87,11 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   const workers = startWorkers(p.parts.config, p.parts.redis, p.sql, createLogger('silent'));
   t.teardown(() => workers.close());
   const { page, problems, sockets } = await openPage(t);
+  // An import token of mon-1 made on the portal that expires in 20 days: listed as expiring soon.
+  const [expiring] = await p.sql<{ id: string }[]>`
+    INSERT INTO tokens (generation, originator_id, name, hash, hint, created_at, expires_at)
+    VALUES ('import_v2', 'mon-1', 'ci-north', ${Buffer.alloc(32, 7)}, 'AbCd', now() - interval '300 days', now() + interval '20 days')
+    RETURNING id::text`;
 
   const res = await page.goto(`${p.url}/admin/`);
   t.equal(res?.status(), 200, 'GET /admin/ serves the page');
@@ -104,6 +109,17 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   t.equal(await page.locator('tr[data-hrs-id="BERLA"] .station-name').textContent(), 'Berlin Airport', 'with the name');
   t.equal(await page.locator(cell('BERLA', 'availability')).getAttribute('data-freshness'), 'none', 'no reading yet');
   await page.evaluate('window.sameDocument = true');
+
+  const expiringRow = page.locator(`#expiring tr[data-token-id="${expiring!.id}"]`);
+  await expiringRow.waitFor();
+  t.same(await page.locator('#expiring tr').evaluateAll((rows) => rows.map((row) => row.getAttribute('data-token-id'))), [expiring!.id], 'the token expiring within 30 days, and only it');
+  t.match(await expiringRow.locator('th').textContent(), /ci-north.*…AbCd/, 'named by its name and hint');
+  t.equal(await expiringRow.locator('.kind').textContent(), 'import v2', 'its kind');
+  t.match(await expiringRow.locator('.owner').textContent(), /mon-1.*Monitoring One/, 'its originator');
+  t.match(await expiringRow.locator('.expires-at').textContent(), /^\d{4}-\d\d-\d\d \d\d:\d\d UTC[+-]\d\d:\d\d$/, 'its expiry, with date and time zone');
+  t.match(await expiringRow.locator('.expires-in').textContent(), /^in (19|20) days$/, 'and how far off');
+  t.match(await page.locator('#expiring-status').textContent(), /1 token expires within 30 days/, 'counted for screen readers too');
+  t.ok(await page.getByRole('region', { name: 'Tokens expiring soon' }).isVisible(), 'a labelled region');
 
   await post(p, 'availability', [availability('BERLA', ago(1))]);
   const fresh = page.locator(`${cell('BERLA', 'availability')}[data-freshness="fresh"]`);

@@ -20,6 +20,8 @@ export interface AdminFeedDeps {
   status: StatusCategories;
   /** The recent tail as a `tail` message (fan-out.ts). */
   tail: () => string;
+  /** The tokens expiring soon (expiring-tokens.ts): in the snapshot, and read again on each one. */
+  expiring?: { current(): string; refresh(): void };
 }
 
 export class AdminFeed {
@@ -52,7 +54,9 @@ export class AdminFeed {
     const { connections, stations, status } = this.deps;
     connections.send(ws, JSON.stringify({ type: 'authenticated' }));
     ws.subscribe(ADMIN_TOPIC);
-    connections.sendSnapshot(ws, snapshotMessage(stations, status));
+    connections.sendSnapshot(ws, snapshotMessage(stations, status, this.deps.expiring?.current()));
+    // Read again: a change since the last read reaches every admin as an `expiring_tokens` message.
+    this.deps.expiring?.refresh();
     // What happened lately, so the tail survives a reload of the page.
     connections.send(ws, this.deps.tail());
   }

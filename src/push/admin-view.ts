@@ -6,6 +6,7 @@ import type { Receipt } from '../domain/signals.js';
 import type { Rejection } from '../domain/rejections.js';
 import { SECTION_KEYS } from '../domain/status/sections.js';
 import type { OpeningChange } from '../../machines/opening-clock.js';
+import type { ExpiringTokenRow } from '../../db/queries/credential-reminders.js';
 
 /**
  * The messages of the admins' live feed (`/admin/v1/live`), as JSON text: the snapshot of every
@@ -40,10 +41,13 @@ export function stationRow(stations: StationLookup, status: StatusCategories, hr
   return JSON.stringify({ hrs_id: hrsId, name: station.name, sections });
 }
 
-/** `snapshot`: every registered station's row, sorted by hrs_id. */
-export function snapshotMessage(stations: Pick<StationDirectory, 'station' | 'stationIds'>, status: StatusCategories): string {
+/**
+ * `snapshot`: every registered station's row, sorted by hrs_id, and the tokens expiring soon
+ * (`expiring_tokens`, a JSON array of `expiringTokensView`, or `null` while not read yet).
+ */
+export function snapshotMessage(stations: Pick<StationDirectory, 'station' | 'stationIds'>, status: StatusCategories, expiringTokens = 'null'): string {
   const ids = [...stations.stationIds()].sort();
-  let json = `{"type":"snapshot","at":"${new Date().toISOString()}","stations":[`;
+  let json = `{"type":"snapshot","at":"${new Date().toISOString()}","expiring_tokens":${expiringTokens},"stations":[`;
   let first = true;
   for (const id of ids) {
     const row = stationRow(stations, status, id);
@@ -95,4 +99,27 @@ export function receiptMessage(receipt: Receipt, at: string): string {
 /** `rejection`: a refused import call, with the first error of its answer (no request values). */
 export function rejectionMessage(rejection: Rejection): string {
   return JSON.stringify({ type: 'rejection', ...rejection });
+}
+
+/**
+ * A token expiring soon as the dashboard lists it (never its value): id, kind (its generation), name
+ * and hint, the originator (import tokens) or the owner (personal tokens), its expiry, and where it
+ * was made (`portal`, or `registry` for a registry file).
+ */
+export function expiringTokensView(row: ExpiringTokenRow) {
+  return {
+    id: row.id,
+    kind: row.generation,
+    name: row.name,
+    hint: row.hint,
+    originator: row.originator_id === null ? null : { id: row.originator_id, name: row.originator_name ?? row.originator_id },
+    user: row.user_id === null ? null : { id: row.user_id, email: row.user_email },
+    expires_at: row.expires_at.toISOString(),
+    source: row.source,
+  };
+}
+
+/** `expiring_tokens`: the tokens expiring within 30 days, soonest first (`list` is the JSON array). */
+export function expiringTokensMessage(list: string): string {
+  return `{"type":"expiring_tokens","at":"${new Date().toISOString()}","within_days":30,"tokens":${list}}`;
 }

@@ -4,7 +4,7 @@ import type { HttpServer } from '../http/server.js';
 import { serve, staticBody } from '../http/static.js';
 
 /**
- * The admins' live dashboard: a page, its two scripts and a style sheet from ./dashboard/, served by the
+ * The admins' live dashboard: a page, its scripts and a style sheet from ./dashboard/, served by the
  * service itself (no CDN, no build step). The page asks for the admin token and uses it only on the
  * live feed's WebSocket (`/admin/v1/live`, first message); serving the files needs no token.
  */
@@ -13,6 +13,7 @@ const FILES = [
   { path: '/admin/', file: 'index.html', type: 'text/html; charset=utf-8' },
   { path: '/admin/dashboard.js', file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
   { path: '/admin/originators.js', file: 'originators.js', type: 'text/javascript; charset=utf-8' },
+  { path: '/admin/expiring.js', file: 'expiring.js', type: 'text/javascript; charset=utf-8' },
   { path: '/admin/dashboard.css', file: 'dashboard.css', type: 'text/css; charset=utf-8' },
 ] as const;
 

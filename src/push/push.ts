@@ -14,6 +14,9 @@ import { FanOut } from './fan-out.js';
 import type { StreamSlots } from './stream-slots.js';
 import { StatusStream } from './subscriptions.js';
 import { TokenRecheck } from './token-recheck.js';
+import { ExpiringTokens } from './expiring-tokens.js';
+import { ADMIN_TOPIC } from './fan-out.js';
+import type { ExpiringTokenRow } from '../../db/queries/credential-reminders.js';
 
 /**
  * Push: the data users' status stream (subscriptions.ts) and the admins' live feed (admin-feed.ts),
@@ -52,6 +55,8 @@ export interface PushDeps {
   slots: StreamSlots;
   /** Resolves when a `Bearer …` credential still authenticates on export v2; throws its HttpError (401) otherwise. */
   recheck: (credential: string) => Promise<void>;
+  /** Reads the tokens expiring soon, for the admins' dashboard (expiring-tokens.ts); without it none are listed. */
+  expiringTokens?: (now: Date, withinMs: number, limit: number) => Promise<ExpiringTokenRow[]>;
 }
 
 export interface Push {
@@ -75,13 +80,27 @@ export function createPush(deps: PushDeps): Push {
   const backlog = new Backlog({ connections, log, maxBacklogBytes });
   const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, tokenEvents: deps.tokenEvents, rejections: deps.rejections, stations, published: () => backlog.schedule() });
   const stream = new StatusStream({ family: deps.families.stream, connections, slots, stations, status, streamsPerUser: settings.streamsPerUser });
-  const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status, tail: () => fanOut.tailMessage() });
+  const expiring = deps.expiringTokens
+    ? new ExpiringTokens({
+        read: deps.expiringTokens,
+        publish: (message) => void server.app.publish(ADMIN_TOPIC, message),
+        listening: () => server.app.numSubscribers(ADMIN_TOPIC) > 0,
+        log,
+      })
+    : undefined;
+  const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status, tail: () => fanOut.tailMessage(), expiring });
+  // Personal tokens' events (created, expiry changed, revoked) change the list too.
+  let stopTokenEvents: (() => void) | undefined;
   const tokens = new TokenRecheck({ connections, recheck: deps.recheck, log });
   let closed = false;
   return {
     start() {
       fanOut.start();
       tokens.start();
+      if (expiring) {
+        expiring.start();
+        stopTokenEvents = deps.tokenEvents?.on(() => expiring.refresh());
+      }
       slots.start();
       server.socket(stream.spec());
       server.socket(adminFeed.spec());
@@ -91,12 +110,17 @@ export function createPush(deps: PushDeps): Push {
       closed = true;
       fanOut.stop();
       tokens.stop();
+      expiring?.stop();
+      stopTokenEvents?.();
       backlog.stop();
       connections.close();
       await slots.close();
     },
     stationsChanged: (changed) => fanOut.stationsChanged(changed),
-    tokensChanged: () => void tokens.now(),
+    tokensChanged: () => {
+      void tokens.now();
+      expiring?.refresh();
+    },
     get connections() {
       return connections.counts();
     },

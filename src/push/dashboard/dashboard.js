@@ -210,6 +210,10 @@
         break;
       case 'snapshot':
         rebuild(Array.isArray(message.stations) ? message.stations : []);
+        if (message.expiring_tokens !== undefined) expiringTokens(message.expiring_tokens);
+        break;
+      case 'expiring_tokens':
+        expiringTokens(message.tokens);
         break;
       case 'change':
         applyChange(message);
@@ -239,6 +243,11 @@
         addTail(message);
         break;
     }
+  }
+
+  /** The tokens expiring soon, for their panel (expiring.js): `null` while the server has not read them yet. */
+  function expiringTokens(list) {
+    document.dispatchEvent(new CustomEvent('hrs-expiring-tokens', { detail: Array.isArray(list) ? list : null }));
   }
 
   // --- the table --------------------------------------------------------------------------------
