@@ -15,6 +15,7 @@ import { credentialReminderKey, writeCredentialReminders } from '../src/registry
 import { startWorkers } from '../workers/index.js';
 import { sweepMail } from '../workers/mail/outbox.js';
 import { openQueue, QUEUES } from '../workers/queues.js';
+import { SWEEP_JOB } from '../workers/mail/job.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { smtpSink } from './helpers/smtp.js';
@@ -217,4 +218,30 @@ t.test('a manager removed before the reminder goes out is not told', async (t) =
   const rows = await p.sql<{ recipient: string; state: string }[]>`SELECT recipient, state FROM mail_outbox WHERE token_id = ${token.id} ORDER BY recipient`;
   t.same(rows.map((r) => `${r.recipient} ${r.state}`), ['m1@example.org sent', 'm2@example.org cancelled']);
   t.same(smtp.received.map((r) => r.to.join(',')), ['m1@example.org']);
+});
+
+t.test('through the workers\' own sweep job: written, sent to each manager, once across two sweeps', async (t) => {
+  const { smtp, p } = await setup(t);
+  const config = p.parts.config;
+  const token = await insertToken(p, { generation: 'import_v2', originator: 'mon-1', name: 'swept', hint: 'SsSs', createdDaysAgo: 336, expiresInDays: 29 });
+  const queue = openQueue(QUEUES.mail, p.parts.redis, config.redisPrefix);
+  t.teardown(() => queue.close());
+  // Nothing written beforehand: the sweep the workers run as they start finds the reminder.
+  const workers = startWorkers(config, p.parts.redis, p.sql, createLogger('silent'));
+  t.teardown(() => workers.close());
+  await until('the reminders', () => (smtp.received.length >= 2 ? true : undefined), 30_000);
+  const sweeps = async () => (await queue.getJobs(['completed'])).filter((j) => j.name === SWEEP_JOB);
+  const first = await until('the first sweep to complete', async () => ((await sweeps()).length >= 1 ? await sweeps() : undefined), 20_000);
+  t.match(first[0]!.returnvalue, { reminded: 2 }, 'the first sweep wrote the two reminders');
+  await queue.add(SWEEP_JOB, {}, { jobId: 'second-sweep' });
+  const second = await until('the second sweep', async () => {
+    const job = await queue.getJob('second-sweep');
+    return job && (await job.isCompleted()) ? job : undefined;
+  }, 20_000);
+  t.match(second.returnvalue, { reminded: 0, added: 0 }, 'the second sweep writes and adds nothing');
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.same(smtp.received.map((r) => r.to.join(',')).sort(), ['m1@example.org', 'm2@example.org'], 'each manager once');
+  const rows = await p.sql<{ key: string; state: string }[]>`SELECT key, state FROM mail_outbox WHERE token_id = ${token.id}`;
+  t.equal(rows.length, 2);
+  t.ok(rows.every((r) => r.state === 'sent' && /^token:\d+:expiring:30:.*:to:[0-9a-f]{16}$/.test(r.key)), 'the 30-day reminder, sent');
 });
