@@ -1,13 +1,12 @@
 import postgres from 'postgres';
 import { redactUrl } from '../src/config.js';
+import { bounded } from './deadline.js';
+import { DatabaseUnavailableError } from './errors.js';
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
 
-/** Raised when PostgreSQL cannot be reached or used: at start, or when a write waited too long for it. */
-export class DatabaseUnavailableError extends Error {
-  readonly code = 'DATABASE_UNAVAILABLE';
-}
+export { DatabaseTimeoutError, DatabaseUnavailableError } from './errors.js';
 
 const HOW_TO_START =
   'start one (`pg_ctlcluster <version> main start`, `docker compose up -d postgres`), point DATABASE_URL at a running ' +
@@ -23,8 +22,10 @@ export interface DatabaseTimeouts {
 const MAX_RECONNECT_DELAY_S = 0.05;
 
 /**
- * A pool. With `timeoutMs`, connecting and every statement are bounded by it (a statement running
- * longer is cancelled by the server, so it never commits later), idle connections are closed after a
+ * A pool. With `timeoutMs`, connecting, every statement and every transaction are bounded by it: by
+ * the platform itself (db/deadline.ts: waiting for a connection included, whatever state the server
+ * is in, and a transaction answered with an error never commits later) and by the server (a statement
+ * running longer is cancelled), idle connections are closed after a
  * minute (a connection the server dropped is noticed before it is used) and reconnecting after a failure
  * is tried again within 50 ms: requests queued in the pool during an outage fail one per attempt, so
  * they must not wait out a long backoff (postgres.js backs off up to 20 s by default), and the first
@@ -32,17 +33,21 @@ const MAX_RECONNECT_DELAY_S = 0.05;
  */
 export function connect(url: string, options: postgres.Options<{}> & DatabaseTimeouts = {}): Sql {
   const { timeoutMs, ...rest } = options;
-  const bounded: postgres.Options<{}> =
+  const serverBounds: postgres.Options<{}> =
     timeoutMs === undefined
       ? {}
       : {
           connect_timeout: timeoutMs / 1000,
           idle_timeout: 60,
           backoff: (retries: number) => Math.min(0.01 * 2 ** retries, MAX_RECONNECT_DELAY_S),
-          connection: { statement_timeout: Math.ceil(timeoutMs) },
+          // A little under the client's own deadline (db/deadline.ts), so that a server that runs
+          // cancels a slow statement itself, before the client has to give up on the connection.
+          connection: { statement_timeout: Math.max(1, Math.floor(timeoutMs * 0.9)) },
         };
-  const sql = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, ...bounded, ...rest });
-  if (timeoutMs !== undefined) timeouts.set(sql, timeoutMs);
+  const pool = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, ...serverBounds, ...rest });
+  if (timeoutMs === undefined) return pool;
+  const sql = bounded(pool, timeoutMs);
+  timeouts.set(sql, timeoutMs);
   return sql;
 }
 

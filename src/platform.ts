@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
+import { unbounded } from '../db/deadline.js';
 import { openMigrated } from '../db/migrate.js';
 import { pingDatabase } from '../db/queries/health.js';
 import { readReferenceData, type ReferenceData } from '../db/queries/reference.js';
@@ -133,7 +134,8 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   const { sql, redis } = await openStores(config, log);
   const bus = new Bus(redis, config.redisPrefix, log);
   const tokens = new TokenStore(sql, { sandbox: config.sandbox });
-  await setUpSandbox(config, sql, bus, log);
+  // At start, before any request: its transaction may take longer than a request may wait.
+  await setUpSandbox(config, unbounded(sql), bus, log);
   const registry = new Registry(() => readRegistryRows(sql));
   const status = new LiveStatus(registry, log, {
     staleAfterMs: config.statusStaleAfterMs,

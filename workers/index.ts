@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
+import { unbounded } from '../db/deadline.js';
 import type { Config } from '../src/config.js';
 import type { Redis } from '../src/infra/redis.js';
 import { startCallLogWorker } from './call-log/processor.js';
@@ -26,7 +27,9 @@ export interface WorkerPorts {
 }
 
 /** Starts every BullMQ worker this configuration allows; `close` lets active jobs finish. */
-export function startWorkers(config: Config, redis: Redis, sql: Sql, log: Logger, ports: WorkerPorts = {}): Workers {
+export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logger, ports: WorkerPorts = {}): Workers {
+  // Jobs answer no request: their transactions may run longer than one may wait (statements stay bounded by the server).
+  const sql = unbounded(pool);
   const workers: { name: string; close(): Promise<void> }[] = [];
   // Publishes only: simulated sandbox readings and token events reach every instance over the bus.
   const bus = new Bus(redis, config.redisPrefix, log);

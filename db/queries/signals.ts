@@ -1,4 +1,5 @@
-import { DatabaseUnavailableError, isDatabaseUnavailable, timeoutOf, type Sql } from '../connect.js';
+import { DatabaseTimeoutError, isDatabaseUnavailable, timeoutOf, type Sql, type Tx } from '../connect.js';
+import { beginBy } from '../deadline.js';
 import type { PublishedSignal } from '../../src/domain/signals.js';
 import type { Category } from '../../src/domain/vocabulary.js';
 
@@ -65,7 +66,7 @@ function document(rows: StoredTransmission[]): string {
  * concurrent batches cannot deadlock. Keys are compared bytewise (COLLATE "C") where the statement
  * sorts them: the order only has to be the same for everyone. Resolves only after COMMIT.
  */
-export async function storeTransmissions(sql: Sql, rows: StoredTransmission[]): Promise<void> {
+export async function storeTransmissions(sql: Sql | Tx, rows: StoredTransmission[]): Promise<void> {
   if (rows.length === 0) return;
   await sql`
     WITH input AS (
@@ -97,6 +98,8 @@ interface Pending {
   at: number;
   resolve: () => void;
   reject: (err: unknown) => void;
+  /** Fails it, unsent, when it is still queued at the pool's bound. */
+  timer?: NodeJS.Timeout;
 }
 
 /**
@@ -107,10 +110,12 @@ interface Pending {
  * transaction of its own, so one request's failure never fails another's; but when PostgreSQL is
  * unavailable every request of the batch fails at once (a retry would only wait again).
  *
- * A request fails only with what happened to its statement: it is rejected after that statement
- * failed (nothing of it committed), or, while PostgreSQL is unavailable, before it was sent at all
- * when it has waited longer than the pool's bound (`timeoutOf`, DATABASE_TIMEOUT) in the queue. So
- * an error answer never stands for rows that are committed later.
+ * On a pool with a bound (`timeoutOf`, DATABASE_TIMEOUT), every request is answered within it from
+ * when it was queued: one still queued at its bound fails unsent, and a batch is stored in a
+ * transaction that must be done by its oldest request's bound (db/deadline.ts: its COMMIT is sent
+ * only before that deadline, and a transaction that missed it is rolled back). So a request answered
+ * with an error never has its rows committed later, unless the error says they may have been (the
+ * deadline passed after COMMIT was sent).
  */
 export class SignalWriter {
   private queue: Pending[] = [];
@@ -130,7 +135,10 @@ export class SignalWriter {
   write(rows: StoredTransmission[]): Promise<void> {
     if (rows.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      this.queue.push({ rows, at: performance.now(), resolve, reject });
+      const pending: Pending = { rows, at: performance.now(), resolve, reject };
+      const bound = timeoutOf(this.sql);
+      if (bound !== undefined) pending.timer = setTimeout(() => this.expire(pending, bound), bound);
+      this.queue.push(pending);
       if (this.running < this.commits) void this.drain();
     });
   }
@@ -139,18 +147,17 @@ export class SignalWriter {
     this.running++;
     try {
       while (this.queue.length > 0) {
-        this.dropExpired();
         const batch = this.take();
         if (batch.length === 0) continue;
         try {
           const rows = batch.flatMap((p) => p.rows);
           const started = performance.now();
-          await storeTransmissions(this.sql, rows);
+          await this.store(rows, batch[0]!.at);
           this.hooks.onCommit?.(rows.length, (performance.now() - started) / 1000);
           for (const p of batch) p.resolve();
         } catch (err) {
           if (batch.length === 1 || isDatabaseUnavailable(err)) for (const p of batch) p.reject(err);
-          else await Promise.all(batch.map((p) => storeTransmissions(this.sql, p.rows).then(p.resolve, p.reject)));
+          else await Promise.all(batch.map((p) => this.store(p.rows, p.at).then(p.resolve, p.reject)));
         }
       }
     } finally {
@@ -158,16 +165,19 @@ export class SignalWriter {
     }
   }
 
-  /** Fails, unsent, the requests that waited longer than the pool's bound: their client is not kept waiting. */
-  private dropExpired(): void {
+  /** The rows in one statement; on a bounded pool in a transaction that must be done by `queuedAt` + the bound. */
+  private store(rows: StoredTransmission[], queuedAt: number): Promise<void> {
     const bound = timeoutOf(this.sql);
-    if (bound === undefined) return;
-    const now = performance.now();
-    const expired = this.queue.filter((p) => now - p.at > bound);
-    if (expired.length === 0) return;
-    this.queue = this.queue.filter((p) => now - p.at <= bound);
-    const err = new DatabaseUnavailableError(`PostgreSQL did not take the write within ${bound} ms`);
-    for (const p of expired) p.reject(err);
+    if (bound === undefined) return storeTransmissions(this.sql, rows);
+    return beginBy(this.sql, queuedAt + bound, (tx) => storeTransmissions(tx, rows));
+  }
+
+  /** Fails, unsent, a request still queued at the pool's bound: its client is not kept waiting. */
+  private expire(pending: Pending, bound: number): void {
+    const index = this.queue.indexOf(pending);
+    if (index < 0) return;
+    this.queue.splice(index, 1);
+    pending.reject(new DatabaseTimeoutError(`PostgreSQL did not take the write within ${bound} ms; it was not sent`, false));
   }
 
   private take(): Pending[] {
@@ -177,7 +187,9 @@ export class SignalWriter {
       rows += this.queue[count]!.rows.length;
       count++;
     }
-    return this.queue.splice(0, count);
+    const batch = this.queue.splice(0, count);
+    for (const p of batch) clearTimeout(p.timer);
+    return batch;
   }
 }
 

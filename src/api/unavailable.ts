@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from '../../db/connect.js';
+import { DatabaseTimeoutError, isDatabaseUnavailable } from '../../db/connect.js';
 import { HttpError } from '../http/errors.js';
 import type { ErrorClassifier } from '../http/respond.js';
 
@@ -8,11 +8,15 @@ export const RETRY_AFTER_SECONDS = 5;
 /**
  * The platform's error classifier: PostgreSQL unreachable, shutting down, or too slow to answer
  * within DATABASE_TIMEOUT is a 503 with `Retry-After` (the request may succeed later), never a 500.
- * The detail names the dependency only, never the error's own text.
+ * The detail names the dependency only, never the error's own text; when a change was sent to
+ * PostgreSQL (its COMMIT, or a statement that commits by itself) and not confirmed in time, it says
+ * that the change may have been applied (db/deadline.ts); otherwise nothing of the request was.
  */
 export const classifyUnavailable: ErrorClassifier = (err) => {
   if (!isDatabaseUnavailable(err)) return undefined;
-  return new HttpError(503, 'service_unavailable', 'The database is unavailable; try again later.', {
-    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-  });
+  const detail =
+    err instanceof DatabaseTimeoutError && err.mayHaveApplied
+      ? 'The database did not confirm the change in time: it may have been applied. Check before sending it again, or try again later.'
+      : 'The database is unavailable; try again later.';
+  return new HttpError(503, 'service_unavailable', detail, { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
 };

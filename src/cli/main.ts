@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../../db/connect.js';
+import { unbounded } from '../../db/deadline.js';
 import { openMigrated } from '../../db/migrate.js';
 import { startWorkers } from '../../workers/index.js';
 import { readRegistryRows } from '../../db/queries/registry.js';
@@ -198,7 +199,8 @@ const COMMANDS: Record<string, Command> = {
       }
       const fixture = demoFixture();
       try {
-        await loadFixture(platform.parts.sql, fixture, { baseDir: process.cwd() });
+        // One transaction that may take longer than a request may wait for the database.
+        await loadFixture(unbounded(platform.parts.sql), fixture, { baseDir: process.cwd() });
         await platform.parts.bus.publish(registryMessage({ hrsIds: fixture.stations.map((s) => s.hrs_id), tokens: true }));
         await platform.parts.registry.reload();
       } catch (err) {

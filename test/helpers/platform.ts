@@ -2,6 +2,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { basename } from 'node:path';
 import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
+import { unbounded } from '../../db/deadline.js';
 import { migrate } from '../../db/migrate.js';
 import { closeRedis, openRedis, type Redis } from '../../src/infra/redis.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -155,7 +156,7 @@ export async function startTestPlatform(
   const platform = await startPlatform(config, log, { workers: false, routes: options.routes });
   t.teardown(() => platform.stop('test over'));
   const load = async (fixture: unknown) => {
-    const summary = await loadFixture(platform.parts.sql, fixture, { baseDir: process.cwd() });
+    const summary = await loadFixture(unbounded(platform.parts.sql), fixture, { baseDir: process.cwd() });
     platform.parts.tokens.invalidate();
     await platform.parts.registry.reload();
     return summary;

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,19 +31,65 @@ export interface PrivatePostgres {
   /** The server dies as in a crash (SIGQUIT, immediate shutdown): connections drop at once. */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP to the postmaster and its children (this cluster's processes only): a server that hangs. */
+  freeze(): void;
+  /** SIGCONT to them again. */
+  thaw(): void;
+}
+
+/** The process and its children (read from /proc), so that a frozen server is frozen whole. */
+function withChildren(pid: number): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid …: comm may hold spaces, so read after its closing parenthesis.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) children.push(Number(entry));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return [pid, ...children];
+}
+
+/** Freezes a server and its children (the parent first: it forks no child after the list is read). */
+function freezer(pid: () => number): { freeze(): void; thaw(): void } {
+  let frozen: number[] = [];
+  const signal = (pids: number[], sig: NodeJS.Signals) => {
+    for (const p of pids) {
+      try {
+        process.kill(p, sig);
+      } catch {
+        // Exited.
+      }
+    }
+  };
+  return {
+    freeze() {
+      const parent = pid();
+      if (parent <= 0) throw new Error('the server is not running');
+      signal([parent], 'SIGSTOP');
+      frozen = withChildren(parent);
+      signal(frozen, 'SIGSTOP');
+    },
+    thaw() {
+      signal([...frozen].reverse(), 'SIGCONT');
+      frozen = [];
+    },
+  };
 }
 
 /** A fresh cluster on a free port; stopped and removed when the test ends. */
 export async function privatePostgres(t: Teardown): Promise<PrivatePostgres> {
   const dir = scratch(t, 'hrs-pg-');
   const server = await LocalPostgres.start({ dir, ephemeral: true });
-  t.teardown(() => server.stop('immediate'));
-  return {
-    port: server.port,
-    url: (database) => server.url(database),
-    stop: () => server.stop('immediate'),
-    start: () => server.start(),
-  };
+  const { freeze, thaw } = freezer(() => server.pid);
+  // A frozen server would never exit.
+  const stop = () => (thaw(), server.stop('immediate'));
+  t.teardown(stop);
+  return { port: server.port, url: (database) => server.url(database), stop, start: () => server.start(), freeze, thaw };
 }
 
 export interface PrivateRedis {
@@ -52,14 +98,20 @@ export interface PrivateRedis {
   /** Kills the server (SIGKILL): clients see their connections drop. */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** SIGSTOP to the server: connections stay open and nothing is answered. */
+  freeze(): void;
+  /** SIGCONT to it again. */
+  thaw(): void;
 }
 
 /** A Redis without persistence on a free port; killed when the test ends. */
 export async function privateRedis(t: Teardown): Promise<PrivateRedis> {
   const dir = scratch(t, 'hrs-redis-');
   const server = await LocalRedis.start({ dir, ephemeral: true });
-  t.teardown(() => server.stop('kill'));
-  return { port: server.port, url: server.url, stop: () => server.stop('kill'), start: () => server.start() };
+  const { freeze, thaw } = freezer(() => server.pid);
+  const stop = () => (thaw(), server.stop('kill'));
+  t.teardown(stop);
+  return { port: server.port, url: server.url, stop, start: () => server.start(), freeze, thaw };
 }
 
 export interface Blackhole {

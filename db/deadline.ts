@@ -1,0 +1,232 @@
+import type postgres from 'postgres';
+import { DatabaseTimeoutError } from './errors.js';
+
+/**
+ * The platform's own deadline on PostgreSQL work (DATABASE_TIMEOUT), kept by the client: the server's
+ * `statement_timeout` bounds a statement only while the server runs, and a frozen server, a network
+ * black hole or a pool whose connections are all stuck never applies it. A pool opened with a bound
+ * is wrapped here, so every route gets the deadline:
+ *
+ * - a statement (`sql\`…\``, `sql.unsafe`) must be answered within the bound from the moment it is
+ *   handed to the pool, waiting for a connection included. When the deadline passes first, the
+ *   statement fails with a `DatabaseTimeoutError`: one still waiting for a connection is taken out of
+ *   the queue and never sent; one already sent has its connection closed (the server, when it reads
+ *   again, finds the connection gone after it). A single statement that changes data and was sent may
+ *   still commit when the server resumes: its error says so (`mayHaveApplied`).
+ * - a transaction (`sql.begin`) must be done, COMMIT included, within the bound from the call. COMMIT
+ *   is sent only while the deadline has not passed; when it passes before, the transaction's
+ *   connection is closed (a server that resumes reads BEGIN and the statements, then the end of the
+ *   connection, and rolls back) and every later statement of it fails, so nothing of it can commit
+ *   and the error says so; when it passes after COMMIT was sent, the error says it may have been
+ *   applied.
+ *
+ * This uses postgres.js 3.4's query internals (a query's `handler`, `resolve`, `reject`, `state` and
+ * the `onexecute` hook that hands over the connection it runs on); test/outage-frozen-database.test.ts
+ * proves them.
+ */
+
+type Sql = postgres.Sql;
+
+/** A connection as postgres.js hands it to `onexecute`. */
+interface Connection {
+  terminate(): void;
+}
+
+type Handler = ((query: RawQuery) => void) & { debug?: unknown };
+
+/** What the deadline touches of a postgres.js query. */
+interface RawQuery extends Promise<unknown> {
+  handler: Handler;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  /** The connection's backend key object, set when the query is handed to a connection. */
+  state: object | null;
+  options: { onexecute?: (connection: Connection) => unknown };
+  strings: readonly string[];
+  cancel(): unknown;
+}
+
+/** Where statements of one unit of work stand against its deadline. */
+interface Scope {
+  /** performance.now() by which a statement handed over now must be answered. */
+  deadline(): number;
+  /** The error a statement that missed the deadline fails with. */
+  expired(query: RawQuery, sent: boolean): Error;
+  /** Told of the connection a statement runs on. */
+  onConnection?(connection: Connection): void;
+}
+
+/** The connection each backend key object (one per postgres.js connection) belongs to. */
+const connectionOf = new WeakMap<object, Connection>();
+
+interface Bounded {
+  raw: Sql;
+  ms: number;
+}
+
+const boundedPools = new WeakMap<object, Bounded>();
+
+function isQuery(value: unknown): value is RawQuery {
+  return (
+    value instanceof Promise &&
+    typeof (value as Partial<RawQuery>).handler === 'function' &&
+    typeof (value as Partial<RawQuery>).cancel === 'function'
+  );
+}
+
+/** Whether a statement may change data (so, once sent, may commit after its deadline). */
+function mayChangeData(query: RawQuery): boolean {
+  const text = query.strings.join(' ').replace(/\bfor\s+(no\s+key\s+)?update\b/gi, '');
+  return !/^\s*(select|values|show|table)\b/i.test(text) || /\b(insert|update|delete|merge|nextval|setval|pg_notify)\b/i.test(text);
+}
+
+/** Puts a statement under the scope's deadline, from when it is handed to the pool (or the transaction). */
+function arm<T>(value: T, scope: Scope): T {
+  if (!isQuery(value)) return value;
+  const handler = value.handler;
+  const armed: Handler = (query) => {
+    const { resolve, reject } = query;
+    const left = scope.deadline() - performance.now();
+    if (left <= 0) {
+      reject(scope.expired(query, false));
+      return;
+    }
+    const timer = setTimeout(() => {
+      const sent = query.state !== null;
+      reject(scope.expired(query, sent));
+      if (!sent) query.cancel();
+      else connectionOf.get(query.state!)?.terminate();
+    }, left);
+    query.resolve = (result) => {
+      clearTimeout(timer);
+      resolve(result);
+    };
+    query.reject = (err) => {
+      clearTimeout(timer);
+      reject(err);
+    };
+    query.options.onexecute = (connection) => {
+      if (query.state) connectionOf.set(query.state, connection);
+      scope.onConnection?.(connection);
+      // What postgres.js uses without the hook: the connection may take the next query.
+      return true;
+    };
+    handler(query);
+  };
+  armed.debug = handler.debug;
+  value.handler = armed;
+  return value;
+}
+
+/** A view of `sql` (a pool or a transaction) whose statements are armed with the scope. */
+function armedView<S extends Sql | postgres.TransactionSql>(sql: S, scope: () => Scope, begin?: Sql['begin']): S {
+  return new Proxy(sql, {
+    apply(target, thisArg, args) {
+      return arm(Reflect.apply(target as unknown as (...a: unknown[]) => unknown, thisArg, args), scope());
+    },
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof value !== 'function') return value;
+      if (prop === 'unsafe' || prop === 'file') {
+        return (...args: unknown[]) => arm((value as (...a: unknown[]) => unknown).apply(target, args), scope());
+      }
+      if (prop === 'begin' && begin) return begin;
+      if (prop === 'savepoint') {
+        return (...args: unknown[]) => {
+          const fn = args.pop() as (tx: postgres.TransactionSql) => unknown;
+          const current = scope();
+          return (value as (...a: unknown[]) => unknown).apply(target, [...args, (tx: postgres.TransactionSql) => fn(armedView(tx, () => current))]);
+        };
+      }
+      return value;
+    },
+  });
+}
+
+/** A statement outside a transaction: the bound runs from when it is handed to the pool. */
+function statementScope(ms: number): Scope {
+  const at = performance.now() + ms;
+  return {
+    deadline: () => at,
+    expired: (query, sent) =>
+      sent && mayChangeData(query)
+        ? new DatabaseTimeoutError(`PostgreSQL did not confirm a change within ${ms} ms; it may have been applied`, true)
+        : new DatabaseTimeoutError(`PostgreSQL did not answer within ${ms} ms`, false),
+  };
+}
+
+/** `sql.begin` whose transaction must be done by `at` (performance.now()), COMMIT included; see above. */
+function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
+  return ((...args: unknown[]) => {
+    const fn = args.pop() as (tx: postgres.TransactionSql) => unknown;
+    const at = deadlineAt ?? performance.now() + ms;
+    let committing = false;
+    let timedOut = false;
+    let connection: Connection | undefined;
+    const notApplied = () => new DatabaseTimeoutError(`PostgreSQL did not finish a transaction within ${ms} ms; nothing of it was applied`, false);
+    const scope: Scope = {
+      deadline: () => at,
+      expired: () => ((timedOut = true), notApplied()),
+      onConnection: (c) => (connection ??= c),
+    };
+    const work = (raw.begin as (...a: unknown[]) => Promise<unknown>)(...args, async (tx: postgres.TransactionSql) => {
+      if (timedOut || performance.now() >= at) throw scope.expired({} as RawQuery, false);
+      const result = await fn(armedView(tx, () => scope));
+      // The last moment COMMIT may still be sent: after it, the answer can only be "may have been applied".
+      if (timedOut || performance.now() >= at) throw scope.expired({} as RawQuery, false);
+      committing = true;
+      return result;
+    });
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        const sentCommit = committing;
+        timedOut = true;
+        reject(
+          sentCommit
+            ? new DatabaseTimeoutError(`PostgreSQL did not confirm a COMMIT within ${ms} ms; the transaction may have been applied`, true)
+            : notApplied(),
+        );
+        // Before COMMIT: the server rolls back when it finds the connection gone. After: frees the pool.
+        connection?.terminate();
+      }, Math.max(0, at - performance.now()));
+      work.then(
+        (result) => {
+          clearTimeout(timer);
+          resolve(result as never);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          // A statement of it missed the deadline: whatever its rollback met, nothing was applied.
+          reject(timedOut && !committing ? notApplied() : err);
+        },
+      );
+    });
+  }) as Sql['begin'];
+}
+
+/** The pool with the platform's client-side deadline of `ms` on every statement and transaction (see above). */
+export function bounded(raw: Sql, ms: number): Sql {
+  const view = armedView(raw, () => statementScope(ms), boundedBegin(raw, ms));
+  boundedPools.set(view, { raw, ms });
+  return view;
+}
+
+/**
+ * `sql.begin` with a deadline of the caller's (performance.now()), for work that waited before it
+ * began (a group commit's oldest request): the transaction is done by then or fails as above. On a
+ * pool opened without a bound, a plain transaction.
+ */
+export function beginBy<T>(sql: Sql, at: number, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  const pool = boundedPools.get(sql);
+  if (!pool) return sql.begin(fn) as unknown as Promise<T>;
+  return boundedBegin(pool.raw, pool.ms, at)(fn) as Promise<T>;
+}
+
+/**
+ * The pool without the client-side deadline, for background work whose transactions may run longer
+ * than a request may wait (the history jobs); each statement is still bounded by the server's
+ * `statement_timeout`.
+ */
+export function unbounded(sql: Sql): Sql {
+  return boundedPools.get(sql)?.raw ?? sql;
+}
