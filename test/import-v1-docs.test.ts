@@ -288,7 +288,8 @@ t.test('what the documents say: messages, vocabulary, partial acceptance, states
     t.match(text, /\*\*those are stored all the same\*\*/, `${family}: partial acceptance`);
     t.match(text, /An option left out, or sent with `available: null`.*becomes unknown/, `${family}: unknown when omitted`);
     for (const state of ['Live', 'Testing', 'Inactive']) t.match(info, new RegExp(`\\| ${state}\\b`), `${family}: the ${state} state`);
-    t.match(info, /300 requests per minute per signal originator, \*\*one budget for import v1 and v1\.1 together\*\*/, `${family}: the rate limit`);
+    t.match(info, /3000 requests per minute per signal originator, \*\*one budget for import v1 and v1\.1 together\*\*/, `${family}: the rate limit`);
+    t.match(info, /never told of a limit/, `${family}: why the legacy limit is so high`);
     t.match(info, /\[the Import API v2 reference\]\(\/import\/v2\/doc\/\)/, `${family}: links the successor`);
     t.match(signal.description, /\[import v2\]\(\/import\/v2\/doc\/\)/, `${family}: the operation links the successor`);
     t.match(document.info.title, new RegExp(`Import API ${VERSION[family].replace('.', '\\.')}$`));

@@ -92,7 +92,9 @@ function transmissionStates(d: DialectDoc): string {
 
 const rateLimit = (limit: number) =>
   `## Rate limit\n\n${limit} request${limit === 1 ? '' : 's'} per minute per signal originator, **one budget for import v1 and v1.1 together** ` +
-  '(every import v1/v1.1 token of the originator spends it; its import v2 budget is apart). Every response after ' +
+  '(every import v1/v1.1 token of the originator spends it; its import v2 budget is apart). Legacy originators were ' +
+  'never told of a limit, so it is ten times import v2\'s: a request per station every minute stays far below it; ' +
+  'only a runaway client meets it. Every response after ' +
   'authentication carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; over the limit the answer ' +
   'is 429 with `Retry-After` and nothing is processed. Recommended cadence: a signal per station every minute, even ' +
   'when unchanged. After an outage, send a fresh reading rather than replaying queued ones.';
