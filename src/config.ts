@@ -89,7 +89,7 @@ export const envSchema = z
     REVEAL_LINK_TTL: seconds(7 * 24 * 3600),
     MAIL_CLAIM_SECONDS: seconds(120),
     IMPORT_V2_RATE_LIMIT: requests(300),
-    IMPORT_V1_RATE_LIMIT: requests(300),
+    IMPORT_V1_RATE_LIMIT: requests(3000),
     EXPORT_V1_RATE_LIMIT: requests(600),
     SANDBOX: z.enum(['on', 'off'], { error: 'must be "on" or "off"' }).default('on'),
     SANDBOX_RATE_LIMIT: requests(60),
@@ -212,7 +212,10 @@ export interface Config {
   datex2Publisher: { country: string; nationalIdentifier: string };
   /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */
   importV2RateLimit: number;
-  /** Import v1 and v1.1 requests per minute per signal originator, one budget for both (v2's 300 by default). */
+  /**
+   * Import v1 and v1.1 requests per minute per signal originator, one budget for both: 3000 by default, ten
+   * times import v2's, as export v1's is ten times export v2's burst (legacy clients were never told of a limit).
+   */
   importV1RateLimit: number;
   /** Export v1 and v1.1 requests per minute per token, one budget for both (the spec sets none; 600 protects the service). */
   exportV1RateLimit: number;

@@ -196,9 +196,10 @@ t.test('a legacy reading gives each nozzle its fuelling options\' value', async 
   const legacy = (options: { fuelling_option: string; available: unknown }[]) =>
     held({ station: { maintenance: false, limitedly_available: false }, fuelling_options: options });
   const points = (reading: Held) => statusOf({ availability: reading }).refillPoints.map((p) => p.status);
-  t.same(points(legacy([{ fuelling_option: '700ld', available: true }, { fuelling_option: '350ld', available: false }])), ['available', 'outOfOrder']);
+  t.same(points(legacy([{ fuelling_option: '700ld', available: true }, { fuelling_option: '350ld', available: false }])), ['available', 'unknown'], 'N2 also offers 350hd, not reported: it may be available');
   t.same(points(legacy([{ fuelling_option: '700ld', available: false }, { fuelling_option: '350hd', available: true }])), ['outOfOrder', 'available'], 'N2 offers 350ld and 350hd: one available is enough');
-  t.same(points(legacy([{ fuelling_option: '350ld', available: false }])), ['unknown', 'outOfOrder'], 'an option not reported is unknown');
+  t.same(points(legacy([{ fuelling_option: '350ld', available: false }])), ['unknown', 'unknown'], 'an option not reported is unknown; N2\'s 350hd too, so N2 may be available: unknown');
+  t.same(points(legacy([{ fuelling_option: '350ld', available: false }, { fuelling_option: '350hd', available: false }])), ['unknown', 'outOfOrder'], 'every option of N2 reported unavailable: out of order');
   t.same(points(legacy([{ fuelling_option: '700ld', available: null }])), ['unknown', 'unknown'], 'null is not reported');
   t.same(
     statusOf({ availability: legacy([{ fuelling_option: '700ld', available: true }]), usage: usage('in-use') }).refillPoints[0]!.status,

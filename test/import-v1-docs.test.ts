@@ -264,6 +264,7 @@ t.test('what the documents say: messages, vocabulary, partial acceptance, states
       V1_MESSAGES.invalidFuellingOption,
       V1_MESSAGES.duplicateFuellingOption('<fuel_type>'),
       V1_MESSAGES.notProvided('<fuel_type>'),
+      V1_MESSAGES.notProvidedIgnored('<fuel_type>'),
       V1_MESSAGES.unknownStation('<hrs>'),
       V1_MESSAGES.datetimeFormat,
       V1_MESSAGES.tooOld,
@@ -288,7 +289,8 @@ t.test('what the documents say: messages, vocabulary, partial acceptance, states
     t.match(text, /\*\*those are stored all the same\*\*/, `${family}: partial acceptance`);
     t.match(text, /An option left out, or sent with `available: null`.*becomes unknown/, `${family}: unknown when omitted`);
     for (const state of ['Live', 'Testing', 'Inactive']) t.match(info, new RegExp(`\\| ${state}\\b`), `${family}: the ${state} state`);
-    t.match(info, /300 requests per minute per signal originator, \*\*one budget for import v1 and v1\.1 together\*\*/, `${family}: the rate limit`);
+    t.match(info, /3000 requests per minute per signal originator, \*\*one budget for import v1 and v1\.1 together\*\*/, `${family}: the rate limit`);
+    t.match(info, /never told of a limit/, `${family}: why the legacy limit is so high`);
     t.match(info, /\[the Import API v2 reference\]\(\/import\/v2\/doc\/\)/, `${family}: links the successor`);
     t.match(signal.description, /\[import v2\]\(\/import\/v2\/doc\/\)/, `${family}: the operation links the successor`);
     t.match(document.info.title, new RegExp(`Import API ${VERSION[family].replace('.', '\\.')}$`));
@@ -346,13 +348,19 @@ t.test('the request examples are answered as documented; the stored signals are 
     const operation = document.paths[path].post;
     const examples = operation.requestBody.content['application/json'].examples as Record<string, { value: Json[] }>;
     t.ok(Object.keys(examples).length >= 4, `${family}: request examples`);
-    const partial = deref(document, operation.responses['400']).content['application/json'].examples.partial_acceptance.value;
+    const answers = deref(document, operation.responses['400']).content['application/json'].examples;
+    const partial = answers.partial_acceptance.value;
+    t.ok(examples.option_not_provided, `${family}: an option the station does not provide, as an example`);
     for (const [name, example] of Object.entries(examples)) {
       // The examples name the test fixture's BERLA; only the time is today's.
       const body = example.value.map((signal) => ({ ...signal, datetime: now() }));
       const before = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM signal_history`;
       if (name === 'partial_acceptance') {
         t.same(await conforms(t, family, 'POST', path, await post(p.url, path, body), 400, v1ValidationErrorListSchema), partial, `${family}: ${name} gets the documented 400`);
+      } else if (name === 'option_not_provided') {
+        const answer = await conforms(t, family, 'POST', path, await post(p.url, path, body), 400, v1ValidationErrorListSchema);
+        t.same(answer, answers.option_not_provided.value, `${family}: ${name} gets the documented 400`);
+        t.match(JSON.stringify(answer), /not provided by this station: (350bus|700hd)\. This entry was ignored/, `${family}: naming the option`);
       } else {
         await conforms(t, family, 'POST', path, await post(p.url, path, body), 204);
       }

@@ -47,7 +47,7 @@ function validSignal(hrs: string, id: string, request: number) {
 /** Ways a v1.1 signal is refused, each on its own. */
 const BREAKAGES: ((s: ReturnType<typeof validSignal>) => Record<string, unknown>)[] = [
   (s) => ({ ...s, dispensers: [{ fuel_type: '700car', available: true }] }), // a v1 code
-  (s) => ({ ...s, dispensers: [{ fuel_type: '700hd', available: true }] }), // not provided by the station
+  (s) => ({ ...s, dispensers: [{ fuel_type: '700hd', available: true }, { fuel_type: '700hd', available: false }] }), // not provided, twice
   (s) => ({ ...s, dispensers: [{ fuel_type: '350ld', available: true }, { fuel_type: '350ld', available: false }] }), // twice
   (s) => ({ ...s, hrs: 'NOPEA' }), // unknown station
   (s) => ({ ...s, datetime: ago(600) }), // too old

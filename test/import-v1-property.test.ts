@@ -38,14 +38,15 @@ function malformation(sent: unknown, result: V1BatchResult): string | undefined 
   }
   if (result.kind !== 'checked') return `an array of ${sent.length} was not checked`;
   if (result.outcomes.length !== sent.length) return 'one outcome per signal';
-  const allPassed = result.outcomes.every((o) => o.ok);
+  const allPassed = result.outcomes.every((o) => o.ok && o.notes === undefined);
   if (allPassed) return result.body === null ? undefined : 'all passed, yet a body';
   const body = result.body;
   if (body === null || body.length !== sent.length) return 'the body must be aligned with the request';
   if (!v1ValidationErrorListSchema.safeParse(body).success) return 'the body must be field errors as documented';
   for (const [i, outcome] of result.outcomes.entries()) {
     const entry = body[i] as Record<string, unknown>;
-    if (outcome.ok && (entry === null || typeof entry !== 'object' || Object.keys(entry).length !== 0)) return `accepted #${i} must be {}`;
+    if (outcome.ok && outcome.notes === undefined && (entry === null || typeof entry !== 'object' || Object.keys(entry).length !== 0)) return `accepted #${i} must be {}`;
+    if (outcome.ok && outcome.notes !== undefined && (Object.keys(entry).length === 0 || entry !== outcome.notes)) return `accepted #${i} with ignored entries must carry its notes`;
     if (!outcome.ok && (Object.keys(entry).length === 0 || entry !== outcome.errors)) return `refused #${i} must carry its errors`;
   }
   for (const outcome of result.outcomes) {
@@ -139,8 +140,11 @@ function build(g: Generated): unknown {
   });
 }
 
-/** The rules, said plainly: whether the signal must be accepted, and its options if so. */
-function expected(dialect: Dialect, signal: Record<string, unknown>, datetimeValid: boolean): Record<string, boolean | null> | undefined {
+/**
+ * The rules, said plainly: whether the signal must be accepted, and its options if so (`ignored`: the
+ * codes of entries naming an option the station does not provide, left out of what is stored).
+ */
+function expected(dialect: Dialect, signal: Record<string, unknown>, datetimeValid: boolean, ignored: string[] = []): Record<string, boolean | null> | undefined {
   const station = typeof signal.hrs === 'string' ? STATIONS.get(signal.hrs) : undefined;
   if (!station || !datetimeValid) return undefined;
   if (typeof signal.maintenance !== 'boolean' || typeof signal.limitedly_available !== 'boolean') return undefined;
@@ -149,14 +153,17 @@ function expected(dialect: Dialect, signal: Record<string, unknown>, datetimeVal
   if (!Array.isArray(signal.dispensers)) return undefined;
   const provided = providedOptions(station);
   const reported: Record<string, boolean | null> = {};
+  const seen = new Set<string>();
   for (const entry of signal.dispensers as unknown[]) {
     if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return undefined;
     const { fuel_type, available } = entry as Record<string, unknown>;
     if (typeof fuel_type !== 'string' || !DIALECT_CODES[dialect].includes(fuel_type)) return undefined;
     const option = dialect === 'v1' ? V1_TO_CANONICAL.get(fuel_type)! : fuel_type;
-    if (option in reported || !provided.includes(option as (typeof provided)[number])) return undefined;
+    if (seen.has(option)) return undefined;
+    seen.add(option);
     if (!(available === undefined || available === null || typeof available === 'boolean')) return undefined;
-    reported[option] = typeof available === 'boolean' ? available : null;
+    if (!provided.includes(option as (typeof provided)[number])) ignored.push(fuel_type);
+    else reported[option] = typeof available === 'boolean' ? available : null;
   }
   return Object.fromEntries(provided.map((option) => [option, reported[option] ?? null]));
 }
@@ -164,6 +171,7 @@ function expected(dialect: Dialect, signal: Record<string, unknown>, datetimeVal
 t.test('generated signals: exactly the valid ones are accepted, with every provided option', async (t) => {
   let acceptedCount = 0;
   let refusedCount = 0;
+  let ignoredCount = 0;
   fc.assert(
     fc.property(fc.constantFrom(...DIALECTS).chain((dialect) => fc.tuple(fc.constant(dialect), fc.array(signalArb(dialect), { maxLength: 6 }))), ([dialect, generated]) => {
       const body = generated.map(build);
@@ -171,7 +179,8 @@ t.test('generated signals: exactly the valid ones are accepted, with every provi
       if (result.kind !== 'checked') throw new Error('checked expected');
       generated.forEach((g, i) => {
         const sent = body[i] as Record<string, unknown>;
-        const want = expected(dialect, sent, g.datetime.valid);
+        const ignored: string[] = [];
+        const want = expected(dialect, sent, g.datetime.valid, ignored);
         const outcome = result.outcomes[i]!;
         if ((want !== undefined) !== outcome.ok) {
           throw new Error(`#${i} ${dialect}: expected ${want ? 'acceptance' : 'refusal'}, got ${JSON.stringify(outcome)} for ${JSON.stringify(sent)}`);
@@ -181,6 +190,11 @@ t.test('generated signals: exactly the valid ones are accepted, with every provi
           return;
         }
         acceptedCount++;
+        const named = JSON.stringify(outcome.notes ?? {}).match(/not provided by this station: \w+/g) ?? [];
+        if (JSON.stringify(named) !== JSON.stringify(ignored.map((code) => `not provided by this station: ${code}`))) {
+          throw new Error(`#${i}: the ignored entries ${JSON.stringify(ignored)} must be named, got ${JSON.stringify(outcome.notes)}`);
+        }
+        if (ignored.length > 0) ignoredCount++;
         const options = Object.fromEntries(outcome.signal.payload.fuelling_options.map((o) => [o.fuelling_option, o.available]));
         if (JSON.stringify(options) !== JSON.stringify(want)) throw new Error(`#${i}: options ${JSON.stringify(options)}, expected ${JSON.stringify(want)}`);
         const s = outcome.signal;
@@ -194,6 +208,7 @@ t.test('generated signals: exactly the valid ones are accepted, with every provi
   );
   t.ok(acceptedCount > 100, `enough accepted signals generated (${acceptedCount})`);
   t.ok(refusedCount > 100, `enough refused signals generated (${refusedCount})`);
+  t.ok(ignoredCount > 20, `enough accepted signals with ignored entries generated (${ignoredCount})`);
 });
 
 t.test('arbitrary bodies never throw and every 400 body is well formed', async (t) => {

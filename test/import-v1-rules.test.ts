@@ -210,22 +210,44 @@ t.test('the same fuelling option twice: named under the later entry', async (t) 
   );
 });
 
-t.test('an option the station does not provide', async (t) => {
-  t.strictSame(errorsOf('v1', signal({ dispensers: [{ fuel_type: '700car', available: true }, { fuel_type: '350bus', available: true }] })), {
-    dispensers: [{}, { fuel_type: ['Fuelling option not provided by this station: 350bus'] }],
-  });
-  t.strictSame(errorsOf('v1.1', signal11({ dispensers: [{ fuel_type: '700hd', available: true }] })), {
-    dispensers: [{ fuel_type: ['Fuelling option not provided by this station: 700hd'] }],
-  });
-  t.strictSame(errorsOf('v1', signal({ hrs: 'HDBUS', dispensers: [{ fuel_type: '350car' }] })), {
-    dispensers: [{ fuel_type: ['Fuelling option not provided by this station: 350car'] }],
-  });
+/** One signal sent alone that is stored with ignored entries: its stored form and its entry of the 400 body. */
+function noted(dialect: Dialect, one: unknown): { signal: V1Signal; notes: unknown } {
+  const result = checked(dialect, [one]);
+  const outcome = result.outcomes[0]!;
+  if (!outcome.ok || result.body === null) throw new Error(`expected acceptance with notes, got ${JSON.stringify(result.body)}`);
+  t.strictSame(result.body, [outcome.notes], 'the answer\'s entry is the notes');
+  return { signal: outcome.signal, notes: outcome.notes };
+}
+const ignored = (code: string) => `Fuelling option not provided by this station: ${code}. This entry was ignored; the rest of the signal was stored.`;
+
+t.test('an option the station does not provide: that entry is ignored and named, the rest stored', async (t) => {
+  const one = noted('v1', signal({ maintenance: true, dispensers: [{ fuel_type: '700car', available: true }, { fuel_type: '350bus', available: true }] }));
+  t.strictSame(one.notes, { dispensers: [{}, { fuel_type: [ignored('350bus')] }] }, 'named under its entry, aligned with the request');
+  t.strictSame(one.signal.payload, {
+    station: { maintenance: true, limitedly_available: false },
+    fuelling_options: [{ fuelling_option: '700ld', available: true }, { fuelling_option: '350ld', available: null }],
+  }, 'the maintenance flag and the provided options are kept; the one left out is unknown');
+  t.equal(ignored('350bus').startsWith(V1_MESSAGES.notProvided('350bus')), true, 'the message begins with the refusal\'s words');
+  t.strictSame(noted('v1.1', signal11({ dispensers: [{ fuel_type: '700hd', available: true }] })).notes, { dispensers: [{ fuel_type: [ignored('700hd')] }] });
+  const hd = noted('v1', signal({ hrs: 'HDBUS', dispensers: [{ fuel_type: '350car', available: false }, { fuel_type: '350bus', available: false }] }));
+  t.strictSame(hd.notes, { dispensers: [{ fuel_type: [ignored('350car')] }, {}] });
+  t.strictSame(options(hd.signal), { '700ld': null, '700hd': null, '350hd': false }, 'a false for an option it lacks changes nothing');
   t.strictSame(options(accepted('v1', signal({ hrs: 'V1ONL', dispensers: [{ fuel_type: '350car', available: true }] }))), { '350ld': true }, 'v1 fuel types alone');
   t.strictSame(options(accepted('v1.1', signal11({ hrs: 'V1ONL', dispensers: [{ fuel_type: '350ld', available: true }] }))), { '350ld': true }, 'and in v1.1 codes');
-  t.strictSame(errorsOf('v1', signal({ hrs: 'EMPTY', dispensers: [{ fuel_type: '700car' }] })), {
-    dispensers: [{ fuel_type: ['Fuelling option not provided by this station: 700car'] }],
-  });
+  const empty = noted('v1', signal({ hrs: 'EMPTY', dispensers: [{ fuel_type: '700car' }] }));
+  t.strictSame(empty.notes, { dispensers: [{ fuel_type: [ignored('700car')] }] });
+  t.strictSame(empty.signal.payload.fuelling_options, [], 'nothing provided: just the flags');
   t.strictSame(accepted('v1', signal({ hrs: 'EMPTY', dispensers: [] })).payload.fuelling_options, [], 'a station with no option: just the flags');
+});
+
+t.test('an option the station does not provide, in a signal refused for another reason: named with the refusal', async (t) => {
+  t.strictSame(errorsOf('v1', signal({ datetime: at(-400), dispensers: [{ fuel_type: '700car', available: true }, { fuel_type: '350bus', available: true }] })), {
+    dispensers: [{}, { fuel_type: ['Fuelling option not provided by this station: 350bus'] }],
+    datetime: ['The signal may not be older than 5 minutes.'],
+  });
+  t.strictSame(errorsOf('v1', signal({ dispensers: [{ fuel_type: '350bus', available: 'y' }] })), {
+    dispensers: [{ available: ['Must be a valid boolean.'], fuel_type: ['Fuelling option not provided by this station: 350bus'] }],
+  });
 });
 
 t.test('hrs: a registered station, with import v2\'s words', async (t) => {
@@ -312,11 +334,12 @@ t.test('every problem of a signal at once', async (t) => {
 });
 
 t.test('partial acceptance: signals are validated independently, in order', async (t) => {
-  const bad = signal({ dispensers: [{ fuel_type: '700car' }, { fuel_type: '350bus' }] });
-  const result = checked('v1', [signal(), bad, signal({ hrs: 'V1ONL', dispensers: [] })]);
-  t.strictSame(result.outcomes.map((o) => o.ok), [true, false, true]);
-  t.strictSame(result.body, [{}, { dispensers: [{}, { fuel_type: ['Fuelling option not provided by this station: 350bus'] }] }, {}]);
-  t.strictSame(result.outcomes.flatMap((o) => (o.ok ? [o.signal.hrsId] : [])), ['BERLA', 'V1ONL']);
+  const bad = signal({ dispensers: [{ fuel_type: '700car' }, { fuel_type: '700car' }] });
+  const lacking = signal({ hrs: 'HDBUS', dispensers: [{ fuel_type: '700car' }, { fuel_type: '350car' }] });
+  const result = checked('v1', [signal(), bad, signal({ hrs: 'V1ONL', dispensers: [] }), lacking]);
+  t.strictSame(result.outcomes.map((o) => o.ok), [true, false, true, true]);
+  t.strictSame(result.body, [{}, { dispensers: [{}, { fuel_type: ['Duplicate fuelling option: 700car'] }] }, {}, { dispensers: [{}, { fuel_type: [ignored('350car')] }] }]);
+  t.strictSame(result.outcomes.flatMap((o) => (o.ok ? [o.signal.hrsId] : [])), ['BERLA', 'V1ONL', 'HDBUS']);
   t.ok(v1ValidationErrorListSchema.safeParse(result.body).success, 'the 400 body as documented');
   const all = checked('v1.1', [signal11(), signal11({ datetime: at(-20) })]);
   t.equal(all.body, null, 'all passed: no body');

@@ -354,8 +354,8 @@ t.test('import v2 responses carry the rate-limit headers', async (t) => {
   // Other generations have budgets of their own: import v1/v1.1 (one for both), export v2 (export-policies.test.ts).
   const other = await get(`${p.url}/import/v1/fuel-type`, TOKENS.import_v1);
   t.equal(other.status, 200);
-  t.equal(other.headers.get('ratelimit-limit'), '300', 'import v1: its own limit');
-  t.equal(other.headers.get('ratelimit-remaining'), '299', 'and its own budget, untouched by the import v2 requests');
+  t.equal(other.headers.get('ratelimit-limit'), '3000', 'import v1: its own limit, ten times v2\'s (legacy originators were never told of one)');
+  t.equal(other.headers.get('ratelimit-remaining'), '2999', 'and its own budget, untouched by the import v2 requests');
   await other.arrayBuffer();
   const exportV2 = await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2);
   t.equal(exportV2.headers.get('ratelimit-limit'), '60', 'export v2: its own limit, not the import one');

@@ -47,11 +47,15 @@ function referenceEntry(option: FuellingOption, { reading, fresh, open, layout }
     const own = (payload.fuelling_options as { fuelling_option: string; available: unknown }[]).find((o) => o.fuelling_option === option);
     reported = own === undefined ? undefined : typeof own.available === 'boolean' ? own.available : null;
   } else {
-    // Import v2: the listed nozzles that the current layout has and that offer the option.
+    // Import v2: the listed nozzles that the current layout has and that offer the option; available
+    // when one of them is; unavailable only when every nozzle of the layout offering it is listed (and
+    // none available); unknown when some nozzle offering it is not listed.
     const offering = (payload.nozzles ?? []).filter((n) => layout !== null && (layout.nozzles.get(n.id)?.fuellingOptions ?? []).includes(option));
+    const all = layout === null ? [] : [...layout.nozzles].filter(([, n]) => n.fuellingOptions.includes(option)).map(([id]) => id);
     if (offering.length === 0) reported = undefined;
     else if (offering.some((n) => n.available === true)) reported = true;
-    else reported = false;
+    else if (all.every((id) => offering.some((n) => n.id === id))) reported = false;
+    else reported = null;
   }
   if (reported === undefined || reported === null) return entry('UNKNOWN', 'not_reported');
   return reported ? entry('AVAILABLE', 'reported_available') : entry('UNAVAILABLE', 'reported_unavailable');

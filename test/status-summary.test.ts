@@ -152,14 +152,16 @@ t.test('legacy readings: v1 and v1.1 give each option directly', async (t) => {
   t.strictSame(brief(run({ reading: v11, layout: noNozzleFor700ld })), brief(run({ reading: v11 })), 'nor does a layout without a nozzle for the option');
 });
 
-t.test('import v2 readings: an option is available when any nozzle offering it is, unavailable when every one is', async (t) => {
+t.test('import v2 readings: an option is available when any listed nozzle offering it is, unavailable when every nozzle of the layout offering it is listed unavailable, unknown otherwise', async (t) => {
   const twoFor700 = layout({ N1: ['700ld'], N2: ['700ld', '350ld'], N3: ['350hd'] });
   const at = (nozzles: Record<string, boolean>, options: FuellingOption[] = ['700ld']) =>
     brief(summarize({ options, reading: v2(nozzles), fresh: true, open: true, layout: twoFor700 }));
   t.strictSame(at({ N1: true, N2: false }), ['700ld AVAILABLE reported_available'], 'two nozzles offering 700ld, one available');
   t.strictSame(at({ N1: false, N2: true }), ['700ld AVAILABLE reported_available'], 'the other one available');
   t.strictSame(at({ N1: false, N2: false }), ['700ld UNAVAILABLE reported_unavailable'], 'both unavailable');
-  t.strictSame(at({ N1: false }), ['700ld UNAVAILABLE reported_unavailable'], 'the only one listed unavailable');
+  t.strictSame(at({ N1: false }), ['700ld UNKNOWN not_reported'], 'one listed unavailable, the other (N2) not listed: it may be available, so unknown');
+  t.strictSame(at({ N2: false }, ['700ld', '350ld']), ['700ld UNKNOWN not_reported', '350ld UNAVAILABLE reported_unavailable'], 'N2 unavailable: 350ld (only N2 offers it) is unavailable, 700ld (N1 unlisted) unknown');
+  t.strictSame(at({ N2: true }, ['700ld', '350ld']), ['700ld AVAILABLE reported_available', '350ld AVAILABLE reported_available'], 'a listed nozzle available: available whatever the unlisted ones');
   t.strictSame(at({ N3: true }, ['700ld', '350ld', '350hd']), [
     '700ld UNKNOWN not_reported',
     '350ld UNKNOWN not_reported',
@@ -178,7 +180,7 @@ t.test('import v2 readings: an option is available when any nozzle offering it i
     ['700ld UNKNOWN not_reported'],
     'without a confirmed layout no nozzle counts',
   );
-  const stored = reading({ station: flags({}), nozzles: [{ id: 'N1', available: false }], fuelling_options: { '700ld': true } });
+  const stored = reading({ station: flags({}), nozzles: [{ id: 'N1', available: false }, { id: 'N2', available: false }], fuelling_options: { '700ld': true } });
   t.strictSame(
     brief(summarize({ options: ['700ld'], reading: stored, fresh: true, open: true, layout: twoFor700 })),
     ['700ld UNAVAILABLE reported_unavailable'],

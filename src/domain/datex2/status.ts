@@ -21,7 +21,9 @@ import type { RefillPointModel, SiteModel } from './table.js';
  * | 9 | available                                              | `available`           |                                   |
  *
  * A legacy reading (import v1, v1.1) reports per fuelling option: a nozzle takes its options' values,
- * available when one of them is, unavailable when every reported one is, not reported when none is.
+ * available when one of them is, unavailable when every one of them is reported unavailable, not
+ * reported otherwise (an option of it without a reported state may be available): the summary's rule
+ * for an option offered by several nozzles of an import v2 reading, turned round.
  * Usage refines only while its own reading is live (not `unknown`). The station's
  * `limitedHydrogenAmount` is true when a live storage reading calls any storage low, false when it
  * calls none low, absent without one. The latest pricing appears as one `energyRateUpdate` per energy
@@ -82,9 +84,10 @@ function nozzleValue(point: RefillPointModel, reading: PublishedReading, layout:
   const payload = reading.payload;
   if (Array.isArray(payload.fuelling_options)) {
     const values = optionValues(payload, layout);
-    const mine = point.options.map((o) => values.get(o)).filter((v): v is boolean => typeof v === 'boolean');
+    // As the summary's import v2 rule for an option: unavailable only when every option is reported unavailable.
+    const mine = point.options.map((o) => values.get(o));
     if (mine.includes(true)) return true;
-    return mine.length > 0 ? false : null;
+    return mine.length > 0 && mine.every((v) => v === false) ? false : null;
   }
   const entry = entries(payload, 'nozzles').find((n) => n.id === point.nozzle);
   // As the availability section publishes it: only `true` is available.

@@ -16,6 +16,12 @@ export const V1_MESSAGES = {
   duplicateFuellingOption: (code: string) => `Duplicate fuelling option: ${code}`,
   /** A fuelling option the station does not provide (under the entry's `fuel_type`). */
   notProvided: (code: string) => `Fuelling option not provided by this station: ${code}`,
+  /**
+   * The same, in a signal that passed every other rule: the entry is ignored and the rest of the signal
+   * stored (the answer is still a 400, so that the originator sees it; the message says what was kept).
+   */
+  notProvidedIgnored: (code: string) =>
+    `Fuelling option not provided by this station: ${code}. This entry was ignored; the rest of the signal was stored.`,
 
   // Shared with import v2.
   unknownStation: MESSAGES.unknownStation,

@@ -12,10 +12,15 @@ import { toCanonical, type Dialect } from './options.js';
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => v !== null && typeof v === 'object' && !Array.isArray(v);
 
+/** The `dispensers` entries naming a known option the station does not provide: where each is, and its code. */
+export type NotProvided = { index: number; code: string }[];
+
 /**
- * The `dispensers` entries: each fuelling option at most once, and only options the station provides
- * (`provided`, canonical). Returns what the signal reports, canonical option → `available` (`null`
- * for `null` or left out), for the entries whose `fuel_type` is in the dialect.
+ * The `dispensers` entries: each fuelling option at most once (a repeat is an error), and only options
+ * the station provides (`provided`, canonical). An option the station does not provide is not an error
+ * of the signal (the spec refuses unknown codes only): it is left out of what is reported and listed in
+ * `notProvided`, for the caller to name in its answer. Returns what the signal reports, canonical option
+ * → `available` (`null` for `null` or left out), for the entries whose `fuel_type` is in the dialect.
  */
 export function checkDispensers(
   dialect: Dialect,
@@ -23,18 +28,20 @@ export function checkDispensers(
   errors: ErrorTree,
   station: StationEntry | undefined,
   provided: readonly string[],
+  notProvided: NotProvided = [],
 ): Map<string, boolean | null> {
   const reported = new Map<string, boolean | null>();
+  const seen = new Set<string>();
   if (!Array.isArray(raw.dispensers)) return reported;
   (raw.dispensers as unknown[]).forEach((entry, index) => {
     if (!isObject(entry) || typeof entry.fuel_type !== 'string') return; // reported by the schema
     const code = entry.fuel_type;
     const option = toCanonical(dialect, code);
     if (option === undefined) return; // reported by the schema
-    const path = ['dispensers', index, 'fuel_type'];
-    if (reported.has(option)) errors.add(path, V1_MESSAGES.duplicateFuellingOption(code));
-    else reported.set(option, typeof entry.available === 'boolean' ? entry.available : null);
-    if (station && !provided.includes(option)) errors.add(path, V1_MESSAGES.notProvided(code));
+    if (seen.has(option)) errors.add(['dispensers', index, 'fuel_type'], V1_MESSAGES.duplicateFuellingOption(code));
+    seen.add(option);
+    if (station && !provided.includes(option)) notProvided.push({ index, code });
+    else if (!reported.has(option)) reported.set(option, typeof entry.available === 'boolean' ? entry.available : null);
   });
   return reported;
 }

@@ -90,8 +90,12 @@ const isFuellingOption = (value: unknown): value is FuellingOption => (FUELLING_
  * - A legacy reading (v1, v1.1; `fuelling_options` is an array, as `buildSection` tells them apart)
  *   gives each option's value directly; `available` other than a boolean is null. An entry for a code
  *   outside the fuelling options is ignored, and of two entries for one option the first counts.
- * - An import v2 reading gives each option from the nozzles against the layout: available when any
- *   listed nozzle offering it is available, unavailable when every one is, absent when none offers it.
+ * - An import v2 reading gives each option from the nozzles against the layout, first match wins:
+ *   1. no listed nozzle offers it: absent;
+ *   2. a listed nozzle offering it is available: `true`;
+ *   3. every nozzle of the confirmed layout offering it is listed, and unavailable: `false`;
+ *   4. otherwise (some listed unavailable, others offering it not listed, so without a reported state):
+ *      `null`, unknown — an unlisted nozzle may well be available.
  *   Only nozzles still in the confirmed layout count (none without a layout); a nozzle counts as
  *   available only with `available: true`, as the published availability section shows it. The
  *   per-option map import v2 stores at receipt is not used: the layout may have changed since.
@@ -104,15 +108,38 @@ export function optionValues(payload: Record<string, unknown>, layout: Confirmed
       found.set(entry.fuelling_option, typeof entry.available === 'boolean' ? entry.available : null);
     }
   } else if (Array.isArray(payload.nozzles) && layout !== null) {
+    // Each listed nozzle of the layout: whether any of its entries says available.
+    const listed = new Map<string, boolean>();
     for (const nozzle of payload.nozzles) {
-      if (!isEntry(nozzle) || typeof nozzle.id !== 'string') continue;
-      const offered = layout.nozzles.get(nozzle.id)?.fuellingOptions ?? [];
-      for (const option of offered) {
-        if (isFuellingOption(option)) found.set(option, found.get(option) === true || nozzle.available === true);
-      }
+      if (!isEntry(nozzle) || typeof nozzle.id !== 'string' || !layout.nozzles.has(nozzle.id)) continue;
+      listed.set(nozzle.id, listed.get(nozzle.id) === true || nozzle.available === true);
     }
+    if (listed.size > 0) nozzleOptionValues(layout, listed, found);
   }
   return new Map(FUELLING_OPTIONS.filter((option) => found.has(option)).map((option) => [option, found.get(option)!]));
+}
+
+/** The import v2 rules above, over every nozzle of the layout: `listed` holds the reported ones (id → available). */
+function nozzleOptionValues(layout: ConfirmedLayout, listed: ReadonlyMap<string, boolean>, found: Map<FuellingOption, boolean | null>): void {
+  // Per option: 'available', 'unavailable' (every nozzle so far listed unavailable), or 'unlisted' (one was not).
+  const state = new Map<FuellingOption, 'available' | 'unavailable' | 'unlisted'>();
+  // Options some listed nozzle offers (rule 1 leaves the others absent).
+  const reported = new Set<FuellingOption>();
+  for (const [id, nozzle] of layout.nozzles) {
+    const available = listed.get(id);
+    for (const option of nozzle.fuellingOptions) {
+      if (!isFuellingOption(option)) continue;
+      if (available !== undefined) reported.add(option);
+      const before = state.get(option);
+      if (before === 'available' || available === true) state.set(option, 'available');
+      else if (available === undefined) state.set(option, 'unlisted');
+      else if (before === undefined) state.set(option, 'unavailable');
+    }
+  }
+  for (const option of reported) {
+    const value = state.get(option);
+    found.set(option, value === 'available' ? true : value === 'unavailable' ? false : null);
+  }
 }
 
 /** Rules 1 to 4: the reason when the whole station decides, else null (each option decides). The DATEX II status publication starts from it too. */
@@ -160,10 +187,12 @@ const REASON_DESCRIPTIONS: Record<SummaryReason, string> = {
   no_signal: '`UNKNOWN`: no live availability reading in the last 30 minutes (by the reading\'s measurement time).',
   maintenance: '`UNAVAILABLE`: the station reports maintenance, so it is out of service whatever the per-option values say.',
   limited: '`LIMITEDLY_AVAILABLE`: the station reports itself limitedly available, which overrides the per-option values.',
-  not_reported: '`UNKNOWN`: the live reading does not report this option: left out, or sent with `available` null.',
+  not_reported:
+    '`UNKNOWN`: the live reading does not report this option: left out, or sent with `available` null (from import v2: no listed ' +
+    'nozzle offering it is available, and some nozzle offering it is not listed, so has no reported state).',
   reported_unavailable:
-    '`UNAVAILABLE`: the live reading reports the option unavailable (from import v2: every nozzle offering it is unavailable).',
-  reported_available: '`AVAILABLE`: the live reading reports the option available (from import v2: some nozzle offering it is available).',
+    '`UNAVAILABLE`: the live reading reports the option unavailable (from import v2: every nozzle of the confirmed layout offering it is listed, and unavailable).',
+  reported_available: '`AVAILABLE`: the live reading reports the option available (from import v2: some listed nozzle offering it is available).',
 };
 
 /** A closed list as a union of literals, each with its own description (the document lists them one by one). */

@@ -35,13 +35,17 @@ const NOT_PROVIDED: Record<Dialect, string> = { v1: '350bus', 'v1.1': '700hd' };
 /** The 400 body the `partial_acceptance` request example gets. */
 export const partialAcceptanceErrors = (dialect: Dialect) => [
   {},
-  { dispensers: [{}, { fuel_type: [V1_MESSAGES.notProvided(NOT_PROVIDED[dialect])] }] },
+  { dispensers: [{}, {}, { fuel_type: [V1_MESSAGES.duplicateFuellingOption(CODES[dialect][0])] }] },
   {},
 ];
 
+/** The 400 body the `option_not_provided` request example gets: the signal was stored, the entry ignored. */
+export const notProvidedNotes = (dialect: Dialect) => [{ dispensers: [{}, { fuel_type: [V1_MESSAGES.notProvidedIgnored(NOT_PROVIDED[dialect])] }] }];
+
 /**
- * The request examples: all but `partial_acceptance` are answered 204; that one 400 with
- * {@link partialAcceptanceErrors}, its first and third signals stored.
+ * The request examples: all but `partial_acceptance` and `option_not_provided` are answered 204; the
+ * first 400 with {@link partialAcceptanceErrors}, its first and third signals stored; the second 400 with
+ * {@link notProvidedNotes}, its signal stored.
  */
 export function requestExamples(dialect: Dialect): Record<string, { summary: string; description?: string; value: Signal[] }> {
   const [a, b] = CODES[dialect];
@@ -66,13 +70,21 @@ export function requestExamples(dialect: Dialect): Record<string, { summary: str
     partial_acceptance: {
       summary: 'Partial acceptance: answered 400, the first and third signals are stored',
       description:
-        `The second signal names \`${NOT_PROVIDED[dialect]}\`, which the station does not provide: the answer is a 400 ` +
-        'aligned with the request (the `partial_acceptance` example of the 400 response), and the two valid signals are stored.',
+        `The second signal names \`${a}\` twice: the answer is a 400 aligned with the request (the ` +
+        '`partial_acceptance` example of the 400 response), and the two valid signals are stored.',
       value: [
         signal([[a, true], [b, true]]),
-        signal([[a, true], [NOT_PROVIDED[dialect], true]]),
+        signal([[a, true], [b, true], [a, false]]),
         signal([[a, false], [b, true]]),
       ],
+    },
+    option_not_provided: {
+      summary: 'An option the station does not provide: answered 400, the signal is stored without it',
+      description:
+        `The signal names \`${NOT_PROVIDED[dialect]}\`, which the station does not provide: that entry is ignored and ` +
+        'named in the answer (the `option_not_provided` example of the 400 response); the rest of the signal (its flags, ' +
+        `\`${a}\`) is stored and published, and \`${b}\`, left out, becomes unknown.`,
+      value: [signal([[a, true], [NOT_PROVIDED[dialect], true]])],
     },
   };
 }

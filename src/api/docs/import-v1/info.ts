@@ -68,7 +68,9 @@ function unknownWhenOmitted(d: DialectDoc): string {
     'without `available`), becomes unknown**; the picture of the previous signal is not kept. ' +
     heavyDuty +
     ' The options a station provides are those of its operator-confirmed layout and its registered v1 fuel types; ' +
-    'an option it does not provide is refused (`Fuelling option not provided by this station: ...`). ' +
+    'an entry naming an option it does not provide is ignored and named in the answer (a 400: `Fuelling option not ' +
+    'provided by this station: ... This entry was ignored; the rest of the signal was stored.`), the rest of the ' +
+    'signal (its flags and the other options) is stored. Only a code outside the vocabulary refuses the signal. ' +
     '`maintenance: true` and `limitedly_available: true` override the per-option picture downstream. An accepted Live ' +
     'signal replaces the station\'s published availability when it is the newest by `datetime`, whichever API ' +
     'generation (v1, v1.1, v2) sent the previous one. Without a new signal for 30 minutes the status falls back to unknown.'
@@ -92,7 +94,9 @@ function transmissionStates(d: DialectDoc): string {
 
 const rateLimit = (limit: number) =>
   `## Rate limit\n\n${limit} request${limit === 1 ? '' : 's'} per minute per signal originator, **one budget for import v1 and v1.1 together** ` +
-  '(every import v1/v1.1 token of the originator spends it; its import v2 budget is apart). Every response after ' +
+  '(every import v1/v1.1 token of the originator spends it; its import v2 budget is apart). Legacy originators were ' +
+  'never told of a limit, so it is ten times import v2\'s: a request per station every minute stays far below it; ' +
+  'only a runaway client meets it. Every response after ' +
   'authentication carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; over the limit the answer ' +
   'is 429 with `Retry-After` and nothing is processed. Recommended cadence: a signal per station every minute, even ' +
   'when unchanged. After an outage, send a fresh reading rather than replaying queued ones.';
