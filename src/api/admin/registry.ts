@@ -4,12 +4,12 @@ import { userRoles } from '../../../db/queries/roles.js';
 import { listTransmissions } from '../../../db/queries/signals.js';
 import { HttpError, json, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { parseJson, type Request } from '../../http/request.js';
+import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { EditError, type RegistryEditor } from '../../registry/editor.js';
 import { ADMIN_ACTOR } from './actor.js';
 import { callLogModeSchema, rolesRequestSchema } from '../portal/bodies.js';
-import { decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
+import { bodyOf, decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
 import { auditPage } from '../portal/stations.js';
 import { parseQuery } from './query.js';
 
@@ -23,9 +23,6 @@ import { parseQuery } from './query.js';
  * - `GET /admin/v1/audit?operator=&hrs_id=&originator=&actor=`: the audit trail, newest first.
  */
 
-
-const invalid = (error: z.ZodError) =>
-  new HttpError(400, 'invalid_body', error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
 
 const edited = (err: unknown): never => {
   if (err instanceof EditError) throw new HttpError(err.status, err.code, err.message);
@@ -71,9 +68,7 @@ export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { 
     path: '/admin/v1/users/:id/roles',
     body: true,
     handler: async (req) => {
-      const parsed = rolesRequestSchema.safeParse(parseJson(req));
-      if (!parsed.success) throw invalid(parsed.error);
-      return json(200, await editor.setRoles(ADMIN_ACTOR, req.params.id!, parsed.data).catch(edited));
+      return json(200, await editor.setRoles(ADMIN_ACTOR, req.params.id!, bodyOf(rolesRequestSchema, req)).catch(edited));
     },
   });
   server.route({
@@ -82,9 +77,7 @@ export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { 
     path: '/admin/v1/originators/:id',
     body: true,
     handler: async (req) => {
-      const parsed = callLogModeSchema.safeParse(parseJson(req));
-      if (!parsed.success) throw invalid(parsed.error);
-      return json(200, await editor.setCallLogMode(ADMIN_ACTOR, req.params.id!, parsed.data.call_log_mode).catch(edited));
+      return json(200, await editor.setCallLogMode(ADMIN_ACTOR, req.params.id!, bodyOf(callLogModeSchema, req).call_log_mode).catch(edited));
     },
   });
   server.route({

@@ -9,7 +9,8 @@ import { checkExpiry, defaultExpiry } from '../../domain/token-values.js';
 import { hashSecret, newSecret } from '../portal/family.js';
 import { HttpError, json, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { parseJson } from '../../http/request.js';
+import { bodyOf } from '../portal/access.js';
+import { BLANK_NAME, storedName } from '../../domain/text.js';
 import type { HttpServer } from '../../http/server.js';
 import { parseQuery } from './query.js';
 import { ADMIN_ACTOR } from './actor.js';
@@ -28,7 +29,7 @@ const USER_ID = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 
 const newUser = z.strictObject({
   email: z.email('must be an e-mail address').max(254),
-  name: z.string().trim().min(1, 'must not be empty').max(200).nullable().optional(),
+  name: storedName(z.string().trim().min(1, BLANK_NAME).max(200, 'must be at most 200 characters')).nullable().optional(),
 });
 
 const mailQuery = z.strictObject({
@@ -46,10 +47,7 @@ export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql:
     path: '/admin/v1/users',
     body: true,
     handler: async (req) => {
-      const parsed = newUser.safeParse(parseJson(req));
-      if (!parsed.success) {
-        throw new HttpError(400, 'invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
-      }
+      const parsed = { data: bodyOf(newUser, req) };
       const email = parsed.data.email;
       const lower = email.toLowerCase();
       const id = USER_ID.test(lower) ? lower : `user-${randomBytes(6).toString('hex')}`;
@@ -94,8 +92,8 @@ export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql:
 
 const issueBody = z.strictObject({
   email: z.email('must be an e-mail address').max(254),
-  name: z.string().trim().min(1).max(200).nullable().optional(),
-  token_name: z.string().trim().min(1, 'must not be empty').max(100),
+  name: storedName(z.string().trim().min(1, BLANK_NAME).max(200, 'must be at most 200 characters')).nullable().optional(),
+  token_name: storedName(z.string().trim().min(1, BLANK_NAME).max(100, 'must be at most 100 characters')),
   expires_at: z.iso.datetime({ offset: true, error: 'must be a date and time in ISO 8601' }).optional(),
 });
 
@@ -123,10 +121,8 @@ export function adminIssueRoute(server: HttpServer, family: Family, deps: IssueD
     path: '/admin/v1/personal-tokens',
     body: true,
     handler: async (req) => {
-      const parsed = issueBody.safeParse(parseJson(req));
-      if (!parsed.success) {
-        throw new HttpError(400, 'invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
-      }
+      // Every field is checked before anything is written: a refused token name leaves no account behind.
+      const parsed = { data: bodyOf(issueBody, req) };
       const { email, token_name } = parsed.data;
       const now = new Date();
       const tokenExpiresAt = parsed.data.expires_at ? new Date(parsed.data.expires_at) : defaultExpiry(now);

@@ -6,6 +6,7 @@ import { HttpError } from '../../http/errors.js';
 import { parseJson, type Request } from '../../http/request.js';
 import { EditError } from '../../registry/editor.js';
 import { HRS_ID_PATTERN } from '../../domain/vocabulary.js';
+import { textFault, textFaults } from '../../domain/text.js';
 import { portalUserOf, type PortalPrincipal } from './family.js';
 
 /**
@@ -56,11 +57,28 @@ export function adminAccess(req: Request): PortalPrincipal {
 /** The actor of a portal change, for the audit trail. */
 export const portalActor = (user: PortalPrincipal) => ({ id: `user:${user.id}`, via: 'portal' as const, userId: user.id });
 
-/** A JSON body through its schema: 400 `invalid_body` with each issue as `field: message`. */
+/** A field's path as the `detail` of a 400 names it: `dispensers.0.external_id`, `(body)` for the whole body. */
+export const fieldName = (path: readonly PropertyKey[]) =>
+  path.map((part) => (typeof part === 'string' && textFault(part) ? JSON.stringify(part) : String(part))).join('.') || '(body)';
+
+/**
+ * A JSON body of the portal or the admin API through its schema: 400 `invalid_body` with each issue as
+ * `field: message`. First every string and key of the body meets the platform's text rule
+ * (src/domain/text.ts: no NUL, no unpaired surrogate), whatever field it is in, so nothing the
+ * database cannot store faithfully reaches it; then the schema (names not blank, and the rest).
+ */
 export function bodyOf<T extends z.ZodType>(schema: T, req: Request): z.output<T> {
-  const parsed = schema.safeParse(parseJson(req));
+  const input = parseJson(req);
+  const faults = textFaults(input);
+  if (faults.length > 0) throw new HttpError(400, 'invalid_body', faults.map((f) => `${fieldName(f.path)}: ${f.problem}`).join('; '));
+  const parsed = schema.safeParse(input);
   if (parsed.success) return parsed.data;
-  throw new HttpError(400, 'invalid_body', parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
+  throw new HttpError(400, 'invalid_body', invalidBodyDetail(parsed.error));
+}
+
+/** The `detail` of a 400 `invalid_body`: each issue as `field: message`, `(body)` for the body as a whole. */
+export function invalidBodyDetail(error: z.ZodError): string {
+  return error.issues.map((i) => `${fieldName(i.path)}: ${i.message}`).join('; ');
 }
 
 /** A refused registry change as the HTTP error it is answered with; anything else unchanged. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CALL_LOG_MODES, HRS_ID_PATTERN } from '../../domain/vocabulary.js';
+import { BLANK_NAME, storedName } from '../../domain/text.js';
 import { eventPatchSchema, eventShape, checkEvent, layoutSchema, newEventSchema, stationRecordSchema } from '../../registry/file/schema.js';
 
 /**
@@ -50,14 +51,14 @@ export const assignmentRequestSchema = z.strictObject({
 
 export const newImportTokenSchema = z.strictObject({
   generation: z.enum(['import_v2', 'import_v1'], { error: 'must be import_v2 or import_v1 (import v1 and v1.1 share their tokens)' }),
-  name: z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters'),
+  name: storedName(z.string().trim().min(1, BLANK_NAME).max(100, 'must be at most 100 characters')),
   expires_at: isoDatetime.optional(),
 });
 
 export const rolesRequestSchema = z.strictObject({
   admin: z.boolean({ error: 'must be true or false' }),
-  operators: z.array(z.string().min(1).max(64)).max(1000),
-  originators: z.array(z.string().min(1).max(64)).max(1000),
+  operators: z.array(storedName(z.string().min(1).max(64))).max(1000),
+  originators: z.array(storedName(z.string().min(1).max(64))).max(1000),
 });
 
 export const callLogModeSchema = z.strictObject({

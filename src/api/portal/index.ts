@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { z } from 'zod';
 import { userPersonalTokens, type PersonalTokenRow } from '../../../db/queries/personal-tokens.js';
 import {
   activeUserByEmail,
@@ -26,13 +25,13 @@ import { describeWait } from '../../http/rate-limit-guard.js';
 import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
 import { HttpError, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { parseJson, type Request } from '../../http/request.js';
+import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../registry/personal-tokens.js';
 import { checkOrigin, hashSecret, newSecret, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
 import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
-import { portalActor } from './access.js';
+import { bodyOf, invalidBodyDetail, portalActor } from './access.js';
 import { portalOriginatorRoutes } from './originators.js';
 import { portalHistoryRoutes } from './history.js';
 import type { HistoryDeps } from '../history.js';
@@ -94,16 +93,8 @@ export const LINK_GONE = {
   reveal: 'This link was used already or has expired: ask the platform contact for a new one.',
 } as const;
 
-/** The `detail` of a 400 `invalid_body`: each issue as `field: message`, `(body)` for the body as a whole. */
-export function invalidBodyDetail(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
-}
-
-function body<T extends z.ZodType>(schema: T, req: Request): z.output<T> {
-  const parsed = schema.safeParse(parseJson(req));
-  if (parsed.success) return parsed.data;
-  throw new HttpError(400, 'invalid_body', invalidBodyDetail(parsed.error));
-}
+export { invalidBodyDetail };
+const body = bodyOf;
 
 /** A token as the page lists it: never its value or hash. */
 export function tokenView(t: PersonalTokenRow, now = Date.now()): PersonalTokenView {

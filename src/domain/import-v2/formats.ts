@@ -5,7 +5,7 @@
  */
 
 /** Any text field: no U+0000 and no unpaired surrogate (read with the `u` flag, as ECMA-262 patterns are). */
-export const TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
+export { TEXT_PATTERN } from '../text.js';
 
 /** A registered station id: five uppercase letters. */
 export const STATION_PATTERN = '^[A-Z]{5}$';

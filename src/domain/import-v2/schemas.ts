@@ -12,6 +12,7 @@ import {
   TEXT_PATTERN,
 } from './formats.js';
 import { LIMITS } from './limits.js';
+import { codePoint, textFault } from '../text.js';
 
 /**
  * The shapes of import v2 transmissions, with the API's field messages. They check types and presence
@@ -38,17 +39,15 @@ const presence = (wrongType: (input: unknown) => string) => (issue: { input?: un
   return wrongType(issue.input);
 };
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
 /**
- * What PostgreSQL text and jsonb cannot hold and is not Unicode text: U+0000 and unpaired surrogates.
- * Refused in every string of a transmission, so that a dry run never promises what storing would refuse.
+ * What PostgreSQL text and jsonb cannot hold and is not Unicode text: U+0000 and unpaired surrogates
+ * (the platform's one text rule, src/domain/text.ts, in this API's words). Refused in every string of a
+ * transmission, so that a dry run never promises what storing would refuse.
  */
 export function unstorableProblem(value: string): string | undefined {
-  if (value.includes('\0')) return 'Null characters are not allowed.';
-  const lone = LONE_SURROGATE.exec(value);
-  if (lone) return `Surrogate characters are not allowed: U+${lone[0].charCodeAt(0).toString(16).toUpperCase()}.`;
-  return undefined;
+  const fault = textFault(value);
+  if (!fault) return undefined;
+  return fault.kind === 'nul' ? 'Null characters are not allowed.' : `Surrogate characters are not allowed: ${codePoint(fault.code)}.`;
 }
 
 const text = () =>

@@ -9,6 +9,7 @@ import {
   TOKEN_RANDOM_BYTES,
   tokenHint,
 } from '../token-values.js';
+import { BLANK_NAME, storedName } from '../text.js';
 
 /**
  * The bodies of the portal's JSON API (`/portal/v1/`, src/api/portal/index.ts): the requests, which the
@@ -63,11 +64,7 @@ const expiryRule = `at least ${minDays} day and at most ${maxDays} days from now
 
 export const newTokenRequestSchema = z
   .strictObject({
-    name: z
-      .string()
-      .trim()
-      .min(1, 'must not be empty')
-      .max(100, 'must be at most 100 characters')
+    name: storedName(z.string().trim().min(1, BLANK_NAME).max(100, 'must be at most 100 characters'))
       .meta({ description: 'What the token is for, 1 to 100 characters (surrounding spaces are dropped).', examples: ['laptop'] }),
     expires_at: expiresAt()
       .optional()

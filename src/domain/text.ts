@@ -1,0 +1,111 @@
+import { z } from 'zod';
+
+/**
+ * The one rule for text the platform stores, whatever brings it (import v1, v1.1 and v2, the portal,
+ * the admin API, a registry file):
+ * - no U+0000 (PostgreSQL's text and jsonb cannot hold it) and no unpaired surrogate (not Unicode text:
+ *   UTF-8 cannot encode it, and the database client would store it as U+FFFD without a word);
+ * - a name or an identifier is not blank: at least one character that is neither white space nor a
+ *   control character.
+ * Each family words the refusal in its own error format, always naming the field, and refuses before
+ * anything is written. The query string and path segments follow the same rule (src/http/request.ts,
+ * src/http/router.ts).
+ */
+
+/** What breaks the rule in a string: a NUL, or an unpaired surrogate (its code unit). */
+export type TextFault = { kind: 'nul' } | { kind: 'surrogate'; code: number };
+
+const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** White space (as `\s` reads it) and control characters (C0, DEL, C1). */
+const BLANK = /^[\s\u0000-\u001F\u007F-\u009F]*$/;
+
+export function textFault(value: string): TextFault | undefined {
+  if (value.includes('\u0000')) return { kind: 'nul' };
+  const lone = UNPAIRED.exec(value);
+  return lone ? { kind: 'surrogate', code: lone[0].charCodeAt(0) } : undefined;
+}
+
+/** U+D800 as messages write a code unit. */
+export const codePoint = (code: number) => `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+
+/** Whether a name or identifier is made only of white space and control characters (or is empty). */
+export const isBlank = (value: string): boolean => BLANK.test(value);
+
+/** The rule broken by `value`, in the words of the portal, the admin API and registry files; undefined when none. */
+export function textProblem(value: string): string | undefined {
+  const fault = textFault(value);
+  if (!fault) return undefined;
+  return fault.kind === 'nul'
+    ? 'must not contain the NUL character (U+0000)'
+    : `must not contain an unpaired surrogate (${codePoint(fault.code)})`;
+}
+
+export const BLANK_NAME = 'must not be blank (only spaces or control characters)';
+
+/** {@link textProblem}, and for a name or identifier also {@link BLANK_NAME}. */
+export function nameProblem(value: string): string | undefined {
+  return textProblem(value) ?? (isBlank(value) ? BLANK_NAME : undefined);
+}
+
+/** A place in a JSON value: keys and indexes from the root. */
+export type JsonPath = (string | number)[];
+
+/** At most this many faults are reported for one value (the rest would only repeat the same message). */
+const MAX_FAULTS = 20;
+
+/**
+ * Every string and every object key of a JSON value that breaks the text rule, with its path (a key's
+ * fault is reported at the key's own path), in document order, at most {@link MAX_FAULTS}.
+ */
+export function textFaults(value: unknown): { path: JsonPath; problem: string }[] {
+  const found: { path: JsonPath; problem: string }[] = [];
+  const walk = (node: unknown, path: JsonPath): void => {
+    if (found.length >= MAX_FAULTS) return;
+    if (typeof node === 'string') {
+      const problem = textProblem(node);
+      if (problem) found.push({ path, problem });
+    } else if (Array.isArray(node)) {
+      node.forEach((item, index) => walk(item, [...path, index]));
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, item] of Object.entries(node)) {
+        const problem = textProblem(key);
+        if (problem) {
+          if (found.length < MAX_FAULTS) found.push({ path: [...path, key], problem: `key ${problem}` });
+        } else walk(item, [...path, key]);
+      }
+    }
+  };
+  walk(value, []);
+  return found;
+}
+
+/**
+ * JSON Schema patterns of the rule for the OpenAPI documents (metadata: the rule above is what
+ * checks). They are read with the `u` flag, as ECMA-262 patterns are, where a surrogate pair is one
+ * character: any text, and a name (at least one character that is not white space or a control).
+ */
+export const TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
+export const NAME_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*[^\\s\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF][^\\u0000\\uD800-\\uDFFF]*$';
+
+/** A zod string checked by the text rule, with the portal's words, documented by its pattern. */
+export function storedText<T extends z.ZodString>(schema: T): T {
+  return schema
+    .superRefine((value, ctx) => {
+      const problem = textProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value });
+    })
+    .meta({ pattern: TEXT_PATTERN }) as T;
+}
+
+/**
+ * A zod string checked as a name or identifier: the text rule and not blank. The empty string is left
+ * to the schema's own minimum (one message for it, or allowed where an empty name means none).
+ */
+export function storedName<T extends z.ZodString>(schema: T): T {
+  return schema
+    .superRefine((value, ctx) => {
+      const problem = value === '' ? undefined : nameProblem(value);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value });
+    })
+    .meta({ pattern: NAME_PATTERN }) as T;
+}
