@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { compileTrust, trustEntries } from './http/client-address.js';
 
 /** Raised when the environment does not describe a usable configuration. */
 export class ConfigError extends Error {
@@ -140,6 +141,17 @@ export const envSchema = z
       .min(1, 'must not be empty')
       .max(1024, 'must be at most 1024 characters')
       .default('hrs-signal-platform'),
+    TRUST_PROXY: z
+      .string()
+      .default('')
+      .refine((text) => {
+        try {
+          compileTrust(trustEntries(text));
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'must list IP addresses or CIDR ranges (or loopback, linklocal, uniquelocal), separated by commas, e.g. "10.0.0.0/8, ::1"'),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
   })
@@ -199,6 +211,11 @@ export interface Config {
   databaseTimeoutMs: number;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
+  /**
+   * The proxies whose `X-Forwarded-For` / `Forwarded` name the client (TRUST_PROXY: addresses, CIDR
+   * ranges; none by default): see src/http/client-address.ts.
+   */
+  trustProxy: string[];
   /** Readings, intervals and roll-ups older than this many days are dropped (HISTORY_RETENTION_DAYS, 400). */
   historyRetentionDays: number;
   /** How often the status history is brought up to date (HISTORY_EVERY, a minute). */
@@ -283,6 +300,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseTimeoutMs: env.DATABASE_TIMEOUT * 1000,
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
+    trustProxy: trustEntries(env.TRUST_PROXY),
     historyRetentionDays: env.HISTORY_RETENTION_DAYS,
     historyEveryMs: env.HISTORY_EVERY * 1000,
     historyLagMs: env.HISTORY_LAG * 1000,

@@ -51,6 +51,7 @@ import { scheduleHistory } from '../workers/history/processor.js';
 import type { Rejection } from './domain/rejections.js';
 import { VERSION } from './version.js';
 import { expiringTokens } from '../db/queries/credential-reminders.js';
+import { compileTrust } from './http/client-address.js';
 
 /**
  * The composition root: builds every module with only what it needs, wires who tells whom (the bus,
@@ -208,7 +209,14 @@ interface Served {
 function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const { config, log, sql, redis, bus, tokens, registry, reference, status } = parts;
   const metrics = new PlatformMetrics(VERSION);
-  const server = new HttpServer({ log, maxBodyBytes: config.maxBodyBytes, fallback: ROOT_AREA, classify: classifyUnavailable, onAnswered: metrics.answered });
+  const server = new HttpServer({
+    log,
+    maxBodyBytes: config.maxBodyBytes,
+    fallback: ROOT_AREA,
+    classify: classifyUnavailable,
+    onAnswered: metrics.answered,
+    trustProxy: compileTrust(config.trustProxy),
+  });
   // Every queue, opened once: producers that need no queue of their own use them, metrics count their jobs.
   const queues = openQueues(parts.redis, parts.config.redisPrefix);
   server.family(IMPORT_AREA);

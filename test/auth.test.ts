@@ -169,7 +169,7 @@ t.test('reference data of every generation', async (t) => {
   t.ok(vehicles.every((x: { name: string }) => x.name.length > 5));
 });
 
-t.test('failed authentications: 30 per minute per client address, then 429 with Retry-After before any lookup', async (t) => {
+t.test('failed authentications: 30 per minute per client address, then its failures get 429 with Retry-After', async (t) => {
   const p = await startTestPlatform(t, { fixture: baseFixture() });
   for (let i = 0; i < 30; i++) {
     const res = await get(`${p.url}${i % 2 ? '/v2/fuel-type' : '/import/v2/active-stations/'}`, `no-such-token-${i}`);
@@ -193,9 +193,28 @@ t.test('failed authentications: 30 per minute per client address, then 429 with 
   t.equal(res.status, 200, 'public routes are not affected');
 });
 
-const request = (remoteAddress: string) => ({ remoteAddress }) as unknown as Request;
+t.test('a throttled address: valid tokens of every family still pass; only its failures are refused', async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture() });
+  for (let i = 0; i < 31; i++) await (await get(`${p.url}/v2/fuel-type`, `no-such-token-${i}`)).arrayBuffer();
+  let res = await get(`${p.url}/v2/fuel-type`, 'no-such-token-x');
+  t.equal(res.status, 429, 'the address is throttled');
+  await res.arrayBuffer();
+  for (const { family, path, accepts } of FAMILIES) {
+    res = await get(`${p.url}${path}`, TOKENS[accepts]);
+    t.equal(res.status, 200, `a valid token on ${family} passes from the throttled address`);
+    await res.arrayBuffer();
+  }
+  res = await get(`${p.url}/admin/v1/tokens`, ADMIN_TOKEN);
+  t.equal(res.status, 200, 'the admin token passes too');
+  await res.arrayBuffer();
+  res = await get(`${p.url}/import/v2/active-stations/`, TOKENS.export_v2);
+  t.equal(res.status, 429, 'a token of the wrong family is a failure: refused with 429');
+  await res.arrayBuffer();
+});
 
-t.test('failures are counted per address; other addresses and successes never count', async (t) => {
+const request = (clientAddress: string) => ({ clientAddress }) as unknown as Request;
+
+t.test('failures are counted per client address; other addresses and successes never count', async (t) => {
   const redis = await openRedis(TEST_REDIS_URL, 'auth-failures-test');
   const prefix = uniqueName('authfail');
   t.teardown(async () => {
@@ -206,42 +225,32 @@ t.test('failures are counted per address; other addresses and successes never co
   const attempts = failedAuthLimit(new RateLimiter(redis, prefix), createLogger('silent'), { limit: 3, windowSeconds: 2, name: 'af' });
   const attacker = request('203.0.113.7');
   const honest = request('198.51.100.1');
+  const invalid = unauthorized('Invalid token.');
   for (let i = 0; i < 3; i++) {
-    await attempts.admit(attacker, DRF_ERRORS);
-    await attempts.failed(attacker, unauthorized('Invalid token.'));
-    await attempts.admit(honest, DRF_ERRORS);
-    await attempts.failed(honest, new Error('a fault, not a refusal'));
-    await attempts.failed(honest, new HttpError(403, 'forbidden', 'no'));
+    t.equal(await attempts.failed(attacker, invalid, DRF_ERRORS), undefined, `failure ${i + 1} keeps its 401`);
+    t.equal(await attempts.failed(honest, new Error('a fault, not a refusal'), DRF_ERRORS), undefined);
+    t.equal(await attempts.failed(honest, new HttpError(403, 'forbidden', 'no'), DRF_ERRORS), undefined);
   }
-  const refused = await (async () => attempts.admit(attacker, DRF_ERRORS))().catch((err: unknown) => err);
-  t.match(refused, { status: 429, code: 'throttled', options: { headers: { 'Retry-After': '2' } } }, 'the fourth is refused');
-  await attempts.admit(honest, DRF_ERRORS);
-  t.pass('another address is never affected; non-401 failures do not count');
+  const refused = await attempts.failed(attacker, invalid, DRF_ERRORS);
+  t.match(refused, { status: 429, code: 'throttled', options: { headers: { 'Retry-After': '2' } } }, 'the fourth failure is answered 429');
+  t.equal(await attempts.failed(honest, invalid, DRF_ERRORS), undefined, 'another address is never affected; non-401 failures do not count');
   await new Promise((resolve) => setTimeout(resolve, 2200));
-  await attempts.admit(attacker, DRF_ERRORS);
-  t.pass('a window after the last counted failure the address is admitted again');
+  t.equal(await attempts.failed(attacker, invalid, DRF_ERRORS), undefined, 'a window later the address\'s failures are 401s again');
 });
 
-t.test('the check on the request path reads memory only: no Redis call and no address lookup while nobody is refused', async (t) => {
+t.test('a refused failure costs no Redis call; successes are never seen', async (t) => {
   let hits = 0;
-  let addressReads = 0;
   const limiter = {
     ready: true,
     hit: async () => {
       hits++;
-      return { allowed: true, remaining: 5 } as Awaited<ReturnType<RateLimiter['hit']>>;
+      return { allowed: true, remaining: hits >= 3 ? 0 : 3 - hits } as Awaited<ReturnType<RateLimiter['hit']>>;
     },
   };
   const attempts = failedAuthLimit(limiter, createLogger('silent'), { limit: 3, windowSeconds: 60, name: 'af' });
-  const req = {
-    get remoteAddress() {
-      addressReads++;
-      return '192.0.2.9';
-    },
-  } as unknown as Request;
-  for (let i = 0; i < 100; i++) await attempts.admit(req, DRF_ERRORS);
-  t.equal(hits, 0, 'admitting asks Redis nothing');
-  t.equal(addressReads, 0, 'nor reads the client address');
-  await attempts.failed(req, unauthorized('Invalid token.'));
-  t.equal(hits, 1, 'a failure is counted in Redis');
+  const req = request('192.0.2.9');
+  for (let i = 0; i < 3; i++) t.equal(await attempts.failed(req, unauthorized('Invalid token.'), DRF_ERRORS), undefined);
+  t.equal(hits, 3, 'each failure is counted in Redis');
+  for (let i = 0; i < 10; i++) t.match(await attempts.failed(req, unauthorized('Invalid token.'), DRF_ERRORS), { status: 429 });
+  t.equal(hits, 3, 'failures refused 429 ask Redis nothing');
 });

@@ -3,7 +3,7 @@ import { decideToken, TOKEN_MESSAGES, type Principal, type TokenAudience, type T
 import type { Logger } from 'pino';
 import type { Audience } from '../domain/sandbox.js';
 import { BEARER_MESSAGES, bearerToken, type AuthAttempts, type AuthScheme } from '../http/auth.js';
-import { HttpError, unauthorized } from '../http/errors.js';
+import { HttpError, unauthorized, type ErrorStyle } from '../http/errors.js';
 import { describeLimit, describeWait } from '../http/rate-limit-guard.js';
 import type { RateLimit, RateLimiter } from '../http/rate-limit.js';
 import type { Request } from '../http/request.js';
@@ -53,7 +53,7 @@ export function adminAuth(adminToken: string | undefined): AuthScheme {
   };
 }
 
-/** Failed authentications allowed per client address and minute before it is refused without a lookup. */
+/** Failed authentications allowed per client address and minute before its failures get 429. */
 export const AUTH_FAILURE_LIMIT: RateLimit = { limit: 30, windowSeconds: 60, name: 'auth-failures' };
 
 const WARN_EVERY_MS = 60_000;
@@ -62,18 +62,19 @@ const WARN_EVERY_MS = 60_000;
 const MAX_BLOCKED = 100_000;
 
 /**
- * Limits failed authentications (401s, any family) per client address: each failure is counted
- * through the rate limiter in Redis (shared by every instance), and once an address has `limit.limit`
- * failures within the window, this instance refuses its requests with 429 and `Retry-After` before any
- * token lookup, until the window has passed since that last counted failure. The check on the request
- * path reads memory only (no Redis round trip, no address lookup while nobody is refused); another
- * instance learns of the address at its own next failure from it. Successful authentications count
- * nothing. With Redis unreachable nothing is limited (as the rate limits), with a warning at most once
- * a minute.
+ * Limits failed authentications (401s, any family) per client address (`Request.clientAddress`: the
+ * peer, or the address a trusted proxy forwarded). The credential is always checked first, so a
+ * request with a valid token is never refused here, whoever else shares its address: only failures are
+ * throttled. Each failure is counted through the rate limiter in Redis (shared by every instance);
+ * once an address has `limit.limit` failures within the window, this instance answers that address's
+ * further failures with 429 and `Retry-After` instead of 401 (no Redis call, and nothing that tells a
+ * wrong token from a right one's absence) until the window has passed since then; another instance
+ * learns of the address at its own next failure from it. Successful authentications count nothing.
+ * With Redis unreachable nothing is limited (as the rate limits), with a warning at most once a minute.
  */
 export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'hit'>, log: Logger, limit: RateLimit = AUTH_FAILURE_LIMIT): AuthAttempts {
   const key = (address: string) => `auth-failures:${address}`;
-  /** Address → until when (epoch ms) it is refused. */
+  /** Address → until when (epoch ms) its failures are refused. */
   const blocked = new Map<string, number>();
   let lastWarning = -Infinity;
   const warn = (err: unknown) => {
@@ -88,29 +89,34 @@ export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'hit'>, log
     blocked.set(address, Date.now() + limit.windowSeconds * 1000);
   };
   const description = describeLimit(limit, 'client address', 'failed authentication');
+  const refusal = (style: ErrorStyle, waitMs: number) => {
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    return new HttpError(429, 'throttled', style.throttled(description, describeWait(seconds)), { headers: { 'Retry-After': String(seconds) } });
+  };
+  /** How long the address's failures are still refused (0: not refused). */
+  const blockedFor = (address: string) => {
+    const until = blocked.get(address);
+    if (until === undefined) return 0;
+    const waitMs = until - Date.now();
+    if (waitMs <= 0) blocked.delete(address);
+    return Math.max(0, waitMs);
+  };
   return {
-    admit(req, style) {
-      if (blocked.size === 0) return;
-      const address = req.remoteAddress;
-      const until = blocked.get(address);
-      if (until === undefined) return;
-      const waitMs = until - Date.now();
-      if (waitMs <= 0) {
-        blocked.delete(address);
-        return;
-      }
-      const seconds = Math.ceil(waitMs / 1000);
-      throw new HttpError(429, 'throttled', style.throttled(description, describeWait(seconds)), { headers: { 'Retry-After': String(seconds) } });
-    },
-    async failed(req, err) {
-      if (!(err instanceof HttpError && err.status === 401) || !limiter.ready) return;
-      const address = req.remoteAddress;
+    async failed(req, err, style) {
+      if (!(err instanceof HttpError && err.status === 401)) return undefined;
+      const address = req.clientAddress;
+      const waitMs = blocked.size === 0 ? 0 : blockedFor(address);
+      if (waitMs > 0) return refusal(style, waitMs);
+      if (!limiter.ready) return undefined;
       try {
         const result = await limiter.hit(key(address), [limit]);
         if (!result.allowed || result.remaining === 0) block(address);
+        // Over the limit already (counted by another instance): this failure is refused too.
+        if (!result.allowed) return refusal(style, limit.windowSeconds * 1000);
       } catch (failure) {
         warn(failure);
       }
+      return undefined;
     },
   };
 }

@@ -1,4 +1,4 @@
-import { unauthorized, type ErrorStyle } from './errors.js';
+import { unauthorized, type ErrorStyle, type HttpError } from './errors.js';
 import type { Request } from './request.js';
 
 /**
@@ -21,13 +21,14 @@ export interface Principal {
 export type AuthScheme = (header: string | undefined, req?: Request) => Promise<Principal> | Principal;
 
 /**
- * A watch on failed authentications, run around every family's scheme (routes and sockets alike):
- * `admit` before the scheme may refuse a client that failed too often (an HttpError, 429, worded in
- * the family's `style`), so a refused client costs no token lookup; `failed` is told of each refusal.
+ * A watch on failed authentications, run around every family's scheme (routes and sockets alike). The
+ * credential is always checked first: a request whose credential is valid is never refused by the
+ * watch. `failed` is told of each refusal and may answer it otherwise: a 429 (an HttpError worded in
+ * the family's `style`) for a client that failed too often, returned to be thrown instead of `err`;
+ * undefined keeps the refusal as it is.
  */
 export interface AuthAttempts {
-  admit(req: Request, style: ErrorStyle): Promise<void> | void;
-  failed(req: Request, err: unknown): Promise<void> | void;
+  failed(req: Request, err: unknown, style: ErrorStyle): Promise<HttpError | undefined> | HttpError | undefined;
 }
 
 export const BEARER_MESSAGES = {

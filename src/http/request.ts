@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Principal } from './auth.js';
 import { HttpError, badRequest } from './errors.js';
 import { isStorableText, type Method } from './router.js';
+import { clientAddress, type TrustProxy } from './client-address.js';
 
 /** Everything a handler may know about a request, copied out of uWS before the first await. */
 export interface Request {
@@ -20,6 +21,11 @@ export interface Request {
    * first use must come before the response is written. The access log reads it when enabled.
    */
   readonly remoteAddress: string;
+  /**
+   * The client's address: the peer's, or, when the peer is a trusted proxy (TRUST_PROXY), the address
+   * it forwarded (./client-address.ts). Per-address limits and logs use it. Read as `remoteAddress`.
+   */
+  readonly clientAddress: string;
   /** When the platform received the request. */
   readonly receivedAt: Date;
   params: Record<string, string>;
@@ -60,7 +66,7 @@ export class Abort {
   }
 }
 
-export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, log: Logger): Request {
+export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, log: Logger, trust?: TrustProxy): Request {
   const method = req.getMethod().toUpperCase();
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
@@ -77,6 +83,7 @@ export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, l
     res,
     abort,
     log,
+    trust,
   );
 }
 
@@ -96,6 +103,7 @@ class CopiedRequest implements Request {
   readonly responseHeaders: Record<string, string> = {};
   private queryParsed: URLSearchParams | undefined = undefined;
   private address: string | undefined = undefined;
+  private client: string | undefined = undefined;
   private child: Logger | undefined = undefined;
 
   constructor(
@@ -107,6 +115,7 @@ class CopiedRequest implements Request {
     private readonly res: HttpResponse,
     readonly abort: Abort,
     private readonly parentLog: Logger,
+    private readonly trust: TrustProxy | undefined,
   ) {}
 
   get query(): URLSearchParams {
@@ -115,6 +124,10 @@ class CopiedRequest implements Request {
 
   get remoteAddress(): string {
     return (this.address ??= Buffer.from(this.res.getRemoteAddressAsText()).toString());
+  }
+
+  get clientAddress(): string {
+    return (this.client ??= clientAddress(this.remoteAddress, this.headers, this.trust));
   }
 
   get log(): Logger {

@@ -19,7 +19,7 @@ export interface Answering {
 /** Writes a reply with its family's policy applied, then logs the request. */
 export function respond(log: Logger, res: HttpResponse, req: Request, reply: Reply, family: Answering, started: number): void {
   // The connection is gone from uWS once answered: read what the access log wants first.
-  const remoteAddress = log.isLevelEnabled('info') || reply.status >= 500 ? req.remoteAddress : undefined;
+  const remoteAddress = log.isLevelEnabled('info') || reply.status >= 500 ? req.clientAddress : undefined;
   const policy = family.policy;
   if (!policy) write(res, req, reply, '', family.errors);
   else if (keepsPolicyHeaders(reply, policy)) write(res, req, reply, policy.block, family.errors);

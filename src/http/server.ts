@@ -1,6 +1,7 @@
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { AuthAttempts } from './auth.js';
+import type { TrustProxy } from './client-address.js';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
 import { compilePolicy, isPreflight, preflightReply } from './policy.js';
@@ -73,6 +74,8 @@ export interface HttpServerOptions {
   classify?: ErrorClassifier;
   /** Told of every answered request, after the answer is written; must not throw. */
   onAnswered?: (answered: Answered) => void;
+  /** The proxies whose forwarded addresses name the client (TRUST_PROXY; see ./client-address.ts); none when undefined. */
+  trustProxy?: TrustProxy;
 }
 
 const BODY_METHODS = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -148,6 +151,7 @@ export class HttpServer {
       ...spec.behavior,
       upgrade: upgradeHandler(spec, family, {
         log: this.options.log,
+        trustProxy: this.options.trustProxy,
         authenticate: (req, header) => this.authenticate(family, req, header),
         classify: this.options.classify,
         answered: (req, status, started) => this.answered(req, status, family, started),
@@ -243,7 +247,7 @@ export class HttpServer {
   private dispatch(res: HttpResponse, uwsReq: HttpRequest): void {
     const abort = new Abort();
     res.onAborted(() => abort.fire());
-    const req = copyRequest(uwsReq, res, abort, this.options.log);
+    const req = copyRequest(uwsReq, res, abort, this.options.log, this.options.trustProxy);
     const started = performance.now();
     const match = req.method === ('UNKNOWN' as Method) ? undefined : this.router.match(req.method, req.path);
     if (match?.kind !== 'found' || req.method === 'OPTIONS') {
@@ -316,14 +320,12 @@ export class HttpServer {
     const auth = family.family.auth;
     if (!auth) throw new Error(`family ${family.family.name} has no authentication`);
     // Steps that answer at once are not awaited: each await is a turn of the microtask queue.
-    const admitted = this.attempts?.admit(req, family.errors);
-    if (admitted) await admitted;
     try {
       const principal = auth(header, req);
       req.principal = principal instanceof Promise ? await principal : principal;
     } catch (err) {
-      await this.attempts?.failed(req, err);
-      throw err;
+      // A valid credential never gets here: the failed-authentication throttle refuses failures only.
+      throw (await this.attempts?.failed(req, err, family.errors)) ?? err;
     }
     for (const guard of family.guards) {
       const guarded = guard(req);

@@ -1,6 +1,7 @@
 import type { HttpRequest, HttpResponse, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Family } from './family.js';
+import type { TrustProxy } from './client-address.js';
 import { Abort, copyRequest, type Request } from './request.js';
 import { failure, logRequest, respond, withRequestHeaders, type ErrorClassifier } from './respond.js';
 import type { FamilyState } from './server.js';
@@ -36,6 +37,7 @@ export interface SocketRouteSpec<T> {
 /** What an upgrade needs of the server. */
 export interface UpgradeContext {
   log: Logger;
+  trustProxy?: TrustProxy;
   authenticate: (req: Request, header: string | undefined) => Promise<void>;
   classify: ErrorClassifier | undefined;
   /** Tells the server's answer hook. */
@@ -48,7 +50,7 @@ export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState,
   return (res: HttpResponse, uwsReq: HttpRequest, socketContext: us_socket_context_t): void => {
     const abort = new Abort();
     res.onAborted(() => abort.fire());
-    const req = copyRequest(uwsReq, res, abort, log);
+    const req = copyRequest(uwsReq, res, abort, log, context.trustProxy);
     req.route = spec.path;
     const started = performance.now();
     const key = req.headers['sec-websocket-key'] ?? '';

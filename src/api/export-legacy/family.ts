@@ -44,7 +44,7 @@ export function legacyExportGuards(deps: LegacyExportLimitDeps): Guard[] {
     }),
     rateLimitGuard(deps.limiter, {
       limits: [{ ...SANDBOX_LIMIT, limit: deps.sandboxPerMinute }],
-      key: (req) => (principalOf(req)?.kind === 'sandbox' ? `export_v1:sandbox:${req.remoteAddress}` : undefined),
+      key: (req) => (principalOf(req)?.kind === 'sandbox' ? `export_v1:sandbox:${req.clientAddress}` : undefined),
       style: PROBLEM_ERRORS,
       per: SANDBOX_PER,
       log: deps.log,

@@ -158,7 +158,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     handler: async (req): Promise<Reply> => {
       checkOrigin(req, base());
       const { email } = body(signInRequestSchema, req);
-      await limited(`portal:sign-in:client:${req.remoteAddress}`, SIGN_IN_PER_CLIENT, 'from this client');
+      await limited(`portal:sign-in:client:${req.clientAddress}`, SIGN_IN_PER_CLIENT, 'from this client');
       await limited(`portal:sign-in:address:${email.toLowerCase()}`, SIGN_IN_PER_ADDRESS, 'for this address');
       // Answered before the account is even looked up: the same answer, in the same time, either way.
       void sendLink(email).catch((err: unknown) => deps.log.warn({ err }, 'sign-in link not sent'));

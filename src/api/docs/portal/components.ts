@@ -238,8 +238,8 @@ export function responses(config: DocContext['config']): DocDefinition['response
       not_json: problemExample(415, 'unsupported_media_type', 'Unsupported media type "text/plain" in request.'),
     }),
     TooManyFailures: problem(
-      `Too many failed authentications from this client address (${failures}, on any of the platform's APIs): refused ` +
-        'before the session is even looked up. Wait `Retry-After` seconds.',
+      `Too many failed authentications from this client address (${failures}, on any of the platform's APIs): a ` +
+        'request whose session is not valid gets 429 instead of 401 for a while (a valid session always passes). Wait `Retry-After` seconds.',
       { failures: problemExample(429, 'throttled', PROBLEM_ERRORS.throttled(failures, describeWait(12))) },
       { 'Retry-After': headerRef('Retry-After') },
     ),

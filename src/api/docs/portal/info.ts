@@ -52,7 +52,7 @@ function sessions(config: DocContext['config']): string {
     '`PORTAL_SESSION_IDLE` and `PORTAL_SESSION_MAX`.)\n\n' +
     `Failed authentications are limited per client address on all of the platform's APIs together (` +
     `${describeLimit(AUTH_FAILURE_LIMIT, undefined, 'failed authentication')}); past that, requests needing a session ` +
-    'get 429 with `Retry-After` for a while, even with a valid cookie.'
+    'without a valid session get 429 with `Retry-After` instead of 401 for a while; a valid cookie always passes.'
   );
 }
 
