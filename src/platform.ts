@@ -34,6 +34,7 @@ import { failedAuthLimit } from './api/auth.js';
 import { Announcer } from './infra/announce.js';
 import { Bus, registryMessage } from './infra/bus.js';
 import { acknowledgeChange } from './infra/registry-acks.js';
+import { recheckStoredPhotos } from './registry/stored-photos.js';
 import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
 import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
 import { watchImportCalls, type ImportCallWatch } from './api/call-stats.js';
@@ -137,6 +138,7 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   const tokens = new TokenStore(sql, { sandbox: config.sandbox });
   // At start, before any request: its transaction may take longer than a request may wait.
   await setUpSandbox(config, unbounded(sql), bus, log);
+  await recheckPhotos(unbounded(sql), bus, log);
   const registry = new Registry(() => readRegistryRows(sql));
   const status = new LiveStatus(registry, log, {
     staleAfterMs: config.statusStaleAfterMs,
@@ -188,6 +190,17 @@ async function setUpSandbox(config: Readonly<Config>, sql: Sql, bus: Bus, log: L
     }
   } catch (err) {
     log.error({ err }, 'setting up the export v1.1 sandbox failed');
+  }
+}
+
+/** Stored photos not yet decoded and re-encoded are, before anything is served; a failure is logged, never fatal. */
+async function recheckPhotos(sql: Sql, bus: Bus, log: Logger): Promise<void> {
+  try {
+    const changed = await recheckStoredPhotos(sql, log);
+    if (changed.length === 0) return;
+    await bus.publish(registryMessage({ hrsIds: changed, tokens: false })).catch((err: unknown) => log.warn({ err }, 'photo changes not announced'));
+  } catch (err) {
+    log.error({ err }, 'checking the stored photos failed: those not checked are not served until the next start');
   }
 }
 

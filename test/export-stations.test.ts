@@ -11,6 +11,7 @@ import { loadFixture } from '../src/registry/file/load.js';
 import { seedRegistry } from './bench/lib/seed.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { freshDatabase, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import sharp from 'sharp';
 
 /** The export v2 rate limits (60 a minute) would stop these tests long before they are done. */
 const ENV = { EXPORT_V2_RATE_LIMIT_MINUTE: '1000000', EXPORT_V2_RATE_LIMIT_DAY: '1000000' };
@@ -589,7 +590,8 @@ const PNG = Buffer.from(
   'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
   'base64',
 );
-const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01, 0xff, 0xd9]);
+/** A 2×1 JPEG, made by the image library. */
+const JPEG = await sharp({ create: { width: 2, height: 1, channels: 3, background: '#808080' } }).jpeg().toBuffer();
 
 function rawHeaders(url: string, token: string, method = 'GET'): Promise<{ status: number; headers: string[]; body: Buffer }> {
   return new Promise((resolve, reject) => {
@@ -603,7 +605,7 @@ function rawHeaders(url: string, token: string, method = 'GET'): Promise<{ statu
   });
 }
 
-t.test('photo: the stored bytes with their media type; 404 without one', async (t) => {
+t.test('photo: the stored image (checked and re-encoded on the way in) with its media type; 404 without one', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'hrs-photo-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
   await writeFile(join(dir, 'berla.png'), PNG);
@@ -618,18 +620,20 @@ t.test('photo: the stored bytes with their media type; 404 without one', async (
   };
   await reload(f);
 
+  const [stored] = await p.sql<{ photo: Buffer }[]>`SELECT photo FROM stations WHERE hrs_id = 'BERLA'`;
   const res = await get(`${p.url}/v2/hrs/BERLA/photo`, TOKENS.export_v2);
   t.equal(res.status, 200);
   t.equal(res.headers.get('content-type'), 'image/png');
-  t.equal(res.headers.get('content-length'), String(PNG.length));
-  t.same(Buffer.from(await res.arrayBuffer()), PNG, 'the bytes as stored');
+  t.equal(res.headers.get('content-length'), String(stored!.photo.length));
+  t.same(Buffer.from(await res.arrayBuffer()), stored!.photo, 'the bytes as stored');
+  t.same((await sharp(stored!.photo).metadata()).width, 1, 'the image loaded');
   const raw = await rawHeaders(`${p.url}/v2/hrs/BERLA/photo`, TOKENS.export_v2);
   const lengths = raw.headers.filter((_, i) => i % 2 === 0 && raw.headers[i]!.toLowerCase() === 'content-length');
   t.equal(lengths.length, 1, 'exactly one Content-Length');
-  t.same(raw.body, PNG);
+  t.same(raw.body, stored!.photo);
   const head = await rawHeaders(`${p.url}/v2/hrs/BERLA/photo`, TOKENS.export_v2, 'HEAD');
   t.equal(head.status, 200);
-  t.equal(head.headers[head.headers.findIndex((h) => h.toLowerCase() === 'content-length') + 1], String(PNG.length), 'HEAD: the length, no body');
+  t.equal(head.headers[head.headers.findIndex((h) => h.toLowerCase() === 'content-length') + 1], String(stored!.photo.length), 'HEAD: the length, no body');
   t.equal(head.body.length, 0);
   t.equal((await body(p, '/v2/hrs/BERLA')).photo_url, `${p.baseUrl}/v2/hrs/BERLA/photo`, 'the record links the photo');
 
@@ -643,7 +647,7 @@ t.test('photo: the stored bytes with their media type; 404 without one', async (
   await reload(f);
   const jpeg = await get(`${p.url}/v2/hrs/HAMBG/photo`, TOKENS.export_v2);
   t.equal(jpeg.headers.get('content-type'), 'image/jpeg');
-  t.same(Buffer.from(await jpeg.arrayBuffer()), JPEG);
+  t.same((await sharp(Buffer.from(await jpeg.arrayBuffer())).metadata()).format, 'jpeg');
   t.ok(Date.parse(await lastModified(p, '/v2/hrs/HAMBG')) > Date.parse(before), 'a photo change moves Last-Modified');
 
   // Removing the photo: 404 again.

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import sharp from 'sharp';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -246,23 +247,28 @@ t.test('a re-load keeps a revoked token revoked and its default expiry', async (
   t.equal((await sql`SELECT count(*)::int AS n FROM tokens WHERE revoked_at IS NOT NULL`)[0]!.n, 1);
 });
 
-t.test('files: photos are sniffed, JSON errors are reported', async (t) => {
+t.test('files: photos are decoded and re-encoded, JSON errors are reported', async (t) => {
   const sql = await freshDatabase(t);
   const dir = await mkdtemp(join(tmpdir(), 'hrs-fixture-'));
-  const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+  const png = Buffer.concat([await sharp({ create: { width: 3, height: 2, channels: 3, background: '#fff' } }).png().toBuffer(), Buffer.from('trailing')]);
   await writeFile(join(dir, 'station.png'), png);
   await writeFile(join(dir, 'fake.jpg'), 'GIF89a not really');
+  await writeFile(join(dir, 'signature.png'), Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex'));
   const fixture = baseFixture();
   (fixture.stations[0] as any).photo = 'station.png';
   await writeFile(join(dir, 'ok.json'), JSON.stringify(fixture));
   await loadFixtureFile(sql, join(dir, 'ok.json'));
   const [row] = await sql`SELECT photo, photo_media_type FROM stations WHERE hrs_id = 'BERLA'`;
   t.equal(row!.photo_media_type, 'image/png');
-  t.ok(row!.photo.equals(png), 'the bytes are stored as given');
+  t.same((await sharp(row!.photo).metadata()).width, 3, 'the image is stored');
+  t.notOk(row!.photo.includes('trailing'), 're-encoded: nothing after the image');
 
   (fixture.stations[0] as any).photo = 'fake.jpg';
   await writeFile(join(dir, 'bad.json'), JSON.stringify(fixture));
   await expectProblem(t, loadFixtureFile(sql, join(dir, 'bad.json')), /^stations\[0\]\.photo: "fake.jpg" is not a JPEG, PNG or WebP image$/m);
+  (fixture.stations[0] as any).photo = 'signature.png';
+  await writeFile(join(dir, 'bad.json'), JSON.stringify(fixture));
+  await expectProblem(t, loadFixtureFile(sql, join(dir, 'bad.json')), /^stations\[0\]\.photo: "signature.png": the image is not a valid PNG image: it cannot be decoded/m);
 
   await writeFile(join(dir, 'broken.json'), '{"stations": [');
   await expectProblem(t, loadFixtureFile(sql, join(dir, 'broken.json')), /broken\.json is not valid JSON/);

@@ -81,12 +81,12 @@ export async function updateStationFields(
   return rows.length > 0;
 }
 
-/** Sets (or, null, removes) the station's photo; true when it changed. */
+/** Sets (or, null, removes) the station's photo, checked (re-encoded) by the caller; true when it changed. */
 export async function setStationPhoto(tx: Tx, hrsId: string, photo: { bytes: Buffer; mediaType: string; sha256: Buffer } | null): Promise<boolean> {
   const rows = await tx`
     UPDATE stations SET photo = ${photo?.bytes ?? null}, photo_media_type = ${photo?.mediaType ?? null},
-      photo_sha256 = ${photo?.sha256 ?? null}, static_modified_at = clock_timestamp()
-    WHERE hrs_id = ${hrsId} AND photo_sha256 IS DISTINCT FROM ${photo?.sha256 ?? null}::bytea
+      photo_sha256 = ${photo?.sha256 ?? null}, photo_checked = true, static_modified_at = clock_timestamp()
+    WHERE hrs_id = ${hrsId} AND (photo_sha256 IS DISTINCT FROM ${photo?.sha256 ?? null}::bytea OR NOT photo_checked)
     RETURNING hrs_id`;
   return rows.length > 0;
 }

@@ -74,7 +74,7 @@ export interface StationFields {
   sandbox: boolean;
 }
 
-/** A station photo as stored: the bytes, their media type and SHA-256. */
+/** A station photo as stored: the bytes (checked and re-encoded by the caller), their media type and SHA-256. */
 export interface StoredPhoto {
   bytes: Buffer;
   mediaType: string;
@@ -87,18 +87,18 @@ export interface StoredPhoto {
  */
 export async function upsertStationRow(tx: Tx, s: StationFields, photo: StoredPhoto | null): Promise<Upserted> {
   const [row] = await tx<{ inserted: boolean }[]>`
-    INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details, photo, photo_media_type, photo_sha256, time_zone, sandbox)
+    INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details, photo, photo_media_type, photo_sha256, photo_checked, time_zone, sandbox)
     VALUES (${s.hrs_id}, ${s.operator}, ${s.name}, ${s.heavy_duty}, ${s.opening_hours}, ${tx.json(s.details as never)},
-            ${photo?.bytes ?? null}, ${photo?.mediaType ?? null}, ${photo?.sha256 ?? null}, ${s.time_zone}, ${s.sandbox})
+            ${photo?.bytes ?? null}, ${photo?.mediaType ?? null}, ${photo?.sha256 ?? null}, true, ${s.time_zone}, ${s.sandbox})
     ON CONFLICT (hrs_id) DO UPDATE SET
       sandbox = EXCLUDED.sandbox, operator_id = EXCLUDED.operator_id, name = EXCLUDED.name, heavy_duty = EXCLUDED.heavy_duty,
       opening_hours = EXCLUDED.opening_hours, details = EXCLUDED.details, photo = EXCLUDED.photo,
-      photo_media_type = EXCLUDED.photo_media_type, photo_sha256 = EXCLUDED.photo_sha256,
+      photo_media_type = EXCLUDED.photo_media_type, photo_sha256 = EXCLUDED.photo_sha256, photo_checked = true,
       static_modified_at = clock_timestamp()
     WHERE (stations.operator_id, stations.name, stations.heavy_duty, stations.opening_hours, stations.details,
-           stations.photo_media_type, stations.photo_sha256)
+           stations.photo_media_type, stations.photo_sha256, stations.photo_checked OR stations.photo IS NULL)
       IS DISTINCT FROM (EXCLUDED.operator_id, EXCLUDED.name, EXCLUDED.heavy_duty, EXCLUDED.opening_hours,
-           EXCLUDED.details, EXCLUDED.photo_media_type, EXCLUDED.photo_sha256)
+           EXCLUDED.details, EXCLUDED.photo_media_type, EXCLUDED.photo_sha256, true)
     RETURNING (xmax = 0) AS inserted`;
   return upserted(row);
 }

@@ -160,7 +160,7 @@ export async function stationRows(sql: Sql, hrsIds: readonly string[]): Promise<
     SELECT s.hrs_id, (extract(epoch FROM s.static_modified_at) * 1000000)::bigint AS us,
            s.name, s.operator_id, o.name AS operator_name, s.heavy_duty, s.opening_hours, s.time_zone, s.details,
            coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types,
-           s.photo_media_type IS NOT NULL AS has_photo,
+           s.photo_media_type IS NOT NULL AND s.photo_checked AS has_photo,
            CASE WHEN l.id IS NOT NULL THEN coalesce((
              SELECT json_agg(json_build_object(
                       'external_id', d.external_id,
@@ -237,11 +237,40 @@ export interface StationPhoto {
   mediaType: string;
 }
 
-/** The station's photo; null when it has none, undefined when there is no such station. */
+/**
+ * The station's photo; null when it has none (or one not yet checked, see migration 0011), undefined
+ * when there is no such station.
+ */
 export async function stationPhoto(sql: Sql, hrsId: string, sandbox = false): Promise<StationPhoto | null | undefined> {
   const [row] = await sql<{ photo: Buffer | null; photo_media_type: string | null }[]>`
-    SELECT photo, photo_media_type FROM stations WHERE hrs_id = ${hrsId} AND sandbox = ${sandbox}`;
+    SELECT CASE WHEN photo_checked THEN photo END AS photo, photo_media_type FROM stations WHERE hrs_id = ${hrsId} AND sandbox = ${sandbox}`;
   if (!row) return undefined;
   if (row.photo === null || row.photo_media_type === null) return null;
   return { bytes: row.photo, mediaType: row.photo_media_type };
+}
+
+/** Stations whose stored photo was not checked yet (stored before migration 0011, or by an older version). */
+export async function uncheckedPhotoStations(sql: Sql): Promise<string[]> {
+  const rows = await sql<{ hrs_id: string }[]>`SELECT hrs_id FROM stations WHERE photo IS NOT NULL AND NOT photo_checked ORDER BY hrs_id`;
+  return rows.map((r) => r.hrs_id);
+}
+
+/** An unchecked photo's bytes and SHA-256; undefined once it is checked or gone. */
+export async function uncheckedPhoto(sql: Sql, hrsId: string): Promise<{ bytes: Buffer; sha256: Buffer } | undefined> {
+  const [row] = await sql<{ photo: Buffer; photo_sha256: Buffer }[]>`
+    SELECT photo, photo_sha256 FROM stations WHERE hrs_id = ${hrsId} AND photo IS NOT NULL AND NOT photo_checked`;
+  return row ? { bytes: row.photo, sha256: row.photo_sha256 } : undefined;
+}
+
+/**
+ * Replaces an unchecked photo (still the one of SHA-256 `was`) by its checked form, or removes it
+ * (null); its `static_modified_at` moves. False when another instance did it first.
+ */
+export async function settleUncheckedPhoto(sql: Sql, hrsId: string, was: Buffer, photo: { bytes: Buffer; mediaType: string; sha256: Buffer } | null): Promise<boolean> {
+  const rows = await sql`
+    UPDATE stations SET photo = ${photo?.bytes ?? null}, photo_media_type = ${photo?.mediaType ?? null},
+      photo_sha256 = ${photo?.sha256 ?? null}, photo_checked = true, static_modified_at = clock_timestamp()
+    WHERE hrs_id = ${hrsId} AND NOT photo_checked AND photo_sha256 = ${was}
+    RETURNING hrs_id`;
+  return rows.length > 0;
 }

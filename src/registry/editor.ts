@@ -8,7 +8,7 @@ import { lockRegistryFile, otherLiveOriginator, setStationTimeZone, touchStation
 import { diffLayouts, type LayoutDiff } from '../domain/layout-diff.js';
 import { SANDBOX_ORIGINATOR } from '../domain/sandbox.js';
 import { checkExpiry, newTokenValue, tokenHint } from '../domain/token-values.js';
-import { sniffImage, MAX_PHOTO_BYTES } from './file/photo.js';
+import { checkedPhoto, PhotoError, MAX_PHOTO_BYTES, type Photo } from './file/photo.js';
 import type { EventFixture, LayoutFixture, StationRecord } from './file/schema.js';
 import { replaceLayout, replaceV1FuelTypes } from './station-writes.js';
 import { stationTimeZone } from './time-zone.js';
@@ -231,15 +231,21 @@ export class RegistryEditor {
 
   // The photo -----------------------------------------------------------------------------------------
 
-  /** Stores the photo (its type sniffed from the bytes: JPEG, PNG or WebP, at most MAX_PHOTO_BYTES); null removes it. */
-  setPhoto(actor: Actor, hrsId: string, bytes: Buffer | null): Promise<StationRecordRow['photo']> {
-    let photo: { bytes: Buffer; mediaType: 'image/jpeg' | 'image/png' | 'image/webp'; sha256: Buffer } | null = null;
+  /**
+   * Stores the photo, decoded and re-encoded (./file/photo.ts: JPEG, PNG or WebP told from the bytes,
+   * at most MAX_PHOTO_BYTES and MAX_PHOTO_PIXELS, metadata and trailing bytes gone); null removes it.
+   */
+  async setPhoto(actor: Actor, hrsId: string, bytes: Buffer | null): Promise<StationRecordRow['photo']> {
+    let photo: Photo | null = null;
     if (bytes !== null) {
       if (bytes.length === 0) throw new EditError(400, 'invalid_body', 'The photo is empty: send the image\'s bytes as the request body.');
       if (bytes.length > MAX_PHOTO_BYTES) throw new EditError(413, 'too_large', `The photo is ${bytes.length} bytes; a photo may be at most ${MAX_PHOTO_BYTES} bytes.`);
-      const mediaType = sniffImage(bytes);
-      if (!mediaType) throw new EditError(415, 'unsupported_media_type', 'The photo is not a JPEG, PNG or WebP image (its type is read from its bytes, not from a header or a name).');
-      photo = { bytes, mediaType, sha256: createHash('sha256').update(bytes).digest() };
+      try {
+        photo = await checkedPhoto(bytes);
+      } catch (err) {
+        if (err instanceof PhotoError) throw new EditError(err.status, err.code, err.message);
+        throw err;
+      }
     }
     return this.change(async (tx, audit) => {
       const before = await stationRecord(tx, hrsId, true);

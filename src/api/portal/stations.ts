@@ -30,7 +30,7 @@ import { portalUserOf } from './family.js';
  * - the layout: the confirmed one and the draft (GET), the draft saved whole (PUT) or thrown away
  *   (DELETE), the diff confirming would make, the confirmation (POST), atomic and at once everywhere;
  * - events: listed (past ones too), created, changed, ended; one event broadcast to many stations;
- * - the photo: uploaded as the request body (JPEG, PNG or WebP, sniffed, at most 5 MiB), removed;
+ * - the photo: uploaded as the request body (JPEG, PNG or WebP, decoded and re-encoded, at most 5 MiB), removed;
  * - assignments: per originator and signal type (`v1`: the legacy transmission state);
  * - the audit trail of a station, and of all the operator's stations.
  * Every change goes through src/registry/editor.ts (one transaction with its audit entry, announced to
@@ -176,7 +176,7 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
     const { hrsId } = await stationAccess(sql, req);
     const photo = await stationPhoto(sql, hrsId);
     if (!photo) throw new HttpError(404, 'not_found', `${hrsId} has no photo.`);
-    return { status: 200, headers: { 'Content-Type': photo.mediaType, ...NO_STORE }, body: photo.bytes };
+    return { status: 200, headers: { 'Content-Type': photo.mediaType, 'X-Content-Type-Options': 'nosniff', ...NO_STORE }, body: photo.bytes };
   });
 
   route('PUT', '/portal/v1/stations/:hrs_id/photo', async (req) => {
