@@ -6,7 +6,7 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail: string,
-    readonly options: { headers?: Record<string, string>; body?: unknown; closeConnection?: boolean } = {},
+    readonly options: { headers?: Record<string, string>; body?: unknown; closeConnection?: CloseConnection } = {},
   ) {
     super(detail);
   }
@@ -18,11 +18,19 @@ export const unauthorized = (detail: string) =>
 export const badRequest = (code: string, detail: string, body?: unknown) =>
   new HttpError(400, code, detail, body === undefined ? {} : { body });
 
+/**
+ * Whether the connection ends with this answer. `true`: the answer says `Connection: close` and the
+ * rest of the request's body is still read and discarded (a lingering close), so a client that is
+ * still sending reads the answer rather than a reset; the client closes, or the server does once the
+ * body is over and the connection idle. `'at-once'`: closed as soon as the answer is written.
+ */
+export type CloseConnection = boolean | 'at-once';
+
 export interface Reply {
   status: number;
   headers?: Record<string, string>;
   body?: string | Buffer;
-  closeConnection?: boolean;
+  closeConnection?: CloseConnection;
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8';

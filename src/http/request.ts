@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Principal } from './auth.js';
-import { HttpError, badRequest } from './errors.js';
+import { HttpError, badRequest, type CloseConnection } from './errors.js';
 import { isStorableText, type Method } from './router.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
 
@@ -148,10 +148,13 @@ function checkedQuery(text: string): URLSearchParams {
   return query;
 }
 
-/** Raised (and the connection closed) when a body grows past the cap. */
-export const tooLarge = (max: number) =>
+/**
+ * Raised when a body grows (or is declared) past the cap. The connection is closed after the answer:
+ * by default once the client had the chance to read it (see CloseConnection in ./errors.ts).
+ */
+export const tooLarge = (max: number, close: CloseConnection = true) =>
   new HttpError(413, 'payload_too_large', `Request body exceeds the limit of ${max} bytes.`, {
-    closeConnection: true,
+    closeConnection: close,
   });
 
 /**

@@ -72,8 +72,14 @@ function write(res: HttpResponse, req: Request, reply: Reply, extra: string, err
         res.writeHeader('Content-Length', String(length));
         res.endWithoutBody();
       }
+    } else if (reply.closeConnection === true) {
+      // A lingering close: said, not done. uWS reads and discards the rest of the body after the
+      // answer (closing the connection now would reset it under a client still sending, which then
+      // never reads the answer); the client closes as told, or uWS once the connection is idle.
+      res.writeHeader('Connection', 'close');
+      res.end(reply.body ?? '');
     } else {
-      res.end(reply.body ?? '', reply.closeConnection);
+      res.end(reply.body ?? '', reply.closeConnection === 'at-once');
     }
   });
 }

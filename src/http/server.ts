@@ -81,6 +81,13 @@ export interface HttpServerOptions {
 const BODY_METHODS = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
+ * A body declared longer than its cap by more than this is answered 413 and its connection closed at
+ * once; up to this much past the cap, the rest is read and discarded after the answer so that a
+ * client still sending reads it (a lingering close, see CloseConnection in ./errors.ts).
+ */
+export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
  * The uWS application and the single wrapper every route goes through: abort-safe, request copied
  * before the first await, body capped while read, status, headers and body written in one cork.
  * Families, their authentication, guards, observers, error styles and policies are values handed to
@@ -297,8 +304,9 @@ export class HttpServer {
   private startBody(route: RouteSpec, req: Request, res: HttpResponse, family: FamilyState, finish: (reply: Reply) => void): Promise<Buffer> | undefined | false {
     if (!route.body || !BODY_METHODS.has(req.method)) return undefined;
     const max = route.maxBodyBytes ?? this.options.maxBodyBytes;
-    if (Number(req.headers['content-length']) > max) {
-      finish(family.errors.reply(tooLarge(max)));
+    const declared = Number(req.headers['content-length']);
+    if (declared > max) {
+      finish(family.errors.reply(tooLarge(max, declared - max > LINGER_MAX_BYTES ? 'at-once' : true)));
       return false;
     }
     const body = readBody(res, max, req.abort);
