@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { listCallLogs } from '../../../db/queries/call-logs.js';
 import { json } from '../../http/errors.js';
 import { parseQuery } from './query.js';
+import { parseInstant } from '../../http/dates.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Sql } from '../../../db/connect.js';
@@ -14,12 +15,15 @@ export const FAMILY_PREFIXES = { import_v1: '/import/v1/', 'import_v1.1': '/impo
 
 const listQuery = z.strictObject({
   originator: z.string({ error: 'required' }).min(1, 'required'),
-  // A "+" of an offset arrives as a space when the client did not percent-encode it.
+  // A date-time with an offset in the accepted range (src/http/dates.ts; an unencoded "+" is read as one).
   since: z
     .string()
-    .transform((s) => s.replace(/ (\d{2}(?::?\d{2})?)$/, '+$1'))
-    .pipe(z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with an offset (2026-05-01T08:00:00Z)' }))
-    .transform((s) => new Date(s))
+    .transform((s, ctx) => {
+      const parsed = parseInstant(s);
+      if (parsed.ok) return new Date(parsed.ms);
+      ctx.addIssue({ code: 'custom', message: parsed.problem });
+      return z.NEVER;
+    })
     .optional(),
   family: z
     .enum(Object.keys(FAMILY_PREFIXES) as [keyof typeof FAMILY_PREFIXES], { error: `must be one of ${Object.keys(FAMILY_PREFIXES).join(', ')}` })

@@ -12,6 +12,7 @@ import { callLogModeSchema, rolesRequestSchema } from '../portal/bodies.js';
 import { bodyOf, decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
 import { auditPage } from '../portal/stations.js';
 import { parseQuery } from './query.js';
+import { parseInstant } from '../../http/dates.js';
 
 /**
  * The registry's administration beside the portal's:
@@ -89,7 +90,7 @@ export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { 
       let after: { received_at: string; key: string } | undefined;
       if (cursor) {
         const [receivedAt, key] = decodeCursor(cursor, 2) as [string, string];
-        if (Number.isNaN(Date.parse(receivedAt))) throw new HttpError(400, 'invalid_query', 'cursor: not a cursor of this list');
+        if (!parseInstant(receivedAt).ok) throw new HttpError(400, 'invalid_query', 'cursor: not a cursor of this list');
         after = { received_at: receivedAt, key };
       }
       const rows = await listTransmissions(sql, { state, originator, after, limit });

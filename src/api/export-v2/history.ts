@@ -3,7 +3,7 @@ import { isPeriod } from '../../domain/history/figures.js';
 import { isSandboxId } from '../../domain/sandbox.js';
 import type { StationLookup } from '../../domain/stations.js';
 import { isCategory } from '../../domain/vocabulary.js';
-import { httpDate, ifModifiedSince } from '../../http/dates.js';
+import { httpDate, ifModifiedSince, parseInstant } from '../../http/dates.js';
 import { HttpError, JSON_TYPE, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
@@ -63,13 +63,13 @@ async function reliabilityReply(deps: HistoryRouteDeps, req: Request): Promise<R
   return { status: 200, headers: headersFor(hour), body: JSON.stringify(body) };
 }
 
-/** An instant parameter: ISO 8601 with an offset (or Z). */
+/** An instant parameter: a date-time with an offset (or Z) in the accepted range (src/http/dates.ts). */
 function instant(req: Request, name: string): number | undefined {
   const text = req.query.get(name);
   if (text === null) return undefined;
-  const ms = /^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,9})?)?(Z|[+-]\d\d:\d\d)$/.test(text) ? Date.parse(text) : Number.NaN;
-  if (Number.isNaN(ms)) throw invalid(`${name}: must be a date and time in ISO 8601 with an offset, e.g. 2026-11-24T08:00:00Z.`);
-  return ms;
+  const parsed = parseInstant(text);
+  if (!parsed.ok) throw invalid(`${name}: ${parsed.problem}.`);
+  return parsed.ms;
 }
 
 async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply> {

@@ -10,6 +10,7 @@ import { MAX_ACTIVE_IMPORT_TOKENS, IMPORT_TOKEN_DEFAULT_DAYS, type RegistryEdito
 import { FAMILY_PREFIXES } from '../admin/call-logs.js';
 import { newImportTokenSchema } from './bodies.js';
 import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor } from './access.js';
+import { parseInstant } from '../../http/dates.js';
 import { portalUserOf } from './family.js';
 
 /**
@@ -104,7 +105,7 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
     let before: { time: Date; id: string } | undefined;
     if (cursor) {
       const [time, id] = decodeCursor(cursor, 2) as [string, string];
-      if (!/^\d{1,18}$/.test(id) || Number.isNaN(Date.parse(time))) throw new HttpError(400, 'invalid_query', 'cursor: not a cursor of this list');
+      if (!/^\d{1,18}$/.test(id) || !parseInstant(time).ok) throw new HttpError(400, 'invalid_query', 'cursor: not a cursor of this list');
       before = { time: new Date(time), id };
     }
     const rows = await listCallLogs(sql, {
