@@ -105,3 +105,18 @@ t.test('a station with a photo: the round trip works, the photo stays', async (t
   t.equal(removed.status, 400, 'a photo is not removed by the record');
   t.equal(removed.body.code, 'read_only');
 });
+
+t.test('an event as the list gives it may be sent back to its PATCH; its id is read-only', async (t) => {
+  const { p, staff } = await setup(t);
+  const [event] = (await staff.call('GET', '/portal/v1/stations/BERLA/events')).body.events.filter((e: { id: string }) => e.id === 'ev-1');
+  t.ok(event, 'the event is listed');
+  const changed = await staff.call('PATCH', '/portal/v1/stations/BERLA/events/ev-1', { ...event, description: 'Compressor swap' });
+  t.equal(changed.status, 200, `accepted (${JSON.stringify(changed.body)})`);
+  t.same(changed.body, { ...event, description: 'Compressor swap' });
+  const audits = await auditCount(p);
+  const other = await staff.call('PATCH', '/portal/v1/stations/BERLA/events/ev-1', { ...event, id: 'ev-2' });
+  t.equal(other.status, 400);
+  t.equal(other.body.code, 'read_only');
+  t.match(other.body.detail, /^id: read-only: this is the event "ev-1"/);
+  t.equal(await auditCount(p), audits, 'nothing changed');
+});

@@ -184,7 +184,10 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
 
   route('PATCH', '/portal/v1/stations/:hrs_id/events/:event_id', async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const patch = bodyOf(eventPatchSchema, req);
+    const { id, ...patch } = bodyOf(eventPatchSchema, req);
+    if (id !== undefined && id !== req.params.event_id) {
+      throw new HttpError(400, 'read_only', `id: read-only: this is the event "${req.params.event_id}" (an event's id never changes). Nothing was changed.`);
+    }
     const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
     return json(200, await editor.changeEvent(portalActor(user), hrsId, req.params.event_id!, defined));
   }, { body: true });
