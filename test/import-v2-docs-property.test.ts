@@ -153,7 +153,8 @@ t.test('the document refuses the malformed values the rules refuse', async (t) =
     t.notOk(pricing({ ...env, products: [{ id: 'P700', gross_price: '5', net_price: bad }] }), `net_price ${JSON.stringify(bad)}`);
   }
   t.ok(pricing({ ...env, products: [{ id: 'P700', gross_price: '13.850', net_price: null }] }), 'a good price, net null');
-  t.notOk(pricing({ ...env, products: [{ id: 'P700', gross_price: '5', currency: null }] }), 'currency null');
+  t.ok(pricing({ ...env, products: [{ id: 'P700', gross_price: '5', currency: null }] }), 'currency null: EUR, as when left out');
+  t.ok(pricing({ ...env, dry_run: null, products: [{ id: 'P700', gross_price: '5' }] }), 'dry_run null: false, as when left out');
   for (const bad of ['+120', '-1', -1, '1.001', '1000000', 1000000, 'abc']) {
     t.notOk(storage({ ...env, storages: [{ id: 'S1', remaining_kg: bad }] }), `remaining_kg ${JSON.stringify(bad)}`);
   }

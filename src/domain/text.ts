@@ -16,6 +16,8 @@ import { z } from 'zod';
 export type TextFault = { kind: 'nul' } | { kind: 'surrogate'; code: number };
 
 const UNPAIRED = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** A NUL or any surrogate: a quick scan before the exact look (most text has neither). */
+const SUSPECT = /[\u0000\uD800-\uDFFF]/;
 /** White space (as `\s` reads it) and control characters (C0, DEL, C1). */
 const BLANK = /^[\s\u0000-\u001F\u007F-\u009F]*$/;
 
@@ -59,23 +61,32 @@ const MAX_FAULTS = 20;
  */
 export function textFaults(value: unknown): { path: JsonPath; problem: string }[] {
   const found: { path: JsonPath; problem: string }[] = [];
-  const walk = (node: unknown, path: JsonPath): void => {
+  // One path, pushed and popped on the way; copied only for a fault.
+  const path: JsonPath = [];
+  const walk = (node: unknown): void => {
     if (found.length >= MAX_FAULTS) return;
     if (typeof node === 'string') {
-      const problem = textProblem(node);
-      if (problem) found.push({ path, problem });
+      const problem = SUSPECT.test(node) ? textProblem(node) : undefined;
+      if (problem) found.push({ path: [...path], problem });
     } else if (Array.isArray(node)) {
-      node.forEach((item, index) => walk(item, [...path, index]));
+      for (let index = 0; index < node.length; index++) {
+        path.push(index);
+        walk(node[index]);
+        path.pop();
+      }
     } else if (node !== null && typeof node === 'object') {
-      for (const [key, item] of Object.entries(node)) {
-        const problem = textProblem(key);
+      for (const key in node) {
+        if (!Object.hasOwn(node, key)) continue;
+        path.push(key);
+        const problem = SUSPECT.test(key) ? textProblem(key) : undefined;
         if (problem) {
-          if (found.length < MAX_FAULTS) found.push({ path: [...path, key], problem: `key ${problem}` });
-        } else walk(item, [...path, key]);
+          if (found.length < MAX_FAULTS) found.push({ path: [...path], problem: `key ${problem}` });
+        } else walk((node as Record<string, unknown>)[key]);
+        path.pop();
       }
     }
   };
-  walk(value, []);
+  walk(value);
   return found;
 }
 

@@ -60,11 +60,15 @@ export class RegistryEditor {
 
   // Stations ------------------------------------------------------------------------------------------
 
-  /** The station's record becomes `record` (validated by the caller with stationRecordSchema). */
-  updateStation(actor: Actor, hrsId: string, record: StationRecord): Promise<StationRecordRow> {
+  /**
+   * The station's record becomes `record` (validated by the caller with stationRecordSchema). `check`
+   * sees the station as it is, locked, before anything is written: what it throws refuses the change.
+   */
+  updateStation(actor: Actor, hrsId: string, record: StationRecord, check?: (before: StationRecordRow) => void): Promise<StationRecordRow> {
     return this.change(async (tx, audit) => {
       const before = await stationRecord(tx, hrsId, true);
       if (!before) throw noSuchStation(hrsId);
+      check?.(before);
       const confirmed = await readLayout(tx, hrsId, 'confirmed');
       checkFuelTypes(confirmed?.layout ?? null, record.v1_fuel_types, 'v1_fuel_types');
       let changed = await updateStationFields(tx, hrsId, record);

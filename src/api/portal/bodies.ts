@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { CALL_LOG_MODES, HRS_ID_PATTERN } from '../../domain/vocabulary.js';
 import { BLANK_NAME, storedName } from '../../domain/text.js';
-import { eventPatchSchema, eventShape, checkEvent, layoutSchema, newEventSchema, stationRecordSchema } from '../../registry/file/schema.js';
+import { eventPatchSchema, eventShape, checkEvent, checkStationRecord, layoutSchema, newEventSchema, stationRecordSchema, stationRecordShape } from '../../registry/file/schema.js';
+import { photoInfoSchema } from './views.js';
 
 /**
  * The request bodies of the operator and originator portal (`/portal/v1/stations/...`,
@@ -14,6 +15,37 @@ import { eventPatchSchema, eventShape, checkEvent, layoutSchema, newEventSchema,
 export { stationRecordSchema, layoutSchema as draftLayoutSchema, newEventSchema, eventPatchSchema };
 
 const isoDatetime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a UTC offset' });
+
+/**
+ * The fields `GET /portal/v1/stations/{hrs_id}` shows beside the record, which its `PUT` takes back so
+ * that a GET-modify-PUT round trip works: each is ignored when it equals what `GET` shows now, a 400
+ * `read_only` when it would change it, and `static_modified_at` makes the `PUT` conditional (409).
+ */
+export const stationReadOnlyShape = {
+  hrs_id: z.string().optional().meta({ description: 'Read-only: may be sent back as `GET` gave it; another id is a 400 `read_only`.' }),
+  operator: z.string().optional().meta({
+    description: 'Read-only: may be sent back as `GET` gave it; another operator is a 400 `read_only` (admins move a station with a registry file).',
+  }),
+  photo: photoInfoSchema.nullable().optional().meta({
+    description: 'Read-only: may be sent back as `GET` gave it; another value is a 400 `read_only` (the photo has its own `PUT` and `DELETE` on `…/photo`).',
+  }),
+  static_modified_at: isoDatetime.optional().meta({
+    description:
+      'Read-only: sent back as `GET` gave it, it makes the change conditional: if the station changed since (its record, layout, ' +
+      'events or photo), the answer is a 409 `version_conflict` and nothing is changed. Left out: the change is made whatever happened meanwhile.',
+  }),
+};
+
+/** The body of `PUT /portal/v1/stations/{hrs_id}`: the record (the registry file's schema and rules) and, optionally, the read-only fields as `GET` shows them. */
+export const stationPutSchema = z
+  .strictObject({ ...stationRecordShape, ...stationReadOnlyShape })
+  .superRefine(checkStationRecord)
+  .meta({
+    title: 'Station record (PUT)',
+    description:
+      'The record as the registry file carries it. The body of `GET` may be sent back whole, changed where wanted: `hrs_id`, `operator`, ' +
+      '`photo` and `static_modified_at` are read-only and checked against the station, never written.',
+  });
 
 export const endEventSchema = z.strictObject({
   ends_at: isoDatetime.optional().meta({ description: 'When the event ends; left out, now. It must lie after the event\'s start.' }),

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Sql } from '../../../db/connect.js';
 import { listPortalStations, listOriginators, stationAssignments, stationRecord, type StationRecordRow, type StoredLayout } from '../../../db/queries/portal-registry.js';
 import { listAudit, type AuditRow } from '../../../db/queries/audit.js';
@@ -18,7 +19,7 @@ import {
   endEventSchema,
   eventPatchSchema,
   newEventSchema,
-  stationRecordSchema,
+  stationPutSchema,
 } from './bodies.js';
 import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, operatorAccess, pageQuery, portalActor, stationAccess } from './access.js';
 import { portalUserOf } from './family.js';
@@ -69,6 +70,37 @@ export async function auditPage(sql: Sql, req: Request, filter: { operator?: str
   return json(200, { entries: rows.map(auditView), next: nextLink(req, rows.length, limit, () => encodeCursor([rows.at(-1)!.id])) }, NO_STORE);
 }
 
+/**
+ * The read-only fields a `PUT` of a station sent back, against what `GET` shows now (inside the change's
+ * transaction, the station locked): each one left out or equal is ignored; one that differs is a 400
+ * `read_only` naming it; a `static_modified_at` other than the station's is a 409 (it changed since it
+ * was read).
+ */
+function checkReadOnly(
+  current: ReturnType<typeof stationView>,
+  sent: { hrs_id?: string; operator?: string; photo?: unknown; static_modified_at?: string },
+): void {
+  const problems: string[] = [];
+  if (sent.hrs_id !== undefined && sent.hrs_id !== current.hrs_id) {
+    problems.push(`hrs_id: read-only: this is station "${current.hrs_id}" (a station's id never changes)`);
+  }
+  if (sent.operator !== undefined && sent.operator !== current.operator) {
+    problems.push(`operator: read-only: the station belongs to "${current.operator}" (an admin moves a station to another operator with a registry file)`);
+  }
+  if (sent.photo !== undefined && !isDeepStrictEqual(sent.photo, current.photo)) {
+    problems.push(`photo: read-only: upload a photo with PUT /portal/v1/stations/${current.hrs_id}/photo, remove it with DELETE`);
+  }
+  if (problems.length > 0) throw new HttpError(400, 'read_only', `${problems.join('; ')}. Nothing was changed.`);
+  if (sent.static_modified_at !== undefined && Date.parse(sent.static_modified_at) !== Date.parse(current.static_modified_at)) {
+    throw new HttpError(
+      409,
+      'version_conflict',
+      `${current.hrs_id} changed at ${current.static_modified_at}, after the copy sent (static_modified_at ${sent.static_modified_at}): ` +
+        'nothing was changed. Read it again, redo the change and send it.',
+    );
+  }
+}
+
 function signalTypeOf(req: Request): SignalType {
   const type = req.params.signal_type!;
   if (!(SIGNAL_TYPES as readonly string[]).includes(type)) {
@@ -97,8 +129,9 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
 
   route('PUT', '/portal/v1/stations/:hrs_id', async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const record = bodyOf(stationRecordSchema, req);
-    return json(200, stationView(await editor.updateStation(portalActor(user), hrsId, record)));
+    const { hrs_id, operator, photo, static_modified_at, ...record } = bodyOf(stationPutSchema, req);
+    const check = (before: StationRecordRow) => checkReadOnly(stationView(before), { hrs_id, operator, photo, static_modified_at });
+    return json(200, stationView(await editor.updateStation(portalActor(user), hrsId, record, check)));
   }, { body: true });
 
   // The layout ---------------------------------------------------------------------------------------
@@ -151,7 +184,10 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
 
   route('PATCH', '/portal/v1/stations/:hrs_id/events/:event_id', async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const patch = bodyOf(eventPatchSchema, req);
+    const { id, ...patch } = bodyOf(eventPatchSchema, req);
+    if (id !== undefined && id !== req.params.event_id) {
+      throw new HttpError(400, 'read_only', `id: read-only: this is the event "${req.params.event_id}" (an event's id never changes). Nothing was changed.`);
+    }
     const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
     return json(200, await editor.changeEvent(portalActor(user), hrsId, req.params.event_id!, defined));
   }, { body: true });

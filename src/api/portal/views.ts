@@ -59,7 +59,7 @@ export const stationRecordViewSchema = z
   })
   .meta({
     title: 'Station record',
-    description: 'The station\'s record as the portal edits it (`PUT` takes the same fields but `hrs_id`, `operator`, `photo` and `static_modified_at`).',
+    description: 'The station\'s record as the portal edits it: `PUT` takes it back (its read-only `hrs_id`, `operator`, `photo` and `static_modified_at` checked, never written).',
     examples: [
       {
         hrs_id: 'BERLA', operator: 'h2-demo', name: 'Berlin Airport', heavy_duty: false, opening_hours: '24/7', time_zone: 'Europe/Berlin',

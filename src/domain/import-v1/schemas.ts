@@ -26,8 +26,8 @@ const presence = (wrongType: (input: unknown) => string) => (issue: { input?: un
 const object = <T extends z.ZodRawShape>(shape: T) => z.object(shape, { error: presence(V1_MESSAGES.notAnObject) });
 
 const stationFlags = availabilitySchema.shape.station.shape;
-/** Import v2's boolean (`dry_run` without its default), as bare as it is built. */
-const bool = envelopeShape.dry_run.unwrap();
+/** Import v2's boolean (`dry_run` without its `null` and default), as bare as it is built. */
+const bool = envelopeShape.dry_run.unwrap().unwrap();
 
 /** What the rules of ./rules.ts check that JSON Schema cannot express, for the signal descriptions. */
 const BEYOND_SCHEMA =

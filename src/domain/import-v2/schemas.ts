@@ -94,12 +94,12 @@ export const envelopeShape = {
     examples: ['run-2026-11-22T09:00Z-0042'],
   }),
   dry_run: bool()
-    .optional()
+    .nullish()
     .meta({
       description:
         'Validate end to end (authentication, schema, identifier resolution, value ranges) without storing or ' +
         'publishing. Applies to this transmission only; a batch may mix real and dry-run transmissions. ' +
-        'Dry runs count against the rate limit.',
+        'Dry runs count against the rate limit. `null` or left out: `false`.',
       default: false,
     }),
 };
@@ -242,9 +242,9 @@ export const pricingSchema = entry({
           pattern: PRICE_PATTERN,
         }),
       currency: choice(CURRENCIES)
-        .optional()
+        .nullish()
         .meta({
-          description: 'ISO 4217 currency; default `EUR` when left out (`null` is refused). All products of one transmission use the same currency.',
+          description: 'ISO 4217 currency; `EUR` when left out or `null`. All products of one transmission use the same currency.',
           default: 'EUR',
         }),
     }).meta({ description: 'The price of one product (one price per station and product, not per nozzle).' }),

@@ -30,7 +30,7 @@ import {
   eventPatchSchema,
   newEventSchema,
   newImportTokenSchema,
-  stationRecordSchema,
+  stationPutSchema,
 } from '../../portal/bodies.js';
 import {
   assignmentAnswerSchema,
@@ -85,7 +85,7 @@ export const requestSchemas = (): DocDefinition['requestSchemas'] => ({
   NewTokenRequest: newTokenRequestSchema,
   TokenExpiryRequest: tokenExpiryRequestSchema,
   RevealRequest: revealRequestSchema,
-  StationRecord: stationRecordSchema,
+  StationRecord: stationPutSchema,
   DraftLayout: draftLayoutSchema,
   ConfirmRequest: confirmSchema,
   NewEvent: newEventSchema,

@@ -7,8 +7,9 @@ import {
   endEventSchema,
   eventPatchSchema,
   newEventSchema,
-  stationRecordSchema,
+  stationPutSchema,
 } from '../../portal/bodies.js';
+import { textProblem } from '../../../domain/text.js';
 import {
   assignmentAnswerSchema,
   assignmentsSchema,
@@ -63,16 +64,30 @@ export function stationOperations(): OperationDoc[] {
       summary: 'Change a station\'s record',
       description:
         'The record becomes the body, checked by the registry file\'s own schema (the same rules and messages as `hrs load`); a ' +
-        'left-out `time_zone` is the zone at the coordinates of `details`. The export record\'s `Last-Modified` moves when anything changed.',
+        'left-out `time_zone` is the zone at the coordinates of `details`. The export record\'s `Last-Modified` moves when anything changed. ' +
+        '**Round trip**: the body of `GET` may be sent back whole, changed where wanted. Its read-only fields (`hrs_id`, `operator`, ' +
+        '`photo`, `static_modified_at`) are never written: each is ignored when it equals what `GET` shows now, and one that would change ' +
+        'is a 400 `read_only` naming it. `static_modified_at` sent back makes the change conditional: a station changed since it was read ' +
+        '(record, layout, events or photo) is a 409 `version_conflict`, and nothing is changed. No string may hold U+0000 or an unpaired ' +
+        'surrogate, and `name` may not be blank.',
       body: {
-        schema: 'StationRecord', zod: stationRecordSchema,
+        schema: 'StationRecord', zod: stationPutSchema,
         invalid: {
-          hours: invalidBody(stationRecordSchema, { ...record, opening_hours: 'Mo-Fr 25:00' }, 'Opening hours the parser refuses'),
-          unknown_field: invalidBody(stationRecordSchema, { ...record, colour: 'green' }, 'A field the record does not have'),
+          hours: invalidBody(stationPutSchema, { ...record, opening_hours: 'Mo-Fr 25:00' }, 'Opening hours the parser refuses'),
+          unknown_field: invalidBody(stationPutSchema, { ...record, colour: 'green' }, 'A field the record does not have'),
+          blank_name: invalidBody(stationPutSchema, { ...record, name: '   ' }, 'A name made only of spaces'),
+          nul: problemExample(400, 'invalid_body', `details.city: ${textProblem('\u0000')}`, 'A NUL character in any string (or an unpaired surrogate)'),
+          read_only: problemExample(400, 'read_only', 'operator: read-only: the station belongs to "h2-demo" (an admin moves a station to another operator with a registry file). Nothing was changed.', 'A read-only field that would change'),
         },
       },
       ok: { status: '200', description: 'The record as stored now.', schema: 'StationRecordView', zod: stationRecordViewSchema },
-      more: { '404': noStation(), '422': contradiction() },
+      more: {
+        '404': noStation(),
+        '409': problem('`static_modified_at` was sent and the station changed since: nothing was changed.', {
+          version: problemExample(409, 'version_conflict', 'BERLA changed at 2027-03-01T12:05:00.000Z, after the copy sent (static_modified_at 2027-03-01T12:00:00.000Z): nothing was changed. Read it again, redo the change and send it.'),
+        }),
+        '422': contradiction(),
+      },
     }),
     registryOperation({
       method: 'GET', path: '/portal/v1/stations/:hrs_id/layout', tag: 'Layouts', id: 'getLayouts', role: 'station', parameters: STATION,
