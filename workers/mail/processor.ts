@@ -8,6 +8,7 @@ import { QUEUES, bullPrefix } from '../queues.js';
 import { renderTokenMail } from '../../src/domain/token-mail.js';
 import { mailJobSchema, OUTBOX_JOB, outboxJobSchema, outboxMessageId, SWEEP_JOB } from './job.js';
 import { sweepMail } from './outbox.js';
+import { logWorkerErrors } from '../connection-errors.js';
 
 /**
  * The mail processor: the worker that delivers mail jobs over SMTP.
@@ -160,7 +161,7 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
     },
   );
   worker.on('failed', (job, err) => log.warn({ job_id: job?.id, err }, 'mail delivery failed'));
-  worker.on('error', (err) => log.error({ err }, 'mail worker error'));
+  logWorkerErrors(worker, options.redis, log, 'mail worker');
   worker.on('closed', () => transport.close());
   return worker;
 }
