@@ -51,7 +51,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     baseUrl, revealLinkTtlMs: config.revealLinkTtlMs, timeZone: config.mailTimeZone, sendMail,
   });
   const portal = portalApi(server, {
-    sql, log, limiter, personalTokens, sendMail, committed, tokensChanged, timeZone: config.mailTimeZone, editor,
+    sql, log, limiter, personalTokens, sendMail, mailReady: () => redis.isReady, committed, tokensChanged, timeZone: config.mailTimeZone, editor,
     allOriginators: () => listOriginators(sql, SANDBOX_ORIGINATOR),
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
     baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs,

@@ -146,7 +146,7 @@ t.test('real PNG, JPEG and WebP images are taken, re-encoded without metadata or
   t.equal(audit.body.entries.filter((e: any) => e.action === 'photo.set').length, 3, 'a re-upload of the same image changes nothing (re-encoding is stable)');
 });
 
-t.test('the 5 MiB cap: an image of exactly 5 MiB is taken (and served smaller), one byte more is a 413', async (t) => {
+t.test('the 5 MiB cap: an image of exactly 5 MiB is taken (and served smaller), one that grows when re-encoded is taken at a lower quality, one byte more is a 413', async (t) => {
   const { p, staff } = await platform(t);
   const jpeg = paddedJpeg(await picture(80, 60, 'jpeg'), MAX_PHOTO_BYTES);
   t.equal(jpeg.length, MAX_PHOTO_BYTES);
@@ -155,6 +155,13 @@ t.test('the 5 MiB cap: an image of exactly 5 MiB is taken (and served smaller), 
   t.ok(put.body.photo.bytes < 10_000, `the padding is gone (${put.body.photo.bytes} bytes)`);
   const served = Buffer.from(await (await exported(p)).arrayBuffer());
   t.same([(await sharp(served).metadata()).width, served.length], [80, put.body.photo.bytes]);
+  // A busy JPEG taken at quality 80, just under the cap: at quality 90 it would not fit, so it is stored at 80.
+  const busy = await sharp({ create: { width: 3300, height: 2450, channels: 3, background: '#000', noise: { type: 'gaussian', mean: 128, sigma: 60 } } }).jpeg({ quality: 80 }).toBuffer();
+  t.ok(busy.length < MAX_PHOTO_BYTES && (await sharp(busy).jpeg({ quality: 90 }).toBuffer()).length > MAX_PHOTO_BYTES, `${busy.length} bytes, more than 5 MiB at quality 90`);
+  const taken = await staff.send('PUT', PHOTO, busy);
+  t.equal(taken.status, 200, 'taken all the same');
+  t.ok(taken.body.photo.bytes <= MAX_PHOTO_BYTES, `stored in ${taken.body.photo.bytes} bytes`);
+  t.equal((await sharp(Buffer.from(await (await exported(p)).arrayBuffer())).metadata()).width, 3300);
   const over = await staff.send('PUT', PHOTO, Buffer.concat([jpeg, Buffer.from([0])]));
   t.equal(over.status, 413);
   t.equal(over.body.code, 'payload_too_large');

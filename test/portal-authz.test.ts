@@ -29,7 +29,8 @@ interface Entry {
 
 const later = () => new Date(Date.now() + 2 * 86_400_000).toISOString();
 const earlier = () => new Date(Date.now() - 3_600_000).toISOString();
-const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+/** A real 1×1 PNG (a photo is decoded before it is taken). */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
 /** Station routes on BERLA (operator h2-demo): its staff and admins, nobody else. */
 const station = (ok: number): Record<Principal, number> => ({ staff: ok, otherStaff: 403, manager: 403, admin: ok, none: 403, anonymous: 401 });

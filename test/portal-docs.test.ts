@@ -6,6 +6,7 @@
  * headers too.
  */
 import t, { type Test } from 'tap';
+import sharp from 'sharp';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
@@ -530,14 +531,16 @@ t.test('operator staff and originator managers: real answers of every operation,
   await hit(staff, 'POST', `${O}/events`, { operator_id: 'h2-demo' }, 422, { kind: 'maintenance', starts_at: later, hrs_ids: ['KIELX'] });
   await hit(staff, 'POST', `${O}/events`, { operator_id: 'north-h2' }, 403, { kind: 'maintenance', starts_at: later });
 
-  const png = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
+  const png = await sharp({ create: { width: 2, height: 2, channels: 3, background: '#0a0' } }).png().toBuffer();
   await hit(staff, 'GET', `${S}/{hrs_id}/photo`, berla, 404);
+  await conforms(t, 'PUT', `${S}/{hrs_id}/photo`, await staff.call('PUT', `${S}/BERLA/photo`, png.subarray(0, 8) as unknown as string, { 'Content-Type': 'image/png' }), 422);
   const put = await staff.call('PUT', `${S}/BERLA/photo`, png as unknown as string, { 'Content-Type': 'image/png' });
   await conforms(t, 'PUT', `${S}/{hrs_id}/photo`, put, 200);
   await conforms(t, 'PUT', `${S}/{hrs_id}/photo`, await staff.call('PUT', `${S}/BERLA/photo`, 'GIF89a', { 'Content-Type': 'image/gif' }), 415);
   const photo = await staff.call('GET', `${S}/BERLA/photo`);
   t.equal(photo.headers.get('content-type'), 'image/png');
-  t.same(Buffer.from(await photo.arrayBuffer()), png);
+  t.equal(photo.headers.get('x-content-type-options'), 'nosniff');
+  t.equal((await sharp(Buffer.from(await photo.arrayBuffer())).metadata()).width, 2);
   await hit(staff, 'DELETE', `${S}/{hrs_id}/photo`, berla, 204);
 
   await hit(staff, 'GET', `${S}/{hrs_id}/assignments`, berla, 200);

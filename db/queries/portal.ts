@@ -8,19 +8,22 @@ export interface PortalUser {
   name: string | null;
 }
 
-/** The active account with this address (compared without case); undefined when none or deactivated. */
-export async function activeUserByEmail(sql: Sql, email: string): Promise<PortalUser | undefined> {
+/**
+ * Stores a sign-in link for the active account with this address (compared without case) and returns
+ * the account; undefined (nothing stored) when there is none or it is deactivated. One statement
+ * either way, so a known address and an unknown one cost the same round trip.
+ */
+export async function insertSignInLinkFor(sql: Sql, email: string, hash: Buffer, ttlMs: number): Promise<PortalUser | undefined> {
   const [row] = await sql<PortalUser[]>`
-    SELECT id, email, name FROM users WHERE lower(email) = lower(${email}) AND deactivated_at IS NULL`;
+    WITH account AS (
+      SELECT id, email, name FROM users WHERE lower(email) = lower(${email}) AND deactivated_at IS NULL
+    ), link AS (
+      INSERT INTO sign_in_links (hash, user_id, expires_at)
+      SELECT ${hash}, id, clock_timestamp() + ${`${ttlMs} milliseconds`}::interval FROM account
+      RETURNING user_id
+    )
+    SELECT account.id, account.email, account.name FROM account JOIN link ON link.user_id = account.id`;
   return row;
-}
-
-export async function insertSignInLink(sql: Sql, hash: Buffer, userId: string, ttlMs: number): Promise<Date> {
-  const [row] = await sql<{ expires_at: Date }[]>`
-    INSERT INTO sign_in_links (hash, user_id, expires_at)
-    VALUES (${hash}, ${userId}, clock_timestamp() + ${`${ttlMs} milliseconds`}::interval)
-    RETURNING expires_at`;
-  return row!.expires_at;
 }
 
 /**

@@ -5,6 +5,7 @@ import { insertCallLogs, type CallLogRow } from '../../db/queries/call-logs.js';
 import type { Redis } from '../../src/infra/redis.js';
 import { QUEUES, bullPrefix } from '../queues.js';
 import { callLogJobSchema } from './job.js';
+import { logWorkerErrors } from '../connection-errors.js';
 
 /** The call-log processor: the worker that writes queued call-log jobs to `call_logs`. */
 
@@ -80,7 +81,7 @@ export function startCallLogWorker(options: CallLogWorkerOptions): CallLogWorker
     // A failed batch was logged once, not once per job.
     if (!(err instanceof CallLogWriteError)) log.warn({ job_id: job?.id, err }, 'call log job failed');
   });
-  worker.on('error', (err) => log.error({ err }, 'call log worker error'));
+  logWorkerErrors(worker, options.redis, log, 'call log worker');
 
   return { name: worker.name, worker, stats, close: () => closeWorker(worker, batches) };
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Redis } from '../../src/infra/redis.js';
 import { QUEUES, bullPrefix } from '../queues.js';
 import { maintainPartitions, materialize, rollUpHours, type HistoryJobs } from './jobs.js';
+import { logWorkerErrors } from '../connection-errors.js';
 
 /**
  * The `history` queue's worker: runs the status history's jobs (jobs.ts) as their job schedulers fire.
@@ -54,6 +55,6 @@ export function startHistoryWorker(options: HistoryWorkerOptions): Worker {
     { connection: createNodeRedisClient(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: 1 },
   );
   worker.on('failed', (job, err) => log.warn({ job: job?.name, err }, 'history job failed'));
-  worker.on('error', (err) => log.error({ err }, 'history worker error'));
+  logWorkerErrors(worker, options.redis, log, 'history worker');
   return worker;
 }

@@ -10,6 +10,7 @@ import { daysLeftAt } from '../../src/domain/token-reminders.js';
 import { writeCredentialReminders } from '../../src/registry/credential-reminders.js';
 import { mailJobSchema, OUTBOX_JOB, outboxJobSchema, outboxMessageId, SWEEP_JOB } from './job.js';
 import { sweepMail } from './outbox.js';
+import { logWorkerErrors } from '../connection-errors.js';
 
 /**
  * The mail processor: the worker that delivers mail jobs over SMTP.
@@ -192,7 +193,7 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
     },
   );
   worker.on('failed', (job, err) => log.warn({ job_id: job?.id, err }, 'mail delivery failed'));
-  worker.on('error', (err) => log.error({ err }, 'mail worker error'));
+  logWorkerErrors(worker, options.redis, log, 'mail worker');
   worker.on('closed', () => transport.close());
   return worker;
 }

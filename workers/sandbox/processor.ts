@@ -6,6 +6,7 @@ import { SANDBOX_ORIGINATOR, simulatedReadings } from '../../src/domain/sandbox.
 import type { Bus } from '../../src/infra/bus.js';
 import type { Redis } from '../../src/infra/redis.js';
 import { QUEUES, bullPrefix } from '../queues.js';
+import { logWorkerErrors } from '../connection-errors.js';
 
 /**
  * The sandbox simulator: every minute (a BullMQ job scheduler, so one instance does it however many
@@ -70,6 +71,6 @@ export function startSandboxWorker(options: SandboxWorkerOptions): Worker {
     { connection: createNodeRedisClient(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: 1 },
   );
   worker.on('failed', (job, err) => log.warn({ job_id: job?.id, err }, 'sandbox simulation failed'));
-  worker.on('error', (err) => log.error({ err }, 'sandbox worker error'));
+  logWorkerErrors(worker, options.redis, log, 'sandbox worker');
   return worker;
 }

@@ -1,10 +1,9 @@
 import type { Logger } from 'pino';
 import { userPersonalTokens, type PersonalTokenRow } from '../../../db/queries/personal-tokens.js';
 import {
-  activeUserByEmail,
   closeSession,
   consumeSignInLink,
-  insertSignInLink,
+  insertSignInLinkFor,
   markRevealLinkUsed,
   usableRevealLink,
 } from '../../../db/queries/portal.js';
@@ -37,6 +36,8 @@ import { portalHistoryRoutes } from './history.js';
 import type { HistoryDeps } from '../history.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 import { userRoles } from '../../../db/queries/roles.js';
+import { isDatabaseUnavailable } from '../../../db/connect.js';
+import { RETRY_AFTER_SECONDS } from '../unavailable.js';
 import { insertAudit } from '../../../db/queries/audit.js';
 
 /**
@@ -71,6 +72,8 @@ export interface PortalDeps extends PortalSettings {
   personalTokens: PersonalTokens;
   /** Sends a plain mail job: sign-in links (their secret never reaches PostgreSQL; the job goes once sent). */
   sendMail: (to: string, mail: { subject: string; text: string; html: string }) => Promise<unknown>;
+  /** Whether a mail job can be queued now (Redis connected). */
+  mailReady: () => boolean;
   /** After a committed token change: its e-mails get their jobs, its events reach the admins' feed. */
   committed: (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => Promise<unknown>;
   /** Tells every instance that tokens changed (a revoked token is refused at once everywhere). */
@@ -86,6 +89,20 @@ export interface PortalDeps extends PortalSettings {
 
 /** What a refused sign-in request is told (`what`: `from this client`, `for this address`). */
 export const signInThrottled = (what: string, seconds: number) => `Too many sign-in requests ${what}: try again in ${describeWait(seconds)}.`;
+
+/**
+ * The 503 of a sign-in request whose link could not be stored (PostgreSQL) or its e-mail queued (Redis):
+ * nothing was sent, whether or not the address has an account.
+ */
+export function signInUnavailable(what: 'database' | 'mail'): HttpError {
+  const detail =
+    what === 'database'
+      ? 'No sign-in link could be made now (the database is unavailable); nothing was sent: try again in a few seconds.'
+      : 'The sign-in e-mail could not be queued (Redis is unavailable); nothing was sent: try again in a few seconds.';
+  return new HttpError(503, what === 'database' ? 'service_unavailable' : 'mail_unavailable', detail, {
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+  });
+}
 
 /** What a link that cannot be used any more is told (410). */
 export const LINK_GONE = {
@@ -140,11 +157,22 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     });
   };
 
+  /**
+   * Stores the link and queues its e-mail before answering, so a 202 means it is on its way. Whether
+   * the address has an account shows neither in the answer nor in its cost: the queue is checked first
+   * for every address, and the link is stored (or not) by one statement either way.
+   */
   const sendLink = async (email: string) => {
-    const user = await activeUserByEmail(sql, email);
-    if (!user) return;
+    if (!deps.mailReady()) throw signInUnavailable('mail');
     const secret = newSecret();
-    await insertSignInLink(sql, hashSecret(secret), user.id, SIGN_IN_LINK_MS);
+    let user: Awaited<ReturnType<typeof insertSignInLinkFor>>;
+    try {
+      user = await insertSignInLinkFor(sql, email, hashSecret(secret), SIGN_IN_LINK_MS);
+    } catch (err) {
+      if (isDatabaseUnavailable(err)) throw signInUnavailable('database');
+      throw err;
+    }
+    if (!user) return;
     const mail = renderSignInMail({ recipient: user, link: `${base()}/portal/#sign-in=${secret}`, validMinutes: SIGN_IN_LINK_MS / 60_000 });
     await deps.sendMail(user.email, mail);
   };
@@ -160,8 +188,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
       const { email } = body(signInRequestSchema, req);
       await limited(`portal:sign-in:client:${req.clientAddress}`, SIGN_IN_PER_CLIENT, 'from this client');
       await limited(`portal:sign-in:address:${email.toLowerCase()}`, SIGN_IN_PER_ADDRESS, 'for this address');
-      // Answered before the account is even looked up: the same answer, in the same time, either way.
-      void sendLink(email).catch((err: unknown) => deps.log.warn({ err }, 'sign-in link not sent'));
+      await sendLink(email);
       return json(202, { detail: SIGN_IN_ANSWER });
     },
   });

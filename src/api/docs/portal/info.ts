@@ -114,7 +114,7 @@ const ROLES =
   '**Pages.** Lists that grow (audit trails, call logs) come a page at a time, newest first: `limit` (1 to 500, 100 by ' +
   'default) and `cursor`; each answer carries `next`, the path of the following page, or `null` on the last.\n\n' +
   '**The photo** is uploaded as the request body itself (the image\'s bytes; JPEG, PNG or WebP, told from the bytes, at ' +
-  'most 5 MiB).';
+  'most 5 MiB and 40 megapixels); it is decoded and stored re-encoded, without metadata.';
 
 const ERRORS =
   '## Errors\n\n' +

@@ -1,6 +1,6 @@
 import { sessionRequestSchema, sessionSchema, signInRequestSchema } from '../../../domain/portal/schemas.js';
 import { SESSION_COOKIE } from '../../portal/family.js';
-import { LINK_GONE, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, signInThrottled } from '../../portal/index.js';
+import { LINK_GONE, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, signInThrottled, signInUnavailable } from '../../portal/index.js';
 import { examplesOf, headerRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
 import { invalidBody, parseErrorExample, problem, problemExample } from './shared.js';
 
@@ -27,8 +27,9 @@ export function signInOperation(): OperationDoc {
       description:
         'Needs no session. When an active account has the address (compared without case), a single-use link ' +
         `\`/portal/#sign-in=<token>\` is e-mailed to it, valid for ${minutes} minutes. The answer is the same 202, with the ` +
-        'same words, whether or not an account has the address, and it comes before the address is looked up. Limited per ' +
-        'address and per client (see "Signing in").',
+        'same words, whether or not an account has the address; it comes once the link is stored and its e-mail queued, and ' +
+        'when either cannot be done (PostgreSQL or Redis unavailable) the answer is a 503 for any address and nothing is sent. ' +
+        'Limited per address and per client (see "Signing in").',
       security: [],
       requestBody: {
         required: true,
@@ -55,6 +56,15 @@ export function signInOperation(): OperationDoc {
           { 'Retry-After': headerRef('Retry-After') },
         ),
         '500': responseRef('InternalError'),
+        '503': problem(
+          'The link could not be stored (the database is unavailable) or its e-mail queued (Redis is unavailable); nothing was sent, ' +
+            'whatever the address. Try again after `Retry-After` seconds.',
+          {
+            database: problemExample(503, 'service_unavailable', signInUnavailable('database').message, 'The database is unavailable'),
+            mail: problemExample(503, 'mail_unavailable', signInUnavailable('mail').message, 'Redis is unavailable'),
+          },
+          { 'Retry-After': headerRef('Retry-After') },
+        ),
       },
     },
   };

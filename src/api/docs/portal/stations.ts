@@ -1,4 +1,4 @@
-import { MAX_PHOTO_BYTES } from '../../../registry/file/photo.js';
+import { MAX_PHOTO_BYTES, MAX_PHOTO_PIXELS, MAX_PHOTO_SIDE } from '../../../registry/file/photo.js';
 import {
   assignmentRequestSchema,
   broadcastSchema,
@@ -207,7 +207,7 @@ export function stationOperations(): OperationDoc[] {
     registryOperation({
       method: 'GET', path: '/portal/v1/stations/:hrs_id/photo', tag: 'Photo', id: 'getPhoto', role: 'station', parameters: STATION,
       summary: 'The station\'s photo',
-      description: 'The stored image, as export serves it.',
+      description: 'The stored image, as export serves it (with `X-Content-Type-Options: nosniff`).',
       ok: {
         status: '200',
         description: 'The image.',
@@ -218,7 +218,12 @@ export function stationOperations(): OperationDoc[] {
     registryOperation({
       method: 'PUT', path: '/portal/v1/stations/:hrs_id/photo', tag: 'Photo', id: 'putPhoto', role: 'station', parameters: STATION,
       summary: 'Upload the station\'s photo',
-      description: `The body is the image's bytes: JPEG, PNG or WebP, told from the bytes (never from a header or a name), at most ${MAX_PHOTO_BYTES} bytes. Export serves it at once.`,
+      description:
+        `The body is the image's bytes: JPEG, PNG or WebP, told from the bytes (never from a header or a name), at most ${MAX_PHOTO_BYTES} bytes ` +
+        `and ${MAX_PHOTO_PIXELS} pixels (${MAX_PHOTO_SIDE} per side). The image is decoded whole and stored re-encoded in the same ` +
+        'format: turned upright by its orientation tag, in sRGB, its first frame only, without metadata (EXIF, GPS, comments) or ' +
+        'anything after the image; JPEG and lossy WebP at quality 90, PNG and lossless WebP losslessly. The answer describes the ' +
+        'stored image (its size and SHA-256 are those of the re-encoded bytes). Export serves it at once.',
       rawBody: {
         required: true,
         content: { 'image/jpeg': { schema: { type: 'string', contentMediaType: 'image/jpeg' } }, 'image/png': { schema: { type: 'string', contentMediaType: 'image/png' } }, 'image/webp': { schema: { type: 'string', contentMediaType: 'image/webp' } } },
@@ -227,9 +232,13 @@ export function stationOperations(): OperationDoc[] {
       more: {
         '400': problem('The body is empty.', { empty: problemExample(400, 'invalid_body', 'The photo is empty: send the image\'s bytes as the request body.') }),
         '404': noStation(),
-        '413': problem(`The image is longer than ${MAX_PHOTO_BYTES} bytes.`, { too_large: problemExample(413, 'too_large', `The photo is 6291456 bytes; a photo may be at most ${MAX_PHOTO_BYTES} bytes.`) }),
+        '413': problem(`The image is longer than ${MAX_PHOTO_BYTES} bytes (or would be, re-encoded).`, { too_large: problemExample(413, 'too_large', `The photo is 6291456 bytes; a photo may be at most ${MAX_PHOTO_BYTES} bytes.`) }),
         '415': problem('The bytes are not a JPEG, PNG or WebP image.', {
           not_an_image: problemExample(415, 'unsupported_media_type', 'The photo is not a JPEG, PNG or WebP image (its type is read from its bytes, not from a header or a name).'),
+        }),
+        '422': problem('The bytes start like a JPEG, PNG or WebP image but do not decode (damaged, truncated, only a signature), or the image has too many pixels.', {
+          invalid_image: problemExample(422, 'invalid_image', 'The photo is not a valid PNG image: it cannot be decoded (damaged, truncated or not an image after its first bytes).'),
+          image_too_large: problemExample(422, 'image_too_large', `The photo is 100000 × 100000 pixels; a photo may have at most ${MAX_PHOTO_PIXELS} pixels (8000 × 5000) and ${MAX_PHOTO_SIDE} per side.`),
         }),
       },
     }),

@@ -1,0 +1,37 @@
+import type { Worker } from 'bullmq';
+import type { Logger } from 'pino';
+import type { Redis } from '../src/infra/redis.js';
+
+/** node-redis's errors for a connection that failed, closed or timed out (by class name: its classes are not all exported). */
+const CONNECTION_ERRORS = new Set([
+  'SocketClosedUnexpectedlyError',
+  'ConnectionTimeoutError',
+  'SocketTimeoutError',
+  'ClientClosedError',
+  'ClientOfflineError',
+  'ReconnectStrategyError',
+  'DisconnectsClientError',
+]);
+/** System errors of a TCP connection that cannot be made or was lost. */
+const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** Whether an error is a Redis connection failing (not a job's or BullMQ's own fault). */
+export function isConnectionError(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (CONNECTION_ERRORS.has(err.constructor.name) || CONNECTION_ERRORS.has(err.name)) return true;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && CONNECTION_CODES.has(code);
+}
+
+/**
+ * Logs a BullMQ worker's 'error' events. Each of its connections (the command one and the blocking one)
+ * emits one per reconnect attempt while Redis is away, every worker of the process alike: those are
+ * debug lines, as the process's Redis client reports the outage once (watchRedis: one warning when it
+ * starts, one info line when it ends). Any other error, or one while Redis is connected, is an error line.
+ */
+export function logWorkerErrors(worker: Worker, redis: Redis, log: Logger, what: string): void {
+  worker.on('error', (err) => {
+    if (isConnectionError(err) || !redis.isReady) log.debug({ err }, `${what} error: Redis connection`);
+    else log.error({ err }, `${what} error`);
+  });
+}
