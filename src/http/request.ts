@@ -67,7 +67,8 @@ export class Abort {
 }
 
 export function copyRequest(req: HttpRequest, res: HttpResponse, abort: Abort, log: Logger, trust?: TrustProxy): Request {
-  const method = req.getMethod().toUpperCase();
+  // Methods are case-sensitive (RFC 9110 9.1): `get` is not GET, and is answered 501 as unknown.
+  const method = req.getCaseSensitiveMethod();
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
     headers[name] = headers[name] === undefined ? value : `${headers[name]}, ${value}`;

@@ -44,3 +44,32 @@ function parse(raw: string): RawAnswer {
   }
   return { status: Number(statusLine!.split(' ')[1]), headers, body: raw.slice(end + 4), raw };
 }
+
+/** What came back for bytes sent as they are: the answer, and whether the wait ran out before the server closed. */
+export interface RawExchange extends RawAnswer {
+  timedOut: boolean;
+}
+
+/**
+ * Sends `bytes` exactly as given (malformed requests: bare LF, NUL, HTTP/1.0, odd header names) and
+ * reads until the server closes or `timeoutMs` passes; never rejects, so a silent server shows as
+ * status 0 with `timedOut`.
+ */
+export function rawExchange(baseUrl: string, bytes: string | Buffer, timeoutMs = 20_000): Promise<RawExchange> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve) => {
+    const socket = connect(Number(port), hostname, () => socket.write(typeof bytes === 'string' ? Buffer.from(bytes, 'latin1') : bytes));
+    const chunks: Buffer[] = [];
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      socket.destroy();
+    }, timeoutMs);
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ ...parse(Buffer.concat(chunks).toString('latin1')), timedOut });
+    });
+  });
+}
