@@ -61,7 +61,9 @@ export async function materialize(jobs: HistoryJobs, maxSteps = 1000): Promise<M
     const done = await jobs.sql.begin(async (tx) => {
       await lockHistory(tx);
       let from = (await progress(tx, 'materialized'))?.getTime();
-      if (from === undefined) from = ((await firstReceipt(tx))?.getTime() ?? target) - 1;
+      // A first run starts just before the first reading, or at the target when that is later: the
+      // history is then materialised (empty) up to the target, and published once rolled up.
+      if (from === undefined) from = Math.min((await firstReceipt(tx))?.getTime() ?? target, target) - 1;
       if (from >= target) return true;
       const to = Math.min(from + STEP_MS, target);
       const readings = await readingsReceived(tx, new Date(from), new Date(to));
