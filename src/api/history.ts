@@ -46,9 +46,8 @@ export interface HistoryDeps {
  * before the first roll-up: nothing is published that is not rolled up.
  */
 export async function publishedHistory(sql: Sql, hrsId?: string): Promise<{ hour: number; modified: number } | null> {
-  const published = await publishedUntil(sql);
+  const [published, station] = await Promise.all([publishedUntil(sql), hrsId === undefined ? null : stationModifiedAt(sql, hrsId)]);
   if (published === null) return null;
-  const station = hrsId === undefined ? null : await stationModifiedAt(sql, hrsId);
   return { hour: published.until.getTime(), modified: Math.max(published.changedAt.getTime(), station?.getTime() ?? 0) };
 }
 
