@@ -15,7 +15,6 @@ import {
   HOUR_MS,
   PERIODS,
   categoryFigures,
-  floorHour,
   optionFigures,
   timelineOf,
   type Period,

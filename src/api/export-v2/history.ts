@@ -87,7 +87,7 @@ async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply
   if (published === null) throw notPublished();
   const { hour, modified } = published;
   const from = fromAsked ?? hour - 24 * HOUR_MS;
-  if (from >= hour) throw invalid(`from: the history is published up to ${new Date(hour).toISOString()} (the end of the last complete hour); ask for an earlier from.`);
+  if (from >= hour) throw invalid(`from: the history is published up to ${new Date(hour).toISOString()} (the end of the last hour published: materialised and rolled up); ask for an earlier from.`);
   const asked = toAsked ?? Math.min(from + MAX_PAGE_MS, hour);
   if (asked <= from) throw invalid('to: must be after from.');
   if (asked - from > MAX_PAGE_MS) throw invalid('to: a page covers at most 7 days after from.');
