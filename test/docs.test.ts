@@ -13,6 +13,8 @@ import type { HttpServer } from '../src/http/server.js';
 import type { Families } from '../src/platform.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { freshnessPolicies } from '../src/domain/history/timeline.js';
+import { materialize, rollUpHours } from '../workers/history/jobs.js';
 
 // ajv and ajv-formats are CommonJS: their default export is the module object under NodeNext.
 type AjvClass = typeof Ajv2020Module.default;
@@ -325,6 +327,21 @@ t.test('export v2: every documented operation answers as documented, errors too'
   // The check can fail: a field the document does not have.
   t.notOk(stationStatusSchema.safeParse({ ...berla, freshness: 'fresh' }).success, 'an undocumented field is refused');
   t.not(ajvs.export_v2.check(['components', 'schemas', 'StationStatus'], { ...berla, freshness: 'fresh' }), null, 'by the document too');
+
+  // The history extension answers its documented 503 until an hour of history is published, then 200.
+  for (const path of ['/v2/hrs/{hrs_id}/reliability', '/v2/hrs/{hrs_id}/history']) {
+    const unpublished = await get(`${p.url}${path.replace('{hrs_id}', 'BERLA')}`, TOKENS.export_v2);
+    t.match(await conforms(t, 'export_v2', 'GET', path, unpublished, 503, problemSchema), { status: 503, code: 'service_unavailable' });
+  }
+  const historyJobs = {
+    sql: p.sql,
+    stations: () => p.parts.registry,
+    policies: freshnessPolicies({ staleAfterMs: 5 * 60_000, unknownAfterMs: 30 * 60_000, pricingStaleAfterMs: 25 * 3_600_000 }),
+    lagMs: 60_000,
+    retentionDays: 400,
+  };
+  await materialize(historyJobs);
+  await rollUpHours(historyJobs);
 
   for (const [path, item] of Object.entries(document.paths as Record<string, Json>)) {
     for (const method of Object.keys(item)) {

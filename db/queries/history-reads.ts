@@ -71,12 +71,22 @@ export interface ReadingRow {
   payload: Record<string, unknown>;
 }
 
-/** A station's live readings of one category measured in [from, to), oldest first, at most `limit`. */
-export async function stationReadings(db: Sql, hrsId: string, category: string, from: Date, to: Date, limit: number): Promise<ReadingRow[]> {
+/**
+ * A station's live readings of one category measured in [from, to) (and, given `receivedBefore`,
+ * received before it), oldest first, at most `limit`.
+ */
+export async function stationReadings(db: Sql, hrsId: string, category: string, from: Date, to: Date, limit: number, receivedBefore?: Date): Promise<ReadingRow[]> {
+  const received = receivedBefore ? db`AND received_at < ${receivedBefore}` : db``;
   return db<ReadingRow[]>`
     SELECT id::text, originator_id, measured_at, received_at, payload FROM signal_history
-    WHERE hrs_id = ${hrsId} AND category = ${category} AND measured_at >= ${from} AND measured_at < ${to}
+    WHERE hrs_id = ${hrsId} AND category = ${category} AND measured_at >= ${from} AND measured_at < ${to} ${received}
     ORDER BY measured_at, id LIMIT ${limit}`;
+}
+
+/** When the station's registry entry (layout, fuelling options, opening hours) last changed; null when it is not registered. */
+export async function stationModifiedAt(db: Sql, hrsId: string): Promise<Date | null> {
+  const [row] = await db<{ at: Date }[]>`SELECT static_modified_at AS at FROM stations WHERE hrs_id = ${hrsId}`;
+  return row?.at ?? null;
 }
 
 export interface LastSignalRow {

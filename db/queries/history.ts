@@ -21,8 +21,26 @@ export async function progress(db: Db, name: ProgressName): Promise<Date | null>
 }
 
 export async function setProgress(db: Db, name: ProgressName, until: Date): Promise<void> {
-  await db`INSERT INTO history_progress (name, until) VALUES (${name}, ${until})
+  // A new row has changed at no time yet: markPublished sets its changed_at.
+  await db`INSERT INTO history_progress (name, until, changed_at) VALUES (${name}, ${until}, '-infinity')
     ON CONFLICT (name) DO UPDATE SET until = EXCLUDED.until`;
+}
+
+/**
+ * Records that the published history changed (hours rolled up, or rows the retention deleted): its
+ * `changed_at` moves to now, and always by a whole second at least, since `Last-Modified` has whole
+ * seconds and two changes within one second must not share one.
+ */
+export async function markPublished(db: Db): Promise<void> {
+  await db`UPDATE history_progress
+    SET changed_at = greatest(date_trunc('second', clock_timestamp()), date_trunc('second', changed_at) + interval '1 second')
+    WHERE name = 'rolled_up'`;
+}
+
+/** The published history: the end of the last hour rolled up and when it last changed; null before the first roll-up. */
+export async function publishedUntil(db: Db): Promise<{ until: Date; changedAt: Date } | null> {
+  const [row] = await db<{ until: Date; changed_at: Date }[]>`SELECT until, changed_at FROM history_progress WHERE name = 'rolled_up'`;
+  return row ? { until: row.until, changedAt: row.changed_at } : null;
 }
 
 /** The receipt time of the oldest reading kept, or null: where a first materialisation starts. */
@@ -180,20 +198,22 @@ export async function partitions(db: Db): Promise<PartitionInfo[]> {
 
 /**
  * Drops the partitions that end at or before `cutoff` and deletes older rows from the DEFAULT
- * partitions, the roll-ups and the call counts; returns the dropped partitions' names.
+ * partitions, the roll-ups and the call counts; returns the dropped partitions' names (and, as
+ * `deleted`, how many history rows it deleted besides).
  */
-export async function dropBefore(tx: Tx, cutoff: Date): Promise<string[]> {
+export async function dropBefore(tx: Tx, cutoff: Date): Promise<{ dropped: string[]; deleted: number }> {
   const dropped: string[] = [];
   for (const p of await partitions(tx)) {
     if (p.to === null || p.to.getTime() > cutoff.getTime()) continue;
     await tx`DROP TABLE ${tx(p.name)}`;
     dropped.push(p.name);
   }
-  await tx`DELETE FROM signal_history_default WHERE measured_at < ${cutoff}`;
-  await tx`DELETE FROM status_intervals_default WHERE starts_at < ${cutoff}`;
-  await tx`DELETE FROM history_hourly WHERE hour < ${cutoff}`;
+  let deleted = 0;
+  deleted += (await tx`DELETE FROM signal_history_default WHERE measured_at < ${cutoff}`).count;
+  deleted += (await tx`DELETE FROM status_intervals_default WHERE starts_at < ${cutoff}`).count;
+  deleted += (await tx`DELETE FROM history_hourly WHERE hour < ${cutoff}`).count;
   await tx`DELETE FROM originator_call_stats WHERE hour < ${cutoff}`;
-  return dropped;
+  return { dropped, deleted };
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Sql } from '../../db/connect.js';
-import { progress } from '../../db/queries/history.js';
+import { progress, publishedUntil } from '../../db/queries/history.js';
+import { HttpError } from '../http/errors.js';
 import {
   lastReadingsBefore,
   lastSignals,
@@ -7,13 +8,13 @@ import {
   rejectedCalls,
   stationHourlySums,
   stationIntervals,
+  stationModifiedAt,
   stationReadings,
 } from '../../db/queries/history-reads.js';
 import {
   HOUR_MS,
   PERIODS,
   categoryFigures,
-  floorHour,
   optionFigures,
   timelineOf,
   type Period,
@@ -37,14 +38,34 @@ export interface HistoryDeps {
 }
 
 /**
- * Where the published history ends: the end of the last hour rolled up (whole hours; what the export
- * extension answers from and its `Last-Modified`), and the time intervals are materialised to.
+ * The published history: up to the end of the last hour rolled up (`hour`; whole hours, where export
+ * v2's and the portal's figures end), and when what is published last changed (`modified`, the
+ * answers' `Last-Modified`: the later of the last roll-up or retention deletion and, for one station,
+ * the last change of its registry entry, whose layout and fuelling options the answers show). Null
+ * before the first roll-up: nothing is published that is not rolled up.
  */
-export async function historyEnds(sql: Sql): Promise<{ hour: number; materialized: number }> {
-  const [rolled, materialized] = await Promise.all([progress(sql, 'rolled_up'), progress(sql, 'materialized')]);
-  const now = Date.now();
-  return { hour: rolled?.getTime() ?? floorHour(now), materialized: materialized?.getTime() ?? now };
+export async function publishedHistory(sql: Sql, hrsId?: string): Promise<{ hour: number; modified: number } | null> {
+  const [published, station] = await Promise.all([publishedUntil(sql), hrsId === undefined ? null : stationModifiedAt(sql, hrsId)]);
+  if (published === null) return null;
+  return { hour: published.until.getTime(), modified: Math.max(published.changedAt.getTime(), station?.getTime() ?? 0) };
 }
+
+/** Where the intervals are materialised to (the portal's timelines end there); null before the first run. */
+export async function materializedUntil(sql: Sql): Promise<number | null> {
+  return (await progress(sql, 'materialized'))?.getTime() ?? null;
+}
+
+/** Seconds a client is asked to wait while no history is published yet. */
+export const NOT_PUBLISHED_RETRY_SECONDS = 60;
+
+/** The answer while the history jobs have not yet published anything (a 503: it comes within minutes). */
+export const notPublished = () =>
+  new HttpError(
+    503,
+    'service_unavailable',
+    'The status history is not published yet: the history jobs have not run on it. The history worker publishes each hour within minutes of its end (`hrs history run` does it at once); try again later.',
+    { headers: { 'Retry-After': String(NOT_PUBLISHED_RETRY_SECONDS) } },
+  );
 
 /** A station's reliability over the `period` that ends at `to` (a whole hour). */
 export async function reliability(deps: HistoryDeps, hrsId: string, period: Period, to: number) {
@@ -78,12 +99,17 @@ export async function reliability(deps: HistoryDeps, hrsId: string, period: Peri
 export const PAGE_READINGS = 10_000;
 export const MAX_PAGE_MS = 7 * 24 * HOUR_MS;
 
-/** One page of a station's history in one category over [from, to). */
-export async function historyPage(deps: HistoryDeps, hrsId: string, category: Category, from: number, to: number) {
+/**
+ * One page of a station's history in one category over [from, to), as published up to `published`
+ * (the end of the last hour rolled up): the readings measured in the window and received before it,
+ * so that a reading received after its hour was published joins the page with the next hour (and the
+ * next Last-Modified), not under the one the page was served with.
+ */
+export async function historyPage(deps: HistoryDeps, hrsId: string, category: Category, from: number, to: number, published: number) {
   const series = category === 'availability' ? undefined : [category];
   const [intervals, readings] = await Promise.all([
     stationIntervals(deps.sql, hrsId, new Date(from), new Date(to), series),
-    stationReadings(deps.sql, hrsId, category, new Date(from), new Date(to), PAGE_READINGS + 1),
+    stationReadings(deps.sql, hrsId, category, new Date(from), new Date(to), PAGE_READINGS + 1, new Date(published)),
   ]);
   const cut = readings.length > PAGE_READINGS;
   const listed = cut ? readings.slice(0, PAGE_READINGS) : readings;

@@ -6,6 +6,7 @@ import {
   dueStations,
   firstReceipt,
   lockHistory,
+  markPublished,
   progress,
   readingsReceived,
   rollUp,
@@ -21,7 +22,7 @@ import type { Category } from '../../src/domain/vocabulary.js';
  * The status history's three jobs (workers/history/processor.ts runs them on a schedule):
  * - `materialize`: replays the readings received since the last run into intervals
  *   (src/domain/history/timeline.ts), up to HISTORY_LAG before now;
- * - `rollUpHours`: the hourly roll-ups of every complete hour materialised since;
+ * - `rollUpHours`: the hourly roll-ups of every complete hour materialised since, which publishes them;
  * - `maintainPartitions`: weekly partitions four weeks ahead, those past the retention dropped, the
  *   readings of a station or originator removed while they were being stored deleted.
  * Each step is one transaction under one advisory lock, so workers on several machines take turns and
@@ -60,7 +61,9 @@ export async function materialize(jobs: HistoryJobs, maxSteps = 1000): Promise<M
     const done = await jobs.sql.begin(async (tx) => {
       await lockHistory(tx);
       let from = (await progress(tx, 'materialized'))?.getTime();
-      if (from === undefined) from = ((await firstReceipt(tx))?.getTime() ?? target) - 1;
+      // A first run starts just before the first reading, or at the target when that is later: the
+      // history is then materialised (empty) up to the target, and published once rolled up.
+      if (from === undefined) from = Math.min((await firstReceipt(tx))?.getTime() ?? target, target) - 1;
       if (from >= target) return true;
       const to = Math.min(from + STEP_MS, target);
       const readings = await readingsReceived(tx, new Date(from), new Date(to));
@@ -93,7 +96,11 @@ export interface RollUpResult {
   rows: number;
 }
 
-/** Rolls up every complete hour materialised and not yet rolled up (a day at most per transaction). */
+/**
+ * Rolls up every complete hour materialised and not yet rolled up (a day at most per transaction).
+ * This is what publishes the history: export v2 and the portal's figures end at the last hour rolled
+ * up, and each step that rolls up hours moves the published history's `changed_at` (its Last-Modified).
+ */
 export async function rollUpHours(jobs: HistoryJobs, maxSteps = 1000): Promise<RollUpResult> {
   const out: RollUpResult = { from: null, until: null, rows: 0 };
   for (let step = 0; step < maxSteps; step++) {
@@ -102,12 +109,23 @@ export async function rollUpHours(jobs: HistoryJobs, maxSteps = 1000): Promise<R
       const materialized = await progress(tx, 'materialized');
       if (materialized === null) return true;
       const end = floorHour(materialized.getTime());
-      let from = (await progress(tx, 'rolled_up'))?.getTime();
-      if (from === undefined) from = floorHour((await firstReceipt(tx))?.getTime() ?? end);
-      if (from >= end) return true;
+      const rolled = (await progress(tx, 'rolled_up'))?.getTime();
+      const from = rolled ?? floorHour((await firstReceipt(tx))?.getTime() ?? end);
+      if (from >= end) {
+        // Nothing received before the last complete hour: the history up to it is published, empty
+        // (all unknown), rather than nothing at all.
+        if (rolled === undefined) {
+          await setProgress(tx, 'rolled_up', new Date(end));
+          await markPublished(tx);
+          out.until = new Date(end);
+        }
+        return true;
+      }
       const to = Math.min(end, from + 24 * HOUR_MS);
       out.rows += await rollUp(tx, new Date(from), new Date(to));
       await setProgress(tx, 'rolled_up', new Date(to));
+      // What export v2 publishes has changed: its Last-Modified moves.
+      await markPublished(tx);
       out.from ??= new Date(from);
       out.until = new Date(to);
       return to >= end;
@@ -133,8 +151,10 @@ export async function maintainPartitions(jobs: HistoryJobs): Promise<PartitionRe
   return jobs.sql.begin(async (tx) => {
     await lockHistory(tx);
     const created = await createPartitions(tx, new Date(now - 7 * 24 * HOUR_MS), new Date(now + 28 * 24 * HOUR_MS));
-    const dropped = await dropBefore(tx, new Date(now - jobs.retentionDays * 24 * HOUR_MS));
+    const { dropped, deleted } = await dropBefore(tx, new Date(now - jobs.retentionDays * 24 * HOUR_MS));
     const orphans = await dropOrphans(tx, new Date(now - 24 * HOUR_MS));
+    // Rows gone from the published history (a 30-day figure under a shorter retention, an old page).
+    if (dropped.length > 0 || deleted > 0 || orphans > 0) await markPublished(tx);
     return { created, dropped, orphans };
   });
 }

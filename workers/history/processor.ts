@@ -20,9 +20,9 @@ const JOB_OPTIONS = { attempts: 3, backoff: { type: 'exponential', delay: 10_000
 
 /**
  * Upserts the three schedulers (idempotent: every instance does it at start, one of each results):
- * the materialiser every `everyMs`, the roll-up every ten minutes (it rolls up whatever complete
- * hours are materialised and not yet rolled up, so an hour is rolled up within ten minutes of its
- * end), the partitions every six hours.
+ * the materialiser every `everyMs` (each run rolls up the hours it completed, so an hour is published
+ * within HISTORY_LAG + HISTORY_EVERY of its end), the roll-up every ten minutes besides (it rolls up
+ * whatever complete hours are materialised and not yet rolled up), the partitions every six hours.
  */
 export async function scheduleHistory(queue: Queue, everyMs: number): Promise<void> {
   await queue.upsertJobScheduler(HISTORY_SCHEDULERS.materialize, { every: everyMs }, { name: 'materialize', opts: JOB_OPTIONS });
@@ -45,7 +45,8 @@ export function startHistoryWorker(options: HistoryWorkerOptions): Worker {
     async (job: Job) => {
       const started = performance.now();
       let result: object;
-      if (job.name === 'materialize') result = await materialize(options.jobs);
+      // A materialisation that completes an hour publishes it at once rather than at the next roll-up.
+      if (job.name === 'materialize') result = { ...(await materialize(options.jobs)), rolled_up: await rollUpHours(options.jobs) };
       else if (job.name === 'roll-up') result = await rollUpHours(options.jobs);
       else if (job.name === 'partitions') result = await maintainPartitions(options.jobs);
       else throw new Error(`unknown history job ${job.name}`);

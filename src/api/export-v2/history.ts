@@ -9,14 +9,16 @@ import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { HOUR_MS } from '../../domain/history/figures.js';
-import { MAX_PAGE_MS, historyEnds, historyPage, reliability } from '../history.js';
+import { MAX_PAGE_MS, historyPage, notPublished, publishedHistory, reliability } from '../history.js';
 import { unknownStation } from './stations.js';
 
 /**
  * The export v2 extension beyond the specification: `GET /v2/hrs/{hrs_id}/reliability` and
  * `GET /v2/hrs/{hrs_id}/history` (src/api/history.ts computes them). Both answer from the history up
- * to the end of the last complete hour rolled up, which is their `Last-Modified`: an answer changes
- * once an hour at most, and `If-Modified-Since` gets a 304 until then.
+ * to the end of the last hour rolled up (an hour is published once materialised and rolled up, never
+ * before), under a `Last-Modified` that moves whenever what is published changes (each roll-up, the
+ * retention's deletions, the station's registry entry): `If-Modified-Since` gets a 304 until then.
+ * Before the first roll-up nothing is published: a 503 with `Retry-After`.
  */
 
 export interface HistoryRouteDeps {
@@ -56,11 +58,13 @@ async function reliabilityReply(deps: HistoryRouteDeps, req: Request): Promise<R
   only(req, ['period']);
   const period = req.query.get('period') ?? '24h';
   if (!isPeriod(period)) throw invalid('period: must be one of 24h, 7d, 30d.');
-  const { hour } = await historyEnds(deps.sql);
+  const published = await publishedHistory(deps.sql, hrsId);
+  if (published === null) throw notPublished();
+  const { hour, modified } = published;
   const since = ifModifiedSince(req);
-  if (since !== undefined && Math.floor(hour / 1000) <= since) return notModified(hour);
+  if (since !== undefined && Math.floor(modified / 1000) <= since) return notModified(modified);
   const body = await reliability(deps, hrsId, period, hour);
-  return { status: 200, headers: headersFor(hour), body: JSON.stringify(body) };
+  return { status: 200, headers: headersFor(modified), body: JSON.stringify(body) };
 }
 
 /** An instant parameter: a date-time with an offset (or Z) in the accepted range (src/http/dates.ts). */
@@ -77,23 +81,26 @@ async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply
   only(req, ['category', 'from', 'to']);
   const category = req.query.get('category') ?? 'availability';
   if (!isCategory(category)) throw invalid('category: must be one of availability, usage, hydrogen-storage, pricing.');
-  const { hour } = await historyEnds(deps.sql);
-  const from = instant(req, 'from') ?? hour - 24 * HOUR_MS;
-  if (from >= hour) throw invalid(`from: the history is published up to ${new Date(hour).toISOString()} (the end of the last complete hour); ask for an earlier from.`);
-  const asked = instant(req, 'to') ?? Math.min(from + MAX_PAGE_MS, hour);
+  const fromAsked = instant(req, 'from');
+  const toAsked = instant(req, 'to');
+  const published = await publishedHistory(deps.sql, hrsId);
+  if (published === null) throw notPublished();
+  const { hour, modified } = published;
+  const from = fromAsked ?? hour - 24 * HOUR_MS;
+  if (from >= hour) throw invalid(`from: the history is published up to ${new Date(hour).toISOString()} (the end of the last hour published: materialised and rolled up); ask for an earlier from.`);
+  const asked = toAsked ?? Math.min(from + MAX_PAGE_MS, hour);
   if (asked <= from) throw invalid('to: must be after from.');
   if (asked - from > MAX_PAGE_MS) throw invalid('to: a page covers at most 7 days after from.');
   const to = Math.min(asked, hour);
-  // The page is final once the hour its end falls in is published.
-  const modified = Math.min(hour, Math.ceil(to / HOUR_MS) * HOUR_MS);
   const since = ifModifiedSince(req);
   if (since !== undefined && Math.floor(modified / 1000) <= since) return notModified(modified);
-  const page = await historyPage(deps, hrsId, category, from, to);
+  const page = await historyPage(deps, hrsId, category, from, to, hour);
   const length = asked - from;
   const link = (a: number, b: number) =>
     `${deps.baseUrl()}/v2/hrs/${hrsId}/history?category=${category}&from=${encodeURIComponent(new Date(a).toISOString())}&to=${encodeURIComponent(new Date(b).toISOString())}`;
   const next = page.continueFrom !== null ? link(page.continueFrom, asked) : to < hour ? link(to, to + length) : null;
-  const kept = Date.now() - deps.retentionDays * 24 * HOUR_MS;
+  // From the published end rather than the clock, so that the page is a function of what is published.
+  const kept = hour - deps.retentionDays * 24 * HOUR_MS;
   const previous = from - length >= kept ? link(from - length, from) : null;
   const body = {
     hrs_id: hrsId,

@@ -6,7 +6,7 @@ import { HttpError, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
-import { historyEnds, originatorReliability, reliability, stationSignals, timeline, type HistoryDeps } from '../history.js';
+import { materializedUntil, notPublished, originatorReliability, publishedHistory, reliability, stationSignals, timeline, type HistoryDeps } from '../history.js';
 import { originatorAccess, stationAccess } from './access.js';
 
 /**
@@ -14,7 +14,9 @@ import { originatorAccess, stationAccess } from './access.js';
  * extension): operator staff see them for their stations (`/portal/v1/stations/{hrs_id}/…`), originator
  * managers for the stations their originator reports on (`/portal/v1/originators/{id}/stations/{hrs_id}/…`)
  * and for the originator as a whole (`/portal/v1/originators/{id}/reliability`). The timeline reaches
- * up to the time the history is materialised (about a minute ago); the figures to the last whole hour.
+ * up to the time the history is materialised (about a minute ago: intervals are final once
+ * materialised); the figures, as export v2's, to the end of the last hour rolled up, never further.
+ * Before the first materialisation (timeline) or roll-up (figures) there is nothing to show: a 503.
  */
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -42,13 +44,15 @@ export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { 
   const signals = async (hrsId: string) => json(200, { hrs_id: hrsId, signals: await stationSignals(sql, hrsId) }, NO_STORE);
   const stationTimeline = async (hrsId: string, req: Request) => {
     const period = periodOf(req, TIMELINE_PERIODS, '24h');
-    const { materialized } = await historyEnds(sql);
+    const materialized = await materializedUntil(sql);
+    if (materialized === null) throw notPublished();
     return json(200, { period, ...(await timeline(history, hrsId, materialized - PERIODS[period], materialized)) }, NO_STORE);
   };
   const stationReliability = async (hrsId: string, req: Request) => {
     const period = periodOf(req, ['24h', '7d', '30d'], '24h');
-    const { hour } = await historyEnds(sql);
-    return json(200, await reliability(history, hrsId, period, hour), NO_STORE);
+    const published = await publishedHistory(sql);
+    if (published === null) throw notPublished();
+    return json(200, await reliability(history, hrsId, period, published.hour), NO_STORE);
   };
 
   route('/portal/v1/stations/:hrs_id/signals', async (req) => signals((await stationAccess(sql, req)).hrsId));
@@ -60,7 +64,9 @@ export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { 
   route('/portal/v1/originators/:originator_id/reliability', async (req) => {
     const { originator } = originatorAccess(req);
     const period = periodOf(req, ['24h', '7d', '30d'], '24h');
-    const { hour } = await historyEnds(sql);
+    const published = await publishedHistory(sql);
+    if (published === null) throw notPublished();
+    const { hour } = published;
     const from = new Date(hour - PERIODS[period]);
     const [figures, lastSeen, [calls]] = await Promise.all([
       originatorReliability(sql, originator, period, hour),

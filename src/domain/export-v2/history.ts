@@ -77,7 +77,7 @@ export const reliabilitySchema = z
     hrs_id: hrsIdSchema,
     period: periodSchema,
     from: instant('Start of the period: `to` minus the period.'),
-    to: instant('End of the period: the end of the last complete hour of the history (the `Last-Modified` of the answer).'),
+    to: instant('End of the period: the end of the last hour of the history published (materialised and rolled up).'),
     categories: z
       .strictObject({
         availability: categoryFiguresSchema,
@@ -160,7 +160,7 @@ export const historyPageSchema = z
     hrs_id: hrsIdSchema,
     category: z.enum(['availability', 'usage', 'hydrogen-storage', 'pricing']).meta({ description: 'The signal category, as in import v2 paths.' }),
     from: instant('Start of the page (inclusive).'),
-    to: instant('End of the page (exclusive): at most 7 days after `from`, and never after the end of the last complete hour of the history.'),
+    to: instant('End of the page (exclusive): at most 7 days after `from`, and never after the end of the last hour of the history published.'),
     intervals: z.array(freshnessIntervalSchema).meta({ description: 'The freshness of the category over the page; a time not covered had no signal yet.' }),
     fuelling_options: z
       .array(

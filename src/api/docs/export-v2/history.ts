@@ -1,12 +1,13 @@
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
+import { INSTANT_RANGE } from '../../../http/dates.js';
 import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
 import { problem, problemBody } from './shared.js';
 import { COMMON } from './shared.js';
 
 /**
  * The history extension (beyond the specification): a station's reliability and its status history.
- * Both answer from the history up to the end of the last complete hour, which is their
- * `Last-Modified`.
+ * Both answer from the history up to the end of the last hour rolled up, under a `Last-Modified` that
+ * moves whenever what is published changes.
  */
 
 export const HISTORY_DESCRIPTION =
@@ -21,9 +22,12 @@ export const HISTORY_DESCRIPTION =
   'five-state summary), and `GET /v2/hrs/{hrs_id}/history` pages through its status history in one category (the ' +
   'freshness intervals, the five-state summary per fuelling option for availability, and the readings as they were ' +
   'published), at most 7 days a page. Both use the same tokens and rate limits as every other path. The history is ' +
-  'published by the hour: both answer up to the end of the last complete hour (usually within ten minutes of its ' +
-  'end), which is their `Last-Modified`; `If-Modified-Since` gets a 304 until the next hour is published. History ' +
-  'is kept for 400 days by default.';
+  'published by the hour: an hour is published once it has been materialised and rolled up (usually a minute or two ' +
+  'after its end), never before, and both answer up to the end of the last hour published (`to`). Their ' +
+  '`Last-Modified` is when what is published last changed (an hour published, history past its retention deleted, ' +
+  'the station\'s registry entry changed), so `If-Modified-Since` gets a 304 exactly while the figures and pages a ' +
+  'client holds are still those published. Until the platform\'s first hour is published both answer 503 with ' +
+  '`Retry-After`. History is kept for 400 days by default.';
 
 export const historyParameters = () => ({
   period: {
@@ -44,7 +48,11 @@ export const historyParameters = () => ({
     name: 'from',
     in: 'query',
     required: false,
-    description: 'Start of the page (inclusive), ISO 8601 with an offset; by default 24 hours before the end of the last complete hour.',
+    description:
+      'Start of the page (inclusive): a date-time in ISO 8601 (RFC 3339) with an offset or `Z`, seconds and fraction optional ' +
+      `(\`2026-11-24T08:00:00Z\`, \`2026-11-24T09:00+01:00\`), from ${INSTANT_RANGE}; a date the calendar does not have ` +
+      '(30 February, 29 February outside leap years, month 13), hour 24, a leap second or an offset beyond ±23:59 is a 400. ' +
+      'By default 24 hours before the end of the last hour published.',
     schema: { type: 'string', format: 'date-time' },
     example: '2026-11-24T08:00:00Z',
   },
@@ -52,7 +60,9 @@ export const historyParameters = () => ({
     name: 'to',
     in: 'query',
     required: false,
-    description: 'End of the page (exclusive), at most 7 days after `from`; by default 7 days after it. Cut at the end of the last complete hour.',
+    description:
+      'End of the page (exclusive), written as `from` is, at most 7 days after `from`; by default 7 days after it. Cut at the ' +
+      'end of the last hour published.',
     schema: { type: 'string', format: 'date-time' },
     example: '2026-11-24T09:00:00Z',
   },
@@ -63,7 +73,23 @@ export const historyResponses = () => ({
     bad_period: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'period: must be one of 24h, 7d, 30d.') },
     bad_category: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'category: must be one of availability, usage, hydrogen-storage, pricing.') },
     too_long: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'to: a page covers at most 7 days after from.') },
+    no_such_date: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'from: 2026-02-30 is not a date (February 2026 has 28 days).') },
+    out_of_range: { value: problemBody(400, 'Bad Request', 'invalid_parameter', `from: out of range: accepted from ${INSTANT_RANGE}.`) },
   }),
+  HistoryNotPublished: problem(
+    'No hour of the status history is published yet (a platform whose history jobs have not run yet); try again after `Retry-After` seconds.',
+    {
+      not_published: {
+        value: problemBody(
+          503,
+          'Service Unavailable',
+          'service_unavailable',
+          'The status history is not published yet: the history jobs have not run on it. The history worker publishes each hour within minutes of its end (`hrs history run` does it at once); try again later.',
+        ),
+      },
+    },
+    { 'Retry-After': headerRef('Retry-After') },
+  ),
 });
 
 export function reliabilityOperation(): OperationDoc {
@@ -76,8 +102,8 @@ export function reliabilityOperation(): OperationDoc {
       summary: 'A station\'s reliability over 24 hours, 7 days or 30 days (extension)',
       description:
         'Extension beyond the specification. Computed from the station\'s status history by the hour, up to the end of ' +
-        'the last complete hour (`to`, also the `Last-Modified`). Time before a station\'s first signal counts as unknown. ' +
-        'Conditional: supports `If-Modified-Since`.',
+        'the last hour published (`to`: materialised and rolled up). Time before a station\'s first signal counts as unknown. ' +
+        'Conditional: supports `If-Modified-Since` (`Last-Modified`: when what is published last changed).',
       parameters: [parameterRef('hrs_id'), parameterRef('period'), parameterRef('If-Modified-Since')],
       responses: {
         '200': {
@@ -88,6 +114,7 @@ export function reliabilityOperation(): OperationDoc {
         '304': responseRef('NotModified'),
         '400': responseRef('BadHistoryParameter'),
         '404': responseRef('StationNotFound'),
+        '503': responseRef('HistoryNotPublished'),
         ...COMMON,
       },
     },
@@ -105,8 +132,10 @@ export function historyOperation(): OperationDoc {
       description:
         'Extension beyond the specification. The freshness intervals of the category, for availability the five-state ' +
         'summary per fuelling option, and the live readings measured in the page (at most 10,000; `next` continues a ' +
-        'busier page). A page covers at most 7 days and ends no later than the end of the last complete hour; follow ' +
-        '`next` and `previous` rather than computing them. Conditional: supports `If-Modified-Since`.',
+        'busier page) and received before the end of the history published (a reading received later joins the page ' +
+        'with the next hour published). A page covers at most 7 days and ends no later than the end of the last hour ' +
+        'published; follow `next` and `previous` rather than computing them. Conditional: supports `If-Modified-Since` ' +
+        '(`Last-Modified`: when what is published last changed).',
       parameters: [
         parameterRef('hrs_id'),
         parameterRef('category'),
@@ -123,6 +152,7 @@ export function historyOperation(): OperationDoc {
         '304': responseRef('NotModified'),
         '400': responseRef('BadHistoryParameter'),
         '404': responseRef('StationNotFound'),
+        '503': responseRef('HistoryNotPublished'),
         ...COMMON,
       },
     },

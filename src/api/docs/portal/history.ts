@@ -1,8 +1,9 @@
 import { reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { originatorReliabilitySchema, stationSignalsSchema, timelineSchema } from '../../portal/history-views.js';
-import type { OperationDoc } from '../openapi.js';
+import { headerRef, type OperationDoc } from '../openapi.js';
 import { notFound, registryOperation } from './registry-shared.js';
-import { problem, problemExample } from './shared.js';
+import { problem, problemExample, problemOf } from './shared.js';
+import { notPublished } from '../../history.js';
 
 /**
  * Signals, timeline and reliability (src/api/portal/history.ts): operator staff for their stations,
@@ -28,7 +29,7 @@ export const historyParameters = () => ({
     name: 'period',
     in: 'query',
     required: false,
-    description: 'The last `24h` (default), `7d` or `30d`, up to the end of the last complete hour.',
+    description: 'The last `24h` (default), `7d` or `30d`, up to the end of the last hour published (materialised and rolled up).',
     schema: { type: 'string', enum: ['24h', '7d', '30d'], default: '24h' },
   },
 });
@@ -37,6 +38,10 @@ const badPeriod = (allowed: string) =>
   problem('`period` is not one of those allowed, or another parameter was given.', {
     bad_period: problemExample(400, 'invalid_query', `period: must be one of ${allowed}`, 'A period not offered'),
   });
+const notYet = () =>
+  problem('Nothing of the history is materialised (timeline) or rolled up (figures) yet: a platform whose history jobs have not run yet. Try again after `Retry-After` seconds.', {
+    not_published: { value: problemOf(notPublished()) },
+  }, { 'Retry-After': headerRef('Retry-After') });
 const noStation = () => notFound('No station has this id.', 'No station "BERLX".');
 const notReported = () =>
   problem('The originator does not exist, or has no assignment at this station.', {
@@ -71,14 +76,14 @@ export function historyOperations(): OperationDoc[] {
       summary: 'The station\'s timeline over 24 hours or 7 days',
       description: `${scope.who}: freshness intervals per category (gaps are the unknown ones), the five-state summary per fuelling option, and the rejected calls that named the station.`,
       ok: { status: '200', description: 'The timeline.', schema: 'Timeline', zod: timelineSchema },
-      more: { '400': badPeriod('24h, 7d'), '404': scope.missing() },
+      more: { '400': badPeriod('24h, 7d'), '404': scope.missing(), '503': notYet() },
     }),
     registryOperation({
       method: 'GET', path: `${scope.prefix}/reliability`, tag: 'History', id: `station${scope.id}Reliability`, role: scope.role, parameters: [...scope.parameters, 'figures_period'],
       summary: 'The station\'s reliability over 24 hours, 7 days or 30 days',
-      description: `${scope.who}: the figures export v2 publishes too (its history extension), up to the end of the last complete hour.`,
+      description: `${scope.who}: the figures export v2 publishes too (its history extension), up to the end of the last hour published (materialised and rolled up).`,
       ok: { status: '200', description: 'The figures.', schema: 'Reliability', zod: reliabilitySchema },
-      more: { '400': badPeriod('24h, 7d, 30d'), '404': scope.missing() },
+      more: { '400': badPeriod('24h, 7d, 30d'), '404': scope.missing(), '503': notYet() },
     }),
   ]);
   ops.push(
@@ -86,9 +91,9 @@ export function historyOperations(): OperationDoc[] {
       method: 'GET', path: '/portal/v1/originators/:originator_id/reliability', tag: 'History', id: 'originatorReliability', role: 'originator',
       parameters: ['originator_id', 'figures_period'],
       summary: 'The originator\'s reliability',
-      description: 'When its last transmission arrived, and per category how its published readings fared over every station it reports on, up to the end of the last complete hour.',
+      description: 'When its last transmission arrived, and per category how its published readings fared over every station it reports on, up to the end of the last hour published.',
       ok: { status: '200', description: 'The figures.', schema: 'OriginatorReliability', zod: originatorReliabilitySchema },
-      more: { '400': badPeriod('24h, 7d, 30d') },
+      more: { '400': badPeriod('24h, 7d, 30d'), '503': notYet() },
     }),
   );
   return ops;
