@@ -4,6 +4,7 @@ import type { AuthAttempts } from './auth.js';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
 import { compilePolicy, isPreflight, preflightReply } from './policy.js';
+import { checkQuery } from './query.js';
 import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
 import { failure, respond, withRequestHeaders, type Answering, type ErrorClassifier } from './respond.js';
 import { Router, type Match, type Method } from './router.js';
@@ -32,6 +33,11 @@ export interface RouteSpec {
   path: string;
   /** Public routes take no credential (documents, pages, health): the family's guards and observers skip them. */
   public?: boolean;
+  /**
+   * The query parameters the route takes; any other is refused with a 400 naming it, before
+   * authentication (./query.ts; `_`, a client's cache-buster, passes on GET and HEAD). None by default.
+   */
+  query?: readonly string[];
   /** Whether the route reads a request body. */
   body?: boolean;
   /** The route's own cap on its body, when it takes more than MAX_BODY_BYTES (a photo upload). */
@@ -44,6 +50,8 @@ export interface RouteInfo {
   method: Method;
   path: string;
   auth: string;
+  /** The query parameters it takes (see RouteSpec), when it takes any. */
+  query?: readonly string[];
 }
 
 /** A family as this server runs it: its policy compiled, its guards and observers (declared and added). */
@@ -126,7 +134,7 @@ export class HttpServer {
   route(spec: RouteSpec): this {
     if (!spec.public && !spec.family.auth) throw new Error(`route ${spec.method} ${spec.path}: family ${spec.family.name} has no authentication`);
     this.family(spec.family);
-    this.registered.push({ method: spec.method, path: spec.path, auth: spec.public ? 'none' : spec.family.name });
+    this.registered.push({ method: spec.method, path: spec.path, auth: spec.public ? 'none' : spec.family.name, ...(spec.query?.length ? { query: spec.query } : {}) });
     this.router.add(spec.method, spec.path, spec);
     return this;
   }
@@ -137,6 +145,7 @@ export class HttpServer {
       family: spec.family,
       method: 'GET',
       path: spec.path,
+      query: spec.query,
       handler: () => {
         throw new HttpError(426, 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".', {
           headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
@@ -305,6 +314,7 @@ export class HttpServer {
   }
 
   private async handle(route: RouteSpec, family: FamilyState, req: Request, body: Promise<Buffer> | undefined): Promise<Reply> {
+    checkQuery(route.query, req);
     if (!route.public) await this.authenticate(family, req, req.headers.authorization);
     if (body) req.body = await body;
     if (req.abort.aborted) throw new Error('request aborted');

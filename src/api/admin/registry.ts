@@ -11,7 +11,7 @@ import { ADMIN_ACTOR } from './actor.js';
 import { callLogModeSchema, rolesRequestSchema } from '../portal/bodies.js';
 import { decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
 import { auditPage } from '../portal/stations.js';
-import { parseQuery } from './query.js';
+import { parseQuery, queryNames } from './query.js';
 
 /**
  * The registry's administration beside the portal's:
@@ -91,6 +91,7 @@ export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { 
     family,
     method: 'GET',
     path: '/admin/v1/transmissions',
+    query: queryNames(transmissionsQuery),
     handler: async (req: Request) => {
       const { state, originator, limit, cursor } = parseQuery(transmissionsQuery, req);
       let after: { received_at: string; key: string } | undefined;
@@ -111,6 +112,7 @@ export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { 
     family,
     method: 'GET',
     path: '/admin/v1/audit',
+    query: queryNames(auditQuery),
     handler: async (req) => {
       const q = parseQuery(auditQuery, req);
       return auditPage(sql, req, {
