@@ -46,6 +46,13 @@ t.test('every route answers 400 to an unknown parameter, naming it, in its famil
   t.ok(['import', 'v1', 'v1.1', 'v2', 'portal', 'admin', 'datex2'].every((f) => families.has(f)), `every family walked: ${[...families].join(', ')}`);
 });
 
+t.test('a query string of many unknown names: ten named, the rest counted', async (t) => {
+  const query = Array.from({ length: 500 }, (_, i) => `p${i}=1`).join('&');
+  const res = await get(`${p.url}/v2/fuel-type?${query}`, TOKENS.export_v2);
+  t.equal(res.status, 400);
+  t.equal(((await res.json()) as { detail: string }).detail, 'unknown parameter(s): p0, p1, p2, p3, p4, p5, p6, p7, p8, p9 and 490 more; this path takes no query parameters.');
+});
+
 t.test('WebSocket upgrades are refused the same way', async (t) => {
   for (const path of [STREAM_PATH, ADMIN_FEED_PATH]) {
     const status = await new Promise<number>((resolve, reject) => {

@@ -18,9 +18,7 @@ const CACHEABLE = new Set<Method>(['GET', 'HEAD']);
 
 /** The names of a query string, each once, in the order first given. */
 function namesOf(req: Request): string[] {
-  const names: string[] = [];
-  for (const name of req.query.keys()) if (!names.includes(name)) names.push(name);
-  return names;
+  return [...new Set(req.query.keys())];
 }
 
 /**
@@ -33,8 +31,12 @@ export function checkQuery(accepted: readonly string[] | undefined, req: Request
   const unknown = names.filter((name) => !(accepted?.includes(name) ?? false) && !(name === CACHE_BUSTER && CACHEABLE.has(req.method)));
   if (unknown.length === 0) return;
   const takes = accepted === undefined || accepted.length === 0 ? 'this path takes no query parameters' : `this path takes ${accepted.join(', ')}`;
-  throw badRequest('invalid_parameter', `unknown parameter(s): ${unknown.map(shown).join(', ')}; ${takes}.`);
+  const listed = unknown.slice(0, MAX_NAMED).map(shown).join(', ') + (unknown.length > MAX_NAMED ? ` and ${unknown.length - MAX_NAMED} more` : '');
+  throw badRequest('invalid_parameter', `unknown parameter(s): ${listed}; ${takes}.`);
 }
+
+/** How many unknown names a refusal lists (a hostile query string may hold thousands). */
+const MAX_NAMED = 10;
 
 /** A parameter name as a message shows it: as sent, cut after 50 characters. */
 const shown = (name: string) => (name.length > 50 ? `${name.slice(0, 50)}…` : name);
