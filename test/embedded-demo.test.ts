@@ -65,7 +65,7 @@ t.test('hrs demo --embedded: own servers, a signal in and out, data kept across 
   // A signal in and out, after the simulated originator's first round.
   const auth = (token: string) => ({ Authorization: `Bearer ${token}` });
   const munich = async () => {
-    const res = await fetch(`${url}/v2/hrs/status?hrs=MUNCE`, { headers: auth(DEMO_TOKENS.export_v2) });
+    const res = await fetch(`${url}/v2/hrs/status`, { headers: auth(DEMO_TOKENS.export_v2) });
     const body = (await res.json()) as { stations: { hrs_id: string; availability?: { datetime: string; station: { maintenance: boolean } } }[] };
     return body.stations.find((s) => s.hrs_id === 'MUNCE');
   };

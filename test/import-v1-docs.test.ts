@@ -295,7 +295,7 @@ t.test('what the documents say: messages, vocabulary, partial acceptance, states
     t.match(signal.description, /\[import v2\]\(\/import\/v2\/doc\/\)/, `${family}: the operation links the successor`);
     t.match(document.info.title, new RegExp(`Import API ${VERSION[family].replace('.', '\\.')}$`));
   }
-  t.match(documents.import_v1.info.description, /\*\*Import v1 is deprecated\.\*\* It remains functional/);
+  t.match(documents.import_v1.info.description, /\*\*Import v1 is deprecated\*\* \(since v1\.1 was published, 17 June 2026\)\. It remains functional/);
   t.match(documents.import_v1.info.summary, /^Deprecated/);
   t.notMatch(documents['import_v1.1'].info.description, /Import v1\.1 is deprecated/);
   // And import v2's reference names the older ones.

@@ -143,7 +143,8 @@ t.test('status stream: auth by first message; auth timeout; bad tokens close wit
   t.match(await plain.json(), { status: 426, code: 'upgrade_required' });
 
   const inUrl = await get(`${p.url}/v2/hrs/status/stream?token=${TOKENS.export_v2}`);
-  t.equal(inUrl.status, 401, 'a token in the URL is not a credential');
+  t.equal(inUrl.status, 400, 'a token in the URL is not a credential: an unknown parameter');
+  t.match(await inUrl.json(), { status: 400, code: 'invalid_parameter', detail: /unknown parameter\(s\): token/ });
 });
 
 t.test('status stream: subscribe to "*", unsubscribe, bad messages answered and survived', async (t) => {

@@ -2,6 +2,7 @@ import type { ReferenceData } from '../../db/queries/reference.js';
 import type { Generation } from '../domain/vocabulary.js';
 import { json, type ErrorStyle, type Reply } from '../http/errors.js';
 import type { Family, Guard } from '../http/family.js';
+import type { FamilyPolicy } from '../http/policy.js';
 import type { HttpServer } from '../http/server.js';
 import { tokenAuth, type TokenFinder } from './auth.js';
 
@@ -36,6 +37,8 @@ export interface ReferenceFamily {
   /** Whether the shared sandbox token authenticates here too (export v1.1). */
   sandbox?: boolean;
   errors: ErrorStyle;
+  /** Headers on every response of the family (a deprecated generation's `Deprecation` and `Link`). */
+  policy?: FamilyPolicy;
   /** Path → the list it serves, as made once from the reference data. */
   lists: (reference: ReferenceData) => Record<string, Reply>;
 }
@@ -46,8 +49,8 @@ export function referenceApi(
   declared: ReferenceFamily,
   deps: { tokens: TokenFinder; reference: ReferenceData; guards?: Guard[] },
 ): Family {
-  const { name, prefix, label, accepts, sandbox, errors } = declared;
-  const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, guards: deps.guards };
+  const { name, prefix, label, accepts, sandbox, errors, policy } = declared;
+  const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, policy, guards: deps.guards };
   for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
     server.route({ family, method: 'GET', path, handler: () => reply });
   }

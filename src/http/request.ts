@@ -15,6 +15,8 @@ export interface Request {
    * surrogate, which no stored text can match, throws a 400 naming the parameter at first use.
    */
   readonly query: URLSearchParams;
+  /** Whether the request has a (non-empty) query string: known without parsing it. */
+  readonly hasQuery: boolean;
   readonly headers: Readonly<Record<string, string>>;
   /**
    * The client's address, read from the connection on first use (a system call, so only when wanted);
@@ -121,6 +123,10 @@ class CopiedRequest implements Request {
 
   get query(): URLSearchParams {
     return (this.queryParsed ??= checkedQuery(this.queryText));
+  }
+
+  get hasQuery(): boolean {
+    return this.queryText !== '';
   }
 
   get remoteAddress(): string {

@@ -5,6 +5,7 @@ import type { TrustProxy } from './client-address.js';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
 import { compilePolicy, isPreflight, preflightReply } from './policy.js';
+import { checkQuery } from './query.js';
 import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
 import { failure, respond, withRequestHeaders, type Answering, type ErrorClassifier } from './respond.js';
 import { Router, type Match, type Method } from './router.js';
@@ -33,6 +34,11 @@ export interface RouteSpec {
   path: string;
   /** Public routes take no credential (documents, pages, health): the family's guards and observers skip them. */
   public?: boolean;
+  /**
+   * The query parameters the route takes; any other is refused with a 400 naming it, before
+   * authentication (./query.ts; `_`, a client's cache-buster, passes on GET and HEAD). None by default.
+   */
+  query?: readonly string[];
   /** Whether the route reads a request body. */
   body?: boolean;
   /** The route's own cap on its body, when it takes more than MAX_BODY_BYTES (a photo upload). */
@@ -45,6 +51,8 @@ export interface RouteInfo {
   method: Method;
   path: string;
   auth: string;
+  /** The query parameters it takes (see RouteSpec), when it takes any. */
+  query?: readonly string[];
 }
 
 /** A family as this server runs it: its policy compiled, its guards and observers (declared and added). */
@@ -136,7 +144,7 @@ export class HttpServer {
   route(spec: RouteSpec): this {
     if (!spec.public && !spec.family.auth) throw new Error(`route ${spec.method} ${spec.path}: family ${spec.family.name} has no authentication`);
     this.family(spec.family);
-    this.registered.push({ method: spec.method, path: spec.path, auth: spec.public ? 'none' : spec.family.name });
+    this.registered.push({ method: spec.method, path: spec.path, auth: spec.public ? 'none' : spec.family.name, ...(spec.query?.length ? { query: spec.query } : {}) });
     this.router.add(spec.method, spec.path, spec);
     return this;
   }
@@ -147,6 +155,7 @@ export class HttpServer {
       family: spec.family,
       method: 'GET',
       path: spec.path,
+      query: spec.query,
       handler: () => {
         throw new HttpError(426, 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".', {
           headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
@@ -317,6 +326,7 @@ export class HttpServer {
   }
 
   private async handle(route: RouteSpec, family: FamilyState, req: Request, body: Promise<Buffer> | undefined): Promise<Reply> {
+    checkQuery(route.query, req);
     if (!route.public) await this.authenticate(family, req, req.headers.authorization);
     if (body) req.body = await body;
     if (req.abort.aborted) throw new Error('request aborted');

@@ -2,6 +2,7 @@ import type { HttpRequest, HttpResponse, WebSocketBehavior, us_socket_context_t 
 import type { Logger } from 'pino';
 import type { Family } from './family.js';
 import type { TrustProxy } from './client-address.js';
+import { checkQuery } from './query.js';
 import { Abort, copyRequest, type Request } from './request.js';
 import { failure, logRequest, respond, withRequestHeaders, type ErrorClassifier } from './respond.js';
 import type { FamilyState } from './server.js';
@@ -26,6 +27,8 @@ export interface SocketRouteSpec<T> {
   family: Family;
   path: string;
   messageAuth: boolean;
+  /** The query parameters it takes (see RouteSpec in ./server.ts); checked on the upgrade and the plain GET. */
+  query?: readonly string[];
   /** Runs once the principal is known, before upgrading (header) or after the auth message; its result is `state`. */
   admit: (req: Request) => Promise<T> | T;
   /** The uWS behaviour (limits, open, message, drain, close); `upgrade` is the server's. */
@@ -57,6 +60,7 @@ export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState,
     const protocol = req.headers['sec-websocket-protocol'] ?? '';
     const extensions = req.headers['sec-websocket-extensions'] ?? '';
     const admitted = async (): Promise<T | undefined> => {
+      checkQuery(spec.query, req);
       if (spec.messageAuth && req.headers.authorization === undefined) return undefined;
       await authenticate(req, req.headers.authorization);
       return spec.admit(req);

@@ -11,7 +11,7 @@ import { ADMIN_ACTOR } from './actor.js';
 import { callLogModeSchema, rolesRequestSchema } from '../portal/bodies.js';
 import { bodyOf, decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
 import { auditPage } from '../portal/stations.js';
-import { parseQuery } from './query.js';
+import { parseQuery, queryNames } from './query.js';
 import { parseInstant } from '../../http/dates.js';
 
 /**
@@ -85,6 +85,7 @@ export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { 
     family,
     method: 'GET',
     path: '/admin/v1/transmissions',
+    query: queryNames(transmissionsQuery),
     handler: async (req: Request) => {
       const { state, originator, limit, cursor } = parseQuery(transmissionsQuery, req);
       let after: { received_at: string; key: string } | undefined;
@@ -105,6 +106,7 @@ export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { 
     family,
     method: 'GET',
     path: '/admin/v1/audit',
+    query: queryNames(auditQuery),
     handler: async (req) => {
       const q = parseQuery(auditQuery, req);
       return auditPage(sql, req, {

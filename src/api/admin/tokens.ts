@@ -4,7 +4,7 @@ import type { MailIntent } from '../../../db/queries/token-mail.js';
 import type { TokenEvent } from '../../domain/token-events.js';
 import type { PersonalTokens } from '../../registry/personal-tokens.js';
 import { json, notFound } from '../../http/errors.js';
-import { parseQuery } from './query.js';
+import { parseQuery, queryNames } from './query.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { Sql } from '../../../db/connect.js';
@@ -36,6 +36,7 @@ export function adminTokenRoutes(server: HttpServer, family: Family, { sql, toke
     family,
     method: 'GET',
     path: '/admin/v1/tokens',
+    query: queryNames(listQuery),
     handler: async (req) => {
       return json(200, { tokens: await listTokens(sql, parseQuery(listQuery, req)) });
     },

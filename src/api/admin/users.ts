@@ -12,7 +12,7 @@ import type { Family } from '../../http/family.js';
 import { bodyOf } from '../portal/access.js';
 import { BLANK_NAME, storedName } from '../../domain/text.js';
 import type { HttpServer } from '../../http/server.js';
-import { parseQuery } from './query.js';
+import { parseQuery, queryNames } from './query.js';
 import { ADMIN_ACTOR } from './actor.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 
@@ -31,6 +31,8 @@ const newUser = z.strictObject({
   email: z.email('must be an e-mail address').max(254),
   name: storedName(z.string().trim().min(1, BLANK_NAME).max(200, 'must be at most 200 characters')).nullable().optional(),
 });
+
+const usersQuery = z.strictObject({ email: z.string().optional() });
 
 const mailQuery = z.strictObject({
   state: z.enum(['pending', 'sending', 'sent', 'cancelled', 'failed']).optional(),
@@ -61,7 +63,8 @@ export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql:
     family,
     method: 'GET',
     path: '/admin/v1/users',
-    handler: async (req) => json(200, { users: await listUsers(sql, parseQuery(z.strictObject({ email: z.string().optional() }), req)) }),
+    query: queryNames(usersQuery),
+    handler: async (req) => json(200, { users: await listUsers(sql, parseQuery(usersQuery, req)) }),
   });
   for (const [action, active] of [['deactivate', false], ['reactivate', true]] as const) {
     server.route({
@@ -86,6 +89,7 @@ export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql:
     family,
     method: 'GET',
     path: '/admin/v1/mail',
+    query: queryNames(mailQuery),
     handler: async (req) => json(200, { mail: await listMail(sql, parseQuery(mailQuery, req)) }),
   });
 }

@@ -1,4 +1,7 @@
-import type { DocContext, DocDefinition } from './openapi.js';
+import { EXPORT_V1 } from '../export-v1/index.js';
+import { V1_DEPRECATED_AT } from '../deprecation.js';
+import { deprecationHeaders } from './headers.js';
+import type { DocContext, DocDefinition, OperationDoc } from './openapi.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './export-v1/components.js';
 import { EXPORT_DIALECT_DOCS, type ExportDialectDoc } from './export-v1/dialects.js';
 import { info, tags } from './export-v1/info.js';
@@ -19,6 +22,9 @@ import {
  * src/domain/export-v1/schemas.ts and src/domain/status/summary.ts.
  */
 function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefinition {
+  const deprecation = d.deprecated ? EXPORT_V1.policy!.headers! : undefined;
+  // A deprecated generation's operations are all marked so.
+  const marked = (operation: OperationDoc): OperationDoc => (d.deprecated ? { ...operation, operation: { ...operation.operation, deprecated: true } } : operation);
   return {
     family: d.family,
     info: info(d, context),
@@ -27,9 +33,9 @@ function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefi
     requestSchemas: {},
     responseSchemas: responseSchemas(d),
     parameters: parameters(d),
-    headers: headers(context.config),
+    headers: { ...headers(context.config), ...(deprecation && (deprecationHeaders(deprecation.Deprecation!, deprecation.Link!, V1_DEPRECATED_AT) as DocDefinition['headers'])) },
     responses: responses(d, context.config),
-    everyResponseHeaders: ['X-Request-Id'],
+    everyResponseHeaders: ['X-Request-Id', ...(deprecation ? ['Deprecation', 'Link'] : [])],
     afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     operations: [
       listSummaryOperation(d),
@@ -40,7 +46,7 @@ function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefi
       getPhotoOperation(d),
       fuelTypeOperation(d, context.reference),
       ...(d.dialect === 'v1.1' ? [vehicleTypeOperation(d, context.reference)] : []),
-    ],
+    ].map(marked),
   };
 }
 

@@ -55,3 +55,26 @@ export const detailResponse = (description: string, examples: Record<string, unk
 
 /** One example of a `{"detail": "..."}` body. */
 export const detail = (text: string, summary?: string) => ({ ...(summary ? { summary } : {}), value: { detail: text } });
+
+/**
+ * The headers every response of a deprecated generation (import v1, export v1) carries (RFC 9745):
+ * `Deprecation` with the date, and the `Link` to the successor's reference.
+ */
+export function deprecationHeaders(deprecation: string, link: string, since: string): Record<string, unknown> {
+  return {
+    Deprecation: {
+      required: true,
+      description:
+        `This API generation is deprecated (RFC 9745), since ${since.slice(0, 10)}, when its successor v1.1 was published: ` +
+        'a structured-field date, `@` and the Unix time in seconds. It remains functional.',
+      schema: { type: 'string', pattern: '^@-?[0-9]+$', const: deprecation },
+    },
+    Link: {
+      required: true,
+      description:
+        'The successor\'s reference (`rel="deprecation successor-version"`, RFC 9745 and RFC 5829): where the deprecation is ' +
+        'explained and what to move to.',
+      schema: { type: 'string', const: link },
+    },
+  };
+}

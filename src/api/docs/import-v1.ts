@@ -1,3 +1,6 @@
+import { V1_DEPRECATED_AT } from '../deprecation.js';
+import { IMPORT_V1 } from '../import-v1/index.js';
+import { deprecationHeaders } from './headers.js';
 import type { DocContext, DocDefinition } from './openapi.js';
 import { headers, requestSchemas, responses, responseSchemas } from './import-v1/components.js';
 import { DIALECT_DOCS, type DialectDoc } from './import-v1/dialects.js';
@@ -12,6 +15,7 @@ import { activeStationsOperation, fuelTypeOperation } from './import-v1/stations
  * those of src/domain/import-v1/schemas.ts.
  */
 function legacyImportDocument(d: DialectDoc, context: DocContext): DocDefinition {
+  const deprecation = d.deprecated ? IMPORT_V1.policy!.headers! : undefined;
   return {
     family: d.family,
     info: info(d, context),
@@ -19,9 +23,9 @@ function legacyImportDocument(d: DialectDoc, context: DocContext): DocDefinition
     securitySchemes: securitySchemes(),
     requestSchemas: requestSchemas(d),
     responseSchemas: responseSchemas(d),
-    headers: headers(context.config.importV1RateLimit),
+    headers: { ...headers(context.config.importV1RateLimit), ...(deprecation && (deprecationHeaders(deprecation.Deprecation!, deprecation.Link!, V1_DEPRECATED_AT) as DocDefinition['headers'])) },
     responses: responses(d, context.config),
-    everyResponseHeaders: ['X-Request-Id'],
+    everyResponseHeaders: ['X-Request-Id', ...(deprecation ? ['Deprecation', 'Link'] : [])],
     afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
     operations: [
       signalOperation(d),

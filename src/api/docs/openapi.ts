@@ -155,7 +155,7 @@ export function buildDocument(definition: DocDefinition, routes: readonly Route[
   };
   const document: OpenApiDocument = {
     openapi: '3.1.1',
-    info: definition.info,
+    info: { ...definition.info, description: `${String(definition.info.description ?? '').trimEnd()}\n\n${QUERY_PARAMETERS_RULE}` },
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
     servers: [{ url: '/', description: 'This service (the origin this document was served from).' }],
     security: Object.keys(definition.securitySchemes).map((name) => ({ [name]: [] })),
@@ -236,6 +236,8 @@ function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Rout
         sharedStatuses.set(name, (sharedStatuses.get(name) ?? new Set()).add(status));
       } else addHeaders(response, headersOf(status));
     }
+    // The core refuses a parameter the route does not take (src/http/query.ts), before authentication.
+    responses['400'] ??= unknownParameterResponse(definition, route, definition.everyResponseHeaders);
     (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = { ...operation, responses };
   }
   const responses = structuredClone(definition.responses);
@@ -245,6 +247,35 @@ function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Rout
     addHeaders(response, [...statuses].map(headersOf).reduce((common, list) => common.filter((header) => list.includes(header))));
   }
   return { paths, responses };
+}
+
+/**
+ * The rule for query parameters (src/http/query.ts), as every document states it in its guide: the
+ * operations' parameters are all a request may carry.
+ */
+export const QUERY_PARAMETERS_RULE =
+  '## Query parameters\n\nUnknown query parameters are refused: a parameter an operation does not list gets a 400 in this ' +
+  'API\'s error format naming it (`unknown parameter(s): limt; this path takes limit, offset.`), before authentication, ' +
+  'so a misspelt parameter is never silently ignored. The one exception is `_`, the cache-busting parameter some HTTP ' +
+  'clients (jQuery\'s `cache: false`, say) add to GET requests: it is accepted and ignored on every `GET` and `HEAD`.';
+
+/** The 400 an operation without one of its own answers to a parameter it does not take. */
+function unknownParameterResponse(definition: DocDefinition, route: Route, headers: string[]): Json {
+  const takes = route.query?.length ? `this path takes ${route.query.join(', ')}` : 'this path takes no query parameters';
+  const detail = `unknown parameter(s): x; ${takes}.`;
+  const problem = 'Problem' in definition.responseSchemas;
+  const value = problem ? { type: 'about:blank', title: 'Bad Request', status: 400, detail, code: 'invalid_parameter' } : { detail };
+  const response: Json = {
+    description: 'A query parameter the operation does not take (see "Query parameters" above): nothing is processed.',
+    content: {
+      [problem ? 'application/problem+json' : 'application/json']: {
+        schema: schemaRef(problem ? 'Problem' : 'Detail'),
+        examples: { unknown_parameter: { summary: 'An unknown query parameter `x`', value } },
+      },
+    },
+  };
+  addHeaders(response, headers);
+  return response;
 }
 
 /** Adds a reference to each named header a response does not describe itself. */

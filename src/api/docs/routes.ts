@@ -141,6 +141,7 @@ export function docRoutes(server: HttpServer, deps: DocDeps): void {
       public: true,
       method: 'GET',
       path: `${site.prefix}/assets/:name`,
+      query: ['v'],
       handler: (req) => {
         const asset = assets.get(req.params.name!);
         if (!asset) throw notFound();

@@ -88,6 +88,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     family,
     method: 'GET',
     path: `${family.prefix}hrs/status`,
+    query: ['fuelling_option'],
     handler: (req) => {
       return encodedJson(req, list(audienceOf(req), optionFilter(req, dialect), now()));
     },
@@ -101,6 +102,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     family,
     method: 'GET',
     path: `${family.prefix}hrs/:hrs_id/status`,
+    query: ['fuelling_option'],
     handler: (req): Reply => {
       const only = optionFilter(req, dialect);
       const hrsId = req.params.hrs_id!;

@@ -4,17 +4,19 @@ import type { Family, Guard } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import type { Sql } from '../../../db/connect.js';
+import { deprecatedPolicy } from '../deprecation.js';
 import { legacyStationRoutes } from '../export-legacy/stations.js';
 import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
 import { v1FuelTypes, referenceApi, type ReferenceFamily } from '../reference.js';
 
-/** export v1: the legacy export API (export v1/v1.1 tokens). */
+/** export v1: the legacy export API (export v1/v1.1 tokens), deprecated: every response says so and links v1.1's reference. */
 export const EXPORT_V1: ReferenceFamily = {
   name: 'export_v1',
   prefix: '/v1/',
   label: 'export v1',
   accepts: 'export_v1',
   errors: PROBLEM_ERRORS,
+  policy: deprecatedPolicy('/v1.1/doc/'),
   lists: (reference) => ({ '/v1/fuel-type': v1FuelTypes(reference) }),
 };
 

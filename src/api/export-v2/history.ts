@@ -1,3 +1,4 @@
+import { CACHE_BUSTER } from '../../http/query.js';
 import type { Sql } from '../../../db/connect.js';
 import { isPeriod } from '../../domain/history/figures.js';
 import { isSandboxId } from '../../domain/sandbox.js';
@@ -33,8 +34,8 @@ export interface HistoryRouteDeps {
 const invalid = (detail: string) => new HttpError(400, 'invalid_parameter', detail);
 
 export function historyRoutes(server: HttpServer, family: Family, deps: HistoryRouteDeps): void {
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/reliability', handler: (req) => reliabilityReply(deps, req) });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/history', handler: (req) => historyReply(deps, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/reliability', query: ['period'], handler: (req) => reliabilityReply(deps, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/history', query: ['category', 'from', 'to'], handler: (req) => historyReply(deps, req) });
 }
 
 function station(deps: HistoryRouteDeps, req: Request): string {
@@ -45,7 +46,7 @@ function station(deps: HistoryRouteDeps, req: Request): string {
 }
 
 function only(req: Request, allowed: readonly string[]): void {
-  const unknown = [...new Set(req.query.keys())].filter((k) => !allowed.includes(k));
+  const unknown = [...new Set(req.query.keys())].filter((k) => !allowed.includes(k) && k !== CACHE_BUSTER);
   if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(', ')}; this path takes ${allowed.join(', ')}.`);
   for (const name of allowed) if (req.query.getAll(name).length > 1) throw invalid(`${name}: give it once.`);
 }

@@ -36,7 +36,7 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
   const { sql } = deps;
   const records = new StationRecords(sql, deps.baseUrl);
   const list = new StationList(deps, records);
-  server.route({ family, method: 'GET', path: '/v2/hrs', handler: (req) => list.page(req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs', query: ['limit', 'offset'], handler: (req) => list.page(req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', handler: (req) => stationRecordReply(sql, records, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', handler: (req) => eventsReply(sql, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', handler: (req) => photoReply(sql, req) });

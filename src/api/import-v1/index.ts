@@ -1,6 +1,7 @@
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { legacyImportApi, type LegacyImport, type LegacyImportDeps } from '../legacy-import/index.js';
+import { deprecatedPolicy } from '../deprecation.js';
 import { v1FuelTypes } from '../reference.js';
 
 /**
@@ -15,6 +16,8 @@ export const IMPORT_V1: LegacyImport = {
   dialect: 'v1',
   lists: (reference) => ({ '/import/v1/fuel-type': v1FuelTypes(reference) }),
   activeStations: false,
+  // Deprecated: every response says so and links v1.1's reference.
+  policy: deprecatedPolicy('/import/v1.1/doc/'),
 };
 
 export function importV1Api(server: HttpServer, deps: LegacyImportDeps): Family {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Generation } from '../../domain/vocabulary.js';
 import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family, Observer } from '../../http/family.js';
+import type { FamilyPolicy } from '../../http/policy.js';
 import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
@@ -32,6 +33,8 @@ export interface LegacyFamilyName {
   /** How refusals name the family (`import v1`). */
   label: string;
   accepts: Generation;
+  /** Headers on every response of the family (a deprecated generation's `Deprecation` and `Link`). */
+  policy?: FamilyPolicy;
 }
 
 export function legacyImportFamily(declared: LegacyFamilyName, deps: LegacyImportFamilyDeps): Family {
@@ -40,6 +43,7 @@ export function legacyImportFamily(declared: LegacyFamilyName, deps: LegacyImpor
     prefix: declared.prefix,
     auth: tokenAuth(deps.tokens, { label: declared.label, accepts: declared.accepts }),
     errors: DRF_ERRORS,
+    policy: declared.policy,
     guards: [
       rateLimitGuard(deps.limiter, {
         limits: [{ ...IMPORT_V1_LIMIT, limit: deps.perMinute }],

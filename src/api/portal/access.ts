@@ -1,3 +1,4 @@
+import { CACHE_BUSTER } from '../../http/query.js';
 import type { z } from 'zod';
 import type { Sql } from '../../../db/connect.js';
 import { stationOperator } from '../../../db/queries/portal-registry.js';
@@ -92,7 +93,7 @@ export const PAGE_MAX = 500;
 
 /** `limit` (1 to PAGE_MAX, PAGE_DEFAULT when left out) and the opaque `cursor` of a keyset page. */
 export function pageQuery(req: Request): { limit: number; cursor: string | undefined } {
-  const unknown = [...req.query.keys()].filter((k) => !['limit', 'cursor', 'family', 'state', 'originator', 'operator', 'hrs_id', 'actor'].includes(k));
+  const unknown = [...req.query.keys()].filter((k) => !['limit', 'cursor', 'family', 'state', 'originator', 'operator', 'hrs_id', 'actor', CACHE_BUSTER].includes(k));
   if (unknown.length > 0) throw new HttpError(400, 'invalid_query', `unknown parameter(s): ${unknown.join(', ')}`);
   const raw = req.query.get('limit');
   let limit = PAGE_DEFAULT;

@@ -1,3 +1,4 @@
+import { CACHE_BUSTER } from '../../http/query.js';
 import type { Sql } from '../../../db/connect.js';
 import { originatorLastSeen, originatorReportsOn } from '../../../db/queries/history-reads.js';
 import { originatorCallStats } from '../../../db/queries/call-stats.js';
@@ -23,7 +24,7 @@ const NO_STORE = { 'Cache-Control': 'no-store' };
 const TIMELINE_PERIODS = ['24h', '7d'] as const;
 
 function periodOf(req: Request, allowed: readonly Period[], fallback: Period): Period {
-  const unknown = [...req.query.keys()].filter((k) => k !== 'period');
+  const unknown = [...req.query.keys()].filter((k) => k !== 'period' && k !== CACHE_BUSTER);
   if (unknown.length > 0) throw new HttpError(400, 'invalid_query', `unknown parameter(s): ${unknown.join(', ')}`);
   const period = req.query.get('period') ?? fallback;
   if (!isPeriod(period) || !allowed.includes(period)) throw new HttpError(400, 'invalid_query', `period: must be one of ${allowed.join(', ')}`);
@@ -32,7 +33,8 @@ function periodOf(req: Request, allowed: readonly Period[], fallback: Period): P
 
 export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { sql: Sql; history: HistoryDeps }): void {
   const { sql, history } = deps;
-  const route = (path: string, handler: (req: Request) => Promise<Reply>) => server.route({ family, method: 'GET', path, handler });
+  // Each takes `period` (the signals list ignores it).
+  const route = (path: string, handler: (req: Request) => Promise<Reply>) => server.route({ family, method: 'GET', path, query: path.endsWith('/signals') ? [] : ['period'], handler });
 
   /** The station the path names, when the originator in it reports on it (404 otherwise). */
   const reportedOn = async (req: Request): Promise<string> => {

@@ -48,8 +48,8 @@ async function existing(sql: Sql, id: string) {
 
 export function portalOriginatorRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor; allOriginators: () => Promise<{ id: string; name: string }[]> }): void {
   const { sql, editor } = deps;
-  const route = (method: 'GET' | 'POST', path: string, handler: (req: Request) => Promise<Reply>, body = false) =>
-    server.route({ family, method, path, body, handler: (req) => handler(req).catch(editFailure) });
+  const route = (method: 'GET' | 'POST', path: string, handler: (req: Request) => Promise<Reply>, body = false, query?: readonly string[]) =>
+    server.route({ family, method, path, body, query, handler: (req) => handler(req).catch(editFailure) });
 
   route('GET', '/portal/v1/originators', async (req) => {
     const { roles } = portalUserOf(req);
@@ -119,5 +119,5 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
       call_logs: rows.map((r) => ({ ...r, request_time: r.request_time.toISOString() })),
       next: nextLink(req, rows.length, limit, () => encodeCursor([last!.request_time.toISOString(), last!.id])),
     }, NO_STORE);
-  });
+  }, false, ['limit', 'cursor', 'family']);
 }

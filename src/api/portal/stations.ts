@@ -61,6 +61,9 @@ export const auditView = (a: AuditRow) => ({
   after: a.after,
 });
 
+/** The query parameters of a page of the audit trail. */
+const AUDIT_PAGE = ['limit', 'cursor'];
+
 /** A page of the audit trail under `filter`, newest first, with its `next` link. */
 export async function auditPage(sql: Sql, req: Request, filter: { operator?: string; hrsId?: string; originator?: string; actor?: string }): Promise<Reply> {
   const { limit, cursor } = pageQuery(req);
@@ -111,7 +114,7 @@ function signalTypeOf(req: Request): SignalType {
 
 export function portalStationRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor }): void {
   const { sql, editor } = deps;
-  const route = (method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', path: string, handler: (req: Request) => Promise<Reply>, extra: { body?: boolean; maxBodyBytes?: number } = {}) =>
+  const route = (method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', path: string, handler: (req: Request) => Promise<Reply>, extra: { body?: boolean; maxBodyBytes?: number; query?: readonly string[] } = {}) =>
     server.route({ family, method, path, handler: (req) => handler(req).catch(editFailure), ...extra });
 
   route('GET', '/portal/v1/stations', async (req) => {
@@ -213,7 +216,7 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
     const photo = await stationPhoto(sql, hrsId);
     if (!photo) throw new HttpError(404, 'not_found', `${hrsId} has no photo.`);
     return { status: 200, headers: { 'Content-Type': photo.mediaType, 'X-Content-Type-Options': 'nosniff', ...NO_STORE }, body: photo.bytes };
-  });
+  }, { query: ['v'] }); // `v`: the page's cache-buster (the photo's digest)
 
   route('PUT', '/portal/v1/stations/:hrs_id/photo', async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);
@@ -252,10 +255,10 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
   route('GET', '/portal/v1/stations/:hrs_id/audit', async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     return auditPage(sql, req, { hrsId });
-  });
+  }, { query: AUDIT_PAGE });
 
   route('GET', '/portal/v1/operators/:operator_id/audit', async (req) => {
     const { operator } = operatorAccess(req);
     return auditPage(sql, req, { operator });
-  });
+  }, { query: AUDIT_PAGE });
 }

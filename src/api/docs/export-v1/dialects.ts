@@ -15,11 +15,13 @@ export interface ExportDialectDoc {
   /** `v1`, `v1.1`: as the text names the version. */
   version: string;
   frozen: boolean;
+  /** Deprecated (spec, Versioning): its operations are marked so, its responses carry `Deprecation` and `Link`. */
+  deprecated: boolean;
 }
 
 export const EXPORT_DIALECT_DOCS: Record<Dialect, ExportDialectDoc> = {
-  v1: { family: 'export_v1', declared: EXPORT_V1, dialect: 'v1', version: 'v1', frozen: true },
-  'v1.1': { family: 'export_v1.1', declared: EXPORT_V11, dialect: 'v1.1', version: 'v1.1', frozen: false },
+  v1: { family: 'export_v1', declared: EXPORT_V1, dialect: 'v1', version: 'v1', frozen: true, deprecated: true },
+  'v1.1': { family: 'export_v1.1', declared: EXPORT_V11, dialect: 'v1.1', version: 'v1.1', frozen: false, deprecated: false },
 };
 
 /** The interactive reference of the successor for station data, export v2 (src/api/docs/routes.ts serves it there). */

@@ -1,3 +1,4 @@
+import { EXPORT_V1 } from '../../export-v1/index.js';
 import { DIALECT_CODES } from '../../../domain/import-v1/options.js';
 import { REASON_STATES, SUMMARY_REASONS, type SummaryReason } from '../../../domain/status/summary.js';
 import { SANDBOX_STATIONS, SANDBOX_TOKEN, type Scenario } from '../../../domain/sandbox.js';
@@ -13,7 +14,10 @@ function overview(d: ExportDialectDoc): string {
     'and photos, and the reference lists. All endpoints are `GET` (`HEAD` works wherever `GET` does) and answer JSON, ' +
     'except the photo.';
   const status = d.frozen
-    ? '\n\n**Export v1 is frozen**: its contract does not change any more. It uses the v1 fuel-type codes (`700car`, ' +
+    ? '\n\n**Export v1 is deprecated** (since v1.1 was published, 17 June 2026) and remains functional. Every response ' +
+      `says so (RFC 9745): \`Deprecation: ${EXPORT_V1.policy!.headers!.Deprecation}\` and \`Link: ${EXPORT_V1.policy!.headers!.Link}\` ` +
+      '(the export v1.1 reference: the same token, with the four fuelling options).' +
+      '\n\n**Export v1 is frozen**: its contract does not change any more. It uses the v1 fuel-type codes (`700car`, ' +
       '`350car`, `350bus`), which cannot name heavy-duty 700 bar (`700hd`: left out everywhere), and its records carry no ' +
       'AFIR details. Export v1.1 (`/v1.1/`) is the same interface with the four fuelling options and the AFIR details.'
     : '\n\nExport v1.1 names the four fuelling options of the platform (`700ld`, `350ld`, `700hd`, `350hd`) and carries ' +

@@ -1,3 +1,4 @@
+import { IMPORT_V1 } from '../../import-v1/index.js';
 import { V1_TO_CANONICAL } from '../../../domain/import-v1/options.js';
 import { FUELLING_OPTIONS } from '../../../domain/vocabulary.js';
 import type { DocContext, DocDefinition } from '../openapi.js';
@@ -15,7 +16,10 @@ function overview(d: DialectDoc): string {
     `The legacy import interface, version ${d.version.slice(1)}, through which signal originators (station monitoring ` +
     'systems) send the availability of their stations per fuelling option with `' + signalPath(d) + '`. ';
   const status = d.deprecated
-    ? '**Import v1 is deprecated.** It remains functional; it cannot carry the heavy-duty 700 bar option (`700hd`). '
+    ? '**Import v1 is deprecated** (since v1.1 was published, 17 June 2026). It remains functional; it cannot carry the ' +
+      'heavy-duty 700 bar option (`700hd`). Every response says so (RFC 9745): `Deprecation: ' +
+      `${IMPORT_V1.policy!.headers!.Deprecation}\` and \`Link: ${IMPORT_V1.policy!.headers!.Link}\` (the import v1.1 ` +
+      'reference: the same token and signals, with the v1.1 codes). '
     : 'Import v1.1 names the four fuelling options of the platform, heavy-duty 700 bar included. ';
   return (
     what +

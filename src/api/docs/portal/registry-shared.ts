@@ -37,6 +37,13 @@ export const registryParameters = () => ({
     description: 'Entries per page, 1 to 500 (100 when left out).',
     schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
   },
+  v: {
+    name: 'v',
+    in: 'query',
+    required: false,
+    description: 'Ignored: the page adds the photo\'s digest (`photo.sha256` of the station) so that a browser fetches a changed photo anew.',
+    schema: { type: 'string' },
+  },
   cursor: {
     name: 'cursor',
     in: 'query',

@@ -205,7 +205,7 @@ export function stationOperations(): OperationDoc[] {
       },
     }),
     registryOperation({
-      method: 'GET', path: '/portal/v1/stations/:hrs_id/photo', tag: 'Photo', id: 'getPhoto', role: 'station', parameters: STATION,
+      method: 'GET', path: '/portal/v1/stations/:hrs_id/photo', tag: 'Photo', id: 'getPhoto', role: 'station', parameters: [...STATION, 'v'],
       summary: 'The station\'s photo',
       description: 'The stored image, as export serves it (with `X-Content-Type-Options: nosniff`).',
       ok: {
