@@ -130,6 +130,8 @@ async function setUp(t: Test): Promise<Deployment> {
     IMPORT_V2_RATE_LIMIT: '1000000',
     EXPORT_V2_RATE_LIMIT_MINUTE: '1000000',
     EXPORT_V2_RATE_LIMIT_DAY: '1000000',
+    // As deploy/haproxy.cfg asks: longer than two failed checks a second apart.
+    SHUTDOWN_DELAY: '3',
   };
   const d: Deployment = { sql, env, instances: [] };
   const [a, b] = [await freePort(), await freePort()];
@@ -180,7 +182,7 @@ async function functional(t: Test, d: Deployment, url: string, port: number, htt
  * once some are acknowledged. 502/503 and connection errors are retried (a new transmission id each
  * time); anything else fails the test. Every signal answered 2xx must be stored.
  */
-async function killDuringImport(t: Test, d: Deployment, url: string, proxyOutput: () => string): Promise<void> {
+async function killDuringImport(t: Test, d: Deployment, url: string, proxyOutput: () => string, how: { index: number; signal: NodeJS.Signals } = { index: 0, signal: 'SIGKILL' }): Promise<string[]> {
   const acknowledged: string[] = [];
   const retryable: string[] = [];
   let sequence = 0;
@@ -209,9 +211,10 @@ async function killDuringImport(t: Test, d: Deployment, url: string, proxyOutput
   };
   const clients = Array.from({ length: 8 }, (_, c) => client(c));
   await until('signals acknowledged before the kill', () => (acknowledged.length >= 100 ? true : undefined), 60_000);
-  const victim = d.instances[0]!;
-  victim.running.child.kill('SIGKILL');
-  await victim.running.exited;
+  const victim = d.instances[how.index]!;
+  victim.running.child.kill(how.signal);
+  const exit = await victim.running.exited;
+  if (how.signal === 'SIGTERM') t.same(exit, { code: 0, signal: null }, 'the instance stopped in order');
   const atKill = acknowledged.length;
   await until('signals acknowledged after the kill', () => (acknowledged.length >= atKill + 200 ? true : undefined), 60_000);
   stop = true;
@@ -225,8 +228,9 @@ async function killDuringImport(t: Test, d: Deployment, url: string, proxyOutput
   const kinds = [...new Set(retryable)].map((kind) => `${retryable.filter((r) => r === kind).length}× ${kind}`);
   t.pass(`clients saw ${retryable.length} retryable errors (${kinds.join(', ') || 'none'}) and nothing else`);
   if (process.env.DEPLOY_TEST_VERBOSE) t.comment(proxyOutput().split('\n').slice(-40).join('\n'));
-  // The killed instance back on its port, for what follows.
-  d.instances[0] = await startInstance(d, victim.port);
+  // The stopped instance back on its port, for what follows.
+  d.instances[how.index] = await startInstance(d, victim.port);
+  return retryable;
 }
 
 /** 100 bad tokens from one client; another client's valid requests, interleaved, are all answered 200. */
@@ -301,6 +305,11 @@ t.test('HAProxy (deploy/haproxy.cfg) in front of two instances', { skip: missing
     t.match(haproxy.output(), /Server hrs\/hrs1 is DOWN/, 'the health check took the killed instance out');
     await until('the restarted instance back in', () => (/Server hrs\/hrs1 is UP/.test(haproxy.output()) ? true : undefined), 20_000);
     t.pass('and brought it back once it was ready again');
+  });
+  await t.test('an instance stopped (SIGTERM) while an importer posts is drained first', async (t) => {
+    const errors = await killDuringImport(t, d, url, haproxy.output, { index: 1, signal: 'SIGTERM' });
+    t.match(haproxy.output(), /Server hrs\/hrs2 is DOWN, reason: Layer7 wrong status, code: 503/, 'taken out by its readiness (503), before its port closed');
+    t.same(errors, [], 'drained: no client saw an error');
   });
   await t.test('100 bad tokens from one client leave another client untouched', (t) => badTokens(t, url, '127.0.0.4', '127.0.0.5'));
 });
