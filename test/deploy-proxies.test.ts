@@ -210,13 +210,13 @@ async function killDuringImport(t: Test, d: Deployment, url: string, proxyOutput
     }
   };
   const clients = Array.from({ length: 8 }, (_, c) => client(c));
-  await until('signals acknowledged before the kill', () => (acknowledged.length >= 100 ? true : undefined), 60_000);
+  await until('signals acknowledged before the kill', () => (acknowledged.length >= 60 ? true : undefined), 60_000);
   const victim = d.instances[how.index]!;
   victim.running.child.kill(how.signal);
   const exit = await victim.running.exited;
   if (how.signal === 'SIGTERM') t.same(exit, { code: 0, signal: null }, 'the instance stopped in order');
   const atKill = acknowledged.length;
-  await until('signals acknowledged after the kill', () => (acknowledged.length >= atKill + 200 ? true : undefined), 60_000);
+  await until('signals acknowledged after the kill', () => (acknowledged.length >= atKill + 120 ? true : undefined), 60_000);
   stop = true;
   await Promise.all(clients);
 
