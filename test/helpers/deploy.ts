@@ -1,32 +1,30 @@
-import t, { type Test } from 'tap';
+import type { Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { loadFixture } from '../src/registry/file/load.js';
-import { baseFixture, TOKENS } from './helpers/fixtures.js';
-import { freshDatabase } from './helpers/platform.js';
-import { signedIn } from './helpers/portal.js';
-import { HRS, ROOT, freePort, start, waitFor, type Running } from './helpers/process.js';
-import { until } from './helpers/wait.js';
-import { WsClient } from './helpers/ws.js';
-import type { Sql } from '../db/connect.js';
+import { loadFixture } from '../../src/registry/file/load.js';
+import { baseFixture, TOKENS } from './fixtures.js';
+import { freshDatabase } from './platform.js';
+import { signedIn } from './portal.js';
+import { HRS, ROOT, freePort, start, waitFor, type Running } from './process.js';
+import { until } from './wait.js';
+import { WsClient } from './ws.js';
+import type { Sql } from '../../db/connect.js';
 
 /**
- * The deployment the README describes, tested: nginx and HAProxy (Debian's packages) in front of two
- * `hrs serve` instances, each proxy run from a copy of its configuration in deploy/ with this test's
+ * The deployment the README describes, tested by test/deploy-nginx.test.ts and test/deploy-haproxy.test.ts:
+ * nginx and HAProxy (Debian's packages) in front of two `hrs serve` instances, each proxy run from a copy of its configuration in deploy/ with this test's
  * ports and folders written in. Through each proxy: import, export, the status stream, the portal and
  * HTTP/1.0; one instance killed while an importer posts signals (every signal answered 2xx is stored;
  * clients see at most a retryable error, which they retry); and 100 bad tokens from one client leave
  * another client's valid requests untouched (TRUST_PROXY is the proxy's address).
  */
 
-const NGINX = '/usr/sbin/nginx';
-const HAPROXY = '/usr/sbin/haproxy';
+export const NGINX = '/usr/sbin/nginx';
+export const HAPROXY = '/usr/sbin/haproxy';
 
-const missing = (path: string) => {
+export const missing = (path: string) => {
   try {
     accessSync(path, constants.X_OK);
     return undefined;
@@ -38,7 +36,7 @@ const missing = (path: string) => {
 const STATIONS = Array.from({ length: 10 }, (_, i) => `PRX${String.fromCharCode(65 + Math.floor(i / 26))}${String.fromCharCode(65 + (i % 26))}`);
 
 /** Every replacement must happen: a shipped config that no longer has the line fails loudly. */
-function rewrite(text: string, replacements: [RegExp, string][]): string {
+export function rewrite(text: string, replacements: [RegExp, string][]): string {
   let out = text;
   for (const [pattern, value] of replacements) {
     if (!pattern.test(out)) throw new Error(`the shipped config has no ${pattern}`);
@@ -52,20 +50,20 @@ interface Instance {
   running: Running;
 }
 
-interface Deployment {
+export interface Deployment {
   sql: Sql;
   env: Record<string, string>;
   instances: Instance[];
 }
 
-async function startInstance(d: Deployment, port: number): Promise<Instance> {
+export async function startInstance(d: Deployment, port: number): Promise<Instance> {
   const running = start(process.execPath, [HRS, 'serve', '--no-workers'], { ...d.env, PORT: String(port) });
   await waitFor(`http://127.0.0.1:${port}/readyz`, 200, 60_000);
   return { port, running };
 }
 
 /** A proxy as a child process (not a daemon), its output kept. */
-function startProxy(command: string, args: string[]): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
+export function startProxy(command: string, args: string[]): { child: ChildProcess; output: () => string; stop: () => Promise<void> } {
   const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d) => (output += d));
@@ -114,7 +112,7 @@ const availability = (hrs: string, id: string, available: boolean) => ({
   station: { maintenance: false, limitedly_available: false },
 });
 
-async function setUp(t: Test): Promise<Deployment> {
+export async function setUp(t: Test): Promise<Deployment> {
   const { sql, config } = await freshDatabase(t);
   const f = baseFixture();
   const layout = (f.stations[0] as { layout: unknown }).layout;
@@ -143,7 +141,7 @@ async function setUp(t: Test): Promise<Deployment> {
 }
 
 /** Import, export, the status stream, the portal and HTTP/1.0 through the proxy. */
-async function functional(t: Test, d: Deployment, url: string, port: number, http10Answer: RegExp): Promise<void> {
+export async function functional(t: Test, d: Deployment, url: string, port: number, http10Answer: RegExp): Promise<void> {
   const stream = await WsClient.connect(`${url.replace('http:', 'ws:')}/v2/hrs/status/stream`, { Authorization: `Bearer ${TOKENS.export_v2}` });
   t.teardown(() => stream.close());
   t.match(await stream.next(), { type: 'authenticated' }, 'status stream: the WebSocket upgrade passes the proxy');
@@ -182,7 +180,7 @@ async function functional(t: Test, d: Deployment, url: string, port: number, htt
  * once some are acknowledged. 502/503 and connection errors are retried (a new transmission id each
  * time); anything else fails the test. Every signal answered 2xx must be stored.
  */
-async function killDuringImport(t: Test, d: Deployment, url: string, proxyOutput: () => string, how: { index: number; signal: NodeJS.Signals } = { index: 0, signal: 'SIGKILL' }): Promise<string[]> {
+export async function killDuringImport(t: Test, d: Deployment, url: string, proxyOutput: () => string, how: { index: number; signal: NodeJS.Signals } = { index: 0, signal: 'SIGKILL' }): Promise<string[]> {
   const acknowledged: string[] = [];
   const retryable: string[] = [];
   let sequence = 0;
@@ -234,7 +232,7 @@ async function killDuringImport(t: Test, d: Deployment, url: string, proxyOutput
 }
 
 /** 100 bad tokens from one client; another client's valid requests, interleaved, are all answered 200. */
-async function badTokens(t: Test, url: string, attacker: string, honest: string): Promise<void> {
+export async function badTokens(t: Test, url: string, attacker: string, honest: string): Promise<void> {
   const bad: number[] = [];
   const good: number[] = [];
   for (let i = 0; i < 100; i++) {
@@ -248,68 +246,3 @@ async function badTokens(t: Test, url: string, attacker: string, honest: string)
   t.equal(await getFrom(honest, `${url}/v2/fuel-type`, 'no-such-token-honest'), 401, 'the other client\'s own mistake is a plain 401');
 }
 
-t.test('nginx (deploy/nginx.conf) in front of two instances', { skip: missing(NGINX) }, async (t) => {
-  const d = await setUp(t);
-  const prefix = mkdtempSync(join(tmpdir(), 'hrs-nginx-'));
-  // The master (root here) hands the worker processes, another user, the prefix.
-  chmodSync(prefix, 0o755);
-  t.teardown(() => rmSync(prefix, { recursive: true, force: true }));
-  const port = await freePort();
-  const config = rewrite(readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8'), [
-    [/^worker_processes auto;/m, 'worker_processes 1;'],
-    [/listen 127\.0\.0\.1:8080;/, `listen 127.0.0.1:${port};`],
-    [/server 127\.0\.0\.1:8081 /, `server 127.0.0.1:${d.instances[0]!.port} `],
-    [/server 127\.0\.0\.1:8082 /, `server 127.0.0.1:${d.instances[1]!.port} `],
-  ]);
-  const file = join(prefix, 'nginx.conf');
-  writeFileSync(file, config);
-  const nginx = startProxy(NGINX, ['-p', `${prefix}/`, '-c', file, '-e', 'stderr', '-g', 'daemon off;']);
-  t.teardown(() => nginx.stop());
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/readyz`, 200, 30_000).catch((err: Error) => {
-    throw new Error(`${err.message}; nginx said: ${nginx.output()}`);
-  });
-
-  // nginx passes HTTP/1.0 on as HTTP/1.1 (proxy_http_version): the platform's own answer.
-  await t.test('import, export, status stream, portal, HTTP/1.0', (t) => functional(t, d, url, port, /^HTTP\/1\.1 200 /));
-  await t.test('one instance killed while an importer posts', (t) => killDuringImport(t, d, url, nginx.output));
-  await t.test('100 bad tokens from one client leave another client untouched', (t) => badTokens(t, url, '127.0.0.2', '127.0.0.3'));
-});
-
-t.test('HAProxy (deploy/haproxy.cfg) in front of two instances', { skip: missing(HAPROXY) }, async (t) => {
-  const d = await setUp(t);
-  const dir = mkdtempSync(join(tmpdir(), 'hrs-haproxy-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const port = await freePort();
-  const config = rewrite(readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8'), [
-    [/bind 127\.0\.0\.1:8080/, `bind 127.0.0.1:${port}`],
-    [/server hrs1 127\.0\.0\.1:8081 /, `server hrs1 127.0.0.1:${d.instances[0]!.port} `],
-    [/server hrs2 127\.0\.0\.1:8082 /, `server hrs2 127.0.0.1:${d.instances[1]!.port} `],
-  ]);
-  const file = join(dir, 'haproxy.cfg');
-  writeFileSync(file, config);
-  const haproxy = startProxy(HAPROXY, ['-f', file, '-db']);
-  t.teardown(() => haproxy.stop());
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/readyz`, 200, 30_000).catch((err: Error) => {
-    throw new Error(`${err.message}; haproxy said: ${haproxy.output()}`);
-  });
-  // Both servers pass their first checks (an HTTP/1.0 check would get no answer and mark them down).
-  await new Promise((resolve) => setTimeout(resolve, 2500));
-  t.notMatch(haproxy.output(), /is DOWN/, `the /readyz checks pass on both instances: ${haproxy.output()}`);
-
-  // HAProxy would pass HTTP/1.0 on as it came, which the platform does not answer: it answers 505 itself.
-  await t.test('import, export, status stream, portal, HTTP/1.0', (t) => functional(t, d, url, port, /^HTTP\/1\.1 505 /));
-  await t.test('one instance killed while an importer posts', async (t) => {
-    await killDuringImport(t, d, url, haproxy.output);
-    t.match(haproxy.output(), /Server hrs\/hrs1 is DOWN/, 'the health check took the killed instance out');
-    await until('the restarted instance back in', () => (/Server hrs\/hrs1 is UP/.test(haproxy.output()) ? true : undefined), 20_000);
-    t.pass('and brought it back once it was ready again');
-  });
-  await t.test('an instance stopped (SIGTERM) while an importer posts is drained first', async (t) => {
-    const errors = await killDuringImport(t, d, url, haproxy.output, { index: 1, signal: 'SIGTERM' });
-    t.match(haproxy.output(), /Server hrs\/hrs2 is DOWN, reason: Layer7 wrong status, code: 503/, 'taken out by its readiness (503), before its port closed');
-    t.same(errors, [], 'drained: no client saw an error');
-  });
-  await t.test('100 bad tokens from one client leave another client untouched', (t) => badTokens(t, url, '127.0.0.4', '127.0.0.5'));
-});
