@@ -7,7 +7,7 @@ import { startCallLogWorker, type CallLogWorker } from '../workers/call-log/proc
 import { CallLogRecorder } from '../workers/call-log/producer.js';
 import type { CallLogMode } from '../src/domain/vocabulary.js';
 import { QUEUES, openQueue } from '../workers/queues.js';
-import { baseFixture } from './helpers/fixtures.js';
+import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, logCapture, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
 
@@ -128,7 +128,9 @@ t.test('bodies are stored as received, capped with a marker; strings PostgreSQL 
     requestId: 'nul',
   }));
   await p.parts.callLog.record('always', entry('log-always', 204, { requestBody: undefined, requestId: 'empty' }));
-  await until('three rows', () => (worker.stats.rows === 3 ? true : undefined));
+  await until('three rows', () => (worker.stats.rows === 3 ? true : undefined)).catch((err) => {
+    throw new Error(`${err.message}: ${JSON.stringify(p.logs.lines.filter((l) => (l.level as number) >= 40).slice(0, 3))}`);
+  });
 
   const [capped, cleaned, empty] = await rows(p, 'log-always');
   const kept = MAX_STORED_BODY_BYTES - 1;
@@ -243,6 +245,41 @@ t.test('entries of an originator removed meanwhile are skipped without failing t
   t.same((await rows(p)).map((r) => r.request_id), ['kept']);
 });
 
+t.test('each entry keeps the client address: behind a trusted proxy the one it forwarded, read in time at any log level', async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture(), env: { TRUST_PROXY: '127.0.0.1', LOG_LEVEL: 'warn' } });
+  await p.load({ originators: [{ id: 'mon-1', name: 'Monitoring One', call_log_mode: 'always' }] });
+  const { redis, config, log } = p.parts;
+  const queue = openQueue(QUEUES.callLog, redis, config.redisPrefix);
+  t.teardown(async () => {
+    await queue.obliterate({ force: true });
+    await queue.close();
+  });
+  const worker = startCallLogWorker({ redis, redisPrefix: config.redisPrefix, sql: p.sql, log });
+  t.teardown(() => worker.close());
+  const post = async (xff: string | undefined, body: string) => {
+    const res = await fetch(`${p.url}/import/v2/signal/availability/`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json', ...(xff ? { 'X-Forwarded-For': xff } : {}) },
+      body,
+    });
+    await res.arrayBuffer();
+    return res.status;
+  };
+  t.equal(await post('203.0.113.5', '[{"hrs":"NOPE"}]'), 400);
+  t.equal(await post('6.6.6.6, 203.0.113.6', '[]'), 400);
+  t.equal(await post(undefined, '[]'), 400);
+  await until('three rows', () => (worker.stats.rows === 3 ? true : undefined)).catch((err) => {
+    throw new Error(`${err.message}: ${JSON.stringify(p.logs.lines.filter((l) => (l.level as number) >= 40).slice(0, 3))}`);
+  });
+  const stored = await p.sql<{ status: number; client_address: string | null }[]>`
+    SELECT status, client_address FROM call_logs WHERE originator_id = 'mon-1' ORDER BY id`;
+  t.same(stored, [
+    { status: 400, client_address: '203.0.113.5' },
+    { status: 400, client_address: '203.0.113.6' },
+    { status: 400, client_address: '127.0.0.1' },
+  ]);
+});
+
 t.test('GET /admin/v1/call-logs', async (t) => {
   const { p } = await setup(t);
   const row = (originator: string, request_time: string, request_id: string, status = 400): CallLogRow => ({
@@ -255,6 +292,7 @@ t.test('GET /admin/v1/call-logs', async (t) => {
     response_body: status >= 400 ? '{"detail":"no"}' : null,
     error_details: status >= 400 ? { code: 'x' } : null,
     request_id,
+    client_address: '198.51.100.4',
   });
   // Inserted out of time order; two share a request time (the later id comes first).
   await insertCallLogs(p.sql, [
@@ -274,7 +312,7 @@ t.test('GET /admin/v1/call-logs', async (t) => {
     t.equal(status, 200);
     t.same(body.call_logs.map((l: { request_id: string }) => l.request_id), ['b2', 'b', 'c1', 'a']);
     t.same(Object.keys(body.call_logs[0]).sort(), [
-      'endpoint', 'error_details', 'id', 'originator', 'request_body', 'request_id', 'request_time', 'response_body', 'station_ids', 'status',
+      'client_address', 'endpoint', 'error_details', 'id', 'originator', 'request_body', 'request_id', 'request_time', 'response_body', 'station_ids', 'status',
     ]);
     t.match(body.call_logs[1], {
       id: /^\d+$/,

@@ -4,6 +4,7 @@ import { loadConfig } from '../src/config.js';
 import { SANDBOX_TOKEN } from '../src/domain/sandbox.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform } from './helpers/platform.js';
+import { portalClient } from './helpers/portal.js';
 
 /**
  * The client address behind trusted proxies (TRUST_PROXY): derived from X-Forwarded-For / Forwarded
@@ -118,4 +119,14 @@ t.test("the sandbox's per-address limit counts each client behind a trusted prox
   };
   t.same([await call('203.0.113.1'), await call('203.0.113.1'), await call('203.0.113.1')], [200, 200, 429], 'one client: its 60/min (here 2)');
   t.equal(await call('203.0.113.2'), 200, 'another client behind the same proxy has its own budget');
+});
+
+t.test("the portal's sign-in limit per client counts each client behind a trusted proxy apart", async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture(), env: { TRUST_PROXY: '127.0.0.1' } });
+  const c = portalClient(p);
+  const signIn = async (xff: string, i: number) =>
+    (await c.call('POST', '/portal/v1/sign-in', { email: `someone-${i}@example.org` }, { 'X-Forwarded-For': xff })).status;
+  for (let i = 0; i < 20; i++) t.equal(await signIn('203.0.113.1', i), 202);
+  t.equal(await signIn('203.0.113.1', 20), 429, 'the 21st from one client within 15 minutes is refused');
+  t.equal(await signIn('203.0.113.2', 21), 202, 'another client behind the same proxy is not');
 });

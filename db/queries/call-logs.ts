@@ -12,6 +12,8 @@ export interface CallLogRow {
   response_body: string | null;
   error_details: unknown;
   request_id: string;
+  /** The client's address (null: an entry written before it was kept). */
+  client_address: string | null;
 }
 
 /** A stored entry as the admin API lists it. */
@@ -30,13 +32,13 @@ export async function insertCallLogs(sql: Sql, rows: readonly CallLogRow[]): Pro
   // One JSON parameter whatever the batch size: no parameter limit, and per-row arrays need no
   // special encoding. Sent as text and cast here, so it is serialised exactly once.
   const result = await sql`
-    INSERT INTO call_logs (originator_id, request_time, endpoint, station_ids, status, request_body, response_body, error_details, request_id)
-    SELECT r.originator, r.request_time, r.endpoint, r.station_ids, r.status, r.request_body, r.response_body, r.error_details, r.request_id
+    INSERT INTO call_logs (originator_id, request_time, endpoint, station_ids, status, request_body, response_body, error_details, request_id, client_address)
+    SELECT r.originator, r.request_time, r.endpoint, r.station_ids, r.status, r.request_body, r.response_body, r.error_details, r.request_id, r.client_address
     FROM ROWS FROM (
            jsonb_to_recordset(${JSON.stringify(rows)}::text::jsonb) AS (
              originator text, request_time timestamptz, endpoint text, station_ids text[], status smallint,
-             request_body text, response_body text, error_details jsonb, request_id text)
-         ) WITH ORDINALITY AS r(originator, request_time, endpoint, station_ids, status, request_body, response_body, error_details, request_id, n)
+             request_body text, response_body text, error_details jsonb, request_id text, client_address text)
+         ) WITH ORDINALITY AS r(originator, request_time, endpoint, station_ids, status, request_body, response_body, error_details, request_id, client_address, n)
     WHERE EXISTS (SELECT 1 FROM originators o WHERE o.id = r.originator)
     ORDER BY r.n`;
   return result.count;
@@ -53,7 +55,7 @@ export async function listCallLogs(
 ): Promise<CallLogListing[]> {
   return sql<CallLogListing[]>`
     SELECT id, originator_id AS originator, request_time, endpoint, station_ids, status,
-           request_body, response_body, error_details, request_id
+           request_body, response_body, error_details, request_id, client_address
     FROM call_logs
     WHERE originator_id = ${filter.originator}
       ${filter.since ? sql`AND request_time >= ${filter.since}` : sql``}

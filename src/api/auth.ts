@@ -67,9 +67,10 @@ const MAX_BLOCKED = 100_000;
  * request with a valid token is never refused here, whoever else shares its address: only failures are
  * throttled. Each failure is counted through the rate limiter in Redis (shared by every instance);
  * once an address has `limit.limit` failures within the window, this instance answers that address's
- * further failures with 429 and `Retry-After` instead of 401 (no Redis call, and nothing that tells a
- * wrong token from a right one's absence) until the window has passed since then; another instance
- * learns of the address at its own next failure from it. Successful authentications count nothing.
+ * further failures with 429 and `Retry-After` instead of 401 (with no Redis call) until the window has
+ * passed since then; another instance learns of the address at its own next failure from it.
+ * Successful authentications count nothing. "The failing client" is its address: keying by the token
+ * presented would never slow a client that tries a new one each time.
  * With Redis unreachable nothing is limited (as the rate limits), with a warning at most once a minute.
  */
 export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'hit'>, log: Logger, limit: RateLimit = AUTH_FAILURE_LIMIT): AuthAttempts {

@@ -44,6 +44,7 @@ export function callLogObserver(sink: CallLogSink, originators: Pick<OriginatorL
       responseBody: reply.body,
       errorDetails: note.errorDetails ?? (reply.status >= 400 ? { status: reply.status } : undefined),
       requestId: req.id,
+      clientAddress: req.clientAddress,
     });
   };
 }

@@ -291,6 +291,9 @@ export class HttpServer {
         return;
       }
       const full = withRequestHeaders(reply, req);
+      // Observers run once the connection is no longer the request's: the client address (which the
+      // call log keeps) is read for them now.
+      if (observers.length > 0) void req.clientAddress;
       respond(this.options.log, res, req, full, family, started);
       this.answered(req, full.status, family, started);
       for (const observe of observers) observeSafely(observe, req, full);

@@ -27,6 +27,8 @@ export interface CallLogEntry {
   errorDetails?: unknown;
   /** The `X-Request-Id` the response carried. */
   requestId: string;
+  /** The client's address (`Request.clientAddress`: the peer, or what a trusted proxy forwarded). */
+  clientAddress?: string;
 }
 
 /** Bodies are stored up to this many bytes of UTF-8, then cut at a character boundary with a marker. */
@@ -70,6 +72,8 @@ export const callLogJobSchema = z.strictObject({
   response_body: text(MAX_STORED_BODY_BYTES + MARKER_ROOM).nullable(),
   error_details: z.json().transform(storableJson).nullable(),
   request_id: text(200).pipe(z.string().min(1)),
+  // Absent from jobs queued before it was recorded.
+  client_address: text(100).nullable().default(null),
 });
 export type CallLogJob = z.output<typeof callLogJobSchema>;
 
@@ -114,6 +118,7 @@ export function callLogPayload(entry: CallLogEntry): unknown {
     response_body: failed ? capBody(entry.responseBody) : null,
     error_details: failed ? errorDetailsJson(entry.errorDetails) : null,
     request_id: entry.requestId,
+    client_address: entry.clientAddress ?? null,
   };
 }
 

@@ -226,6 +226,8 @@ export const callLogPageSchema = z
         response_body: z.string().nullable(),
         error_details: z.unknown(),
         request_id: z.string(),
+        /** The client's address (behind a proxy in TRUST_PROXY, the one it forwarded); null in entries older than it. */
+        client_address: z.string().nullable(),
       }),
     ),
     next,
