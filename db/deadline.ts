@@ -58,6 +58,14 @@ interface Scope {
 
 /** The connection each backend key object (one per postgres.js connection) belongs to. */
 const connectionOf = new WeakMap<object, Connection>();
+/** Connections closed because a statement or transaction on them missed its deadline. */
+const closedByDeadline = new WeakSet<Connection>();
+
+function terminate(connection: Connection | undefined): void {
+  if (!connection) return;
+  closedByDeadline.add(connection);
+  connection.terminate();
+}
 
 interface Bounded {
   raw: Sql;
@@ -95,7 +103,7 @@ function arm<T>(value: T, scope: Scope): T {
       const sent = query.state !== null;
       reject(scope.expired(query, sent));
       if (!sent) query.cancel();
-      else connectionOf.get(query.state!)?.terminate();
+      else terminate(connectionOf.get(query.state!));
     }, left);
     query.resolve = (result) => {
       clearTimeout(timer);
@@ -103,7 +111,12 @@ function arm<T>(value: T, scope: Scope): T {
     };
     query.reject = (err) => {
       clearTimeout(timer);
-      reject(err);
+      // Sent on a connection closed for another statement's deadline (pipelined behind it): it missed
+      // its answer as that one did, and may as well have been applied.
+      const connection = query.state ? connectionOf.get(query.state) : undefined;
+      if (connection && closedByDeadline.has(connection) && (err as { code?: unknown } | null)?.code === 'CONNECTION_DESTROYED') {
+        reject(scope.expired(query, true));
+      } else reject(err);
     };
     query.options.onexecute = (connection) => {
       if (query.state) connectionOf.set(query.state, connection);
@@ -187,7 +200,7 @@ function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
             : notApplied(),
         );
         // Before COMMIT: the server rolls back when it finds the connection gone. After: frees the pool.
-        connection?.terminate();
+        terminate(connection);
       }, Math.max(0, at - performance.now()));
       work.then(
         (result) => {
