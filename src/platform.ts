@@ -165,7 +165,8 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   const tokenEvents = new TokenEvents(log);
   await bus.on('tokens', (message) => tokenEvents.emit(message.events));
   const started = performance.now();
-  const restored = await status.restore(publishedSignalBatches(sql));
+  // At start, one cursor over every published reading: longer than a request may wait.
+  const restored = await status.restore(publishedSignalBatches(unbounded(sql)));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);
