@@ -2,6 +2,7 @@ import t from 'tap';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
 import { privateRedis } from './helpers/private-services.js';
+import { WsClient } from './helpers/ws.js';
 
 /**
  * A frozen Redis (SIGSTOP of this file's own redis-server: its connections stay open, nothing is
@@ -13,7 +14,7 @@ import { privateRedis } from './helpers/private-services.js';
 
 const TIMEOUT_S = 1;
 /** REDIS_TIMEOUT plus room for a shared 2-core machine; without a bound these wait until Redis resumes. */
-const BOUND_MS = TIMEOUT_S * 1000 + 2000;
+const BOUND_MS = TIMEOUT_S * 1000 + 4000;
 const GIVE_UP_MS = 30_000;
 
 interface Answer {
@@ -35,6 +36,21 @@ async function call(name: string, url: string, init: RequestInit = {}): Promise<
   }
 }
 
+const STREAM_TOKEN = 'test-export-v2-token-0002';
+
+/** Opens a status stream (its stream slot is taken in Redis) and waits for its first message. */
+async function openStream(url: string): Promise<Answer> {
+  const started = performance.now();
+  try {
+    const ws = await WsClient.connect(url, { Authorization: `Bearer ${STREAM_TOKEN}` });
+    const first = await Promise.race([ws.next(), new Promise((resolve) => setTimeout(() => resolve({ type: 'nothing' }), GIVE_UP_MS))]);
+    ws.close();
+    return { name: 'status stream', status: 101, ms: performance.now() - started, body: JSON.stringify(first), retryAfter: null };
+  } catch (err) {
+    return { name: 'status stream', status: (err as { status?: number }).status ?? 0, ms: performance.now() - started, body: String(err), retryAfter: null };
+  }
+}
+
 const admin = (extra: Record<string, string> = {}) => ({ Authorization: `Bearer ${ADMIN_TOKEN}`, ...extra });
 
 function sleep(ms: number): Promise<void> {
@@ -43,10 +59,12 @@ function sleep(ms: number): Promise<void> {
 
 t.test('Redis frozen: admin changes answer 200 with what was committed, every route in time, one warning', async (t) => {
   const redis = await privateRedis(t);
-  const p = await startTestPlatform(t, { env: { REDIS_URL: redis.url, REDIS_TIMEOUT: String(TIMEOUT_S), LOG_LEVEL: 'info' }, fixture: baseFixture() });
+  const fixture = baseFixture();
+  fixture.tokens.push({ generation: 'export_v2', user: 'alice', name: 'streams', value: STREAM_TOKEN, expires_at: '2099-06-01T00:00:00Z' });
+  const p = await startTestPlatform(t, { env: { REDIS_URL: redis.url, REDIS_TIMEOUT: String(TIMEOUT_S), LOG_LEVEL: 'info' }, fixture });
   const u = (path: string) => `${p.url}${path}`;
-  const list = JSON.parse((await call('tokens', u('/admin/v1/tokens?generation=export_v2'), { headers: admin() })).body) as { tokens: { id: string }[] };
-  const tokenId = list.tokens[0]!.id;
+  const list = JSON.parse((await call('tokens', u('/admin/v1/tokens?generation=export_v2'), { headers: admin() })).body) as { tokens: { id: string; name: string }[] };
+  const tokenId = list.tokens.find((token) => token.name === 'laptop')!.id;
   t.equal((await get(u('/v2/hrs/status'), TOKENS.export_v2)).status, 200, 'the export token works before');
 
   redis.freeze();
@@ -57,12 +75,13 @@ t.test('Redis frozen: admin changes answer 200 with what was committed, every ro
     call(name, u('/import/v2/signal/availability/'), { method: 'POST', headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' }, body: reading() });
 
   // First the calls that meet the frozen Redis themselves, at once.
-  const [revoke, deactivate, imported, exported, ready] = await Promise.all([
+  const [revoke, deactivate, imported, exported, ready, streamed] = await Promise.all([
     call('revoke a token', u(`/admin/v1/tokens/${tokenId}/revoke`), { method: 'POST', headers: admin() }),
     call('deactivate a user', u('/admin/v1/users/alice/deactivate'), { method: 'POST', headers: admin() }),
     importV2('import v2 (rate limited)'),
     call('export v2 (rate limited)', u('/v2/hrs'), { headers: { Authorization: `Bearer ${TOKENS.export_v2}` } }),
     call('readiness', u('/readyz')),
+    openStream(`${p.url.replace('http:', 'ws:')}/v2/hrs/status/stream`),
   ]);
   // Then the ones that come once the platform knows Redis is not answering.
   const reactivate = await call('reactivate a user', u('/admin/v1/users/alice/reactivate'), { method: 'POST', headers: admin() });
@@ -71,7 +90,7 @@ t.test('Redis frozen: admin changes answer 200 with what was committed, every ro
   });
   const signIn = await call('portal sign-in', u('/portal/v1/sign-in'), { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: p.url }, body: JSON.stringify({ email: 'alice@example.org' }) });
   const again = await importV2('import v2 again');
-  const answers = [revoke, deactivate, imported, exported, ready, reactivate, issued, signIn, again];
+  const answers = [revoke, deactivate, imported, exported, ready, streamed, reactivate, issued, signIn, again];
 
   for (const a of answers) t.ok(a.status > 0 && a.ms < BOUND_MS, `${a.name}: answered within REDIS_TIMEOUT (${a.status}, ${Math.round(a.ms)} ms)`);
   t.equal(revoke.status, 200, 'the committed revocation is a 200');
@@ -84,6 +103,7 @@ t.test('Redis frozen: admin changes answer 200 with what was committed, every ro
   t.equal(imported.status, 204, 'an import is taken (rate limits fail open)');
   t.equal(again.status, 204, 'and the next one');
   t.equal(exported.status, 200, 'an export is served');
+  t.equal(streamed.status, 101, `a status stream opens, without a slot (${streamed.body})`);
   t.equal(ready.status, 503, 'readiness: not ready');
   t.match(JSON.parse(ready.body), { status: 'not-ready', postgres: 'ok', redis: 'unavailable' });
   for (const a of [issued, signIn]) {
