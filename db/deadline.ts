@@ -9,8 +9,8 @@ import { DatabaseTimeoutError } from './errors.js';
  *
  * - a statement (`sql\`…\``, `sql.unsafe`) must be answered within the bound from the moment it is
  *   handed to the pool, waiting for a connection included. When the deadline passes first, the
- *   statement fails with a `DatabaseTimeoutError`: one still waiting for a connection is taken out of
- *   the queue and never sent; one already sent has its connection closed (the server, when it reads
+ *   statement fails with a `DatabaseTimeoutError`: one still waiting for a connection is never sent
+ *   (it runs `SELECT 1` instead, if it is ever reached); one already sent has its connection closed (the server, when it reads
  *   again, finds the connection gone after it). A single statement that changes data and was sent may
  *   still commit when the server resumes: its error says so (`mayHaveApplied`).
  * - a transaction (`sql.begin`) must be done, COMMIT included, within the bound from the call. COMMIT
@@ -39,11 +39,11 @@ interface RawQuery extends Promise<unknown> {
   handler: Handler;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
-  /** The connection's backend key object, set when the query is handed to a connection. */
+  /** The connection's backend key object, set when the query is written to a connection. */
   state: object | null;
   options: { onexecute?: (connection: Connection) => unknown };
   strings: readonly string[];
-  cancel(): unknown;
+  args: unknown[];
 }
 
 /** Where statements of one unit of work stand against its deadline. */
@@ -78,7 +78,7 @@ function isQuery(value: unknown): value is RawQuery {
   return (
     value instanceof Promise &&
     typeof (value as Partial<RawQuery>).handler === 'function' &&
-    typeof (value as Partial<RawQuery>).cancel === 'function'
+    typeof (value as Partial<RawQuery>).resolve === 'function'
   );
 }
 
@@ -86,6 +86,19 @@ function isQuery(value: unknown): value is RawQuery {
 function mayChangeData(query: RawQuery): boolean {
   const text = query.strings.join(' ').replace(/\bfor\s+(no\s+key\s+)?update\b/gi, '');
   return !/^\s*(select|values|show|table)\b/i.test(text) || /\b(insert|update|delete|merge|nextval|setval|pg_notify)\b/i.test(text);
+}
+
+/** What a statement that missed its deadline before it was sent runs instead, if it ever is. */
+const HOLLOW = Object.assign(['SELECT 1'], { raw: ['SELECT 1'] }) as readonly string[];
+
+/**
+ * Makes a statement that was never sent harmless: it may still be waiting in the pool's queue, or be
+ * the one a connection being opened runs first (taking it out then would leave that connection unused
+ * for good), so it stays where it is and runs `SELECT 1` instead, its answer unread.
+ */
+function hollow(query: RawQuery): void {
+  query.strings = HOLLOW;
+  query.args = [];
 }
 
 /** Puts a statement under the scope's deadline, from when it is handed to the pool (or the transaction). */
@@ -102,7 +115,7 @@ function arm<T>(value: T, scope: Scope): T {
     const timer = setTimeout(() => {
       const sent = query.state !== null;
       reject(scope.expired(query, sent));
-      if (!sent) query.cancel();
+      if (!sent) hollow(query);
       else terminate(connectionOf.get(query.state!));
     }, left);
     query.resolve = (result) => {
