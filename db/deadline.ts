@@ -29,7 +29,26 @@ type Sql = postgres.Sql;
 
 /** A connection as postgres.js hands it to `onexecute`. */
 interface Connection {
+  id: number;
   terminate(): void;
+}
+
+/**
+ * The connections of one pool seen so far, by id, so that one the server closed is marked ended at
+ * once: postgres.js otherwise lets a transaction whose connection was closed under it write its
+ * ROLLBACK to the closed socket (a TypeError thrown outside any promise).
+ */
+export class PoolConnections {
+  private readonly byId = new Map<number, Connection>();
+
+  seen(connection: Connection): void {
+    this.byId.set(connection.id, connection);
+  }
+
+  /** For the pool's `onclose` option. */
+  readonly closed = (id: number): void => {
+    this.byId.get(id)?.terminate();
+  };
 }
 
 type Handler = ((query: RawQuery) => void) & { debug?: unknown };
@@ -54,6 +73,8 @@ interface Scope {
   expired(query: RawQuery, sent: boolean): Error;
   /** Told of the connection a statement runs on. */
   onConnection?(connection: Connection): void;
+  /** The pool's connections. */
+  connections?: PoolConnections;
 }
 
 /** The connection each backend key object (one per postgres.js connection) belongs to. */
@@ -70,6 +91,7 @@ function terminate(connection: Connection | undefined): void {
 interface Bounded {
   raw: Sql;
   ms: number;
+  connections?: PoolConnections;
 }
 
 const boundedPools = new WeakMap<object, Bounded>();
@@ -133,6 +155,7 @@ function arm<T>(value: T, scope: Scope): T {
     };
     query.options.onexecute = (connection) => {
       if (query.state) connectionOf.set(query.state, connection);
+      scope.connections?.seen(connection);
       scope.onConnection?.(connection);
       // What postgres.js uses without the hook: the connection may take the next query.
       return true;
@@ -170,9 +193,10 @@ function armedView<S extends Sql | postgres.TransactionSql>(sql: S, scope: () =>
 }
 
 /** A statement outside a transaction: the bound runs from when it is handed to the pool. */
-function statementScope(ms: number): Scope {
+function statementScope(ms: number, connections?: PoolConnections): Scope {
   const at = performance.now() + ms;
   return {
+    connections,
     deadline: () => at,
     expired: (query, sent) =>
       sent && mayChangeData(query)
@@ -182,7 +206,7 @@ function statementScope(ms: number): Scope {
 }
 
 /** `sql.begin` whose transaction must be done by `at` (performance.now()), COMMIT included; see above. */
-function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
+function boundedBegin(raw: Sql, ms: number, connections?: PoolConnections, deadlineAt?: number): Sql['begin'] {
   return ((...args: unknown[]) => {
     const fn = args.pop() as (tx: postgres.TransactionSql) => unknown;
     const at = deadlineAt ?? performance.now() + ms;
@@ -191,6 +215,7 @@ function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
     let connection: Connection | undefined;
     const notApplied = () => new DatabaseTimeoutError(`PostgreSQL did not finish a transaction within ${ms} ms; nothing of it was applied`, false);
     const scope: Scope = {
+      connections,
       deadline: () => at,
       expired: () => ((timedOut = true), notApplied()),
       onConnection: (c) => (connection ??= c),
@@ -231,9 +256,9 @@ function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
 }
 
 /** The pool with the platform's client-side deadline of `ms` on every statement and transaction (see above). */
-export function bounded(raw: Sql, ms: number): Sql {
-  const view = armedView(raw, () => statementScope(ms), boundedBegin(raw, ms));
-  boundedPools.set(view, { raw, ms });
+export function bounded(raw: Sql, ms: number, connections?: PoolConnections): Sql {
+  const view = armedView(raw, () => statementScope(ms, connections), boundedBegin(raw, ms, connections));
+  boundedPools.set(view, { raw, ms, connections });
   return view;
 }
 
@@ -245,7 +270,7 @@ export function bounded(raw: Sql, ms: number): Sql {
 export function beginBy<T>(sql: Sql, at: number, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   const pool = boundedPools.get(sql);
   if (!pool) return sql.begin(fn) as unknown as Promise<T>;
-  return boundedBegin(pool.raw, pool.ms, at)(fn) as Promise<T>;
+  return boundedBegin(pool.raw, pool.ms, pool.connections, at)(fn) as Promise<T>;
 }
 
 /**

@@ -220,3 +220,14 @@ t.test('a write pipelined behind a stuck statement on the same connection: its 5
   t.match(classifyUnavailable(write.err), { status: 503, detail: /may have been applied/ });
   proxy.release();
 });
+
+t.test('a transaction whose connection the server closes under it: an error answer, nothing thrown outside it', async (t) => {
+  const { config } = await freshDatabase(t);
+  const sql = connect(config.databaseUrl, { timeoutMs: 2000 });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  const { err } = await timed(sql.begin(async (tx) => void (await tx`SELECT pg_terminate_backend(pg_backend_pid())`)));
+  t.ok(isDatabaseUnavailable(err), `fails as unavailable (${(err as { code?: string }).code})`);
+  // Its ROLLBACK would be written to the closed socket on the next turn of the event loop.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal((await sql`SELECT 1 AS one`)[0]?.one, 1, 'the pool goes on');
+});
