@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { redactUrl } from '../src/config.js';
-import { bounded } from './deadline.js';
+import { bounded, PoolConnections } from './deadline.js';
 import { DatabaseUnavailableError } from './errors.js';
 
 export type Sql = postgres.Sql;
@@ -44,9 +44,10 @@ export function connect(url: string, options: postgres.Options<{}> & DatabaseTim
           // cancels a slow statement itself, before the client has to give up on the connection.
           connection: { statement_timeout: Math.max(1, Math.floor(timeoutMs * 0.9)) },
         };
-  const pool = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, ...serverBounds, ...rest });
-  if (timeoutMs === undefined) return pool;
-  const sql = bounded(pool, timeoutMs);
+  if (timeoutMs === undefined) return postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, ...rest });
+  const connections = new PoolConnections();
+  const pool = postgres(url, { max: 10, onnotice: () => {}, connect_timeout: 5, ...serverBounds, ...rest, onclose: connections.closed });
+  const sql = bounded(pool, timeoutMs, connections);
   timeouts.set(sql, timeoutMs);
   return sql;
 }

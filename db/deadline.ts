@@ -9,8 +9,8 @@ import { DatabaseTimeoutError } from './errors.js';
  *
  * - a statement (`sql\`…\``, `sql.unsafe`) must be answered within the bound from the moment it is
  *   handed to the pool, waiting for a connection included. When the deadline passes first, the
- *   statement fails with a `DatabaseTimeoutError`: one still waiting for a connection is taken out of
- *   the queue and never sent; one already sent has its connection closed (the server, when it reads
+ *   statement fails with a `DatabaseTimeoutError`: one still waiting for a connection is never sent
+ *   (it runs `SELECT 1` instead, if it is ever reached); one already sent has its connection closed (the server, when it reads
  *   again, finds the connection gone after it). A single statement that changes data and was sent may
  *   still commit when the server resumes: its error says so (`mayHaveApplied`).
  * - a transaction (`sql.begin`) must be done, COMMIT included, within the bound from the call. COMMIT
@@ -29,7 +29,26 @@ type Sql = postgres.Sql;
 
 /** A connection as postgres.js hands it to `onexecute`. */
 interface Connection {
+  id: number;
   terminate(): void;
+}
+
+/**
+ * The connections of one pool seen so far, by id, so that one the server closed is marked ended at
+ * once: postgres.js otherwise lets a transaction whose connection was closed under it write its
+ * ROLLBACK to the closed socket (a TypeError thrown outside any promise).
+ */
+export class PoolConnections {
+  private readonly byId = new Map<number, Connection>();
+
+  seen(connection: Connection): void {
+    this.byId.set(connection.id, connection);
+  }
+
+  /** For the pool's `onclose` option. */
+  readonly closed = (id: number): void => {
+    this.byId.get(id)?.terminate();
+  };
 }
 
 type Handler = ((query: RawQuery) => void) & { debug?: unknown };
@@ -39,11 +58,11 @@ interface RawQuery extends Promise<unknown> {
   handler: Handler;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
-  /** The connection's backend key object, set when the query is handed to a connection. */
+  /** The connection's backend key object, set when the query is written to a connection. */
   state: object | null;
   options: { onexecute?: (connection: Connection) => unknown };
   strings: readonly string[];
-  cancel(): unknown;
+  args: unknown[];
 }
 
 /** Where statements of one unit of work stand against its deadline. */
@@ -54,14 +73,25 @@ interface Scope {
   expired(query: RawQuery, sent: boolean): Error;
   /** Told of the connection a statement runs on. */
   onConnection?(connection: Connection): void;
+  /** The pool's connections. */
+  connections?: PoolConnections;
 }
 
 /** The connection each backend key object (one per postgres.js connection) belongs to. */
 const connectionOf = new WeakMap<object, Connection>();
+/** Connections closed because a statement or transaction on them missed its deadline. */
+const closedByDeadline = new WeakSet<Connection>();
+
+function terminate(connection: Connection | undefined): void {
+  if (!connection) return;
+  closedByDeadline.add(connection);
+  connection.terminate();
+}
 
 interface Bounded {
   raw: Sql;
   ms: number;
+  connections?: PoolConnections;
 }
 
 const boundedPools = new WeakMap<object, Bounded>();
@@ -70,7 +100,7 @@ function isQuery(value: unknown): value is RawQuery {
   return (
     value instanceof Promise &&
     typeof (value as Partial<RawQuery>).handler === 'function' &&
-    typeof (value as Partial<RawQuery>).cancel === 'function'
+    typeof (value as Partial<RawQuery>).resolve === 'function'
   );
 }
 
@@ -78,6 +108,19 @@ function isQuery(value: unknown): value is RawQuery {
 function mayChangeData(query: RawQuery): boolean {
   const text = query.strings.join(' ').replace(/\bfor\s+(no\s+key\s+)?update\b/gi, '');
   return !/^\s*(select|values|show|table)\b/i.test(text) || /\b(insert|update|delete|merge|nextval|setval|pg_notify)\b/i.test(text);
+}
+
+/** What a statement that missed its deadline before it was sent runs instead, if it ever is. */
+const HOLLOW = Object.assign(['SELECT 1'], { raw: ['SELECT 1'] }) as readonly string[];
+
+/**
+ * Makes a statement that was never sent harmless: it may still be waiting in the pool's queue, or be
+ * the one a connection being opened runs first (taking it out then would leave that connection unused
+ * for good), so it stays where it is and runs `SELECT 1` instead, its answer unread.
+ */
+function hollow(query: RawQuery): void {
+  query.strings = HOLLOW;
+  query.args = [];
 }
 
 /** Puts a statement under the scope's deadline, from when it is handed to the pool (or the transaction). */
@@ -94,8 +137,8 @@ function arm<T>(value: T, scope: Scope): T {
     const timer = setTimeout(() => {
       const sent = query.state !== null;
       reject(scope.expired(query, sent));
-      if (!sent) query.cancel();
-      else connectionOf.get(query.state!)?.terminate();
+      if (!sent) hollow(query);
+      else terminate(connectionOf.get(query.state!));
     }, left);
     query.resolve = (result) => {
       clearTimeout(timer);
@@ -103,10 +146,16 @@ function arm<T>(value: T, scope: Scope): T {
     };
     query.reject = (err) => {
       clearTimeout(timer);
-      reject(err);
+      // Sent on a connection closed for another statement's deadline (pipelined behind it): it missed
+      // its answer as that one did, and may as well have been applied.
+      const connection = query.state ? connectionOf.get(query.state) : undefined;
+      if (connection && closedByDeadline.has(connection) && (err as { code?: unknown } | null)?.code === 'CONNECTION_DESTROYED') {
+        reject(scope.expired(query, true));
+      } else reject(err);
     };
     query.options.onexecute = (connection) => {
       if (query.state) connectionOf.set(query.state, connection);
+      scope.connections?.seen(connection);
       scope.onConnection?.(connection);
       // What postgres.js uses without the hook: the connection may take the next query.
       return true;
@@ -144,9 +193,10 @@ function armedView<S extends Sql | postgres.TransactionSql>(sql: S, scope: () =>
 }
 
 /** A statement outside a transaction: the bound runs from when it is handed to the pool. */
-function statementScope(ms: number): Scope {
+function statementScope(ms: number, connections?: PoolConnections): Scope {
   const at = performance.now() + ms;
   return {
+    connections,
     deadline: () => at,
     expired: (query, sent) =>
       sent && mayChangeData(query)
@@ -156,7 +206,7 @@ function statementScope(ms: number): Scope {
 }
 
 /** `sql.begin` whose transaction must be done by `at` (performance.now()), COMMIT included; see above. */
-function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
+function boundedBegin(raw: Sql, ms: number, connections?: PoolConnections, deadlineAt?: number): Sql['begin'] {
   return ((...args: unknown[]) => {
     const fn = args.pop() as (tx: postgres.TransactionSql) => unknown;
     const at = deadlineAt ?? performance.now() + ms;
@@ -165,6 +215,7 @@ function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
     let connection: Connection | undefined;
     const notApplied = () => new DatabaseTimeoutError(`PostgreSQL did not finish a transaction within ${ms} ms; nothing of it was applied`, false);
     const scope: Scope = {
+      connections,
       deadline: () => at,
       expired: () => ((timedOut = true), notApplied()),
       onConnection: (c) => (connection ??= c),
@@ -187,7 +238,7 @@ function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
             : notApplied(),
         );
         // Before COMMIT: the server rolls back when it finds the connection gone. After: frees the pool.
-        connection?.terminate();
+        terminate(connection);
       }, Math.max(0, at - performance.now()));
       work.then(
         (result) => {
@@ -205,9 +256,9 @@ function boundedBegin(raw: Sql, ms: number, deadlineAt?: number): Sql['begin'] {
 }
 
 /** The pool with the platform's client-side deadline of `ms` on every statement and transaction (see above). */
-export function bounded(raw: Sql, ms: number): Sql {
-  const view = armedView(raw, () => statementScope(ms), boundedBegin(raw, ms));
-  boundedPools.set(view, { raw, ms });
+export function bounded(raw: Sql, ms: number, connections?: PoolConnections): Sql {
+  const view = armedView(raw, () => statementScope(ms, connections), boundedBegin(raw, ms, connections));
+  boundedPools.set(view, { raw, ms, connections });
   return view;
 }
 
@@ -219,7 +270,7 @@ export function bounded(raw: Sql, ms: number): Sql {
 export function beginBy<T>(sql: Sql, at: number, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
   const pool = boundedPools.get(sql);
   if (!pool) return sql.begin(fn) as unknown as Promise<T>;
-  return boundedBegin(pool.raw, pool.ms, at)(fn) as Promise<T>;
+  return boundedBegin(pool.raw, pool.ms, pool.connections, at)(fn) as Promise<T>;
 }
 
 /**

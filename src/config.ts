@@ -124,6 +124,11 @@ export const envSchema = z
       .positive('must be more than 0')
       .max(60, 'must be at most 60')
       .default(2),
+    REDIS_TIMEOUT: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .positive('must be more than 0')
+      .max(60, 'must be at most 60')
+      .default(2),
     HISTORY_RETENTION_DAYS: z.coerce
       .number({ error: 'must be a number of days' })
       .int('must be a whole number of days')
@@ -209,6 +214,8 @@ export interface Config {
   metricsToken: string | undefined;
   /** How long a request waits for PostgreSQL (connecting, a statement) before it is answered 503. */
   databaseTimeoutMs: number;
+  /** How long a request waits for Redis to answer a command (a frozen Redis) before going on without it. */
+  redisTimeoutMs: number;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
   /**
@@ -298,6 +305,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     mailClaimMs: env.MAIL_CLAIM_SECONDS * 1000,
     metricsToken: env.METRICS_TOKEN,
     databaseTimeoutMs: env.DATABASE_TIMEOUT * 1000,
+    redisTimeoutMs: env.REDIS_TIMEOUT * 1000,
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
     trustProxy: trustEntries(env.TRUST_PROXY),

@@ -12,6 +12,7 @@ import type { Family } from './http/family.js';
 import type { RateLimiter } from './http/rate-limit.js';
 import type { HttpServer } from './http/server.js';
 import { registryMessage } from './infra/bus.js';
+import { redisUsable } from './infra/redis.js';
 import { acknowledged } from './infra/registry-acks.js';
 import type { PlatformParts } from './platform.js';
 import { RegistryEditor, type RegistryChange } from './registry/editor.js';
@@ -36,13 +37,13 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
   const { baseUrl, mailQueue, limiter, tokensChanged } = wiring;
   const personalTokens = new PersonalTokens(sql, { reminderOffsetsMs: config.tokenReminderOffsetsMs });
   const committed = async (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => {
-    await scheduleMail(mailQueue, change.mail, log, redis);
+    await scheduleMail(mailQueue, change.mail, log, { isReady: redisUsable(redis) });
     await announceTokenEvents(parts, change.events);
   };
   // Plain mail jobs (sign-in and reveal links): their secrets live in the job only, gone once sent.
   const sendMail = async (to: string, mail: { subject: string; text: string; html: string }) => {
     const unqueued = () => new HttpError(503, 'mail_unavailable', 'The e-mail could not be queued (Redis is unavailable); nothing was sent: try again shortly.', { headers: { 'Retry-After': '5' } });
-    if (!redis.isReady) throw unqueued();
+    if (!redisUsable(redis)) throw unqueued();
     await within(mailQueue.add('link', { to, ...mail }, { removeOnComplete: true, removeOnFail: { age: 3600 }, attempts: 5 }), 2000, unqueued);
   };
   const editor = new RegistryEditor(sql, (change) => announceRegistryChange(parts, change));

@@ -122,7 +122,7 @@ async function openStores(config: Readonly<Config>, log: Logger): Promise<{ sql:
   const { sql, applied } = await openMigrated(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
   if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
   try {
-    const redis = await openRedis(config.redisUrl, 'hrs');
+    const redis = await openRedis(config.redisUrl, 'hrs', { waitMs: config.redisTimeoutMs });
     watchRedis(redis, log);
     return { sql, redis };
   } catch (err) {
@@ -169,7 +169,8 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   const tokenEvents = new TokenEvents(log);
   await bus.on('tokens', (message) => tokenEvents.emit(message.events));
   const started = performance.now();
-  const restored = await status.restore(publishedSignalBatches(sql));
+  // At start, one cursor over every published reading: longer than a request may wait.
+  const restored = await status.restore(publishedSignalBatches(unbounded(sql)));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);

@@ -1,5 +1,6 @@
-import t from 'tap';
-import { connect, isDatabaseUnavailable } from '../db/connect.js';
+import { connect as netConnect, createServer, type AddressInfo, type Socket } from 'node:net';
+import t, { type Test } from 'tap';
+import { connect, DatabaseTimeoutError, isDatabaseUnavailable } from '../db/connect.js';
 import { unbounded } from '../db/deadline.js';
 import { migrate } from '../db/migrate.js';
 import { SignalWriter, type StoredTransmission } from '../db/queries/signals.js';
@@ -90,4 +91,143 @@ t.test('tokens: a known token is served past its TTL while PostgreSQL is down; a
   await pg.start();
   now += 60_000;
   t.ok(await tokens.find(TOKENS.export_v2), 'looked up again once the server is back');
+});
+
+/** A TCP proxy to PostgreSQL that can hold what passes, as a frozen server or network would: per direction. */
+async function holdingProxy(t: Test, port: number) {
+  const pairs: { client: Socket; server: Socket }[] = [];
+  const held = { up: false, down: false };
+  const queues = new Map<Socket, { chunks: Buffer[]; ended: boolean }>();
+  const pipe = (from: Socket, to: Socket, direction: 'up' | 'down') => {
+    const queue = { chunks: [] as Buffer[], ended: false };
+    queues.set(to, queue);
+    from.on('data', (chunk: Buffer) => (held[direction] ? queue.chunks.push(chunk) : to.write(chunk)));
+    from.on('end', () => (held[direction] ? (queue.ended = true) : to.end()));
+    from.on('error', () => to.destroy());
+  };
+  const server = createServer((client) => {
+    const upstream = netConnect({ host: '127.0.0.1', port });
+    pairs.push({ client, server: upstream });
+    pipe(client, upstream, 'up');
+    pipe(upstream, client, 'down');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => {
+    for (const pair of pairs) (pair.client.destroy(), pair.server.destroy());
+    server.close();
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    hold(direction: 'up' | 'down' | 'both') {
+      if (direction !== 'down') held.up = true;
+      if (direction !== 'up') held.down = true;
+    },
+    release() {
+      held.up = held.down = false;
+      for (const [to, queue] of queues) {
+        for (const chunk of queue.chunks.splice(0)) to.write(chunk);
+        if (queue.ended) to.end();
+      }
+    },
+  };
+}
+
+t.test('a transaction whose server stops answering before COMMIT: 503 as not applied, and it never commits', async (t) => {
+  const { config, sql: direct } = await freshDatabase(t);
+  await direct`CREATE TABLE frozen_rows (id int)`;
+  const proxy = await holdingProxy(t, Number(new URL(config.databaseUrl).port));
+  const url = new URL(config.databaseUrl);
+  url.port = String(proxy.port);
+  const sql = connect(url.toString(), { timeoutMs: BOUND_MS, max: 2 });
+  t.teardown(() => sql.end({ timeout: 0 }));
+  await sql`SELECT 1`;
+  const { ms, err } = await timed(
+    sql.begin(async (tx) => {
+      await tx`SELECT 1`;
+      proxy.hold('both');
+      await tx`INSERT INTO frozen_rows VALUES (1)`;
+    }),
+  );
+  t.ok(err instanceof DatabaseTimeoutError && !err.mayHaveApplied, `fails as not applied (${String(err)})`);
+  t.ok(ms < BOUND_MS + 700, `within the bound (${Math.round(ms)} ms)`);
+  t.equal(classifyUnavailable(err)?.detail, 'The database is unavailable; try again later.');
+  proxy.release();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  t.same(await direct`SELECT id FROM frozen_rows`, [], 'the server read the INSERT and the closed connection, and rolled back');
+});
+
+t.test('a transaction whose COMMIT was sent and not confirmed: 503 saying it may have been applied', async (t) => {
+  const { config, sql: direct } = await freshDatabase(t);
+  await direct`CREATE TABLE frozen_rows (id int)`;
+  const proxy = await holdingProxy(t, Number(new URL(config.databaseUrl).port));
+  const url = new URL(config.databaseUrl);
+  url.port = String(proxy.port);
+  const sql = connect(url.toString(), { timeoutMs: BOUND_MS, max: 2 });
+  t.teardown(() => sql.end({ timeout: 0 }));
+  const { ms, err } = await timed(
+    sql.begin(async (tx) => {
+      await tx`INSERT INTO frozen_rows VALUES (2)`;
+      // The COMMIT reaches the server; its answer does not come back.
+      proxy.hold('down');
+    }),
+  );
+  t.ok(err instanceof DatabaseTimeoutError && err.mayHaveApplied, `fails as may have been applied (${String(err)})`);
+  t.ok(ms < BOUND_MS + 700, `within the bound (${Math.round(ms)} ms)`);
+  t.match(classifyUnavailable(err), { status: 503, detail: /may have been applied/ }, 'the answer says so');
+  t.same(await direct`SELECT id FROM frozen_rows`, [{ id: 2 }], 'and it was: the answer was truthful');
+  proxy.release();
+});
+
+t.test('every connection stuck: a statement waiting for one fails within the bound, unsent, and never runs', async (t) => {
+  const { config, sql: direct } = await freshDatabase(t);
+  await direct`CREATE TABLE frozen_rows (id int)`;
+  const proxy = await holdingProxy(t, Number(new URL(config.databaseUrl).port));
+  const url = new URL(config.databaseUrl);
+  url.port = String(proxy.port);
+  const sql = connect(url.toString(), { timeoutMs: BOUND_MS, max: 1 });
+  t.teardown(() => sql.end({ timeout: 0 }));
+  await sql`SELECT 1`;
+  // The only connection is taken by a transaction that gets no answer; a write waits for a connection.
+  const stuck = timed(
+    sql.begin(async (tx) => {
+      proxy.hold('both');
+      await tx`SELECT 1`;
+    }),
+  );
+  const queued = timed(sql`INSERT INTO frozen_rows VALUES (3)`);
+  const [first, second] = await Promise.all([stuck, queued]);
+  t.ok(first.err instanceof DatabaseTimeoutError && !first.err.mayHaveApplied, 'the stuck transaction fails as not applied');
+  t.ok(second.err instanceof DatabaseTimeoutError && !second.err.mayHaveApplied, `the queued write fails as not applied (${String(second.err)})`);
+  t.ok(Math.max(first.ms, second.ms) < BOUND_MS + 700, `both within the bound (${Math.round(first.ms)}, ${Math.round(second.ms)} ms)`);
+  proxy.release();
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  t.same(await direct`SELECT id FROM frozen_rows`, [], 'the queued write was never sent');
+});
+
+t.test('a write pipelined behind a stuck statement on the same connection: its 503 says it may have been applied', async (t) => {
+  const { config, sql: direct } = await freshDatabase(t);
+  await direct`CREATE TABLE frozen_rows (id int)`;
+  const proxy = await holdingProxy(t, Number(new URL(config.databaseUrl).port));
+  const url = new URL(config.databaseUrl);
+  url.port = String(proxy.port);
+  const sql = connect(url.toString(), { timeoutMs: BOUND_MS, max: 1 });
+  t.teardown(() => sql.end({ timeout: 0 }));
+  await sql`SELECT 1`;
+  proxy.hold('both');
+  const [read, write] = await Promise.all([timed(sql`SELECT 1`), timed(sql`INSERT INTO frozen_rows VALUES (4)`)]);
+  t.ok(read.err instanceof DatabaseTimeoutError && !read.err.mayHaveApplied, 'the read fails as unavailable');
+  t.ok(write.err instanceof DatabaseTimeoutError && write.err.mayHaveApplied, `the write fails as may have been applied (${String(write.err)})`);
+  t.match(classifyUnavailable(write.err), { status: 503, detail: /may have been applied/ });
+  proxy.release();
+});
+
+t.test('a transaction whose connection the server closes under it: an error answer, nothing thrown outside it', async (t) => {
+  const { config } = await freshDatabase(t);
+  const sql = connect(config.databaseUrl, { timeoutMs: 2000 });
+  t.teardown(() => sql.end({ timeout: 1 }));
+  const { err } = await timed(sql.begin(async (tx) => void (await tx`SELECT pg_terminate_backend(pg_backend_pid())`)));
+  t.ok(isDatabaseUnavailable(err), `fails as unavailable (${(err as { code?: string }).code})`);
+  // Its ROLLBACK would be written to the closed socket on the next turn of the event loop.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal((await sql`SELECT 1 AS one`)[0]?.one, 1, 'the pool goes on');
 });

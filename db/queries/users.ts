@@ -36,10 +36,13 @@ export async function listUsers(sql: Sql, filter: { email?: string }): Promise<U
 
 /** Deactivates (or, `active`, reactivates) an account; undefined when there is none. */
 export async function setUserActive(sql: Sql, id: string, active: boolean): Promise<UserListing | undefined> {
-  const [row] = await sql<UserListing[]>`
-    WITH changed AS (
+  // Two statements: a data-modifying CTE's own SELECT would show the row as it was before the change.
+  const rows = await sql.begin(async (tx) => {
+    const changed = await tx`
       UPDATE users SET deactivated_at = CASE WHEN ${active} THEN NULL ELSE COALESCE(deactivated_at, clock_timestamp()) END
-      WHERE id = ${id} RETURNING id)
-    SELECT ${sql.unsafe(LISTING)} FROM users u JOIN changed c ON c.id = u.id`;
-  return row;
+      WHERE id = ${id} RETURNING id`;
+    if (changed.length === 0) return [];
+    return tx<UserListing[]>`SELECT ${tx.unsafe(LISTING)} FROM users u WHERE u.id = ${id}`;
+  });
+  return (rows as UserListing[])[0];
 }

@@ -142,7 +142,7 @@ const COMMANDS: Record<string, Command> = {
       const sql = await openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
       let redis;
       try {
-        redis = await openRedis(config.redisUrl, 'hrs-worker');
+        redis = await openRedis(config.redisUrl, 'hrs-worker', { waitMs: config.redisTimeoutMs });
       } catch (err) {
         await sql.end({ timeout: 1 });
         throw err;

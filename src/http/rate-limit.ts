@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Redis } from '../infra/redis.js';
+import { redisUsable, type Redis } from '../infra/redis.js';
 
 /**
  * Rate limits shared by every instance through Redis.
@@ -230,9 +230,12 @@ export class RateLimiter {
     private readonly minIntervalMs = 1,
   ) {}
 
-  /** Whether the Redis client is connected (while it is not, commands would wait for a reconnect). */
+  /**
+   * Whether the Redis client is connected and Redis answers (while it is not, commands would wait for
+   * a reconnect; while a frozen Redis leaves commands unanswered, each batch would wait its timeout).
+   */
   get ready(): boolean {
-    return this.redis.isReady;
+    return redisUsable(this.redis);
   }
 
   /** The Redis key of one limit of a key (the braces keep all limits of a key in one cluster slot). */

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { RedisNotConnectedError, type Redis } from './redis.js';
+import { RedisNotConnectedError, redisUsable, withinRedis, type Redis } from './redis.js';
 import { TOKEN_EVENT_KINDS } from '../domain/token-events.js';
 
 /**
@@ -119,7 +119,8 @@ export class Bus {
   /**
    * Announces to every instance, this one included (through Redis); resolves to the number of
    * instances that received it. Fails at once while Redis is not connected (rather than waiting in the
-   * client's offline queue): the caller decides what a missed announcement means.
+   * client's offline queue) or not answering, and after REDIS_TIMEOUT when it leaves the publish
+   * unanswered (Redis may still deliver it late): the caller decides what a missed announcement means.
    */
   async publish(message: BusMessage): Promise<number> {
     // `type` and `from` first, so this instance knows its own message by its first bytes (fromOthers).
@@ -133,8 +134,8 @@ export class Bus {
    * writes them: the receivers validate it like any other.
    */
   async publishText(type: BusType, text: string): Promise<number> {
-    if (!this.publisher.isReady) throw new RedisNotConnectedError('Redis is not connected: the announcement was not sent');
-    return this.publisher.publish(this.channel(type), text);
+    if (!redisUsable(this.publisher)) throw new RedisNotConnectedError('Redis is not connected or not answering: the announcement was not sent');
+    return withinRedis(this.publisher, this.publisher.publish(this.channel(type), text));
   }
 
   /** Hands a message to this instance's own handlers only, as if it had come over the bus (when it could not be sent). */

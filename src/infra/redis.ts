@@ -20,7 +20,10 @@ const HOW_TO_START =
 /** Listeners one Redis client may have before Node warns of a leak (see `openRedis`). */
 export const REDIS_LISTENERS = 40;
 
-export async function openRedis(url: string, name: string): Promise<Redis> {
+/** How long a command may go unanswered by default (REDIS_TIMEOUT's default), in milliseconds. */
+export const DEFAULT_REDIS_WAIT_MS = 2000;
+
+export async function openRedis(url: string, name: string, options: { waitMs?: number } = {}): Promise<Redis> {
   let started = false;
   const client = createClient({
     url,
@@ -45,6 +48,7 @@ export async function openRedis(url: string, name: string): Promise<Redis> {
     throw new RedisUnavailableError(openingFailure(url, err));
   }
   started = true;
+  waits.set(client, options.waitMs ?? DEFAULT_REDIS_WAIT_MS);
   return client;
 }
 
@@ -70,10 +74,69 @@ export class RedisNotConnectedError extends Error {
   readonly code = 'REDIS_NOT_CONNECTED';
 }
 
-/** Whether Redis answers, failing at once while the client is not connected. */
+/** A command Redis did not answer in time (REDIS_TIMEOUT): it may still be carried out when Redis answers again. */
+export class RedisTimeoutError extends Error {
+  readonly code = 'REDIS_TIMEOUT';
+}
+
+const waits = new WeakMap<object, number>();
+/** Clients that left a command unanswered past the bound, until Redis answers again. */
+const stalled = new WeakSet<object>();
+
+/**
+ * Whether commands may be sent to Redis now: the client is connected and Redis has not left a command
+ * unanswered past the bound since it last answered. A frozen Redis (or one behind a network black
+ * hole) keeps the connection open, so the client says it is ready while nothing is answered; code
+ * that would wait for it asks this instead and fails at once, as while it is disconnected.
+ */
+export function redisUsable(client: Redis): boolean {
+  return client.isReady && !stalled.has(client);
+}
+
+/**
+ * The command's answer, or a `RedisTimeoutError` once the client's bound (REDIS_TIMEOUT, or `ms`)
+ * has passed. A command already sent cannot be withdrawn: Redis may still carry it out when it
+ * answers again (an announcement is then delivered late, a counter counted). A timeout marks the
+ * client stalled (`redisUsable` false) until Redis answers a PING sent behind the unanswered command.
+ */
+export async function withinRedis<T>(client: Redis, command: Promise<T>, ms?: number): Promise<T> {
+  const bound = ms ?? waits.get(client) ?? DEFAULT_REDIS_WAIT_MS;
+  command.catch(() => {});
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      command,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          stall(client, bound);
+          reject(new RedisTimeoutError(`Redis did not answer within ${bound} ms`));
+        }, bound);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function stall(client: Redis, ms: number): void {
+  if (stalled.has(client)) return;
+  stalled.add(client);
+  client.emit('stalled', ms);
+  const answered = () => {
+    if (stalled.delete(client)) client.emit('answering');
+  };
+  // Redis answers in order: this PING is answered once everything sent before it is.
+  try {
+    client.ping().then(answered, answered);
+  } catch {
+    answered();
+  }
+}
+
+/** Whether Redis answers, failing at once while the client is not connected and within the bound otherwise. */
 export async function pingRedis(client: Redis): Promise<void> {
-  if (!client.isReady) throw new RedisNotConnectedError('Redis is not connected');
-  await client.ping();
+  if (!redisUsable(client)) throw new RedisNotConnectedError('Redis is not connected or not answering');
+  await withinRedis(client, client.ping());
 }
 
 /**
@@ -92,6 +155,18 @@ export function watchRedis(client: Redis, log: Logger, what = 'Redis'): { readon
   });
   client.on('ready', () => {
     if (!state.down) return;
+    state.down = false;
+    log.info({ down_ms: Date.now() - since }, `${what} available again`);
+  });
+  // Connected but not answering (a frozen server): the same degraded mode, one line each way.
+  client.on('stalled', (ms: number) => {
+    if (state.down) return;
+    state.down = true;
+    since = Date.now();
+    log.warn({ err: { type: 'RedisTimeoutError', message: `no answer within ${ms} ms` } }, `${what} unavailable: ${DEGRADED}`);
+  });
+  client.on('answering', () => {
+    if (!state.down || !client.isReady) return;
     state.down = false;
     log.info({ down_ms: Date.now() - since }, `${what} available again`);
   });

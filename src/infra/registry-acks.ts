@@ -1,4 +1,4 @@
-import type { Redis } from './redis.js';
+import { RedisNotConnectedError, redisUsable, withinRedis, type Redis } from './redis.js';
 
 /**
  * Registry changes acknowledged by every instance. A change made through the portal or the admin API
@@ -16,7 +16,7 @@ const key = (prefix: string, change: string) => `${prefix}:registry-acks:${chang
 
 /** This instance has applied the change. */
 export async function acknowledgeChange(redis: Redis, prefix: string, change: string, instanceId: string): Promise<void> {
-  await redis.multi().sAdd(key(prefix, change), instanceId).expire(key(prefix, change), ACK_TTL_SECONDS).exec();
+  await withinRedis(redis, redis.multi().sAdd(key(prefix, change), instanceId).expire(key(prefix, change), ACK_TTL_SECONDS).exec());
 }
 
 /**
@@ -26,7 +26,9 @@ export async function acknowledgeChange(redis: Redis, prefix: string, change: st
 export async function acknowledged(redis: Redis, prefix: string, change: string, receivers: number, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const count = await redis.sCard(key(prefix, change));
+    // Each look waits no longer than what is left of the timeout (a Redis that stopped answering).
+    if (!redisUsable(redis)) throw new RedisNotConnectedError('Redis is not connected or not answering');
+    const count = await withinRedis(redis, redis.sCard(key(prefix, change)), Math.max(1, deadline - Date.now()));
     if (count >= receivers || Date.now() >= deadline) return count;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Redis } from '../infra/redis.js';
+import { redisUsable, withinRedis, type Redis } from '../infra/redis.js';
 
 /**
  * How many status streams each user holds open, across every instance: one Redis sorted set per user
@@ -78,8 +78,8 @@ export class StreamSlots {
   async take(user: string): Promise<Slot | false | undefined> {
     const slot = { key: `${this.prefix}:streams:{${user}}`, member: `${this.instance}:${(++this.sequence).toString(36)}` };
     try {
-      if (!this.redis.isReady) throw new Error('Redis client not connected');
-      const [taken] = (await this.run(TAKE, [slot.key], [slot.member, String(this.limit), String(LEASE_MS)])) as number[];
+      if (!redisUsable(this.redis)) throw new Error('Redis client not connected or not answering');
+      const [taken] = (await withinRedis(this.redis, this.run(TAKE, [slot.key], [slot.member, String(this.limit), String(LEASE_MS)]))) as number[];
       if (taken !== 1) return false;
     } catch (err) {
       this.warn(err);
@@ -105,12 +105,12 @@ export class StreamSlots {
   }
 
   private async renew(): Promise<void> {
-    if (this.held.size === 0 || !this.redis.isReady) return;
+    if (this.held.size === 0 || !redisUsable(this.redis)) return;
     const slots = [...this.held];
     try {
       for (let i = 0; i < slots.length; i += 500) {
         const chunk = slots.slice(i, i + 500);
-        await this.run(RENEW, chunk.map((s) => s.key), [String(LEASE_MS), ...chunk.map((s) => s.member)]);
+        await withinRedis(this.redis, this.run(RENEW, chunk.map((s) => s.key), [String(LEASE_MS), ...chunk.map((s) => s.member)]));
       }
     } catch (err) {
       this.warn(err);
