@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { HAPROXY, badTokens, functional, killDuringImport, missing, rewrite, setUp, startProxy } from './helpers/deploy.js';
 import { ROOT, freePort, waitFor } from './helpers/process.js';
 import { until } from './helpers/wait.js';
+import { rawExchange } from './helpers/raw-http.js';
 
 /** deploy/haproxy.cfg in front of two `hrs serve` instances (see test/helpers/deploy.ts). */
 
@@ -42,6 +43,21 @@ t.test('HAProxy (deploy/haproxy.cfg) in front of two instances', { skip: missing
     const errors = await killDuringImport(t, d, url, haproxy.output, { index: 1, signal: 'SIGTERM' });
     t.match(haproxy.output(), /Server hrs\/hrs2 is DOWN, reason: Layer7 wrong status, code: 503/, 'taken out by its readiness (503), before its port closed');
     t.same(errors, [], 'drained: no client saw an error');
+  });
+  await t.test('requests the platform leaves unanswered are refused by HAProxy at once', async (t) => {
+    const request = (headers: string[]) => `GET /healthz HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n${headers.map((h) => `${h}\r\n`).join('')}\r\n`;
+    const cases = [
+      ...[..."_.~'|+^#&*!$%"].map((c) => ({ name: `header name with ${JSON.stringify(c)}`, bytes: request([`X${c}Y: 1`]) })),
+      { name: 'control character in a header value', bytes: request(['X-A: a\x01b']) },
+      { name: 'DEL in a header value', bytes: request(['X-A: a\x7fb']) },
+      { name: '99 headers', bytes: request(Array.from({ length: 97 }, (_, i) => `X-H${i}: v`)) },
+      { name: '120 headers', bytes: request(Array.from({ length: 118 }, (_, i) => `X-H${i}: v`)) },
+    ];
+    // A generous wait as the failure: the platform behind would close after its idle timeout (about 10 s).
+    const answers = await Promise.all(cases.map((c) => rawExchange(url, c.bytes, 8_000)));
+    cases.forEach((c, i) => t.equal(answers[i]!.status, 400, `${c.name}: 400 from HAProxy`));
+    const fine = await rawExchange(url, request(['X-A: a\tb', ...Array.from({ length: 40 }, (_, i) => `X-H${i}: v`)]), 8_000);
+    t.equal(fine.status, 200, 'a tab in a value and 42 headers pass');
   });
   await t.test('100 bad tokens from one client leave another client untouched', (t) => badTokens(t, url, '127.0.0.4', '127.0.0.5'));
 });

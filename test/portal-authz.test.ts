@@ -9,10 +9,8 @@
 import { request } from 'node:http';
 import t from 'tap';
 import type { HttpServer } from '../src/http/server.js';
-import { ADMIN_TOKEN, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { ADMIN_TOKEN, publishHistory, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn, type PortalClient } from './helpers/portal.js';
-import { freshnessPolicies } from '../src/domain/history/timeline.js';
-import { materialize, rollUpHours } from '../workers/history/jobs.js';
 
 type Principal = 'staff' | 'otherStaff' | 'manager' | 'admin' | 'none' | 'anonymous';
 const PRINCIPALS: Principal[] = ['staff', 'otherStaff', 'manager', 'admin', 'none', 'anonymous'];
@@ -162,17 +160,7 @@ let server: HttpServer | undefined;
 const p: TestPlatform = await startTestPlatform(t, { fixture: portalFixture(), routes: (s) => (server = s) });
 await grantPortalRoles(p);
 // The history published (the timeline and figures answer 503 before its first run).
-{
-  const jobs = {
-    sql: p.sql,
-    stations: () => p.parts.registry,
-    policies: freshnessPolicies({ staleAfterMs: 5 * 60_000, unknownAfterMs: 30 * 60_000, pricingStaleAfterMs: 25 * 3_600_000 }),
-    lagMs: 60_000,
-    retentionDays: 400,
-  };
-  await materialize(jobs);
-  await rollUpHours(jobs);
-}
+await publishHistory(p);
 const ACCOUNT_OF: Record<Exclude<Principal, 'anonymous'>, string> = {
   staff: ACCOUNTS.staff,
   otherStaff: ACCOUNTS.otherStaff,

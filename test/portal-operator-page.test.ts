@@ -10,7 +10,7 @@
 import t from 'tap';
 import type { Page } from 'playwright-core';
 import { TOKENS } from './helpers/fixtures.js';
-import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { get, publishHistory, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';
 import { closeBrowser, openPortalAs, screenshot, skipWithoutChromium } from './helpers/portal-browser.js';
 
@@ -28,6 +28,7 @@ const openAs = (t: { teardown(fn: () => unknown): void }, p: TestPlatform, user:
 
 t.test('operator staff: layout editor, diff, two-step confirmation, assignment, event', { skip }, async (t) => {
   const p = await startTestPlatform(t, { fixture: portalFixture() });
+  await publishHistory(p); // the figures the pages show (503 before the history worker's first run)
   await grantPortalRoles(p);
   const { page, problems } = await openAs(t, p, ACCOUNTS.staff);
   await page.getByRole('button', { name: 'Stations', exact: true }).waitFor({ state: 'visible' });
@@ -109,6 +110,7 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
 
 t.test('originator manager: an import token created (shown once, it works), listed with its hint, revoked', { skip }, async (t) => {
   const p = await startTestPlatform(t, { fixture: portalFixture() });
+  await publishHistory(p); // the figures the pages show (503 before the history worker's first run)
   await grantPortalRoles(p);
   const { page, problems } = await openAs(t, p, ACCOUNTS.manager);
   await page.getByRole('button', { name: 'Originators', exact: true }).waitFor({ state: 'visible' });

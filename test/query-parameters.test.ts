@@ -11,10 +11,12 @@ import type { HttpServer, RouteInfo } from '../src/http/server.js';
 import { ADMIN_FEED_PATH } from '../src/push/admin-feed.js';
 import { STREAM_PATH } from '../src/push/subscriptions.js';
 import { legacyFixture, TOKENS } from './helpers/fixtures.js';
-import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
+import { ADMIN_TOKEN, get, publishHistory, startTestPlatform } from './helpers/platform.js';
 
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: legacyFixture(), routes: (s) => void (server = s) });
+// The history published, so its routes answer 200 (503 before the history worker's first run).
+await publishHistory(p);
 
 /** A path of a route pattern with each `:param` given a value. */
 const concrete = (pattern: string) => pattern.replace(/:([a-z_]+)/g, (_, name: string) => (name === 'hrs_id' ? 'BERLA' : name === 'name' ? 'swagger-ui.css' : 'x1'));

@@ -13,6 +13,8 @@ import { createLogger } from '../../src/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
 import type { Families, PlatformParts } from '../../src/platform.js';
+import { freshnessPolicies } from '../../src/domain/history/timeline.js';
+import { materialize, rollUpHours } from '../../workers/history/jobs.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const ROOT_URL = TEST_DATABASE_ROOT;
@@ -193,4 +195,25 @@ export function get(url: string, token?: string, init: RequestInit = {}): Promis
   const headers = new Headers(init.headers);
   if (token !== undefined) headers.set('Authorization', `Bearer ${token}`);
   return fetch(url, { ...init, headers });
+}
+
+/**
+ * Runs the history worker's jobs once on a test platform (its workers do not run), as `hrs history run`
+ * does: the history is then published, so its routes answer with figures rather than 503.
+ */
+export async function publishHistory(p: TestPlatform): Promise<void> {
+  const { config } = p.parts;
+  const jobs = {
+    sql: unbounded(p.sql),
+    stations: () => p.parts.registry,
+    policies: freshnessPolicies({
+      staleAfterMs: config.statusStaleAfterMs,
+      unknownAfterMs: config.statusUnknownAfterMs,
+      pricingStaleAfterMs: config.statusPricingStaleAfterMs,
+    }),
+    lagMs: config.historyLagMs,
+    retentionDays: config.historyRetentionDays,
+  };
+  await materialize(jobs, Number.MAX_SAFE_INTEGER);
+  await rollUpHours(jobs, Number.MAX_SAFE_INTEGER);
 }
