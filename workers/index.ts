@@ -9,7 +9,7 @@ import { scheduleSweep } from './mail/outbox.js';
 import { QUEUES, openQueue } from './queues.js';
 import { startSandboxWorker } from './sandbox/processor.js';
 import { startHistoryWorker } from './history/processor.js';
-import { freshnessPolicies } from '../src/domain/history/timeline.js';
+import { historyJobs } from './history/jobs.js';
 import type { StationLookup } from '../src/domain/stations.js';
 import { Bus } from '../src/infra/bus.js';
 
@@ -83,17 +83,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   }
   workers.push(startCallLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log }));
   if (ports.stations) {
-    const jobs = {
-      sql,
-      stations: ports.stations,
-      policies: freshnessPolicies({
-        staleAfterMs: config.statusStaleAfterMs,
-        unknownAfterMs: config.statusUnknownAfterMs,
-        pricingStaleAfterMs: config.statusPricingStaleAfterMs,
-      }),
-      lagMs: config.historyLagMs,
-      retentionDays: config.historyRetentionDays,
-    };
+    const jobs = historyJobs(sql, ports.stations, config);
     const history = startHistoryWorker({ redis, redisPrefix: config.redisPrefix, log, jobs });
     workers.push({ name: history.name, close: () => history.close() });
   }

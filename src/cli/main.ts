@@ -4,9 +4,8 @@ import { openDatabase } from '../../db/connect.js';
 import { unbounded } from '../../db/deadline.js';
 import { openMigrated } from '../../db/migrate.js';
 import { startWorkers } from '../../workers/index.js';
-import { materialize, rollUpHours } from '../../workers/history/jobs.js';
+import { historyJobs, materialize, rollUpHours } from '../../workers/history/jobs.js';
 import { publishedUntil } from '../../db/queries/history.js';
-import { freshnessPolicies } from '../domain/history/timeline.js';
 import { httpDate } from '../http/dates.js';
 import { readRegistryRows } from '../../db/queries/registry.js';
 import { Registry } from '../registry/registry.js';
@@ -280,17 +279,7 @@ const COMMANDS: Record<string, Command> = {
       try {
         const registry = new Registry(() => readRegistryRows(sql));
         await registry.reload();
-        const jobs = {
-          sql,
-          stations: () => registry,
-          policies: freshnessPolicies({
-            staleAfterMs: config.statusStaleAfterMs,
-            unknownAfterMs: config.statusUnknownAfterMs,
-            pricingStaleAfterMs: config.statusPricingStaleAfterMs,
-          }),
-          lagMs: config.historyLagMs,
-          retentionDays: config.historyRetentionDays,
-        };
+        const jobs = historyJobs(sql, () => registry, config);
         const iso = (d: Date | null) => d?.toISOString() ?? '-';
         const m = await materialize(jobs, Number.MAX_SAFE_INTEGER);
         io.out(

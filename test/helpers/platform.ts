@@ -13,8 +13,7 @@ import { createLogger } from '../../src/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
 import type { Families, PlatformParts } from '../../src/platform.js';
-import { freshnessPolicies } from '../../src/domain/history/timeline.js';
-import { materialize, rollUpHours } from '../../workers/history/jobs.js';
+import { historyJobs, materialize, rollUpHours } from '../../workers/history/jobs.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 const ROOT_URL = TEST_DATABASE_ROOT;
@@ -203,17 +202,7 @@ export function get(url: string, token?: string, init: RequestInit = {}): Promis
  */
 export async function publishHistory(p: TestPlatform): Promise<void> {
   const { config } = p.parts;
-  const jobs = {
-    sql: unbounded(p.sql),
-    stations: () => p.parts.registry,
-    policies: freshnessPolicies({
-      staleAfterMs: config.statusStaleAfterMs,
-      unknownAfterMs: config.statusUnknownAfterMs,
-      pricingStaleAfterMs: config.statusPricingStaleAfterMs,
-    }),
-    lagMs: config.historyLagMs,
-    retentionDays: config.historyRetentionDays,
-  };
+  const jobs = historyJobs(unbounded(p.sql), () => p.parts.registry, config);
   await materialize(jobs, Number.MAX_SAFE_INTEGER);
   await rollUpHours(jobs, Number.MAX_SAFE_INTEGER);
 }

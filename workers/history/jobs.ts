@@ -14,7 +14,8 @@ import {
   setProgress,
   storeReplay,
 } from '../../db/queries/history.js';
-import { replay, type FreshnessPolicy, type HistoryReading } from '../../src/domain/history/timeline.js';
+import { freshnessPolicies, replay, type FreshnessPolicy, type HistoryReading } from '../../src/domain/history/timeline.js';
+import type { Config } from '../../src/config.js';
 import type { StationLookup } from '../../src/domain/stations.js';
 import type { Category } from '../../src/domain/vocabulary.js';
 
@@ -37,6 +38,25 @@ export interface HistoryJobs {
   lagMs: number;
   retentionDays: number;
   now?: () => number;
+}
+
+/** The jobs' settings from the platform's configuration (the worker, `hrs history run` and the tests). */
+export function historyJobs(
+  sql: Sql,
+  stations: HistoryJobs['stations'],
+  config: Pick<Config, 'statusStaleAfterMs' | 'statusUnknownAfterMs' | 'statusPricingStaleAfterMs' | 'historyLagMs' | 'historyRetentionDays'>,
+): HistoryJobs {
+  return {
+    sql,
+    stations,
+    policies: freshnessPolicies({
+      staleAfterMs: config.statusStaleAfterMs,
+      unknownAfterMs: config.statusUnknownAfterMs,
+      pricingStaleAfterMs: config.statusPricingStaleAfterMs,
+    }),
+    lagMs: config.historyLagMs,
+    retentionDays: config.historyRetentionDays,
+  };
 }
 
 const HOUR_MS = 3_600_000;
