@@ -193,8 +193,8 @@ function armedView<S extends Sql | postgres.TransactionSql>(sql: S, scope: () =>
 }
 
 /** A statement outside a transaction: the bound runs from when it is handed to the pool. */
-function statementScope(ms: number, connections?: PoolConnections): Scope {
-  const at = performance.now() + ms;
+function statementScope(ms: number, connections?: PoolConnections, by?: number): Scope {
+  const at = by ?? performance.now() + ms;
   return {
     connections,
     deadline: () => at,
@@ -271,6 +271,19 @@ export function beginBy<T>(sql: Sql, at: number, fn: (tx: postgres.TransactionSq
   const pool = boundedPools.get(sql);
   if (!pool) return sql.begin(fn) as unknown as Promise<T>;
   return boundedBegin(pool.raw, pool.ms, pool.connections, at)(fn) as Promise<T>;
+}
+
+/**
+ * The pool whose statements must be answered by `at` (performance.now()) rather than within the bound
+ * from when each is handed over: for work that already waited (the signal writer's group commit, bound
+ * from its oldest request). A statement that changes data and was sent when the deadline passed fails
+ * saying it may have been applied. Without a bound, `sql` itself.
+ */
+export function statementsBy(sql: Sql, at: number): Sql {
+  const pool = boundedPools.get(sql);
+  if (!pool) return sql;
+  const scope = statementScope(pool.ms, pool.connections, at);
+  return armedView(pool.raw, () => scope);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { OriginatorLookup } from '../domain/stations.js';
-import type { CallLogMode } from '../domain/vocabulary.js';
+import { shouldRecord, type CallLogMode } from '../domain/vocabulary.js';
 import type { Observer } from '../http/family.js';
 import type { Request } from '../http/request.js';
 import type { CallLogEntry } from '../../workers/call-log/job.js';
@@ -30,12 +30,20 @@ export function callNotesOf(req: Request): CallNotes | undefined {
 
 /** The import call log (v1, v1.1, v2): every answered call of an originator, as its call-log mode asks. */
 export function callLogObserver(sink: CallLogSink, originators: Pick<OriginatorLookup, 'callLogMode'>): Observer {
-  return (req, reply) => {
+  // Only a call its originator's mode keeps is recorded, and only then is the client address read.
+  const keeping = (req: Request, status: number): { originator: string; mode: CallLogMode } | undefined => {
     const principal = principalOf(req);
-    if (principal?.kind !== 'originator') return;
+    if (principal?.kind !== 'originator') return undefined;
+    const mode = originators.callLogMode(principal.id);
+    return shouldRecord(mode, status) ? { originator: principal.id, mode } : undefined;
+  };
+  const observer: Observer = (req, reply) => {
+    const kept = keeping(req, reply.status);
+    if (kept === undefined) return;
+    const { originator, mode } = kept;
     const note = notes.get(req) ?? {};
-    void sink.record(originators.callLogMode(principal.id), {
-      originator: principal.id,
+    void sink.record(mode, {
+      originator,
       requestTime: req.receivedAt,
       endpoint: `${req.method} ${req.path}`,
       stationIds: note.stationIds ?? [],
@@ -47,4 +55,6 @@ export function callLogObserver(sink: CallLogSink, originators: Pick<OriginatorL
       clientAddress: req.clientAddress,
     });
   };
+  observer.wantsClientAddress = (req, reply) => keeping(req, reply.status) !== undefined;
+  return observer;
 }

@@ -35,6 +35,11 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 export const CALL_LOG_MODES = ['disabled', 'errors', 'always'] as const;
 export type CallLogMode = (typeof CALL_LOG_MODES)[number];
 
+/** Whether a call is recorded under an originator's call-log mode. */
+export function shouldRecord(mode: CallLogMode, status: number): boolean {
+  return mode === 'always' || (mode === 'errors' && status >= 400);
+}
+
 /** The state of an originator's assignment to a station for one signal type. */
 export const ASSIGNMENT_STATES = ['live', 'testing', 'inactive'] as const;
 export type AssignmentState = (typeof ASSIGNMENT_STATES)[number];

@@ -7,7 +7,14 @@ import type { Request } from './request.js';
 export type Guard = (req: Request) => Promise<void> | void;
 
 /** Sees every answered request of a family's authenticated routes once the response is written (call logs, metrics). */
-export type Observer = (req: Request, reply: Reply) => void;
+export type Observer = ((req: Request, reply: Reply) => void) & {
+  /**
+   * Whether the observer will read `req.clientAddress` for this answer. Observers run once the answer
+   * is written, when the connection can no longer tell its peer: the HTTP core reads the address just
+   * before the answer for those that say so (reading it costs a few microseconds, so only then).
+   */
+  wantsClientAddress?: (req: Request, reply: Reply) => boolean;
+};
 
 /**
  * An API family as the HTTP core sees it: a value, declared by the family itself (src/api/<family>/),

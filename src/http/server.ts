@@ -292,8 +292,8 @@ export class HttpServer {
       }
       const full = withRequestHeaders(reply, req);
       // Observers run once the connection is no longer the request's: the client address (which the
-      // call log keeps) is read for them now.
-      if (observers.length > 0) void req.clientAddress;
+      // call log keeps) is read now for those that will want it.
+      if (observers.length > 0 && observers.some((observe) => observe.wantsClientAddress?.(req, full))) void req.clientAddress;
       respond(this.options.log, res, req, full, family, started);
       this.answered(req, full.status, family, started);
       for (const observe of observers) observeSafely(observe, req, full);

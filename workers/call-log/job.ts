@@ -122,7 +122,4 @@ export function callLogPayload(entry: CallLogEntry): unknown {
   };
 }
 
-/** Whether a call is recorded under an originator's mode. */
-export function shouldRecord(mode: CallLogMode, status: number): boolean {
-  return mode === 'always' || (mode === 'errors' && status >= 400);
-}
+export { shouldRecord } from '../../src/domain/vocabulary.js';

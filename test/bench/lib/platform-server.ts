@@ -8,6 +8,7 @@
  */
 import { loadConfig } from '../../../src/config.js';
 import { loadFixture } from '../../../src/registry/file/load.js';
+import { unbounded } from '../../../db/deadline.js';
 import { createLogger } from '../../../src/log.js';
 import { startPlatform } from '../../../src/platform.js';
 import { ROOT } from './child.js';
@@ -29,7 +30,8 @@ const config = loadConfig({
 // Only HTTP is measured: no BullMQ workers in this process.
 const platform = await startPlatform(config, createLogger(config.logLevel), { workers: false });
 onStop(() => platform.stop('benchmark over'));
-await loadFixture(platform.parts.sql, fixture, { baseDir: ROOT });
+// As `hrs load` does: a fixture of 1,000 stations takes longer than a request may wait (DATABASE_TIMEOUT).
+await loadFixture(unbounded(platform.parts.sql), fixture, { baseDir: ROOT });
 platform.parts.tokens.invalidate();
 // Signals resolve against the registry in memory, read at start (before the fixture was there).
 await platform.parts.registry.reload();
