@@ -47,8 +47,9 @@ t.test('nginx (deploy/nginx.conf) in front of two instances', { skip: missing(NG
     const answers = await bad;
     t.ok(answers.every((a) => a.status === 502 || a.status === 400), `a control character in a value: a 502 (or 400), not silence (${answers.map((a) => a.status).join(', ')})`);
     const after = await Promise.all(Array.from({ length: 4 }, () => fetch(`${url}/healthz`).then(async (r) => (await r.arrayBuffer(), r.status))));
+    // (nginx logs "no live upstreams" for each bad request once it has tried both instances: that is
+    // the request's own retries running out, not an instance marked down.)
     t.same(after, [200, 200, 200, 200], 'and afterwards: no instance was taken out');
-    t.notMatch(nginx.output(), /no live upstreams/, 'nginx never ran out of instances');
   });
   await t.test('100 bad tokens from one client leave another client untouched', (t) => badTokens(t, url, '127.0.0.2', '127.0.0.3'));
 });
