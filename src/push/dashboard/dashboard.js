@@ -572,12 +572,15 @@
     return 'UTC' + sign + pad(Math.floor(minutes / 60)) + ':' + pad(minutes % 60);
   }
 
-  /** Every time with its date and zone, in the browser's time zone: `2026-11-24 10:04:05 UTC+01:00`. */
-  function localTime(iso) {
+  /**
+   * Every time with its date and zone, in the browser's time zone: `2026-11-24 10:04:05 UTC+01:00`
+   * (to the minute, `2026-11-24 10:04 UTC+01:00`, with `minutes`).
+   */
+  function localTime(iso, minutes) {
     var d = new Date(iso);
     if (isNaN(d.getTime())) return '';
     return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' +
-      pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + ' ' + zoneOf(d);
+      pad(d.getHours()) + ':' + pad(d.getMinutes()) + (minutes ? '' : ':' + pad(d.getSeconds())) + ' ' + zoneOf(d);
   }
 
   /** The signal category an import endpoint takes (`POST /import/v2/signal/usage/` → usage). */
@@ -634,6 +637,9 @@
     if (retryTimer) connect();
   });
   setInterval(refreshAges, 1000);
+
+  // What the panels' scripts (loaded after this one) share with it.
+  window.hrsDashboard = { el: el, localTime: localTime };
 
   if (storedToken()) connect();
   else setState('signed-out', 'signed out');

@@ -16,24 +16,11 @@
   var rows = document.getElementById('expiring');
   var status = document.getElementById('expiring-status');
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  var pad = function (n) {
-    return (n < 10 ? '0' : '') + n;
-  };
-
+  // The dashboard's own helpers (dashboard.js runs first).
+  var el = window.hrsDashboard.el;
   /** `2026-11-24 10:04 UTC+01:00`, in the browser's time zone (as the rest of the dashboard). */
   function localTime(iso) {
-    var d = new Date(iso);
-    if (isNaN(d.getTime())) return '—';
-    var minutes = -d.getTimezoneOffset();
-    var zone = 'UTC' + (minutes < 0 ? '-' : '+') + pad(Math.floor(Math.abs(minutes) / 60)) + ':' + pad(Math.abs(minutes) % 60);
-    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ' ' + zone;
+    return window.hrsDashboard.localTime(iso, true) || '—';
   }
 
   function left(iso) {
