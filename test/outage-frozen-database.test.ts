@@ -2,6 +2,7 @@ import t from 'tap';
 import { legacyFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, startTestPlatform } from './helpers/platform.js';
 import { privatePostgres } from './helpers/private-services.js';
+import { timedCall, type TimedAnswer } from './helpers/timed-call.js';
 
 /**
  * A frozen PostgreSQL (SIGSTOP of this file's own cluster, postmaster and children, with the pool
@@ -14,28 +15,9 @@ import { privatePostgres } from './helpers/private-services.js';
 const TIMEOUT_S = 1;
 /** DATABASE_TIMEOUT plus room for a shared 2-core machine; without a client-side deadline these wait forever. */
 const BOUND_MS = TIMEOUT_S * 1000 + 4000;
-/** How long a request may go unanswered before the test gives up on it (a hang, not a slow answer). */
-const GIVE_UP_MS = 30_000;
 
-interface Answer {
-  name: string;
-  status: number;
-  ms: number;
-  retryAfter: string | null;
-  type: string | null;
-  body: string;
-}
-
-async function call(name: string, url: string, init: RequestInit = {}): Promise<Answer> {
-  const started = performance.now();
-  try {
-    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(GIVE_UP_MS) });
-    const body = await res.text();
-    return { name, status: res.status, ms: performance.now() - started, retryAfter: res.headers.get('retry-after'), type: res.headers.get('content-type'), body };
-  } catch (err) {
-    return { name, status: 0, ms: performance.now() - started, retryAfter: null, type: null, body: String(err) };
-  }
-}
+type Answer = TimedAnswer;
+const call = timedCall;
 
 const bearer = (token: string, extra: Record<string, string> = {}) => ({ Authorization: `Bearer ${token}`, ...extra });
 const json = (token: string) => bearer(token, { 'Content-Type': 'application/json' });

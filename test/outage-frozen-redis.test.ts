@@ -3,6 +3,7 @@ import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
 import { privateRedis } from './helpers/private-services.js';
 import { WsClient } from './helpers/ws.js';
+import { GIVE_UP_MS, timedCall, type TimedAnswer } from './helpers/timed-call.js';
 
 /**
  * A frozen Redis (SIGSTOP of this file's own redis-server: its connections stay open, nothing is
@@ -15,26 +16,9 @@ import { WsClient } from './helpers/ws.js';
 const TIMEOUT_S = 1;
 /** REDIS_TIMEOUT plus room for a shared 2-core machine; without a bound these wait until Redis resumes. */
 const BOUND_MS = TIMEOUT_S * 1000 + 4000;
-const GIVE_UP_MS = 30_000;
 
-interface Answer {
-  name: string;
-  status: number;
-  ms: number;
-  body: string;
-  retryAfter: string | null;
-}
-
-async function call(name: string, url: string, init: RequestInit = {}): Promise<Answer> {
-  const started = performance.now();
-  try {
-    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(GIVE_UP_MS) });
-    const body = await res.text();
-    return { name, status: res.status, ms: performance.now() - started, body, retryAfter: res.headers.get('retry-after') };
-  } catch (err) {
-    return { name, status: 0, ms: performance.now() - started, body: String(err), retryAfter: null };
-  }
-}
+type Answer = TimedAnswer;
+const call = timedCall;
 
 const STREAM_TOKEN = 'test-export-v2-token-0002';
 
@@ -45,9 +29,9 @@ async function openStream(url: string): Promise<Answer> {
     const ws = await WsClient.connect(url, { Authorization: `Bearer ${STREAM_TOKEN}` });
     const first = await Promise.race([ws.next(), new Promise((resolve) => setTimeout(() => resolve({ type: 'nothing' }), GIVE_UP_MS))]);
     ws.close();
-    return { name: 'status stream', status: 101, ms: performance.now() - started, body: JSON.stringify(first), retryAfter: null };
+    return { name: 'status stream', status: 101, ms: performance.now() - started, body: JSON.stringify(first), retryAfter: null, type: null };
   } catch (err) {
-    return { name: 'status stream', status: (err as { status?: number }).status ?? 0, ms: performance.now() - started, body: String(err), retryAfter: null };
+    return { name: 'status stream', status: (err as { status?: number }).status ?? 0, ms: performance.now() - started, body: String(err), retryAfter: null, type: null };
   }
 }
 
