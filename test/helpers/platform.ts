@@ -48,6 +48,10 @@ export function testConfig(t: Teardown, env: Record<string, string> = {}): Confi
     ADMIN_TOKEN,
     // The export v1.1 sandbox (its stations, simulator and token) only where a test asks for it.
     SANDBOX: 'off',
+    // The suite shares two cores with up to two test files at once: a Redis answer can take over the
+    // 2 s default there, which would count Redis as down and let limits fail open in a test about them.
+    // The frozen-Redis tests set their own.
+    REDIS_TIMEOUT: '10',
     ...env,
   });
   t.teardown(async () => {
