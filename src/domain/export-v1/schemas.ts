@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   eventListSchema,
   eventSchema,
+  EXAMPLE_HEADS,
   fuelTypeSchema,
   photoUrl,
   problemSchema,
@@ -96,11 +97,7 @@ export const v11StationRecordSchema = z
       'other fields pass unchanged. A detail named like a listed field is left out.',
     examples: [
       {
-        hrs_id: 'BERLA',
-        name: 'Berlin Airport',
-        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-        heavy_duty: false,
-        opening_hours: '24/7',
+        ...EXAMPLE_HEADS.BERLA,
         city: 'Berlin',
         coordinates: { lat: 52.36, lon: 13.5 },
         vehicle_types: ['M1'],
@@ -112,11 +109,7 @@ export const v11StationRecordSchema = z
         photo_url: 'https://hrs.example.org/v1.1/hrs/BERLA/photo',
       },
       {
-        hrs_id: 'HAMBG',
-        name: 'Hamburg Port',
-        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-        heavy_duty: true,
-        opening_hours: null,
+        ...EXAMPLE_HEADS.HAMBG,
         fuel_types: [],
         photo_url: null,
       },
@@ -144,11 +137,7 @@ export const v1StationRecordSchema = z
     description: 'One station\'s record in the frozen v1 contract: no AFIR details, v1 fuel-type codes.',
     examples: [
       {
-        hrs_id: 'BERLA',
-        name: 'Berlin Airport',
-        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-        heavy_duty: false,
-        opening_hours: '24/7',
+        ...EXAMPLE_HEADS.BERLA,
         fuel_types: [
           { fuel_type: '700car', dispensers: 1 },
           { fuel_type: '350car', dispensers: 1 },

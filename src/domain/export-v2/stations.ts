@@ -60,6 +60,7 @@ export const vehicleTypeSchema = z
   })
   .meta({ title: 'Vehicle category' });
 
+/* Listed like the fuelling options above: another reference list, with its own entries. */
 export const vehicleTypeListSchema = z
   .array(vehicleTypeSchema)
   .meta({
@@ -141,6 +142,12 @@ export const recordHead = {
     }),
 };
 
+/** How the example records of every generation start: the two example stations' heads. */
+export const EXAMPLE_HEADS = {
+  BERLA: { hrs_id: 'BERLA', name: 'Berlin Airport', operator: { id: 'h2-demo', name: 'H2 Demo GmbH' }, heavy_duty: false, opening_hours: '24/7' },
+  HAMBG: { hrs_id: 'HAMBG', name: 'Hamburg Port', operator: { id: 'h2-demo', name: 'H2 Demo GmbH' }, heavy_duty: true, opening_hours: null },
+};
+
 /** A fuel type's dispenser count in a record's `fuel_types`. */
 const dispenserCount = z
   .number()
@@ -190,11 +197,7 @@ export const stationRecordSchema = z
       'product `external_id` values are the ids used in status payloads.',
     examples: [
       {
-        hrs_id: 'BERLA',
-        name: 'Berlin Airport',
-        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-        heavy_duty: false,
-        opening_hours: '24/7',
+        ...EXAMPLE_HEADS.BERLA,
         city: 'Berlin',
         vehicle_types: ['M1'],
         fuel_types: [{ fuel_type: '700ld', dispensers: 1 }],
@@ -220,11 +223,7 @@ export const stationRecordSchema = z
         products: [{ external_id: 'P700', pressure_stage: 700, green_hydrogen_share: null, nozzle_external_ids: ['N1'] }],
       },
       {
-        hrs_id: 'HAMBG',
-        name: 'Hamburg Port',
-        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-        heavy_duty: true,
-        opening_hours: null,
+        ...EXAMPLE_HEADS.HAMBG,
         fuel_types: [],
         photo_url: null,
         dispensers: null,
@@ -251,11 +250,7 @@ export const stationPageSchema = z
         previous: null,
         results: [
           {
-            hrs_id: 'BERLA',
-            name: 'Berlin Airport',
-            operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-            heavy_duty: false,
-            opening_hours: '24/7',
+            ...EXAMPLE_HEADS.BERLA,
             fuel_types: [],
             photo_url: null,
             dispensers: [],

@@ -62,6 +62,11 @@ export function validateV1Batch(dialect: Dialect, body: unknown, registry: Stati
   return 'kind' in run ? run : runWhole(run);
 }
 
+/*
+ * These two entry points mirror import v2's (../import-v2/validate.ts) by dialect instead of category:
+ * both run on ../import-v2/batch.ts and differ in their checks and results.
+ */
+
 /**
  * The same as {@link validateV1Batch}, calling `pause` after every `slice` signals, so that a caller
  * can let other work run between slices (a large request never holds the event loop long).
