@@ -461,6 +461,7 @@
 
   // --- the reveal link ----------------------------------------------------------------------------
 
+  // Used as the sign-in link is (above), alike by shape: its own endpoint, and a token's value to show.
   els.revealShow.addEventListener('click', function () {
     if (!pending || pending.kind !== 'reveal') return;
     clearMessages();
