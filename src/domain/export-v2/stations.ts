@@ -4,8 +4,9 @@ import { hrsIdSchema, instant } from './fields.js';
 
 /**
  * Export v2's station records, reference lists and problem details, as zod schemas (the status bodies
- * are in ./schemas.ts, which exports these too). The record's head, its dispenser counts and its photo
- * link are export v1's and v1.1's too (src/domain/export-v1/schemas.ts): one definition for all three.
+ * are in ./schemas.ts, which exports these too). The record's head (and its examples' heads), its fuel
+ * types with their dispenser counts and its photo link are export v1's and v1.1's too
+ * (src/domain/export-v1/schemas.ts): one definition for all three generations.
  */
 
 /** 350 or 700 (bar); an integer in the document (a literal union alone would say `number`). */
