@@ -54,7 +54,7 @@ const RULES: ImportRule[] = [
   },
   {
     from: ['src/api/**', 'src/push/**'],
-    never: ['src/platform.ts', 'src/cli/**'],
+    never: ['src/platform.ts', 'src/platform-accounts.ts', 'src/platform-parts.ts', 'src/cli/**'],
     reason: 'only the composition root wires modules',
   },
   {
