@@ -9,7 +9,8 @@ import type { TokenFinder } from '../auth.js';
 import { activeStationsRoute } from './active-stations.js';
 import { callLogObserver, type CallLogSink } from '../call-log.js';
 import { importV2Family } from './family.js';
-import { signalRoutes, type SignalOutlet, type TransmissionCounter } from './signals.js';
+import type { SignalOutlet } from '../signals.js';
+import { signalRoutes, type TransmissionCounter } from './signals.js';
 
 export interface ImportV2Deps {
   sql: Sql;

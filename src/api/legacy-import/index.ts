@@ -12,7 +12,7 @@ import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { originatorOf } from '../auth.js';
 import { callLogObserver, type CallLogSink } from '../call-log.js';
-import type { SignalOutlet } from '../import-v2/signals.js';
+import type { SignalOutlet } from '../signals.js';
 import { legacyImportFamily, type LegacyFamilyName } from './family.js';
 import { legacySignalRoute, type LegacySignalCounter } from './signals.js';
 
