@@ -8,7 +8,7 @@ import type { TokenEvent } from './domain/token-events.js';
 import { SANDBOX_ORIGINATOR } from './domain/sandbox.js';
 import { HttpError } from './http/errors.js';
 import type { Family } from './http/family.js';
-import type { RateLimiter } from './http/rate-limit.js';
+import type { RateLimiter } from './infra/rate-limit.js';
 import type { HttpServer } from './http/server.js';
 import type { PlatformParts } from './platform-parts.js';
 import { RegistryEditor } from './registry/editor.js';

@@ -7,6 +7,7 @@ import {
   importGraph,
   importsOf,
   importViolations,
+  packageImports,
   sqlTemplates,
   type ImportRule,
   type SqlTemplate,
@@ -31,6 +32,11 @@ const RULES: ImportRule[] = [
     from: ['src/http/**'],
     never: ['src/api/**', 'src/push/**', 'src/registry/**', 'src/platform.ts', 'src/cli/**'],
     reason: 'the HTTP core is generic: families, token stores and routes are values handed to it',
+  },
+  {
+    from: ['src/http/**'],
+    never: ['src/infra/redis.ts'],
+    reason: 'the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/)',
   },
   {
     from: ['db/**'],
@@ -127,6 +133,22 @@ const familyRules = (): ImportRule[] =>
     reason: `an API family (${name}) never imports another: what two share is a module of src/api/ that is no family`,
   }));
 
+/** Packages a folder never imports, and why (a package is named by its specifier or its scope, as `@redis/`). */
+const PACKAGE_RULES: { from: string; never: string[]; reason: string }[] = [
+  { from: 'src/http/', never: ['redis', '@redis/'], reason: 'the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/)' },
+];
+
+/** Whether a package specifier names `pkg` (`redis`, `redis/…`) or lies in the scope `pkg` ends with `/` for. */
+const namesPackage = (specifier: string, pkg: string) => (pkg.endsWith('/') ? specifier.startsWith(pkg) : specifier === pkg || specifier.startsWith(`${pkg}/`));
+
+/** The package imports breaking PACKAGE_RULES under `root`, one report line each. */
+const forbiddenPackages = (root: string) =>
+  packageImports(root, PRODUCTION).flatMap(({ file, line, specifier }) =>
+    PACKAGE_RULES.filter((rule) => file.startsWith(rule.from) && rule.never.some((pkg) => namesPackage(specifier, pkg))).map(
+      (rule) => `${file}:${line} → ${specifier}: ${rule.from}** never imports ${rule.never.join(', ')} (${rule.reason})`,
+    ),
+  );
+
 /** The folders whose import graph is checked. */
 const PRODUCTION = ['src', 'machines', 'workers', 'db'];
 /** The folders that must hold no SQL: everything in production but db/. */
@@ -154,6 +176,7 @@ const hasLocator = (root: string) => existsSync(join(root, NO_LOCATOR.path));
 
 t.test('the repository', async (t) => {
   t.strictSame(forbiddenImports(ROOT), [], 'no forbidden or broken imports');
+  t.strictSame(forbiddenPackages(ROOT), [], 'no forbidden package imports');
   t.strictSame(sqlOutsideDb(ROOT), [], SQL_RULE);
   t.notOk(hasLocator(ROOT), `${NO_LOCATOR.path} does not exist: ${NO_LOCATOR.rule}`);
 });
@@ -179,6 +202,7 @@ t.test('the checker sees every form of import and nothing in comments or strings
 t.test('a clean tree reports nothing', async (t) => {
   const root = join(FIXTURES, 'clean');
   t.strictSame(forbiddenImports(root), []);
+  t.strictSame(forbiddenPackages(root), []);
   t.strictSame(sqlOutsideDb(root), []);
   t.notOk(hasLocator(root));
 });
@@ -193,6 +217,9 @@ t.test('a tree breaking the rules reports each break, where and why', async (t) 
     'src/http/bad.ts:1 → src/api/y.ts: src/http/** never imports src/api/**, src/push/**, src/registry/**, src/platform.ts, src/cli/** (the HTTP core is generic: families, token stores and routes are values handed to it)',
     'src/infra/bus.ts:2 → src/infra/gone.ts: every relative import in src/**, machines/**, workers/**, db/** resolves to an existing file (a broken import is a broken build)',
     'workers/job.ts:1 → src/api/y.ts: workers/** never imports src/api/**, src/http/**, src/push/**, machines/** (workers never call routes)',
+  ]);
+  t.strictSame(forbiddenPackages(root), [
+    "src/http/store.ts:1 → redis: src/http/** never imports redis, @redis/ (the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/))",
   ]);
   t.strictSame(sqlOutsideDb(root), [
     `machines/bad.ts:4 → sql\`…\`: ${SQL_RULE}`,

@@ -7,7 +7,7 @@ import type { Dialect } from '../../domain/import-v1/validate.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
 import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import type { RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimiter } from '../../infra/rate-limit.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { originatorOf } from '../auth.js';
