@@ -136,6 +136,7 @@ const familyRules = (): ImportRule[] =>
 /** Packages a folder never imports, and why (a package is named by its specifier or its scope, as `@redis/`). */
 const PACKAGE_RULES: { from: string; never: string[]; reason: string }[] = [
   { from: 'src/http/', never: ['redis', '@redis/'], reason: 'the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/)' },
+  { from: 'src/domain/', never: ['fast-xml-parser'], reason: 'serialising is no domain logic: the DATEX II XML is written in src/api/datex2/xml/' },
 ];
 
 /** Whether a package specifier names `pkg` (`redis`, `redis/…`) or lies in the scope `pkg` ends with `/` for. */
