@@ -113,7 +113,6 @@ const CROSSINGS_LEFT = [
   'src/api/admin/registry.ts:11 → src/api/portal/bodies.ts',
   'src/api/admin/registry.ts:12 → src/api/portal/access.ts',
   'src/api/admin/registry.ts:13 → src/api/portal/stations.ts',
-  'src/api/admin/users.ts:9 → src/api/portal/family.ts',
   'src/api/admin/users.ts:12 → src/api/portal/access.ts',
   'src/api/datex2/index.ts:6 → src/api/export-v2/family.ts',
   'src/api/export-legacy/stations.ts:9 → src/api/export-v2/records.ts',
