@@ -63,7 +63,8 @@ export interface RateLimitResult {
 
 /**
  * The check-and-count script (./rate-limit.lua, where its KEYS, ARGV and reply are described), read
- * once at start from beside this module (`import.meta.url`: from the sources and from a build alike).
+ * once at start from beside this module (`import.meta.url`): found from the sources, and from a build
+ * that copies the `.lua` files beside the modules it emits.
  */
 const SCRIPT = readFileSync(new URL('./rate-limit.lua', import.meta.url), 'utf8');
 
