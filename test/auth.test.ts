@@ -2,7 +2,7 @@ import t from 'tap';
 import { until } from './helpers/wait.js';
 import { failedAuthLimit, MESSAGES } from '../src/api/auth.js';
 import { DRF_ERRORS, HttpError, unauthorized } from '../src/http/errors.js';
-import { RateLimiter } from '../src/http/rate-limit.js';
+import { RateLimiter } from '../src/infra/rate-limit.js';
 import type { Request } from '../src/http/request.js';
 import { openRedis } from '../src/infra/redis.js';
 import { createLogger } from '../src/log.js';

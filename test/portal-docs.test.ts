@@ -14,7 +14,7 @@ import type { z } from 'zod';
 import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/api/docs/openapi.js';
 import { portalDocument } from '../src/api/docs/portal.js';
 import { buildDocuments, DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
-import { hashSecret, newSecret } from '../src/api/portal/family.js';
+import { hashSecret, newSecret } from '../src/api/secrets.js';
 import {
   createdTokenSchema,
   newTokenRequestSchema,

@@ -6,7 +6,7 @@ import { insertUser, listUsers, setUserActive } from '../../../db/queries/users.
 import { closeUserSessions, insertRevealLink } from '../../../db/queries/portal.js';
 import { renderRevealMail } from '../../domain/token-mail.js';
 import { checkExpiry, defaultExpiry } from '../../domain/token-values.js';
-import { hashSecret, newSecret } from '../portal/family.js';
+import { hashSecret, newSecret } from '../secrets.js';
 import { HttpError, json, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { bodyOf } from '../portal/access.js';

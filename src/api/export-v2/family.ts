@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { FamilyPolicy } from '../../http/policy.js';
-import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { tokenAuth, userOf, type TokenFinder } from '../auth.js';
 

@@ -3,7 +3,7 @@ import type { Generation } from '../../domain/vocabulary.js';
 import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family, Observer } from '../../http/family.js';
 import type { FamilyPolicy } from '../../http/policy.js';
-import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
 

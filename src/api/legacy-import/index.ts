@@ -7,12 +7,12 @@ import type { Dialect } from '../../domain/import-v1/validate.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
 import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import type { RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimiter } from '../../infra/rate-limit.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { originatorOf } from '../auth.js';
 import { callLogObserver, type CallLogSink } from '../call-log.js';
-import type { SignalOutlet } from '../import-v2/signals.js';
+import type { SignalOutlet } from '../signals.js';
 import { legacyImportFamily, type LegacyFamilyName } from './family.js';
 import { legacySignalRoute, type LegacySignalCounter } from './signals.js';
 

@@ -9,7 +9,7 @@ import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
 import { noteCall } from '../call-log.js';
-import { IMPORT_V2_JSON, publishedOf, receiptOf, type SignalOutlet } from '../import-v2/signals.js';
+import { IMPORT_V2_JSON, publishedOf, receiptOf, type SignalOutlet } from '../signals.js';
 
 /**
  * `POST /import/v1/hrs-availability` and `POST /import/v1.1/hrs-availability`: signals validated

@@ -21,13 +21,14 @@ import {
 } from '../../domain/portal/schemas.js';
 import { MAX_ACTIVE_PERSONAL_TOKENS, PERSONAL_TOKEN_EXPIRY } from '../../domain/token-values.js';
 import { describeWait } from '../../http/rate-limit-guard.js';
-import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { HttpError, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../registry/personal-tokens.js';
-import { checkOrigin, hashSecret, newSecret, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
+import { hashSecret, newSecret } from '../secrets.js';
+import { checkOrigin, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
 import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
 import { bodyOf, invalidBodyDetail, portalActor } from './access.js';

@@ -7,7 +7,7 @@ import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { MAX_ACTIVE_IMPORT_TOKENS, IMPORT_TOKEN_DEFAULT_DAYS, type RegistryEditor } from '../../registry/editor.js';
-import { FAMILY_PREFIXES } from '../admin/call-logs.js';
+import { FAMILY_PREFIXES } from '../call-log.js';
 import { newImportTokenSchema } from './bodies.js';
 import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor } from './access.js';
 import { parseInstant } from '../../http/dates.js';

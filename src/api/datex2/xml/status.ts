@@ -1,7 +1,7 @@
-import type { SiteStatusModel } from './status.js';
-import { TABLE_ID } from './table.js';
-import { appendEnergyPrice, appendPublicationHeader, type Publisher } from './xml-table.js';
-import { detached, el, multilingual, payloadDocument, type Node, type PayloadDocument } from './xml.js';
+import type { SiteStatusModel } from '../../../domain/datex2/status.js';
+import { TABLE_ID } from '../../../domain/datex2/table.js';
+import { appendEnergyPrice, appendPublicationHeader, type Publisher } from './table.js';
+import { detached, el, multilingual, payloadDocument, type Node, type PayloadDocument } from './writer.js';
 
 /**
  * `GET /datex2/v3/status`: the `d2:payload` of type `aegi:EnergyInfrastructureStatusPublication`

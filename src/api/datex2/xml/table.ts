@@ -1,6 +1,6 @@
 import { appendOperatingHours } from './operating-hours.js';
-import { TABLE_ID, contentVersion, tableVersion, type Coordinates, type EnergyRateModel, type SiteModel, type RefillPointModel } from './table.js';
-import { detached, el, multilingual, payloadDocument, typed, writeElement, type Node, type PayloadDocument } from './xml.js';
+import { TABLE_ID, contentVersion, tableVersion, type Coordinates, type EnergyRateModel, type SiteModel, type RefillPointModel } from '../../../domain/datex2/table.js';
+import { detached, el, multilingual, payloadDocument, typed, writeElement, type Node, type PayloadDocument } from './writer.js';
 
 /**
  * `GET /datex2/v3/table`: the `d2:payload` of type `aegi:EnergyInfrastructureTablePublication` (DATEX II
