@@ -11,8 +11,9 @@
  * Arguments go to tap (`npm test -- test/status.test.ts`). Every run gets a temporary HRS_STATE_DIR, so
  * nothing a test starts touches the user's own local servers.
  *
- * Before tap starts, one migrated template database is made for the run (test/helpers/template-database.ts):
- * the tests' fresh databases are copies of it. The run ends with its ten slowest test files.
+ * Before tap starts, one migrated template database is made for the run (test/helpers/databases.ts):
+ * the tests' fresh databases are copies of it, and the databases tests are done with are dropped here
+ * while the next tests run. The run ends with its ten slowest test files.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_REDIS_URL } from '../src/config.js';
 import { provideServers } from '../src/local/servers.js';
 import { noteFileTimes, slowestFiles } from './helpers/file-times.js';
-import { createTemplate, dropTemplate, TEMPLATE_VARIABLE } from './helpers/template-database.js';
+import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, TEMPLATE_VARIABLE } from './helpers/databases.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DEFAULT_ROOT = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -68,6 +69,8 @@ try {
 } catch (err) {
   process.stderr.write(`# no template database (${(err as Error).message}): every test database is migrated\n`);
 }
+env[DROPS_VARIABLE] = join(state, 'test-databases-to-drop');
+const drops = dropReleased(databaseRoot, env[DROPS_VARIABLE]);
 
 const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), process.argv.slice(2), { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
 const times = noteFileTimes(tap.stdout, process.stdout);
@@ -75,6 +78,7 @@ const times = noteFileTimes(tap.stdout, process.stdout);
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => tap.kill(signal));
 const code = await new Promise<number>((done) => tap.on('close', (status, signal) => done(status ?? (signal ? 1 : 0))));
 process.stdout.write(slowestFiles(times));
+await drops.finish();
 if (env[TEMPLATE_VARIABLE]) await dropTemplate(databaseRoot, template).catch(() => {});
 await local.stop();
 rmSync(state, { recursive: true, force: true });

@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { TOKENS } from './fixtures.js';
 import { TEST_DATABASE_ROOT, TEST_REDIS_URL } from './services.js';
-import { copyTemplate } from './template-database.js';
+import { copyTemplate, dropDatabase as dropOnServer, releaseDatabase } from './databases.js';
 import { createLogger } from '../../src/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
@@ -33,8 +33,8 @@ export function uniqueName(prefix: string): string {
 
 /**
  * A config for a fresh database and Redis prefix; when the test ends (after everything it started
- * later has stopped: teardowns run last registered first) the database is dropped and every Redis key
- * under the prefix deleted.
+ * later has stopped: teardowns run last registered first) the database is dropped (by test/run.ts,
+ * meanwhile, when it runs the suite) and every Redis key under the prefix deleted.
  */
 export function testConfig(t: Teardown, env: Record<string, string> = {}): Config {
   const db = uniqueName('hrs_test');
@@ -57,7 +57,7 @@ export function testConfig(t: Teardown, env: Record<string, string> = {}): Confi
   });
   t.teardown(async () => {
     await dropRedisKeys(config.redisPrefix);
-    await dropDatabase(db);
+    await releaseDatabase(ROOT_URL, db);
   });
   return config;
 }
@@ -76,13 +76,8 @@ export async function freshDatabase(t: Teardown, env: Record<string, string> = {
   return { sql, config };
 }
 
-export async function dropDatabase(name: string): Promise<void> {
-  const sql = connect(ROOT_URL, { max: 1 });
-  try {
-    await sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`;
-  } finally {
-    await sql.end({ timeout: 1 });
-  }
+export function dropDatabase(name: string): Promise<void> {
+  return dropOnServer(ROOT_URL, name);
 }
 
 const REDIS_URL = TEST_REDIS_URL;

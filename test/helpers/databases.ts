@@ -1,3 +1,4 @@
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 
@@ -11,6 +12,13 @@ import { migrate } from '../../db/migrate.js';
  * template is closed to connections once migrated, so copies never wait on or fail because of each other.
  */
 export const TEMPLATE_VARIABLE = 'TEST_DATABASE_TEMPLATE';
+
+/**
+ * A file test/run.ts names for the databases tests are done with. PostgreSQL checkpoints on every DROP
+ * DATABASE (a second or more while the suite runs): a test that waited for it spent that long after its
+ * last assertion. Under test/run.ts the test writes the name here and run.ts drops it meanwhile.
+ */
+export const DROPS_VARIABLE = 'TEST_DATABASE_DROPS';
 
 /** The same server as `rootUrl`, database `name`. */
 function databaseUrl(rootUrl: string, name: string): string {
@@ -67,4 +75,57 @@ export async function copyTemplate(url: string): Promise<boolean> {
     await admin.end({ timeout: 1 });
   }
   return true;
+}
+
+/**
+ * Drops database `name` now, or leaves it to test/run.ts to drop soon when the run has a list of
+ * databases to drop (nothing of the test uses it any more: this runs after its pools are closed).
+ */
+export async function releaseDatabase(rootUrl: string, name: string): Promise<void> {
+  const list = process.env[DROPS_VARIABLE];
+  if (list) {
+    appendFileSync(list, `${name}\n`);
+    return;
+  }
+  await dropDatabase(rootUrl, name);
+}
+
+export async function dropDatabase(rootUrl: string, name: string): Promise<void> {
+  const sql = connect(rootUrl, { max: 1 });
+  try {
+    await sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`;
+  } finally {
+    await sql.end({ timeout: 1 });
+  }
+}
+
+/**
+ * Drops the databases listed in `list` (see DROPS_VARIABLE) one after another while the tests run;
+ * `finish` drops what is left and resolves when all are gone.
+ */
+export function dropReleased(rootUrl: string, list: string): { finish(): Promise<void> } {
+  writeFileSync(list, '');
+  let dropped = 0;
+  let finishing = false;
+  const dropListed = async () => {
+    // The last piece is a name still being written, or the empty rest after the last newline.
+    const names = readFileSync(list, 'utf8').split('\n').slice(0, -1);
+    for (const name of names.slice(dropped)) {
+      await dropDatabase(rootUrl, name).catch((err: Error) => process.stderr.write(`# could not drop ${name}: ${err.message}\n`));
+      dropped++;
+    }
+  };
+  const dropping = (async () => {
+    while (!finishing) {
+      await dropListed();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    await dropListed();
+  })();
+  return {
+    finish() {
+      finishing = true;
+      return dropping;
+    },
+  };
 }
