@@ -5,8 +5,8 @@ import { migrate } from '../../db/migrate.js';
 /**
  * A migrated database to copy, made once per test run. Running every migration took the better part
  * of a second for each of the suite's fresh databases; `CREATE DATABASE … TEMPLATE` copies the migrated
- * files instead, in about a third of that. test/run.ts makes the template before tap starts and names it in
- * TEST_DATABASE_TEMPLATE; a test run without it (a file run alone) migrates each database as before.
+ * files instead, in about a third of that. test/run.ts makes the template before tap starts and names
+ * it in TEST_DATABASE_TEMPLATE; a test run without it (a file run alone) migrates each database as before.
  *
  * PostgreSQL refuses to copy a database anyone is connected to, and test files run in parallel: the
  * template is closed to connections once migrated, so copies never wait on or fail because of each other.
@@ -91,6 +91,7 @@ export async function releaseDatabase(rootUrl: string, name: string): Promise<vo
   await dropDatabase(rootUrl, name);
 }
 
+/** Drops database `name` on the server of `rootUrl`, closing whatever connections it still has. */
 export async function dropDatabase(rootUrl: string, name: string): Promise<void> {
   const sql = connect(rootUrl, { max: 1 });
   try {
