@@ -4,9 +4,10 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
 import { exportV2Document } from '../src/api/docs/export-v2.js';
-import { importV2Document } from '../src/api/docs/import-v2.js';
-import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/api/docs/openapi.js';
-import { buildDocuments, DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
+import { IMPORT_V2_DOCUMENT } from '../src/api/import-v2/docs/document.js';
+import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/http/openapi.js';
+import { buildDocuments, serviceVersion } from '../src/api/docs/routes.js';
+import { docSites } from './helpers/docs.js';
 import { problemSchema, stationStatusListSchema, stationStatusSchema } from '../src/domain/export-v2/schemas.js';
 import { detailSchema, nonFieldErrorsSchema, validationErrorListSchema } from '../src/domain/import-v2/schemas.js';
 import type { HttpServer } from '../src/http/server.js';
@@ -34,13 +35,14 @@ function fixture() {
   return f;
 }
 
-const SITES = { import_v2: DOC_SITES[0], export_v2: DOC_SITES[1] } as const;
 const TOKEN = { import_v2: TOKENS.import_v2, export_v2: TOKENS.export_v2 } as const;
 
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: fixture(), routes: (s) => (server = s) });
+const DOC_SITES = docSites(server!);
+const SITES = { import_v2: DOC_SITES.find((s) => s.family === 'import_v2')!, export_v2: DOC_SITES.find((s) => s.family === 'export_v2')! } as const;
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
-const definitions = { import_v2: importV2Document(context), export_v2: exportV2Document(context) } as const;
+const definitions = { import_v2: IMPORT_V2_DOCUMENT.define(context), export_v2: exportV2Document(context) } as const;
 
 async function fetchDocument(family: keyof typeof SITES): Promise<Json> {
   const res = await fetch(`${p.url}${SITES[family].prefix}/schema`);

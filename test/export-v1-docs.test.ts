@@ -9,8 +9,9 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
 import { exportV11Document, exportV1Document } from '../src/api/docs/export-v1.js';
-import { openApiPath, type DocContext, type DocDefinition } from '../src/api/docs/openapi.js';
-import { DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
+import { openApiPath, type DocContext, type DocDefinition } from '../src/http/openapi.js';
+import { serviceVersion } from '../src/api/docs/routes.js';
+import { docSites, type DocSite } from './helpers/docs.js';
 import { problemSchema, v11StationListSchema, v11StationRecordSchema, v1StationListSchema, v1StationRecordSchema } from '../src/domain/export-v1/schemas.js';
 import { REASON_STATES, stationSummarySchema, SUMMARY_REASONS, SUMMARY_STATES, v1StationSummarySchema } from '../src/domain/status/summary.js';
 import type { HttpServer } from '../src/http/server.js';
@@ -41,7 +42,7 @@ let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: fixture(), routes: (s) => (server = s) });
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
 const definitions: Record<Fam, DocDefinition> = { export_v1: exportV1Document(context), 'export_v1.1': exportV11Document(context) };
-const sites = Object.fromEntries(DOC_SITES.map((s) => [s.family, s])) as Record<string, (typeof DOC_SITES)[number]>;
+const sites = Object.fromEntries(docSites(server!).map((s) => [s.family, s])) as Record<string, DocSite>;
 
 async function fetchDocument(family: Fam): Promise<Json> {
   const res = await fetch(`${p.url}${sites[family]!.prefix}/schema`);

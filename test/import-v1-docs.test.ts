@@ -10,8 +10,9 @@ import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
 import { importV11Document, importV1Document } from '../src/api/docs/import-v1.js';
-import { componentSchemas, buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/api/docs/openapi.js';
-import { DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
+import { componentSchemas, buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/http/openapi.js';
+import { serviceVersion } from '../src/api/docs/routes.js';
+import { docSites } from './helpers/docs.js';
 import { V1_MESSAGES } from '../src/domain/import-v1/messages.js';
 import { V1_TO_CANONICAL } from '../src/domain/import-v1/options.js';
 import {
@@ -46,7 +47,7 @@ function fixture() {
   return f;
 }
 
-const site = (family: Family) => DOC_SITES.find((s) => s.family === family)!;
+const site = (family: Family) => docSites(server!).find((s) => s.family === family)!;
 
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: fixture(), routes: (s) => (server = s) });

@@ -11,9 +11,10 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
-import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/api/docs/openapi.js';
+import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/http/openapi.js';
 import { portalDocument } from '../src/api/docs/portal.js';
-import { buildDocuments, DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
+import { buildDocuments, serviceVersion } from '../src/api/docs/routes.js';
+import { docSites } from './helpers/docs.js';
 import { hashSecret, newSecret } from '../src/api/portal/family.js';
 import {
   createdTokenSchema,
@@ -61,7 +62,7 @@ let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: baseFixture(), routes: (s) => (server = s) });
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
 const definition = portalDocument(context);
-const site = DOC_SITES.find((s) => s.family === 'portal')!;
+const site = docSites(server!).find((s) => s.family === 'portal')!;
 
 const served = await fetch(`${p.url}${site.prefix}/schema`);
 if (served.status !== 200) throw new Error(`${site.prefix}/schema answered ${served.status}`);
@@ -257,7 +258,7 @@ t.test('documented operations are exactly the portal\'s JSON routes; the page an
   // The security an operation states must be the one its route takes.
   const flipped = (key: string, security: unknown[] | undefined): DocDefinition => ({
     ...definition,
-    operations: definition.operations.map((op) => (`${op.method} ${op.path}` === key ? { ...op, operation: { ...op.operation, security } } : op)),
+    operations: definition.operations!.map((op) => (`${op.method} ${op.path}` === key ? { ...op, operation: { ...op.operation, security } } : op)),
   });
   t.throws(() => buildDocument(flipped('POST /portal/v1/sign-in', undefined), all), /POST \/portal\/v1\/sign-in takes no credential/);
   t.throws(() => buildDocument(flipped('GET /portal/v1/tokens', []), all), /GET \/portal\/v1\/tokens takes a credential/);

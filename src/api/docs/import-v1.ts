@@ -1,9 +1,9 @@
 import { V1_DEPRECATED_AT } from '../deprecation.js';
 import { IMPORT_V1 } from '../import-v1/index.js';
 import { deprecationHeaders } from './headers.js';
-import type { DocContext, DocDefinition } from './openapi.js';
+import type { DocContext, DocDefinition } from '../../http/openapi.js';
 import { headers, requestSchemas, responses, responseSchemas } from './import-v1/components.js';
-import { DIALECT_DOCS, type DialectDoc } from './import-v1/dialects.js';
+import { dialectDocs, type DialectDoc } from './import-v1/dialects.js';
 import { info, securitySchemes, tags } from './import-v1/info.js';
 import { signalOperation } from './import-v1/signals.js';
 import { activeStationsOperation, fuelTypeOperation } from './import-v1/stations.js';
@@ -35,5 +35,5 @@ function legacyImportDocument(d: DialectDoc, context: DocContext): DocDefinition
   };
 }
 
-export const importV1Document = (context: DocContext): DocDefinition => legacyImportDocument(DIALECT_DOCS.v1, context);
-export const importV11Document = (context: DocContext): DocDefinition => legacyImportDocument(DIALECT_DOCS['v1.1'], context);
+export const importV1Document = (context: DocContext): DocDefinition => legacyImportDocument(dialectDocs().v1, context);
+export const importV11Document = (context: DocContext): DocDefinition => legacyImportDocument(dialectDocs()['v1.1'], context);

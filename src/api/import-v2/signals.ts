@@ -9,6 +9,7 @@ import { parseJson, type JsonOptions, type Request } from '../../http/request.js
 import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
 import { noteCall } from '../call-log.js';
+import { signalDoc } from './docs/signals.js';
 
 /** Where committed transmissions go: live ones published, the others' receipts to the admins' feed. */
 export interface SignalOutlet {
@@ -40,7 +41,11 @@ export function signalRoutes(server: HttpServer, family: Family, deps: SignalRou
       family,
       method: 'POST',
       path: `/import/v2/signal/${category}/`,
+      // Read and checked by the domain, not by a body schema: a request is refused with an array aligned
+      // with it, every transmission's problems reported (../../domain/import-v2/validate.ts), which no
+      // schema's issues can say. The request's schema is the document's (`{Category}Request`, ./docs/signals.ts).
       body: true,
+      doc: signalDoc(category),
       handler: (req) => receive(deps, category, req),
     });
   }

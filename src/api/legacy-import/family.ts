@@ -6,6 +6,7 @@ import type { FamilyPolicy } from '../../http/policy.js';
 import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
+import type { FamilyDocument } from '../../http/openapi.js';
 
 /**
  * The legacy import families (v1 and v1.1) as their folders declare them. The spec names no rate limit
@@ -35,6 +36,7 @@ export interface LegacyFamilyName {
   accepts: Generation;
   /** Headers on every response of the family (a deprecated generation's `Deprecation` and `Link`). */
   policy?: FamilyPolicy;
+  document: FamilyDocument;
 }
 
 export function legacyImportFamily(declared: LegacyFamilyName, deps: LegacyImportFamilyDeps): Family {
@@ -44,6 +46,7 @@ export function legacyImportFamily(declared: LegacyFamilyName, deps: LegacyImpor
     auth: tokenAuth(deps.tokens, { label: declared.label, accepts: declared.accepts }),
     errors: DRF_ERRORS,
     policy: declared.policy,
+    document: declared.document,
     guards: [
       rateLimitGuard(deps.limiter, {
         limits: [{ ...IMPORT_V1_LIMIT, limit: deps.perMinute }],

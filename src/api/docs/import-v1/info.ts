@@ -1,8 +1,8 @@
 import { IMPORT_V1 } from '../../import-v1/index.js';
 import { V1_TO_CANONICAL } from '../../../domain/import-v1/options.js';
 import { FUELLING_OPTIONS } from '../../../domain/vocabulary.js';
-import type { DocContext, DocDefinition } from '../openapi.js';
-import { activeStationsPath, DIALECT_DOCS, fuelTypePath, signalPath, V2_REFERENCE, type DialectDoc } from './dialects.js';
+import type { DocContext, DocDefinition } from '../../../http/openapi.js';
+import { activeStationsPath, dialectDocs, fuelTypePath, signalPath, V2_REFERENCE, type DialectDoc } from './dialects.js';
 
 /**
  * The import v1 / v1.1 documents' info (its description is the guide a signal originator reads
@@ -30,9 +30,9 @@ function overview(d: DialectDoc): string {
   );
 }
 
-const AUTHENTICATION =
+const authentication = () =>
   '## Authentication\n\nEvery request carries `Authorization: Bearer <ACCESS_TOKEN>` with an import v1/v1.1 token of the ' +
-  `signal originator: one token works on both \`${DIALECT_DOCS.v1.declared.prefix}\` and \`${DIALECT_DOCS['v1.1'].declared.prefix}\`. ` +
+  `signal originator: one token works on both \`${dialectDocs().v1.declared.prefix}\` and \`${dialectDocs()['v1.1'].declared.prefix}\`. ` +
   'Tokens of other generations (import v2, export v1/v1.1, personal export v2) do not authenticate here. A missing or ' +
   'malformed header, an unknown, revoked or expired token, a deactivated originator and a token of another generation ' +
   'all get 401 with `{"detail": "..."}` saying which (see the 401 examples), and nothing is processed.';
@@ -92,7 +92,7 @@ function transmissionStates(d: DialectDoc): string {
     'The answer is the same in every state (204, or 400 for the signals that failed validation).' +
     (d.declared.activeStations
       ? ` \`GET ${activeStationsPath(d)}\` lists the stations where the token's originator is Live or Testing.`
-      : ` \`GET ${activeStationsPath(DIALECT_DOCS['v1.1'])}\` (import v1.1, same token) lists the stations where the token's originator is Live or Testing.`)
+      : ` \`GET ${activeStationsPath(dialectDocs()['v1.1'])}\` (import v1.1, same token) lists the stations where the token's originator is Live or Testing.`)
   );
 }
 
@@ -137,7 +137,7 @@ export function info(d: DialectDoc, context: DocContext): DocDefinition['info'] 
       : 'Signal originators send station availability per fuelling option. Successor: import v2.',
     description: [
       overview(d),
-      AUTHENTICATION,
+      authentication(),
       vocabulary(d, context.reference),
       unknownWhenOmitted(d),
       transmissionStates(d),

@@ -1,7 +1,7 @@
 import { V1_MESSAGES } from '../../../domain/import-v1/messages.js';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
 import { unstorableProblem } from '../../../domain/import-v2/schemas.js';
-import { responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import { responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
 import { signalPath, V2_REFERENCE, type DialectDoc } from './dialects.js';
 import { requestExamples } from './examples.js';
 

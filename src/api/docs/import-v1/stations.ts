@@ -1,5 +1,5 @@
 import { v11ActiveStationsSchema } from '../../../domain/import-v1/schemas.js';
-import { examplesOf, responseRef, schemaRef, type DocContext, type OperationDoc } from '../openapi.js';
+import { examplesOf, responseRef, schemaRef, type DocContext, type OperationDoc } from '../../../http/openapi.js';
 import { activeStationsPath, fuelTypePath, type DialectDoc } from './dialects.js';
 
 /** The reference list and the active stations; the list's example is the one the service holds (read at start). */
