@@ -9,7 +9,9 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
-import { importV11Document, importV1Document } from '../src/api/docs/import-v1.js';
+import { IMPORT_V1 } from '../src/api/import-v1/index.js';
+import { IMPORT_V11 } from '../src/api/import-v1.1/index.js';
+import { legacyImportDocument } from '../src/api/legacy-import/docs/document.js';
 import { componentSchemas, buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/http/openapi.js';
 import { serviceVersion } from '../src/api/docs/routes.js';
 import { docSites } from './helpers/docs.js';
@@ -52,7 +54,7 @@ const site = (family: Family) => docSites(server!).find((s) => s.family === fami
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: fixture(), routes: (s) => (server = s) });
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
-const definitions: Record<Family, DocDefinition> = { import_v1: importV1Document(context), 'import_v1.1': importV11Document(context) };
+const definitions: Record<Family, DocDefinition> = { import_v1: legacyImportDocument(IMPORT_V1).define(context), 'import_v1.1': legacyImportDocument(IMPORT_V11).define(context) };
 
 async function fetchDocument(url: string, family: Family): Promise<Json> {
   const res = await fetch(`${url}${site(family).prefix}/schema`);
