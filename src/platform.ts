@@ -316,7 +316,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
   try {
     served = serve(parts, lifecycle);
     await wire(parts, served);
-    docRoutes(served.server, { config, reference: parts.reference, families: served.families });
+    docRoutes(served.server, { config, reference: parts.reference });
     options.routes?.(served.server, { ...parts, families: served.families });
     workers = options.workers === false ? undefined : startWorkers(config, parts.redis, parts.sql, log, { stations: () => parts.registry });
   } catch (err) {

@@ -1,4 +1,4 @@
-import type { DocContext, DocDefinition } from './openapi.js';
+import type { DocContext, DocDefinition } from '../../http/openapi.js';
 import { headers, parameters, requestSchemas, responses, responseSchemas, securitySchemes } from './portal/components.js';
 import { info, tags } from './portal/info.js';
 import { closeSessionOperation, getSessionOperation, openSessionOperation, signInOperation } from './portal/session.js';

@@ -10,6 +10,7 @@ import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
 import { noteCall } from '../call-log.js';
 import { IMPORT_V2_JSON, publishedOf, receiptOf, type SignalOutlet } from '../signals.js';
+import { signalDoc } from './docs/signals.js';
 
 /** Told how many transmissions of a category were stored, validated as a dry run, or rejected (metrics). */
 export type TransmissionCounter = (category: Category, outcome: 'accepted' | 'dry_run' | 'rejected', count: number) => void;
@@ -33,7 +34,11 @@ export function signalRoutes(server: HttpServer, family: Family, deps: SignalRou
       family,
       method: 'POST',
       path: `/import/v2/signal/${category}/`,
+      // Read and checked by the domain, not by a body schema: a request is refused with an array aligned
+      // with it, every transmission's problems reported (../../domain/import-v2/validate.ts), which no
+      // schema's issues can say. The request's schema is the document's (`{Category}Request`, ./docs/signals.ts).
       body: true,
+      doc: signalDoc(category),
       handler: (req) => receive(deps, category, req),
     });
   }

@@ -7,6 +7,7 @@ import { HttpError, PROBLEM_ERRORS, unauthorized } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import { hashSecret } from '../secrets.js';
+import { portalDocument } from '../docs/portal.js';
 
 /**
  * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.
@@ -117,5 +118,6 @@ export function portalFamily(settings: PortalSettings): Family {
     auth: sessionAuth(settings),
     errors: PROBLEM_ERRORS,
     guards: [(req) => checkOrigin(req, settings.baseUrl())],
+    document: { path: '/portal/v1/doc', title: 'HRS signal platform: Portal API', define: (context) => portalDocument(context) },
   };
 }

@@ -9,6 +9,7 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { materializedUntil, notPublished, originatorReliability, publishedHistory, reliability, stationSignals, timeline, type HistoryDeps } from '../history.js';
 import { originatorAccess, stationAccess } from './access.js';
+import { textQuery } from '../../http/query.js';
 
 /**
  * Signals, timeline and reliability in the portal (src/api/history.ts computes them, as for the export
@@ -34,7 +35,7 @@ function periodOf(req: Request, allowed: readonly Period[], fallback: Period): P
 export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { sql: Sql; history: HistoryDeps }): void {
   const { sql, history } = deps;
   // Each takes `period` (the signals list ignores it).
-  const route = (path: string, handler: (req: Request) => Promise<Reply>) => server.route({ family, method: 'GET', path, query: path.endsWith('/signals') ? [] : ['period'], handler });
+  const route = (path: string, handler: (req: Request) => Promise<Reply>) => server.route({ family, method: 'GET', path, query: path.endsWith('/signals') ? undefined : textQuery('period'), handler });
 
   /** The station the path names, when the originator in it reports on it (404 otherwise). */
   const reportedOn = async (req: Request): Promise<string> => {

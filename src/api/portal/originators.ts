@@ -12,6 +12,7 @@ import { newImportTokenSchema } from './bodies.js';
 import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor } from './access.js';
 import { parseInstant } from '../../http/dates.js';
 import { portalUserOf } from './family.js';
+import { textQuery, type QuerySchema } from '../../http/query.js';
 
 /**
  * The originator managers' part of the portal (`/portal/v1/originators/...`): the originators the
@@ -48,7 +49,7 @@ async function existing(sql: Sql, id: string) {
 
 export function portalOriginatorRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor; allOriginators: () => Promise<{ id: string; name: string }[]> }): void {
   const { sql, editor } = deps;
-  const route = (method: 'GET' | 'POST', path: string, handler: (req: Request) => Promise<Reply>, body = false, query?: readonly string[]) =>
+  const route = (method: 'GET' | 'POST', path: string, handler: (req: Request) => Promise<Reply>, body = false, query?: QuerySchema) =>
     server.route({ family, method, path, body, query, handler: (req) => handler(req).catch(editFailure) });
 
   route('GET', '/portal/v1/originators', async (req) => {
@@ -119,5 +120,5 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
       call_logs: rows.map((r) => ({ ...r, request_time: r.request_time.toISOString() })),
       next: nextLink(req, rows.length, limit, () => encodeCursor([last!.request_time.toISOString(), last!.id])),
     }, NO_STORE);
-  }, false, ['limit', 'cursor', 'family']);
+  }, false, textQuery('limit', 'cursor', 'family'));
 }

@@ -23,6 +23,7 @@ import {
 } from './bodies.js';
 import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, operatorAccess, pageQuery, portalActor, stationAccess } from './access.js';
 import { portalUserOf } from './family.js';
+import { textQuery, type QuerySchema } from '../../http/query.js';
 
 /**
  * The operator staff's part of the portal (`/portal/v1/stations/...`, `/portal/v1/operators/...`):
@@ -62,7 +63,7 @@ export const auditView = (a: AuditRow) => ({
 });
 
 /** The query parameters of a page of the audit trail. */
-const AUDIT_PAGE = ['limit', 'cursor'];
+const AUDIT_PAGE = textQuery('limit', 'cursor');
 
 /** A page of the audit trail under `filter`, newest first, with its `next` link. */
 export async function auditPage(sql: Sql, req: Request, filter: { operator?: string; hrsId?: string; originator?: string; actor?: string }): Promise<Reply> {
@@ -114,7 +115,7 @@ function signalTypeOf(req: Request): SignalType {
 
 export function portalStationRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor }): void {
   const { sql, editor } = deps;
-  const route = (method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', path: string, handler: (req: Request) => Promise<Reply>, extra: { body?: boolean; maxBodyBytes?: number; query?: readonly string[] } = {}) =>
+  const route = (method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', path: string, handler: (req: Request) => Promise<Reply>, extra: { body?: boolean; maxBodyBytes?: number; query?: QuerySchema } = {}) =>
     server.route({ family, method, path, handler: (req) => handler(req).catch(editFailure), ...extra });
 
   route('GET', '/portal/v1/stations', async (req) => {
@@ -216,7 +217,7 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
     const photo = await stationPhoto(sql, hrsId);
     if (!photo) throw new HttpError(404, 'not_found', `${hrsId} has no photo.`);
     return { status: 200, headers: { 'Content-Type': photo.mediaType, 'X-Content-Type-Options': 'nosniff', ...NO_STORE }, body: photo.bytes };
-  }, { query: ['v'] }); // `v`: the page's cache-buster (the photo's digest)
+  }, { query: textQuery('v') }); // `v`: the page's cache-buster (the photo's digest)
 
   route('PUT', '/portal/v1/stations/:hrs_id/photo', async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);

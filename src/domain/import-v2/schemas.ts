@@ -19,7 +19,7 @@ import { codePoint, textFault } from '../text.js';
  * only; identifier resolution, time windows, decimal limits and cross-field rules are in rules.ts.
  *
  * The descriptions and examples (`.describe()`, `.meta()`) are metadata only: they never change what
- * validates. The OpenAPI document (src/api/docs/openapi.ts) is generated from these same schemas.
+ * validates. The OpenAPI document (src/http/openapi.ts) is generated from these same schemas.
  */
 
 /** The JSON type of a value as the error messages name it. */

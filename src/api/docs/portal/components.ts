@@ -60,7 +60,7 @@ import {
   storedLayoutSchema,
 } from '../../portal/views.js';
 import { registryParameters } from './registry-shared.js';
-import { headerRef, type DocContext, type DocDefinition } from '../openapi.js';
+import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import { EXAMPLE_ORIGIN, EXAMPLE_SECRET, problem, problemExample, problemOf, SECURITY } from './shared.js';
 
 /** The portal document's components: the cookie scheme, the schemas, the token id, headers and shared responses. */

@@ -1,6 +1,6 @@
 import { reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { originatorReliabilitySchema, stationSignalsSchema, timelineSchema } from '../../portal/history-views.js';
-import { headerRef, type OperationDoc } from '../openapi.js';
+import { headerRef, type OperationDoc } from '../../../http/openapi.js';
 import { notFound, registryOperation } from './registry-shared.js';
 import { problem, problemExample, problemOf } from './shared.js';
 import { notPublished } from '../../history.js';

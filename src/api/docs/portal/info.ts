@@ -3,7 +3,7 @@ import { describeLimit } from '../../../http/rate-limit-guard.js';
 import { AUTH_FAILURE_LIMIT } from '../../auth.js';
 import { SESSION_COOKIE } from '../../portal/family.js';
 import { SIGN_IN_LINK_MS, SIGN_IN_PER_ADDRESS, SIGN_IN_PER_CLIENT } from '../../portal/index.js';
-import type { DocContext, DocDefinition } from '../openapi.js';
+import type { DocContext, DocDefinition } from '../../../http/openapi.js';
 import { duration } from './components.js';
 
 /** The portal document's info (its description explains signing in, sessions, the Origin rule, tokens and reveal links) and tags. */

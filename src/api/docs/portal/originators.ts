@@ -1,7 +1,7 @@
 import { IMPORT_TOKEN_DEFAULT_DAYS, MAX_ACTIVE_IMPORT_TOKENS } from '../../../registry/editor.js';
 import { newImportTokenSchema } from '../../portal/bodies.js';
 import { callLogPageSchema, createdImportTokenSchema, importTokenAnswerSchema, importTokenListSchema, originatorListSchema, originatorViewSchema } from '../../portal/views.js';
-import type { OperationDoc } from '../openapi.js';
+import type { OperationDoc } from '../../../http/openapi.js';
 import { badPage, notFound, pageParameters, registryOperation } from './registry-shared.js';
 import { invalidBody, problem, problemExample } from './shared.js';
 

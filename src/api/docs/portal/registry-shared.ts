@@ -1,5 +1,5 @@
 import { operatorDenial, originatorDenial } from '../../../domain/portal/roles.js';
-import { examplesOf, headerRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import { examplesOf, headerRef, responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
 import type { z } from 'zod';
 import { originExamples } from './components.js';
 import { BODY_ERRORS } from './session.js';

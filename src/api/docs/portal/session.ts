@@ -1,7 +1,7 @@
 import { sessionRequestSchema, sessionSchema, signInRequestSchema } from '../../../domain/portal/schemas.js';
 import { SESSION_COOKIE } from '../../portal/family.js';
 import { LINK_GONE, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, signInThrottled, signInUnavailable } from '../../portal/index.js';
-import { examplesOf, headerRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import { examplesOf, headerRef, responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
 import { invalidBody, parseErrorExample, problem, problemExample } from './shared.js';
 
 /** Asking for a sign-in link, using it (the session opens), the session, signing out. */

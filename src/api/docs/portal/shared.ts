@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { HttpError, PROBLEM_ERRORS } from '../../../http/errors.js';
 import { invalidBodyDetail } from '../../portal/index.js';
-import { schemaRef } from '../openapi.js';
+import { schemaRef } from '../../../http/openapi.js';
 
 /** What the portal document's parts share: the security scheme's name, problem responses and bodies, example values. */
 

@@ -25,7 +25,7 @@ import {
   stationListSchema,
   stationRecordViewSchema,
 } from '../../portal/views.js';
-import type { OperationDoc } from '../openapi.js';
+import type { OperationDoc } from '../../../http/openapi.js';
 import { badPage, notFound, pageParameters, registryOperation } from './registry-shared.js';
 import { invalidBody, problem, problemExample } from './shared.js';
 

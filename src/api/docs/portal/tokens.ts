@@ -9,7 +9,7 @@ import {
 import { checkExpiry, MAX_ACTIVE_PERSONAL_TOKENS, PERSONAL_TOKEN_EXPIRY, TOKEN_PREFIXES, tooManyTokensMessage } from '../../../domain/token-values.js';
 import { TOKEN_RULE_MESSAGES } from '../../../registry/personal-tokens.js';
 import { LINK_GONE } from '../../portal/index.js';
-import { examplesOf, headerRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import { examplesOf, headerRef, responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
 import { originExamples } from './components.js';
 import { BODY_ERRORS } from './session.js';
 import { invalidBody, parseErrorExample, problem, problemExample } from './shared.js';

@@ -1,33 +1,55 @@
 import { z } from 'zod';
-import type { ReferenceData } from '../../../db/queries/reference.js';
-import type { Config } from '../../config.js';
-import type { RouteInfo, RouteSpec } from '../../http/server.js';
+import type { RouteInfo } from './contract.js';
+import type { Method } from './router.js';
 
 /**
- * OpenAPI 3.1 documents built from the zod schemas the code validates with (import v2 requests) and
- * describes its responses with (src/domain/export-v2/schemas.ts, the response schemas of import v2):
- * `z.toJSONSchema` turns them into the document's JSON Schemas (2020-12, the dialect of OpenAPI 3.1),
- * so there is no hand-written copy of a schema to drift.
+ * A family's OpenAPI 3.1 document, generated from the routes registered for it (each carries its
+ * operation, `doc` of its RouteSpec) and what the family declares next to its family value (its
+ * DocDefinition: info, tags, security scheme, component schemas, shared responses and headers).
+ * Component schemas come from the zod schemas the code validates with and describes its responses
+ * with: `z.toJSONSchema` turns them into the document's JSON Schemas (2020-12, the dialect of
+ * OpenAPI 3.1), so there is no hand-written copy of a schema to drift.
  *
  * A document lists exactly the routes the server has for its family: building it fails when a route
- * of the family has no description here, and a description whose route is not registered is left
- * out. The documents are built once, at start (src/api/docs/routes.ts).
+ * of the family has no description. The documents are built once, at start (src/api/docs/routes.ts).
  */
 
-export type Route = RouteInfo;
-export type DocFamily = 'import_v1' | 'import_v1.1' | 'import_v2' | 'export_v1' | 'export_v1.1' | 'export_v2' | 'portal';
 type Json = Record<string, unknown>;
 
-/** One operation of a document, keyed by the route it documents (path as registered: `:param`). */
+export type Route = RouteInfo;
+
+/**
+ * One operation described apart from its route (path as registered: `:param`): the families whose
+ * routes do not carry their `doc` yet.
+ */
 export interface OperationDoc {
-  method: RouteSpec['method'];
+  method: Method;
   path: string;
   operation: Json;
 }
 
-/** What a document definition is made of; see src/api/docs/import-v1.ts, import-v2.ts and export-v2.ts (their parts in the folders of the same names). */
+/**
+ * What the document builder is handed besides the routes, from the composition root (the service's
+ * version here): families' definitions read what they need of it. Extended where the service's
+ * context is known (src/api/docs/context.ts), as a fastify plugin extends the instance's type.
+ */
+export interface DocContext {
+  version: string;
+}
+
+/** A family's document as its family value declares it (`document` of a Family). */
+export interface FamilyDocument {
+  /** Where the document (`{path}/schema`) and its reference page (`{path}/`) are served: `/import/v2/doc`. */
+  path: string;
+  /** The reference page's title. */
+  title: string;
+  define(context: DocContext): DocDefinition;
+}
+
+/** What a document definition is made of; see src/api/import-v2/docs/document.ts. */
 export interface DocDefinition {
-  family: DocFamily;
+  /** The family whose routes are the document's operations (its name). */
+  family: string;
   /**
    * Public routes (no credential) under this path are operations of the document too, and must be
    * described like the family's others, with `security: []`: the portal's sign-in, the use of its
@@ -48,7 +70,8 @@ export interface DocDefinition {
   parameters?: Record<string, Json>;
   headers: Record<string, Json>;
   responses: Record<string, Json>;
-  operations: OperationDoc[];
+  /** Operations of routes that carry no `doc` yet (families not migrated; see OperationDoc). */
+  operations?: OperationDoc[];
   /**
    * Headers every response of an operation carries (`X-Request-Id`), and those every response after
    * authentication carries (`RateLimit-*`; not on 401 and 413): added to each response by name, so
@@ -56,31 +79,6 @@ export interface DocDefinition {
    */
   everyResponseHeaders: string[];
   afterAuthenticationHeaders: string[];
-}
-
-/** What the definitions take from the running service: limits to state, reference data for examples. */
-export interface DocContext {
-  config: Pick<
-    Config,
-    | 'importV1RateLimit'
-    | 'importV2RateLimit'
-    | 'exportV1RateLimit'
-    | 'sandbox'
-    | 'sandboxRateLimit'
-    | 'exportV2RateLimitMinute'
-    | 'exportV2RateLimitDay'
-    | 'exportV2RateLimitDayWindowSeconds'
-    | 'maxBodyBytes'
-    | 'pushStreamsPerUser'
-    | 'pushAuthTimeoutMs'
-    | 'pushMaxBacklogBytes'
-    | 'portalSessionIdleMs'
-    | 'portalSessionMaxMs'
-    | 'revealLinkTtlMs'
-    | 'tokenReminderOffsetsMs'
-  >;
-  reference: ReferenceData;
-  version: string;
 }
 
 export type OpenApiDocument = Json & {
@@ -185,26 +183,27 @@ export function documentedRoutes(definition: Pick<DocDefinition, 'family' | 'pub
 }
 
 /**
- * The definition's operations by route; throws on one described twice, a route of the family not
- * described, or an operation whose `security` does not say what its route takes (`[]` exactly for a
- * public route).
+ * The operations by route: each route's own `doc`, or the definition's description of it; throws on
+ * one described twice, a route of the family not described, or an operation whose `security` does not
+ * say what its route takes (`[]` exactly for a public route).
  */
-function describedOperations(definition: DocDefinition, familyRoutes: readonly Route[]): Map<string, OperationDoc> {
-  const described = new Map<string, OperationDoc>();
-  for (const op of definition.operations) {
-    const key = operationKey(op.method, op.path);
+function describedOperations(definition: DocDefinition, familyRoutes: readonly Route[]): Map<string, Json> {
+  const described = new Map<string, Json>();
+  const describe = (key: string, operation: Json) => {
     if (described.has(key)) throw new Error(`OpenAPI: ${key} is described twice`);
-    described.set(key, op);
-  }
+    described.set(key, operation);
+  };
+  for (const op of definition.operations ?? []) describe(operationKey(op.method, op.path), op.operation);
+  for (const route of familyRoutes) if (route.doc) describe(operationKey(route.method, route.path), route.doc);
   const missing = familyRoutes.filter((r) => !described.has(operationKey(r.method, r.path)));
   if (missing.length > 0) {
     throw new Error(
       `OpenAPI: the ${definition.family} document has no description of ${missing.map((r) => `${r.method} ${r.path}`).join(', ')} ` +
-        '(add it in src/api/docs/)',
+        '(give the route its `doc`)',
     );
   }
   for (const route of familyRoutes) {
-    const { security } = described.get(operationKey(route.method, route.path))!.operation;
+    const { security } = described.get(operationKey(route.method, route.path))!;
     const saysPublic = Array.isArray(security) && security.length === 0;
     if (saysPublic !== (route.auth === 'none')) {
       throw new Error(
@@ -220,7 +219,7 @@ function describedOperations(definition: DocDefinition, familyRoutes: readonly R
  * carries added to each by name: the operations' own, and the shared ones (which may not carry the
  * rate-limit headers when some operation gives them before authentication).
  */
-function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Route[], described: Map<string, OperationDoc>) {
+function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Route[], described: Map<string, Json>) {
   const headersOf = (status: string) => [
     ...definition.everyResponseHeaders,
     ...(BEFORE_AUTHENTICATION.has(status) ? [] : definition.afterAuthenticationHeaders),
@@ -228,15 +227,18 @@ function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Rout
   const sharedStatuses = new Map<string, Set<string>>();
   const paths: OpenApiDocument['paths'] = {};
   for (const route of familyRoutes) {
-    const { operation } = described.get(operationKey(route.method, route.path))!;
+    const operation = described.get(operationKey(route.method, route.path))!;
     const responses = structuredClone(operation.responses as Record<string, Json>);
     for (const [status, response] of Object.entries(responses)) {
       if (typeof response.$ref === 'string') {
         const name = response.$ref.replace('#/components/responses/', '');
         sharedStatuses.set(name, (sharedStatuses.get(name) ?? new Set()).add(status));
-      } else addHeaders(response, headersOf(status));
+      } else {
+        addHeaders(response, headersOf(status));
+        addSchema(definition, route, status, response);
+      }
     }
-    // The core refuses a parameter the route does not take (src/http/query.ts), before authentication.
+    // The core refuses a parameter the route does not take (./query.ts), before authentication.
     responses['400'] ??= unknownParameterResponse(definition, route, definition.everyResponseHeaders);
     (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = { ...operation, responses };
   }
@@ -250,7 +252,7 @@ function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Rout
 }
 
 /**
- * The rule for query parameters (src/http/query.ts), as every document states it in its guide: the
+ * The rule for query parameters (./query.ts), as every document states it in its guide: the
  * operations' parameters are all a request may carry.
  */
 export const QUERY_PARAMETERS_RULE =
@@ -276,6 +278,19 @@ function unknownParameterResponse(definition: DocDefinition, route: Route, heade
   };
   addHeaders(response, headers);
   return response;
+}
+
+/**
+ * Gives a response's media types without a `schema` the route's schema for its status (`response` of
+ * its RouteSpec), by reference: it must be one of the definition's response schemas, under its name.
+ */
+function addSchema(definition: DocDefinition, route: Route, status: string, response: Json): void {
+  const schema = route.response?.[Number(status)];
+  if (!schema) return;
+  const name = Object.entries(definition.responseSchemas).find(([, known]) => known === schema)?.[0];
+  if (!name) throw new Error(`OpenAPI: the ${status} of ${route.method} ${route.path} has a schema that is none of the document's response schemas`);
+  const content = (response.content ?? {}) as Record<string, Json>;
+  for (const [type, media] of Object.entries(content)) content[type] = { schema: schemaRef(name), ...media };
 }
 
 /** Adds a reference to each named header a response does not describe itself. */

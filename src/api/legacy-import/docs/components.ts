@@ -13,9 +13,9 @@ import type { Generation } from '../../../domain/vocabulary.js';
 import { DRF_ERRORS } from '../../../http/errors.js';
 import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { MESSAGES } from '../../auth.js';
-import { IMPORT_V1_LIMIT } from '../../legacy-import/family.js';
-import { detail, detailResponse, importHeaders } from '../headers.js';
-import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../openapi.js';
+import { IMPORT_V1_LIMIT } from '../family.js';
+import { detail, detailResponse, importHeaders } from '../../docs/headers.js';
+import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import type { DialectDoc } from './dialects.js';
 import { failedSignal, notProvidedNotes, OTHER_DIALECT_CODE, partialAcceptanceErrors } from './examples.js';
 

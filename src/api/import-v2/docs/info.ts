@@ -1,4 +1,4 @@
-import type { DocContext, DocDefinition } from '../openapi.js';
+import type { DocContext, DocDefinition } from '../../../http/openapi.js';
 
 /** The import v2 document's info (its description is the guide a signal originator reads first), tags and security scheme. */
 

@@ -7,8 +7,8 @@ import {
 } from '../../../domain/import-v2/schemas.js';
 import { LIMIT_MESSAGES, LIMITS } from '../../../domain/import-v2/limits.js';
 import { MESSAGES } from '../../auth.js';
-import { detail, detailResponse, importHeaders } from '../headers.js';
-import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../openapi.js';
+import { detail, detailResponse, importHeaders } from '../../docs/headers.js';
+import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 
 /** The import v2 document's response schemas, headers and shared responses. */
 

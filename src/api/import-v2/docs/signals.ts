@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
 import type { Category } from '../../../domain/vocabulary.js';
-import { examplesOf, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import type { RouteDoc } from '../../../http/contract.js';
+import { examplesOf, responseRef, schemaRef } from '../../../http/openapi.js';
 import { CATEGORIES, COMMON_RULES, type CategoryDoc } from './categories.js';
 
-/** The signal endpoints, one per category, and their request schemas. */
+/** The signal endpoints' operations, one per category, and their request schemas. */
 
 const categories = () => Object.entries(CATEGORIES) as [Category, CategoryDoc][];
 
@@ -22,34 +23,27 @@ export function signalSchemas(): Record<string, z.ZodType> {
   return schemas;
 }
 
-/** `POST /import/v2/signal/{category}/` for every category. */
-export function signalOperations(): OperationDoc[] {
-  return categories().map(([category, c]) => signalOperation(category, c));
-}
-
-function signalOperation(category: Category, c: CategoryDoc): OperationDoc {
+/** The operation of `POST /import/v2/signal/{category}/`. */
+export function signalDoc(category: Category): RouteDoc {
+  const c = CATEGORIES[category];
   return {
-    method: 'POST',
-    path: `/import/v2/signal/${category}/`,
-    operation: {
-      tags: ['Signals'],
-      operationId: c.operationId,
-      summary: c.summary,
-      description: `${COMMON_RULES}\n\n**${category}:**\n\n${c.rules}`,
-      requestBody: {
-        required: true,
-        description: `A JSON array of ${category} transmissions, at most one per station.`,
-        content: { 'application/json': { schema: schemaRef(requestName(c.name)), examples: requestExamples(c.schema, c.examples) } },
-      },
-      responses: {
-        '204': { description: 'Every transmission accepted (or, for dry runs, validated). Never a 200 with a body.' },
-        '400': responseRef('ValidationFailed'),
-        '401': responseRef('Unauthorized'),
-        '413': responseRef('PayloadTooLarge'),
-        '415': responseRef('UnsupportedMediaType'),
-        '429': responseRef('TooManyRequests'),
-        '500': responseRef('InternalError'),
-      },
+    tags: ['Signals'],
+    operationId: c.operationId,
+    summary: c.summary,
+    description: `${COMMON_RULES}\n\n**${category}:**\n\n${c.rules}`,
+    requestBody: {
+      required: true,
+      description: `A JSON array of ${category} transmissions, at most one per station.`,
+      content: { 'application/json': { schema: schemaRef(requestName(c.name)), examples: requestExamples(c.schema, c.examples) } },
+    },
+    responses: {
+      '204': { description: 'Every transmission accepted (or, for dry runs, validated). Never a 200 with a body.' },
+      '400': responseRef('ValidationFailed'),
+      '401': responseRef('Unauthorized'),
+      '413': responseRef('PayloadTooLarge'),
+      '415': responseRef('UnsupportedMediaType'),
+      '429': responseRef('TooManyRequests'),
+      '500': responseRef('InternalError'),
     },
   };
 }
