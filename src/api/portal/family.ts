@@ -7,7 +7,7 @@ import type { AuthScheme } from '../../http/auth.js';
 import { HttpError, PROBLEM_ERRORS, unauthorized } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
-import { portalDocument } from '../docs/portal.js';
+import { PORTAL_DOCUMENT } from './docs/document.js';
 
 /**
  * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.
@@ -123,6 +123,6 @@ export function portalFamily(settings: PortalSettings): Family {
     auth: sessionAuth(settings),
     errors: PROBLEM_ERRORS,
     guards: [(req) => checkOrigin(req, settings.baseUrl())],
-    document: { path: '/portal/v1/doc', title: 'HRS signal platform: Portal API', define: (context) => portalDocument(context) },
+    document: PORTAL_DOCUMENT,
   };
 }

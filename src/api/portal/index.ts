@@ -33,6 +33,8 @@ import { portalStationRoutes } from './stations.js';
 import { bodyOf, invalidBodyDetail, portalActor } from './access.js';
 import { portalOriginatorRoutes } from './originators.js';
 import { portalHistoryRoutes } from './history.js';
+import { closeSessionDoc, getSessionDoc, openSessionDoc, signInDoc } from './docs/session.js';
+import { changeExpiryDoc, createTokenDoc, listTokensDoc, revealDoc, revokeTokenDoc } from './docs/tokens.js';
 import type { HistoryDeps } from '../history.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 import { userRoles } from '../../../db/queries/roles.js';
@@ -53,8 +55,8 @@ import { insertAudit } from '../../../db/queries/audit.js';
  * - `POST /portal/v1/reveal` {secret}: a token an admin issued for the address is made now and its value
  *   shown, once; 410 afterwards or when the link has expired.
  *
- * The bodies are the schemas of src/domain/portal/schemas.ts; the OpenAPI document of this API is
- * src/api/docs/portal.ts, served at `/portal/v1/doc/`.
+ * The bodies are the schemas of src/domain/portal/schemas.ts; each route carries its operation of the
+ * OpenAPI document served at `/portal/v1/doc/` (./docs/).
  */
 
 export const SIGN_IN_LINK_MS = 15 * 60_000;
@@ -182,6 +184,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     public: true,
     method: 'POST',
     path: '/portal/v1/sign-in',
+    doc: signInDoc(),
     body: true,
     handler: async (req): Promise<Reply> => {
       checkOrigin(req, base());
@@ -198,6 +201,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     public: true,
     method: 'POST',
     path: '/portal/v1/session',
+    doc: openSessionDoc(),
     body: true,
     handler: async (req): Promise<Reply> => {
       checkOrigin(req, base());
@@ -213,6 +217,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'GET',
     path: '/portal/v1/session',
+    doc: getSessionDoc(),
     handler: async (req) => {
       const { id, email, name } = portalUserOf(req);
       const roles = (await userRoles(sql, id)) ?? { admin: false, operators: [], originators: [] };
@@ -224,6 +229,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'DELETE',
     path: '/portal/v1/session',
+    doc: closeSessionDoc(),
     handler: async (req) => {
       await closeSession(sql, sessionOf(req));
       return { status: 204, headers: { 'Set-Cookie': sessionCookie(base()) } };
@@ -234,6 +240,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'GET',
     path: '/portal/v1/tokens',
+    doc: listTokensDoc(),
     handler: async (req) => {
       const tokens = await userPersonalTokens(sql, portalUserOf(req).id);
       return json(200, { tokens: tokens.map((t) => tokenView(t)), limits: LIMITS }, { 'Cache-Control': 'no-store' });
@@ -244,6 +251,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'POST',
     path: '/portal/v1/tokens',
+    doc: createTokenDoc(),
     body: true,
     handler: async (req) => {
       const { name, expires_at } = body(newTokenRequestSchema, req);
@@ -259,6 +267,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'PATCH',
     path: '/portal/v1/tokens/:id',
+    doc: changeExpiryDoc(),
     body: true,
     handler: async (req) => {
       const id = tokenId(req);
@@ -279,6 +288,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'POST',
     path: '/portal/v1/tokens/:id/revoke',
+    doc: revokeTokenDoc(),
     handler: async (req) => {
       const id = tokenId(req);
       const user = portalUserOf(req).id;
@@ -299,6 +309,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     public: true,
     method: 'POST',
     path: '/portal/v1/reveal',
+    doc: revealDoc(),
     body: true,
     handler: async (req): Promise<Reply> => {
       checkOrigin(req, base());

@@ -9,6 +9,8 @@ import type { HttpServer } from '../../http/server.js';
 import { MAX_ACTIVE_IMPORT_TOKENS, IMPORT_TOKEN_DEFAULT_DAYS, type RegistryEditor } from '../../registry/editor.js';
 import { FAMILY_PREFIXES } from '../admin/call-logs.js';
 import { newImportTokenSchema } from './bodies.js';
+import type { RouteDoc } from '../../http/contract.js';
+import { originatorDocs } from './docs/originators.js';
 import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor } from './access.js';
 import { parseInstant } from '../../http/dates.js';
 import { portalUserOf } from './family.js';
@@ -49,16 +51,17 @@ async function existing(sql: Sql, id: string) {
 
 export function portalOriginatorRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor; allOriginators: () => Promise<{ id: string; name: string }[]> }): void {
   const { sql, editor } = deps;
-  const route = (method: 'GET' | 'POST', path: string, handler: (req: Request) => Promise<Reply>, body = false, query?: QuerySchema) =>
-    server.route({ family, method, path, body, query, handler: (req) => handler(req).catch(editFailure) });
+  const docs = originatorDocs();
+  const route = (method: 'GET' | 'POST', path: string, doc: RouteDoc, handler: (req: Request) => Promise<Reply>, body = false, query?: QuerySchema) =>
+    server.route({ family, method, path, body, query, doc, handler: (req) => handler(req).catch(editFailure) });
 
-  route('GET', '/portal/v1/originators', async (req) => {
+  route('GET', '/portal/v1/originators', docs.listOriginators, async (req) => {
     const { roles } = portalUserOf(req);
     const all = await deps.allOriginators();
     return json(200, { originators: roles.admin ? all : all.filter((o) => roles.originators.has(o.id)) }, NO_STORE);
   });
 
-  route('GET', '/portal/v1/originators/:originator_id', async (req) => {
+  route('GET', '/portal/v1/originators/:originator_id', docs.getOriginator, async (req) => {
     const { originator } = originatorAccess(req);
     const row = await existing(sql, originator);
     const assignments = await originatorAssignments(sql, originator);
@@ -71,20 +74,20 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
     return json(200, { id: row.id, name: row.name, call_log_mode: row.call_log_mode, stations: [...stations.values()] }, NO_STORE);
   });
 
-  route('GET', '/portal/v1/originators/:originator_id/tokens', async (req) => {
+  route('GET', '/portal/v1/originators/:originator_id/tokens', docs.listImportTokens, async (req) => {
     const { originator } = originatorAccess(req);
     await existing(sql, originator);
     return json(200, { tokens: (await importTokens(sql, originator)).map((t) => importTokenView(t)), limits: TOKEN_LIMITS }, NO_STORE);
   });
 
-  route('POST', '/portal/v1/originators/:originator_id/tokens', async (req) => {
+  route('POST', '/portal/v1/originators/:originator_id/tokens', docs.createImportToken, async (req) => {
     const { originator, user } = originatorAccess(req);
     const input = bodyOf(newImportTokenSchema, req);
     const { token, value } = await editor.createImportToken(portalActor(user), originator, input);
     return json(201, { token: importTokenView(token), value }, NO_STORE);
   }, true);
 
-  route('POST', '/portal/v1/originators/:originator_id/tokens/:token_id/revoke', async (req) => {
+  route('POST', '/portal/v1/originators/:originator_id/tokens/:token_id/revoke', docs.revokeImportToken, async (req) => {
     const { originator, user } = originatorAccess(req);
     const id = req.params.token_id!;
     const revoked = /^\d{1,18}$/.test(id) ? await editor.revokeImportToken(portalActor(user), originator, id) : undefined;
@@ -92,7 +95,7 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
     return json(200, { token: importTokenView(revoked) });
   });
 
-  route('GET', '/portal/v1/originators/:originator_id/call-logs', async (req) => {
+  route('GET', '/portal/v1/originators/:originator_id/call-logs', docs.originatorCallLogs, async (req) => {
     const { originator } = originatorAccess(req);
     await existing(sql, originator);
     const { limit, cursor } = pageQuery(req);
