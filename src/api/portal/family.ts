@@ -8,6 +8,7 @@ import { HttpError, PROBLEM_ERRORS, unauthorized } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import { PORTAL_DOCUMENT } from './docs/document.js';
+import { invalidInput } from './input.js';
 
 /**
  * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.
@@ -123,6 +124,7 @@ export function portalFamily(settings: PortalSettings): Family {
     auth: sessionAuth(settings),
     errors: PROBLEM_ERRORS,
     guards: [(req) => checkOrigin(req, settings.baseUrl())],
+    invalid: invalidInput,
     document: PORTAL_DOCUMENT,
   };
 }

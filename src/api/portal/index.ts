@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import { userPersonalTokens, type PersonalTokenRow } from '../../../db/queries/personal-tokens.js';
 import {
@@ -24,13 +25,13 @@ import { describeWait } from '../../http/rate-limit-guard.js';
 import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
 import { HttpError, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../registry/personal-tokens.js';
 import { checkOrigin, hashSecret, newSecret, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
 import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
-import { bodyOf, invalidBodyDetail, portalActor } from './access.js';
+import { portalActor } from './access.js';
+import { portalBody } from './input.js';
 import { portalOriginatorRoutes } from './originators.js';
 import { portalHistoryRoutes } from './history.js';
 import { closeSessionDoc, getSessionDoc, openSessionDoc, signInDoc } from './docs/session.js';
@@ -112,8 +113,6 @@ export const LINK_GONE = {
   reveal: 'This link was used already or has expired: ask the platform contact for a new one.',
 } as const;
 
-export { invalidBodyDetail };
-const body = bodyOf;
 
 /** A token as the page lists it: never its value or hash. */
 export function tokenView(t: PersonalTokenRow, now = Date.now()): PersonalTokenView {
@@ -136,6 +135,9 @@ const LIMITS: TokenLimits = {
   max_days: PERSONAL_TOKEN_EXPIRY.maxDays,
   default_days: PERSONAL_TOKEN_EXPIRY.defaultDays,
 };
+
+/** A token's id in the path: decimal digits, or no token of the account (404). */
+const TOKEN_ID = z.object({ id: z.string().regex(/^\d{1,18}$/, TOKEN_RULE_MESSAGES.noSuchToken) });
 
 const ruleError = (err: unknown): never => {
   if (err instanceof TokenRuleError) throw new HttpError(err.status, 'token_rule', err.message);
@@ -185,10 +187,10 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     method: 'POST',
     path: '/portal/v1/sign-in',
     doc: signInDoc(),
-    body: true,
-    handler: async (req): Promise<Reply> => {
+    body: portalBody(signInRequestSchema),
+    handler: async (req, input): Promise<Reply> => {
       checkOrigin(req, base());
-      const { email } = body(signInRequestSchema, req);
+      const { email } = input.body!;
       await limited(`portal:sign-in:client:${req.clientAddress}`, SIGN_IN_PER_CLIENT, 'from this client');
       await limited(`portal:sign-in:address:${email.toLowerCase()}`, SIGN_IN_PER_ADDRESS, 'for this address');
       await sendLink(email);
@@ -202,10 +204,10 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     method: 'POST',
     path: '/portal/v1/session',
     doc: openSessionDoc(),
-    body: true,
-    handler: async (req): Promise<Reply> => {
+    body: portalBody(sessionRequestSchema),
+    handler: async (req, input): Promise<Reply> => {
       checkOrigin(req, base());
-      const { token } = body(sessionRequestSchema, req);
+      const { token } = input.body!;
       const secret = newSecret();
       const opened = await consumeSignInLink(sql, hashSecret(token), { hash: hashSecret(secret), maxMs: deps.maxMs });
       if (!opened) throw new HttpError(410, 'link_gone', LINK_GONE.signIn);
@@ -252,9 +254,9 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     method: 'POST',
     path: '/portal/v1/tokens',
     doc: createTokenDoc(),
-    body: true,
-    handler: async (req) => {
-      const { name, expires_at } = body(newTokenRequestSchema, req);
+    body: portalBody(newTokenRequestSchema),
+    handler: async (req, input) => {
+      const { name, expires_at } = input.body!;
       const user = portalUserOf(req);
       const created = await personalTokens.create(user.id, name, expires_at ? new Date(expires_at) : undefined).catch(ruleError);
       await deps.editor.record(portalActor(user), { action: 'personal_token.create', subject: created.token.id, before: null, after: tokenView(created.token) });
@@ -268,10 +270,11 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     method: 'PATCH',
     path: '/portal/v1/tokens/:id',
     doc: changeExpiryDoc(),
-    body: true,
-    handler: async (req) => {
-      const id = tokenId(req);
-      const { expires_at } = body(tokenExpiryRequestSchema, req);
+    params: TOKEN_ID,
+    body: portalBody(tokenExpiryRequestSchema),
+    handler: async (req, input) => {
+      const { id } = input.params;
+      const { expires_at } = input.body!;
       const user = portalUserOf(req);
       const before = (await userPersonalTokens(sql, user.id)).find((t) => t.id === id);
       const changed = await personalTokens.changeExpiry(id, new Date(expires_at), user.id).catch(ruleError);
@@ -289,8 +292,9 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     method: 'POST',
     path: '/portal/v1/tokens/:id/revoke',
     doc: revokeTokenDoc(),
-    handler: async (req) => {
-      const id = tokenId(req);
+    params: TOKEN_ID,
+    handler: async (req, input) => {
+      const { id } = input.params;
       const user = portalUserOf(req).id;
       const revoked = await personalTokens.revoke(id, 'owner', user);
       if (!revoked) throw new HttpError(404, 'not_found', TOKEN_RULE_MESSAGES.noSuchToken);
@@ -310,10 +314,10 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     method: 'POST',
     path: '/portal/v1/reveal',
     doc: revealDoc(),
-    body: true,
-    handler: async (req): Promise<Reply> => {
+    body: portalBody(revealRequestSchema),
+    handler: async (req, input): Promise<Reply> => {
       checkOrigin(req, base());
-      const { secret } = body(revealRequestSchema, req);
+      const { secret } = input.body!;
       const hash = hashSecret(secret);
       const created = await sql
         .begin(async (tx) => {
@@ -334,10 +338,4 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
   portalOriginatorRoutes(server, family, deps);
   portalHistoryRoutes(server, family, deps);
   return family;
-}
-
-function tokenId(req: Request): string {
-  const id = req.params.id!;
-  if (!/^\d{1,18}$/.test(id)) throw new HttpError(404, 'not_found', TOKEN_RULE_MESSAGES.noSuchToken);
-  return id;
 }

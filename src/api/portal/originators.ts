@@ -2,19 +2,18 @@ import type { Sql } from '../../../db/connect.js';
 import { listCallLogs } from '../../../db/queries/call-logs.js';
 import { importTokens, originatorAssignments, originatorRow, type ImportTokenRow } from '../../../db/queries/portal-registry.js';
 import { SANDBOX_ORIGINATOR } from '../../domain/sandbox.js';
-import { HttpError, json, type Reply } from '../../http/errors.js';
+import { HttpError, json } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { MAX_ACTIVE_IMPORT_TOKENS, IMPORT_TOKEN_DEFAULT_DAYS, type RegistryEditor } from '../../registry/editor.js';
 import { FAMILY_PREFIXES } from '../admin/call-logs.js';
 import { newImportTokenSchema } from './bodies.js';
-import type { RouteDoc } from '../../http/contract.js';
 import { originatorDocs } from './docs/originators.js';
-import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor } from './access.js';
+import { decodeCursor, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor, registryRoute } from './access.js';
+import { portalBody } from './input.js';
 import { parseInstant } from '../../http/dates.js';
 import { portalUserOf } from './family.js';
-import { textQuery, type QuerySchema } from '../../http/query.js';
+import { textQuery } from '../../http/query.js';
 
 /**
  * The originator managers' part of the portal (`/portal/v1/originators/...`): the originators the
@@ -52,8 +51,7 @@ async function existing(sql: Sql, id: string) {
 export function portalOriginatorRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor; allOriginators: () => Promise<{ id: string; name: string }[]> }): void {
   const { sql, editor } = deps;
   const docs = originatorDocs();
-  const route = (method: 'GET' | 'POST', path: string, doc: RouteDoc, handler: (req: Request) => Promise<Reply>, body = false, query?: QuerySchema) =>
-    server.route({ family, method, path, body, query, doc, handler: (req) => handler(req).catch(editFailure) });
+  const route = registryRoute(server, family);
 
   route('GET', '/portal/v1/originators', docs.listOriginators, async (req) => {
     const { roles } = portalUserOf(req);
@@ -80,12 +78,11 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
     return json(200, { tokens: (await importTokens(sql, originator)).map((t) => importTokenView(t)), limits: TOKEN_LIMITS }, NO_STORE);
   });
 
-  route('POST', '/portal/v1/originators/:originator_id/tokens', docs.createImportToken, async (req) => {
+  route('POST', '/portal/v1/originators/:originator_id/tokens', docs.createImportToken, async (req, input) => {
     const { originator, user } = originatorAccess(req);
-    const input = bodyOf(newImportTokenSchema, req);
     const { token, value } = await editor.createImportToken(portalActor(user), originator, input);
     return json(201, { token: importTokenView(token), value }, NO_STORE);
-  }, true);
+  }, { body: portalBody(newImportTokenSchema) });
 
   route('POST', '/portal/v1/originators/:originator_id/tokens/:token_id/revoke', docs.revokeImportToken, async (req) => {
     const { originator, user } = originatorAccess(req);
@@ -123,5 +120,5 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
       call_logs: rows.map((r) => ({ ...r, request_time: r.request_time.toISOString() })),
       next: nextLink(req, rows.length, limit, () => encodeCursor([last!.request_time.toISOString(), last!.id])),
     }, NO_STORE);
-  }, false, textQuery('limit', 'cursor', 'family'));
+  }, { query: textQuery('limit', 'cursor', 'family') });
 }
