@@ -113,7 +113,6 @@ export const LINK_GONE = {
   reveal: 'This link was used already or has expired: ask the platform contact for a new one.',
 } as const;
 
-
 /** A token as the page lists it: never its value or hash. */
 export function tokenView(t: PersonalTokenRow, now = Date.now()): PersonalTokenView {
   const state = t.revoked_at ? 'revoked' : t.expires_at && t.expires_at.getTime() <= now ? 'expired' : 'active';
