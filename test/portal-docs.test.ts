@@ -11,8 +11,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
-import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/http/openapi.js';
-import { portalDocument } from '../src/api/docs/portal.js';
+import { buildDocument, openApiPath, type DocContext, type Route } from '../src/http/openapi.js';
+import { PORTAL_DOCUMENT } from '../src/api/portal/docs/document.js';
 import { buildDocuments, serviceVersion } from '../src/api/docs/routes.js';
 import { docSites } from './helpers/docs.js';
 import { hashSecret, newSecret } from '../src/api/secrets.js';
@@ -62,7 +62,7 @@ const NOT_OPERATIONS = [
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: baseFixture(), routes: (s) => (server = s) });
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
-const definition = portalDocument(context);
+const definition = PORTAL_DOCUMENT.define(context);
 const site = docSites(server!).find((s) => s.family === 'portal')!;
 
 const served = await fetch(`${p.url}${site.prefix}/schema`);
@@ -257,12 +257,10 @@ t.test('documented operations are exactly the portal\'s JSON routes; the page an
   t.ok(buildDocument(definition, [...all, { method: 'GET', path: '/portal/logo.png', auth: 'none' }]), 'a public file of the page is no operation');
   t.ok(buildDocuments(server!, p.parts).get('portal'), 'built again after the start, its own routes registered: still the same operations');
   // The security an operation states must be the one its route takes.
-  const flipped = (key: string, security: unknown[] | undefined): DocDefinition => ({
-    ...definition,
-    operations: definition.operations!.map((op) => (`${op.method} ${op.path}` === key ? { ...op, operation: { ...op.operation, security } } : op)),
-  });
-  t.throws(() => buildDocument(flipped('POST /portal/v1/sign-in', undefined), all), /POST \/portal\/v1\/sign-in takes no credential/);
-  t.throws(() => buildDocument(flipped('GET /portal/v1/tokens', []), all), /GET \/portal\/v1\/tokens takes a credential/);
+  const flipped = (key: string, security: Record<string, unknown>[] | undefined): Route[] =>
+    all.map((r) => (`${r.method} ${r.path}` === key ? { ...r, doc: { ...r.doc!, security } } : r));
+  t.throws(() => buildDocument(definition, flipped('POST /portal/v1/sign-in', undefined)), /POST \/portal\/v1\/sign-in takes no credential/);
+  t.throws(() => buildDocument(definition, flipped('GET /portal/v1/tokens', [])), /GET \/portal\/v1\/tokens takes a credential/);
 });
 
 t.test('the description explains the sign-in flow, sessions, the Origin rule, the limits, tokens and reveal links', async (t) => {

@@ -55,7 +55,8 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType<Record<string, string
   query?: Q;
   /**
    * The body: `true` when the handler reads it itself (`req.body`; its checks are the domain's), a
-   * schema when the core parses it as JSON and checks it. None when absent or false.
+   * schema when the core parses it as JSON and checks it (an optional schema: an empty body is none,
+   * `undefined`). None when absent or false.
    */
   body?: boolean | B;
   /** The route's own cap on its body, when it takes more than MAX_BODY_BYTES (a photo upload). */
@@ -138,8 +139,17 @@ export function checkInput(contract: Contract, req: Request, invalid: (problem: 
   };
   const params = contract.params ? parse('params', contract.params, req.params) : req.params;
   const query = contract.query ? parse('query', contract.query, queryValues(contract.query, req)) : {};
-  const body = contract.body instanceof z.ZodType ? parse('body', contract.body, parseJson(req)) : undefined;
+  const body = contract.body instanceof z.ZodType ? parse('body', contract.body, bodyValue(contract.body, req)) : undefined;
   return { params, query, body };
+}
+
+/**
+ * The body as JSON, or none (`undefined`, no media type checked) when it is empty and its schema is
+ * optional (`body: schema.optional()`): a body that may be left out.
+ */
+function bodyValue(schema: z.ZodType, req: Request): unknown {
+  if (schema instanceof z.ZodOptional && (req.body === undefined || req.body.length === 0)) return undefined;
+  return parseJson(req);
 }
 
 /** The query's values by the schema's names, each name's first value (the cache-buster is no value of the route's). */

@@ -7,7 +7,8 @@ import { HttpError, PROBLEM_ERRORS, unauthorized } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import { hashSecret } from '../secrets.js';
-import { portalDocument } from '../docs/portal.js';
+import { PORTAL_DOCUMENT } from './docs/document.js';
+import { invalidInput } from './input.js';
 
 /**
  * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.
@@ -118,6 +119,7 @@ export function portalFamily(settings: PortalSettings): Family {
     auth: sessionAuth(settings),
     errors: PROBLEM_ERRORS,
     guards: [(req) => checkOrigin(req, settings.baseUrl())],
-    document: { path: '/portal/v1/doc', title: 'HRS signal platform: Portal API', define: (context) => portalDocument(context) },
+    invalid: invalidInput,
+    document: PORTAL_DOCUMENT,
   };
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { HttpError, PROBLEM_ERRORS } from '../../../http/errors.js';
-import { invalidBodyDetail } from '../../portal/index.js';
-import { schemaRef } from '../../../http/openapi.js';
+import { invalidBodyDetail } from '../input.js';
+import { responseRef, schemaRef } from '../../../http/openapi.js';
 
 /** What the portal document's parts share: the security scheme's name, problem responses and bodies, example values. */
 
@@ -14,6 +14,22 @@ export const EXAMPLE_ORIGIN = 'https://hrs.example';
 export { EXAMPLE_SECRET } from '../../../domain/portal/schemas.js';
 
 export type Examples = Record<string, { summary?: string; value: unknown }>;
+
+/** What an authenticated request can get whatever it asks. */
+export const SESSION_ERRORS = {
+  '401': responseRef('Unauthorized'),
+  '429': responseRef('TooManyFailures'),
+  '500': responseRef('InternalError'),
+};
+
+/** The answers every request with a JSON body can get before its handler has used it. */
+export const BODY_ERRORS = {
+  '413': responseRef('PayloadTooLarge'),
+  '415': responseRef('UnsupportedMediaType'),
+};
+
+/** A JSON body of one of the document's schemas, with its examples. */
+export const json = (schema: string, examples: Record<string, unknown>) => ({ 'application/json': { schema: schemaRef(schema), examples } });
 
 /** A response with a problem details body (RFC 9457) and its examples. */
 export const problem = (description: string, examples: Examples, headers?: Record<string, unknown>) => ({

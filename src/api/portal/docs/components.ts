@@ -18,9 +18,9 @@ import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { PROBLEM_ERRORS } from '../../../http/errors.js';
 import { tooLarge } from '../../../http/request.js';
 import { AUTH_FAILURE_LIMIT } from '../../auth.js';
-import { NOT_SIGNED_IN, originRefusal, SESSION_COOKIE, sessionCookie } from '../../portal/family.js';
+import { NOT_SIGNED_IN, originRefusal, SESSION_COOKIE, sessionCookie } from '../family.js';
 import { TOKEN_RULE_MESSAGES } from '../../../registry/personal-tokens.js';
-import { requestIdHeader, retryAfterHeader } from '../headers.js';
+import { requestIdHeader, retryAfterHeader } from '../../docs/headers.js';
 import {
   assignmentRequestSchema,
   broadcastSchema,
@@ -31,7 +31,7 @@ import {
   newEventSchema,
   newImportTokenSchema,
   stationPutSchema,
-} from '../../portal/bodies.js';
+} from '../bodies.js';
 import {
   assignmentAnswerSchema,
   assignmentsSchema,
@@ -58,8 +58,7 @@ import {
   stationListSchema,
   stationRecordViewSchema,
   storedLayoutSchema,
-} from '../../portal/views.js';
-import { registryParameters } from './registry-shared.js';
+} from '../views.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import { EXAMPLE_ORIGIN, EXAMPLE_SECRET, problem, problemExample, problemOf, SECURITY } from './shared.js';
 
@@ -142,7 +141,40 @@ export const parameters = (): NonNullable<DocDefinition['parameters']> => ({
     schema: { type: 'string', pattern: '^\\d{1,18}$' },
     example: '42',
   },
-  ...registryParameters(),
+  hrs_id: { name: 'hrs_id', in: 'path', required: true, description: 'The station\'s id (five capital letters).', schema: { type: 'string' }, example: 'BERLA' },
+  operator_id: { name: 'operator_id', in: 'path', required: true, description: 'The operator\'s id.', schema: { type: 'string' }, example: 'h2-demo' },
+  originator_id: { name: 'originator_id', in: 'path', required: true, description: 'The originator\'s id.', schema: { type: 'string' }, example: 'mon-1' },
+  event_id: { name: 'event_id', in: 'path', required: true, description: 'The event\'s id, as the event list gives it.', schema: { type: 'string' }, example: 'ev-1' },
+  signal_type: {
+    name: 'signal_type',
+    in: 'path',
+    required: true,
+    description: 'The signal type, or `v1` for the legacy transmission state.',
+    schema: { type: 'string', enum: ['availability', 'usage', 'hydrogen-storage', 'pricing', 'v1'] },
+    example: 'pricing',
+  },
+  token_id: { name: 'token_id', in: 'path', required: true, description: 'The import token\'s `id`, as the list gives it.', schema: { type: 'string', pattern: '^\\d{1,18}$' }, example: '42' },
+  limit: {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: 'Entries per page, 1 to 500 (100 when left out).',
+    schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
+  },
+  v: {
+    name: 'v',
+    in: 'query',
+    required: false,
+    description: 'Ignored: the page adds the photo\'s digest (`photo.sha256` of the station) so that a browser fetches a changed photo anew.',
+    schema: { type: 'string' },
+  },
+  cursor: {
+    name: 'cursor',
+    in: 'query',
+    required: false,
+    description: 'Where the page starts: opaque, taken from the `next` link of the page before.',
+    schema: { type: 'string' },
+  },
   family: {
     name: 'family',
     in: 'query',

@@ -8,7 +8,7 @@ import {
   eventPatchSchema,
   newEventSchema,
   stationPutSchema,
-} from '../../portal/bodies.js';
+} from '../bodies.js';
 import { textProblem } from '../../../domain/text.js';
 import {
   assignmentAnswerSchema,
@@ -24,15 +24,14 @@ import {
   photoAnswerSchema,
   stationListSchema,
   stationRecordViewSchema,
-} from '../../portal/views.js';
-import type { OperationDoc } from '../../../http/openapi.js';
-import { badPage, notFound, pageParameters, registryOperation } from './registry-shared.js';
+} from '../views.js';
+import { badPage, noStation, notFound, pageParameters, registryOperation } from './registry-shared.js';
 import { invalidBody, problem, problemExample } from './shared.js';
 
 /** Operator staff's operations: stations, layouts, events and the broadcast, the photo, assignments, the audit trail. */
 
 const STATION = ['hrs_id'];
-const noStation = () => notFound('No station has this id.', 'No station "BERLX".');
+const noEvent = () => notFound('No such station, or it has no event with this id.', 'BERLA has no event "ev-9".');
 const record = { name: 'Berlin Airport', heavy_duty: false, opening_hours: '24/7', time_zone: null, details: { city: 'Berlin' }, v1_fuel_types: ['700car'] };
 const layout = {
   dispensers: [{ external_id: 'D1', is_certified: true, nozzles: [{ external_id: 'N1', connector_type: 'H70', vehicle_side: 'left', is_certified: true, fuelling_options: ['700ld'] }] }],
@@ -44,23 +43,23 @@ const contradiction = () =>
     contradiction: problemExample(422, 'layout_contradiction', 'v1_fuel_types: v1 fuel type 350car has no nozzle with fuelling option 350ld on the confirmed layout'),
   });
 
-export function stationOperations(): OperationDoc[] {
-  return [
-    registryOperation({
-      method: 'GET', path: '/portal/v1/stations', tag: 'Stations', id: 'listStations', role: 'station',
+export function stationDocs() {
+  return {
+    listStations: registryOperation({
+      method: 'GET', tag: 'Stations', id: 'listStations', role: 'station',
       summary: 'The account\'s stations',
       description: 'The stations of the operators whose staff the account is (every station for an admin), with their layout version and whether a draft and a photo exist.',
       ok: { status: '200', description: 'The stations.', schema: 'StationList', zod: stationListSchema },
     }),
-    registryOperation({
-      method: 'GET', path: '/portal/v1/stations/:hrs_id', tag: 'Stations', id: 'getStation', role: 'station', parameters: STATION,
+    getStation: registryOperation({
+      method: 'GET', tag: 'Stations', id: 'getStation', role: 'station', parameters: STATION,
       summary: 'A station\'s record',
       description: 'The record as the registry file carries it, with the photo\'s metadata and when the exported static content last changed.',
       ok: { status: '200', description: 'The record.', schema: 'StationRecordView', zod: stationRecordViewSchema },
       more: { '404': noStation() },
     }),
-    registryOperation({
-      method: 'PUT', path: '/portal/v1/stations/:hrs_id', tag: 'Stations', id: 'putStation', role: 'station', parameters: STATION,
+    putStation: registryOperation({
+      method: 'PUT', tag: 'Stations', id: 'putStation', role: 'station', parameters: STATION,
       summary: 'Change a station\'s record',
       description:
         'The record becomes the body, checked by the registry file\'s own schema (the same rules and messages as `hrs load`); a ' +
@@ -89,15 +88,15 @@ export function stationOperations(): OperationDoc[] {
         '422': contradiction(),
       },
     }),
-    registryOperation({
-      method: 'GET', path: '/portal/v1/stations/:hrs_id/layout', tag: 'Layouts', id: 'getLayouts', role: 'station', parameters: STATION,
+    getLayouts: registryOperation({
+      method: 'GET', tag: 'Layouts', id: 'getLayouts', role: 'station', parameters: STATION,
       summary: 'The confirmed layout and the draft',
       description: 'The confirmed layout (what signals are checked against and export shows) and the draft (invisible to both until confirmed).',
       ok: { status: '200', description: 'Both layouts; either may be null.', schema: 'Layouts', zod: layoutsSchema },
       more: { '404': noStation() },
     }),
-    registryOperation({
-      method: 'PUT', path: '/portal/v1/stations/:hrs_id/layout/draft', tag: 'Layouts', id: 'putDraft', role: 'station', parameters: STATION,
+    putDraft: registryOperation({
+      method: 'PUT', tag: 'Layouts', id: 'putDraft', role: 'station', parameters: STATION,
       summary: 'Save the draft layout',
       description: 'The draft becomes the body, whole (the registry file\'s layout schema). It stays invisible to import and export until confirmed.',
       body: {
@@ -110,22 +109,22 @@ export function stationOperations(): OperationDoc[] {
       ok: { status: '200', description: 'The draft as stored, and what confirming it would change.', schema: 'DraftSaved', zod: draftSavedSchema },
       more: { '404': noStation() },
     }),
-    registryOperation({
-      method: 'DELETE', path: '/portal/v1/stations/:hrs_id/layout/draft', tag: 'Layouts', id: 'discardDraft', role: 'station', parameters: STATION,
+    discardDraft: registryOperation({
+      method: 'DELETE', tag: 'Layouts', id: 'discardDraft', role: 'station', parameters: STATION,
       summary: 'Throw the draft away',
       description: 'Removes the draft; the confirmed layout stays.',
       ok: { status: '204', description: 'Gone.' },
       more: { '404': problem('No such station, or it has no draft.', { no_draft: problemExample(404, 'not_found', 'BERLA has no draft layout.') }) },
     }),
-    registryOperation({
-      method: 'GET', path: '/portal/v1/stations/:hrs_id/layout/diff', tag: 'Layouts', id: 'diffDraft', role: 'station', parameters: STATION,
+    diffDraft: registryOperation({
+      method: 'GET', tag: 'Layouts', id: 'diffDraft', role: 'station', parameters: STATION,
       summary: 'What confirming the draft would change',
       description: 'Per dispensers, nozzles, storages and products: the ids added and removed, and per changed one each field before and after.',
       ok: { status: '200', description: 'The diff.', schema: 'DiffAnswer', zod: diffAnswerSchema },
       more: { '404': problem('No such station, or it has no draft.', { no_draft: problemExample(404, 'not_found', 'BERLA has no draft layout: save one first.') }) },
     }),
-    registryOperation({
-      method: 'POST', path: '/portal/v1/stations/:hrs_id/layout/confirm', tag: 'Layouts', id: 'confirmDraft', role: 'station', parameters: STATION,
+    confirmDraft: registryOperation({
+      method: 'POST', tag: 'Layouts', id: 'confirmDraft', role: 'station', parameters: STATION,
       summary: 'Confirm the draft',
       description:
         'In one transaction the draft becomes the confirmed layout (its version one more), the draft is gone and the export record\'s ' +
@@ -145,15 +144,15 @@ export function stationOperations(): OperationDoc[] {
         }),
       },
     }),
-    registryOperation({
-      method: 'GET', path: '/portal/v1/stations/:hrs_id/events', tag: 'Events', id: 'listEvents', role: 'station', parameters: STATION,
+    listEvents: registryOperation({
+      method: 'GET', tag: 'Events', id: 'listEvents', role: 'station', parameters: STATION,
       summary: 'The station\'s events',
       description: 'Every event, past ones too, latest start first.',
       ok: { status: '200', description: 'The events.', schema: 'EventList', zod: eventListSchema },
       more: { '404': noStation() },
     }),
-    registryOperation({
-      method: 'POST', path: '/portal/v1/stations/:hrs_id/events', tag: 'Events', id: 'createEvent', role: 'station', parameters: STATION,
+    createEvent: registryOperation({
+      method: 'POST', tag: 'Events', id: 'createEvent', role: 'station', parameters: STATION,
       summary: 'Announce an event',
       description: 'A new event (the registry file\'s event; its `id` is made, `ev-` and 12 hex digits, when left out). Export shows it at once.',
       body: {
@@ -163,30 +162,30 @@ export function stationOperations(): OperationDoc[] {
       ok: { status: '201', description: 'The event.', schema: 'Event', zod: eventViewSchema },
       more: { '404': noStation(), '409': problem('The station has an event with this id already.', { taken: problemExample(409, 'conflict', 'BERLA has an event "ev-1" already: change it, or choose another id.') }) },
     }),
-    registryOperation({
-      method: 'PATCH', path: '/portal/v1/stations/:hrs_id/events/:event_id', tag: 'Events', id: 'changeEvent', role: 'station', parameters: ['hrs_id', 'event_id'],
+    changeEvent: registryOperation({
+      method: 'PATCH', tag: 'Events', id: 'changeEvent', role: 'station', parameters: ['hrs_id', 'event_id'],
       summary: 'Change an event',
       description: 'The fields given replace the stored ones; the event that results is checked whole (it must still end after it starts).',
       body: { schema: 'EventPatch', zod: eventPatchSchema, invalid: { kind: invalidBody(eventPatchSchema, { kind: 'party' }, 'An unknown kind') } },
       ok: { status: '200', description: 'The event as stored now.', schema: 'Event', zod: eventViewSchema },
-      more: { '404': notFound('No such station, or it has no event with this id.', 'BERLA has no event "ev-9".') },
+      more: { '404': noEvent() },
     }),
-    registryOperation({
-      method: 'POST', path: '/portal/v1/stations/:hrs_id/events/:event_id/end', tag: 'Events', id: 'endEvent', role: 'station', parameters: ['hrs_id', 'event_id'],
+    endEvent: registryOperation({
+      method: 'POST', tag: 'Events', id: 'endEvent', role: 'station', parameters: ['hrs_id', 'event_id'],
       summary: 'End a running event',
       description: 'Sets the event\'s end to `ends_at`, or now; the body may be left out.',
       body: { schema: 'EndEvent', zod: endEventSchema, required: false, invalid: { bad_date: invalidBody(endEventSchema, { ends_at: 'now' }, 'Not an ISO 8601 date and time') } },
       ok: { status: '200', description: 'The event, ended.', schema: 'Event', zod: eventViewSchema },
       more: {
-        '404': notFound('No such station, or it has no event with this id.', 'BERLA has no event "ev-9".'),
+        '404': noEvent(),
         '409': problem('The event has not started yet, or has ended already.', {
           not_started: problemExample(409, 'conflict', 'The event "ev-2" has not started yet (2027-03-02T08:00:00.000Z): change its times or its description instead.'),
           ended: problemExample(409, 'conflict', 'The event "ev-1" ended already (2026-12-01T12:00:00.000Z).'),
         }),
       },
     }),
-    registryOperation({
-      method: 'POST', path: '/portal/v1/operators/:operator_id/events', tag: 'Events', id: 'broadcastEvent', role: 'operator', parameters: ['operator_id'],
+    broadcastEvent: registryOperation({
+      method: 'POST', tag: 'Events', id: 'broadcastEvent', role: 'operator', parameters: ['operator_id'],
       summary: 'Broadcast an event to many stations',
       description: 'The maintenance broadcast: one event, one id, on the stations named in `hrs_ids` or on all the operator\'s; all of them get it or none does.',
       body: {
@@ -204,8 +203,8 @@ export function stationOperations(): OperationDoc[] {
         }),
       },
     }),
-    registryOperation({
-      method: 'GET', path: '/portal/v1/stations/:hrs_id/photo', tag: 'Photo', id: 'getPhoto', role: 'station', parameters: [...STATION, 'v'],
+    getPhoto: registryOperation({
+      method: 'GET', tag: 'Photo', id: 'getPhoto', role: 'station', parameters: [...STATION, 'v'],
       summary: 'The station\'s photo',
       description: 'The stored image, as export serves it (with `X-Content-Type-Options: nosniff`).',
       ok: {
@@ -215,8 +214,8 @@ export function stationOperations(): OperationDoc[] {
       },
       more: { '404': notFound('No such station, or it has no photo.', 'BERLA has no photo.') },
     }),
-    registryOperation({
-      method: 'PUT', path: '/portal/v1/stations/:hrs_id/photo', tag: 'Photo', id: 'putPhoto', role: 'station', parameters: STATION,
+    putPhoto: registryOperation({
+      method: 'PUT', tag: 'Photo', id: 'putPhoto', role: 'station', parameters: STATION,
       summary: 'Upload the station\'s photo',
       description:
         `The body is the image's bytes: JPEG, PNG or WebP, told from the bytes (never from a header or a name), at most ${MAX_PHOTO_BYTES} bytes ` +
@@ -242,22 +241,22 @@ export function stationOperations(): OperationDoc[] {
         }),
       },
     }),
-    registryOperation({
-      method: 'DELETE', path: '/portal/v1/stations/:hrs_id/photo', tag: 'Photo', id: 'deletePhoto', role: 'station', parameters: STATION,
+    deletePhoto: registryOperation({
+      method: 'DELETE', tag: 'Photo', id: 'deletePhoto', role: 'station', parameters: STATION,
       summary: 'Remove the station\'s photo',
       description: 'Removes it; export answers 404 for it from now on.',
       ok: { status: '204', description: 'Removed (or there was none).' },
       more: { '404': noStation() },
     }),
-    registryOperation({
-      method: 'GET', path: '/portal/v1/stations/:hrs_id/assignments', tag: 'Assignments', id: 'listAssignments', role: 'station', parameters: STATION,
+    listAssignments: registryOperation({
+      method: 'GET', tag: 'Assignments', id: 'listAssignments', role: 'station', parameters: STATION,
       summary: 'The station\'s assignments',
       description: 'Which originator is live or testing for which signal type (and the v1 transmission state), with every originator that may be assigned.',
       ok: { status: '200', description: 'The assignments.', schema: 'Assignments', zod: assignmentsSchema },
       more: { '404': noStation() },
     }),
-    registryOperation({
-      method: 'PUT', path: '/portal/v1/stations/:hrs_id/assignments/:originator_id/:signal_type', tag: 'Assignments', id: 'putAssignment', role: 'station',
+    putAssignment: registryOperation({
+      method: 'PUT', tag: 'Assignments', id: 'putAssignment', role: 'station',
       parameters: ['hrs_id', 'originator_id', 'signal_type'],
       summary: 'Assign an originator',
       description: '`live`, `testing` or `none` for a v2 signal type; for `v1`, `live`, `testing`, `inactive` or `none`. At most one originator is live per station and type. It applies to the next signal on every instance.',
@@ -270,19 +269,19 @@ export function stationOperations(): OperationDoc[] {
         }),
       },
     }),
-    registryOperation({
-      method: 'GET', path: '/portal/v1/stations/:hrs_id/audit', tag: 'Audit', id: 'stationAudit', role: 'station', parameters: ['hrs_id', ...pageParameters],
+    stationAudit: registryOperation({
+      method: 'GET', tag: 'Audit', id: 'stationAudit', role: 'station', parameters: ['hrs_id', ...pageParameters],
       summary: 'The station\'s audit trail',
       description: 'Every change made to the station through the portal or the admin API, newest first, a page at a time.',
       ok: { status: '200', description: 'A page of entries.', schema: 'AuditPage', zod: auditPageSchema },
       more: { '400': problem('`limit` or `cursor` is not valid.', badPage()), '404': noStation() },
     }),
-    registryOperation({
-      method: 'GET', path: '/portal/v1/operators/:operator_id/audit', tag: 'Audit', id: 'operatorAudit', role: 'operator', parameters: ['operator_id', ...pageParameters],
+    operatorAudit: registryOperation({
+      method: 'GET', tag: 'Audit', id: 'operatorAudit', role: 'operator', parameters: ['operator_id', ...pageParameters],
       summary: 'The operator\'s audit trail',
       description: 'Every change made to the operator\'s stations, newest first, a page at a time.',
       ok: { status: '200', description: 'A page of entries.', schema: 'AuditPage', zod: auditPageSchema },
       more: { '400': problem('`limit` or `cursor` is not valid.', badPage()) },
     }),
-  ];
+  };
 }
