@@ -143,6 +143,7 @@ export class HttpServer {
       method: 'GET',
       path: spec.path,
       query: spec.query,
+      doc: spec.doc,
       handler: () => {
         throw new HttpError(426, 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".', {
           headers: { Upgrade: 'websocket', Connection: 'Upgrade' },

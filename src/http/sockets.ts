@@ -1,5 +1,6 @@
 import type { HttpRequest, HttpResponse, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import type { Logger } from 'pino';
+import type { RouteDoc } from './contract.js';
 import type { Family } from './family.js';
 import type { TrustProxy } from './client-address.js';
 import { checkQuery, type QuerySchema } from './query.js';
@@ -29,6 +30,8 @@ export interface SocketRouteSpec<T> {
   messageAuth: boolean;
   /** The query parameters it takes, the keys of this schema (see RouteSpec in ./server.ts); checked on the upgrade and the plain GET. */
   query?: QuerySchema;
+  /** Its operation in its family's document (see RouteSpec's `doc`): the upgrade, as a GET. */
+  doc?: RouteDoc;
   /** Runs once the principal is known, before upgrading (header) or after the auth message; its result is `state`. */
   admit: (req: Request) => Promise<T> | T;
   /** The uWS behaviour (limits, open, message, drain, close); `upgrade` is the server's. */
