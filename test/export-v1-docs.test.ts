@@ -8,7 +8,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
-import { exportV11Document, exportV1Document } from '../src/api/docs/export-v1.js';
+import { exportV11Document, exportV1Document } from '../src/api/export-legacy/docs/document.js';
 import { openApiPath, type DocContext, type DocDefinition } from '../src/http/openapi.js';
 import { serviceVersion } from '../src/api/docs/routes.js';
 import { docSites, type DocSite } from './helpers/docs.js';

@@ -6,6 +6,7 @@ import type { FamilyPolicy } from '../http/policy.js';
 import type { HttpServer } from '../http/server.js';
 import { tokenAuth, type TokenFinder } from './auth.js';
 import type { FamilyDocument } from '../http/openapi.js';
+import type { RouteDoc } from '../http/contract.js';
 
 /**
  * The reference lists every generation publishes, as replies made once at start (the lists change
@@ -42,6 +43,8 @@ export interface ReferenceFamily {
   policy?: FamilyPolicy;
   /** Path → the list it serves, as made once from the reference data. */
   lists: (reference: ReferenceData) => Record<string, Reply>;
+  /** Path → the list's operation in the family's document, where the family's routes carry theirs. */
+  listDocs?: (reference: ReferenceData) => Record<string, RouteDoc>;
   document: FamilyDocument;
 }
 
@@ -53,8 +56,9 @@ export function referenceApi(
 ): Family {
   const { name, prefix, label, accepts, sandbox, errors, policy, document } = declared;
   const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, policy, guards: deps.guards, document };
+  const docs = declared.listDocs?.(deps.reference) ?? {};
   for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
-    server.route({ family, method: 'GET', path, handler: () => reply });
+    server.route({ family, method: 'GET', path, ...(docs[path] ? { doc: docs[path] } : {}), handler: () => reply });
   }
   return family;
 }

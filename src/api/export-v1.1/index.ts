@@ -6,7 +6,9 @@ import type { TokenFinder } from '../auth.js';
 import type { Sql } from '../../../db/connect.js';
 import { legacyStationRoutes } from '../export-legacy/stations.js';
 import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
-import { exportV11Document } from '../docs/export-v1.js';
+import { exportV11Document } from '../export-legacy/docs/document.js';
+import { exportDialectDocs } from '../export-legacy/docs/dialects.js';
+import { fuelTypeDoc, vehicleTypeDoc } from '../export-legacy/docs/reference.js';
 import { fuellingOptions, vehicleTypes, referenceApi, type ReferenceFamily } from '../reference.js';
 
 /** export v1.1: the legacy export API with fuelling options, vehicle types and the five-state summary (export v1/v1.1 tokens). */
@@ -21,6 +23,10 @@ export const EXPORT_V11: ReferenceFamily = {
   lists: (reference) => ({
     '/v1.1/fuel-type': fuellingOptions(reference),
     '/v1.1/vehicle-type': vehicleTypes(reference),
+  }),
+  listDocs: (reference) => ({
+    '/v1.1/fuel-type': fuelTypeDoc(exportDialectDocs()['v1.1'], reference),
+    '/v1.1/vehicle-type': vehicleTypeDoc(exportDialectDocs()['v1.1'], reference),
   }),
 };
 

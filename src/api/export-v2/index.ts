@@ -8,6 +8,7 @@ import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { fuellingOptionsV2, vehicleTypes } from '../reference.js';
 import { exportV2Family } from './family.js';
+import { fuelTypesDoc, vehicleTypesDoc } from './docs/reference.js';
 import { stationRoutes } from './stations.js';
 import { statusRoutes, type StatusSource } from './status.js';
 import { historyRoutes } from './history.js';
@@ -42,8 +43,8 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   const authenticate = family.auth!;
   const options = fuellingOptionsV2(deps.reference);
   const vehicles = vehicleTypes(deps.reference);
-  server.route({ family, method: 'GET', path: '/v2/fuel-type', handler: () => options });
-  server.route({ family, method: 'GET', path: '/v2/vehicle-type', handler: () => vehicles });
+  server.route({ family, method: 'GET', path: '/v2/fuel-type', doc: fuelTypesDoc(deps.reference), handler: () => options });
+  server.route({ family, method: 'GET', path: '/v2/vehicle-type', doc: vehicleTypesDoc(deps.reference), handler: () => vehicles });
   statusRoutes(server, family, deps.status);
   const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl });
   historyRoutes(server, family, deps);

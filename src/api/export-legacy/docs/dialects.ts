@@ -1,6 +1,7 @@
 import type { Dialect } from '../../../domain/import-v1/options.js';
 import { EXPORT_V1 } from '../../export-v1/index.js';
 import { EXPORT_V11 } from '../../export-v1.1/index.js';
+import type { RouteDoc } from '../../../http/contract.js';
 import type { ReferenceFamily } from '../../reference.js';
 
 /**
@@ -28,5 +29,8 @@ export const exportDialectDocs = (): Record<Dialect, ExportDialectDoc> => ({
 /** The interactive reference of the successor for station data, export v2 (src/api/docs/routes.ts serves it there). */
 export const V2_REFERENCE = '/v2/doc/';
 
-/** A path of the dialect's family: `path(d, 'hrs/:hrs_id')` → `/v1.1/hrs/:hrs_id`. */
-export const pathOf = (d: ExportDialectDoc, rest: string) => `${d.declared.prefix}${rest}`;
+/** What the dialect calls the entries of a summary and the codes of a record. */
+export const words = (d: ExportDialectDoc) => (d.dialect === 'v1' ? 'fuel type' : 'fuelling option');
+
+/** A route's operation in the dialect's document: a deprecated generation's are all marked so. */
+export const legacyDoc = (d: ExportDialectDoc, doc: RouteDoc): RouteDoc => (d.deprecated ? { ...doc, deprecated: true } : doc);

@@ -1,30 +1,20 @@
-import { EXPORT_V1 } from '../export-v1/index.js';
-import { V1_DEPRECATED_AT } from '../deprecation.js';
-import { deprecationHeaders } from './headers.js';
-import type { DocContext, DocDefinition, OperationDoc } from '../../http/openapi.js';
-import { headers, parameters, responses, responseSchemas, securitySchemes } from './export-v1/components.js';
-import { exportDialectDocs, type ExportDialectDoc } from './export-v1/dialects.js';
-import { info, tags } from './export-v1/info.js';
-import {
-  fuelTypeOperation,
-  getPhotoOperation,
-  getStationOperation,
-  getSummaryOperation,
-  listEventsOperation,
-  listStationsOperation,
-  listSummaryOperation,
-  vehicleTypeOperation,
-} from './export-v1/operations.js';
+import { EXPORT_V1 } from '../../export-v1/index.js';
+import { V1_DEPRECATED_AT } from '../../deprecation.js';
+import { deprecationHeaders } from '../../docs/headers.js';
+import type { DocContext, DocDefinition } from '../../../http/openapi.js';
+import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
+import { exportDialectDocs, type ExportDialectDoc } from './dialects.js';
+import { info, tags } from './info.js';
 
 /**
- * The export v1 and v1.1 documents' definitions, put together from their parts under
- * src/api/docs/export-v1/ (shared by both, told apart by dialects.ts). The schemas are those of
- * src/domain/export-v1/schemas.ts and src/domain/status/summary.ts.
+ * The export v1 and v1.1 documents' definitions, put together from their parts in this folder (shared
+ * by both, told apart by dialects.ts; what they share with export v2 is in
+ * ../../export-v2/docs/shared.ts). Their operations are the routes' own `doc` (../status.ts,
+ * ../stations.ts, and the reference lists of ../../export-v1/ and ../../export-v1.1/). The schemas are
+ * those of src/domain/export-v1/schemas.ts and src/domain/status/summary.ts.
  */
 function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefinition {
   const deprecation = d.deprecated ? EXPORT_V1.policy!.headers! : undefined;
-  // A deprecated generation's operations are all marked so.
-  const marked = (operation: OperationDoc): OperationDoc => (d.deprecated ? { ...operation, operation: { ...operation.operation, deprecated: true } } : operation);
   return {
     family: d.family,
     info: info(d, context),
@@ -37,16 +27,6 @@ function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefi
     responses: responses(d, context.config),
     everyResponseHeaders: ['X-Request-Id', ...(deprecation ? ['Deprecation', 'Link'] : [])],
     afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
-    operations: [
-      listSummaryOperation(d),
-      getSummaryOperation(d),
-      listStationsOperation(d),
-      getStationOperation(d),
-      listEventsOperation(d),
-      getPhotoOperation(d),
-      fuelTypeOperation(d, context.reference),
-      ...(d.dialect === 'v1.1' ? [vehicleTypeOperation(d, context.reference)] : []),
-    ].map(marked),
   };
 }
 

@@ -1,17 +1,14 @@
-import type { DocContext, DocDefinition } from '../../http/openapi.js';
-import { headers, parameters, responses, responseSchemas, securitySchemes } from './export-v2/components.js';
-import { info, tags } from './export-v2/info.js';
-import { streamStatusOperation } from './export-v2/push.js';
-import { listFuelTypesOperation, listVehicleTypesOperation } from './export-v2/reference.js';
-import { getPhotoOperation, getStationOperation, listEventsOperation, listStationsOperation } from './export-v2/stations.js';
-import { getStatusOperation, listStatusOperation } from './export-v2/status.js';
-import { historyOperation, historyParameters, historyResponses, reliabilityOperation } from './export-v2/history.js';
-import { historyPageSchema, reliabilitySchema } from '../../domain/export-v2/history.js';
-import { datex2StatusOperation, datex2TableOperation } from './export-v2/datex2.js';
+import type { DocContext, DocDefinition, FamilyDocument } from '../../../http/openapi.js';
+import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
+import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
+import { historyParameters, historyResponses } from './history.js';
+import { info, tags } from './info.js';
 
 /**
- * The export v2 document's definition, put together from its parts under src/api/docs/export-v2/:
- * the info and tags, the components, and the operations by path group, in the document's order.
+ * The export v2 document's definition: the info and tags, the components (./components.ts, the
+ * history extension's from ./history.ts). Its operations are the routes' own `doc` (../stations.ts,
+ * ../status.ts, ../history.ts, ../index.ts), the status stream's (./push.ts, on its socket route) and
+ * the DATEX II publications' (../../datex2/docs.ts: same tokens and limits, no document of their own).
  */
 export function exportV2Document(context: DocContext): DocDefinition {
   return {
@@ -27,20 +24,7 @@ export function exportV2Document(context: DocContext): DocDefinition {
     responses: { ...responses(context.config), ...historyResponses() },
     everyResponseHeaders: ['X-Request-Id', 'Link'],
     afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
-    operations: [
-      listStationsOperation(),
-      getStationOperation(),
-      listStatusOperation(),
-      streamStatusOperation(context.config),
-      getStatusOperation(),
-      listEventsOperation(),
-      getPhotoOperation(),
-      reliabilityOperation(),
-      historyOperation(),
-      listFuelTypesOperation(context.reference),
-      listVehicleTypesOperation(context.reference),
-      datex2TableOperation(),
-      datex2StatusOperation(),
-    ],
   };
 }
+
+export const EXPORT_V2_DOCUMENT: FamilyDocument = { path: '/v2/doc', title: 'HRS signal platform: Export API v2', define: exportV2Document };

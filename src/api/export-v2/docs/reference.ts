@@ -1,48 +1,41 @@
-import { schemaRef, type DocContext, type OperationDoc } from '../../../http/openapi.js';
+import type { RouteDoc } from '../../../http/contract.js';
+import { schemaRef, type DocContext } from '../../../http/openapi.js';
 import { COMMON } from './shared.js';
 
 /** The reference lists' operations; their examples are the lists the service holds (read from the database at start). */
 
 /** `GET /v2/fuel-type`: the fuelling options. */
-export function listFuelTypesOperation(reference: DocContext['reference']): OperationDoc {
+export function fuelTypesDoc(reference: DocContext['reference']): RouteDoc {
   const fuelTypes = reference.fuellingOptions.map((o) => ({ ...o }));
   return {
-    method: 'GET',
-    path: '/v2/fuel-type',
-    operation: {
-      tags: ['Reference'],
-      operationId: 'listFuelTypes',
-      summary: 'Fuelling options',
-      description: 'The fuelling options (`700ld`, `350ld`, `700hd`, `350hd`) that `nozzles[].fuelling_options` use.',
-      responses: {
-        '200': {
-          description: 'Every fuelling option, in a fixed order.',
-          content: { 'application/json': { schema: schemaRef('FuelTypeList'), examples: { all: { value: fuelTypes } } } },
-        },
-        ...COMMON,
+    tags: ['Reference'],
+    operationId: 'listFuelTypes',
+    summary: 'Fuelling options',
+    description: 'The fuelling options (`700ld`, `350ld`, `700hd`, `350hd`) that `nozzles[].fuelling_options` use.',
+    responses: {
+      '200': {
+        description: 'Every fuelling option, in a fixed order.',
+        content: { 'application/json': { schema: schemaRef('FuelTypeList'), examples: { all: { value: fuelTypes } } } },
       },
+      ...COMMON,
     },
   };
 }
 
 /** `GET /v2/vehicle-type`: the EU vehicle categories. */
-export function listVehicleTypesOperation(reference: DocContext['reference']): OperationDoc {
+export function vehicleTypesDoc(reference: DocContext['reference']): RouteDoc {
   const vehicleTypes = reference.vehicleCategories.map(({ code, name }) => ({ code, name }));
   return {
-    method: 'GET',
-    path: '/v2/vehicle-type',
-    operation: {
-      tags: ['Reference'],
-      operationId: 'listVehicleTypes',
-      summary: 'EU vehicle categories',
-      description: 'The EU vehicle categories that resolve the `vehicle_types` codes of the station details.',
-      responses: {
-        '200': {
-          description: 'Every vehicle category, in a fixed order.',
-          content: { 'application/json': { schema: schemaRef('VehicleTypeList'), examples: { all: { value: vehicleTypes } } } },
-        },
-        ...COMMON,
+    tags: ['Reference'],
+    operationId: 'listVehicleTypes',
+    summary: 'EU vehicle categories',
+    description: 'The EU vehicle categories that resolve the `vehicle_types` codes of the station details.',
+    responses: {
+      '200': {
+        description: 'Every vehicle category, in a fixed order.',
+        content: { 'application/json': { schema: schemaRef('VehicleTypeList'), examples: { all: { value: vehicleTypes } } } },
       },
+      ...COMMON,
     },
   };
 }
