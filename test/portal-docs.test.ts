@@ -34,6 +34,7 @@ import type { HttpServer } from '../src/http/server.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture } from './helpers/portal.js';
+import { checkExamples } from './helpers/openapi.js';
 
 type AjvClass = typeof Ajv2020Module.default;
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: AjvClass }).default ?? Ajv2020Module) as AjvClass;
@@ -286,34 +287,7 @@ t.test('the description explains the sign-in flow, sessions, the Origin rule, th
 });
 
 t.test('every example validates against its schema; request examples pass the API\'s own schemas', async (t) => {
-  let count = 0;
-  const walk = (value: unknown, path: (string | number)[], inSchema: boolean) => {
-    if (Array.isArray(value)) return value.forEach((v, i) => walk(v, [...path, i], inSchema));
-    if (value === null || typeof value !== 'object') return;
-    const node = value as Json;
-    if (inSchema && Array.isArray(node.examples)) {
-      node.examples.forEach((ex: unknown, i: number) => {
-        count++;
-        t.equal(check(path, ex), null, `${path.join('/')} examples[${i}]`);
-      });
-    }
-    if (!inSchema && node.schema && node.examples && typeof node.examples === 'object') {
-      for (const [name, ex] of Object.entries(node.examples as Record<string, Json>)) {
-        count++;
-        t.equal(check([...path, 'schema'], deref(ex).value), null, `${path.join('/')} example ${name}`);
-      }
-    }
-    if (!inSchema && node.schema && 'example' in node) {
-      count++;
-      t.equal(check([...path, 'schema'], node.example), null, `${path.join('/')} example`);
-    }
-    for (const [key, child] of Object.entries(node)) {
-      const childInSchema = inSchema ? !(key === 'examples' || key === 'example') : key === 'schema' || path.at(-1) === 'schemas';
-      if (inSchema && (key === 'examples' || key === 'example')) continue;
-      walk(child, [...path, key], childInSchema);
-    }
-  };
-  walk(document, [], false);
+  const count = checkExamples(t, document, check);
   t.ok(count > 40, `${count} examples checked`);
 
   const requests: [string, string, z.ZodType][] = [

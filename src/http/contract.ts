@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest, HttpError, notFound, type Reply } from './errors.js';
+import { badRequest, notFound, type HttpError, type Reply } from './errors.js';
 import type { Family } from './family.js';
 import { CACHE_BUSTER, queryNames, type QuerySchema } from './query.js';
 import { parseJson, type Request } from './request.js';
@@ -120,7 +120,6 @@ export interface RouteInput<P extends z.ZodType, Q extends QuerySchema, B extend
 
 /** The schemas of a route, as the core checks them. */
 export interface Contract {
-  method: Method;
   params?: z.ZodType;
   query?: QuerySchema;
   /** `true`: the handler reads the raw body (`req.body`); a schema: the core parses it as JSON and checks it. */

@@ -46,7 +46,7 @@ export interface FamilyDocument {
   define(context: DocContext): DocDefinition;
 }
 
-/** What a document definition is made of; see src/api/import-v2/docs.ts. */
+/** What a document definition is made of; see src/api/import-v2/docs/document.ts. */
 export interface DocDefinition {
   /** The family whose routes are the document's operations (its name). */
   family: string;
@@ -70,7 +70,7 @@ export interface DocDefinition {
   parameters?: Record<string, Json>;
   headers: Record<string, Json>;
   responses: Record<string, Json>;
-  /** Operations of routes that carry no `doc` (each route describes itself where its family has moved them). */
+  /** Operations of routes that carry no `doc` yet (families not migrated; see OperationDoc). */
   operations?: OperationDoc[];
   /**
    * Headers every response of an operation carries (`X-Request-Id`), and those every response after

@@ -1,8 +1,8 @@
 import type { HttpRequest, HttpResponse, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import type { RouteDoc } from './contract.js';
 import type { Family } from './family.js';
 import type { TrustProxy } from './client-address.js';
+import type { RouteDoc } from './contract.js';
 import { checkQuery, type QuerySchema } from './query.js';
 import { Abort, copyRequest, type Request } from './request.js';
 import { failure, logRequest, respond, withRequestHeaders, type ErrorClassifier } from './respond.js';
@@ -30,7 +30,7 @@ export interface SocketRouteSpec<T> {
   messageAuth: boolean;
   /** The query parameters it takes, the keys of this schema (see RouteSpec in ./server.ts); checked on the upgrade and the plain GET. */
   query?: QuerySchema;
-  /** Its operation in its family's document (see RouteSpec's `doc`): the upgrade, as a GET. */
+  /** Its operation in its family's document (see RouteSpec), as the plain GET's. */
   doc?: RouteDoc;
   /** Runs once the principal is known, before upgrading (header) or after the auth message; its result is `state`. */
   admit: (req: Request) => Promise<T> | T;

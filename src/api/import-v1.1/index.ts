@@ -2,7 +2,6 @@ import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { legacyImportApi, type LegacyImport, type LegacyImportDeps } from '../legacy-import/index.js';
 import { fuellingOptions } from '../reference.js';
-import { importV11Document } from '../docs/import-v1.js';
 
 /**
  * import v1.1: the legacy import API with the four fuelling options (`700ld`, `350ld`, `700hd`,
@@ -14,9 +13,8 @@ export const IMPORT_V11: LegacyImport = {
   label: 'import v1.1',
   accepts: 'import_v1',
   dialect: 'v1.1',
-  lists: (reference) => ({ '/import/v1.1/fuel-type': fuellingOptions(reference) }),
+  fuelTypes: fuellingOptions,
   activeStations: true,
-  document: { path: '/import/v1.1/doc', title: 'HRS signal platform: Import API v1.1', define: (context) => importV11Document(context) },
 };
 
 export function importV11Api(server: HttpServer, deps: LegacyImportDeps): Family {

@@ -3,7 +3,6 @@ import type { HttpServer } from '../../http/server.js';
 import { legacyImportApi, type LegacyImport, type LegacyImportDeps } from '../legacy-import/index.js';
 import { deprecatedPolicy } from '../deprecation.js';
 import { v1FuelTypes } from '../reference.js';
-import { importV1Document } from '../docs/import-v1.js';
 
 /**
  * import v1: the legacy import API, deprecated and still served: signals per v1 fuel type (`700car`,
@@ -15,11 +14,10 @@ export const IMPORT_V1: LegacyImport = {
   label: 'import v1',
   accepts: 'import_v1',
   dialect: 'v1',
-  lists: (reference) => ({ '/import/v1/fuel-type': v1FuelTypes(reference) }),
+  fuelTypes: v1FuelTypes,
   activeStations: false,
   // Deprecated: every response says so and links v1.1's reference.
   policy: deprecatedPolicy('/import/v1.1/doc/'),
-  document: { path: '/import/v1/doc', title: 'HRS signal platform: Import API v1', define: (context) => importV1Document(context) },
 };
 
 export function importV1Api(server: HttpServer, deps: LegacyImportDeps): Family {

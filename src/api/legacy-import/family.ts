@@ -6,7 +6,8 @@ import type { FamilyPolicy } from '../../http/policy.js';
 import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
-import type { FamilyDocument } from '../../http/openapi.js';
+import { legacyImportDocument } from './docs/document.js';
+import type { LegacyImport } from './index.js';
 
 /**
  * The legacy import families (v1 and v1.1) as their folders declare them. The spec names no rate limit
@@ -36,17 +37,16 @@ export interface LegacyFamilyName {
   accepts: Generation;
   /** Headers on every response of the family (a deprecated generation's `Deprecation` and `Link`). */
   policy?: FamilyPolicy;
-  document: FamilyDocument;
 }
 
-export function legacyImportFamily(declared: LegacyFamilyName, deps: LegacyImportFamilyDeps): Family {
+export function legacyImportFamily(declared: LegacyImport, deps: LegacyImportFamilyDeps): Family {
   return {
     name: declared.name,
     prefix: declared.prefix,
     auth: tokenAuth(deps.tokens, { label: declared.label, accepts: declared.accepts }),
     errors: DRF_ERRORS,
     policy: declared.policy,
-    document: declared.document,
+    document: legacyImportDocument(declared),
     guards: [
       rateLimitGuard(deps.limiter, {
         limits: [{ ...IMPORT_V1_LIMIT, limit: deps.perMinute }],

@@ -1,11 +1,12 @@
 import { V1_MESSAGES } from '../../../domain/import-v1/messages.js';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
 import { unstorableProblem } from '../../../domain/import-v2/schemas.js';
-import { responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
-import { signalPath, V2_REFERENCE, type DialectDoc } from './dialects.js';
+import type { RouteDoc } from '../../../http/contract.js';
+import { responseRef, schemaRef } from '../../../http/openapi.js';
+import { V2_REFERENCE, type DialectDoc } from './dialects.js';
 import { requestExamples } from './examples.js';
 
-/** `POST /import/v1/hrs-availability`, `POST /import/v1.1/hrs-availability`. */
+/** The operation of `POST /import/v1/hrs-availability` and `POST /import/v1.1/hrs-availability`. */
 
 /** How the messages render where they take a value. */
 const CODE = '<fuel_type>';
@@ -74,30 +75,26 @@ function description(d: DialectDoc): string {
   );
 }
 
-export function signalOperation(d: DialectDoc): OperationDoc {
+export function signalDoc(d: DialectDoc): RouteDoc {
   return {
-    method: 'POST',
-    path: signalPath(d),
-    operation: {
-      tags: ['Signals'],
-      operationId: 'postHrsAvailability',
-      summary: d.deprecated ? 'Send availability signals (deprecated: use import v1.1 or v2)' : 'Send availability signals',
-      description: description(d),
-      ...(d.deprecated ? { deprecated: true } : {}),
-      requestBody: {
-        required: true,
-        description: 'A JSON array of signals.',
-        content: { 'application/json': { schema: schemaRef('SignalRequest'), examples: requestExamples(d.dialect) } },
-      },
-      responses: {
-        '204': { description: 'Every signal accepted (stored; published when Live). Empty body; never a 200 with a body.' },
-        '400': responseRef('ValidationFailed'),
-        '401': responseRef('Unauthorized'),
-        '413': responseRef('PayloadTooLarge'),
-        '415': responseRef('UnsupportedMediaType'),
-        '429': responseRef('TooManyRequests'),
-        '500': responseRef('InternalError'),
-      },
+    tags: ['Signals'],
+    operationId: 'postHrsAvailability',
+    summary: d.deprecated ? 'Send availability signals (deprecated: use import v1.1 or v2)' : 'Send availability signals',
+    description: description(d),
+    ...(d.deprecated ? { deprecated: true } : {}),
+    requestBody: {
+      required: true,
+      description: 'A JSON array of signals.',
+      content: { 'application/json': { schema: schemaRef('SignalRequest'), examples: requestExamples(d.dialect) } },
+    },
+    responses: {
+      '204': { description: 'Every signal accepted (stored; published when Live). Empty body; never a 200 with a body.' },
+      '400': responseRef('ValidationFailed'),
+      '401': responseRef('Unauthorized'),
+      '413': responseRef('PayloadTooLarge'),
+      '415': responseRef('UnsupportedMediaType'),
+      '429': responseRef('TooManyRequests'),
+      '500': responseRef('InternalError'),
     },
   };
 }

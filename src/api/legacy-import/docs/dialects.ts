@@ -1,7 +1,5 @@
 import type { Dialect } from '../../../domain/import-v1/options.js';
-import { IMPORT_V1 } from '../../import-v1/index.js';
-import { IMPORT_V11 } from '../../import-v1.1/index.js';
-import type { LegacyImport } from '../../legacy-import/index.js';
+import type { LegacyImport } from '../index.js';
 
 /**
  * What the import v1 and v1.1 documents say differently: the family as its folder declares it
@@ -9,18 +7,21 @@ import type { LegacyImport } from '../../legacy-import/index.js';
  * other word of the two documents is shared (the parts in this folder).
  */
 export interface DialectDoc {
-  family: 'import_v1' | 'import_v1.1';
+  family: string;
   declared: LegacyImport;
   dialect: Dialect;
   /** `v1`, `v1.1`: as the text names the version. */
   version: string;
+  /** Deprecated: its responses carry `Deprecation` (its policy's headers) and its operations are marked so. */
   deprecated: boolean;
 }
 
-/** Made on use: the families' declarations name their documents, which read them back (an import cycle). */
-export const dialectDocs = (): Record<Dialect, DialectDoc> => ({
-  v1: { family: 'import_v1', declared: IMPORT_V1, dialect: 'v1', version: 'v1', deprecated: true },
-  'v1.1': { family: 'import_v1.1', declared: IMPORT_V11, dialect: 'v1.1', version: 'v1.1', deprecated: false },
+export const dialectDoc = (declared: LegacyImport): DialectDoc => ({
+  family: declared.name,
+  declared,
+  dialect: declared.dialect,
+  version: declared.dialect,
+  deprecated: declared.policy?.headers?.Deprecation !== undefined,
 });
 
 /** The interactive reference of the successor, import v2 (src/api/docs/routes.ts serves it there). */

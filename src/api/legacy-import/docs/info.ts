@@ -1,8 +1,7 @@
-import { IMPORT_V1 } from '../../import-v1/index.js';
 import { V1_TO_CANONICAL } from '../../../domain/import-v1/options.js';
 import { FUELLING_OPTIONS } from '../../../domain/vocabulary.js';
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
-import { activeStationsPath, dialectDocs, fuelTypePath, signalPath, V2_REFERENCE, type DialectDoc } from './dialects.js';
+import { activeStationsPath, fuelTypePath, signalPath, V2_REFERENCE, type DialectDoc } from './dialects.js';
 
 /**
  * The import v1 / v1.1 documents' info (its description is the guide a signal originator reads
@@ -18,7 +17,7 @@ function overview(d: DialectDoc): string {
   const status = d.deprecated
     ? '**Import v1 is deprecated** (since v1.1 was published, 17 June 2026). It remains functional; it cannot carry the ' +
       'heavy-duty 700 bar option (`700hd`). Every response says so (RFC 9745): `Deprecation: ' +
-      `${IMPORT_V1.policy!.headers!.Deprecation}\` and \`Link: ${IMPORT_V1.policy!.headers!.Link}\` (the import v1.1 ` +
+      `${d.declared.policy!.headers!.Deprecation}\` and \`Link: ${d.declared.policy!.headers!.Link}\` (the import v1.1 ` +
       'reference: the same token and signals, with the v1.1 codes). '
     : 'Import v1.1 names the four fuelling options of the platform, heavy-duty 700 bar included. ';
   return (
@@ -30,9 +29,9 @@ function overview(d: DialectDoc): string {
   );
 }
 
-const authentication = () =>
+const AUTHENTICATION =
   '## Authentication\n\nEvery request carries `Authorization: Bearer <ACCESS_TOKEN>` with an import v1/v1.1 token of the ' +
-  `signal originator: one token works on both \`${dialectDocs().v1.declared.prefix}\` and \`${dialectDocs()['v1.1'].declared.prefix}\`. ` +
+  'signal originator: one token works on both `/import/v1/` and `/import/v1.1/`. ' +
   'Tokens of other generations (import v2, export v1/v1.1, personal export v2) do not authenticate here. A missing or ' +
   'malformed header, an unknown, revoked or expired token, a deactivated originator and a token of another generation ' +
   'all get 401 with `{"detail": "..."}` saying which (see the 401 examples), and nothing is processed.';
@@ -92,7 +91,7 @@ function transmissionStates(d: DialectDoc): string {
     'The answer is the same in every state (204, or 400 for the signals that failed validation).' +
     (d.declared.activeStations
       ? ` \`GET ${activeStationsPath(d)}\` lists the stations where the token's originator is Live or Testing.`
-      : ` \`GET ${activeStationsPath(dialectDocs()['v1.1'])}\` (import v1.1, same token) lists the stations where the token's originator is Live or Testing.`)
+      : ' `GET /import/v1.1/active-stations` (import v1.1, same token) lists the stations where the token\'s originator is Live or Testing.')
   );
 }
 
@@ -137,7 +136,7 @@ export function info(d: DialectDoc, context: DocContext): DocDefinition['info'] 
       : 'Signal originators send station availability per fuelling option. Successor: import v2.',
     description: [
       overview(d),
-      authentication(),
+      AUTHENTICATION,
       vocabulary(d, context.reference),
       unknownWhenOmitted(d),
       transmissionStates(d),
