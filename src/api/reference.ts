@@ -29,6 +29,12 @@ export const fuellingOptionsV2 = (reference: ReferenceData): Reply => json(200, 
 export const vehicleTypes = (reference: ReferenceData): Reply =>
   json(200, reference.vehicleCategories.map(({ code, name }) => ({ code, name })));
 
+/** A reference list as its route serves it: the reply, and the route's operation in its family's document. */
+export interface ReferenceList {
+  reply: Reply;
+  doc: RouteDoc;
+}
+
 /** A family that so far serves reference lists only (the legacy generations), as its folder declares it. */
 export interface ReferenceFamily {
   name: string;
@@ -42,9 +48,7 @@ export interface ReferenceFamily {
   /** Headers on every response of the family (a deprecated generation's `Deprecation` and `Link`). */
   policy?: FamilyPolicy;
   /** Path → the list it serves, as made once from the reference data. */
-  lists: (reference: ReferenceData) => Record<string, Reply>;
-  /** Path → the list's operation in the family's document, where the family's routes carry theirs. */
-  listDocs?: (reference: ReferenceData) => Record<string, RouteDoc>;
+  lists: (reference: ReferenceData) => Record<string, ReferenceList>;
   document: FamilyDocument;
 }
 
@@ -56,9 +60,8 @@ export function referenceApi(
 ): Family {
   const { name, prefix, label, accepts, sandbox, errors, policy, document } = declared;
   const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, policy, guards: deps.guards, document };
-  const docs = declared.listDocs?.(deps.reference) ?? {};
-  for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
-    server.route({ family, method: 'GET', path, ...(docs[path] ? { doc: docs[path] } : {}), handler: () => reply });
+  for (const [path, { reply, doc }] of Object.entries(declared.lists(deps.reference))) {
+    server.route({ family, method: 'GET', path, doc, handler: () => reply });
   }
   return family;
 }

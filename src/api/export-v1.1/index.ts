@@ -21,12 +21,8 @@ export const EXPORT_V11: ReferenceFamily = {
   errors: PROBLEM_ERRORS,
   document: { path: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', define: (context) => exportV11Document(context) },
   lists: (reference) => ({
-    '/v1.1/fuel-type': fuellingOptions(reference),
-    '/v1.1/vehicle-type': vehicleTypes(reference),
-  }),
-  listDocs: (reference) => ({
-    '/v1.1/fuel-type': fuelTypeDoc(exportDialectDocs()['v1.1'], reference),
-    '/v1.1/vehicle-type': vehicleTypeDoc(exportDialectDocs()['v1.1'], reference),
+    '/v1.1/fuel-type': { reply: fuellingOptions(reference), doc: fuelTypeDoc(exportDialectDocs()['v1.1'], reference) },
+    '/v1.1/vehicle-type': { reply: vehicleTypes(reference), doc: vehicleTypeDoc(exportDialectDocs()['v1.1'], reference) },
   }),
 };
 

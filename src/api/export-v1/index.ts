@@ -20,8 +20,7 @@ export const EXPORT_V1: ReferenceFamily = {
   accepts: 'export_v1',
   errors: PROBLEM_ERRORS,
   policy: deprecatedPolicy('/v1.1/doc/'),
-  lists: (reference) => ({ '/v1/fuel-type': v1FuelTypes(reference) }),
-  listDocs: (reference) => ({ '/v1/fuel-type': fuelTypeDoc(exportDialectDocs().v1, reference) }),
+  lists: (reference) => ({ '/v1/fuel-type': { reply: v1FuelTypes(reference), doc: fuelTypeDoc(exportDialectDocs().v1, reference) } }),
   document: { path: '/v1/doc', title: 'HRS signal platform: Export API v1', define: (context) => exportV1Document(context) },
 };
 
