@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { ReferenceData } from '../../db/queries/reference.js';
 import type { Generation } from '../domain/vocabulary.js';
 import { json, type ErrorStyle, type Reply } from '../http/errors.js';
@@ -29,9 +30,10 @@ export const fuellingOptionsV2 = (reference: ReferenceData): Reply => json(200, 
 export const vehicleTypes = (reference: ReferenceData): Reply =>
   json(200, reference.vehicleCategories.map(({ code, name }) => ({ code, name })));
 
-/** A reference list as its route serves it: the reply, and the route's operation in its family's document. */
+/** A reference list as its route serves it: the reply, its body's schema, and the route's operation in its family's document. */
 export interface ReferenceList {
   reply: Reply;
+  schema: z.ZodType;
   doc: RouteDoc;
 }
 
@@ -60,8 +62,8 @@ export function referenceApi(
 ): Family {
   const { name, prefix, label, accepts, sandbox, errors, policy, document } = declared;
   const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, policy, guards: deps.guards, document };
-  for (const [path, { reply, doc }] of Object.entries(declared.lists(deps.reference))) {
-    server.route({ family, method: 'GET', path, doc, handler: () => reply });
+  for (const [path, { reply, schema, doc }] of Object.entries(declared.lists(deps.reference))) {
+    server.route({ family, method: 'GET', path, response: { 200: schema }, doc, handler: () => reply });
   }
   return family;
 }

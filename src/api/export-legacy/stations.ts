@@ -16,6 +16,7 @@ import {
   photoReply,
   stationRecordReply,
 } from '../export-v2/stations.js';
+import { eventListSchema } from '../../domain/export-v1/schemas.js';
 import { exportDialectDocs } from './docs/dialects.js';
 import { eventsDoc, listStationsDoc, photoDoc, stationDoc } from './docs/stations.js';
 
@@ -56,6 +57,7 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
     family,
     method: 'GET',
     path: `${prefix}hrs`,
+    response: { 200: d.bodies.StationList },
     doc: listStationsDoc(d),
     handler: async (req) => {
       const sandbox = audienceOf(req) === 'sandbox';
@@ -77,8 +79,8 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
       return { status: 200, headers: conditionalHeaders(newest), body: Buffer.concat(parts) };
     },
   });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, doc: stationDoc(d), handler: (req) => stationRecordReply(sql, records, req) });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/events`, doc: eventsDoc(d), handler: (req) => eventsReply(sql, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, response: { 200: d.bodies.Station }, doc: stationDoc(d), handler: (req) => stationRecordReply(sql, records, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/events`, response: { 200: eventListSchema }, doc: eventsDoc(d), handler: (req) => eventsReply(sql, req) });
   server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/photo`, doc: photoDoc(d), handler: (req) => photoReply(sql, req) });
 }
 

@@ -93,6 +93,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     method: 'GET',
     path: `${family.prefix}hrs/status`,
     query: textQuery('fuelling_option'),
+    response: { 200: d.bodies.StatusSummaryList },
     doc: listSummaryDoc(d),
     handler: (req) => {
       return encodedJson(req, list(audienceOf(req), optionFilter(req, dialect), now()));
@@ -108,6 +109,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     method: 'GET',
     path: `${family.prefix}hrs/:hrs_id/status`,
     query: textQuery('fuelling_option'),
+    response: { 200: d.bodies.StatusSummary },
     doc: summaryDoc(d),
     handler: (req): Reply => {
       const only = optionFilter(req, dialect);

@@ -1,4 +1,5 @@
 import type { ReferenceData } from '../../../db/queries/reference.js';
+import { v11FuelTypeListSchema, vehicleTypeListSchema } from '../../domain/export-v1/schemas.js';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family, Guard } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
@@ -21,8 +22,8 @@ export const EXPORT_V11: ReferenceFamily = {
   errors: PROBLEM_ERRORS,
   document: { path: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', define: (context) => exportV11Document(context) },
   lists: (reference) => ({
-    '/v1.1/fuel-type': { reply: fuellingOptions(reference), doc: fuelTypeDoc(exportDialectDocs()['v1.1'], reference) },
-    '/v1.1/vehicle-type': { reply: vehicleTypes(reference), doc: vehicleTypeDoc(exportDialectDocs()['v1.1'], reference) },
+    '/v1.1/fuel-type': { reply: fuellingOptions(reference), schema: v11FuelTypeListSchema, doc: fuelTypeDoc(exportDialectDocs()['v1.1'], reference) },
+    '/v1.1/vehicle-type': { reply: vehicleTypes(reference), schema: vehicleTypeListSchema, doc: vehicleTypeDoc(exportDialectDocs()['v1.1'], reference) },
   }),
 };
 

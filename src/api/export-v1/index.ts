@@ -1,4 +1,5 @@
 import type { ReferenceData } from '../../../db/queries/reference.js';
+import { v1FuelTypeListSchema } from '../../domain/export-v1/schemas.js';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family, Guard } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
@@ -20,7 +21,7 @@ export const EXPORT_V1: ReferenceFamily = {
   accepts: 'export_v1',
   errors: PROBLEM_ERRORS,
   policy: deprecatedPolicy('/v1.1/doc/'),
-  lists: (reference) => ({ '/v1/fuel-type': { reply: v1FuelTypes(reference), doc: fuelTypeDoc(exportDialectDocs().v1, reference) } }),
+  lists: (reference) => ({ '/v1/fuel-type': { reply: v1FuelTypes(reference), schema: v1FuelTypeListSchema, doc: fuelTypeDoc(exportDialectDocs().v1, reference) } }),
   document: { path: '/v1/doc', title: 'HRS signal platform: Export API v1', define: (context) => exportV1Document(context) },
 };
 

@@ -9,6 +9,7 @@ import type { TokenFinder } from '../auth.js';
 import { fuellingOptionsV2, vehicleTypes } from '../reference.js';
 import { exportV2Family } from './family.js';
 import { fuelTypesDoc, vehicleTypesDoc } from './docs/reference.js';
+import { fuelTypeListSchema, vehicleTypeListSchema } from '../../domain/export-v2/schemas.js';
 import { stationRoutes } from './stations.js';
 import { statusRoutes, type StatusSource } from './status.js';
 import { historyRoutes } from './history.js';
@@ -43,8 +44,8 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   const authenticate = family.auth!;
   const options = fuellingOptionsV2(deps.reference);
   const vehicles = vehicleTypes(deps.reference);
-  server.route({ family, method: 'GET', path: '/v2/fuel-type', doc: fuelTypesDoc(deps.reference), handler: () => options });
-  server.route({ family, method: 'GET', path: '/v2/vehicle-type', doc: vehicleTypesDoc(deps.reference), handler: () => vehicles });
+  server.route({ family, method: 'GET', path: '/v2/fuel-type', response: { 200: fuelTypeListSchema }, doc: fuelTypesDoc(deps.reference), handler: () => options });
+  server.route({ family, method: 'GET', path: '/v2/vehicle-type', response: { 200: vehicleTypeListSchema }, doc: vehicleTypesDoc(deps.reference), handler: () => vehicles });
   statusRoutes(server, family, deps.status);
   const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl });
   historyRoutes(server, family, deps);

@@ -1,4 +1,5 @@
 import { isSandboxId } from '../../domain/sandbox.js';
+import { stationStatusListSchema, stationStatusSchema } from '../../domain/export-v2/schemas.js';
 import { EncodedBody, encodedJson } from '../../http/encoding.js';
 import { JSON_TYPE, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
@@ -27,6 +28,7 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     family,
     method: 'GET',
     path: '/v2/hrs/status',
+    response: { 200: stationStatusListSchema },
     doc: listStatusDoc(),
     handler: (req) => {
       if (all?.version !== status.version) all = { version: status.version, body: new EncodedBody(status.allJson()) };
@@ -37,6 +39,7 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     family,
     method: 'GET',
     path: '/v2/hrs/:hrs_id/status',
+    response: { 200: stationStatusSchema },
     doc: stationStatusDoc(),
     handler: (req) => {
       const hrsId = req.params.hrs_id!;

@@ -4,24 +4,16 @@ import {
   problemSchema,
   v11FuelTypeListSchema,
   v11FuelTypeSchema,
-  v11StationListSchema,
-  v11StationRecordSchema,
-  v11SummaryListSchema,
   v1FuelTypeListSchema,
   v1FuelTypeSchema,
-  v1StationListSchema,
-  v1StationRecordSchema,
-  v1SummaryListSchema,
   vehicleTypeListSchema,
   vehicleTypeSchema,
 } from '../../../domain/export-v1/schemas.js';
 import { DIALECT_CODES } from '../../../domain/import-v1/options.js';
 import {
-  stationSummarySchema,
   summaryEntrySchema,
   summaryReasonSchema,
   summaryStateSchema,
-  v1StationSummarySchema,
   v1SummaryEntrySchema,
 } from '../../../domain/status/summary.js';
 import { decideToken, type TokenRecord } from '../../../domain/tokens.js';
@@ -58,7 +50,7 @@ export const securitySchemes = (d: ExportDialectDoc): DocDefinition['securitySch
   },
 });
 
-/** Every response body, under the name the operations refer to it by (the dialect's own codes). */
+/** Every response body, under the name the operations refer to it by (the dialect's own codes): its routes' bodies first. */
 export function responseSchemas(d: ExportDialectDoc): DocDefinition['responseSchemas'] {
   const shared = {
     SummaryState: summaryStateSchema,
@@ -68,22 +60,10 @@ export function responseSchemas(d: ExportDialectDoc): DocDefinition['responseSch
     Problem: problemSchema,
   };
   if (d.dialect === 'v1') {
-    return {
-      StationList: v1StationListSchema,
-      Station: v1StationRecordSchema,
-      StatusSummaryList: v1SummaryListSchema,
-      StatusSummary: v1StationSummarySchema,
-      FuelTypeStatus: v1SummaryEntrySchema,
-      FuelTypeList: v1FuelTypeListSchema,
-      FuelType: v1FuelTypeSchema,
-      ...shared,
-    };
+    return { ...d.bodies, FuelTypeStatus: v1SummaryEntrySchema, FuelTypeList: v1FuelTypeListSchema, FuelType: v1FuelTypeSchema, ...shared };
   }
   return {
-    StationList: v11StationListSchema,
-    Station: v11StationRecordSchema,
-    StatusSummaryList: v11SummaryListSchema,
-    StatusSummary: stationSummarySchema,
+    ...d.bodies,
     FuelTypeStatus: summaryEntrySchema,
     FuelTypeList: v11FuelTypeListSchema,
     FuelType: v11FuelTypeSchema,

@@ -1,6 +1,6 @@
 import type { DocContext } from '../../../http/openapi.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { COMMON, jsonContent } from '../../export-v2/docs/shared.js';
+import { COMMON, jsonExamples } from '../../export-v2/docs/shared.js';
 import { legacyDoc, words, type ExportDialectDoc } from './dialects.js';
 
 /** The export v1 / v1.1 reference lists' operations; their examples are the lists the service holds (read from the database at start). */
@@ -20,7 +20,7 @@ export function fuelTypeDoc(d: ExportDialectDoc, reference: DocContext['referenc
         ? 'The v1 fuel types (`700car`, `350car`, `350bus`) the records and the summary of v1 use. Heavy-duty 700 bar has no v1 code.'
         : 'The four fuelling options (`700ld`, `350ld`, `700hd`, `350hd`) the records and the summary of v1.1 use.',
     responses: {
-      '200': { description: `Every ${words(d)}, in a fixed order.`, content: jsonContent('FuelTypeList', { all: { value: list } }) },
+      '200': { description: `Every ${words(d)}, in a fixed order.`, content: jsonExamples({ all: { value: list } }) },
       ...COMMON,
     },
   });
@@ -36,7 +36,7 @@ export function vehicleTypeDoc(d: ExportDialectDoc, reference: DocContext['refer
     responses: {
       '200': {
         description: 'Every vehicle category, in a fixed order.',
-        content: jsonContent('VehicleTypeList', { all: { value: reference.vehicleCategories.map(({ code, name }) => ({ code, name })) } }),
+        content: jsonExamples({ all: { value: reference.vehicleCategories.map(({ code, name }) => ({ code, name })) } }),
       },
       ...COMMON,
     },

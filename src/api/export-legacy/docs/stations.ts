@@ -1,7 +1,6 @@
-import { v11StationListSchema, v11StationRecordSchema, v1StationListSchema, v1StationRecordSchema } from '../../../domain/export-v1/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, eventsDoc as v2EventsDoc, jsonContent, photoDoc as v2PhotoDoc } from '../../export-v2/docs/shared.js';
+import { COMMON, eventsDoc as v2EventsDoc, jsonExamples, photoDoc as v2PhotoDoc } from '../../export-v2/docs/shared.js';
 import { legacyDoc, type ExportDialectDoc } from './dialects.js';
 
 /** The station records' operations (../stations.ts); the events and the photo are described as on export v2, whose handlers they share. */
@@ -20,7 +19,7 @@ export function listStationsDoc(d: ExportDialectDoc): RouteDoc {
       '200': {
         description: 'Every station\'s record.',
         headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: jsonContent('StationList', examplesOf(d.dialect === 'v1' ? v1StationListSchema : v11StationListSchema)),
+        content: jsonExamples(examplesOf(d.bodies.StationList)),
       },
       '304': responseRef('NotModified'),
       ...COMMON,
@@ -44,7 +43,7 @@ export function stationDoc(d: ExportDialectDoc): RouteDoc {
       '200': {
         description: 'The station record.',
         headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: jsonContent('Station', examplesOf(d.dialect === 'v1' ? v1StationRecordSchema : v11StationRecordSchema)),
+        content: jsonExamples(examplesOf(d.bodies.Station)),
       },
       '304': responseRef('NotModified'),
       '404': responseRef('StationNotFound'),

@@ -1,8 +1,6 @@
-import { stationSummarySchema, v1StationSummarySchema } from '../../../domain/status/summary.js';
-import { v11SummaryListSchema, v1SummaryListSchema } from '../../../domain/export-v1/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, jsonContent } from '../../export-v2/docs/shared.js';
+import { COMMON, jsonExamples } from '../../export-v2/docs/shared.js';
 import { legacyDoc, words, type ExportDialectDoc } from './dialects.js';
 
 /** The five-state summary's operations (../status.ts). */
@@ -22,7 +20,7 @@ export function listSummaryDoc(d: ExportDialectDoc): RouteDoc {
     responses: {
       '200': {
         description: 'Every station\'s summary.',
-        content: jsonContent('StatusSummaryList', examplesOf(d.dialect === 'v1' ? v1SummaryListSchema : v11SummaryListSchema)),
+        content: jsonExamples(examplesOf(d.bodies.StatusSummaryList)),
       },
       '400': responseRef('BadFilter'),
       ...COMMON,
@@ -43,7 +41,7 @@ export function summaryDoc(d: ExportDialectDoc): RouteDoc {
     responses: {
       '200': {
         description: 'The station\'s summary.',
-        content: jsonContent('StatusSummary', examplesOf(d.dialect === 'v1' ? v1StationSummarySchema : stationSummarySchema)),
+        content: jsonExamples(examplesOf(d.bodies.StatusSummary)),
       },
       '400': responseRef('BadFilter'),
       '404': responseRef('StationNotFound'),

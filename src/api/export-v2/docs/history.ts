@@ -1,8 +1,8 @@
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { INSTANT_RANGE } from '../../../http/dates.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, headerRef, parameterRef, responseRef, schemaRef } from '../../../http/openapi.js';
-import { COMMON, problem, problemBody } from './shared.js';
+import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
+import { COMMON, jsonExamples, problem, problemBody } from './shared.js';
 
 /**
  * The history extension (beyond the specification): a station's reliability and its status history.
@@ -106,7 +106,7 @@ export function reliabilityDoc(): RouteDoc {
       '200': {
         description: 'The figures.',
         headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: { 'application/json': { schema: schemaRef('Reliability'), examples: examplesOf(reliabilitySchema) } },
+        content: jsonExamples(examplesOf(reliabilitySchema)),
       },
       '304': responseRef('NotModified'),
       '400': responseRef('BadHistoryParameter'),
@@ -140,7 +140,7 @@ export function historyDoc(): RouteDoc {
       '200': {
         description: 'The page.',
         headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: { 'application/json': { schema: schemaRef('HistoryPage'), examples: examplesOf(historyPageSchema) } },
+        content: jsonExamples(examplesOf(historyPageSchema)),
       },
       '304': responseRef('NotModified'),
       '400': responseRef('BadHistoryParameter'),

@@ -1,6 +1,6 @@
 import type { RouteDoc } from '../../../http/contract.js';
-import { schemaRef, type DocContext } from '../../../http/openapi.js';
-import { COMMON } from './shared.js';
+import type { DocContext } from '../../../http/openapi.js';
+import { COMMON, jsonExamples } from './shared.js';
 
 /** The reference lists' operations; their examples are the lists the service holds (read from the database at start). */
 
@@ -15,7 +15,7 @@ export function fuelTypesDoc(reference: DocContext['reference']): RouteDoc {
     responses: {
       '200': {
         description: 'Every fuelling option, in a fixed order.',
-        content: { 'application/json': { schema: schemaRef('FuelTypeList'), examples: { all: { value: fuelTypes } } } },
+        content: jsonExamples({ all: { value: fuelTypes } }),
       },
       ...COMMON,
     },
@@ -33,7 +33,7 @@ export function vehicleTypesDoc(reference: DocContext['reference']): RouteDoc {
     responses: {
       '200': {
         description: 'Every vehicle category, in a fixed order.',
-        content: { 'application/json': { schema: schemaRef('VehicleTypeList'), examples: { all: { value: vehicleTypes } } } },
+        content: jsonExamples({ all: { value: vehicleTypes } }),
       },
       ...COMMON,
     },

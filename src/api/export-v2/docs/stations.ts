@@ -1,7 +1,7 @@
 import { stationPageSchema, stationRecordSchema } from '../../../domain/export-v2/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, headerRef, parameterRef, responseRef, schemaRef } from '../../../http/openapi.js';
-import { COMMON } from './shared.js';
+import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
+import { COMMON, jsonExamples } from './shared.js';
 
 /** The operations on static station data: the station list and one station record (its events and photo: ./shared.ts). */
 
@@ -20,7 +20,7 @@ export function listStationsDoc(): RouteDoc {
       '200': {
         description: 'One page of station records.',
         headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: { 'application/json': { schema: schemaRef('StationPage'), examples: examplesOf(stationPageSchema) } },
+        content: jsonExamples(examplesOf(stationPageSchema)),
       },
       '304': responseRef('NotModified'),
       '400': responseRef('BadRequest'),
@@ -44,7 +44,7 @@ export function stationDoc(): RouteDoc {
       '200': {
         description: 'The station record.',
         headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: { 'application/json': { schema: schemaRef('Station'), examples: examplesOf(stationRecordSchema) } },
+        content: jsonExamples(examplesOf(stationRecordSchema)),
       },
       '304': responseRef('NotModified'),
       '404': responseRef('StationNotFound'),

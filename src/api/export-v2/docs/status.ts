@@ -1,7 +1,7 @@
 import { stationStatusListSchema, stationStatusSchema } from '../../../domain/export-v2/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, parameterRef, responseRef, schemaRef } from '../../../http/openapi.js';
-import { COMMON } from './shared.js';
+import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
+import { COMMON, jsonExamples } from './shared.js';
 
 /** The operations on real-time status, polled (the stream: ./push.ts). */
 
@@ -18,7 +18,7 @@ export function listStatusDoc(): RouteDoc {
     responses: {
       '200': {
         description: 'The status of every station.',
-        content: { 'application/json': { schema: schemaRef('StationStatusList'), examples: examplesOf(stationStatusListSchema) } },
+        content: jsonExamples(examplesOf(stationStatusListSchema)),
       },
       ...COMMON,
     },
@@ -39,12 +39,7 @@ export function stationStatusDoc(): RouteDoc {
     responses: {
       '200': {
         description: 'The station status object.',
-        content: {
-          'application/json': {
-            schema: schemaRef('StationStatus'),
-            examples: examplesOf(stationStatusSchema, ['all_sections', 'no_live_source']),
-          },
-        },
+        content: jsonExamples(examplesOf(stationStatusSchema, ['all_sections', 'no_live_source'])),
       },
       '404': responseRef('StationNotFound'),
       ...COMMON,
