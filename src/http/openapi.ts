@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { RouteInfo } from './contract.js';
-import type { Method } from './router.js';
 
 /**
  * A family's OpenAPI 3.1 document, generated from the routes registered for it (each carries its
@@ -17,16 +16,6 @@ import type { Method } from './router.js';
 type Json = Record<string, unknown>;
 
 export type Route = RouteInfo;
-
-/**
- * One operation described apart from its route (path as registered: `:param`): the families whose
- * routes do not carry their `doc` yet.
- */
-export interface OperationDoc {
-  method: Method;
-  path: string;
-  operation: Json;
-}
 
 /**
  * What the document builder is handed besides the routes, from the composition root (the service's
@@ -70,8 +59,6 @@ export interface DocDefinition {
   parameters?: Record<string, Json>;
   headers: Record<string, Json>;
   responses: Record<string, Json>;
-  /** Operations of routes that carry no `doc` yet (families not migrated; see OperationDoc). */
-  operations?: OperationDoc[];
   /**
    * Headers every response of an operation carries (`X-Request-Id`), and those every response after
    * authentication carries (`RateLimit-*`; not on 401 and 413): added to each response by name, so
@@ -183,18 +170,13 @@ export function documentedRoutes(definition: Pick<DocDefinition, 'family' | 'pub
 }
 
 /**
- * The operations by route: each route's own `doc`, or the definition's description of it; throws on
- * one described twice, a route of the family not described, or an operation whose `security` does not
- * say what its route takes (`[]` exactly for a public route).
+ * The operations by route, each route's own `doc`: throws on a route of the family not described, or
+ * an operation whose `security` does not say what its route takes (`[]` exactly for a public route).
+ * There is no other list of operations, so none can describe a route that is not served.
  */
 function describedOperations(definition: DocDefinition, familyRoutes: readonly Route[]): Map<string, Json> {
   const described = new Map<string, Json>();
-  const describe = (key: string, operation: Json) => {
-    if (described.has(key)) throw new Error(`OpenAPI: ${key} is described twice`);
-    described.set(key, operation);
-  };
-  for (const op of definition.operations ?? []) describe(operationKey(op.method, op.path), op.operation);
-  for (const route of familyRoutes) if (route.doc) describe(operationKey(route.method, route.path), route.doc);
+  for (const route of familyRoutes) if (route.doc) described.set(operationKey(route.method, route.path), route.doc);
   const missing = familyRoutes.filter((r) => !described.has(operationKey(r.method, r.path)));
   if (missing.length > 0) {
     throw new Error(
