@@ -1,6 +1,6 @@
 import type { Sql, Tx } from '../connect.js';
 import type { HistoryReading, Interval, SeriesState } from '../../src/domain/history/timeline.js';
-import type { Category } from '../../src/domain/vocabulary.js';
+import type { Category } from '../../src/domain/categories/index.js';
 
 /**
  * The status history's storage (migration 0009): the materialiser's reads and writes, the weekly

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { PublishedSignal, Receipt } from '../domain/signals.js';
-import { isCategory } from '../domain/vocabulary.js';
+import { isCategory } from '../domain/categories/index.js';
 import type { AnnouncedReceipt, AnnouncedSignal, Bus } from './bus.js';
 import { RedisNotConnectedError } from './redis.js';
 

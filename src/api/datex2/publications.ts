@@ -10,7 +10,7 @@ import { siteStatusElement, statusPublication } from '../../domain/datex2/xml-st
 import { writeElement } from '../../domain/datex2/xml.js';
 import { tablePublication, type Publisher } from '../../domain/datex2/xml-table.js';
 import { EncodedBody } from '../../http/encoding.js';
-import type { Category } from '../../domain/vocabulary.js';
+import type { Category } from '../../domain/categories/index.js';
 
 /**
  * The two DATEX II publications, kept in memory:

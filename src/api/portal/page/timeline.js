@@ -10,6 +10,7 @@
 
   var API = '/portal/v1/';
   var SVG = 'http://www.w3.org/2000/svg';
+  // Section key, name and label of each category, as src/domain/categories/ defines them.
   var CATEGORIES = [
     ['availability', 'availability', 'Availability'],
     ['usage', 'usage', 'Usage'],
