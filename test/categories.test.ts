@@ -102,16 +102,21 @@ t.test('categories in running text', async (t) => {
   t.equal(inWords(['usage']), 'usage');
 });
 
-/** The array literal assigned to `var <name>` in a browser script, as JSON. */
+/** The literal (array or object of plain values) assigned to `var <name>` in a browser script. */
 function browserList(path: string, name: string): unknown {
   const source = readFileSync(join(ROOT, path), 'utf8');
-  const found = new RegExp(`var ${name} = (\\[[^;]*\\]);`).exec(source);
+  const found = new RegExp(`var ${name} = ([\\[{][^;]*[\\]}]);`).exec(source);
   if (!found) throw new Error(`no ${name} in ${path}`);
-  return JSON.parse(found[1]!.replaceAll("'", '"').replace(/,(\s*)\]/g, '$1]'));
+  return new Function(`return ${found[1]!};`)() as unknown;
 }
 
 t.test('the browser pages list the categories as the module does', async (t) => {
   t.strictSame(browserList('src/push/dashboard/dashboard.js', 'CATEGORIES'), [...SECTION_KEY_LIST], 'the dashboard, by section key');
+  t.strictSame(
+    browserList('src/push/dashboard/dashboard.js', 'CATEGORY_LABELS'),
+    Object.fromEntries(ALL.map((d) => [d.sectionKey, d.label.toLowerCase()])),
+    "the dashboard's labels",
+  );
   t.strictSame(browserList('src/api/portal/page/registry.js', 'SIGNAL_TYPES'), [...SIGNAL_TYPES], "the portal's assignments");
   t.strictSame(
     browserList('src/api/portal/page/timeline.js', 'CATEGORIES'),
