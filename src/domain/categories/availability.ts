@@ -41,7 +41,7 @@ export const availabilitySchema = entry({
   ],
 });
 
-export const availabilitySectionSchema = z
+const availabilitySectionSchema = z
   .strictObject({
     ...sectionTimes,
     station: z

@@ -10,7 +10,7 @@ import { entriesOf, type CategoryDefinition } from './definition.js';
  * the section carries only the flag.
  */
 
-export const storageSchema = entry({
+const storageSchema = entry({
   ...envelopeShape,
   storages: list(
     entry({
@@ -52,7 +52,7 @@ export const storageSchema = entry({
   ],
 });
 
-export const hydrogenStorageSectionSchema = z
+const hydrogenStorageSectionSchema = z
   .strictObject({
     ...sectionTimes,
     storages: z.array(

@@ -25,7 +25,6 @@ import { usage } from './usage.js';
  */
 
 export type { CategoryDefinition, FreshnessPolicy, FreshnessSettings, PublishedReading } from './definition.js';
-export { entriesOf } from './definition.js';
 export { lowStorage } from './hydrogen-storage.js';
 
 /** Every category, in the order of the status object. */
@@ -61,9 +60,6 @@ export function isCategory(value: string): value is Category {
   return Object.hasOwn(CATEGORY, value);
 }
 
-/** The category as every reader sees it (one shape, whichever it is). */
-export const definitionOf = (category: Category): CategoryDefinition => CATEGORY[category];
-
 /** A value per category, keyed by name, in order. */
 export const byCategory = <T>(make: (definition: CategoryDefinition) => T): Record<Category, T> =>
   Object.fromEntries(DEFINITIONS.map((d) => [d.name, make(d)])) as Record<Category, T>;
@@ -72,15 +68,12 @@ export const byCategory = <T>(make: (definition: CategoryDefinition) => T): Reco
 export const bySectionKey = <T>(make: (definition: CategoryDefinition) => T): Record<SectionKey, T> =>
   Object.fromEntries(DEFINITIONS.map((d) => [d.sectionKey, make(d)])) as Record<SectionKey, T>;
 
-/** A category's deadlines from the platform's settings. */
-export function freshnessPolicy(category: Category, settings: FreshnessSettings): FreshnessPolicy {
-  const rule = CATEGORY[category].freshness;
-  return { staleAfterMs: settings[rule.stale], unknownAfterMs: rule.unknown === null ? null : settings[rule.unknown] };
-}
-
 /** Every category's deadlines from the platform's settings (the live status and the history replay). */
 export const freshnessPolicies = (settings: FreshnessSettings): Record<Category, FreshnessPolicy> =>
-  byCategory((d) => freshnessPolicy(d.name as Category, settings));
+  byCategory(({ freshness }) => ({
+    staleAfterMs: settings[freshness.stale],
+    unknownAfterMs: freshness.unknown === null ? null : settings[freshness.unknown],
+  }));
 
 /** Categories in running text: 'hydrogen storage and pricing'. */
 export function inWords(categories: readonly Category[]): string {

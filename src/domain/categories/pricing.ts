@@ -11,7 +11,7 @@ import { entriesOf, type CategoryDefinition } from './definition.js';
  * deadline; a section whose priced products are all unregistered is not published.
  */
 
-export const pricingSchema = entry({
+const pricingSchema = entry({
   ...envelopeShape,
   products: list(
     entry({
@@ -56,7 +56,7 @@ export const pricingSchema = entry({
   ],
 });
 
-export const pricingSectionSchema = z
+const pricingSectionSchema = z
   .strictObject({
     ...sectionTimes,
     products: z

@@ -8,7 +8,7 @@ import { entriesOf, type CategoryDefinition } from './definition.js';
 
 /** Usage: per nozzle whether it is free, in use or reserved. */
 
-export const usageSchema = entry({
+const usageSchema = entry({
   ...envelopeShape,
   nozzles: list(
     entry({
@@ -37,7 +37,7 @@ export const usageSchema = entry({
   ],
 });
 
-export const usageSectionSchema = z
+const usageSectionSchema = z
   .strictObject({
     ...sectionTimes,
     nozzles: z.array(
