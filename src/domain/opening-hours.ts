@@ -260,6 +260,23 @@ function openAt(e: Evaluation, instant: number): boolean {
   return openAtWall(e.oh, wallClock(e.f, instant));
 }
 
+/** `use` of the evaluated hours; `otherwise` when they cannot be evaluated or evaluating them throws. */
+function evaluated<T>(
+  hours: string | null | undefined,
+  timeZone: string | null | undefined,
+  country: HolidayCountry | undefined,
+  otherwise: T,
+  use: (e: Evaluation) => T,
+): T {
+  const e = evaluation(hours, timeZone, country);
+  if (e === null) return otherwise;
+  try {
+    return use(e);
+  } catch {
+    return otherwise;
+  }
+}
+
 /**
  * Whether a station with these opening hours is open at `at`, evaluated by the wall clock of
  * `timeZone` (an IANA name). No hours, or hours or a zone that cannot be evaluated: open.
@@ -267,13 +284,7 @@ function openAt(e: Evaluation, instant: number): boolean {
 export function isOpen(hours: string | null | undefined, timeZone: string | null | undefined, at: Date, country?: HolidayCountry): boolean {
   // Always open, whatever the clock says: no need to read it.
   if (hours === '24/7') return true;
-  const e = evaluation(hours, timeZone, country);
-  if (e === null) return true;
-  try {
-    return openAt(e, at.getTime());
-  } catch {
-    return true;
-  }
+  return evaluated(hours, timeZone, country, true, (e) => openAt(e, at.getTime()));
 }
 
 /**
@@ -299,13 +310,7 @@ export function openingAt(at: Date): (station: { openingHours?: string | null; t
  * No hours, or hours or a zone that cannot be evaluated: null.
  */
 export function nextChange(hours: string | null | undefined, timeZone: string | null | undefined, at: Date, country?: HolidayCountry): Date | null {
-  const e = evaluation(hours, timeZone, country);
-  if (e === null) return null;
-  try {
-    return nextChangeOf(e, at.getTime());
-  } catch {
-    return null;
-  }
+  return evaluated(hours, timeZone, country, null, (e) => nextChangeOf(e, at.getTime()));
 }
 
 function nextChangeOf(e: Evaluation, at: number): Date | null {

@@ -248,6 +248,7 @@ export function renderTokenMail(input: TokenMailInput): MailMessage {
   const timeZone = knownTimeZone(input.timeZone);
   const page: Inline = { href: input.portalUrl, label: 'the API tokens page' };
   const quoted = `"${subjectName(token.name)}"`;
+  // Each kind is told alike by shape (subject, what happened, the facts, what to do), in its own words.
   switch (input.kind) {
     case 'created':
       return message(`Your HRS API token ${quoted} was created`, recipient, [

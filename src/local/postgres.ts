@@ -21,7 +21,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
-import { freePort, isAlive, reachable, serverUser, sleep, waitForExit, type ServerUser } from './processes.js';
+import { freePort, isAlive, reachable, serverUser, sleep, stopChild, waitForExit, type ServerUser } from './processes.js';
 import { ensureStateDir } from './state.js';
 import type { LocalServer } from './server.js';
 
@@ -241,12 +241,7 @@ export class LocalPostgres implements LocalServer {
     const child = this.child;
     this.child = undefined;
     process.off('exit', this.onExit);
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((done) => child.once('exit', done));
-    child.kill(mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    await exited;
-    clearTimeout(timer);
+    await stopChild(child, mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
   }
 }
 

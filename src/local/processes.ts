@@ -1,12 +1,12 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
 /**
  * Process and file-system facts the local servers need: whether a pid lives, a free port, whether a
- * TCP port answers, and, when we run as root, the unprivileged user PostgreSQL must run as and whether
- * that user can reach a path.
+ * TCP port answers, how a started server is stopped, and, when we run as root, the unprivileged user
+ * PostgreSQL must run as and whether that user can reach a path.
  */
 
 /** True while a process with this pid exists (signal 0 only asks). */
@@ -31,6 +31,16 @@ export async function waitForExit(pid: number, timeoutMs: number): Promise<boole
 }
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
+
+/** Sends `signal` to a child that still runs and waits until it exits (SIGKILL after 60 s). */
+export async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill(signal);
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  await exited;
+  clearTimeout(timer);
+}
 
 /** True when something accepts a TCP connection on host:port within `timeoutMs`. */
 export function answers(host: string, port: number, timeoutMs = 1000): Promise<boolean> {

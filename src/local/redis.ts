@@ -4,7 +4,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, wri
 import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, isAlive, sleep, waitForExit } from './processes.js';
+import { freePort, isAlive, sleep, stopChild, waitForExit } from './processes.js';
 import { ensureStateDir } from './state.js';
 import type { LocalServer } from './server.js';
 
@@ -158,6 +158,10 @@ export class LocalRedis implements LocalServer {
     ].join('\n');
   }
 
+  /**
+   * The wait PostgreSQL's start has too (./postgres.ts), by other means: a PING answered instead of a
+   * connection, and a server that never answers killed outright (it has no WAL to leave consistent).
+   */
   private async untilReady(child: ChildProcess): Promise<true | string> {
     const deadline = Date.now() + 60_000;
     for (;;) {
@@ -176,12 +180,7 @@ export class LocalRedis implements LocalServer {
     const child = this.child;
     this.child = undefined;
     process.off('exit', this.onExit);
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise((done) => child.once('exit', done));
-    child.kill(mode === 'term' ? 'SIGTERM' : 'SIGKILL');
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    await exited;
-    clearTimeout(timer);
+    await stopChild(child, mode === 'term' ? 'SIGTERM' : 'SIGKILL');
   }
 }
 

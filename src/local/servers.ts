@@ -1,3 +1,4 @@
+import { LocalServersNotInstalledError, missingPackages } from './packages.js';
 import { answers } from './processes.js';
 import { LocalPostgres } from './postgres.js';
 import { LocalRedis } from './redis.js';
@@ -10,7 +11,8 @@ import { StateClaim, rememberedPorts, runningServers, stateDir } from './state.j
  *   the error it is).
  * - unset, and something answers on the default local port: that server, as before.
  * - unset, and nothing answers (or `--embedded`): a local server of this process's own, with its data
- *   in the state folder, stopped after the platform.
+ *   in the state folder, stopped after the platform; in a production install, which has not the
+ *   packages they come from, an error saying which variable to set instead.
  */
 
 export interface Defaults {
@@ -30,6 +32,8 @@ export interface ProvideOptions {
   ephemeral?: boolean;
   /** One line for each server started, and for a Redis that must be built first. */
   say: (line: string) => void;
+  /** The local servers' packages this install lacks (default: missingPackages()). */
+  missing?: () => string[];
 }
 
 export interface Provided {
@@ -54,6 +58,17 @@ export async function provideServers(options: ProvideOptions): Promise<Provided>
     if (env.REDIS_URL !== undefined) options.say('REDIS_URL is set: --embedded starts no Redis.');
   }
   if (!startPostgres && !startRedis) return { servers: [], stop: async () => {} };
+  const why = (name: string, { host, port }: { host: string; port: number }) =>
+    options.force ? '--embedded' : `nothing answered on ${host}:${port} and ${name} is not set`;
+  const missing = (options.missing ?? missingPackages)();
+  if (missing.length > 0) {
+    const needed = [
+      ...(startPostgres ? [{ variable: 'DATABASE_URL', why: why('DATABASE_URL', defaults.postgres) }] : []),
+      ...(startRedis ? [{ variable: 'REDIS_URL', why: why('REDIS_URL', defaults.redis) }] : []),
+    ];
+    const reason = options.force ? '--embedded was given' : needed.map((n) => n.why).join(' and ');
+    throw new LocalServersNotInstalledError(reason, missing, needed.map((n) => n.variable));
+  }
 
   const dir = options.dir ?? stateDir(env);
   const claim = StateClaim.take(dir);
@@ -64,8 +79,6 @@ export async function provideServers(options: ProvideOptions): Promise<Provided>
     await Promise.all([redis?.stop(), postgres?.stop()]);
     claim.release();
   };
-  const why = (name: string, { host, port }: { host: string; port: number }) =>
-    options.force ? '--embedded' : `nothing answered on ${host}:${port} and ${name} is not set`;
   try {
     // One after the other: a Redis build, when needed, should not race PostgreSQL's first start.
     if (startPostgres) {

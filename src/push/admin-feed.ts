@@ -13,6 +13,7 @@ import { ADMIN_TOPIC } from './fan-out.js';
 
 export const ADMIN_FEED_PATH = '/admin/v1/live';
 
+/** Alike by shape to the status stream's (subscriptions.ts): a socket route's family and connections, its own sources. */
 export interface AdminFeedDeps {
   family: Family;
   connections: Connections;

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { Family } from '../http/family.js';
+import { pageFileRoutes } from '../http/page-files.js';
 import type { HttpServer } from '../http/server.js';
-import { serve, staticBody } from '../http/static.js';
 
 /**
  * The admins' live dashboard: a page, its scripts and a style sheet from ./dashboard/, served by the
@@ -9,26 +8,9 @@ import { serve, staticBody } from '../http/static.js';
  * live feed's WebSocket (`/admin/v1/live`, first message); serving the files needs no token.
  */
 
-const FILES = [
-  { path: '/admin/', file: 'index.html', type: 'text/html; charset=utf-8' },
-  { path: '/admin/dashboard.js', file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/admin/originators.js', file: 'originators.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/admin/expiring.js', file: 'expiring.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/admin/dashboard.css', file: 'dashboard.css', type: 'text/css; charset=utf-8' },
-] as const;
+const FILES = ['index.html', 'dashboard.js', 'originators.js', 'expiring.js', 'dashboard.css'];
 
-/** Everything the page loads comes from this service; the feed is a same-origin WebSocket. */
-const PAGE_SECURITY = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'Referrer-Policy': 'no-referrer',
-};
-
-/** The page's files, public routes of the admin family. */
+/** The page's files, public routes of the admin family (the feed is a same-origin WebSocket). */
 export function dashboardRoutes(server: HttpServer, family: Family): void {
-  for (const { path, file, type } of FILES) {
-    const body = staticBody(readFileSync(new URL(`./dashboard/${file}`, import.meta.url)), type);
-    server.route({ family, public: true, method: 'GET', path, handler: (req) => serve(req, body, 'no-cache', PAGE_SECURITY) });
-  }
+  pageFileRoutes(server, family, '/admin/', new URL('./dashboard/', import.meta.url), FILES);
 }

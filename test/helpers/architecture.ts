@@ -98,7 +98,7 @@ export function lineOf(source: ts.SourceFile, node: ts.Node): number {
 }
 
 /** The literal module name a node carries and the form it is written in, if it is an import of any kind. */
-function moduleNameOf(node: ts.Node): { literal: ts.StringLiteralLike; form: ImportForm } | undefined {
+export function moduleNameOf(node: ts.Node): { literal: ts.StringLiteralLike; form: ImportForm } | undefined {
   if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
     const clause = node.importClause;
     const form = !clause ? 'side-effect' : clause.isTypeOnly ? 'import type' : 'import';

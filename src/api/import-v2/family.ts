@@ -23,6 +23,7 @@ export interface ImportV2FamilyDeps {
  * (`{"detail"}`, arrays aligned with the request), no licence or CORS headers, one budget per signal
  * originator across every endpoint, and every answered call offered to the call log.
  */
+/* Declared like every family (../export-v2/family.ts): the same fields, each family's own values. */
 export function importV2Family(deps: ImportV2FamilyDeps): Family {
   return {
     name: 'import_v2',

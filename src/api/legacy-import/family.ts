@@ -37,6 +37,11 @@ export interface LegacyFamilyName {
   policy?: FamilyPolicy;
 }
 
+/**
+ * Alike in shape to import v2's family (../import-v2/family.ts), which is one fixed generation: this one
+ * is declared per generation (name, prefix, label, a deprecation policy) and spends its own budget
+ * (`import_v1:` keys, IMPORT_V1_LIMIT), one for v1 and v1.1 together.
+ */
 export function legacyImportFamily(declared: LegacyFamilyName, deps: LegacyImportFamilyDeps): Family {
   return {
     name: declared.name,

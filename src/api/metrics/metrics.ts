@@ -125,7 +125,7 @@ export class PlatformMetrics {
     return this.registry.contentType;
   }
 
-  /** The gauges read at scrape time. */
+  /** The gauges read at scrape time: declared alike, as prom-client declares a gauge; each reads its own source. */
   private scraped(): void {
     const metrics = this;
     new Gauge({

@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import type { Family } from '../../http/family.js';
+import { pageFileRoutes, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
 import type { HttpServer } from '../../http/server.js';
-import { serve, staticBody } from '../../http/static.js';
 
 /**
  * The portal's web page: a page, its scripts (portal.js: sign-in and personal tokens; registry.js:
@@ -11,29 +10,12 @@ import { serve, staticBody } from '../../http/static.js';
  * same origin, with the session cookie the browser sends by itself; serving the files needs no session.
  */
 
-const FILES = [
-  { path: '/portal/', file: 'index.html', type: 'text/html; charset=utf-8' },
-  { path: '/portal/portal.js', file: 'portal.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/portal/registry.js', file: 'registry.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/portal/layout-editor.js', file: 'layout-editor.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/portal/timeline.js', file: 'timeline.js', type: 'text/javascript; charset=utf-8' },
-  { path: '/portal/portal.css', file: 'portal.css', type: 'text/css; charset=utf-8' },
-  { path: '/portal/registry.css', file: 'registry.css', type: 'text/css; charset=utf-8' },
-  { path: '/portal/timeline.css', file: 'timeline.css', type: 'text/css; charset=utf-8' },
-] as const;
+const FILES = ['index.html', 'portal.js', 'registry.js', 'layout-editor.js', 'timeline.js', 'portal.css', 'registry.css', 'timeline.css'];
 
 /** Everything the page loads comes from this service; the API it calls is same-origin. */
-export const PORTAL_PAGE_SECURITY = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'Referrer-Policy': 'no-referrer',
-};
+export const PORTAL_PAGE_SECURITY = SAME_ORIGIN_PAGE;
 
 /** The page's files, public routes of the portal family. */
 export function portalPageRoutes(server: HttpServer, family: Family): void {
-  for (const { path, file, type } of FILES) {
-    const body = staticBody(readFileSync(new URL(`./page/${file}`, import.meta.url)), type);
-    server.route({ family, public: true, method: 'GET', path, handler: (req) => serve(req, body, 'no-cache', PORTAL_PAGE_SECURITY) });
-  }
+  pageFileRoutes(server, family, '/portal/', new URL('./page/', import.meta.url), FILES);
 }

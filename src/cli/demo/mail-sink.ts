@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { SMTPServer } from 'smtp-server';
 
 /**
  * Where `hrs demo` sends its e-mails when SMTP_URL is not set: a real SMTP server on 127.0.0.1 (the mail
@@ -25,7 +24,21 @@ function fileName(n: number, raw: string): string {
   return `${at}-${String(n).padStart(4, '0')}-${safe || 'message'}.eml`;
 }
 
+/**
+ * smtp-server, loaded only here: it is a development dependency (the demo's and the tests'), which a
+ * production install (`npm ci --omit=dev`) leaves out; there the demo needs SMTP_URL and says so.
+ */
+async function loadSmtpServer(): Promise<typeof import('smtp-server')> {
+  try {
+    return await import('smtp-server');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err;
+    throw new Error('SMTP_URL is not set, and this install has no demo mail sink (smtp-server is a development dependency, left out by npm ci --omit=dev): set SMTP_URL, or install it with npm ci');
+  }
+}
+
 export async function startDemoMailSink(folder: string): Promise<DemoMailSink> {
+  const { SMTPServer } = await loadSmtpServer();
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   let kept = 0;
   const server = new SMTPServer({

@@ -1,5 +1,16 @@
 import { z } from 'zod';
-import { eventListSchema, eventSchema, fuelTypeSchema, hrsIdSchema, problemSchema, vehicleTypeListSchema, vehicleTypeSchema } from '../export-v2/schemas.js';
+import {
+  eventListSchema,
+  eventSchema,
+  EXAMPLE_HEADS,
+  fuelTypeSchema,
+  photoUrl,
+  problemSchema,
+  recordFuelTypes,
+  recordHead,
+  vehicleTypeListSchema,
+  vehicleTypeSchema,
+} from '../export-v2/stations.js';
 import { stationSummarySchema, v1StationSummarySchema } from '../status/summary.js';
 import { FUELLING_OPTIONS, V1_FUEL_TYPES } from '../vocabulary.js';
 
@@ -43,37 +54,6 @@ export const v1FuelTypeListSchema = z.array(v1FuelTypeSchema).meta({
 
 /* ---- Station records ---------------------------------------------------------------------------- */
 
-/** The fields every legacy record starts with (`recordHead`, shared with export v2). */
-const head = {
-  hrs_id: hrsIdSchema,
-  name: z.string().min(1).meta({ examples: ['Berlin Airport'] }),
-  operator: z
-    .strictObject({
-      id: z.string().meta({ examples: ['h2-demo'] }),
-      name: z.string().meta({ examples: ['H2 Demo GmbH'] }),
-    })
-    .meta({ description: 'The station operator.' }),
-  heavy_duty: z.boolean().meta({ description: 'Whether the station serves heavy-duty vehicles.' }),
-  opening_hours: z
-    .string()
-    .nullable()
-    .meta({
-      description:
-        'Opening hours as the operator states them (evaluated in the station\'s own time zone for the status summary); null when not given.',
-      examples: ['24/7'],
-    }),
-};
-
-const dispensers = z
-  .number()
-  .int()
-  .min(0)
-  .nullable()
-  .meta({ description: 'Dispensers of the confirmed layout offering it; null without a confirmed layout.' });
-
-const photoUrl = (prefix: string) =>
-  z.url().nullable().meta({ description: `Where the station photo is (\`GET ${prefix}hrs/{hrs_id}/photo\`); null when the station has none.` });
-
 /** The AFIR detail fields the registry knows (src/registry/file/afir.ts); others pass as given. */
 export const AFIR_DETAIL_FIELDS = [
   'address',
@@ -101,13 +81,11 @@ export const AFIR_DETAIL_FIELDS = [
 
 export const v11StationRecordSchema = z
   .looseObject({
-    ...head,
-    fuel_types: z
-      .array(z.strictObject({ fuel_type: z.enum(FUELLING_OPTIONS), dispensers }))
-      .meta({
-        description:
-          'The fuelling options the station provides (its confirmed layout\'s and its registered v1 fuel types), in the `/v1.1/fuel-type` order, with their dispenser count.',
-      }),
+    ...recordHead,
+    fuel_types: recordFuelTypes(
+      FUELLING_OPTIONS,
+      'The fuelling options the station provides (its confirmed layout\'s and its registered v1 fuel types), in the `/v1.1/fuel-type` order, with their dispenser count.',
+    ),
     photo_url: photoUrl('/v1.1/'),
   })
   .meta({
@@ -119,11 +97,7 @@ export const v11StationRecordSchema = z
       'other fields pass unchanged. A detail named like a listed field is left out.',
     examples: [
       {
-        hrs_id: 'BERLA',
-        name: 'Berlin Airport',
-        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-        heavy_duty: false,
-        opening_hours: '24/7',
+        ...EXAMPLE_HEADS.BERLA,
         city: 'Berlin',
         coordinates: { lat: 52.36, lon: 13.5 },
         vehicle_types: ['M1'],
@@ -135,11 +109,7 @@ export const v11StationRecordSchema = z
         photo_url: 'https://hrs.example.org/v1.1/hrs/BERLA/photo',
       },
       {
-        hrs_id: 'HAMBG',
-        name: 'Hamburg Port',
-        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-        heavy_duty: true,
-        opening_hours: null,
+        ...EXAMPLE_HEADS.HAMBG,
         fuel_types: [],
         photo_url: null,
       },
@@ -154,14 +124,12 @@ export const v11StationListSchema = z.array(v11StationRecordSchema).meta({
 
 export const v1StationRecordSchema = z
   .strictObject({
-    ...head,
-    fuel_types: z
-      .array(z.strictObject({ fuel_type: z.enum(V1_FUEL_TYPES), dispensers }))
-      .meta({
-        description:
-          'The fuel types the station provides, in v1 codes and the `/v1/fuel-type` order, with their dispenser count. ' +
-          'Heavy-duty 700 bar (`700hd`) has no v1 code and is left out.',
-      }),
+    ...recordHead,
+    fuel_types: recordFuelTypes(
+      V1_FUEL_TYPES,
+      'The fuel types the station provides, in v1 codes and the `/v1/fuel-type` order, with their dispenser count. ' +
+        'Heavy-duty 700 bar (`700hd`) has no v1 code and is left out.',
+    ),
     photo_url: photoUrl('/v1/'),
   })
   .meta({
@@ -169,11 +137,7 @@ export const v1StationRecordSchema = z
     description: 'One station\'s record in the frozen v1 contract: no AFIR details, v1 fuel-type codes.',
     examples: [
       {
-        hrs_id: 'BERLA',
-        name: 'Berlin Airport',
-        operator: { id: 'h2-demo', name: 'H2 Demo GmbH' },
-        heavy_duty: false,
-        opening_hours: '24/7',
+        ...EXAMPLE_HEADS.BERLA,
         fuel_types: [
           { fuel_type: '700car', dispensers: 1 },
           { fuel_type: '350car', dispensers: 1 },

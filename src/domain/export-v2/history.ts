@@ -94,6 +94,7 @@ export const reliabilitySchema = z
   })
   .meta({
     description: `${EXTENSION} A station's reliability over the last 24 hours, 7 days or 30 days, computed from its status history by the hour.`,
+    // One entry per signal category, alike by shape: each category's own figures for the same day.
     examples: [
       {
         hrs_id: 'BERLA',

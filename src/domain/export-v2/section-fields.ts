@@ -1,12 +1,10 @@
 import { z } from 'zod';
+import { instant } from './fields.js';
 
 /**
  * The parts the export v2 status sections are made of: the times and freshness every section carries,
  * and the field builders each category's section schema (src/domain/categories/) is written with.
  */
-
-export const instant = (description: string) =>
-  z.iso.datetime({ offset: true }).meta({ description, examples: ['2026-11-22T10:00:00.000Z'] });
 
 export const sectionTimes = {
   datetime: instant('When the source measured the reading (ISO 8601, UTC). Use this for freshness.'),

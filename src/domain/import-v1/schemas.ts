@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { LIMITS } from '../import-v2/limits.js';
 import { availabilitySchema } from '../categories/availability.js';
 import { envelopeShape } from '../import-v2/fields.js';
+import { fieldErrorsSchemaOf, type FieldErrors } from '../import-v2/schemas.js';
 import { V1_MESSAGES } from './messages.js';
 import { DIALECT_CODES, type Dialect } from './options.js';
 
@@ -54,6 +55,7 @@ function dispenserSchema(dialect: Dialect) {
   }).meta({ description: 'One fuelling option of the station.' });
 }
 
+/** One signal per dialect, alike by design: the same reading in each dialect's own fuel-type codes (v1.1 also with a `transmission_id`). */
 const EXAMPLES: Record<Dialect, Record<string, unknown>[]> = {
   v1: [
     {
@@ -192,25 +194,21 @@ export const V1_SCHEMAS = {
  */
 
 /** The errors of one signal: field → messages; `dispensers` → an array aligned with its entries. */
-export interface V1FieldErrors {
-  [field: string]: string[] | V1FieldErrors | V1FieldErrors[];
-}
+export type V1FieldErrors = FieldErrors;
 
-export const v1FieldErrorsSchema: z.ZodType<V1FieldErrors> = z
-  .lazy(() => z.record(z.string(), z.union([z.array(z.string()), v1FieldErrorsSchema, z.array(v1FieldErrorsSchema)])))
-  .meta({
-    title: 'Signal errors',
-    description:
-      'The errors of one signal: each failed field maps to an array of messages; `dispensers` to an array aligned with ' +
-      'its entries, `{}` for entries that passed. Problems with the signal as a whole go under `non_field_errors`. ' +
-      '`{}` means the signal passed and was accepted.',
-    examples: [
-      {},
-      { datetime: [V1_MESSAGES.tooOld] },
-      { dispensers: [{}, { fuel_type: [V1_MESSAGES.invalidFuellingOption] }] },
-      { hrs: [V1_MESSAGES.unknownStation('OSLOA')], maintenance: [V1_MESSAGES.required] },
-    ],
-  });
+export const v1FieldErrorsSchema = fieldErrorsSchemaOf({
+  title: 'Signal errors',
+  description:
+    'The errors of one signal: each failed field maps to an array of messages; `dispensers` to an array aligned with ' +
+    'its entries, `{}` for entries that passed. Problems with the signal as a whole go under `non_field_errors`. ' +
+    '`{}` means the signal passed and was accepted.',
+  examples: [
+    {},
+    { datetime: [V1_MESSAGES.tooOld] },
+    { dispensers: [{}, { fuel_type: [V1_MESSAGES.invalidFuellingOption] }] },
+    { hrs: [V1_MESSAGES.unknownStation('OSLOA')], maintenance: [V1_MESSAGES.required] },
+  ],
+});
 
 export const v1ValidationErrorListSchema = z
   .array(v1FieldErrorsSchema)

@@ -1,3 +1,4 @@
+import { batchRun, runInSlices, runWhole, type BatchRun, type Counted } from '../import-v2/batch.js';
 import { ErrorTree } from '../import-v2/errors.js';
 import { LIMITS } from '../import-v2/limits.js';
 import { checkEnvelope } from '../import-v2/rules.js';
@@ -58,12 +59,13 @@ export type V1BatchResult =
  */
 export function validateV1Batch(dialect: Dialect, body: unknown, registry: StationLookup, now: Date): V1BatchResult {
   const run = startBatch(dialect, body, registry, now);
-  if ('kind' in run) return run;
-  while (run.step()) {
-    // one signal per step
-  }
-  return run.result();
+  return 'kind' in run ? run : runWhole(run);
 }
+
+/*
+ * These two entry points mirror import v2's (../import-v2/validate.ts) by dialect instead of category:
+ * both run on ../import-v2/batch.ts and differ in their checks and results.
+ */
 
 /**
  * The same as {@link validateV1Batch}, calling `pause` after every `slice` signals, so that a caller
@@ -78,47 +80,27 @@ export async function validateV1BatchInSlices(
   pause: () => Promise<void>,
 ): Promise<V1BatchResult> {
   const run = startBatch(dialect, body, registry, now);
-  if ('kind' in run) return run;
-  for (let done = 1; run.step(); done++) if (done % slice === 0) await pause();
-  return run.result();
+  return 'kind' in run ? run : runInSlices(run, slice, pause);
 }
 
-/** A batch under validation: `step()` checks the next signal (false when all are done). */
-interface BatchRun {
-  step(): boolean;
-  result(): V1BatchResult;
-}
-
-/** An outcome and how many messages it holds (for the request's error budget). */
-type Counted = { outcome: V1Outcome; count: number };
-
-function startBatch(dialect: Dialect, body: unknown, registry: StationLookup, now: Date): BatchRun | V1BatchResult {
+/** Each signal is answered on its own: accepted (maybe with notes) or refused with its errors. */
+function startBatch(dialect: Dialect, body: unknown, registry: StationLookup, now: Date): BatchRun<V1BatchResult> | V1BatchResult {
   if (!Array.isArray(body)) return { kind: 'not-a-list', body: { non_field_errors: [V1_MESSAGES.notAList(body)] } };
   if (body.length > LIMITS.transmissions) return { kind: 'too-long', body: { non_field_errors: [V1_MESSAGES.tooLong(LIMITS.transmissions)] } };
-  let budget: number = LIMITS.reportedErrors;
-  const outcomes: V1Outcome[] = [];
-  return {
-    step() {
-      if (outcomes.length >= body.length) return false;
-      const raw: unknown = body[outcomes.length];
-      if (budget <= 0) outcomes.push({ ok: false, errors: { non_field_errors: [V1_MESSAGES.notValidated] } });
-      else {
-        const { outcome, count } = validateOne(dialect, raw, registry, now);
-        budget -= count;
-        outcomes.push(outcome);
-      }
-      return outcomes.length < body.length;
-    },
-    result() {
+  return batchRun(
+    body,
+    (raw) => validateOne(dialect, raw, registry, now),
+    (): V1Outcome => ({ ok: false, errors: { non_field_errors: [V1_MESSAGES.notValidated] } }),
+    (outcomes) => {
       const answered = outcomes.some((o) => !o.ok || o.notes !== undefined);
       return { kind: 'checked', outcomes, body: answered ? outcomes.map((o) => (o.ok ? (o.notes ?? {}) : o.errors)) : null };
     },
-  };
+  );
 }
 
-const failed = (errors: ErrorTree, raw: unknown): Counted => ({ outcome: { ok: false, errors: errors.toJSON(raw) }, count: errors.count });
+const failed = (errors: ErrorTree, raw: unknown): Counted<V1Outcome> => ({ outcome: { ok: false, errors: errors.toJSON(raw) }, count: errors.count });
 
-function validateOne(dialect: Dialect, raw: unknown, registry: StationLookup, now: Date): Counted {
+function validateOne(dialect: Dialect, raw: unknown, registry: StationLookup, now: Date): Counted<V1Outcome> {
   const isObject = raw !== null && typeof raw === 'object' && !Array.isArray(raw);
   const input = (isObject ? raw : {}) as Record<string, unknown>;
   // A list longer than the limit is reported alone, without looking into any entry.

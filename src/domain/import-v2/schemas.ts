@@ -42,20 +42,27 @@ export interface FieldErrors {
   [field: string]: string[] | FieldErrors | FieldErrors[];
 }
 
-export const fieldErrorsSchema: z.ZodType<FieldErrors> = z
-  .lazy(() => z.record(z.string(), z.union([z.array(z.string()), fieldErrorsSchema, z.array(fieldErrorsSchema)])))
-  .meta({
-    title: 'Field errors',
-    description:
-      'The errors of one value: each failed field maps to an array of messages; a nested object (`station`) to its own ' +
-      'field errors; a list of entries (`nozzles`, `storages`, `products`) to an array aligned with the entries, `{}` for ' +
-      'entries that passed. Rules about the whole value go under `non_field_errors`. `{}` means the value passed.',
-    examples: [
-      {},
-      { datetime: ['The signal may not be older than 5 minutes.'] },
-      { nozzles: [{}, { id: ['Unknown nozzle identifier: N9'] }], station: { maintenance: ['This field is required.'] } },
-    ],
-  });
+/**
+ * The schema of an error body (./errors.ts builds them), recursive, with its document `meta`: import v1's
+ * signal errors are the same tree, described in their own words (../import-v1/schemas.ts).
+ */
+export function fieldErrorsSchemaOf(meta: z.GlobalMeta): z.ZodType<FieldErrors> {
+  const schema: z.ZodType<FieldErrors> = z.lazy(() => z.record(z.string(), z.union([z.array(z.string()), schema, z.array(schema)]))).meta(meta);
+  return schema;
+}
+
+export const fieldErrorsSchema = fieldErrorsSchemaOf({
+  title: 'Field errors',
+  description:
+    'The errors of one value: each failed field maps to an array of messages; a nested object (`station`) to its own ' +
+    'field errors; a list of entries (`nozzles`, `storages`, `products`) to an array aligned with the entries, `{}` for ' +
+    'entries that passed. Rules about the whole value go under `non_field_errors`. `{}` means the value passed.',
+  examples: [
+    {},
+    { datetime: ['The signal may not be older than 5 minutes.'] },
+    { nozzles: [{}, { id: ['Unknown nozzle identifier: N9'] }], station: { maintenance: ['This field is required.'] } },
+  ],
+});
 
 export const nonFieldErrorsSchema = z
   .strictObject({ non_field_errors: z.array(z.string()).min(1) })

@@ -1,5 +1,6 @@
 import { CATEGORY, type Category } from '../categories/index.js';
 import type { StationLookup } from '../stations.js';
+import { batchRun, runInSlices, runWhole, type BatchRun } from './batch.js';
 import { ErrorTree } from './errors.js';
 import { typeName } from './fields.js';
 import { checkEnvelope, type Raw } from './rules.js';
@@ -31,11 +32,7 @@ export type BatchResult =
  */
 export function validateBatch(category: Category, body: unknown, registry: StationLookup, now: Date): BatchResult {
   const run = startBatch(category, body, registry, now);
-  if ('ok' in run) return run;
-  while (run.step()) {
-    // one transmission per step
-  }
-  return run.result();
+  return 'ok' in run ? run : runWhole(run);
 }
 
 /**
@@ -51,18 +48,11 @@ export async function validateBatchInSlices(
   pause: () => Promise<void>,
 ): Promise<BatchResult> {
   const run = startBatch(category, body, registry, now);
-  if ('ok' in run) return run;
-  for (let done = 1; run.step(); done++) if (done % slice === 0) await pause();
-  return run.result();
+  return 'ok' in run ? run : runInSlices(run, slice, pause);
 }
 
-/** A batch under validation: `step()` checks the next transmission (false when all are done). */
-interface BatchRun {
-  step(): boolean;
-  result(): BatchResult;
-}
-
-function startBatch(category: Category, body: unknown, registry: StationLookup, now: Date): BatchRun | BatchResult {
+/** One failed transmission rejects the batch; a station id is reported for each entry that names one. */
+function startBatch(category: Category, body: unknown, registry: StationLookup, now: Date): BatchRun<BatchResult> | BatchResult {
   if (!Array.isArray(body)) {
     return { ok: false, body: { non_field_errors: [`Expected a list of items but got type "${typeName(body)}".`] }, stationIds: [] };
   }
@@ -71,28 +61,21 @@ function startBatch(category: Category, body: unknown, registry: StationLookup, 
     return { ok: false, body: { non_field_errors: [LIMIT_MESSAGES.tooLong(LIMITS.transmissions)] }, stationIds: [] };
   }
   const seen = new Set<string>();
-  let budget: number = LIMITS.reportedErrors;
-  const results: (Transmission | Failed)[] = [];
-  return {
-    step() {
-      if (results.length >= body.length) return false;
-      const raw: unknown = body[results.length];
-      if (budget <= 0) results.push({ errors: { non_field_errors: [LIMIT_MESSAGES.notValidated] }, count: 1 });
-      else {
-        const result = validateOne(category, raw, registry, seen, now);
-        if ('errors' in result) budget -= result.count;
-        results.push(result);
-      }
-      return results.length < body.length;
+  return batchRun<Transmission | Failed, BatchResult>(
+    body,
+    (raw) => {
+      const outcome = validateOne(category, raw, registry, seen, now);
+      return { outcome, count: 'errors' in outcome ? outcome.count : 0 };
     },
-    result() {
+    () => ({ errors: { non_field_errors: [LIMIT_MESSAGES.notValidated] }, count: 1 }),
+    (results) => {
       const stationIds = body.flatMap((raw) => (raw && typeof raw === 'object' && typeof raw.hrs === 'string' ? [raw.hrs] : []));
       if (results.some((r) => 'errors' in r)) {
         return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
       }
       return { ok: true, transmissions: results as Transmission[] };
     },
-  };
+  );
 }
 
 /** A transmission's error body and how many messages it holds. */

@@ -50,6 +50,7 @@ export const sessionRequestSchema = z
   })
   .meta({ title: 'Session request', description: 'Uses a sign-in link to open a session.', examples: [{ token: EXAMPLE_SECRET }] });
 
+/* Alike by shape to the session request: another link's secret, under its own field name and words. */
 export const revealRequestSchema = z
   .strictObject({
     secret: secret('must be the link\'s secret').meta({

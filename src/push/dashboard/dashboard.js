@@ -21,6 +21,7 @@
   /** A connection not authenticated by then is given up and tried again. */
   var CONNECT_TIMEOUT_MS = 10000;
 
+  // Its own elements, looked up as the portal's script (src/api/portal/page/portal.js) looks up its own.
   var $ = function (id) {
     return document.getElementById(id);
   };

@@ -7,6 +7,7 @@
 
   var TOKEN_KEY = 'hrs-admin-token';
   var REFRESH_MS = 30000;
+  // Its own elements, looked up as each script of the dashboard and the portal looks up its own.
   var $ = function (id) {
     return document.getElementById(id);
   };

@@ -9,19 +9,8 @@
 
   var OPTIONS = ['700ld', '350ld', '700hd', '350hd'];
 
-  function h(tag, attrs, children) {
-    var el = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (name) {
-      var value = attrs[name];
-      if (value === undefined || value === null || value === false) return;
-      if (name === 'text') el.textContent = value;
-      else el.setAttribute(name, value === true ? '' : String(value));
-    });
-    (children || []).forEach(function (child) {
-      if (child) el.appendChild(child);
-    });
-    return el;
-  }
+  /** The page's element builder (portal.js). */
+  var h = window.HrsPortal.h;
 
   /** A text field bound to `object[key]`. */
   function text(label, object, key, changed, size) {
@@ -73,6 +62,15 @@
     return b;
   }
 
+  /** One kind of part (storages, products): its rows, then a button that adds one (`onAdd`). */
+  function partList(legend, rows, addLabel, onAdd) {
+    return h('fieldset', { class: 'part' }, [
+      h('legend', { text: legend }),
+      h('ul', { class: 'parts' }, rows),
+      button(addLabel, onAdd, 'button button-secondary'),
+    ]);
+  }
+
   /**
    * Draws `layout` into `container`; `changed` is called after every edit. Adding or removing a part
    * draws it again.
@@ -81,6 +79,14 @@
     var redraw = function () {
       render(container, layout, changed);
       changed();
+    };
+    /** The button that removes `list[i]`, named by its place (`at`) and its id. */
+    var remove = function (at, list, i) {
+      var id = list[i].external_id;
+      return button('Remove ' + at.toLowerCase() + (id ? ' (' + id + ')' : ''), function () {
+        list.splice(i, 1);
+        redraw();
+      });
     };
     container.textContent = '';
 
@@ -105,10 +111,7 @@
             changed();
           }),
           options,
-          button('Remove ' + nat.toLowerCase() + (n.external_id ? ' (' + n.external_id + ')' : ''), function () {
-            d.nozzles.splice(j, 1);
-            redraw();
-          }),
+          remove(nat, d.nozzles, j),
         ]);
       });
       container.appendChild(h('fieldset', { class: 'part' }, [
@@ -119,10 +122,7 @@
             d.is_certified = on;
             changed();
           }),
-          button('Remove ' + at.toLowerCase() + (d.external_id ? ' (' + d.external_id + ')' : ''), function () {
-            layout.dispensers.splice(i, 1);
-            redraw();
-          }),
+          remove(at, layout.dispensers, i),
         ]),
         h('ul', { class: 'parts' }, nozzles),
         button('Add a nozzle to ' + at.toLowerCase(), function () {
@@ -142,20 +142,13 @@
         text(at + ': id', s, 'external_id', changed),
         number(at + ': capacity (kg)', s, 'nominal_capacity_kg', changed, false),
         ids(at + ': dispensers', s, 'dispenser_external_ids', changed),
-        button('Remove ' + at.toLowerCase() + (s.external_id ? ' (' + s.external_id + ')' : ''), function () {
-          layout.storages.splice(i, 1);
-          redraw();
-        }),
+        remove(at, layout.storages, i),
       ]);
     });
-    container.appendChild(h('fieldset', { class: 'part' }, [
-      h('legend', { text: 'Storages' }),
-      h('ul', { class: 'parts' }, storages),
-      button('Add a storage', function () {
-        layout.storages.push({ external_id: '', nominal_capacity_kg: 0, dispenser_external_ids: [] });
-        redraw();
-      }, 'button button-secondary'),
-    ]));
+    container.appendChild(partList('Storages', storages, 'Add a storage', function () {
+      layout.storages.push({ external_id: '', nominal_capacity_kg: 0, dispenser_external_ids: [] });
+      redraw();
+    }));
 
     var products = layout.products.map(function (p, i) {
       var at = 'Product ' + (i + 1);
@@ -171,20 +164,13 @@
         pressure,
         number(at + ': green share (%)', p, 'green_hydrogen_share', changed, true),
         ids(at + ': nozzles', p, 'nozzle_external_ids', changed),
-        button('Remove ' + at.toLowerCase() + (p.external_id ? ' (' + p.external_id + ')' : ''), function () {
-          layout.products.splice(i, 1);
-          redraw();
-        }),
+        remove(at, layout.products, i),
       ]);
     });
-    container.appendChild(h('fieldset', { class: 'part' }, [
-      h('legend', { text: 'Products' }),
-      h('ul', { class: 'parts' }, products),
-      button('Add a product', function () {
-        layout.products.push({ external_id: '', pressure_stage: 700, green_hydrogen_share: null, nozzle_external_ids: [] });
-        redraw();
-      }, 'button button-secondary'),
-    ]));
+    container.appendChild(partList('Products', products, 'Add a product', function () {
+      layout.products.push({ external_id: '', pressure_stage: 700, green_hydrogen_share: null, nozzle_external_ids: [] });
+      redraw();
+    }));
   }
 
   window.HrsLayoutEditor = { render: render };

@@ -85,16 +85,21 @@
 
   /**
    * One call to the portal API: resolves with { status, body } (body: parsed JSON or null), status 0
-   * when the portal could not be reached. Unsafe methods send JSON; the browser adds Origin.
+   * when the portal could not be reached. Unsafe methods send JSON, or a Blob as it is; the browser adds
+   * Origin. Shared with the other scripts of the page (window.HrsPortal).
    */
-  function api(method, path, body) {
+  function api(method, path, payload) {
     var headers = { Accept: 'application/json' };
     var init = { method: method, credentials: 'same-origin', cache: 'no-store', headers: headers };
-    if (method !== 'GET') headers['Content-Type'] = 'application/json';
-    if (body !== undefined) init.body = JSON.stringify(body);
+    if (payload instanceof Blob) {
+      headers['Content-Type'] = payload.type || 'application/octet-stream';
+      init.body = payload;
+    } else if (method !== 'GET') {
+      headers['Content-Type'] = 'application/json';
+      if (payload !== undefined) init.body = JSON.stringify(payload);
+    }
     return fetch(API + path, init).then(
       function (res) {
-        if (res.status === 204) return { status: 204, body: null };
         return res.text().then(function (text) {
           var parsed = null;
           try {
@@ -110,6 +115,28 @@
       },
     );
   }
+
+  /**
+   * An element with attributes (`text` sets its text; `onclick` and `onchange` add listeners) and
+   * children; for the other scripts of the page (window.HrsPortal).
+   */
+  function h(tag, attrs, children) {
+    var el = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (name) {
+      var value = attrs[name];
+      if (value === undefined || value === null || value === false) return;
+      if (name === 'text') el.textContent = value;
+      else if (name === 'onclick') el.addEventListener('click', value);
+      else if (name === 'onchange') el.addEventListener('change', value);
+      else el.setAttribute(name, value === true ? '' : String(value));
+    });
+    (children || []).forEach(function (child) {
+      if (child) el.appendChild(child);
+    });
+    return el;
+  }
+
+  window.HrsPortal = { api: api, h: h };
 
   /** What went wrong, in words: the problem body's detail, else a fallback. */
   function problemText(result, fallback) {
@@ -348,11 +375,14 @@
       });
   });
 
-  els.linkCancel.addEventListener('click', function () {
+  /** A link's view left without using the link: back to where the page was. */
+  function dropLink() {
     pending = null;
     clearMessages();
     home();
-  });
+  }
+
+  els.linkCancel.addEventListener('click', dropLink);
 
   els.signOut.addEventListener('click', function () {
     clearMessages();
@@ -431,6 +461,7 @@
 
   // --- the reveal link ----------------------------------------------------------------------------
 
+  // Used as the sign-in link is (above), alike by shape: its own endpoint, and a token's value to show.
   els.revealShow.addEventListener('click', function () {
     if (!pending || pending.kind !== 'reveal') return;
     clearMessages();
@@ -459,11 +490,7 @@
       });
   });
 
-  els.revealCancel.addEventListener('click', function () {
-    pending = null;
-    clearMessages();
-    home();
-  });
+  els.revealCancel.addEventListener('click', dropLink);
 
   // --- the tokens ---------------------------------------------------------------------------------
 

@@ -29,34 +29,9 @@
 
   // --- the API and small helpers -------------------------------------------------------------------
 
-  /** One call: resolves with { status, body }; status 0 when unreachable. A Blob is sent as it is. */
-  function api(method, path, payload) {
-    var headers = { Accept: 'application/json' };
-    var init = { method: method, credentials: 'same-origin', cache: 'no-store', headers: headers };
-    if (payload instanceof Blob) {
-      headers['Content-Type'] = payload.type || 'application/octet-stream';
-      init.body = payload;
-    } else if (method !== 'GET') {
-      headers['Content-Type'] = 'application/json';
-      if (payload !== undefined) init.body = JSON.stringify(payload);
-    }
-    return fetch(API + path, init).then(
-      function (res) {
-        return res.text().then(function (text) {
-          var parsed = null;
-          try {
-            parsed = text ? JSON.parse(text) : null;
-          } catch (e) {
-            parsed = null;
-          }
-          return { status: res.status, body: parsed };
-        });
-      },
-      function () {
-        return { status: 0, body: null };
-      },
-    );
-  }
+  /** The page's API call and element builder (portal.js). */
+  var api = window.HrsPortal.api;
+  var h = window.HrsPortal.h;
 
   function problemText(result) {
     if (result.status === 0) return UNREACHABLE;
@@ -68,23 +43,6 @@
     el.textContent = text || '';
     el.dataset.kind = kind || 'info';
     el.hidden = !text;
-  }
-
-  /** An element with attributes (`text` sets its text) and children. */
-  function h(tag, attrs, children) {
-    var el = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (name) {
-      var value = attrs[name];
-      if (value === undefined || value === null || value === false) return;
-      if (name === 'text') el.textContent = value;
-      else if (name === 'onclick') el.addEventListener('click', value);
-      else if (name === 'onchange') el.addEventListener('change', value);
-      else el.setAttribute(name, value === true ? '' : String(value));
-    });
-    (children || []).forEach(function (child) {
-      if (child) el.appendChild(child);
-    });
-    return el;
   }
 
   function when(iso) {

@@ -8,7 +8,6 @@
 (function () {
   'use strict';
 
-  var API = '/portal/v1/';
   var SVG = 'http://www.w3.org/2000/svg';
   // Section key, name and label of each category, as src/domain/categories/ defines them.
   var CATEGORIES = [
@@ -23,22 +22,9 @@
   var ROW = 26;
   var HOUR = 3600000;
 
+  /** A GET of the portal API, made as the page makes every call (portal.js). */
   function get(path) {
-    return fetch(API + path, { credentials: 'same-origin', cache: 'no-store', headers: { Accept: 'application/json' } }).then(
-      function (res) {
-        return res.json().then(
-          function (body) {
-            return { status: res.status, body: body };
-          },
-          function () {
-            return { status: res.status, body: null };
-          },
-        );
-      },
-      function () {
-        return { status: 0, body: null };
-      },
-    );
+    return window.HrsPortal.api('GET', path);
   }
 
   function h(tag, attrs, children) {
