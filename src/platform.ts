@@ -27,18 +27,15 @@ import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
 import { metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
 import type { Config } from './config.js';
-import type { Family } from './http/family.js';
-import { RateLimiter } from './http/rate-limit.js';
+import { RateLimiter } from './infra/rate-limit.js';
 import { HttpServer } from './http/server.js';
 import { failedAuthLimit } from './api/auth.js';
-import { Announcer } from './infra/announce.js';
-import { Bus, registryMessage } from './infra/bus.js';
-import { acknowledgeChange } from './infra/registry-acks.js';
+import { Announcements, Announcer } from './infra/announce.js';
+import { Bus } from './infra/bus.js';
 import { recheckStoredPhotos } from './registry/stored-photos.js';
 import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
 import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
 import { watchImportCalls, type ImportCallWatch } from './api/call-stats.js';
-import { fromAnnouncement, receiptsFromAnnouncement } from './infra/announce.js';
 import { dashboardRoutes } from './push/dashboard.js';
 import { createPush, type Push } from './push/push.js';
 import { StreamSlots } from './push/stream-slots.js';
@@ -47,9 +44,9 @@ import { Registry } from './registry/registry.js';
 import { installSandbox, removeSandbox } from './registry/sandbox.js';
 import { TokenStore } from './registry/tokens.js';
 import { accountFamilies } from './platform-accounts.js';
+import type { Families, PlatformParts } from './platform-parts.js';
 import { scheduleSandbox } from '../workers/sandbox/schedule.js';
 import { scheduleHistory } from '../workers/history/processor.js';
-import type { Rejection } from './domain/rejections.js';
 import { VERSION } from './version.js';
 import { expiringTokens } from '../db/queries/credential-reminders.js';
 import { compileTrust } from './http/client-address.js';
@@ -62,44 +59,7 @@ import { compileTrust } from './http/client-address.js';
 
 const LAST_USED_FLUSH_MS = 15_000;
 
-/** Every API family as built, by name (tests add routes to them). */
-export interface Families {
-  root: Family;
-  import_v1: Family;
-  'import_v1.1': Family;
-  import_v2: Family;
-  export_v1: Family;
-  'export_v1.1': Family;
-  export_v2: Family;
-  datex2: Family;
-  admin: Family;
-  portal: Family;
-}
-
-/** The running platform's parts, for the one that started it (the `hrs` command, tests); modules never get this. */
-export interface PlatformParts {
-  readonly config: Readonly<Config>;
-  readonly log: Logger;
-  readonly sql: Sql;
-  readonly redis: Redis;
-  readonly bus: Bus;
-  readonly tokens: TokenStore;
-  /** Stations, confirmed layouts, assignments in memory; reloaded on every registry announcement. */
-  readonly registry: Registry;
-  readonly reference: ReferenceData;
-  /** Live status per station and signal category (the freshness actors), served from memory. */
-  readonly status: LiveStatus;
-  /** Receipts of testing and unassigned transmissions, this instance's and announced ones (admins' live feed). */
-  readonly receipts: Receipts;
-  /** Stations opening and closing by their opening hours (admins' live feed). */
-  readonly opening: OpeningClock;
-  /** Personal tokens created, changed, revoked and reminded of, on every instance (admins' live feed). */
-  readonly tokenEvents: TokenEvents;
-  /** Refused import calls of every instance, for the admins' feed. */
-  readonly rejections: Rejections;
-  /** Records API calls per originator (enqueues; the call-log worker writes them). */
-  readonly callLog: CallLogRecorder;
-}
+export type { Families, PlatformParts };
 
 export interface PlatformOptions {
   /** Run the BullMQ workers in this process (default true). */
@@ -136,10 +96,14 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   const { sql, redis } = await openStores(config, log);
   const bus = new Bus(redis, config.redisPrefix, log);
   const tokens = new TokenStore(sql, { sandbox: config.sandbox });
-  // At start, before any request: its transaction may take longer than a request may wait.
-  await setUpSandbox(config, unbounded(sql), bus, log);
-  await recheckPhotos(unbounded(sql), bus, log);
   const registry = new Registry(() => readRegistryRows(sql));
+  const receipts = new Receipts(log);
+  const rejections = new Rejections(log);
+  const tokenEvents = new TokenEvents(log);
+  const announcements = new Announcements(bus, redis, config.redisPrefix, log, { tokens, registry, receipts, rejections, tokenEvents });
+  // At start, before any request: its transaction may take longer than a request may wait.
+  await setUpSandbox(config, unbounded(sql), announcements, log);
+  await recheckPhotos(unbounded(sql), announcements, log);
   const status = new LiveStatus(registry, log, {
     staleAfterMs: config.statusStaleAfterMs,
     unknownAfterMs: config.statusUnknownAfterMs,
@@ -150,31 +114,15 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   registry.onReload((changed) => opening.stationsChanged(changed));
   await registry.reload();
   opening.start();
-  await bus.on('registry', (message) => {
-    tokens.invalidate();
-    // A change this instance made is applied here before it is announced: only the others reload.
-    const mine = message.change !== undefined && message.from === bus.instanceId;
-    const applied = message.registry === false || mine ? Promise.resolve() : registry.reload();
-    applied
-      .then(() => (message.change ? acknowledgeChange(redis, config.redisPrefix, message.change, bus.instanceId) : undefined))
-      .catch((err: unknown) => log.error({ err }, 'reloading the registry failed'));
-  });
   // Listen before restoring: a reading announced meanwhile is applied either way (the newer wins).
-  await bus.fromOthers('signals', (message) => status.publish(fromAnnouncement(message.signals)));
-  const receipts = new Receipts(log);
-  await bus.fromOthers('receipts', (message) => receipts.emit(receiptsFromAnnouncement(message.receipts)));
-  const rejections = new Rejections(log);
-  await bus.fromOthers('rejections', (message) => rejections.emit(message.rejections));
-  // Every instance's (and the workers') token events, this one's included: they all come over the bus.
-  const tokenEvents = new TokenEvents(log);
-  await bus.on('tokens', (message) => tokenEvents.emit(message.events));
+  await announcements.listen((signals) => status.publish(signals));
   const started = performance.now();
   // At start, one cursor over every published reading: longer than a request may wait.
   const restored = await status.restore(publishedSignalBatches(unbounded(sql)));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);
-  return { config, log, sql, redis, bus, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
+  return { config, log, sql, redis, bus, announcements, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
 }
 
 /**
@@ -182,12 +130,12 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
  * instances when they changed (the simulator's schedule is set in `wire`). A failure is logged, never
  * fatal: the sandbox is a convenience, the service runs without it.
  */
-async function setUpSandbox(config: Readonly<Config>, sql: Sql, bus: Bus, log: Logger): Promise<void> {
+async function setUpSandbox(config: Readonly<Config>, sql: Sql, announcements: Announcements, log: Logger): Promise<void> {
   try {
     const change = config.sandbox ? await installSandbox(sql) : await removeSandbox(sql);
     if (change.changedStations.length > 0) {
       log.info({ stations: change.changedStations, sandbox: config.sandbox }, config.sandbox ? 'sandbox stations written' : 'sandbox removed');
-      await bus.publish(registryMessage({ hrsIds: change.changedStations, tokens: false })).catch((err: unknown) => log.warn({ err }, 'sandbox change not announced'));
+      await announcements.stationsChanged(change.changedStations).catch((err: unknown) => log.warn({ err }, 'sandbox change not announced'));
     }
   } catch (err) {
     log.error({ err }, 'setting up the export v1.1 sandbox failed');
@@ -195,11 +143,11 @@ async function setUpSandbox(config: Readonly<Config>, sql: Sql, bus: Bus, log: L
 }
 
 /** Stored photos not yet decoded and re-encoded are, before anything is served; a failure is logged, never fatal. */
-async function recheckPhotos(sql: Sql, bus: Bus, log: Logger): Promise<void> {
+async function recheckPhotos(sql: Sql, announcements: Announcements, log: Logger): Promise<void> {
   try {
     const changed = await recheckStoredPhotos(sql, log);
     if (changed.length === 0) return;
-    await bus.publish(registryMessage({ hrsIds: changed, tokens: false })).catch((err: unknown) => log.warn({ err }, 'photo changes not announced'));
+    await announcements.stationsChanged(changed).catch((err: unknown) => log.warn({ err }, 'photo changes not announced'));
   } catch (err) {
     log.error({ err }, 'checking the stored photos failed: those not checked are not served until the next start');
   }
@@ -221,7 +169,7 @@ interface Served {
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
 function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
-  const { config, log, sql, redis, bus, tokens, registry, reference, status } = parts;
+  const { config, log, sql, redis, bus, announcements, tokens, registry, reference, status } = parts;
   const metrics = new PlatformMetrics(VERSION);
   const server = new HttpServer({
     log,
@@ -238,7 +186,6 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
   server.watchAuthentication(failedAuthLimit(new RateLimiter(redis, `${config.redisPrefix}:auth`), log));
   const legacy = { tokens, reference };
-  const tokensChanged = () => announceTokensChanged(parts);
   healthRoutes(server, ROOT_AREA, {
     isStopping: () => lifecycle.stopping,
     pingDatabase: () => pingDatabase(sql),
@@ -252,7 +199,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     writer: new SignalWriter(sql, { onCommit: metrics.committed }),
     counted: metrics.legacySignals,
   };
-  const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), limiter, tokensChanged });
+  const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), limiter });
   const legacyExport = {
     ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening,
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
@@ -277,7 +224,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     portal,
   };
   const calls = watchImportCalls(server, [families.import_v1, families['import_v1.1'], families.import_v2], {
-    sql, log, rejected: (list) => announceRejections(parts, list),
+    sql, log, rejected: (list) => announcements.rejected(list),
   });
   const push = pushLayer(parts, server, families, exportV2.authenticate);
   dashboardRoutes(server, families.admin);
@@ -287,28 +234,6 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
   });
   return { server, push, families, exportV2, datex2, queues, calls, outlet };
-}
-
-/**
- * Tells this instance and every other that tokens changed (a revocation). The revocation is committed
- * before this runs: an unsent announcement must not fail it. This instance applies it at once; other
- * instances stop accepting the token when their token cache expires.
- */
-async function announceTokensChanged({ tokens, bus, log }: PlatformParts): Promise<void> {
-  tokens.invalidate();
-  const message = registryMessage({ tokens: true, registry: false });
-  try {
-    await bus.publish(message);
-  } catch (err) {
-    bus.deliverLocally(message);
-    log.warn({ err }, 'token change not announced (Redis unavailable): other instances may accept a revoked token until their token cache expires (30 s)');
-  }
-}
-
-/** Refused import calls to this instance's admins' feed and every other instance's. */
-function announceRejections({ bus, rejections, log }: PlatformParts, list: Rejection[]): void {
-  rejections.emit(list);
-  bus.publish({ type: 'rejections', from: bus.instanceId, rejections: list }).catch((err: unknown) => log.debug({ err }, 'rejections not announced'));
 }
 
 /** The status stream and the admins' feed, on the export v2 and admin families. */
@@ -338,18 +263,14 @@ function pushLayer(parts: PlatformParts, server: HttpServer, families: Families,
 
 /** Who tells whom once everything is built: registry reloads and token changes reach the routes and streams. */
 async function wire(parts: PlatformParts, served: Served): Promise<void> {
-  const { registry, bus, log } = parts;
+  const { registry, announcements, log } = parts;
   registry.onReload((changed) => served.exportV2.stationsChanged(changed, registry));
   registry.onReload((changed) => served.push.stationsChanged(changed));
   // The DATEX II status is served from memory: its registry rows are read at start and after every reload.
   const readForDatex2 = () => void served.datex2.publications.refresh().catch((err: unknown) => log.warn({ err }, 'reading the registry for DATEX II failed'));
   registry.onReload(readForDatex2);
   readForDatex2();
-  await bus
-    .on('registry', (message) => {
-      if (message.tokens) served.push.tokensChanged();
-    })
-    .catch((err: unknown) => log.error({ err }, 'listening for token changes failed'));
+  announcements.onTokensChanged(() => served.push.tokensChanged());
   // The sandbox simulator's minute job (removed when SANDBOX is off); never fatal, as the stations.
   await scheduleSandbox(served.queues.get(QUEUES.sandbox), parts.config.sandbox).catch((err: unknown) =>
     log.error({ err }, 'scheduling the sandbox simulator failed'),
@@ -395,7 +316,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
   try {
     served = serve(parts, lifecycle);
     await wire(parts, served);
-    docRoutes(served.server, { config, reference: parts.reference, families: served.families });
+    docRoutes(served.server, { config, reference: parts.reference });
     options.routes?.(served.server, { ...parts, families: served.families });
     workers = options.workers === false ? undefined : startWorkers(config, parts.redis, parts.sql, log, { stations: () => parts.registry });
   } catch (err) {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
@@ -7,6 +7,7 @@ import {
   importGraph,
   importsOf,
   importViolations,
+  packageImports,
   sqlTemplates,
   type ImportRule,
   type SqlTemplate,
@@ -33,6 +34,11 @@ const RULES: ImportRule[] = [
     reason: 'the HTTP core is generic: families, token stores and routes are values handed to it',
   },
   {
+    from: ['src/http/**'],
+    never: ['src/infra/redis.ts'],
+    reason: 'the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/)',
+  },
+  {
     from: ['db/**'],
     never: ['src/api/**', 'src/http/**', 'src/push/**', 'machines/**', 'workers/**', 'src/registry/**', 'src/infra/**'],
     reason: 'storage knows no routes, actors or queues',
@@ -54,7 +60,7 @@ const RULES: ImportRule[] = [
   },
   {
     from: ['src/api/**', 'src/push/**'],
-    never: ['src/platform.ts', 'src/cli/**'],
+    never: ['src/platform.ts', 'src/platform-accounts.ts', 'src/platform-parts.ts', 'src/cli/**'],
     reason: 'only the composition root wires modules',
   },
   {
@@ -79,6 +85,72 @@ const RULES: ImportRule[] = [
   },
 ];
 
+/**
+ * The API families, by generation, with their folders under src/api/. A generation's dialects share
+ * a folder of their own (legacy-import/ builds import v1 and v1.1, export-legacy/ serves export v1 and
+ * v1.1). A family never imports another family's folder: what two families share is a module of
+ * src/api/ that is no family (auth.ts, call-log.ts, signals.ts, …) or lives further down.
+ */
+const API_FAMILIES: Record<string, string[]> = {
+  'import v1 and v1.1': ['import-v1', 'import-v1.1', 'legacy-import'],
+  'import v2': ['import-v2'],
+  'export v1 and v1.1': ['export-v1', 'export-v1.1', 'export-legacy'],
+  'export v2': ['export-v2'],
+  'DATEX II': ['datex2'],
+  admin: ['admin'],
+  portal: ['portal'],
+  metrics: ['metrics'],
+  health: ['health'],
+  'index page': ['index-page'],
+};
+
+/**
+ * The imports between families this tree still has, each waiting for what it uses to move to a shared
+ * module (portal request helpers and bodies the admin API shares, export v2's records and replies the
+ * legacy export serves, its family value DATEX II is read through). The list only shrinks: a new
+ * crossing fails, and so does one moved away and left listed.
+ */
+const CROSSINGS_LEFT = [
+  'src/api/admin/registry.ts → src/api/portal/access.ts',
+  'src/api/admin/registry.ts → src/api/portal/bodies.ts',
+  'src/api/admin/registry.ts → src/api/portal/stations.ts',
+  'src/api/admin/users.ts → src/api/portal/access.ts',
+  'src/api/datex2/index.ts → src/api/export-v2/family.ts',
+  'src/api/export-legacy/stations.ts → src/api/export-v2/records.ts',
+  'src/api/export-legacy/stations.ts → src/api/export-v2/stations.ts',
+];
+
+/** Folders of src/api/ that are no family: the documents describe every family, so they read them all. */
+const API_SHARED_FOLDERS = ['docs'];
+
+/** One rule per generation: its folders never import another generation's. */
+const familyRules = (): ImportRule[] =>
+  Object.entries(API_FAMILIES).map(([name, folders]) => ({
+    from: folders.map((f) => `src/api/${f}/**`),
+    never: Object.values(API_FAMILIES)
+      .flat()
+      .filter((f) => !folders.includes(f))
+      .map((f) => `src/api/${f}/**`),
+    reason: `an API family (${name}) never imports another: what two share is a module of src/api/ that is no family`,
+  }));
+
+/** Packages a folder never imports, and why (a package is named by its specifier or its scope, as `@redis/`). */
+const PACKAGE_RULES: { from: string; never: string[]; reason: string }[] = [
+  { from: 'src/http/', never: ['redis', '@redis/'], reason: 'the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/)' },
+  { from: 'src/domain/', never: ['fast-xml-parser'], reason: 'serialising is no domain logic: the DATEX II XML is written in src/api/datex2/xml/' },
+];
+
+/** Whether a package specifier names `pkg` (`redis`, `redis/…`) or lies in the scope `pkg` ends with `/` for. */
+const namesPackage = (specifier: string, pkg: string) => (pkg.endsWith('/') ? specifier.startsWith(pkg) : specifier === pkg || specifier.startsWith(`${pkg}/`));
+
+/** The package imports breaking PACKAGE_RULES under `root`, one report line each. */
+const forbiddenPackages = (root: string) =>
+  packageImports(root, PRODUCTION).flatMap(({ file, line, specifier }) =>
+    PACKAGE_RULES.filter((rule) => file.startsWith(rule.from) && rule.never.some((pkg) => namesPackage(specifier, pkg))).map(
+      (rule) => `${file}:${line} → ${specifier}: ${rule.from}** never imports ${rule.never.join(', ')} (${rule.reason})`,
+    ),
+  );
+
 /** The folders whose import graph is checked. */
 const PRODUCTION = ['src', 'machines', 'workers', 'db'];
 /** The folders that must hold no SQL: everything in production but db/. */
@@ -92,6 +164,13 @@ const FIXTURES = fileURLToPath(new URL('./fixtures/architecture/', import.meta.u
 
 /** The import rules broken under `root`, one report line each. */
 const forbiddenImports = (root: string) => importViolations(importGraph(root, PRODUCTION), RULES).map(formatViolation);
+/** The files of one API family importing another family's, as `file → target` (once per pair, sorted). */
+const crossFamilyImports = () => [...new Set(importViolations(importGraph(ROOT, ['src/api']), familyRules()).map((v) => `${v.file} → ${v.target}`))].sort();
+/** Folders of src/api/ that are neither a family nor named shared: each must be one or the other. */
+const unclassifiedApiFolders = () => {
+  const known = new Set([...Object.values(API_FAMILIES).flat(), ...API_SHARED_FOLDERS]);
+  return readdirSync(join(ROOT, 'src/api'), { withFileTypes: true }).filter((e) => e.isDirectory() && !known.has(e.name)).map((e) => e.name);
+};
 const formatSql = (s: SqlTemplate) => `${s.file}:${s.line} → ${s.tag}\`…\`: ${SQL_RULE}`;
 /** The SQL tagged templates outside db/ under `root`, one report line each. */
 const sqlOutsideDb = (root: string) => sqlTemplates(root, NO_SQL).map(formatSql);
@@ -99,8 +178,14 @@ const hasLocator = (root: string) => existsSync(join(root, NO_LOCATOR.path));
 
 t.test('the repository', async (t) => {
   t.strictSame(forbiddenImports(ROOT), [], 'no forbidden or broken imports');
+  t.strictSame(forbiddenPackages(ROOT), [], 'no forbidden package imports');
   t.strictSame(sqlOutsideDb(ROOT), [], SQL_RULE);
   t.notOk(hasLocator(ROOT), `${NO_LOCATOR.path} does not exist: ${NO_LOCATOR.rule}`);
+});
+
+t.test('no API family imports another', async (t) => {
+  t.strictSame(crossFamilyImports(), CROSSINGS_LEFT, 'no import between the folders of two families but those left to move');
+  t.strictSame(unclassifiedApiFolders(), [], 'every folder of src/api/ is a family or named shared');
 });
 
 t.test('the checker sees every form of import and nothing in comments or strings', async (t) => {
@@ -119,6 +204,7 @@ t.test('the checker sees every form of import and nothing in comments or strings
 t.test('a clean tree reports nothing', async (t) => {
   const root = join(FIXTURES, 'clean');
   t.strictSame(forbiddenImports(root), []);
+  t.strictSame(forbiddenPackages(root), []);
   t.strictSame(sqlOutsideDb(root), []);
   t.notOk(hasLocator(root));
 });
@@ -133,6 +219,9 @@ t.test('a tree breaking the rules reports each break, where and why', async (t) 
     'src/http/bad.ts:1 → src/api/y.ts: src/http/** never imports src/api/**, src/push/**, src/registry/**, src/platform.ts, src/cli/** (the HTTP core is generic: families, token stores and routes are values handed to it)',
     'src/infra/bus.ts:2 → src/infra/gone.ts: every relative import in src/**, machines/**, workers/**, db/** resolves to an existing file (a broken import is a broken build)',
     'workers/job.ts:1 → src/api/y.ts: workers/** never imports src/api/**, src/http/**, src/push/**, machines/** (workers never call routes)',
+  ]);
+  t.strictSame(forbiddenPackages(root), [
+    "src/http/store.ts:1 → redis: src/http/** never imports redis, @redis/ (the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/))",
   ]);
   t.strictSame(sqlOutsideDb(root), [
     `machines/bad.ts:4 → sql\`…\`: ${SQL_RULE}`,

@@ -198,9 +198,11 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
     const [row] = await p.sql<{ n: number }[]>`SELECT coalesce(sum(rejected), 0)::int AS n FROM originator_call_stats WHERE originator_id = 'mon-1'`;
     return row!.n >= 1 ? row : undefined;
   });
+  const socketsBefore = sockets.length;
   await page.reload();
   await page.waitForSelector('body[data-connection="connected"]');
-  t.pass('after a reload the stored token connects by itself');
+  t.equal(sockets.length - socketsBefore, 1, 'after a reload the stored token connects by itself, at the first attempt');
+  t.notOk(await page.locator('#login').isVisible(), 'without asking for it');
   t.equal(await page.locator(cell('BERLA', 'availability')).getAttribute('data-freshness'), 'fresh', 'the snapshot fills the table');
   await page.locator('#tail li[data-type="rejection"]').waitFor();
   t.same(await page.locator('#tail li').allTextContents(), tailBefore, 'the tail is kept across a reload');
@@ -298,13 +300,13 @@ t.test('freshness steps, and reconnecting by itself after a restart', { skip }, 
   const second = await startTestPlatform(t, { sameStoreAs: first, port });
   t.equal(second.port, port, 'restarted on the same port');
   await page.waitForSelector('body[data-connection="connected"]', { timeout: 15_000 });
-  t.pass('the page reconnected by itself');
+  t.equal(await page.locator('#connection-text').textContent(), 'connected', 'the page reconnected by itself and says so');
   t.same(await rowIds(page), ['BERLA', 'HAMBG'], 'and shows the stations from the new snapshot');
   t.equal(await page.locator(cell('BERLA', 'availability')).getAttribute('data-freshness'), 'unknown', 'as restored from the database');
 
   await post(second, 'availability', [availability('BERLA', ago(0))]);
   await page.locator(`${cell('BERLA', 'availability')}[data-freshness="fresh"]`).waitFor();
-  t.pass('the new connection receives changes');
+  t.match(await page.locator('#tail li').first().textContent(), /BERLA.*availability.*unknown → fresh/, 'the new connection receives changes, into the tail too');
   await second.stop('test over');
 
   t.same(problems, [], 'no script errors, no CSP violations');

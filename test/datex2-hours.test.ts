@@ -11,7 +11,6 @@ import {
   APPROXIMATIONS as A,
   DATEX_DAYS,
   DATEX_MONTHS,
-  appendOperatingHours,
   datexHours,
   datexOpenMinutes,
   type DatexDate,
@@ -21,7 +20,8 @@ import {
   type DatexPeriod,
   type DatexTimeOfDay,
 } from '../src/domain/datex2/operating-hours.js';
-import { el, payloadDocument } from '../src/domain/datex2/xml.js';
+import { appendOperatingHours } from '../src/api/datex2/xml/operating-hours.js';
+import { el, payloadDocument } from '../src/api/datex2/xml/writer.js';
 import { datex2Errors } from './helpers/datex2.js';
 import { run } from './helpers/process.js';
 

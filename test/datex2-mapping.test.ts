@@ -3,9 +3,9 @@ import fc from 'fast-check';
 import { centsHalfUp } from '../src/domain/datex2/prices.js';
 import { siteStatus, type Held, type SiteSituation } from '../src/domain/datex2/status.js';
 import { REFUELLING_MODES, siteOf, tableVersion, type PricingInput, type SiteModel, type TableStationInput } from '../src/domain/datex2/table.js';
-import { siteStatusElement, statusEnvelope, statusPublication } from '../src/domain/datex2/xml-status.js';
-import { siteElement, tableEnvelope, tablePublication } from '../src/domain/datex2/xml-table.js';
-import { writeElement } from '../src/domain/datex2/xml.js';
+import { siteStatusElement, statusEnvelope, statusPublication } from '../src/api/datex2/xml/status.js';
+import { siteElement, tableEnvelope, tablePublication } from '../src/api/datex2/xml/table.js';
+import { writeElement } from '../src/api/datex2/xml/writer.js';
 import type { ConfirmedLayout } from '../src/domain/stations.js';
 import { datex2Errors } from './helpers/datex2.js';
 

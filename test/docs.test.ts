@@ -1,12 +1,11 @@
 import t, { type Test } from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import Ajv2020Module from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
 import { exportV2Document } from '../src/api/docs/export-v2.js';
-import { importV2Document } from '../src/api/docs/import-v2.js';
-import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/api/docs/openapi.js';
-import { buildDocuments, DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
+import { IMPORT_V2_DOCUMENT } from '../src/api/import-v2/docs/document.js';
+import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/http/openapi.js';
+import { buildDocuments, serviceVersion } from '../src/api/docs/routes.js';
+import { docSites } from './helpers/docs.js';
 import { problemSchema, stationStatusListSchema, stationStatusSchema } from '../src/domain/export-v2/schemas.js';
 import { detailSchema, nonFieldErrorsSchema, validationErrorListSchema } from '../src/domain/import-v2/schemas.js';
 import type { HttpServer } from '../src/http/server.js';
@@ -15,12 +14,7 @@ import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { freshnessPolicies } from '../src/domain/history/timeline.js';
 import { materialize, rollUpHours } from '../workers/history/jobs.js';
-
-// ajv and ajv-formats are CommonJS: their default export is the module object under NodeNext.
-type AjvClass = typeof Ajv2020Module.default;
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: AjvClass }).default ?? Ajv2020Module) as AjvClass;
-type AddFormats = typeof addFormatsModule.default;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as AddFormats;
+import { checkExamples, deref, documentAjv } from './helpers/openapi.js';
 
 type Json = Record<string, any>;
 
@@ -34,13 +28,14 @@ function fixture() {
   return f;
 }
 
-const SITES = { import_v2: DOC_SITES[0], export_v2: DOC_SITES[1] } as const;
 const TOKEN = { import_v2: TOKENS.import_v2, export_v2: TOKENS.export_v2 } as const;
 
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: fixture(), routes: (s) => (server = s) });
+const DOC_SITES = docSites(server!);
+const SITES = { import_v2: DOC_SITES.find((s) => s.family === 'import_v2')!, export_v2: DOC_SITES.find((s) => s.family === 'export_v2')! } as const;
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
-const definitions = { import_v2: importV2Document(context), export_v2: exportV2Document(context) } as const;
+const definitions = { import_v2: IMPORT_V2_DOCUMENT.define(context), export_v2: exportV2Document(context) } as const;
 
 async function fetchDocument(family: keyof typeof SITES): Promise<Json> {
   const res = await fetch(`${p.url}${SITES[family].prefix}/schema`);
@@ -49,35 +44,7 @@ async function fetchDocument(family: keyof typeof SITES): Promise<Json> {
 }
 const documents = { import_v2: await fetchDocument('import_v2'), export_v2: await fetchDocument('export_v2') };
 
-/** Ajv over a whole document: any JSON pointer into it compiles as a schema, `$ref`s resolved. */
-function documentAjv(document: Json) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  const base = 'https://docs.invalid/openapi.json';
-  ajv.addSchema(document, base);
-  const cache = new Map<string, ReturnType<typeof ajv.compile>>();
-  const pointer = (parts: (string | number)[]) => parts.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
-  return {
-    ajv,
-    /** Validates `value` against the schema at `parts` (a path into the document); the errors, or null. */
-    check(parts: (string | number)[], value: unknown): string | null {
-      const ref = `${base}#/${pointer(parts)}`;
-      let validate = cache.get(ref);
-      if (!validate) cache.set(ref, (validate = ajv.compile({ $ref: ref })));
-      return validate(value) ? null : ajv.errorsText(validate.errors);
-    },
-  };
-}
 const ajvs = { import_v2: documentAjv(documents.import_v2), export_v2: documentAjv(documents.export_v2) };
-
-/** Follows a local `$ref`. */
-function deref(document: Json, value: Json): Json {
-  if (typeof value?.$ref !== 'string') return value;
-  let at: any = document;
-  for (const part of value.$ref.slice(2).split('/')) at = at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  if (at === undefined) throw new Error(`dangling ${value.$ref}`);
-  return deref(document, at);
-}
 
 /** The zod schema of a component, by name, from the definition the document was built from. */
 function zodOf(family: keyof typeof SITES, name: string): z.ZodType | undefined {
@@ -231,35 +198,7 @@ t.test('a route without a description stops the document from being built', asyn
 t.test('every example in the documents validates against its schema', async (t) => {
   for (const family of ['import_v2', 'export_v2'] as const) {
     const document = documents[family];
-    let count = 0;
-    const walk = (value: unknown, path: (string | number)[], inSchema: boolean) => {
-      if (Array.isArray(value)) return value.forEach((v, i) => walk(v, [...path, i], inSchema));
-      if (value === null || typeof value !== 'object') return;
-      const node = value as Json;
-      // A schema's `examples` (an array of values); a media type's or parameter's `example`/`examples` (Example Objects).
-      if (inSchema && Array.isArray(node.examples)) {
-        node.examples.forEach((example: unknown, i: number) => {
-          count++;
-          t.equal(ajvs[family].check(path, example), null, `${family}: ${path.join('/')} examples[${i}]`);
-        });
-      }
-      if (!inSchema && node.schema && node.examples && typeof node.examples === 'object') {
-        for (const [name, example] of Object.entries(node.examples as Record<string, Json>)) {
-          count++;
-          t.equal(ajvs[family].check([...path, 'schema'], deref(document, example).value), null, `${family}: ${path.join('/')} example ${name}`);
-        }
-      }
-      if (!inSchema && node.schema && 'example' in node) {
-        count++;
-        t.equal(ajvs[family].check([...path, 'schema'], node.example), null, `${family}: ${path.join('/')} example`);
-      }
-      for (const [key, child] of Object.entries(node)) {
-        const childInSchema = inSchema ? !(key === 'examples' || key === 'example') : key === 'schema' || path.at(-1) === 'schemas';
-        if (inSchema && (key === 'examples' || key === 'example')) continue;
-        walk(child, [...path, key], childInSchema);
-      }
-    };
-    walk(document, [], false);
+    const count = checkExamples(t, document, ajvs[family].check, `${family}: `);
     t.ok(count > (family === 'import_v2' ? 20 : 15), `${family}: ${count} examples checked`);
   }
   // The check can fail: a wrong example is refused.

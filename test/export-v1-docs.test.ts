@@ -5,12 +5,11 @@
  */
 import t, { type Test } from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import Ajv2020Module from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
 import { exportV11Document, exportV1Document } from '../src/api/docs/export-v1.js';
-import { openApiPath, type DocContext, type DocDefinition } from '../src/api/docs/openapi.js';
-import { DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
+import { openApiPath, type DocContext, type DocDefinition } from '../src/http/openapi.js';
+import { serviceVersion } from '../src/api/docs/routes.js';
+import { docSites, type DocSite } from './helpers/docs.js';
 import { problemSchema, v11StationListSchema, v11StationRecordSchema, v1StationListSchema, v1StationRecordSchema } from '../src/domain/export-v1/schemas.js';
 import { REASON_STATES, stationSummarySchema, SUMMARY_REASONS, SUMMARY_STATES, v1StationSummarySchema } from '../src/domain/status/summary.js';
 import type { HttpServer } from '../src/http/server.js';
@@ -18,11 +17,7 @@ import { SANDBOX_STATIONS, SANDBOX_TOKEN } from '../src/domain/sandbox.js';
 import { legacyFixture, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
-
-type AjvClass = typeof Ajv2020Module.default;
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: AjvClass }).default ?? Ajv2020Module) as AjvClass;
-type AddFormats = typeof addFormatsModule.default;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as AddFormats;
+import { checkExamples, deref, documentAjv } from './helpers/openapi.js';
 
 type Json = Record<string, any>;
 const FAMILIES = ['export_v1', 'export_v1.1'] as const;
@@ -41,7 +36,7 @@ let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: fixture(), routes: (s) => (server = s) });
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
 const definitions: Record<Fam, DocDefinition> = { export_v1: exportV1Document(context), 'export_v1.1': exportV11Document(context) };
-const sites = Object.fromEntries(DOC_SITES.map((s) => [s.family, s])) as Record<string, (typeof DOC_SITES)[number]>;
+const sites = Object.fromEntries(docSites(server!).map((s) => [s.family, s])) as Record<string, DocSite>;
 
 async function fetchDocument(family: Fam): Promise<Json> {
   const res = await fetch(`${p.url}${sites[family]!.prefix}/schema`);
@@ -50,32 +45,7 @@ async function fetchDocument(family: Fam): Promise<Json> {
 }
 const documents: Record<Fam, Json> = { export_v1: await fetchDocument('export_v1'), 'export_v1.1': await fetchDocument('export_v1.1') };
 
-function documentAjv(document: Json) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  const base = 'https://docs.invalid/openapi.json';
-  ajv.addSchema(document, base);
-  const cache = new Map<string, ReturnType<typeof ajv.compile>>();
-  const pointer = (parts: (string | number)[]) => parts.map((q) => String(q).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
-  return {
-    ajv,
-    check(parts: (string | number)[], value: unknown): string | null {
-      const ref = `${base}#/${pointer(parts)}`;
-      let validate = cache.get(ref);
-      if (!validate) cache.set(ref, (validate = ajv.compile({ $ref: ref })));
-      return validate(value) ? null : ajv.errorsText(validate.errors);
-    },
-  };
-}
 const ajvs = { export_v1: documentAjv(documents.export_v1), 'export_v1.1': documentAjv(documents['export_v1.1']) };
-
-function deref(document: Json, value: Json): Json {
-  if (typeof value?.$ref !== 'string') return value;
-  let at: any = document;
-  for (const part of value.$ref.slice(2).split('/')) at = at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  if (at === undefined) throw new Error(`dangling ${value.$ref}`);
-  return deref(document, at);
-}
 
 /** A real response against its operation: status and headers documented, the body valid by the document (Ajv) and by zod. */
 async function conforms(t: Test, family: Fam, path: string, res: Response, expected: number, zodSchema?: z.ZodType): Promise<unknown> {
@@ -181,34 +151,7 @@ t.test('the documents explain the five states, each reason, time zones, v1 froze
 t.test('every example in the documents validates against its schema', async (t) => {
   for (const family of FAMILIES) {
     const document = documents[family];
-    let count = 0;
-    const walk = (value: unknown, path: (string | number)[], inSchema: boolean) => {
-      if (Array.isArray(value)) return value.forEach((v, i) => walk(v, [...path, i], inSchema));
-      if (value === null || typeof value !== 'object') return;
-      const node = value as Json;
-      if (inSchema && Array.isArray(node.examples)) {
-        node.examples.forEach((example: unknown, i: number) => {
-          count++;
-          t.equal(ajvs[family].check(path, example), null, `${family}: ${path.join('/')} examples[${i}]`);
-        });
-      }
-      if (!inSchema && node.schema && node.examples && typeof node.examples === 'object') {
-        for (const [name, example] of Object.entries(node.examples as Record<string, Json>)) {
-          count++;
-          t.equal(ajvs[family].check([...path, 'schema'], deref(document, example).value), null, `${family}: ${path.join('/')} example ${name}`);
-        }
-      }
-      if (!inSchema && node.schema && 'example' in node) {
-        count++;
-        t.equal(ajvs[family].check([...path, 'schema'], node.example), null, `${family}: ${path.join('/')} example`);
-      }
-      for (const [key, child] of Object.entries(node)) {
-        const childInSchema = inSchema ? !(key === 'examples' || key === 'example') : key === 'schema' || path.at(-1) === 'schemas';
-        if (inSchema && (key === 'examples' || key === 'example')) continue;
-        walk(child, [...path, key], childInSchema);
-      }
-    };
-    walk(document, [], false);
+    const count = checkExamples(t, document, ajvs[family].check, `${family}: `);
     t.ok(count > 20, `${family}: ${count} examples checked`);
   }
   // The check can fail.

@@ -9,6 +9,7 @@ import { DRF_ERRORS, HttpError, PROBLEM_ERRORS, json, unauthorized, type Reply }
 import type { Family } from '../src/http/family.js';
 import { HttpServer } from '../src/http/server.js';
 import { createLogger } from '../src/log.js';
+import { textQuery } from '../src/http/query.js';
 
 const seen: { path: string; status: number }[] = [];
 
@@ -35,7 +36,7 @@ const ROOT: Family = { name: 'root', prefix: '/', errors: PROBLEM_ERRORS };
 
 t.test('families as values: auth, guards, observers, error styles, policies, public routes', async (t) => {
   const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: ROOT });
-  server.route({ family: WIDGETS, method: 'GET', path: '/widgets/mine', query: ['refuse'], handler: (req) => json(200, { who: req.principal?.id }) });
+  server.route({ family: WIDGETS, method: 'GET', path: '/widgets/mine', query: textQuery('refuse'), handler: (req) => json(200, { who: req.principal?.id }) });
   server.route({ family: GADGETS, public: true, method: 'GET', path: '/gadgets/catalogue', handler: () => json(200, { gadgets: [] }) });
   t.throws(
     () => server.route({ family: GADGETS, method: 'GET', path: '/gadgets/secret', handler: () => json(200, {}) }),

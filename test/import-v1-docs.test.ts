@@ -6,12 +6,13 @@
  */
 import t, { type Test } from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import Ajv2020Module from 'ajv/dist/2020.js';
-import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
-import { importV11Document, importV1Document } from '../src/api/docs/import-v1.js';
-import { componentSchemas, buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/api/docs/openapi.js';
-import { DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
+import { IMPORT_V1 } from '../src/api/import-v1/index.js';
+import { IMPORT_V11 } from '../src/api/import-v1.1/index.js';
+import { legacyImportDocument } from '../src/api/legacy-import/docs/document.js';
+import { componentSchemas, buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/http/openapi.js';
+import { serviceVersion } from '../src/api/docs/routes.js';
+import { docSites } from './helpers/docs.js';
 import { V1_MESSAGES } from '../src/domain/import-v1/messages.js';
 import { V1_TO_CANONICAL } from '../src/domain/import-v1/options.js';
 import {
@@ -25,12 +26,7 @@ import { detailSchema } from '../src/domain/import-v2/schemas.js';
 import type { HttpServer } from '../src/http/server.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform } from './helpers/platform.js';
-
-// ajv and ajv-formats are CommonJS: their default export is the module object under NodeNext.
-type AjvClass = typeof Ajv2020Module.default;
-const Ajv2020 = ((Ajv2020Module as unknown as { default?: AjvClass }).default ?? Ajv2020Module) as AjvClass;
-type AddFormats = typeof addFormatsModule.default;
-const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).default ?? addFormatsModule) as AddFormats;
+import { checkExamples, deref, documentAjv } from './helpers/openapi.js';
 
 type Json = Record<string, any>;
 type Family = 'import_v1' | 'import_v1.1';
@@ -46,12 +42,12 @@ function fixture() {
   return f;
 }
 
-const site = (family: Family) => DOC_SITES.find((s) => s.family === family)!;
+const site = (family: Family) => docSites(server!).find((s) => s.family === family)!;
 
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: fixture(), routes: (s) => (server = s) });
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
-const definitions: Record<Family, DocDefinition> = { import_v1: importV1Document(context), 'import_v1.1': importV11Document(context) };
+const definitions: Record<Family, DocDefinition> = { import_v1: legacyImportDocument(IMPORT_V1).define(context), 'import_v1.1': legacyImportDocument(IMPORT_V11).define(context) };
 
 async function fetchDocument(url: string, family: Family): Promise<Json> {
   const res = await fetch(`${url}${site(family).prefix}/schema`);
@@ -63,35 +59,7 @@ const documents: Record<Family, Json> = {
   'import_v1.1': await fetchDocument(p.url, 'import_v1.1'),
 };
 
-/** Ajv over a whole document: any JSON pointer into it compiles as a schema, `$ref`s resolved. */
-function documentAjv(document: Json) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  const base = 'https://docs.invalid/openapi.json';
-  ajv.addSchema(document, base);
-  const cache = new Map<string, ReturnType<typeof ajv.compile>>();
-  const pointer = (parts: (string | number)[]) => parts.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
-  return {
-    ajv,
-    /** Validates `value` against the schema at `parts` (a path into the document); the errors, or null. */
-    check(parts: (string | number)[], value: unknown): string | null {
-      const ref = `${base}#/${pointer(parts)}`;
-      let validate = cache.get(ref);
-      if (!validate) cache.set(ref, (validate = ajv.compile({ $ref: ref })));
-      return validate(value) ? null : ajv.errorsText(validate.errors);
-    },
-  };
-}
 const ajvs = { import_v1: documentAjv(documents.import_v1), 'import_v1.1': documentAjv(documents['import_v1.1']) };
-
-/** Follows a local `$ref`. */
-function deref(document: Json, value: Json): Json {
-  if (typeof value?.$ref !== 'string') return value;
-  let at: any = document;
-  for (const part of value.$ref.slice(2).split('/')) at = at?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
-  if (at === undefined) throw new Error(`dangling ${value.$ref}`);
-  return deref(document, at);
-}
 
 function zodOf(family: Family, name: string): z.ZodType | undefined {
   return definitions[family].responseSchemas[name] ?? definitions[family].requestSchemas[name];
@@ -306,34 +274,7 @@ t.test('what the documents say: messages, vocabulary, partial acceptance, states
 t.test('every example in the documents validates against its schema', async (t) => {
   for (const family of FAMILIES) {
     const document = documents[family];
-    let count = 0;
-    const walk = (value: unknown, path: (string | number)[], inSchema: boolean) => {
-      if (Array.isArray(value)) return value.forEach((v, i) => walk(v, [...path, i], inSchema));
-      if (value === null || typeof value !== 'object') return;
-      const node = value as Json;
-      if (inSchema && Array.isArray(node.examples)) {
-        node.examples.forEach((example: unknown, i: number) => {
-          count++;
-          t.equal(ajvs[family].check(path, example), null, `${family}: ${path.join('/')} examples[${i}]`);
-        });
-      }
-      if (!inSchema && node.schema && node.examples && typeof node.examples === 'object') {
-        for (const [name, example] of Object.entries(node.examples as Record<string, Json>)) {
-          count++;
-          t.equal(ajvs[family].check([...path, 'schema'], deref(document, example).value), null, `${family}: ${path.join('/')} example ${name}`);
-        }
-      }
-      if (!inSchema && node.schema && 'example' in node) {
-        count++;
-        t.equal(ajvs[family].check([...path, 'schema'], node.example), null, `${family}: ${path.join('/')} example`);
-      }
-      for (const [key, child] of Object.entries(node)) {
-        const childInSchema = inSchema ? !(key === 'examples' || key === 'example') : key === 'schema' || path.at(-1) === 'schemas';
-        if (inSchema && (key === 'examples' || key === 'example')) continue;
-        walk(child, [...path, key], childInSchema);
-      }
-    };
-    walk(document, [], false);
+    const count = checkExamples(t, document, ajvs[family].check, `${family}: `);
     t.ok(count > 30, `${family}: ${count} examples checked`);
   }
   // The check can fail: a wrong example is refused.

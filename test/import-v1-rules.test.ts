@@ -1,5 +1,5 @@
 import t from 'tap';
-import { componentSchemas } from '../src/api/docs/openapi.js';
+import { componentSchemas } from '../src/http/openapi.js';
 import { V1_MESSAGES } from '../src/domain/import-v1/messages.js';
 import { CANONICAL_TO_V1, DIALECT_CODES, V1_TO_CANONICAL, layoutContradictions, providedOptions, toCanonical } from '../src/domain/import-v1/options.js';
 import {

@@ -1,8 +1,8 @@
 import t from 'tap';
 import fc from 'fast-check';
 import Ajv2020Module from 'ajv/dist/2020.js';
-import { componentSchemas } from '../src/api/docs/openapi.js';
-import { signalSchemas } from '../src/api/docs/import-v2/signals.js';
+import { componentSchemas } from '../src/http/openapi.js';
+import { signalSchemas } from '../src/api/import-v2/docs/signals.js';
 import { validateBatch } from '../src/domain/import-v2/validate.js';
 import type { StationEntry, StationLookup } from '../src/domain/stations.js';
 

@@ -11,10 +11,11 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020Module from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { z } from 'zod';
-import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/api/docs/openapi.js';
-import { portalDocument } from '../src/api/docs/portal.js';
-import { buildDocuments, DOC_SITES, serviceVersion } from '../src/api/docs/routes.js';
-import { hashSecret, newSecret } from '../src/api/portal/family.js';
+import { buildDocument, openApiPath, type DocContext, type Route } from '../src/http/openapi.js';
+import { PORTAL_DOCUMENT } from '../src/api/portal/docs/document.js';
+import { buildDocuments, serviceVersion } from '../src/api/docs/routes.js';
+import { docSites } from './helpers/docs.js';
+import { hashSecret, newSecret } from '../src/api/secrets.js';
 import {
   createdTokenSchema,
   newTokenRequestSchema,
@@ -33,6 +34,7 @@ import type { HttpServer } from '../src/http/server.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture } from './helpers/portal.js';
+import { checkExamples } from './helpers/openapi.js';
 
 type AjvClass = typeof Ajv2020Module.default;
 const Ajv2020 = ((Ajv2020Module as unknown as { default?: AjvClass }).default ?? Ajv2020Module) as AjvClass;
@@ -60,8 +62,8 @@ const NOT_OPERATIONS = [
 let server: HttpServer | undefined;
 const p = await startTestPlatform(t, { fixture: baseFixture(), routes: (s) => (server = s) });
 const context: DocContext = { config: p.parts.config, reference: p.parts.reference, version: serviceVersion() };
-const definition = portalDocument(context);
-const site = DOC_SITES.find((s) => s.family === 'portal')!;
+const definition = PORTAL_DOCUMENT.define(context);
+const site = docSites(server!).find((s) => s.family === 'portal')!;
 
 const served = await fetch(`${p.url}${site.prefix}/schema`);
 if (served.status !== 200) throw new Error(`${site.prefix}/schema answered ${served.status}`);
@@ -255,12 +257,10 @@ t.test('documented operations are exactly the portal\'s JSON routes; the page an
   t.ok(buildDocument(definition, [...all, { method: 'GET', path: '/portal/logo.png', auth: 'none' }]), 'a public file of the page is no operation');
   t.ok(buildDocuments(server!, p.parts).get('portal'), 'built again after the start, its own routes registered: still the same operations');
   // The security an operation states must be the one its route takes.
-  const flipped = (key: string, security: unknown[] | undefined): DocDefinition => ({
-    ...definition,
-    operations: definition.operations.map((op) => (`${op.method} ${op.path}` === key ? { ...op, operation: { ...op.operation, security } } : op)),
-  });
-  t.throws(() => buildDocument(flipped('POST /portal/v1/sign-in', undefined), all), /POST \/portal\/v1\/sign-in takes no credential/);
-  t.throws(() => buildDocument(flipped('GET /portal/v1/tokens', []), all), /GET \/portal\/v1\/tokens takes a credential/);
+  const flipped = (key: string, security: Record<string, unknown>[] | undefined): Route[] =>
+    all.map((r) => (`${r.method} ${r.path}` === key ? { ...r, doc: { ...r.doc!, security } } : r));
+  t.throws(() => buildDocument(definition, flipped('POST /portal/v1/sign-in', undefined)), /POST \/portal\/v1\/sign-in takes no credential/);
+  t.throws(() => buildDocument(definition, flipped('GET /portal/v1/tokens', [])), /GET \/portal\/v1\/tokens takes a credential/);
 });
 
 t.test('the description explains the sign-in flow, sessions, the Origin rule, the limits, tokens and reveal links', async (t) => {
@@ -285,34 +285,7 @@ t.test('the description explains the sign-in flow, sessions, the Origin rule, th
 });
 
 t.test('every example validates against its schema; request examples pass the API\'s own schemas', async (t) => {
-  let count = 0;
-  const walk = (value: unknown, path: (string | number)[], inSchema: boolean) => {
-    if (Array.isArray(value)) return value.forEach((v, i) => walk(v, [...path, i], inSchema));
-    if (value === null || typeof value !== 'object') return;
-    const node = value as Json;
-    if (inSchema && Array.isArray(node.examples)) {
-      node.examples.forEach((ex: unknown, i: number) => {
-        count++;
-        t.equal(check(path, ex), null, `${path.join('/')} examples[${i}]`);
-      });
-    }
-    if (!inSchema && node.schema && node.examples && typeof node.examples === 'object') {
-      for (const [name, ex] of Object.entries(node.examples as Record<string, Json>)) {
-        count++;
-        t.equal(check([...path, 'schema'], deref(ex).value), null, `${path.join('/')} example ${name}`);
-      }
-    }
-    if (!inSchema && node.schema && 'example' in node) {
-      count++;
-      t.equal(check([...path, 'schema'], node.example), null, `${path.join('/')} example`);
-    }
-    for (const [key, child] of Object.entries(node)) {
-      const childInSchema = inSchema ? !(key === 'examples' || key === 'example') : key === 'schema' || path.at(-1) === 'schemas';
-      if (inSchema && (key === 'examples' || key === 'example')) continue;
-      walk(child, [...path, key], childInSchema);
-    }
-  };
-  walk(document, [], false);
+  const count = checkExamples(t, document, check);
   t.ok(count > 40, `${count} examples checked`);
 
   const requests: [string, string, z.ZodType][] = [

@@ -3,7 +3,7 @@ import { createServer, type Socket } from 'node:net';
 import { createClient } from 'redis';
 import { DRF_ERRORS, HttpError, PROBLEM_ERRORS, json } from '../src/http/errors.js';
 import { rateLimitGuard } from '../src/http/rate-limit-guard.js';
-import { RateLimiter, type RateLimit } from '../src/http/rate-limit.js';
+import { RateLimiter, type RateLimit } from '../src/infra/rate-limit.js';
 import type { Request } from '../src/http/request.js';
 import { openRedis, type Redis } from '../src/infra/redis.js';
 import { createLogger } from '../src/log.js';

@@ -10,6 +10,10 @@
  *
  * Arguments go to tap (`npm test -- test/status.test.ts`). Every run gets a temporary HRS_STATE_DIR, so
  * nothing a test starts touches the user's own local servers.
+ *
+ * Before tap starts, one migrated template database is made for the run (test/helpers/databases.ts):
+ * the tests' fresh databases are copies of it, and the databases tests are done with are dropped here
+ * while the next tests run. The run ends with its ten slowest test files.
  */
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -18,6 +22,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_REDIS_URL } from '../src/config.js';
 import { provideServers } from '../src/local/servers.js';
+import { noteFileTimes, slowestFiles } from './helpers/file-times.js';
+import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, TEMPLATE_VARIABLE } from './helpers/databases.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DEFAULT_ROOT = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -54,10 +60,26 @@ if (local.databaseUrl) {
 }
 if (local.redisUrl) env.REDIS_URL = local.redisUrl;
 
-const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), process.argv.slice(2), { cwd: ROOT, env, stdio: 'inherit' });
+// Without a template (PostgreSQL unreachable) each test migrates its own database and fails as it would have.
+const databaseRoot = env.TEST_DATABASE_ROOT ?? DEFAULT_ROOT;
+const template = `hrs_test_template_${process.pid}`;
+try {
+  await createTemplate(databaseRoot, template);
+  env[TEMPLATE_VARIABLE] = template;
+} catch (err) {
+  process.stderr.write(`# no template database (${(err as Error).message}): every test database is migrated\n`);
+}
+env[DROPS_VARIABLE] = join(state, 'test-databases-to-drop');
+const drops = dropReleased(databaseRoot, env[DROPS_VARIABLE]);
+
+const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), process.argv.slice(2), { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
+const times = noteFileTimes(tap.stdout, process.stdout);
 // Ctrl-C reaches tap through the terminal; a SIGTERM sent to this process alone is passed on.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => tap.kill(signal));
-const code = await new Promise<number>((done) => tap.on('exit', (status, signal) => done(status ?? (signal ? 1 : 0))));
+const code = await new Promise<number>((done) => tap.on('close', (status, signal) => done(status ?? (signal ? 1 : 0))));
+process.stdout.write(slowestFiles(times));
+await drops.finish();
+if (env[TEMPLATE_VARIABLE]) await dropTemplate(databaseRoot, template).catch(() => {});
 await local.stop();
 rmSync(state, { recursive: true, force: true });
 process.exit(code);

@@ -36,6 +36,14 @@ t.test('the rule', async (t) => {
   t.equal(unstorableProblem('a\ud800'), 'Surrogate characters are not allowed: U+D800.');
 });
 
+let shared: Promise<TestPlatform> | undefined;
+/**
+ * One platform for the file: each test compares the registry with its own snapshot taken before its
+ * requests, the one that writes changes only BERLA's name and a token of its own, and no test stores a
+ * signal. Stopped when the file ends.
+ */
+const platform = () => (shared ??= startTestPlatform(t, { fixture: portalFixture() }));
+
 /** What a refused request must leave as it was: every table a portal or admin change writes. */
 async function snapshot(p: TestPlatform): Promise<string> {
   const rows = await Promise.all([
@@ -104,7 +112,7 @@ const CASES: Case[] = [
 ];
 
 t.test('portal and admin API: every listed field, with NUL, a lone surrogate and a blank name: 400 naming it, nothing written', async (t) => {
-  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  const p = await platform();
   await grantPortalRoles(p);
   const staff = await signedIn(p, ACCOUNTS.staff);
   const manager = await signedIn(p, ACCOUNTS.manager);
@@ -133,7 +141,7 @@ t.test('portal and admin API: every listed field, with NUL, a lone surrogate and
 });
 
 t.test('a key of a station\'s details breaking the rule is named too', async (t) => {
-  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  const p = await platform();
   await grantPortalRoles(p);
   const staff = await signedIn(p, ACCOUNTS.staff);
   const before = await snapshot(p);
@@ -144,7 +152,7 @@ t.test('a key of a station\'s details breaking the rule is named too', async (t)
 });
 
 t.test('a name with text around it, and a surrogate pair, are stored as sent', async (t) => {
-  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  const p = await platform();
   await grantPortalRoles(p);
   const staff = await signedIn(p, ACCOUNTS.staff);
   const res = await staff.call('PUT', '/portal/v1/stations/BERLA', { ...record, name: 'Berlin 😀 Süd' });
@@ -156,7 +164,7 @@ t.test('a name with text around it, and a surrogate pair, are stored as sent', a
 });
 
 t.test('registry files: the same rule, each problem with its path, nothing loaded', async (t) => {
-  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  const p = await platform();
   const before = await snapshot(p);
   const cases: [string, (f: ReturnType<typeof portalFixture>) => void, RegExp][] = [
     ['stations[0].name', (f) => (f.stations[0]!.name = LONE), MESSAGE.lone],
@@ -188,7 +196,7 @@ t.test('registry files: the same rule, each problem with its path, nothing loade
 });
 
 t.test('import v1, v1.1 and v2: the same rule in their words, nothing stored', async (t) => {
-  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  const p = await platform();
   const at = new Date(Date.now() - 2000).toISOString();
   const post = async (path: string, token: string, body: unknown) => {
     const res = await fetch(`${p.url}${path}`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });

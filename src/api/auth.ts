@@ -5,7 +5,7 @@ import type { Audience } from '../domain/sandbox.js';
 import { BEARER_MESSAGES, bearerToken, type AuthAttempts, type AuthScheme } from '../http/auth.js';
 import { HttpError, unauthorized, type ErrorStyle } from '../http/errors.js';
 import { describeLimit, describeWait } from '../http/rate-limit-guard.js';
-import type { RateLimit, RateLimiter } from '../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../infra/rate-limit.js';
 import type { Request } from '../http/request.js';
 
 /**

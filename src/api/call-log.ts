@@ -5,6 +5,9 @@ import type { Request } from '../http/request.js';
 import type { CallLogEntry } from '../../workers/call-log/job.js';
 import { principalOf } from './auth.js';
 
+/** The import families whose calls are logged, and where their paths start (the admin API and the portal filter by them). */
+export const FAMILY_PREFIXES = { import_v1: '/import/v1/', 'import_v1.1': '/import/v1.1/', import_v2: '/import/v2/' } as const;
+
 /** What a handler learnt that the call log wants: the stations named, error details. */
 export interface CallNotes {
   stationIds?: string[];

@@ -5,6 +5,7 @@ import type { Family, Guard } from '../http/family.js';
 import type { FamilyPolicy } from '../http/policy.js';
 import type { HttpServer } from '../http/server.js';
 import { tokenAuth, type TokenFinder } from './auth.js';
+import type { FamilyDocument } from '../http/openapi.js';
 
 /**
  * The reference lists every generation publishes, as replies made once at start (the lists change
@@ -41,6 +42,7 @@ export interface ReferenceFamily {
   policy?: FamilyPolicy;
   /** Path → the list it serves, as made once from the reference data. */
   lists: (reference: ReferenceData) => Record<string, Reply>;
+  document: FamilyDocument;
 }
 
 /** Builds a reference-only family and registers its lists as GET routes. */
@@ -49,8 +51,8 @@ export function referenceApi(
   declared: ReferenceFamily,
   deps: { tokens: TokenFinder; reference: ReferenceData; guards?: Guard[] },
 ): Family {
-  const { name, prefix, label, accepts, sandbox, errors, policy } = declared;
-  const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, policy, guards: deps.guards };
+  const { name, prefix, label, accepts, sandbox, errors, policy, document } = declared;
+  const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, policy, guards: deps.guards, document };
   for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
     server.route({ family, method: 'GET', path, handler: () => reply });
   }

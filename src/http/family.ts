@@ -1,5 +1,7 @@
 import type { AuthScheme } from './auth.js';
-import type { ErrorStyle, Reply } from './errors.js';
+import type { InvalidInput } from './contract.js';
+import type { ErrorStyle, HttpError, Reply } from './errors.js';
+import type { FamilyDocument } from './openapi.js';
 import type { FamilyPolicy } from './policy.js';
 import type { Request } from './request.js';
 
@@ -38,4 +40,11 @@ export interface Family {
   readonly guards?: readonly Guard[];
   /** Told of every answered authenticated request (call logs). */
   readonly observers?: readonly Observer[];
+  /**
+   * The refusal of a request whose path parameters, query or body do not match its route's schemas
+   * (./contract.ts), in the family's own words; `defaultInvalid` there when absent.
+   */
+  readonly invalid?: (problem: InvalidInput) => HttpError;
+  /** Its OpenAPI document, built at start from the routes registered for it (./openapi.ts); none when absent. */
+  readonly document?: FamilyDocument;
 }

@@ -1,10 +1,11 @@
+import { z } from 'zod';
 import { badRequest } from './errors.js';
 import type { Request } from './request.js';
 import type { Method } from './router.js';
 
 /**
  * One rule for query parameters on every route of every family: a route declares the names it takes
- * (`query` of its RouteSpec; none when it declares nothing), and the core refuses any other name with a
+ * (the keys of the `query` schema of its RouteSpec; none when it declares none), and the core refuses any other name with a
  * 400 in the family's error format naming it, before authentication and before the handler runs — a
  * misspelt `limt=10` is an error the client sees, never silently ignored.
  *
@@ -12,6 +13,20 @@ import type { Method } from './router.js';
  * append to GET requests to defeat caches, is accepted and ignored on every GET (and HEAD) route.
  */
 export const CACHE_BUSTER = '_';
+
+/** A query schema: its keys are the parameters the route takes (./contract.ts checks their values). */
+export type QuerySchema = z.ZodObject;
+
+/**
+ * The query schema of a route that reads its parameters' values itself (from `req.query`): each
+ * name optional text. The names are still all it takes.
+ */
+export function textQuery(...names: string[]): QuerySchema {
+  return z.object(Object.fromEntries(names.map((name) => [name, z.string().optional()])));
+}
+
+/** The names a query schema takes, in its order. */
+export const queryNames = (schema: QuerySchema | undefined): string[] => (schema ? Object.keys(schema.shape) : []);
 
 /** Methods on which the cache-busting parameter is accepted. */
 const CACHEABLE = new Set<Method>(['GET', 'HEAD']);
@@ -22,15 +37,16 @@ function namesOf(req: Request): string[] {
 }
 
 /**
- * Throws the 400 naming the request's parameters the route does not take (`accepted`: the route's
+ * Throws the 400 naming the request's parameters the route does not take (`schema`: the route's
  * declaration). A request without a query string costs nothing.
  */
-export function checkQuery(accepted: readonly string[] | undefined, req: Request): void {
+export function checkQuery(schema: QuerySchema | undefined, req: Request): void {
   if (!req.hasQuery) return;
+  const accepted = queryNames(schema);
   const names = namesOf(req);
-  const unknown = names.filter((name) => !(accepted?.includes(name) ?? false) && !(name === CACHE_BUSTER && CACHEABLE.has(req.method)));
+  const unknown = names.filter((name) => !accepted.includes(name) && !(name === CACHE_BUSTER && CACHEABLE.has(req.method)));
   if (unknown.length === 0) return;
-  const takes = accepted === undefined || accepted.length === 0 ? 'this path takes no query parameters' : `this path takes ${accepted.join(', ')}`;
+  const takes = accepted.length === 0 ? 'this path takes no query parameters' : `this path takes ${accepted.join(', ')}`;
   const listed = unknown.slice(0, MAX_NAMED).map(shown).join(', ') + (unknown.length > MAX_NAMED ? ` and ${unknown.length - MAX_NAMED} more` : '');
   throw badRequest('invalid_parameter', `unknown parameter(s): ${listed}; ${takes}.`);
 }

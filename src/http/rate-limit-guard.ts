@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import { HttpError, type ErrorStyle } from './errors.js';
 import type { Guard } from './family.js';
-import type { RateLimiter, RateLimit, RateLimitResult } from './rate-limit.js';
+import type { RateLimiter, RateLimit, RateLimitResult } from '../infra/rate-limit.js';
 import type { Request } from './request.js';
 
 /**
  * The rate limits as HTTP guards: each request spends its key's budget through the RateLimiter
- * (./rate-limit.ts), gets the `RateLimit-*` headers, and is refused with 429 and `Retry-After` in its
+ * (src/infra/rate-limit.ts), gets the `RateLimit-*` headers, and is refused with 429 and `Retry-After` in its
  * family's wording when a limit is exhausted. The families declare their own limits and keys.
  */
 

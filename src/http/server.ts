@@ -1,17 +1,19 @@
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from 'pino';
+import type { z } from 'zod';
 import type { AuthAttempts } from './auth.js';
 import type { TrustProxy } from './client-address.js';
+import { checkInput, defaultInvalid, type AnyRoute, type RouteInfo, type RouteSpec } from './contract.js';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
 import { compilePolicy, isPreflight, preflightReply } from './policy.js';
-import { checkQuery } from './query.js';
+import { checkQuery, queryNames, type QuerySchema } from './query.js';
 import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
 import { failure, respond, withRequestHeaders, type Answering, type ErrorClassifier } from './respond.js';
 import { Router, type Match, type Method } from './router.js';
 import { upgradeHandler, type SocketRouteSpec, type SocketData } from './sockets.js';
 
-export type { SocketData, SocketRouteSpec };
+export type { RouteInfo, RouteSpec, SocketData, SocketRouteSpec };
 
 if (typeof uWS.getParts !== 'function') {
   throw new Error(
@@ -26,34 +28,6 @@ const LISTEN_EXCLUSIVE: number = (() => {
   if (typeof value !== 'number') throw new Error('this uWebSockets.js build has no LIBUS_LISTEN_EXCLUSIVE_PORT: a busy port could not be refused');
   return value;
 })();
-
-export interface RouteSpec {
-  /** The family the route belongs to: its authentication, guards, error style and policy apply. */
-  family: Family;
-  method: Method;
-  path: string;
-  /** Public routes take no credential (documents, pages, health): the family's guards and observers skip them. */
-  public?: boolean;
-  /**
-   * The query parameters the route takes; any other is refused with a 400 naming it, before
-   * authentication (./query.ts; `_`, a client's cache-buster, passes on GET and HEAD). None by default.
-   */
-  query?: readonly string[];
-  /** Whether the route reads a request body. */
-  body?: boolean;
-  /** The route's own cap on its body, when it takes more than MAX_BODY_BYTES (a photo upload). */
-  maxBodyBytes?: number;
-  handler: (req: Request) => Promise<Reply> | Reply;
-}
-
-/** A registered route as documents see it: `auth` is the family's name, or `none` for a public route. */
-export interface RouteInfo {
-  method: Method;
-  path: string;
-  auth: string;
-  /** The query parameters it takes (see RouteSpec), when it takes any. */
-  query?: readonly string[];
-}
 
 /** A family as this server runs it: its policy compiled, its guards and observers (declared and added). */
 export interface FamilyState extends Answering {
@@ -103,7 +77,7 @@ export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
  */
 export class HttpServer {
   readonly app: TemplatedApp = uWS.App();
-  private readonly router = new Router<RouteSpec>();
+  private readonly router = new Router<AnyRoute>();
   private readonly families = new Map<Family, FamilyState>();
   /** Registered families, longest prefix first: the first whose prefix a path has claims it. */
   private byPrefix: FamilyState[] = [];
@@ -141,10 +115,23 @@ export class HttpServer {
     return state;
   }
 
-  route(spec: RouteSpec): this {
+  /** Every registered family, in registration order: for documents. */
+  registeredFamilies(): Family[] {
+    return [...this.families.keys()];
+  }
+
+  route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q extends QuerySchema = QuerySchema, B extends z.ZodType = z.ZodType>(spec: RouteSpec<P, Q, B>): this {
     if (!spec.public && !spec.family.auth) throw new Error(`route ${spec.method} ${spec.path}: family ${spec.family.name} has no authentication`);
     this.family(spec.family);
-    this.registered.push({ method: spec.method, path: spec.path, auth: spec.public ? 'none' : spec.family.name, ...(spec.query?.length ? { query: spec.query } : {}) });
+    const query = queryNames(spec.query);
+    this.registered.push({
+      method: spec.method,
+      path: spec.path,
+      auth: spec.public ? 'none' : spec.family.name,
+      ...(query.length ? { query } : {}),
+      ...(spec.doc ? { doc: spec.doc } : {}),
+      ...(spec.response ? { response: spec.response } : {}),
+    });
     this.router.add(spec.method, spec.path, spec);
     return this;
   }
@@ -156,6 +143,7 @@ export class HttpServer {
       method: 'GET',
       path: spec.path,
       query: spec.query,
+      doc: spec.doc,
       handler: () => {
         throw new HttpError(426, 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".', {
           headers: { Upgrade: 'websocket', Connection: 'Upgrade' },
@@ -279,7 +267,7 @@ export class HttpServer {
   }
 
   /** Runs a route: body, authentication, guards, handler; answers once, whatever happens first. */
-  private run(route: RouteSpec, req: Request, res: HttpResponse, started: number): void {
+  private run(route: AnyRoute, req: Request, res: HttpResponse, started: number): void {
     const family = this.family(route.family);
     const observers = route.public ? [] : family.observers;
     let done = false;
@@ -313,7 +301,7 @@ export class HttpServer {
    * Starts reading the body at once (uWS drops data that arrives before a reader is attached); a
    * declared or actual length past the cap is answered 413 at once. False: answered already.
    */
-  private startBody(route: RouteSpec, req: Request, res: HttpResponse, family: FamilyState, finish: (reply: Reply) => void): Promise<Buffer> | undefined | false {
+  private startBody(route: AnyRoute, req: Request, res: HttpResponse, family: FamilyState, finish: (reply: Reply) => void): Promise<Buffer> | undefined | false {
     if (!route.body || !BODY_METHODS.has(req.method)) return undefined;
     const max = route.maxBodyBytes ?? this.options.maxBodyBytes;
     const declared = Number(req.headers['content-length']);
@@ -328,12 +316,12 @@ export class HttpServer {
     return body;
   }
 
-  private async handle(route: RouteSpec, family: FamilyState, req: Request, body: Promise<Buffer> | undefined): Promise<Reply> {
+  private async handle(route: AnyRoute, family: FamilyState, req: Request, body: Promise<Buffer> | undefined): Promise<Reply> {
     checkQuery(route.query, req);
     if (!route.public) await this.authenticate(family, req, req.headers.authorization);
     if (body) req.body = await body;
     if (req.abort.aborted) throw new Error('request aborted');
-    return route.handler(req);
+    return route.handler(req, checkInput(route, req, family.family.invalid ?? defaultInvalid));
   }
 
   /** The family's authentication, then its guards in order. */

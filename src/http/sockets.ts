@@ -2,7 +2,8 @@ import type { HttpRequest, HttpResponse, WebSocketBehavior, us_socket_context_t 
 import type { Logger } from 'pino';
 import type { Family } from './family.js';
 import type { TrustProxy } from './client-address.js';
-import { checkQuery } from './query.js';
+import type { RouteDoc } from './contract.js';
+import { checkQuery, type QuerySchema } from './query.js';
 import { Abort, copyRequest, type Request } from './request.js';
 import { failure, logRequest, respond, withRequestHeaders, type ErrorClassifier } from './respond.js';
 import type { FamilyState } from './server.js';
@@ -27,8 +28,10 @@ export interface SocketRouteSpec<T> {
   family: Family;
   path: string;
   messageAuth: boolean;
-  /** The query parameters it takes (see RouteSpec in ./server.ts); checked on the upgrade and the plain GET. */
-  query?: readonly string[];
+  /** The query parameters it takes, the keys of this schema (see RouteSpec in ./server.ts); checked on the upgrade and the plain GET. */
+  query?: QuerySchema;
+  /** Its operation in its family's document (see RouteSpec), as the plain GET's. */
+  doc?: RouteDoc;
   /** Runs once the principal is known, before upgrading (header) or after the auth message; its result is `state`. */
   admit: (req: Request) => Promise<T> | T;
   /** The uWS behaviour (limits, open, message, drain, close); `upgrade` is the server's. */

@@ -1,8 +1,20 @@
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
+import type { Rejection } from '../domain/rejections.js';
 import type { PublishedSignal, Receipt } from '../domain/signals.js';
+import type { TokenEvent } from '../domain/token-events.js';
 import { isCategory } from '../domain/categories/index.js';
-import type { AnnouncedReceipt, AnnouncedSignal, Bus } from './bus.js';
-import { RedisNotConnectedError } from './redis.js';
+import type { RegistryChange } from '../registry/editor.js';
+import { registryMessage, type AnnouncedReceipt, type AnnouncedSignal, type Bus, type BusMessageOf } from './bus.js';
+import type { Rejections, Receipts, TokenEvents } from './receipts.js';
+import { RedisNotConnectedError, type Redis } from './redis.js';
+import { acknowledgeChange, acknowledged } from './registry-acks.js';
+
+/**
+ * Everything one instance tells the others and hears from them over the bus (src/infra/bus.ts):
+ * committed readings and receipts (Announcer, batched), registry and token changes (Announcements,
+ * with the one `registry` handler), token events and refused import calls.
+ */
 
 /** Readings as another instance announced them; entries this version does not understand are skipped. */
 export function fromAnnouncement(signals: readonly AnnouncedSignal[]): PublishedSignal[] {
@@ -126,5 +138,134 @@ export class Announcer {
     this.bus
       .publish({ type: 'receipts', from: this.bus.instanceId, receipts })
       .catch((err) => this.failed(err, { receipts: receipts.length }, 'announcing receipts failed'));
+  }
+}
+
+/** What the announcements of other instances (and this one's own, through Redis) change or feed here. */
+export interface AnnouncementPorts {
+  /** The token cache, emptied when tokens or the registry changed. */
+  tokens: { invalidate(): void };
+  /** The registry in memory, read again when it changed. */
+  registry: { reload(): Promise<unknown> };
+  /** The admins' feeds, fed with what every instance announces. */
+  receipts: Receipts;
+  rejections: Rejections;
+  tokenEvents: TokenEvents;
+}
+
+/** How long a change made here waits for every instance to have applied it. */
+const ACK_TIMEOUT_MS = 2000;
+
+/**
+ * Registry and token changes, token events and refused import calls, told to every instance and
+ * heard from every instance. One handler takes every `registry` message: it empties the token cache,
+ * tells the listeners of token changes (the status streams recheck their credentials), reloads the
+ * registry unless this instance made the change, and acknowledges a change that asks for it.
+ */
+export class Announcements {
+  private readonly tokenListeners = new Set<() => void>();
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly log: Logger,
+    private readonly local: AnnouncementPorts,
+  ) {}
+
+  /**
+   * Subscribes to every kind of announcement; readings other instances committed go to `apply` (the
+   * live status). Call before restoring the live status: a reading announced meanwhile is applied
+   * either way (the newer wins).
+   */
+  async listen(apply: (signals: readonly PublishedSignal[]) => void): Promise<void> {
+    const { receipts, rejections, tokenEvents } = this.local;
+    await this.bus.on('registry', (message) => this.registryAnnounced(message));
+    await this.bus.fromOthers('signals', (message) => apply(fromAnnouncement(message.signals)));
+    await this.bus.fromOthers('receipts', (message) => receipts.emit(receiptsFromAnnouncement(message.receipts)));
+    await this.bus.fromOthers('rejections', (message) => rejections.emit(message.rejections));
+    // Every instance's (and the workers') token events, this one's included: they all come over the bus.
+    await this.bus.on('tokens', (message) => tokenEvents.emit(message.events));
+  }
+
+  /** Calls `listener` whenever tokens changed on any instance (a revocation). */
+  onTokensChanged(listener: () => void): void {
+    this.tokenListeners.add(listener);
+  }
+
+  private registryAnnounced(message: BusMessageOf<'registry'>): void {
+    this.local.tokens.invalidate();
+    // A change this instance made is applied here before it is announced: only the others reload.
+    const mine = message.change !== undefined && message.from === this.bus.instanceId;
+    const applied = message.registry === false || mine ? Promise.resolve() : this.local.registry.reload();
+    applied
+      .then(() => (message.change ? acknowledgeChange(this.redis, this.prefix, message.change, this.bus.instanceId) : undefined))
+      .catch((err: unknown) => this.log.error({ err }, 'reloading the registry failed'));
+    if (message.tokens) for (const listener of this.tokenListeners) listener();
+  }
+
+  /**
+   * Stations changed at start (the sandbox, re-encoded photos), before anything is served: other
+   * instances reload. Rejects when Redis is unavailable; the caller says what was not announced.
+   */
+  async stationsChanged(hrsIds: readonly string[]): Promise<void> {
+    await this.bus.publish(registryMessage({ hrsIds, tokens: false }));
+  }
+
+  /**
+   * Tells this instance and every other that tokens changed (a revocation). The revocation is committed
+   * before this runs: an unsent announcement must not fail it. This instance applies it at once; other
+   * instances stop accepting the token when their token cache expires.
+   */
+  async tokensChanged(): Promise<void> {
+    this.local.tokens.invalidate();
+    const message = registryMessage({ tokens: true, registry: false });
+    try {
+      await this.bus.publish(message);
+    } catch (err) {
+      this.bus.deliverLocally(message);
+      this.log.warn({ err }, 'token change not announced (Redis unavailable): other instances may accept a revoked token until their token cache expires (30 s)');
+    }
+  }
+
+  /**
+   * A committed registry change made through the portal or the admin API: this instance applies it at
+   * once (its registry reloaded, its token cache emptied), then every other instance is told over the
+   * bus, and the answer waits until each has applied it (src/infra/registry-acks.ts; at most
+   * ACK_TIMEOUT_MS). The change is committed before this runs; when Redis is away the others learn of it
+   * with the next announcement (a warning says so), the change itself is never undone.
+   */
+  async registryChanged(change: RegistryChange): Promise<void> {
+    const reload = change.hrsIds.length > 0 || change.registry === true;
+    if (change.tokens) this.local.tokens.invalidate();
+    if (reload) await this.local.registry.reload();
+    const id = randomBytes(12).toString('hex');
+    try {
+      const receivers = await this.bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload, change: id, from: this.bus.instanceId }));
+      const acks = await acknowledged(this.redis, this.prefix, id, receivers, ACK_TIMEOUT_MS);
+      if (acks < receivers) {
+        this.log.warn({ stations: change.hrsIds, receivers, acks }, `registry change not acknowledged by every instance within ${ACK_TIMEOUT_MS} ms: the others apply it as they get to it`);
+      }
+    } catch (err) {
+      this.log.warn({ err, stations: change.hrsIds }, 'registry change not announced to other instances (Redis unavailable): they apply it with the next announcement');
+    }
+  }
+
+  /** Tells every instance's admins' feed (this one's too, through Redis; locally when Redis is away) of token events. */
+  async tokenEvents(events: readonly TokenEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const message = { type: 'tokens' as const, events: [...events] };
+    try {
+      await this.bus.publish(message);
+    } catch (err) {
+      this.bus.deliverLocally(message);
+      this.log.debug({ err }, 'token events not announced to other instances (Redis unavailable)');
+    }
+  }
+
+  /** Refused import calls to this instance's admins' feed and every other instance's. */
+  rejected(list: Rejection[]): void {
+    this.local.rejections.emit(list);
+    this.bus.publish({ type: 'rejections', from: this.bus.instanceId, rejections: list }).catch((err: unknown) => this.log.debug({ err }, 'rejections not announced'));
   }
 }

@@ -154,6 +154,28 @@ export function importsOf(root: string, file: string): ProjectImport[] {
   return found;
 }
 
+/** One import of a package (a bare specifier such as `redis`, `node:fs` or `@redis/client`): `file` names it on `line`. */
+export interface PackageImport {
+  file: string;
+  line: number;
+  form: ImportForm;
+  specifier: string;
+}
+
+/** The package imports of every `.ts` file under the given folders of `root`, in file and source order. */
+export function packageImports(root: string, dirs: string[]): PackageImport[] {
+  return sourceFiles(root, dirs).flatMap((file) => {
+    const source = parse(root, file);
+    const found: PackageImport[] = [];
+    walk(source, (node) => {
+      const named = moduleNameOf(node);
+      if (!named || resolve(root, file, named.literal.text)) return;
+      found.push({ file, line: lineOf(source, named.literal), form: named.form, specifier: named.literal.text });
+    });
+    return found;
+  });
+}
+
 /** The import graph of the given folders of `root`: every project import of every `.ts` file. */
 export function importGraph(root: string, dirs: string[]): ProjectImport[] {
   return sourceFiles(root, dirs).flatMap((file) => importsOf(root, file));

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { TOKENS } from './fixtures.js';
 import { TEST_DATABASE_ROOT, TEST_REDIS_URL } from './services.js';
+import { copyTemplate, dropDatabase as dropOnServer, releaseDatabase } from './databases.js';
 import { createLogger } from '../../src/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
@@ -32,8 +33,8 @@ export function uniqueName(prefix: string): string {
 
 /**
  * A config for a fresh database and Redis prefix; when the test ends (after everything it started
- * later has stopped: teardowns run last registered first) the database is dropped and every Redis key
- * under the prefix deleted.
+ * later has stopped: teardowns run last registered first) the database is dropped (by test/run.ts,
+ * meanwhile, when it runs the suite) and every Redis key under the prefix deleted.
  */
 export function testConfig(t: Teardown, env: Record<string, string> = {}): Config {
   const db = uniqueName('hrs_test');
@@ -56,28 +57,27 @@ export function testConfig(t: Teardown, env: Record<string, string> = {}): Confi
   });
   t.teardown(async () => {
     await dropRedisKeys(config.redisPrefix);
-    await dropDatabase(db);
+    await releaseDatabase(ROOT_URL, db);
   });
   return config;
 }
 
-/** A migrated database of the test's own and a pool on it (with the config it was made from). */
+/**
+ * A migrated database of the test's own and a pool on it (with the config it was made from): a copy of
+ * the run's template, or migrated here when the run has none.
+ */
 export async function freshDatabase(t: Teardown, env: Record<string, string> = {}): Promise<{ sql: Sql; config: Config }> {
   const config = testConfig(t, env);
-  await ensureDatabase(config.databaseUrl);
+  const copied = await copyTemplate(config.databaseUrl);
+  if (!copied) await ensureDatabase(config.databaseUrl);
   const sql = connect(config.databaseUrl);
   t.teardown(() => sql.end({ timeout: 1 }));
-  await migrate(sql);
+  if (!copied) await migrate(sql);
   return { sql, config };
 }
 
-export async function dropDatabase(name: string): Promise<void> {
-  const sql = connect(ROOT_URL, { max: 1 });
-  try {
-    await sql`DROP DATABASE IF EXISTS ${sql(name)} WITH (FORCE)`;
-  } finally {
-    await sql.end({ timeout: 1 });
-  }
+export function dropDatabase(name: string): Promise<void> {
+  return dropOnServer(ROOT_URL, name);
 }
 
 const REDIS_URL = TEST_REDIS_URL;
@@ -156,6 +156,8 @@ export async function startTestPlatform(
   } = {},
 ): Promise<TestPlatform> {
   const config = options.sameStoreAs ? { ...options.sameStoreAs.parts.config, port: options.port ?? 0, ...options.overrides } : testConfig(t, options.env);
+  // The platform migrates a database it finds empty; a copy of the run's template has nothing left to apply.
+  if (!options.sameStoreAs) await copyTemplate(config.databaseUrl);
   const logs = logCapture();
   const log = createLogger(options.env?.LOG_LEVEL ?? 'info', logs.stream);
   const platform = await startPlatform(config, log, { workers: false, routes: options.routes });

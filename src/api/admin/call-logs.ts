@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { listCallLogs } from '../../../db/queries/call-logs.js';
 import { json } from '../../http/errors.js';
+import { FAMILY_PREFIXES } from '../call-log.js';
 import { parseQuery, queryNames } from './query.js';
 import { parseInstant } from '../../http/dates.js';
 import type { Family } from '../../http/family.js';
@@ -9,9 +10,6 @@ import type { Sql } from '../../../db/connect.js';
 
 export const CALL_LOG_DEFAULT_LIMIT = 100;
 export const CALL_LOG_MAX_LIMIT = 1000;
-
-/** The import families whose calls are logged, and where their paths start. */
-export const FAMILY_PREFIXES = { import_v1: '/import/v1/', 'import_v1.1': '/import/v1.1/', import_v2: '/import/v2/' } as const;
 
 const listQuery = z.strictObject({
   originator: z.string({ error: 'required' }).min(1, 'required'),

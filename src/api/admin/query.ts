@@ -1,10 +1,13 @@
-import { CACHE_BUSTER } from '../../http/query.js';
+import { CACHE_BUSTER, textQuery, type QuerySchema } from '../../http/query.js';
 import type { z } from 'zod';
 import { badRequest } from '../../http/errors.js';
 import type { Request } from '../../http/request.js';
 
-/** The parameter names a query schema takes: a route's `query` declaration. */
-export const queryNames = (schema: z.ZodObject): string[] => Object.keys(schema.shape);
+/**
+ * A route's `query` declaration: the names a query schema takes (their values are read after
+ * authentication by parseQuery, in the admin's words).
+ */
+export const queryNames = (schema: z.ZodObject): QuerySchema => textQuery(...Object.keys(schema.shape));
 
 /** An admin endpoint's query string through its schema; any problem is one 400 naming each parameter. */
 export function parseQuery<T extends z.ZodType>(schema: T, req: Request): z.output<T> {

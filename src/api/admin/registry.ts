@@ -9,7 +9,8 @@ import type { HttpServer } from '../../http/server.js';
 import { EditError, type RegistryEditor } from '../../registry/editor.js';
 import { ADMIN_ACTOR } from './actor.js';
 import { callLogModeSchema, rolesRequestSchema } from '../portal/bodies.js';
-import { bodyOf, decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
+import { decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
+import { portalBody } from '../portal/input.js';
 import { auditPage } from '../portal/stations.js';
 import { parseQuery, queryNames } from './query.js';
 import { parseInstant } from '../../http/dates.js';
@@ -67,18 +68,18 @@ export function adminRegistryRoutes(server: HttpServer, family: Family, deps: { 
     family,
     method: 'PUT',
     path: '/admin/v1/users/:id/roles',
-    body: true,
-    handler: async (req) => {
-      return json(200, await editor.setRoles(ADMIN_ACTOR, req.params.id!, bodyOf(rolesRequestSchema, req)).catch(edited));
+    body: portalBody(rolesRequestSchema),
+    handler: async (req, input) => {
+      return json(200, await editor.setRoles(ADMIN_ACTOR, req.params.id!, input.body!).catch(edited));
     },
   });
   server.route({
     family,
     method: 'PATCH',
     path: '/admin/v1/originators/:id',
-    body: true,
-    handler: async (req) => {
-      return json(200, await editor.setCallLogMode(ADMIN_ACTOR, req.params.id!, bodyOf(callLogModeSchema, req).call_log_mode).catch(edited));
+    body: portalBody(callLogModeSchema),
+    handler: async (req, input) => {
+      return json(200, await editor.setCallLogMode(ADMIN_ACTOR, req.params.id!, input.body!.call_log_mode).catch(edited));
     },
   });
   server.route({

@@ -6,10 +6,10 @@ import { insertUser, listUsers, setUserActive } from '../../../db/queries/users.
 import { closeUserSessions, insertRevealLink } from '../../../db/queries/portal.js';
 import { renderRevealMail } from '../../domain/token-mail.js';
 import { checkExpiry, defaultExpiry } from '../../domain/token-values.js';
-import { hashSecret, newSecret } from '../portal/family.js';
+import { hashSecret, newSecret } from '../secrets.js';
 import { HttpError, json, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { bodyOf } from '../portal/access.js';
+import { portalBody } from '../portal/input.js';
 import { BLANK_NAME, storedName } from '../../domain/text.js';
 import type { HttpServer } from '../../http/server.js';
 import { parseQuery, queryNames } from './query.js';
@@ -47,13 +47,12 @@ export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql:
     family,
     method: 'POST',
     path: '/admin/v1/users',
-    body: true,
-    handler: async (req) => {
-      const parsed = { data: bodyOf(newUser, req) };
-      const email = parsed.data.email;
+    body: portalBody(newUser),
+    handler: async (_req, input) => {
+      const { email, name } = input.body!;
       const lower = email.toLowerCase();
       const id = USER_ID.test(lower) ? lower : `user-${randomBytes(6).toString('hex')}`;
-      const user = await insertUser(sql, { id, email, name: parsed.data.name ?? null });
+      const user = await insertUser(sql, { id, email, name: name ?? null });
       if (!user) throw new HttpError(409, 'conflict', `An account with the e-mail address "${email}" exists already.`);
       await deps.editor.record(ADMIN_ACTOR, { action: 'user.create', subject: user.id, before: null, after: { email: user.email, name: user.name } });
       return json(201, user);
@@ -123,20 +122,19 @@ export function adminIssueRoute(server: HttpServer, family: Family, deps: IssueD
     family,
     method: 'POST',
     path: '/admin/v1/personal-tokens',
-    body: true,
-    handler: async (req) => {
-      // Every field is checked before anything is written: a refused token name leaves no account behind.
-      const parsed = { data: bodyOf(issueBody, req) };
-      const { email, token_name } = parsed.data;
+    // Every field is checked before anything is written: a refused token name leaves no account behind.
+    body: portalBody(issueBody),
+    handler: async (_req, input) => {
+      const { email, name, token_name, expires_at } = input.body!;
       const now = new Date();
-      const tokenExpiresAt = parsed.data.expires_at ? new Date(parsed.data.expires_at) : defaultExpiry(now);
+      const tokenExpiresAt = expires_at ? new Date(expires_at) : defaultExpiry(now);
       // The link outlives its use by at most its TTL: the token's bounds are checked against its latest use.
       const problem = checkExpiry(tokenExpiresAt, new Date(now.getTime() + deps.revealLinkTtlMs));
       if (problem) throw new HttpError(400, 'invalid_body', `${problem} (counted from when the link expires at the latest)`);
       const lower = email.toLowerCase();
       let [user] = await listUsers(deps.sql, { email });
       if (!user) {
-        user = await insertUser(deps.sql, { id: USER_ID.test(lower) ? lower : `user-${randomBytes(6).toString('hex')}`, email, name: parsed.data.name ?? null });
+        user = await insertUser(deps.sql, { id: USER_ID.test(lower) ? lower : `user-${randomBytes(6).toString('hex')}`, email, name: name ?? null });
         [user] = user ? [user] : await listUsers(deps.sql, { email });
       }
       if (!user) throw new HttpError(409, 'conflict', 'The account could not be made; try again.');

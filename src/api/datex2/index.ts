@@ -24,7 +24,8 @@ export interface Datex2Api {
 }
 
 export function datex2Api(server: HttpServer, deps: Datex2Deps): Datex2Api {
-  const family: Family = { ...exportV2Family(deps), name: 'datex2', prefix: '/datex2/' };
+  // Export v2's document covers the publications (same tokens and limits): no document of its own.
+  const family: Family = { ...exportV2Family(deps), name: 'datex2', prefix: '/datex2/', document: undefined };
   const publications = new Datex2Publications(deps);
   server.route({
     family,

@@ -6,9 +6,9 @@ import type { ConfirmedLayout, StationDirectory } from '../../domain/stations.js
 import type { PublishedReading } from '../../domain/status/sections.js';
 import { siteStatus, type Held } from '../../domain/datex2/status.js';
 import { siteOf, tableVersion, type LeftOutReason, type SiteModel, type SiteResult } from '../../domain/datex2/table.js';
-import { siteStatusElement, statusPublication } from '../../domain/datex2/xml-status.js';
-import { writeElement } from '../../domain/datex2/xml.js';
-import { tablePublication, type Publisher } from '../../domain/datex2/xml-table.js';
+import { siteStatusElement, statusPublication } from './xml/status.js';
+import { writeElement } from './xml/writer.js';
+import { tablePublication, type Publisher } from './xml/table.js';
 import { EncodedBody } from '../../http/encoding.js';
 import type { Category } from '../../domain/categories/index.js';
 

@@ -1,9 +1,9 @@
 import { EXPORT_V1 } from '../export-v1/index.js';
 import { V1_DEPRECATED_AT } from '../deprecation.js';
 import { deprecationHeaders } from './headers.js';
-import type { DocContext, DocDefinition, OperationDoc } from './openapi.js';
+import type { DocContext, DocDefinition, OperationDoc } from '../../http/openapi.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './export-v1/components.js';
-import { EXPORT_DIALECT_DOCS, type ExportDialectDoc } from './export-v1/dialects.js';
+import { exportDialectDocs, type ExportDialectDoc } from './export-v1/dialects.js';
 import { info, tags } from './export-v1/info.js';
 import {
   fuelTypeOperation,
@@ -50,5 +50,5 @@ function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefi
   };
 }
 
-export const exportV1Document = (context: DocContext): DocDefinition => legacyExportDocument(EXPORT_DIALECT_DOCS.v1, context);
-export const exportV11Document = (context: DocContext): DocDefinition => legacyExportDocument(EXPORT_DIALECT_DOCS['v1.1'], context);
+export const exportV1Document = (context: DocContext): DocDefinition => legacyExportDocument(exportDialectDocs().v1, context);
+export const exportV11Document = (context: DocContext): DocDefinition => legacyExportDocument(exportDialectDocs()['v1.1'], context);

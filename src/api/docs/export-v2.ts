@@ -1,4 +1,4 @@
-import type { DocContext, DocDefinition } from './openapi.js';
+import type { DocContext, DocDefinition } from '../../http/openapi.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './export-v2/components.js';
 import { info, tags } from './export-v2/info.js';
 import { streamStatusOperation } from './export-v2/push.js';

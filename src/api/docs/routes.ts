@@ -7,34 +7,31 @@ import { serve, staticBody, type Static } from '../../http/static.js';
 import type { ReferenceData } from '../../../db/queries/reference.js';
 import type { Config } from '../../config.js';
 import type { Family } from '../../http/family.js';
-import { exportV11Document, exportV1Document } from './export-v1.js';
-import { exportV2Document } from './export-v2.js';
-import { importV11Document, importV1Document } from './import-v1.js';
-import { importV2Document } from './import-v2.js';
-import { portalDocument } from './portal.js';
-import { buildDocument, type DocContext, type DocDefinition, type OpenApiDocument } from './openapi.js';
+import { textQuery } from '../../http/query.js';
+import { buildDocument, type DocContext, type FamilyDocument, type OpenApiDocument } from '../../http/openapi.js';
 
 /**
- * The machine-readable documents and their interactive reference pages, without a token:
+ * The machine-readable documents and their interactive reference pages, without a token, for every
+ * family that declares a document (`document` of its family value):
  *
- * - `GET {prefix}/doc/schema`: the OpenAPI 3.1 document (JSON), built once here, at start;
- * - `GET {prefix}/doc/`: Swagger UI, its assets served from the `swagger-ui-dist` package under
- *   `{prefix}/doc/assets/` (no CDN: the page works without internet access).
+ * - `GET {path}/schema`: the OpenAPI 3.1 document (JSON), built once here, at start;
+ * - `GET {path}/`: Swagger UI, its assets served from the `swagger-ui-dist` package under
+ *   `{path}/assets/` (no CDN: the page works without internet access).
  *
  * Registered after every other route: building a document fails (and so the start) when a route of
  * its family has no description.
  */
 
-/** The families with a document, and where it is served. */
-export const DOC_SITES = [
-  { family: 'import_v2', prefix: '/import/v2/doc', title: 'HRS signal platform: Import API v2', definition: importV2Document },
-  { family: 'export_v2', prefix: '/v2/doc', title: 'HRS signal platform: Export API v2', definition: exportV2Document },
-  { family: 'import_v1', prefix: '/import/v1/doc', title: 'HRS signal platform: Import API v1', definition: importV1Document },
-  { family: 'import_v1.1', prefix: '/import/v1.1/doc', title: 'HRS signal platform: Import API v1.1', definition: importV11Document },
-  { family: 'export_v1', prefix: '/v1/doc', title: 'HRS signal platform: Export API v1', definition: exportV1Document },
-  { family: 'export_v1.1', prefix: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', definition: exportV11Document },
-  { family: 'portal', prefix: '/portal/v1/doc', title: 'HRS signal platform: Portal API', definition: portalDocument },
-] as const satisfies readonly { family: DocDefinition['family']; prefix: string; title: string; definition: (c: DocContext) => DocDefinition }[];
+/** A documented family and its document, as registered with the server. */
+export interface DocSite {
+  family: Family;
+  document: FamilyDocument;
+}
+
+/** The registered families that declare a document, in registration order. */
+export function documentSites(server: HttpServer): DocSite[] {
+  return server.registeredFamilies().flatMap((family) => (family.document ? [{ family, document: family.document }] : []));
+}
 
 const require = createRequire(import.meta.url);
 
@@ -111,37 +108,35 @@ const PAGE_SECURITY = {
   'Referrer-Policy': 'no-referrer',
 };
 
-/** Builds every document from the routes registered so far; throws when a route lacks a description. */
-export function buildDocuments(server: HttpServer, deps: Pick<DocDeps, 'config' | 'reference'>): Map<DocDefinition['family'], OpenApiDocument> {
+/** Builds every document from the routes registered so far, by family name; throws when a route lacks a description. */
+export function buildDocuments(server: HttpServer, deps: DocDeps): Map<string, OpenApiDocument> {
   const context: DocContext = { config: deps.config, reference: deps.reference, version: serviceVersion() };
   const routes = server.routes();
-  return new Map(DOC_SITES.map((site) => [site.family, buildDocument(site.definition(context), routes)]));
+  return new Map(documentSites(server).map(({ family, document }) => [family.name, buildDocument(document.define(context), routes)]));
 }
 
 export interface DocDeps {
   config: Config;
   reference: ReferenceData;
-  /** The families documented: each document and page is a public route of its own family. */
-  families: Record<DocDefinition['family'], Family>;
 }
 
 export function docRoutes(server: HttpServer, deps: DocDeps): void {
   const documents = buildDocuments(server, deps);
   const assets = swaggerUiAssets();
-  for (const site of DOC_SITES) {
-    const family = deps.families[site.family];
-    const schema = staticBody(JSON.stringify(documents.get(site.family)), 'application/json; charset=utf-8');
-    const html = staticBody(page(site.title, assets), 'text/html; charset=utf-8');
+  for (const { family, document } of documentSites(server)) {
+    const schema = staticBody(JSON.stringify(documents.get(family.name)), 'application/json; charset=utf-8');
+    const html = staticBody(page(document.title, assets), 'text/html; charset=utf-8');
+    const path = document.path;
     // The document and the page change with a deployment: revalidated on every use (ETag, 304).
-    server.route({ family, public: true, method: 'GET', path: `${site.prefix}/schema`, handler: (req) => serve(req, schema, 'no-cache') });
-    server.route({ family, public: true, method: 'GET', path: `${site.prefix}/`, handler: (req) => serve(req, html, 'no-cache', PAGE_SECURITY) });
+    server.route({ family, public: true, method: 'GET', path: `${path}/schema`, handler: (req) => serve(req, schema, 'no-cache') });
+    server.route({ family, public: true, method: 'GET', path: `${path}/`, handler: (req) => serve(req, html, 'no-cache', PAGE_SECURITY) });
     // Assets are addressed by content hash (`?v=`) from the page: cached for a year, never revalidated.
     server.route({
       family,
       public: true,
       method: 'GET',
-      path: `${site.prefix}/assets/:name`,
-      query: ['v'],
+      path: `${path}/assets/:name`,
+      query: textQuery('v'),
       handler: (req) => {
         const asset = assets.get(req.params.name!);
         if (!asset) throw notFound();

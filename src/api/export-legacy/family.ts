@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Guard } from '../../http/family.js';
-import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { principalOf } from '../auth.js';
 

@@ -10,6 +10,7 @@ import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/err
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
+import { textQuery } from '../../http/query.js';
 
 /**
  * The five-state summary per fuelling option, export v1.1 (`700ld`, …) and v1 (`700car`, …; `700hd`
@@ -88,7 +89,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     family,
     method: 'GET',
     path: `${family.prefix}hrs/status`,
-    query: ['fuelling_option'],
+    query: textQuery('fuelling_option'),
     handler: (req) => {
       return encodedJson(req, list(audienceOf(req), optionFilter(req, dialect), now()));
     },
@@ -102,7 +103,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     family,
     method: 'GET',
     path: `${family.prefix}hrs/:hrs_id/status`,
-    query: ['fuelling_option'],
+    query: textQuery('fuelling_option'),
     handler: (req): Reply => {
       const only = optionFilter(req, dialect);
       const hrsId = req.params.hrs_id!;

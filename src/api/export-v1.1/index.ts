@@ -6,6 +6,7 @@ import type { TokenFinder } from '../auth.js';
 import type { Sql } from '../../../db/connect.js';
 import { legacyStationRoutes } from '../export-legacy/stations.js';
 import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
+import { exportV11Document } from '../docs/export-v1.js';
 import { fuellingOptions, vehicleTypes, referenceApi, type ReferenceFamily } from '../reference.js';
 
 /** export v1.1: the legacy export API with fuelling options, vehicle types and the five-state summary (export v1/v1.1 tokens). */
@@ -16,6 +17,7 @@ export const EXPORT_V11: ReferenceFamily = {
   accepts: 'export_v1',
   sandbox: true,
   errors: PROBLEM_ERRORS,
+  document: { path: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', define: (context) => exportV11Document(context) },
   lists: (reference) => ({
     '/v1.1/fuel-type': fuellingOptions(reference),
     '/v1.1/vehicle-type': vehicleTypes(reference),

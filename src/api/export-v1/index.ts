@@ -8,6 +8,7 @@ import { deprecatedPolicy } from '../deprecation.js';
 import { legacyStationRoutes } from '../export-legacy/stations.js';
 import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
 import { v1FuelTypes, referenceApi, type ReferenceFamily } from '../reference.js';
+import { exportV1Document } from '../docs/export-v1.js';
 
 /** export v1: the legacy export API (export v1/v1.1 tokens), deprecated: every response says so and links v1.1's reference. */
 export const EXPORT_V1: ReferenceFamily = {
@@ -18,6 +19,7 @@ export const EXPORT_V1: ReferenceFamily = {
   errors: PROBLEM_ERRORS,
   policy: deprecatedPolicy('/v1.1/doc/'),
   lists: (reference) => ({ '/v1/fuel-type': v1FuelTypes(reference) }),
+  document: { path: '/v1/doc', title: 'HRS signal platform: Export API v1', define: (context) => exportV1Document(context) },
 };
 
 /** The export v1 family and its routes: the v1 fuel types and the five-state summary in v1 codes. */

@@ -12,6 +12,7 @@ import type { HttpServer } from '../../http/server.js';
 import { HOUR_MS } from '../../domain/history/figures.js';
 import { MAX_PAGE_MS, historyPage, notPublished, publishedHistory, reliability } from '../history.js';
 import { unknownStation } from './stations.js';
+import { textQuery } from '../../http/query.js';
 
 /**
  * The export v2 extension beyond the specification: `GET /v2/hrs/{hrs_id}/reliability` and
@@ -34,8 +35,8 @@ export interface HistoryRouteDeps {
 const invalid = (detail: string) => new HttpError(400, 'invalid_parameter', detail);
 
 export function historyRoutes(server: HttpServer, family: Family, deps: HistoryRouteDeps): void {
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/reliability', query: ['period'], handler: (req) => reliabilityReply(deps, req) });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/history', query: ['category', 'from', 'to'], handler: (req) => historyReply(deps, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/reliability', query: textQuery('period'), handler: (req) => reliabilityReply(deps, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/history', query: textQuery('category', 'from', 'to'), handler: (req) => historyReply(deps, req) });
 }
 
 function station(deps: HistoryRouteDeps, req: Request): string {

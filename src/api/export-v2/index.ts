@@ -3,7 +3,7 @@ import type { Sql } from '../../../db/connect.js';
 import type { ReferenceData } from '../../../db/queries/reference.js';
 import type { StationLookup } from '../../domain/stations.js';
 import type { Family } from '../../http/family.js';
-import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { fuellingOptionsV2, vehicleTypes } from '../reference.js';

@@ -14,6 +14,7 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { audienceOf } from '../auth.js';
 import { StationRecords } from './records.js';
+import { textQuery } from '../../http/query.js';
 
 /**
  * Export v2 stations: `GET /v2/hrs` (the paginated list), `GET /v2/hrs/{hrs_id}` (one record), both
@@ -36,7 +37,7 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
   const { sql } = deps;
   const records = new StationRecords(sql, deps.baseUrl);
   const list = new StationList(deps, records);
-  server.route({ family, method: 'GET', path: '/v2/hrs', query: ['limit', 'offset'], handler: (req) => list.page(req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs', query: textQuery('limit', 'offset'), handler: (req) => list.page(req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', handler: (req) => stationRecordReply(sql, records, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', handler: (req) => eventsReply(sql, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', handler: (req) => photoReply(sql, req) });

@@ -13,7 +13,7 @@ export const IMPORT_V11: LegacyImport = {
   label: 'import v1.1',
   accepts: 'import_v1',
   dialect: 'v1.1',
-  lists: (reference) => ({ '/import/v1.1/fuel-type': fuellingOptions(reference) }),
+  fuelTypes: fuellingOptions,
   activeStations: true,
 };
 

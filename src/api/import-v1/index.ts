@@ -14,7 +14,7 @@ export const IMPORT_V1: LegacyImport = {
   label: 'import v1',
   accepts: 'import_v1',
   dialect: 'v1',
-  lists: (reference) => ({ '/import/v1/fuel-type': v1FuelTypes(reference) }),
+  fuelTypes: v1FuelTypes,
   activeStations: false,
   // Deprecated: every response says so and links v1.1's reference.
   policy: deprecatedPolicy('/import/v1.1/doc/'),

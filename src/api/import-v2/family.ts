@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
 import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family, Observer } from '../../http/family.js';
-import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
+import { IMPORT_V2_DOCUMENT } from './docs/document.js';
 
 /** The spec's import v2 limit: 300 requests per minute per signal originator, across all import v2 endpoints. */
 export const IMPORT_V2_LIMIT: RateLimit = { limit: 300, windowSeconds: 60, name: 'minute' };
@@ -21,7 +22,8 @@ export interface ImportV2FamilyDeps {
 /**
  * Import v2 in one place: paths under `/import/v2/`, import v2 tokens, the spec's error bodies
  * (`{"detail"}`, arrays aligned with the request), no licence or CORS headers, one budget per signal
- * originator across every endpoint, and every answered call offered to the call log.
+ * originator across every endpoint, every answered call offered to the call log, and its document
+ * (./docs/document.ts) at `/import/v2/doc/`.
  */
 /* Declared like every family (../export-v2/family.ts): the same fields, each family's own values. */
 export function importV2Family(deps: ImportV2FamilyDeps): Family {
@@ -40,5 +42,6 @@ export function importV2Family(deps: ImportV2FamilyDeps): Family {
       }),
     ],
     observers: deps.observers,
+    document: IMPORT_V2_DOCUMENT,
   };
 }

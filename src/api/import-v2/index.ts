@@ -3,13 +3,14 @@ import type { Sql } from '../../../db/connect.js';
 import { SignalWriter } from '../../../db/queries/signals.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
 import type { Family } from '../../http/family.js';
-import type { RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimiter } from '../../infra/rate-limit.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { activeStationsRoute } from './active-stations.js';
 import { callLogObserver, type CallLogSink } from '../call-log.js';
 import { importV2Family } from './family.js';
-import { signalRoutes, type SignalOutlet, type TransmissionCounter } from './signals.js';
+import type { SignalOutlet } from '../signals.js';
+import { signalRoutes, type TransmissionCounter } from './signals.js';
 
 export interface ImportV2Deps {
   sql: Sql;

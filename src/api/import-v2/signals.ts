@@ -2,21 +2,15 @@ import { SignalWriter, type StoredTransmission } from '../../../db/queries/signa
 import type { PublishedSignal, Receipt } from '../../domain/signals.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
 import { CATEGORIES, type Category } from '../../domain/categories/index.js';
-import { LIMIT_MESSAGES, LIMITS, validateBatchInSlices, type Transmission } from '../../domain/import-v2/validate.js';
-import { badRequest, json, type Reply } from '../../http/errors.js';
+import { validateBatchInSlices, type Transmission } from '../../domain/import-v2/validate.js';
+import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { parseJson, type JsonOptions, type Request } from '../../http/request.js';
+import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
 import { noteCall } from '../call-log.js';
-
-/** Where committed transmissions go: live ones published, the others' receipts to the admins' feed. */
-export interface SignalOutlet {
-  /** Call only after the COMMIT that stored `signals`. */
-  publish(signals: readonly PublishedSignal[]): void;
-  /** Call only after the COMMIT that stored the transmissions `receipts` describe. */
-  received(receipts: readonly Receipt[]): void;
-}
+import { IMPORT_V2_JSON, publishedOf, receiptOf, type SignalOutlet } from '../signals.js';
+import { signalDoc } from './docs/signals.js';
 
 /** Told how many transmissions of a category were stored, validated as a dry run, or rejected (metrics). */
 export type TransmissionCounter = (category: Category, outcome: 'accepted' | 'dry_run' | 'rejected', count: number) => void;
@@ -40,25 +34,15 @@ export function signalRoutes(server: HttpServer, family: Family, deps: SignalRou
       family,
       method: 'POST',
       path: `/import/v2/signal/${category}/`,
+      // Read and checked by the domain, not by a body schema: a request is refused with an array aligned
+      // with it, every transmission's problems reported (../../domain/import-v2/validate.ts), which no
+      // schema's issues can say. The request's schema is the document's (`{Category}Request`, ./docs/signals.ts).
       body: true,
+      doc: signalDoc(category),
       handler: (req) => receive(deps, category, req),
     });
   }
 }
-
-const TOO_MANY = LIMIT_MESSAGES.tooLong(LIMITS.transmissions);
-
-/**
- * How import v2 reads a body: `Content-Type: application/json` required (the spec), no duplicate keys
- * (the last would silently win), bounded nesting, and an array of more than the maximum transmissions
- * refused before it is parsed, in the same words as validation would.
- */
-export const IMPORT_V2_JSON: JsonOptions = {
-  requireContentType: true,
-  rejectDuplicateKeys: true,
-  maxDepth: LIMITS.depth,
-  maxItems: { max: LIMITS.transmissions, error: () => badRequest('too_many_items', TOO_MANY, { non_field_errors: [TOO_MANY] }) },
-};
 
 /** Transmissions validated per event-loop turn: a large request lets other requests through between slices. */
 const SLICE = 50;
@@ -105,30 +89,4 @@ function stored(deps: SignalRouteDeps, originatorId: string, category: Category,
 /** Where a transmission goes: live ones are published, testing ones kept for the operator, the rest for debugging. */
 function routing(assignment: string | undefined): StoredTransmission['state'] {
   return assignment === 'live' || assignment === 'testing' ? assignment : 'unassigned';
-}
-
-/** A stored live row as instances announce it (import v2 and the legacy import). */
-export function publishedOf(row: StoredTransmission): PublishedSignal {
-  return {
-    hrsId: row.hrsId,
-    category: row.category as Category,
-    originatorId: row.originatorId,
-    datetime: row.measuredAt.getTime(),
-    receivedAt: row.receivedAt.getTime(),
-    payload: row.payload,
-    text: row.text,
-  };
-}
-
-/** A stored row that is not published, as the admins' feed shows it (no values); `source` names a legacy generation. */
-export function receiptOf(row: StoredTransmission, source?: Receipt['source']): Receipt {
-  return {
-    ...(source ? { source } : {}),
-    originator_id: row.originatorId,
-    hrs_id: row.hrsId,
-    category: row.category as Category,
-    assignment: row.state as Receipt['assignment'],
-    datetime: row.measuredAt.toISOString(),
-    received_datetime: row.receivedAt.toISOString(),
-  };
 }

@@ -3,9 +3,11 @@ import type { Generation } from '../../domain/vocabulary.js';
 import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family, Observer } from '../../http/family.js';
 import type { FamilyPolicy } from '../../http/policy.js';
-import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
+import { legacyImportDocument } from './docs/document.js';
+import type { LegacyImport } from './index.js';
 
 /**
  * The legacy import families (v1 and v1.1) as their folders declare them. The spec names no rate limit
@@ -42,13 +44,14 @@ export interface LegacyFamilyName {
  * is declared per generation (name, prefix, label, a deprecation policy) and spends its own budget
  * (`import_v1:` keys, IMPORT_V1_LIMIT), one for v1 and v1.1 together.
  */
-export function legacyImportFamily(declared: LegacyFamilyName, deps: LegacyImportFamilyDeps): Family {
+export function legacyImportFamily(declared: LegacyImport, deps: LegacyImportFamilyDeps): Family {
   return {
     name: declared.name,
     prefix: declared.prefix,
     auth: tokenAuth(deps.tokens, { label: declared.label, accepts: declared.accepts }),
     errors: DRF_ERRORS,
     policy: declared.policy,
+    document: legacyImportDocument(declared),
     guards: [
       rateLimitGuard(deps.limiter, {
         limits: [{ ...IMPORT_V1_LIMIT, limit: deps.perMinute }],

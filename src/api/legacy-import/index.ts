@@ -5,22 +5,25 @@ import type { ReferenceData } from '../../../db/queries/reference.js';
 import type { SignalWriter } from '../../../db/queries/signals.js';
 import type { Dialect } from '../../domain/import-v1/validate.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
+import { V1_SCHEMAS, v11ActiveStationsSchema } from '../../domain/import-v1/schemas.js';
 import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import type { RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimiter } from '../../infra/rate-limit.js';
 import type { HttpServer } from '../../http/server.js';
 import type { TokenFinder } from '../auth.js';
 import { originatorOf } from '../auth.js';
 import { callLogObserver, type CallLogSink } from '../call-log.js';
-import type { SignalOutlet } from '../import-v2/signals.js';
+import type { SignalOutlet } from '../signals.js';
+import { dialectDoc } from './docs/dialects.js';
+import { activeStationsDoc, fuelTypeDoc } from './docs/stations.js';
 import { legacyImportFamily, type LegacyFamilyName } from './family.js';
 import { legacySignalRoute, type LegacySignalCounter } from './signals.js';
 
 /** A legacy import family as its folder (src/api/import-v1/, src/api/import-v1.1/) declares it. */
 export interface LegacyImport extends LegacyFamilyName {
   dialect: Dialect;
-  /** Path → the reference list it serves, made once from the reference data. */
-  lists: (reference: ReferenceData) => Record<string, Reply>;
+  /** The reference list `GET {prefix}fuel-type` serves, made once from the reference data. */
+  fuelTypes: (reference: ReferenceData) => Reply;
   /** Whether it has `GET {prefix}active-stations` (v1.1). */
   activeStations: boolean;
 }
@@ -40,18 +43,27 @@ export interface LegacyImportDeps {
   counted?: LegacySignalCounter;
 }
 
-/** The family, its reference lists, `POST {prefix}hrs-availability` and (v1.1) the active stations. */
+/** The family, its reference list, `POST {prefix}hrs-availability` and (v1.1) the active stations. */
 export function legacyImportApi(server: HttpServer, declared: LegacyImport, deps: LegacyImportDeps): Family {
   const family = legacyImportFamily(declared, { ...deps, observers: [callLogObserver(deps.callLog, deps.registry)] });
-  for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
-    server.route({ family, method: 'GET', path, handler: () => reply });
-  }
-  legacySignalRoute(server, family, declared.dialect, deps);
+  const d = dialectDoc(declared);
+  const fuelTypes = declared.fuelTypes(deps.reference);
+  server.route({
+    family,
+    method: 'GET',
+    path: `${declared.prefix}fuel-type`,
+    response: { 200: V1_SCHEMAS[declared.dialect].fuelTypes },
+    doc: fuelTypeDoc(d, deps.reference),
+    handler: () => fuelTypes,
+  });
+  legacySignalRoute(server, family, d, deps);
   if (declared.activeStations) {
     server.route({
       family,
       method: 'GET',
       path: `${declared.prefix}active-stations`,
+      response: { 200: v11ActiveStationsSchema },
+      doc: activeStationsDoc(),
       handler: async (req) => json(200, await activeStationsV1(deps.sql, originatorOf(req))),
     });
   }

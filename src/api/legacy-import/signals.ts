@@ -9,7 +9,9 @@ import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { originatorOf } from '../auth.js';
 import { noteCall } from '../call-log.js';
-import { IMPORT_V2_JSON, publishedOf, receiptOf, type SignalOutlet } from '../import-v2/signals.js';
+import { IMPORT_V2_JSON, publishedOf, receiptOf, type SignalOutlet } from '../signals.js';
+import { signalDoc } from './docs/signals.js';
+import type { DialectDoc } from './docs/dialects.js';
 
 /**
  * `POST /import/v1/hrs-availability` and `POST /import/v1.1/hrs-availability`: signals validated
@@ -39,13 +41,17 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 /** The generation a stored v1 reading names as its source (`payload.source`). */
 export const SOURCES: Record<Dialect, NonNullable<Receipt['source']>> = { v1: 'import_v1', 'v1.1': 'import_v1.1' };
 
-export function legacySignalRoute(server: HttpServer, family: Family, dialect: Dialect, deps: LegacySignalDeps): void {
+export function legacySignalRoute(server: HttpServer, family: Family, d: DialectDoc, deps: LegacySignalDeps): void {
   server.route({
     family,
     method: 'POST',
     path: `${family.prefix}hrs-availability`,
+    // Read and checked by the domain, not by a body schema: each signal is validated on its own and the
+    // valid ones stored even when others fail (partial acceptance, an array aligned with the request),
+    // which no schema's refusal can do. The request's schema is the document's (`SignalRequest`).
     body: true,
-    handler: (req) => receive(deps, family.name, dialect, req),
+    doc: signalDoc(d),
+    handler: (req) => receive(deps, family.name, d.dialect, req),
   });
 }
 

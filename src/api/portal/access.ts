@@ -1,20 +1,23 @@
-import { CACHE_BUSTER } from '../../http/query.js';
 import type { z } from 'zod';
+import { CACHE_BUSTER, type QuerySchema } from '../../http/query.js';
 import type { Sql } from '../../../db/connect.js';
 import { stationOperator } from '../../../db/queries/portal-registry.js';
 import { adminDenial, operatorDenial, originatorDenial } from '../../domain/portal/roles.js';
-import { HttpError } from '../../http/errors.js';
-import { parseJson, type Request } from '../../http/request.js';
+import type { RouteDoc } from '../../http/contract.js';
+import { HttpError, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import type { Method } from '../../http/router.js';
+import type { HttpServer } from '../../http/server.js';
+import type { Request } from '../../http/request.js';
 import { EditError } from '../../registry/editor.js';
 import { HRS_ID_PATTERN } from '../../domain/vocabulary.js';
-import { textFault, textFaults } from '../../domain/text.js';
 import { portalUserOf, type PortalPrincipal } from './family.js';
 
 /**
  * Authorisation and the small things every operator and originator route does: the station's
  * operator (404 for no station, 403 naming the membership the account lacks), the originator (the
- * same), bodies through their schemas (400 `invalid_body` naming each field), refused registry changes
- * (src/registry/editor.ts) as problem bodies, and keyset pages.
+ * same), refused registry changes (src/registry/editor.ts) as problem bodies, and keyset pages. Bodies
+ * and their refusals: ./input.ts.
  */
 
 export const forbidden = (detail: string) => new HttpError(403, 'forbidden', detail);
@@ -58,28 +61,19 @@ export function adminAccess(req: Request): PortalPrincipal {
 /** The actor of a portal change, for the audit trail. */
 export const portalActor = (user: PortalPrincipal) => ({ id: `user:${user.id}`, via: 'portal' as const, userId: user.id });
 
-/** A field's path as the `detail` of a 400 names it: `dispensers.0.external_id`, `(body)` for the whole body. */
-export const fieldName = (path: readonly PropertyKey[]) =>
-  path.map((part) => (typeof part === 'string' && textFault(part) ? JSON.stringify(part) : String(part))).join('.') || '(body)';
-
 /**
- * A JSON body of the portal or the admin API through its schema: 400 `invalid_body` with each issue as
- * `field: message`. First every string and key of the body meets the platform's text rule
- * (src/domain/text.ts: no NUL, no unpaired surrogate), whatever field it is in, so nothing the
- * database cannot store faithfully reaches it; then the schema (names not blank, and the rest).
+ * Registers the routes of operator staff and originator managers (`route(method, path, doc, handler)`):
+ * a refused registry change is answered as its problem, and a JSON body (`body`, see ./input.ts) is
+ * checked by the core before the handler gets it.
  */
-export function bodyOf<T extends z.ZodType>(schema: T, req: Request): z.output<T> {
-  const input = parseJson(req);
-  const faults = textFaults(input);
-  if (faults.length > 0) throw new HttpError(400, 'invalid_body', faults.map((f) => `${fieldName(f.path)}: ${f.problem}`).join('; '));
-  const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  throw new HttpError(400, 'invalid_body', invalidBodyDetail(parsed.error));
-}
-
-/** The `detail` of a 400 `invalid_body`: each issue as `field: message`, `(body)` for the body as a whole. */
-export function invalidBodyDetail(error: z.ZodError): string {
-  return error.issues.map((i) => `${fieldName(i.path)}: ${i.message}`).join('; ');
+export function registryRoute(server: HttpServer, family: Family) {
+  return <B extends z.ZodType = z.ZodNever>(
+    method: Method,
+    path: string,
+    doc: RouteDoc,
+    handler: (req: Request, body: z.output<B>) => Promise<Reply>,
+    extra: { body?: B | true; maxBodyBytes?: number; query?: QuerySchema } = {},
+  ) => server.route({ family, method, path, doc, handler: (req, input) => handler(req, input.body as z.output<B>).catch(editFailure), ...extra });
 }
 
 /** A refused registry change as the HTTP error it is answered with; anything else unchanged. */

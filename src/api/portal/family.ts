@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { Sql } from '../../../db/connect.js';
 import { openSession } from '../../../db/queries/portal.js';
 import { userRoles } from '../../../db/queries/roles.js';
@@ -7,6 +6,9 @@ import type { AuthScheme } from '../../http/auth.js';
 import { HttpError, PROBLEM_ERRORS, unauthorized } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
+import { hashSecret } from '../secrets.js';
+import { PORTAL_DOCUMENT } from './docs/document.js';
+import { invalidInput } from './input.js';
 
 /**
  * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.
@@ -38,11 +40,6 @@ export interface PortalPrincipal {
 }
 
 const sessions = new WeakMap<Request, Buffer>();
-
-export const hashSecret = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
-
-/** A new secret for a link or a session: 32 random bytes, base64url. */
-export const newSecret = (): string => randomBytes(32).toString('base64url');
 
 /** The cookie's value, if the request carries it. */
 function cookieValue(req: Request, name: string): string | undefined {
@@ -122,5 +119,7 @@ export function portalFamily(settings: PortalSettings): Family {
     auth: sessionAuth(settings),
     errors: PROBLEM_ERRORS,
     guards: [(req) => checkOrigin(req, settings.baseUrl())],
+    invalid: invalidInput,
+    document: PORTAL_DOCUMENT,
   };
 }

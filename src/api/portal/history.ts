@@ -9,6 +9,8 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { materializedUntil, notPublished, originatorReliability, publishedHistory, reliability, stationSignals, timeline, type HistoryDeps } from '../history.js';
 import { originatorAccess, stationAccess } from './access.js';
+import { textQuery } from '../../http/query.js';
+import { historyDocs } from './docs/history.js';
 
 /**
  * Signals, timeline and reliability in the portal (src/api/history.ts computes them, as for the export
@@ -34,7 +36,9 @@ function periodOf(req: Request, allowed: readonly Period[], fallback: Period): P
 export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { sql: Sql; history: HistoryDeps }): void {
   const { sql, history } = deps;
   // Each takes `period` (the signals list ignores it).
-  const route = (path: string, handler: (req: Request) => Promise<Reply>) => server.route({ family, method: 'GET', path, query: path.endsWith('/signals') ? [] : ['period'], handler });
+  const docs = historyDocs();
+  const route = (path: string, doc: string, handler: (req: Request) => Promise<Reply>) =>
+    server.route({ family, method: 'GET', path, query: path.endsWith('/signals') ? undefined : textQuery('period'), doc: docs[doc], handler });
 
   /** The station the path names, when the originator in it reports on it (404 otherwise). */
   const reportedOn = async (req: Request): Promise<string> => {
@@ -57,13 +61,13 @@ export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { 
     return json(200, await reliability(history, hrsId, period, published.hour), NO_STORE);
   };
 
-  route('/portal/v1/stations/:hrs_id/signals', async (req) => signals((await stationAccess(sql, req)).hrsId));
-  route('/portal/v1/stations/:hrs_id/timeline', async (req) => stationTimeline((await stationAccess(sql, req)).hrsId, req));
-  route('/portal/v1/stations/:hrs_id/reliability', async (req) => stationReliability((await stationAccess(sql, req)).hrsId, req));
-  route('/portal/v1/originators/:originator_id/stations/:hrs_id/signals', async (req) => signals(await reportedOn(req)));
-  route('/portal/v1/originators/:originator_id/stations/:hrs_id/timeline', async (req) => stationTimeline(await reportedOn(req), req));
-  route('/portal/v1/originators/:originator_id/stations/:hrs_id/reliability', async (req) => stationReliability(await reportedOn(req), req));
-  route('/portal/v1/originators/:originator_id/reliability', async (req) => {
+  route('/portal/v1/stations/:hrs_id/signals', 'stationSignals', async (req) => signals((await stationAccess(sql, req)).hrsId));
+  route('/portal/v1/stations/:hrs_id/timeline', 'stationTimeline', async (req) => stationTimeline((await stationAccess(sql, req)).hrsId, req));
+  route('/portal/v1/stations/:hrs_id/reliability', 'stationReliability', async (req) => stationReliability((await stationAccess(sql, req)).hrsId, req));
+  route('/portal/v1/originators/:originator_id/stations/:hrs_id/signals', 'stationReportedSignals', async (req) => signals(await reportedOn(req)));
+  route('/portal/v1/originators/:originator_id/stations/:hrs_id/timeline', 'stationReportedTimeline', async (req) => stationTimeline(await reportedOn(req), req));
+  route('/portal/v1/originators/:originator_id/stations/:hrs_id/reliability', 'stationReportedReliability', async (req) => stationReliability(await reportedOn(req), req));
+  route('/portal/v1/originators/:originator_id/reliability', 'originatorReliability', async (req) => {
     const { originator } = originatorAccess(req);
     const period = periodOf(req, ['24h', '7d', '30d'], '24h');
     const published = await publishedHistory(sql);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Logger } from 'pino';
 import { userPersonalTokens, type PersonalTokenRow } from '../../../db/queries/personal-tokens.js';
 import {
@@ -21,18 +22,21 @@ import {
 } from '../../domain/portal/schemas.js';
 import { MAX_ACTIVE_PERSONAL_TOKENS, PERSONAL_TOKEN_EXPIRY } from '../../domain/token-values.js';
 import { describeWait } from '../../http/rate-limit-guard.js';
-import type { RateLimit, RateLimiter } from '../../http/rate-limit.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { HttpError, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../registry/personal-tokens.js';
-import { checkOrigin, hashSecret, newSecret, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
+import { hashSecret, newSecret } from '../secrets.js';
+import { checkOrigin, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
 import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
-import { bodyOf, invalidBodyDetail, portalActor } from './access.js';
+import { portalActor } from './access.js';
+import { portalBody } from './input.js';
 import { portalOriginatorRoutes } from './originators.js';
 import { portalHistoryRoutes } from './history.js';
+import { closeSessionDoc, getSessionDoc, openSessionDoc, signInDoc } from './docs/session.js';
+import { changeExpiryDoc, createTokenDoc, listTokensDoc, revealDoc, revokeTokenDoc } from './docs/tokens.js';
 import type { HistoryDeps } from '../history.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 import { userRoles } from '../../../db/queries/roles.js';
@@ -53,8 +57,8 @@ import { insertAudit } from '../../../db/queries/audit.js';
  * - `POST /portal/v1/reveal` {secret}: a token an admin issued for the address is made now and its value
  *   shown, once; 410 afterwards or when the link has expired.
  *
- * The bodies are the schemas of src/domain/portal/schemas.ts; the OpenAPI document of this API is
- * src/api/docs/portal.ts, served at `/portal/v1/doc/`.
+ * The bodies are the schemas of src/domain/portal/schemas.ts; each route carries its operation of the
+ * OpenAPI document served at `/portal/v1/doc/` (./docs/).
  */
 
 export const SIGN_IN_LINK_MS = 15 * 60_000;
@@ -110,9 +114,6 @@ export const LINK_GONE = {
   reveal: 'This link was used already or has expired: ask the platform contact for a new one.',
 } as const;
 
-export { invalidBodyDetail };
-const body = bodyOf;
-
 /** A token as the page lists it: never its value or hash. */
 export function tokenView(t: PersonalTokenRow, now = Date.now()): PersonalTokenView {
   const state = t.revoked_at ? 'revoked' : t.expires_at && t.expires_at.getTime() <= now ? 'expired' : 'active';
@@ -134,6 +135,9 @@ const LIMITS: TokenLimits = {
   max_days: PERSONAL_TOKEN_EXPIRY.maxDays,
   default_days: PERSONAL_TOKEN_EXPIRY.defaultDays,
 };
+
+/** A token's id in the path: decimal digits, or no token of the account (404). */
+const TOKEN_ID = z.object({ id: z.string().regex(/^\d{1,18}$/, TOKEN_RULE_MESSAGES.noSuchToken) });
 
 const ruleError = (err: unknown): never => {
   if (err instanceof TokenRuleError) throw new HttpError(err.status, 'token_rule', err.message);
@@ -182,10 +186,11 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     public: true,
     method: 'POST',
     path: '/portal/v1/sign-in',
-    body: true,
-    handler: async (req): Promise<Reply> => {
+    doc: signInDoc(),
+    body: portalBody(signInRequestSchema),
+    handler: async (req, input): Promise<Reply> => {
       checkOrigin(req, base());
-      const { email } = body(signInRequestSchema, req);
+      const { email } = input.body!;
       await limited(`portal:sign-in:client:${req.clientAddress}`, SIGN_IN_PER_CLIENT, 'from this client');
       await limited(`portal:sign-in:address:${email.toLowerCase()}`, SIGN_IN_PER_ADDRESS, 'for this address');
       await sendLink(email);
@@ -198,10 +203,11 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     public: true,
     method: 'POST',
     path: '/portal/v1/session',
-    body: true,
-    handler: async (req): Promise<Reply> => {
+    doc: openSessionDoc(),
+    body: portalBody(sessionRequestSchema),
+    handler: async (req, input): Promise<Reply> => {
       checkOrigin(req, base());
-      const { token } = body(sessionRequestSchema, req);
+      const { token } = input.body!;
       const secret = newSecret();
       const opened = await consumeSignInLink(sql, hashSecret(token), { hash: hashSecret(secret), maxMs: deps.maxMs });
       if (!opened) throw new HttpError(410, 'link_gone', LINK_GONE.signIn);
@@ -213,6 +219,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'GET',
     path: '/portal/v1/session',
+    doc: getSessionDoc(),
     handler: async (req) => {
       const { id, email, name } = portalUserOf(req);
       const roles = (await userRoles(sql, id)) ?? { admin: false, operators: [], originators: [] };
@@ -224,6 +231,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'DELETE',
     path: '/portal/v1/session',
+    doc: closeSessionDoc(),
     handler: async (req) => {
       await closeSession(sql, sessionOf(req));
       return { status: 204, headers: { 'Set-Cookie': sessionCookie(base()) } };
@@ -234,6 +242,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'GET',
     path: '/portal/v1/tokens',
+    doc: listTokensDoc(),
     handler: async (req) => {
       const tokens = await userPersonalTokens(sql, portalUserOf(req).id);
       return json(200, { tokens: tokens.map((t) => tokenView(t)), limits: LIMITS }, { 'Cache-Control': 'no-store' });
@@ -244,9 +253,10 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'POST',
     path: '/portal/v1/tokens',
-    body: true,
-    handler: async (req) => {
-      const { name, expires_at } = body(newTokenRequestSchema, req);
+    doc: createTokenDoc(),
+    body: portalBody(newTokenRequestSchema),
+    handler: async (req, input) => {
+      const { name, expires_at } = input.body!;
       const user = portalUserOf(req);
       const created = await personalTokens.create(user.id, name, expires_at ? new Date(expires_at) : undefined).catch(ruleError);
       await deps.editor.record(portalActor(user), { action: 'personal_token.create', subject: created.token.id, before: null, after: tokenView(created.token) });
@@ -259,10 +269,12 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'PATCH',
     path: '/portal/v1/tokens/:id',
-    body: true,
-    handler: async (req) => {
-      const id = tokenId(req);
-      const { expires_at } = body(tokenExpiryRequestSchema, req);
+    doc: changeExpiryDoc(),
+    params: TOKEN_ID,
+    body: portalBody(tokenExpiryRequestSchema),
+    handler: async (req, input) => {
+      const { id } = input.params;
+      const { expires_at } = input.body!;
       const user = portalUserOf(req);
       const before = (await userPersonalTokens(sql, user.id)).find((t) => t.id === id);
       const changed = await personalTokens.changeExpiry(id, new Date(expires_at), user.id).catch(ruleError);
@@ -279,8 +291,10 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     family,
     method: 'POST',
     path: '/portal/v1/tokens/:id/revoke',
-    handler: async (req) => {
-      const id = tokenId(req);
+    doc: revokeTokenDoc(),
+    params: TOKEN_ID,
+    handler: async (req, input) => {
+      const { id } = input.params;
       const user = portalUserOf(req).id;
       const revoked = await personalTokens.revoke(id, 'owner', user);
       if (!revoked) throw new HttpError(404, 'not_found', TOKEN_RULE_MESSAGES.noSuchToken);
@@ -299,10 +313,11 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     public: true,
     method: 'POST',
     path: '/portal/v1/reveal',
-    body: true,
-    handler: async (req): Promise<Reply> => {
+    doc: revealDoc(),
+    body: portalBody(revealRequestSchema),
+    handler: async (req, input): Promise<Reply> => {
       checkOrigin(req, base());
-      const { secret } = body(revealRequestSchema, req);
+      const { secret } = input.body!;
       const hash = hashSecret(secret);
       const created = await sql
         .begin(async (tx) => {
@@ -323,10 +338,4 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
   portalOriginatorRoutes(server, family, deps);
   portalHistoryRoutes(server, family, deps);
   return family;
-}
-
-function tokenId(req: Request): string {
-  const id = req.params.id!;
-  if (!/^\d{1,18}$/.test(id)) throw new HttpError(404, 'not_found', TOKEN_RULE_MESSAGES.noSuchToken);
-  return id;
 }

@@ -2,16 +2,18 @@ import type { Sql } from '../../../db/connect.js';
 import { listCallLogs } from '../../../db/queries/call-logs.js';
 import { importTokens, originatorAssignments, originatorRow, type ImportTokenRow } from '../../../db/queries/portal-registry.js';
 import { SANDBOX_ORIGINATOR } from '../../domain/sandbox.js';
-import { HttpError, json, type Reply } from '../../http/errors.js';
+import { HttpError, json } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { MAX_ACTIVE_IMPORT_TOKENS, IMPORT_TOKEN_DEFAULT_DAYS, type RegistryEditor } from '../../registry/editor.js';
-import { FAMILY_PREFIXES } from '../admin/call-logs.js';
+import { FAMILY_PREFIXES } from '../call-log.js';
 import { newImportTokenSchema } from './bodies.js';
-import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor } from './access.js';
+import { originatorDocs } from './docs/originators.js';
+import { decodeCursor, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor, registryRoute } from './access.js';
+import { portalBody } from './input.js';
 import { parseInstant } from '../../http/dates.js';
 import { portalUserOf } from './family.js';
+import { textQuery } from '../../http/query.js';
 
 /**
  * The originator managers' part of the portal (`/portal/v1/originators/...`): the originators the
@@ -48,16 +50,16 @@ async function existing(sql: Sql, id: string) {
 
 export function portalOriginatorRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor; allOriginators: () => Promise<{ id: string; name: string }[]> }): void {
   const { sql, editor } = deps;
-  const route = (method: 'GET' | 'POST', path: string, handler: (req: Request) => Promise<Reply>, body = false, query?: readonly string[]) =>
-    server.route({ family, method, path, body, query, handler: (req) => handler(req).catch(editFailure) });
+  const docs = originatorDocs();
+  const route = registryRoute(server, family);
 
-  route('GET', '/portal/v1/originators', async (req) => {
+  route('GET', '/portal/v1/originators', docs.listOriginators, async (req) => {
     const { roles } = portalUserOf(req);
     const all = await deps.allOriginators();
     return json(200, { originators: roles.admin ? all : all.filter((o) => roles.originators.has(o.id)) }, NO_STORE);
   });
 
-  route('GET', '/portal/v1/originators/:originator_id', async (req) => {
+  route('GET', '/portal/v1/originators/:originator_id', docs.getOriginator, async (req) => {
     const { originator } = originatorAccess(req);
     const row = await existing(sql, originator);
     const assignments = await originatorAssignments(sql, originator);
@@ -70,20 +72,19 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
     return json(200, { id: row.id, name: row.name, call_log_mode: row.call_log_mode, stations: [...stations.values()] }, NO_STORE);
   });
 
-  route('GET', '/portal/v1/originators/:originator_id/tokens', async (req) => {
+  route('GET', '/portal/v1/originators/:originator_id/tokens', docs.listImportTokens, async (req) => {
     const { originator } = originatorAccess(req);
     await existing(sql, originator);
     return json(200, { tokens: (await importTokens(sql, originator)).map((t) => importTokenView(t)), limits: TOKEN_LIMITS }, NO_STORE);
   });
 
-  route('POST', '/portal/v1/originators/:originator_id/tokens', async (req) => {
+  route('POST', '/portal/v1/originators/:originator_id/tokens', docs.createImportToken, async (req, input) => {
     const { originator, user } = originatorAccess(req);
-    const input = bodyOf(newImportTokenSchema, req);
     const { token, value } = await editor.createImportToken(portalActor(user), originator, input);
     return json(201, { token: importTokenView(token), value }, NO_STORE);
-  }, true);
+  }, { body: portalBody(newImportTokenSchema) });
 
-  route('POST', '/portal/v1/originators/:originator_id/tokens/:token_id/revoke', async (req) => {
+  route('POST', '/portal/v1/originators/:originator_id/tokens/:token_id/revoke', docs.revokeImportToken, async (req) => {
     const { originator, user } = originatorAccess(req);
     const id = req.params.token_id!;
     const revoked = /^\d{1,18}$/.test(id) ? await editor.revokeImportToken(portalActor(user), originator, id) : undefined;
@@ -91,7 +92,7 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
     return json(200, { token: importTokenView(revoked) });
   });
 
-  route('GET', '/portal/v1/originators/:originator_id/call-logs', async (req) => {
+  route('GET', '/portal/v1/originators/:originator_id/call-logs', docs.originatorCallLogs, async (req) => {
     const { originator } = originatorAccess(req);
     await existing(sql, originator);
     const { limit, cursor } = pageQuery(req);
@@ -119,5 +120,5 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
       call_logs: rows.map((r) => ({ ...r, request_time: r.request_time.toISOString() })),
       next: nextLink(req, rows.length, limit, () => encodeCursor([last!.request_time.toISOString(), last!.id])),
     }, NO_STORE);
-  }, false, ['limit', 'cursor', 'family']);
+  }, { query: textQuery('limit', 'cursor', 'family') });
 }

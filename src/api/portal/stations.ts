@@ -21,8 +21,11 @@ import {
   newEventSchema,
   stationPutSchema,
 } from './bodies.js';
-import { bodyOf, decodeCursor, editFailure, encodeCursor, nextLink, operatorAccess, pageQuery, portalActor, stationAccess } from './access.js';
+import { decodeCursor, encodeCursor, nextLink, operatorAccess, pageQuery, portalActor, registryRoute, stationAccess } from './access.js';
 import { portalUserOf } from './family.js';
+import { portalBody } from './input.js';
+import { textQuery } from '../../http/query.js';
+import { stationDocs } from './docs/stations.js';
 
 /**
  * The operator staff's part of the portal (`/portal/v1/stations/...`, `/portal/v1/operators/...`):
@@ -62,7 +65,7 @@ export const auditView = (a: AuditRow) => ({
 });
 
 /** The query parameters of a page of the audit trail. */
-const AUDIT_PAGE = ['limit', 'cursor'];
+const AUDIT_PAGE = textQuery('limit', 'cursor');
 
 /** A page of the audit trail under `filter`, newest first, with its `next` link. */
 export async function auditPage(sql: Sql, req: Request, filter: { operator?: string; hrsId?: string; originator?: string; actor?: string }): Promise<Reply> {
@@ -114,10 +117,10 @@ function signalTypeOf(req: Request): SignalType {
 
 export function portalStationRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor }): void {
   const { sql, editor } = deps;
-  const route = (method: 'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE', path: string, handler: (req: Request) => Promise<Reply>, extra: { body?: boolean; maxBodyBytes?: number; query?: readonly string[] } = {}) =>
-    server.route({ family, method, path, handler: (req) => handler(req).catch(editFailure), ...extra });
+  const docs = stationDocs();
+  const route = registryRoute(server, family);
 
-  route('GET', '/portal/v1/stations', async (req) => {
+  route('GET', '/portal/v1/stations', docs.listStations, async (req) => {
     const { roles } = portalUserOf(req);
     const stations = await listPortalStations(sql, roles.admin ? null : [...roles.operators]);
     return json(200, {
@@ -125,105 +128,103 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
     }, NO_STORE);
   });
 
-  route('GET', '/portal/v1/stations/:hrs_id', async (req) => {
+  route('GET', '/portal/v1/stations/:hrs_id', docs.getStation, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     return json(200, stationView((await stationRecord(sql, hrsId))!), NO_STORE);
   });
 
-  route('PUT', '/portal/v1/stations/:hrs_id', async (req) => {
+  route('PUT', '/portal/v1/stations/:hrs_id', docs.putStation, async (req, body) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const { hrs_id, operator, photo, static_modified_at, ...record } = bodyOf(stationPutSchema, req);
+    const { hrs_id, operator, photo, static_modified_at, ...record } = body;
     const check = (before: StationRecordRow) => checkReadOnly(stationView(before), { hrs_id, operator, photo, static_modified_at });
     return json(200, stationView(await editor.updateStation(portalActor(user), hrsId, record, check)));
-  }, { body: true });
+  }, { body: portalBody(stationPutSchema) });
 
   // The layout ---------------------------------------------------------------------------------------
 
-  route('GET', '/portal/v1/stations/:hrs_id/layout', async (req) => {
+  route('GET', '/portal/v1/stations/:hrs_id/layout', docs.getLayouts, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     const { confirmed, draft } = await editor.layouts(hrsId);
     return json(200, { confirmed: layoutView(confirmed), draft: layoutView(draft) }, NO_STORE);
   });
 
-  route('PUT', '/portal/v1/stations/:hrs_id/layout/draft', async (req) => {
+  route('PUT', '/portal/v1/stations/:hrs_id/layout/draft', docs.putDraft, async (req, layout) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const layout = bodyOf(draftLayoutSchema, req);
     const { draft, diff } = await editor.putDraft(portalActor(user), hrsId, layout);
     return json(200, { draft: layoutView(draft), diff });
-  }, { body: true });
+  }, { body: portalBody(draftLayoutSchema) });
 
-  route('DELETE', '/portal/v1/stations/:hrs_id/layout/draft', async (req) => {
+  route('DELETE', '/portal/v1/stations/:hrs_id/layout/draft', docs.discardDraft, async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);
     if (!(await editor.discardDraft(portalActor(user), hrsId))) throw new HttpError(404, 'not_found', `${hrsId} has no draft layout.`);
     return { status: 204 };
   });
 
-  route('GET', '/portal/v1/stations/:hrs_id/layout/diff', async (req) => {
+  route('GET', '/portal/v1/stations/:hrs_id/layout/diff', docs.diffDraft, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     const diff = await editor.draftDiff(hrsId);
     if (!diff) throw new HttpError(404, 'not_found', `${hrsId} has no draft layout: save one first.`);
     return json(200, { diff }, NO_STORE);
   });
 
-  route('POST', '/portal/v1/stations/:hrs_id/layout/confirm', async (req) => {
+  route('POST', '/portal/v1/stations/:hrs_id/layout/confirm', docs.confirmDraft, async (req, body) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const { expected_version } = req.body && req.body.length > 0 ? bodyOf(confirmSchema, req) : {};
+    const { expected_version } = body ?? {};
     const { confirmed, diff } = await editor.confirmDraft(portalActor(user), hrsId, expected_version);
     return json(200, { confirmed: layoutView(confirmed), diff });
-  }, { body: true });
+  }, { body: portalBody(confirmSchema).optional() });
 
   // Events -------------------------------------------------------------------------------------------
 
-  route('GET', '/portal/v1/stations/:hrs_id/events', async (req) => {
+  route('GET', '/portal/v1/stations/:hrs_id/events', docs.listEvents, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     return json(200, { events: await editor.events(hrsId) }, NO_STORE);
   });
 
-  route('POST', '/portal/v1/stations/:hrs_id/events', async (req) => {
+  route('POST', '/portal/v1/stations/:hrs_id/events', docs.createEvent, async (req, event) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const event = bodyOf(newEventSchema, req);
     return json(201, await editor.createEvent(portalActor(user), hrsId, event));
-  }, { body: true });
+  }, { body: portalBody(newEventSchema) });
 
-  route('PATCH', '/portal/v1/stations/:hrs_id/events/:event_id', async (req) => {
+  route('PATCH', '/portal/v1/stations/:hrs_id/events/:event_id', docs.changeEvent, async (req, body) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const { id, ...patch } = bodyOf(eventPatchSchema, req);
+    const { id, ...patch } = body;
     if (id !== undefined && id !== req.params.event_id) {
       throw new HttpError(400, 'read_only', `id: read-only: this is the event "${req.params.event_id}" (an event's id never changes). Nothing was changed.`);
     }
     const defined = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
     return json(200, await editor.changeEvent(portalActor(user), hrsId, req.params.event_id!, defined));
-  }, { body: true });
+  }, { body: portalBody(eventPatchSchema) });
 
-  route('POST', '/portal/v1/stations/:hrs_id/events/:event_id/end', async (req) => {
+  route('POST', '/portal/v1/stations/:hrs_id/events/:event_id/end', docs.endEvent, async (req, body) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const { ends_at } = req.body && req.body.length > 0 ? bodyOf(endEventSchema, req) : {};
+    const { ends_at } = body ?? {};
     return json(200, await editor.endEvent(portalActor(user), hrsId, req.params.event_id!, ends_at ? new Date(ends_at) : undefined));
-  }, { body: true });
+  }, { body: portalBody(endEventSchema).optional() });
 
-  route('POST', '/portal/v1/operators/:operator_id/events', async (req) => {
+  route('POST', '/portal/v1/operators/:operator_id/events', docs.broadcastEvent, async (req, body) => {
     const { operator, user } = operatorAccess(req);
-    const { hrs_ids, ...event } = bodyOf(broadcastSchema, req);
+    const { hrs_ids, ...event } = body;
     const stations = hrs_ids ?? (await listPortalStations(sql, [operator])).map((s) => s.hrs_id);
     if (stations.length === 0) throw new HttpError(409, 'conflict', `The operator "${operator}" has no stations to broadcast to.`);
     return json(201, await editor.broadcastEvent(portalActor(user), operator, stations, event));
-  }, { body: true });
+  }, { body: portalBody(broadcastSchema) });
 
   // The photo ----------------------------------------------------------------------------------------
 
-  route('GET', '/portal/v1/stations/:hrs_id/photo', async (req) => {
+  route('GET', '/portal/v1/stations/:hrs_id/photo', docs.getPhoto, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     const photo = await stationPhoto(sql, hrsId);
     if (!photo) throw new HttpError(404, 'not_found', `${hrsId} has no photo.`);
     return { status: 200, headers: { 'Content-Type': photo.mediaType, 'X-Content-Type-Options': 'nosniff', ...NO_STORE }, body: photo.bytes };
-  }, { query: ['v'] }); // `v`: the page's cache-buster (the photo's digest)
+  }, { query: textQuery('v') }); // `v`: the page's cache-buster (the photo's digest)
 
-  route('PUT', '/portal/v1/stations/:hrs_id/photo', async (req) => {
+  route('PUT', '/portal/v1/stations/:hrs_id/photo', docs.putPhoto, async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);
     return json(200, { photo: await editor.setPhoto(portalActor(user), hrsId, req.body ?? Buffer.alloc(0)) });
   }, { body: true, maxBodyBytes: MAX_PHOTO_BYTES });
 
-  route('DELETE', '/portal/v1/stations/:hrs_id/photo', async (req) => {
+  route('DELETE', '/portal/v1/stations/:hrs_id/photo', docs.deletePhoto, async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);
     await editor.setPhoto(portalActor(user), hrsId, null);
     return { status: 204 };
@@ -231,7 +232,7 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
 
   // Assignments --------------------------------------------------------------------------------------
 
-  route('GET', '/portal/v1/stations/:hrs_id/assignments', async (req) => {
+  route('GET', '/portal/v1/stations/:hrs_id/assignments', docs.listAssignments, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     const [assignments, originators] = await Promise.all([stationAssignments(sql, hrsId), listOriginators(sql, SANDBOX_ORIGINATOR)]);
     return json(200, {
@@ -241,23 +242,23 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
     }, NO_STORE);
   });
 
-  route('PUT', '/portal/v1/stations/:hrs_id/assignments/:originator_id/:signal_type', async (req) => {
+  route('PUT', '/portal/v1/stations/:hrs_id/assignments/:originator_id/:signal_type', docs.putAssignment, async (req, body) => {
     const { hrsId, user } = await stationAccess(sql, req);
     const signalType = signalTypeOf(req);
-    const { state } = bodyOf(assignmentRequestSchema, req);
+    const { state } = body;
     const originator = req.params.originator_id!;
     const result = await editor.setAssignment(portalActor(user), hrsId, originator, signalType, state === 'none' ? null : state);
     return json(200, { hrs_id: hrsId, originator, signal_type: signalType, state: result.state ?? 'none' });
-  }, { body: true });
+  }, { body: portalBody(assignmentRequestSchema) });
 
   // The audit trail ----------------------------------------------------------------------------------
 
-  route('GET', '/portal/v1/stations/:hrs_id/audit', async (req) => {
+  route('GET', '/portal/v1/stations/:hrs_id/audit', docs.stationAudit, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     return auditPage(sql, req, { hrsId });
   }, { query: AUDIT_PAGE });
 
-  route('GET', '/portal/v1/operators/:operator_id/audit', async (req) => {
+  route('GET', '/portal/v1/operators/:operator_id/audit', docs.operatorAudit, async (req) => {
     const { operator } = operatorAccess(req);
     return auditPage(sql, req, { operator });
   }, { query: AUDIT_PAGE });

@@ -8,7 +8,7 @@ export { namedSchema, rolesSchema } from '../../domain/portal/schemas.js';
 /**
  * The response bodies of the operator and originator portal (src/api/portal/stations.ts and
  * originators.ts) and of the admin routes beside it, as strict zod schemas: the OpenAPI document
- * (src/api/docs/portal/registry.ts) is generated from them, and the tests check real responses against
+ * (./docs/) is generated from them, and the tests check real responses against
  * them, so a field a handler adds without documenting it fails. Layouts and events are the registry
  * file's own schemas.
  */

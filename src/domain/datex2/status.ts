@@ -4,7 +4,7 @@ import { optionValues, stationReason, type SummaryReason } from '../status/summa
 import type { RefillPointModel, SiteModel } from './table.js';
 
 /**
- * The DATEX II status of one site, as plain objects (what `xml-status.ts` writes): per refill point a
+ * The DATEX II status of one site, as plain objects (what `src/api/datex2/xml/status.ts` writes): per refill point a
  * status from the same precedence as the export v1.1 five-state summary (src/domain/status/summary.ts),
  * refined by the nozzle's own readings. First match wins:
  *

@@ -8,7 +8,7 @@ import { datexHours, type DatexHours } from './operating-hours.js';
 import { centsHalfUp } from './prices.js';
 
 /**
- * The DATEX II energy infrastructure table of the network, as plain objects (what `xml-table.ts`
+ * The DATEX II energy infrastructure table of the network, as plain objects (what `src/api/datex2/xml/table.ts`
  * writes): one site with one station per HRS, one refill point per nozzle of the confirmed layout, one
  * energy rate per priced product. Pure: the caller hands in the registry's rows and the latest live
  * pricing reading of each station.

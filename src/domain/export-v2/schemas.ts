@@ -4,7 +4,7 @@ import { hrsIdSchema } from './fields.js';
 
 /**
  * The response bodies of export v2, as zod schemas. The handlers serialise what they hold directly;
- * these schemas describe those bodies for the OpenAPI document (src/api/docs/openapi.ts generates the
+ * these schemas describe those bodies for the OpenAPI document (src/http/openapi.ts generates the
  * document's JSON Schemas from them), and the tests check real responses against them, so the document
  * and the code cannot drift apart. Objects are strict: a field the code adds without documenting it
  * fails those tests. Each category's status section is with its category (src/domain/categories/).

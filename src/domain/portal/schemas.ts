@@ -14,7 +14,7 @@ import { BLANK_NAME, storedName } from '../text.js';
 /**
  * The bodies of the portal's JSON API (`/portal/v1/`, src/api/portal/index.ts): the requests, which the
  * API parses with these schemas (their messages are the API's), and the responses, which the handlers
- * build and these schemas describe. The OpenAPI document (src/api/docs/portal.ts) is generated from
+ * build and these schemas describe. The OpenAPI document (src/api/portal/docs/) is generated from
  * them, and the tests check real responses against them. Response objects are strict: a field the code
  * adds without documenting it fails those tests. Descriptions and examples are metadata only: they never
  * change what validates.

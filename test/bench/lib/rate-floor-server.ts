@@ -9,7 +9,7 @@
 import uWS from 'uWebSockets.js';
 import { openRedis } from '../../../src/infra/redis.js';
 import { EXPORT_V2_DAY_LIMIT, EXPORT_V2_MINUTE_LIMIT } from '../../../src/api/export-v2/family.js';
-import { RateLimiter } from '../../../src/http/rate-limit.js';
+import { RateLimiter } from '../../../src/infra/rate-limit.js';
 import { onStop, ready } from './ipc.js';
 
 const body = process.env.BENCH_FLOOR_BODY ?? '';

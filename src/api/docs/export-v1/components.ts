@@ -32,7 +32,7 @@ import { PROBLEM_ERRORS } from '../../../http/errors.js';
 import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { EXPORT_V1_LIMIT, SANDBOX_LIMIT, SANDBOX_PER } from '../../export-legacy/family.js';
 import { importHeaders } from '../headers.js';
-import { headerRef, type DocContext, type DocDefinition } from '../openapi.js';
+import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import type { ExportDialectDoc } from './dialects.js';
 import { problem, problemBody, SECURITY, unknownStation } from './shared.js';
 

@@ -19,10 +19,11 @@ export interface ExportDialectDoc {
   deprecated: boolean;
 }
 
-export const EXPORT_DIALECT_DOCS: Record<Dialect, ExportDialectDoc> = {
+/** Made on use: the families' declarations name their documents, which read them back (an import cycle). */
+export const exportDialectDocs = (): Record<Dialect, ExportDialectDoc> => ({
   v1: { family: 'export_v1', declared: EXPORT_V1, dialect: 'v1', version: 'v1', frozen: true, deprecated: true },
   'v1.1': { family: 'export_v1.1', declared: EXPORT_V11, dialect: 'v1.1', version: 'v1.1', frozen: false, deprecated: false },
-};
+});
 
 /** The interactive reference of the successor for station data, export v2 (src/api/docs/routes.ts serves it there). */
 export const V2_REFERENCE = '/v2/doc/';

@@ -1,4 +1,4 @@
-import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type DocContext, type OperationDoc } from '../openapi.js';
+import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type DocContext, type OperationDoc } from '../../../http/openapi.js';
 import {
   stationSummarySchema,
   v1StationSummarySchema,

@@ -1,4 +1,4 @@
-import { responseRef, schemaRef } from '../openapi.js';
+import { responseRef, schemaRef } from '../../../http/openapi.js';
 
 /** What the export v1 / v1.1 documents' parts share: the security scheme's name, problem responses. */
 

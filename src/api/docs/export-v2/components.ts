@@ -18,7 +18,7 @@ import {
   vehicleTypeSchema,
 } from '../../../domain/export-v2/schemas.js';
 import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
-import { headerRef, type DocContext, type DocDefinition } from '../openapi.js';
+import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import { problem, problemBody, rateLimits, SECURITY } from './shared.js';
 
 /** The export v2 document's components: the security scheme, schemas, parameters, headers and shared responses. */

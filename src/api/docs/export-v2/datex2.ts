@@ -1,4 +1,4 @@
-import { headerRef, parameterRef, responseRef, type OperationDoc } from '../openapi.js';
+import { headerRef, parameterRef, responseRef, type OperationDoc } from '../../../http/openapi.js';
 import { COMMON, problem, problemBody } from './shared.js';
 
 /**

@@ -1,7 +1,7 @@
 import { CATEGORIES } from '../../../domain/categories/index.js';
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { INSTANT_RANGE } from '../../../http/dates.js';
-import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
 import { problem, problemBody } from './shared.js';
 import { COMMON } from './shared.js';
 

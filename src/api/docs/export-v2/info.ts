@@ -1,4 +1,4 @@
-import type { DocContext, DocDefinition } from '../openapi.js';
+import type { DocContext, DocDefinition } from '../../../http/openapi.js';
 import { pushDescription } from './push.js';
 import { rateLimits } from './shared.js';
 import { HISTORY_DESCRIPTION } from './history.js';

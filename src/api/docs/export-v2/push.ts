@@ -1,5 +1,5 @@
 import { bySectionKey } from '../../../domain/categories/index.js';
-import type { DocContext, OperationDoc } from '../openapi.js';
+import type { DocContext, OperationDoc } from '../../../http/openapi.js';
 import { COMMON, problem, problemBody } from './shared.js';
 
 /** The status stream (a WebSocket): its protocol, told in the document's description, and its operation. */

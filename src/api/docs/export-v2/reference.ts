@@ -1,4 +1,4 @@
-import { schemaRef, type DocContext, type OperationDoc } from '../openapi.js';
+import { schemaRef, type DocContext, type OperationDoc } from '../../../http/openapi.js';
 import { COMMON } from './shared.js';
 
 /** The reference lists' operations; their examples are the lists the service holds (read from the database at start). */

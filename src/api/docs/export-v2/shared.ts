@@ -1,4 +1,4 @@
-import { responseRef, schemaRef, type DocContext } from '../openapi.js';
+import { responseRef, schemaRef, type DocContext } from '../../../http/openapi.js';
 
 /** What the export v2 document's parts share: the security scheme's name, problem responses, the limits in words. */
 

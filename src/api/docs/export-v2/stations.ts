@@ -1,5 +1,5 @@
 import { eventListSchema, stationPageSchema, stationRecordSchema } from '../../../domain/export-v2/schemas.js';
-import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
 import { COMMON, problem, problemBody } from './shared.js';
 
 /** The operations on static station data: the station list, one station record, its events and its photo. */

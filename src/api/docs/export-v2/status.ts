@@ -1,5 +1,5 @@
 import { stationStatusListSchema, stationStatusSchema } from '../../../domain/export-v2/schemas.js';
-import { examplesOf, parameterRef, responseRef, schemaRef, type OperationDoc } from '../openapi.js';
+import { examplesOf, parameterRef, responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
 import { COMMON } from './shared.js';
 
 /** The operations on real-time status, polled (the stream is in push.ts). */

