@@ -19,6 +19,7 @@ import { exportV11Api } from './api/export-v1.1/index.js';
 import { exportV2Api, type ExportV2Api } from './api/export-v2/index.js';
 import { datex2Api, type Datex2Api } from './api/datex2/index.js';
 import { exportV2Limits } from './api/export-v2/family.js';
+import { streamStatusDoc } from './api/export-v2/docs/push.js';
 import { healthRoutes } from './api/health/routes.js';
 import { classifyUnavailable } from './api/unavailable.js';
 import { importV1Api } from './api/import-v1/index.js';
@@ -250,6 +251,7 @@ function pushLayer(parts: PlatformParts, server: HttpServer, families: Families,
       maxBacklogBytes: config.pushMaxBacklogBytes,
     },
     status: parts.status,
+    streamDoc: streamStatusDoc(config.pushStreamsPerUser),
     receipts: parts.receipts,
     opening: parts.opening,
     tokenEvents: parts.tokenEvents,

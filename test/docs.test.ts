@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { z } from 'zod';
-import { exportV2Document } from '../src/api/docs/export-v2.js';
+import { exportV2Document } from '../src/api/export-v2/docs/document.js';
 import { IMPORT_V2_DOCUMENT } from '../src/api/import-v2/docs/document.js';
 import { buildDocument, openApiPath, type DocContext, type DocDefinition, type Route } from '../src/http/openapi.js';
 import { buildDocuments, serviceVersion } from '../src/api/docs/routes.js';

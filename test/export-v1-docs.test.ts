@@ -6,7 +6,7 @@
 import t, { type Test } from 'tap';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import type { z } from 'zod';
-import { exportV11Document, exportV1Document } from '../src/api/docs/export-v1.js';
+import { exportV11Document, exportV1Document } from '../src/api/export-legacy/docs/document.js';
 import { openApiPath, type DocContext, type DocDefinition } from '../src/http/openapi.js';
 import { serviceVersion } from '../src/api/docs/routes.js';
 import { docSites, type DocSite } from './helpers/docs.js';

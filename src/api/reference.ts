@@ -1,3 +1,4 @@
+import type { z } from 'zod';
 import type { ReferenceData } from '../../db/queries/reference.js';
 import type { Generation } from '../domain/vocabulary.js';
 import { json, type ErrorStyle, type Reply } from '../http/errors.js';
@@ -6,6 +7,7 @@ import type { FamilyPolicy } from '../http/policy.js';
 import type { HttpServer } from '../http/server.js';
 import { tokenAuth, type TokenFinder } from './auth.js';
 import type { FamilyDocument } from '../http/openapi.js';
+import type { RouteDoc } from '../http/contract.js';
 
 /**
  * The reference lists every generation publishes, as replies made once at start (the lists change
@@ -28,6 +30,13 @@ export const fuellingOptionsV2 = (reference: ReferenceData): Reply => json(200, 
 export const vehicleTypes = (reference: ReferenceData): Reply =>
   json(200, reference.vehicleCategories.map(({ code, name }) => ({ code, name })));
 
+/** A reference list as its route serves it: the reply, its body's schema, and the route's operation in its family's document. */
+export interface ReferenceList {
+  reply: Reply;
+  schema: z.ZodType;
+  doc: RouteDoc;
+}
+
 /** A family that so far serves reference lists only (the legacy generations), as its folder declares it. */
 export interface ReferenceFamily {
   name: string;
@@ -41,7 +50,7 @@ export interface ReferenceFamily {
   /** Headers on every response of the family (a deprecated generation's `Deprecation` and `Link`). */
   policy?: FamilyPolicy;
   /** Path → the list it serves, as made once from the reference data. */
-  lists: (reference: ReferenceData) => Record<string, Reply>;
+  lists: (reference: ReferenceData) => Record<string, ReferenceList>;
   document: FamilyDocument;
 }
 
@@ -53,8 +62,8 @@ export function referenceApi(
 ): Family {
   const { name, prefix, label, accepts, sandbox, errors, policy, document } = declared;
   const family: Family = { name, prefix, auth: tokenAuth(deps.tokens, { label, accepts, sandbox }), errors, policy, guards: deps.guards, document };
-  for (const [path, reply] of Object.entries(declared.lists(deps.reference))) {
-    server.route({ family, method: 'GET', path, handler: () => reply });
+  for (const [path, { reply, schema, doc }] of Object.entries(declared.lists(deps.reference))) {
+    server.route({ family, method: 'GET', path, response: { 200: schema }, doc, handler: () => reply });
   }
   return family;
 }

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { LiveStatus } from '../../machines/live-status.js';
 import type { StationDirectory } from '../domain/stations.js';
+import type { RouteDoc } from '../http/contract.js';
 import type { Family } from '../http/family.js';
 import type { HttpServer } from '../http/server.js';
 import type { ReceiptListener } from '../infra/receipts.js';
@@ -53,6 +54,8 @@ export interface PushDeps {
   stations: StationDirectory;
   /** Open streams per user; started and closed with the push layer. */
   slots: StreamSlots;
+  /** The status stream's operation in the export v2 document. */
+  streamDoc: RouteDoc;
   /** Resolves when a `Bearer …` credential still authenticates on export v2; throws its HttpError (401) otherwise. */
   recheck: (credential: string) => Promise<void>;
   /** Reads the tokens expiring soon, for the admins' dashboard (expiring-tokens.ts); without it none are listed. */
@@ -79,7 +82,7 @@ export function createPush(deps: PushDeps): Push {
   const connections = new Connections({ server, slots, log, authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes });
   const backlog = new Backlog({ connections, log, maxBacklogBytes });
   const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, tokenEvents: deps.tokenEvents, rejections: deps.rejections, stations, published: () => backlog.schedule() });
-  const stream = new StatusStream({ family: deps.families.stream, connections, slots, stations, status, streamsPerUser: settings.streamsPerUser });
+  const stream = new StatusStream({ family: deps.families.stream, connections, slots, stations, status, streamsPerUser: settings.streamsPerUser, doc: deps.streamDoc });
   const expiring = deps.expiringTokens
     ? new ExpiringTokens({
         read: deps.expiringTokens,

@@ -2,6 +2,7 @@ import { visibleTo } from '../domain/sandbox.js';
 import type { LiveStatus } from '../../machines/live-status.js';
 import type { StationLookup } from '../domain/stations.js';
 import { HttpError } from '../http/errors.js';
+import type { RouteDoc } from '../http/contract.js';
 import type { Request } from '../http/request.js';
 import type { Family } from '../http/family.js';
 import type { SocketRouteSpec } from '../http/server.js';
@@ -26,6 +27,8 @@ export interface StatusStreamDeps {
   stations: StationLookup;
   status: Pick<LiveStatus, 'stationJson' | 'allJson'>;
   streamsPerUser: number;
+  /** The stream's operation in the export v2 document. */
+  doc: RouteDoc;
 }
 
 type Echo = { id?: string | number };
@@ -43,6 +46,7 @@ export class StatusStream {
       path: STREAM_PATH,
       family: this.deps.family,
       messageAuth: true,
+      doc: this.deps.doc,
       admit: (req) => this.admit(req),
       release: (state) => {
         if (state.kind === 'stream') slots.release(state.slot);

@@ -1,7 +1,7 @@
 import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { adminAuth } from '../auth.js';
-import { invalidInput } from '../portal/input.js';
+import { invalidInput } from '../accounts/input.js';
 
 /**
  * The admin API in one place: paths under `/admin/`, the `ADMIN_TOKEN` (unset: every admin request is

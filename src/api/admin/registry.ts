@@ -8,10 +8,9 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { EditError, type RegistryEditor } from '../../registry/editor.js';
 import { ADMIN_ACTOR } from './actor.js';
-import { callLogModeSchema, rolesRequestSchema } from '../portal/bodies.js';
-import { decodeCursor, encodeCursor, nextLink } from '../portal/access.js';
-import { portalBody } from '../portal/input.js';
-import { auditPage } from '../portal/stations.js';
+import { callLogModeSchema, rolesRequestSchema } from '../accounts/bodies.js';
+import { auditPage, decodeCursor, encodeCursor, nextLink } from '../accounts/pages.js';
+import { portalBody } from '../accounts/input.js';
 import { parseQuery, queryNames } from './query.js';
 import { parseInstant } from '../../http/dates.js';
 

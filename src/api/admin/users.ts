@@ -9,7 +9,7 @@ import { checkExpiry, defaultExpiry } from '../../domain/token-values.js';
 import { hashSecret, newSecret } from '../secrets.js';
 import { HttpError, json, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { portalBody } from '../portal/input.js';
+import { portalBody } from '../accounts/input.js';
 import { BLANK_NAME, storedName } from '../../domain/text.js';
 import type { HttpServer } from '../../http/server.js';
 import { parseQuery, queryNames } from './query.js';

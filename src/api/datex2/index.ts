@@ -4,6 +4,7 @@ import { HttpError } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { exportV2Family, type ExportV2FamilyDeps } from '../export-v2/family.js';
+import { statusDoc, tableDoc } from './docs.js';
 import { Datex2Publications, type PublicationDeps } from './publications.js';
 
 /**
@@ -31,6 +32,7 @@ export function datex2Api(server: HttpServer, deps: Datex2Deps): Datex2Api {
     family,
     method: 'GET',
     path: '/datex2/v3/table',
+    doc: tableDoc(),
     handler: async (req) => {
       const since = ifModifiedSince(req);
       const table = await publications.tableDocument();
@@ -53,6 +55,7 @@ export function datex2Api(server: HttpServer, deps: Datex2Deps): Datex2Api {
     family,
     method: 'GET',
     path: '/datex2/v3/status',
+    doc: statusDoc(),
     handler: async (req) => encodedBody(req, await publications.statusDocument(), XML_TYPE, { 'Cache-Control': 'no-cache' }),
   });
   return { family, publications };

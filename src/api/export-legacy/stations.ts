@@ -16,6 +16,9 @@ import {
   photoReply,
   stationRecordReply,
 } from '../export-v2/stations.js';
+import { eventListSchema } from '../../domain/export-v1/schemas.js';
+import { exportDialectDocs } from './docs/dialects.js';
+import { eventsDoc, listStationsDoc, photoDoc, stationDoc } from './docs/stations.js';
 
 /**
  * The legacy export's stations: `GET {prefix}hrs` (every station, not paginated, sorted by hrs_id) and
@@ -49,10 +52,13 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
   const { sql } = deps;
   const prefix = family.prefix;
   const records = new StationRecords(sql, deps.baseUrl, legacyRecord(dialect, prefix));
+  const d = exportDialectDocs()[dialect];
   server.route({
     family,
     method: 'GET',
     path: `${prefix}hrs`,
+    response: { 200: d.bodies.StationList },
+    doc: listStationsDoc(d),
     handler: async (req) => {
       const sandbox = audienceOf(req) === 'sandbox';
       const since = ifModifiedSince(req);
@@ -73,9 +79,9 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
       return { status: 200, headers: conditionalHeaders(newest), body: Buffer.concat(parts) };
     },
   });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, handler: (req) => stationRecordReply(sql, records, req) });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/events`, handler: (req) => eventsReply(sql, req) });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/photo`, handler: (req) => photoReply(sql, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, response: { 200: d.bodies.Station }, doc: stationDoc(d), handler: (req) => stationRecordReply(sql, records, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/events`, response: { 200: eventListSchema }, doc: eventsDoc(d), handler: (req) => eventsReply(sql, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/photo`, doc: photoDoc(d), handler: (req) => photoReply(sql, req) });
 }
 
 const OPEN = Buffer.from('[');

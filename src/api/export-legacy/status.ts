@@ -11,6 +11,8 @@ import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { textQuery } from '../../http/query.js';
+import { exportDialectDocs } from './docs/dialects.js';
+import { listSummaryDoc, summaryDoc } from './docs/status.js';
 
 /**
  * The five-state summary per fuelling option, export v1.1 (`700ld`, …) and v1 (`700car`, …; `700hd`
@@ -54,6 +56,7 @@ const MAX_KEPT_STATIONS = 100_000;
 
 export function summaryRoutes(server: HttpServer, family: Family, dialect: Dialect, deps: SummaryDeps): void {
   const now = deps.now ?? (() => new Date());
+  const d = exportDialectDocs()[dialect];
   const present = (entries: OptionSummary[]) => (dialect === 'v1' ? toV1Summary(entries) : toV11Summary(entries));
   const view = (station: StationEntry, at: Date, only: string | undefined, open?: (station: StationEntry) => boolean) => {
     const entries = present(stationSummary(deps, station, at, open));
@@ -90,6 +93,8 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     method: 'GET',
     path: `${family.prefix}hrs/status`,
     query: textQuery('fuelling_option'),
+    response: { 200: d.bodies.StatusSummaryList },
+    doc: listSummaryDoc(d),
     handler: (req) => {
       return encodedJson(req, list(audienceOf(req), optionFilter(req, dialect), now()));
     },
@@ -104,6 +109,8 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     method: 'GET',
     path: `${family.prefix}hrs/:hrs_id/status`,
     query: textQuery('fuelling_option'),
+    response: { 200: d.bodies.StatusSummary },
+    doc: summaryDoc(d),
     handler: (req): Reply => {
       const only = optionFilter(req, dialect);
       const hrsId = req.params.hrs_id!;

@@ -1,4 +1,5 @@
 import type { ReferenceData } from '../../../db/queries/reference.js';
+import { v11FuelTypeListSchema, vehicleTypeListSchema } from '../../domain/export-v1/schemas.js';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family, Guard } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
@@ -6,7 +7,9 @@ import type { TokenFinder } from '../auth.js';
 import type { Sql } from '../../../db/connect.js';
 import { legacyStationRoutes } from '../export-legacy/stations.js';
 import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
-import { exportV11Document } from '../docs/export-v1.js';
+import { exportV11Document } from '../export-legacy/docs/document.js';
+import { exportDialectDocs } from '../export-legacy/docs/dialects.js';
+import { fuelTypeDoc, vehicleTypeDoc } from '../export-legacy/docs/reference.js';
 import { fuellingOptions, vehicleTypes, referenceApi, type ReferenceFamily } from '../reference.js';
 
 /** export v1.1: the legacy export API with fuelling options, vehicle types and the five-state summary (export v1/v1.1 tokens). */
@@ -19,8 +22,8 @@ export const EXPORT_V11: ReferenceFamily = {
   errors: PROBLEM_ERRORS,
   document: { path: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', define: (context) => exportV11Document(context) },
   lists: (reference) => ({
-    '/v1.1/fuel-type': fuellingOptions(reference),
-    '/v1.1/vehicle-type': vehicleTypes(reference),
+    '/v1.1/fuel-type': { reply: fuellingOptions(reference), schema: v11FuelTypeListSchema, doc: fuelTypeDoc(exportDialectDocs()['v1.1'], reference) },
+    '/v1.1/vehicle-type': { reply: vehicleTypes(reference), schema: vehicleTypeListSchema, doc: vehicleTypeDoc(exportDialectDocs()['v1.1'], reference) },
   }),
 };
 

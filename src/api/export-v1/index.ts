@@ -1,4 +1,5 @@
 import type { ReferenceData } from '../../../db/queries/reference.js';
+import { v1FuelTypeListSchema } from '../../domain/export-v1/schemas.js';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family, Guard } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
@@ -8,7 +9,9 @@ import { deprecatedPolicy } from '../deprecation.js';
 import { legacyStationRoutes } from '../export-legacy/stations.js';
 import { summaryRoutes, type SummaryDeps } from '../export-legacy/status.js';
 import { v1FuelTypes, referenceApi, type ReferenceFamily } from '../reference.js';
-import { exportV1Document } from '../docs/export-v1.js';
+import { exportV1Document } from '../export-legacy/docs/document.js';
+import { exportDialectDocs } from '../export-legacy/docs/dialects.js';
+import { fuelTypeDoc } from '../export-legacy/docs/reference.js';
 
 /** export v1: the legacy export API (export v1/v1.1 tokens), deprecated: every response says so and links v1.1's reference. */
 export const EXPORT_V1: ReferenceFamily = {
@@ -18,7 +21,7 @@ export const EXPORT_V1: ReferenceFamily = {
   accepts: 'export_v1',
   errors: PROBLEM_ERRORS,
   policy: deprecatedPolicy('/v1.1/doc/'),
-  lists: (reference) => ({ '/v1/fuel-type': v1FuelTypes(reference) }),
+  lists: (reference) => ({ '/v1/fuel-type': { reply: v1FuelTypes(reference), schema: v1FuelTypeListSchema, doc: fuelTypeDoc(exportDialectDocs().v1, reference) } }),
   document: { path: '/v1/doc', title: 'HRS signal platform: Export API v1', define: (context) => exportV1Document(context) },
 };
 

@@ -5,7 +5,7 @@ import type { FamilyPolicy } from '../../http/policy.js';
 import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import { tokenAuth, userOf, type TokenFinder } from '../auth.js';
-import { exportV2Document } from '../docs/export-v2.js';
+import { EXPORT_V2_DOCUMENT } from './docs/document.js';
 
 /** The licence of everything export v2 publishes, as a `Link` header (RFC 8288). */
 export const EXPORT_V2_LICENCE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
@@ -64,7 +64,7 @@ export function exportV2Family(deps: ExportV2FamilyDeps): Family {
     auth: tokenAuth(deps.tokens, { label: 'export v2', accepts: 'export_v2' }),
     errors: PROBLEM_ERRORS,
     policy: EXPORT_V2_POLICY,
-    document: { path: '/v2/doc', title: 'HRS signal platform: Export API v2', define: (context) => exportV2Document(context) },
+    document: EXPORT_V2_DOCUMENT,
     guards: [
       rateLimitGuard(deps.limiter, {
         limits: deps.limits,

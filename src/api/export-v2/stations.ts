@@ -15,6 +15,9 @@ import type { HttpServer } from '../../http/server.js';
 import { audienceOf } from '../auth.js';
 import { StationRecords } from './records.js';
 import { textQuery } from '../../http/query.js';
+import { eventListSchema, stationPageSchema, stationRecordSchema } from '../../domain/export-v2/schemas.js';
+import { eventsDoc, photoDoc } from './docs/shared.js';
+import { listStationsDoc, stationDoc } from './docs/stations.js';
 
 /**
  * Export v2 stations: `GET /v2/hrs` (the paginated list), `GET /v2/hrs/{hrs_id}` (one record), both
@@ -37,10 +40,10 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
   const { sql } = deps;
   const records = new StationRecords(sql, deps.baseUrl);
   const list = new StationList(deps, records);
-  server.route({ family, method: 'GET', path: '/v2/hrs', query: textQuery('limit', 'offset'), handler: (req) => list.page(req) });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', handler: (req) => stationRecordReply(sql, records, req) });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', handler: (req) => eventsReply(sql, req) });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', handler: (req) => photoReply(sql, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs', query: textQuery('limit', 'offset'), response: { 200: stationPageSchema }, doc: listStationsDoc(), handler: (req) => list.page(req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', response: { 200: stationRecordSchema }, doc: stationDoc(), handler: (req) => stationRecordReply(sql, records, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', response: { 200: eventListSchema }, doc: eventsDoc(), handler: (req) => eventsReply(sql, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', doc: photoDoc(), handler: (req) => photoReply(sql, req) });
   return {
     // Memory only: a removed station's record goes (correctness never depends on this, see above).
     stationsChanged(changed, stations) {

@@ -1,8 +1,10 @@
 import { isSandboxId } from '../../domain/sandbox.js';
+import { stationStatusListSchema, stationStatusSchema } from '../../domain/export-v2/schemas.js';
 import { EncodedBody, encodedJson } from '../../http/encoding.js';
 import { JSON_TYPE, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
+import { listStatusDoc, stationStatusDoc } from './docs/status.js';
 
 /** What the status routes read of the live status (machines/live-status.ts). */
 export interface StatusSource {
@@ -26,6 +28,8 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     family,
     method: 'GET',
     path: '/v2/hrs/status',
+    response: { 200: stationStatusListSchema },
+    doc: listStatusDoc(),
     handler: (req) => {
       if (all?.version !== status.version) all = { version: status.version, body: new EncodedBody(status.allJson()) };
       return encodedJson(req, all.body);
@@ -35,6 +39,8 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     family,
     method: 'GET',
     path: '/v2/hrs/:hrs_id/status',
+    response: { 200: stationStatusSchema },
+    doc: stationStatusDoc(),
     handler: (req) => {
       const hrsId = req.params.hrs_id!;
       // The export v1.1 sandbox's stations are not export v2's.

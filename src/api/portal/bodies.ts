@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CALL_LOG_MODES, HRS_ID_PATTERN } from '../../domain/vocabulary.js';
+import { HRS_ID_PATTERN } from '../../domain/vocabulary.js';
 import { BLANK_NAME, storedName } from '../../domain/text.js';
 import { eventPatchSchema, eventShape, checkEvent, checkStationRecord, layoutSchema, newEventSchema, stationRecordSchema, stationRecordShape } from '../../registry/file/schema.js';
 import { photoInfoSchema } from './views.js';
@@ -87,12 +87,3 @@ export const newImportTokenSchema = z.strictObject({
   expires_at: isoDatetime.optional(),
 });
 
-export const rolesRequestSchema = z.strictObject({
-  admin: z.boolean({ error: 'must be true or false' }),
-  operators: z.array(storedName(z.string().min(1).max(64))).max(1000),
-  originators: z.array(storedName(z.string().min(1).max(64))).max(1000),
-});
-
-export const callLogModeSchema = z.strictObject({
-  call_log_mode: z.enum(CALL_LOG_MODES, { error: `must be one of ${CALL_LOG_MODES.join(', ')}` }),
-});

@@ -8,7 +8,7 @@ import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import { hashSecret } from '../secrets.js';
 import { PORTAL_DOCUMENT } from './docs/document.js';
-import { invalidInput } from './input.js';
+import { invalidInput } from '../accounts/input.js';
 
 /**
  * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.

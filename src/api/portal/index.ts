@@ -32,7 +32,7 @@ import { checkOrigin, portalFamily, portalUserOf, sessionCookie, sessionOf, type
 import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
 import { portalActor } from './access.js';
-import { portalBody } from './input.js';
+import { portalBody } from '../accounts/input.js';
 import { portalOriginatorRoutes } from './originators.js';
 import { portalHistoryRoutes } from './history.js';
 import { closeSessionDoc, getSessionDoc, openSessionDoc, signInDoc } from './docs/session.js';

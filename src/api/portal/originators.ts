@@ -9,8 +9,9 @@ import { MAX_ACTIVE_IMPORT_TOKENS, IMPORT_TOKEN_DEFAULT_DAYS, type RegistryEdito
 import { FAMILY_PREFIXES } from '../call-log.js';
 import { newImportTokenSchema } from './bodies.js';
 import { originatorDocs } from './docs/originators.js';
-import { decodeCursor, encodeCursor, nextLink, originatorAccess, pageQuery, portalActor, registryRoute } from './access.js';
-import { portalBody } from './input.js';
+import { decodeCursor, encodeCursor, nextLink, pageQuery } from '../accounts/pages.js';
+import { originatorAccess, portalActor, registryRoute } from './access.js';
+import { portalBody } from '../accounts/input.js';
 import { parseInstant } from '../../http/dates.js';
 import { portalUserOf } from './family.js';
 import { textQuery } from '../../http/query.js';

@@ -1,10 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Sql } from '../../../db/connect.js';
 import { listPortalStations, listOriginators, stationAssignments, stationRecord, type StationRecordRow, type StoredLayout } from '../../../db/queries/portal-registry.js';
-import { listAudit, type AuditRow } from '../../../db/queries/audit.js';
 import { stationPhoto } from '../../../db/queries/stations.js';
 import { SANDBOX_ORIGINATOR } from '../../domain/sandbox.js';
-import { HttpError, json, type Reply } from '../../http/errors.js';
+import { HttpError, json } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
@@ -21,9 +20,10 @@ import {
   newEventSchema,
   stationPutSchema,
 } from './bodies.js';
-import { decodeCursor, encodeCursor, nextLink, operatorAccess, pageQuery, portalActor, registryRoute, stationAccess } from './access.js';
+import { AUDIT_PAGE, auditPage } from '../accounts/pages.js';
+import { operatorAccess, portalActor, registryRoute, stationAccess } from './access.js';
 import { portalUserOf } from './family.js';
-import { portalBody } from './input.js';
+import { portalBody } from '../accounts/input.js';
 import { textQuery } from '../../http/query.js';
 import { stationDocs } from './docs/stations.js';
 
@@ -50,31 +50,7 @@ export function stationView(r: StationRecordRow) {
 export const layoutView = (l: StoredLayout | undefined) =>
   l ? { version: l.version, created_at: l.created_at.toISOString(), confirmed_at: l.confirmed_at?.toISOString() ?? null, layout: l.layout } : null;
 
-export const auditView = (a: AuditRow) => ({
-  id: a.id,
-  at: a.at.toISOString(),
-  actor: a.actor,
-  via: a.via,
-  action: a.action,
-  operator_id: a.operator_id,
-  hrs_id: a.hrs_id,
-  originator_id: a.originator_id,
-  subject: a.subject,
-  before: a.before,
-  after: a.after,
-});
 
-/** The query parameters of a page of the audit trail. */
-const AUDIT_PAGE = textQuery('limit', 'cursor');
-
-/** A page of the audit trail under `filter`, newest first, with its `next` link. */
-export async function auditPage(sql: Sql, req: Request, filter: { operator?: string; hrsId?: string; originator?: string; actor?: string }): Promise<Reply> {
-  const { limit, cursor } = pageQuery(req);
-  const before = cursor ? decodeCursor(cursor, 1)[0] : undefined;
-  if (before !== undefined && !/^\d{1,18}$/.test(before)) throw new HttpError(400, 'invalid_query', 'cursor: not a cursor of this list');
-  const rows = await listAudit(sql, { ...filter, before, limit });
-  return json(200, { entries: rows.map(auditView), next: nextLink(req, rows.length, limit, () => encodeCursor([rows.at(-1)!.id])) }, NO_STORE);
-}
 
 /**
  * The read-only fields a `PUT` of a station sent back, against what `GET` shows now (inside the change's

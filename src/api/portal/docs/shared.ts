@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { HttpError, PROBLEM_ERRORS } from '../../../http/errors.js';
-import { invalidBodyDetail } from '../input.js';
+import { invalidBodyDetail } from '../../accounts/input.js';
 import { responseRef, schemaRef } from '../../../http/openapi.js';
 
 /** What the portal document's parts share: the security scheme's name, problem responses and bodies, example values. */

@@ -1,8 +1,8 @@
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
 import { pushDescription } from './push.js';
-import { rateLimits } from './shared.js';
+import { rateLimits } from './components.js';
 import { HISTORY_DESCRIPTION } from './history.js';
-import { DATEX2_DESCRIPTION } from './datex2.js';
+import { DATEX2_DESCRIPTION } from '../../datex2/docs.js';
 
 /** The export v2 document's info (its description is the guide a data user reads first) and tags. */
 

@@ -1,5 +1,6 @@
-import { headerRef, parameterRef, responseRef, type OperationDoc } from '../../../http/openapi.js';
-import { COMMON, problem, problemBody } from './shared.js';
+import type { RouteDoc } from '../../http/contract.js';
+import { headerRef, parameterRef, responseRef } from '../../http/openapi.js';
+import { COMMON, problem, problemBody } from '../export-v2/docs/shared.js';
 
 /**
  * The DATEX II v3.7 publications for National Access Points (`/datex2/v3/...`), documented in the
@@ -58,58 +59,50 @@ export const DATEX2_DESCRIPTION = [
 const XML_EXAMPLE_NOTE = 'A `d2:payload` document (DATEX II 3.7, XML), valid against `DATEXII_3_D2Payload.xsd`.';
 
 /** `GET /datex2/v3/table`: the static publication; conditional. */
-export function datex2TableOperation(): OperationDoc {
+export function tableDoc(): RouteDoc {
   return {
-    method: 'GET',
-    path: '/datex2/v3/table',
-    operation: {
-      tags: ['DATEX II'],
-      operationId: 'getDatex2Table',
-      summary: 'DATEX II energy infrastructure table (AFIR static data)',
-      description:
-        'Every station as a DATEX II 3.7 `aegi:EnergyInfrastructureTablePublication`: sites, stations, one refill point per ' +
-        'nozzle, energy rates. Conditional (`If-Modified-Since`); gzip-encoded when accepted. See "DATEX II publications" above.',
-      parameters: [parameterRef('If-Modified-Since')],
-      responses: {
-        '200': {
-          description: XML_EXAMPLE_NOTE,
-          headers: { 'Last-Modified': headerRef('Last-Modified') },
-          content: { [XML]: { schema: { type: 'string', contentMediaType: XML } } },
-        },
-        '304': responseRef('NotModified'),
-        '404': problem('No station can be published yet (each lacks its daily capacity or coordinates, which the AFIR profile requires): a table must hold at least one site, so none is sent.', {
-          no_publishable_station: {
-            value: problemBody(
-              404,
-              'Not Found',
-              'no_publishable_station',
-              'No station can be published in DATEX II yet: the AFIR profile requires a station\'s cumulative_daily_hydrogen_capacity and coordinates (2 station(s) lack the capacity, 2 the coordinates).',
-            ),
-          },
-        }),
-        ...COMMON,
+    tags: ['DATEX II'],
+    operationId: 'getDatex2Table',
+    summary: 'DATEX II energy infrastructure table (AFIR static data)',
+    description:
+      'Every station as a DATEX II 3.7 `aegi:EnergyInfrastructureTablePublication`: sites, stations, one refill point per ' +
+      'nozzle, energy rates. Conditional (`If-Modified-Since`); gzip-encoded when accepted. See "DATEX II publications" above.',
+    parameters: [parameterRef('If-Modified-Since')],
+    responses: {
+      '200': {
+        description: XML_EXAMPLE_NOTE,
+        headers: { 'Last-Modified': headerRef('Last-Modified') },
+        content: { [XML]: { schema: { type: 'string', contentMediaType: XML } } },
       },
+      '304': responseRef('NotModified'),
+      '404': problem('No station can be published yet (each lacks its daily capacity or coordinates, which the AFIR profile requires): a table must hold at least one site, so none is sent.', {
+        no_publishable_station: {
+          value: problemBody(
+            404,
+            'Not Found',
+            'no_publishable_station',
+            'No station can be published in DATEX II yet: the AFIR profile requires a station\'s cumulative_daily_hydrogen_capacity and coordinates (2 station(s) lack the capacity, 2 the coordinates).',
+          ),
+        },
+      }),
+      ...COMMON,
     },
   };
 }
 
 /** `GET /datex2/v3/status`: the dynamic publication, from memory. */
-export function datex2StatusOperation(): OperationDoc {
+export function statusDoc(): RouteDoc {
   return {
-    method: 'GET',
-    path: '/datex2/v3/status',
-    operation: {
-      tags: ['DATEX II'],
-      operationId: 'getDatex2Status',
-      summary: 'DATEX II energy infrastructure status (AFIR dynamic data)',
-      description:
-        'The status of every refill point of the table as a DATEX II 3.7 `aegi:EnergyInfrastructureStatusPublication`, referring ' +
-        'to the table\'s objects by id and version, with low storage and price updates per station. Served from memory; not ' +
-        'conditional; gzip-encoded when accepted. See "DATEX II publications" above.',
-      responses: {
-        '200': { description: XML_EXAMPLE_NOTE, content: { [XML]: { schema: { type: 'string', contentMediaType: XML } } } },
-        ...COMMON,
-      },
+    tags: ['DATEX II'],
+    operationId: 'getDatex2Status',
+    summary: 'DATEX II energy infrastructure status (AFIR dynamic data)',
+    description:
+      'The status of every refill point of the table as a DATEX II 3.7 `aegi:EnergyInfrastructureStatusPublication`, referring ' +
+      'to the table\'s objects by id and version, with low storage and price updates per station. Served from memory; not ' +
+      'conditional; gzip-encoded when accepted. See "DATEX II publications" above.',
+    responses: {
+      '200': { description: XML_EXAMPLE_NOTE, content: { [XML]: { schema: { type: 'string', contentMediaType: XML } } } },
+      ...COMMON,
     },
   };
 }

@@ -1,9 +1,9 @@
 import { CATEGORIES } from '../../../domain/categories/index.js';
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { INSTANT_RANGE } from '../../../http/dates.js';
-import { examplesOf, headerRef, parameterRef, responseRef, schemaRef, type OperationDoc } from '../../../http/openapi.js';
-import { problem, problemBody } from './shared.js';
-import { COMMON } from './shared.js';
+import type { RouteDoc } from '../../../http/contract.js';
+import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
+import { COMMON, jsonExamples, problem, problemBody } from './shared.js';
 
 /**
  * The history extension (beyond the specification): a station's reliability and its status history.
@@ -93,69 +93,61 @@ export const historyResponses = () => ({
   ),
 });
 
-export function reliabilityOperation(): OperationDoc {
+export function reliabilityDoc(): RouteDoc {
   return {
-    method: 'GET',
-    path: '/v2/hrs/:hrs_id/reliability',
-    operation: {
-      tags: ['History'],
-      operationId: 'getStationReliability',
-      summary: 'A station\'s reliability over 24 hours, 7 days or 30 days (extension)',
-      description:
-        'Extension beyond the specification. Computed from the station\'s status history by the hour, up to the end of ' +
-        'the last hour published (`to`: materialised and rolled up). Time before a station\'s first signal counts as unknown. ' +
-        'Conditional: supports `If-Modified-Since` (`Last-Modified`: when what is published last changed).',
-      parameters: [parameterRef('hrs_id'), parameterRef('period'), parameterRef('If-Modified-Since')],
-      responses: {
-        '200': {
-          description: 'The figures.',
-          headers: { 'Last-Modified': headerRef('Last-Modified') },
-          content: { 'application/json': { schema: schemaRef('Reliability'), examples: examplesOf(reliabilitySchema) } },
-        },
-        '304': responseRef('NotModified'),
-        '400': responseRef('BadHistoryParameter'),
-        '404': responseRef('StationNotFound'),
-        '503': responseRef('HistoryNotPublished'),
-        ...COMMON,
+    tags: ['History'],
+    operationId: 'getStationReliability',
+    summary: 'A station\'s reliability over 24 hours, 7 days or 30 days (extension)',
+    description:
+      'Extension beyond the specification. Computed from the station\'s status history by the hour, up to the end of ' +
+      'the last hour published (`to`: materialised and rolled up). Time before a station\'s first signal counts as unknown. ' +
+      'Conditional: supports `If-Modified-Since` (`Last-Modified`: when what is published last changed).',
+    parameters: [parameterRef('hrs_id'), parameterRef('period'), parameterRef('If-Modified-Since')],
+    responses: {
+      '200': {
+        description: 'The figures.',
+        headers: { 'Last-Modified': headerRef('Last-Modified') },
+        content: jsonExamples(examplesOf(reliabilitySchema)),
       },
+      '304': responseRef('NotModified'),
+      '400': responseRef('BadHistoryParameter'),
+      '404': responseRef('StationNotFound'),
+      '503': responseRef('HistoryNotPublished'),
+      ...COMMON,
     },
   };
 }
 
-export function historyOperation(): OperationDoc {
+export function historyDoc(): RouteDoc {
   return {
-    method: 'GET',
-    path: '/v2/hrs/:hrs_id/history',
-    operation: {
-      tags: ['History'],
-      operationId: 'getStationHistory',
-      summary: 'A page of a station\'s status history in one category (extension)',
-      description:
-        'Extension beyond the specification. The freshness intervals of the category, for availability the five-state ' +
-        'summary per fuelling option, and the live readings measured in the page (at most 10,000; `next` continues a ' +
-        'busier page) and received before the end of the history published (a reading received later joins the page ' +
-        'with the next hour published). A page covers at most 7 days and ends no later than the end of the last hour ' +
-        'published; follow `next` and `previous` rather than computing them. Conditional: supports `If-Modified-Since` ' +
-        '(`Last-Modified`: when what is published last changed).',
-      parameters: [
-        parameterRef('hrs_id'),
-        parameterRef('category'),
-        parameterRef('from'),
-        parameterRef('to'),
-        parameterRef('If-Modified-Since'),
-      ],
-      responses: {
-        '200': {
-          description: 'The page.',
-          headers: { 'Last-Modified': headerRef('Last-Modified') },
-          content: { 'application/json': { schema: schemaRef('HistoryPage'), examples: examplesOf(historyPageSchema) } },
-        },
-        '304': responseRef('NotModified'),
-        '400': responseRef('BadHistoryParameter'),
-        '404': responseRef('StationNotFound'),
-        '503': responseRef('HistoryNotPublished'),
-        ...COMMON,
+    tags: ['History'],
+    operationId: 'getStationHistory',
+    summary: 'A page of a station\'s status history in one category (extension)',
+    description:
+      'Extension beyond the specification. The freshness intervals of the category, for availability the five-state ' +
+      'summary per fuelling option, and the live readings measured in the page (at most 10,000; `next` continues a ' +
+      'busier page) and received before the end of the history published (a reading received later joins the page ' +
+      'with the next hour published). A page covers at most 7 days and ends no later than the end of the last hour ' +
+      'published; follow `next` and `previous` rather than computing them. Conditional: supports `If-Modified-Since` ' +
+      '(`Last-Modified`: when what is published last changed).',
+    parameters: [
+      parameterRef('hrs_id'),
+      parameterRef('category'),
+      parameterRef('from'),
+      parameterRef('to'),
+      parameterRef('If-Modified-Since'),
+    ],
+    responses: {
+      '200': {
+        description: 'The page.',
+        headers: { 'Last-Modified': headerRef('Last-Modified') },
+        content: jsonExamples(examplesOf(historyPageSchema)),
       },
+      '304': responseRef('NotModified'),
+      '400': responseRef('BadHistoryParameter'),
+      '404': responseRef('StationNotFound'),
+      '503': responseRef('HistoryNotPublished'),
+      ...COMMON,
     },
   };
 }

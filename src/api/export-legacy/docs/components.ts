@@ -4,39 +4,41 @@ import {
   problemSchema,
   v11FuelTypeListSchema,
   v11FuelTypeSchema,
-  v11StationListSchema,
-  v11StationRecordSchema,
-  v11SummaryListSchema,
   v1FuelTypeListSchema,
   v1FuelTypeSchema,
-  v1StationListSchema,
-  v1StationRecordSchema,
-  v1SummaryListSchema,
   vehicleTypeListSchema,
   vehicleTypeSchema,
 } from '../../../domain/export-v1/schemas.js';
 import { DIALECT_CODES } from '../../../domain/import-v1/options.js';
 import {
-  stationSummarySchema,
   summaryEntrySchema,
   summaryReasonSchema,
   summaryStateSchema,
-  v1StationSummarySchema,
   v1SummaryEntrySchema,
 } from '../../../domain/status/summary.js';
 import { decideToken, type TokenRecord } from '../../../domain/tokens.js';
 import type { Generation } from '../../../domain/vocabulary.js';
-import { MESSAGES } from '../../auth.js';
 import { SANDBOX_TOKEN } from '../../../domain/sandbox.js';
 import { PROBLEM_ERRORS } from '../../../http/errors.js';
 import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { EXPORT_V1_LIMIT, SANDBOX_LIMIT, SANDBOX_PER } from '../../export-legacy/family.js';
-import { importHeaders } from '../headers.js';
+import { importHeaders } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
-import type { ExportDialectDoc } from './dialects.js';
-import { problem, problemBody, SECURITY, unknownStation } from './shared.js';
+import { words, type ExportDialectDoc } from './dialects.js';
+import {
+  internalErrorResponse,
+  lastModifiedHeader,
+  notModifiedResponse,
+  problem,
+  problemBody,
+  stationNotFoundResponse,
+  stationParameters,
+  unauthorizedExamples,
+} from '../../export-v2/docs/shared.js';
 
 /** The export v1 / v1.1 documents' components: the security scheme, schemas, parameters, headers and shared responses. */
+
+export const SECURITY = 'exportV1Token';
 
 export const securitySchemes = (d: ExportDialectDoc): DocDefinition['securitySchemes'] => ({
   [SECURITY]: {
@@ -48,7 +50,7 @@ export const securitySchemes = (d: ExportDialectDoc): DocDefinition['securitySch
   },
 });
 
-/** Every response body, under the name the operations refer to it by (the dialect's own codes). */
+/** Every response body, under the name the operations refer to it by (the dialect's own codes): its routes' bodies first. */
 export function responseSchemas(d: ExportDialectDoc): DocDefinition['responseSchemas'] {
   const shared = {
     SummaryState: summaryStateSchema,
@@ -58,22 +60,10 @@ export function responseSchemas(d: ExportDialectDoc): DocDefinition['responseSch
     Problem: problemSchema,
   };
   if (d.dialect === 'v1') {
-    return {
-      StationList: v1StationListSchema,
-      Station: v1StationRecordSchema,
-      StatusSummaryList: v1SummaryListSchema,
-      StatusSummary: v1StationSummarySchema,
-      FuelTypeStatus: v1SummaryEntrySchema,
-      FuelTypeList: v1FuelTypeListSchema,
-      FuelType: v1FuelTypeSchema,
-      ...shared,
-    };
+    return { ...d.bodies, FuelTypeStatus: v1SummaryEntrySchema, FuelTypeList: v1FuelTypeListSchema, FuelType: v1FuelTypeSchema, ...shared };
   }
   return {
-    StationList: v11StationListSchema,
-    Station: v11StationRecordSchema,
-    StatusSummaryList: v11SummaryListSchema,
-    StatusSummary: stationSummarySchema,
+    ...d.bodies,
     FuelTypeStatus: summaryEntrySchema,
     FuelTypeList: v11FuelTypeListSchema,
     FuelType: v11FuelTypeSchema,
@@ -85,33 +75,20 @@ export function responseSchemas(d: ExportDialectDoc): DocDefinition['responseSch
 
 export function parameters(d: ExportDialectDoc): NonNullable<DocDefinition['parameters']> {
   const codes = DIALECT_CODES[d.dialect];
+  const { hrs_id, 'If-Modified-Since': ifModifiedSince } = stationParameters();
   return {
-    hrs_id: {
-      name: 'hrs_id',
-      in: 'path',
-      required: true,
-      description: 'Station id: five uppercase letters.',
-      schema: { type: 'string', pattern: '^[A-Z]{5}$' },
-      example: 'BERLA',
-    },
+    hrs_id,
     fuelling_option: {
       name: 'fuelling_option',
       in: 'query',
       required: false,
       description:
-        `Only this ${d.dialect === 'v1' ? 'fuel type' : 'fuelling option'} (${codes.map((c) => `\`${c}\``).join(', ')}), given once. ` +
+        `Only this ${words(d)} (${codes.map((c) => `\`${c}\``).join(', ')}), given once. ` +
         'The list then leaves out stations that do not provide it. Any other value, or the parameter twice, gets 400.',
       schema: { type: 'string', enum: [...codes] },
       example: codes[0],
     },
-    'If-Modified-Since': {
-      name: 'If-Modified-Since',
-      in: 'header',
-      required: false,
-      description: 'The `Last-Modified` of an earlier response: 304 with an empty body when nothing changed since.',
-      schema: { type: 'string' },
-      example: 'Sun, 22 Nov 2026 10:00:00 GMT',
-    },
+    'If-Modified-Since': ifModifiedSince,
   };
 }
 
@@ -121,11 +98,7 @@ export const headers = (config: DocContext['config']): DocDefinition['headers'] 
     `${config.exportV1RateLimit} requests per 60 seconds per export v1/v1.1 token, one budget for v1 and v1.1 together` +
       (config.sandbox ? `; on the shared sandbox token ${config.sandboxRateLimit} per 60 seconds per client address.` : '.'),
   ),
-  'Last-Modified': {
-    required: true,
-    description: 'When the exported static content last changed (HTTP date). Send it back as `If-Modified-Since`.',
-    schema: { type: 'string', examples: ['Sun, 22 Nov 2026 10:00:00 GMT'] },
-  },
+  'Last-Modified': lastModifiedHeader(),
 });
 
 /** A token of another kind, as the rule of src/domain/tokens.ts words its refusal here. */
@@ -154,25 +127,18 @@ export function responses(d: ExportDialectDoc, config: DocContext['config']): Do
     value: problemBody(401, 'Unauthorized', 'not_authenticated', detail),
   });
   return {
-    NotModified: {
-      description: 'Nothing exported changed since `If-Modified-Since`: empty body.',
-      headers: { 'Last-Modified': headerRef('Last-Modified') },
-    },
+    NotModified: notModifiedResponse(),
     BadFilter: problem('`fuelling_option` is not one of this version\'s codes, or is given twice; the `detail` names the allowed codes.', {
       unknown_code: {
         value: problemBody(400, 'Bad Request', 'invalid_parameter', `fuelling_option: must be one of ${codes.join(', ')} (got "${d.dialect === 'v1' ? '700ld' : '700car'}").`),
       },
       twice: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'fuelling_option: give it once.') },
     }),
-    StationNotFound: problem('No station with this `hrs_id` is registered.', { unknown_station: { value: unknownStation() } }),
+    StationNotFound: stationNotFoundResponse(),
     Unauthorized: problem(
       'Authentication failed; nothing was processed. The `detail` says why. Only export v1/v1.1 tokens authenticate here.',
       {
-        missing: unauthorized(MESSAGES.missing),
-        malformed: unauthorized(MESSAGES.malformed),
-        unknown: unauthorized(MESSAGES.unknown),
-        revoked: unauthorized(MESSAGES.revoked),
-        expired: unauthorized(MESSAGES.expired),
+        ...unauthorizedExamples(),
         personal_token: unauthorized(refusal(d, 'export_v2'), 'A personal export v2 token'),
         import_v1_token: unauthorized(refusal(d, 'import_v1'), 'An import v1/v1.1 token'),
         import_v2_token: unauthorized(refusal(d, 'import_v2'), 'An import v2 token'),
@@ -198,8 +164,6 @@ export function responses(d: ExportDialectDoc, config: DocContext['config']): Do
       },
       { 'Retry-After': headerRef('Retry-After') },
     ),
-    InternalError: problem('Unexpected platform error; please report it with the `X-Request-Id`.', {
-      internal: { value: problemBody(500, 'Internal Server Error', 'internal_error', 'Unexpected platform error; please report it.') },
-    }),
+    InternalError: internalErrorResponse(),
   };
 }

@@ -17,11 +17,34 @@ import {
   vehicleTypeListSchema,
   vehicleTypeSchema,
 } from '../../../domain/export-v2/schemas.js';
-import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../headers.js';
+import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
-import { problem, problemBody, rateLimits, SECURITY } from './shared.js';
+import {
+  internalErrorResponse,
+  lastModifiedHeader,
+  notModifiedResponse,
+  problem,
+  problemBody,
+  stationNotFoundResponse,
+  stationParameters,
+  unauthorizedExamples,
+} from './shared.js';
 
 /** The export v2 document's components: the security scheme, schemas, parameters, headers and shared responses. */
+
+export const SECURITY = 'exportV2Token';
+
+/** The per-user rate limits as configured: the burst per minute and the sustained one in words. */
+export function rateLimits(config: DocContext['config']): { perMinute: number; sustained: string } {
+  const { exportV2RateLimitMinute: perMinute, exportV2RateLimitDay: perDay, exportV2RateLimitDayWindowSeconds: dayWindow } = config;
+  return { perMinute, sustained: `${perDay} requests per ${windowText(dayWindow)}` };
+}
+
+function windowText(seconds: number): string {
+  if (seconds === 86_400) return 'day';
+  if (seconds % 3600 === 0) return `${seconds / 3600} hours`;
+  return `${seconds} seconds`;
+}
 
 export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
   [SECURITY]: {
@@ -53,38 +76,27 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   Problem: problemSchema,
 });
 
-export const parameters = (): NonNullable<DocDefinition['parameters']> => ({
-  hrs_id: {
-    name: 'hrs_id',
-    in: 'path',
-    required: true,
-    description: 'Station id: five uppercase letters.',
-    schema: { type: 'string', pattern: '^[A-Z]{5}$' },
-    example: 'BERLA',
-  },
-  limit: {
-    name: 'limit',
-    in: 'query',
-    required: false,
-    description: 'Stations per page: 1 to 500, default 100.',
-    schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
-  },
-  offset: {
-    name: 'offset',
-    in: 'query',
-    required: false,
-    description: 'How many stations (sorted by `hrs_id`) to skip; default 0. Follow `next` rather than computing it.',
-    schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999, default: 0 },
-  },
-  'If-Modified-Since': {
-    name: 'If-Modified-Since',
-    in: 'header',
-    required: false,
-    description: 'The `Last-Modified` of an earlier response: 304 with an empty body when nothing changed since.',
-    schema: { type: 'string' },
-    example: 'Sun, 22 Nov 2026 10:00:00 GMT',
-  },
-});
+export const parameters = (): NonNullable<DocDefinition['parameters']> => {
+  const { hrs_id, 'If-Modified-Since': ifModifiedSince } = stationParameters();
+  return {
+    hrs_id,
+    limit: {
+      name: 'limit',
+      in: 'query',
+      required: false,
+      description: 'Stations per page: 1 to 500, default 100.',
+      schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
+    },
+    offset: {
+      name: 'offset',
+      in: 'query',
+      required: false,
+      description: 'How many stations (sorted by `hrs_id`) to skip; default 0. Follow `next` rather than computing it.',
+      schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999, default: 0 },
+    },
+    'If-Modified-Since': ifModifiedSince,
+  };
+};
 
 export function headers(config: DocContext['config']): DocDefinition['headers'] {
   return {
@@ -98,11 +110,7 @@ export function headers(config: DocContext['config']): DocDefinition['headers'] 
     },
     ...rateLimitHeaders(config),
     'Retry-After': retryAfterHeader(),
-    'Last-Modified': {
-      required: true,
-      description: 'When the exported static content last changed (HTTP date). Send it back as `If-Modified-Since`.',
-      schema: { type: 'string', examples: ['Sun, 22 Nov 2026 10:00:00 GMT'] },
-    },
+    'Last-Modified': lastModifiedHeader(),
     'WWW-Authenticate': wwwAuthenticateHeader(),
   };
 }
@@ -131,18 +139,13 @@ function rateLimitHeaders(config: DocContext['config']): DocDefinition['headers'
 /** The shared responses: those of the operations (304, 400, 404) and those any authenticated request can get. */
 export function responses(config: DocContext['config']): DocDefinition['responses'] {
   return {
-    NotModified: {
-      description: 'Nothing exported changed since `If-Modified-Since`: empty body.',
-      headers: { 'Last-Modified': headerRef('Last-Modified') },
-    },
+    NotModified: notModifiedResponse(),
     BadRequest: problem('A query parameter is malformed, out of range or given twice (never clamped).', {
       bad_limit: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: must be a whole number from 1 to 500.') },
       bad_offset: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'offset: must be a whole number, 0 or more.') },
       twice: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: give it once (got 2 values).') },
     }),
-    StationNotFound: problem('No station with this `hrs_id` is registered.', {
-      unknown_station: { value: problemBody(404, 'Not Found', 'not_found', 'No station with hrs_id "OSLO1".') },
-    }),
+    StationNotFound: stationNotFoundResponse(),
     ...commonResponses(config),
   };
 }
@@ -150,18 +153,13 @@ export function responses(config: DocContext['config']): DocDefinition['response
 /** 401, 429 and 500: what any authenticated export v2 request can get (`COMMON`). */
 function commonResponses(config: DocContext['config']): DocDefinition['responses'] {
   const { perMinute } = rateLimits(config);
-  const unauthorized = (detail: string) => ({ value: problemBody(401, 'Unauthorized', 'not_authenticated', detail) });
   return {
     Unauthorized: problem(
       'Authentication failed; nothing was processed. The `detail` says why.',
       {
-        missing: unauthorized(MESSAGES.missing),
-        malformed: unauthorized(MESSAGES.malformed),
-        unknown: unauthorized(MESSAGES.unknown),
-        revoked: unauthorized(MESSAGES.revoked),
-        expired: unauthorized(MESSAGES.expired),
-        deactivated: unauthorized(MESSAGES.deactivated),
-        export_v1_token: { summary: 'An export v1/v1.1 token', ...unauthorized(MESSAGES.exportV1OnV2) },
+        ...unauthorizedExamples(),
+        deactivated: { value: problemBody(401, 'Unauthorized', 'not_authenticated', MESSAGES.deactivated) },
+        export_v1_token: { summary: 'An export v1/v1.1 token', value: problemBody(401, 'Unauthorized', 'not_authenticated', MESSAGES.exportV1OnV2) },
       },
       { 'WWW-Authenticate': headerRef('WWW-Authenticate') },
     ),
@@ -174,8 +172,6 @@ function commonResponses(config: DocContext['config']): DocDefinition['responses
       },
       { 'Retry-After': headerRef('Retry-After') },
     ),
-    InternalError: problem('Unexpected platform error; please report it with the `X-Request-Id`.', {
-      internal: { value: problemBody(500, 'Internal Server Error', 'internal_error', 'Unexpected platform error; please report it.') },
-    }),
+    InternalError: internalErrorResponse(),
   };
 }

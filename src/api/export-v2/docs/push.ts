@@ -1,5 +1,6 @@
 import { bySectionKey } from '../../../domain/categories/index.js';
-import type { DocContext, OperationDoc } from '../../../http/openapi.js';
+import type { RouteDoc } from '../../../http/contract.js';
+import type { DocContext } from '../../../http/openapi.js';
 import { COMMON, problem, problemBody } from './shared.js';
 
 /** The status stream (a WebSocket): its protocol, told in the document's description, and its operation. */
@@ -61,28 +62,24 @@ export const pushDescription = (config: DocContext['config']) => [
 ].join('\n\n');
 
 /** `GET /v2/hrs/status/stream`: the upgrade to the status stream. */
-export function streamStatusOperation(config: DocContext['config']): OperationDoc {
+export function streamStatusDoc(streamsPerUser: number): RouteDoc {
   return {
-    method: 'GET',
-    path: '/v2/hrs/status/stream',
-    operation: {
-      tags: ['Status'],
-      operationId: 'streamStationStatus',
-      summary: 'Status changes pushed over a WebSocket',
-      description:
-        'Upgrades to a WebSocket (`Upgrade: websocket`) that pushes the station status object of subscribed ' +
-        'stations whenever it changes: see "Status stream" above for the messages. Authenticate with the ' +
-        '`Authorization` header, or (browsers) with an `auth` message first; never in the URL. Opening a stream ' +
-        `counts once against the rate limits; a user holds at most ${config.pushStreamsPerUser} open streams.`,
-      responses: {
-        '101': { description: 'Switching to the WebSocket protocol.' },
-        '426': problem('Not a WebSocket upgrade request: connect with `Upgrade: websocket`.', {
-          plain_get: {
-            value: problemBody(426, 'Upgrade Required', 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".'),
-          },
-        }),
-        ...COMMON,
-      },
+    tags: ['Status'],
+    operationId: 'streamStationStatus',
+    summary: 'Status changes pushed over a WebSocket',
+    description:
+      'Upgrades to a WebSocket (`Upgrade: websocket`) that pushes the station status object of subscribed ' +
+      'stations whenever it changes: see "Status stream" above for the messages. Authenticate with the ' +
+      '`Authorization` header, or (browsers) with an `auth` message first; never in the URL. Opening a stream ' +
+      `counts once against the rate limits; a user holds at most ${streamsPerUser} open streams.`,
+    responses: {
+      '101': { description: 'Switching to the WebSocket protocol.' },
+      '426': problem('Not a WebSocket upgrade request: connect with `Upgrade: websocket`.', {
+        plain_get: {
+          value: problemBody(426, 'Upgrade Required', 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".'),
+        },
+      }),
+      ...COMMON,
     },
   };
 }

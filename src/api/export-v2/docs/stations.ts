@@ -1,0 +1,54 @@
+import { stationPageSchema, stationRecordSchema } from '../../../domain/export-v2/schemas.js';
+import type { RouteDoc } from '../../../http/contract.js';
+import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
+import { COMMON, jsonExamples } from './shared.js';
+
+/** The operations on static station data: the station list and one station record (its events and photo: ./shared.ts). */
+
+/** `GET /v2/hrs`: the station list, a page at a time; conditional. */
+export function listStationsDoc(): RouteDoc {
+  return {
+    tags: ['Stations'],
+    operationId: 'listStations',
+    summary: 'List stations (paginated)',
+    description:
+      'Every registered station with its static details and layout, sorted by `hrs_id`, a page at a time. Follow ' +
+      '`next` until it is null to obtain the full list. Conditional: supports `If-Modified-Since` (the list\'s ' +
+      '`Last-Modified` also moves when a station is added or removed). There is no `fuelling_option` filter on v2.',
+    parameters: [parameterRef('limit'), parameterRef('offset'), parameterRef('If-Modified-Since')],
+    responses: {
+      '200': {
+        description: 'One page of station records.',
+        headers: { 'Last-Modified': headerRef('Last-Modified') },
+        content: jsonExamples(examplesOf(stationPageSchema)),
+      },
+      '304': responseRef('NotModified'),
+      '400': responseRef('BadRequest'),
+      ...COMMON,
+    },
+  };
+}
+
+/** `GET /v2/hrs/:hrs_id`: one station record with its layout; conditional. */
+export function stationDoc(): RouteDoc {
+  return {
+    tags: ['Stations'],
+    operationId: 'getStation',
+    summary: 'One station with static details and layout',
+    description:
+      'The station record: the static details it carries on v1.1, unchanged, plus its layout (`dispensers`, ' +
+      '`storages`, `products`), null until the operator has registered and confirmed it. The nozzle, storage and ' +
+      'product `external_id` values are the ids used in status payloads. Conditional: supports `If-Modified-Since`.',
+    parameters: [parameterRef('hrs_id'), parameterRef('If-Modified-Since')],
+    responses: {
+      '200': {
+        description: 'The station record.',
+        headers: { 'Last-Modified': headerRef('Last-Modified') },
+        content: jsonExamples(examplesOf(stationRecordSchema)),
+      },
+      '304': responseRef('NotModified'),
+      '404': responseRef('StationNotFound'),
+      ...COMMON,
+    },
+  };
+}
