@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Sql } from '../db/connect.js';
 import { stationPageHeads } from '../db/queries/stations.js';
-import { StationRecords } from '../src/api/export-v2/records.js';
+import { StationRecords } from '../src/api/export/records.js';
 import { httpDate, parseHttpDate } from '../src/http/dates.js';
 import { loadFixture } from '../src/registry/file/load.js';
 import { seedRegistry } from './bench/lib/seed.js';

@@ -1,6 +1,6 @@
 import type { RouteDoc } from '../../http/contract.js';
 import { headerRef, parameterRef, responseRef } from '../../http/openapi.js';
-import { COMMON, problem, problemBody } from '../export-v2/docs/shared.js';
+import { COMMON, problem, problemBody } from '../export/docs.js';
 
 /**
  * The DATEX II v3.7 publications for National Access Points (`/datex2/v3/...`), documented in the

@@ -6,7 +6,7 @@ import { ifModifiedSince } from '../../http/dates.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { audienceOf } from '../auth.js';
-import { recordHead, spreadDetails, StationRecords } from '../export-v2/records.js';
+import { recordHead, spreadDetails, StationRecords } from '../export/records.js';
 import {
   COMMA,
   conditionalHeaders,
@@ -15,7 +15,7 @@ import {
   notModifiedSince,
   photoReply,
   stationRecordReply,
-} from '../export-v2/stations.js';
+} from '../export/replies.js';
 import { eventListSchema } from '../../domain/export-v1/schemas.js';
 import { exportDialectDocs } from './docs/dialects.js';
 import { eventsDoc, listStationsDoc, photoDoc, stationDoc } from './docs/stations.js';

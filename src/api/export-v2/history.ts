@@ -11,7 +11,7 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { HOUR_MS } from '../../domain/history/figures.js';
 import { MAX_PAGE_MS, historyPage, notPublished, publishedHistory, reliability } from '../history.js';
-import { unknownStation } from './stations.js';
+import { unknownStation } from '../export/replies.js';
 import { textQuery } from '../../http/query.js';
 import { historyDoc, reliabilityDoc } from './docs/history.js';
 import { historyPageSchema, reliabilitySchema } from '../../domain/export-v2/history.js';

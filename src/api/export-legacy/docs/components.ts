@@ -34,7 +34,7 @@ import {
   stationNotFoundResponse,
   stationParameters,
   unauthorizedExamples,
-} from '../../export-v2/docs/shared.js';
+} from '../../export/docs.js';
 
 /** The export v1 / v1.1 documents' components: the security scheme, schemas, parameters, headers and shared responses. */
 

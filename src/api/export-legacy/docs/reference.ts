@@ -1,6 +1,6 @@
 import type { DocContext } from '../../../http/openapi.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { COMMON, jsonExamples } from '../../export-v2/docs/shared.js';
+import { COMMON, jsonExamples } from '../../export/docs.js';
 import { legacyDoc, words, type ExportDialectDoc } from './dialects.js';
 
 /** The export v1 / v1.1 reference lists' operations; their examples are the lists the service holds (read from the database at start). */

@@ -1,6 +1,6 @@
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, eventsDoc as v2EventsDoc, jsonExamples, photoDoc as v2PhotoDoc } from '../../export-v2/docs/shared.js';
+import { COMMON, eventsDoc as v2EventsDoc, jsonExamples, photoDoc as v2PhotoDoc } from '../../export/docs.js';
 import { legacyDoc, type ExportDialectDoc } from './dialects.js';
 
 /** The station records' operations (../stations.ts); the events and the photo are described as on export v2, whose handlers they share. */

@@ -1,6 +1,6 @@
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, jsonExamples } from '../../export-v2/docs/shared.js';
+import { COMMON, jsonExamples } from '../../export/docs.js';
 import { legacyDoc, words, type ExportDialectDoc } from './dialects.js';
 
 /** The five-state summary's operations (../status.ts). */

@@ -28,7 +28,7 @@ import {
   stationNotFoundResponse,
   stationParameters,
   unauthorizedExamples,
-} from './shared.js';
+} from '../../export/docs.js';
 
 /** The export v2 document's components: the security scheme, schemas, parameters, headers and shared responses. */
 

@@ -3,7 +3,7 @@ import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/
 import { INSTANT_RANGE } from '../../../http/dates.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, jsonExamples, problem, problemBody } from './shared.js';
+import { COMMON, jsonExamples, problem, problemBody } from '../../export/docs.js';
 
 /**
  * The history extension (beyond the specification): a station's reliability and its status history.

@@ -1,7 +1,7 @@
 import { bySectionKey } from '../../../domain/categories/index.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import type { DocContext } from '../../../http/openapi.js';
-import { COMMON, problem, problemBody } from './shared.js';
+import { COMMON, problem, problemBody } from '../../export/docs.js';
 
 /** The status stream (a WebSocket): its protocol, told in the document's description, and its operation. */
 

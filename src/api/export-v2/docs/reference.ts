@@ -1,6 +1,6 @@
 import type { RouteDoc } from '../../../http/contract.js';
 import type { DocContext } from '../../../http/openapi.js';
-import { COMMON, jsonExamples } from './shared.js';
+import { COMMON, jsonExamples } from '../../export/docs.js';
 
 /** The reference lists' operations; their examples are the lists the service holds (read from the database at start). */
 

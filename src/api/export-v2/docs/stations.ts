@@ -1,7 +1,7 @@
 import { stationPageSchema, stationRecordSchema } from '../../../domain/export-v2/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, jsonExamples } from './shared.js';
+import { COMMON, jsonExamples } from '../../export/docs.js';
 
 /** The operations on static station data: the station list and one station record (its events and photo: ./shared.ts). */
 

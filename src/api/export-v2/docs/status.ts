@@ -1,7 +1,7 @@
 import { stationStatusListSchema, stationStatusSchema } from '../../../domain/export-v2/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, jsonExamples } from './shared.js';
+import { COMMON, jsonExamples } from '../../export/docs.js';
 
 /** The operations on real-time status, polled (the stream: ./push.ts). */
 

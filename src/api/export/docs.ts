@@ -1,7 +1,7 @@
-import { eventListSchema } from '../../../domain/export-v2/schemas.js';
-import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, headerRef, parameterRef, responseRef, schemaRef } from '../../../http/openapi.js';
-import { MESSAGES } from '../../auth.js';
+import { eventListSchema } from '../../domain/export-v2/schemas.js';
+import type { RouteDoc } from '../../http/contract.js';
+import { examplesOf, headerRef, parameterRef, responseRef, schemaRef } from '../../http/openapi.js';
+import { MESSAGES } from '../auth.js';
 
 /**
  * What the export documents (v2, and the legacy v1 and v1.1 in ../../export-legacy/docs/) say in the
