@@ -1,4 +1,5 @@
 import { and, assign, setup, type SnapshotFrom } from 'xstate';
+import type { FreshnessPolicy } from '../src/domain/categories/index.js';
 
 /**
  * The freshness of one station's published signal of one category: `fresh` while the reading is
@@ -20,12 +21,8 @@ import { and, assign, setup, type SnapshotFrom } from 'xstate';
 
 export type Freshness = 'fresh' | 'stale' | 'unknown';
 
-export interface FreshnessPolicy {
-  /** Milliseconds after `datetime` at which the reading turns stale. */
-  staleAfterMs: number;
-  /** Milliseconds after `datetime` at which it turns unknown; null: it never does. */
-  unknownAfterMs: number | null;
-}
+/** A category's deadlines, as the categories give them (src/domain/categories/). */
+export type { FreshnessPolicy };
 
 export interface FreshnessContext {
   policy: FreshnessPolicy;

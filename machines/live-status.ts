@@ -1,84 +1,30 @@
+import {
+  CATEGORIES,
+  SECTION_KEYS,
+  bySectionKey,
+  freshnessPolicies,
+  type Category,
+  type FreshnessPolicy,
+  type FreshnessSettings,
+  type PublishedReading,
+} from '../src/domain/categories/index.js';
 import type { PublishedSignal } from '../src/domain/signals.js';
 import type { StationDirectory } from '../src/domain/stations.js';
-import { buildSection, SECTION_KEYS, type PublishedReading } from '../src/domain/status/sections.js';
-import { CATEGORIES, type Category } from '../src/domain/vocabulary.js';
+import { buildSection } from '../src/domain/status/sections.js';
 import { DeadlineTimer } from './deadline-timer.js';
-import { freshnessOf, type Freshness, type FreshnessInput, type FreshnessPolicy, type FreshnessSnapshot } from './freshness.js';
-import { FreshnessRunner, type Delayed, type Step } from './runner.js';
+import { freshnessOf, type Freshness, type FreshnessInput, type FreshnessSnapshot } from './freshness.js';
+import { FreshnessRunner, type Step } from './runner.js';
+import type { Actor } from './status-actor.js';
+import { ChangeStream, changeOf, type CategoryView, type ChangeListener, type StatusChange, type StatusLog } from './status-change.js';
 
-/**
- * One event of the change stream: a section's published content or its freshness changed.
- * - `signal`: a live reading replaced the published one;
- * - `freshness`: the reading aged into `stale` or `unknown`;
- * - `registry`: the station's layout or assignments changed what may be published;
- * - `removed`: the station left the registry.
- * `section` is the section as the status endpoints now publish it (null: not published).
- */
-export interface StatusChange {
-  hrsId: string;
-  category: Category;
-  cause: 'signal' | 'freshness' | 'registry' | 'removed';
-  previous: Freshness | null;
-  freshness: Freshness | null;
-  section: Record<string, unknown> | null;
-  /** The held reading's measurement and receipt times (epoch ms) and who sent it. */
-  datetime: number;
-  receivedAt: number;
-  originatorId: string;
-}
+export type { CategoryView, ChangeListener, StatusChange, StatusLog };
 
-/** One station and category as the admins' live view shows it (see `categories`). */
-export interface CategoryView {
-  freshness: Freshness;
-  datetime: number;
-  receivedAt: number;
-  originatorId: string;
-  /** The section as published (null: not published). */
-  section: Record<string, unknown> | null;
-}
+/** A station with no reading held: every section null. */
+const NULL_SECTIONS = bySectionKey(() => null);
 
-export type ChangeListener = (change: StatusChange) => void;
-
-/** One station and category: the published reading, its freshness machine's snapshot and its next deadline. */
-interface Actor {
-  readonly hrsId: string;
-  readonly category: Category;
-  reading: PublishedReading;
-  originatorId: string;
-  /**
-   * The freshness machine's snapshot; undefined after a signal that was fresh on arrival
-   * (FreshnessRunner.freshSignal), until a deadline needs it: it is then the machine's start from `entered`.
-   */
-  snapshot: FreshnessSnapshot | undefined;
-  /** The last signal as the machine took it (policy, reading time, when handled). */
-  entered: FreshnessInput;
-  /** The snapshot's freshness, kept beside it. */
-  freshness: Freshness;
-  /** The delayed event the machine is waiting for. */
-  pending: Delayed | undefined;
-  /** Where the actor sits in the deadline heap (-1: not there, nothing pending). */
-  heapIndex: number;
-  /**
-   * The published section as JSON ('null' when not published), for change detection and reads;
-   * undefined until read after a change (the import path does not pay for serialising).
-   */
-  json: string | undefined;
-}
-
-const NULL_SECTIONS = { availability: null, usage: null, hydrogen_storage: null, pricing: null };
-
-export interface LiveStatusOptions {
-  staleAfterMs: number;
-  unknownAfterMs: number;
-  pricingStaleAfterMs: number;
-  /** The clock (epoch ms); tests may move it. */
+/** The freshness deadlines (see the categories' `freshness`), and the clock (epoch ms); tests may move it. */
+export interface LiveStatusOptions extends FreshnessSettings {
   now?: () => number;
-}
-
-/** Where the actors report (a pino logger fits): freshness steps at debug level, failing listeners as errors. */
-export interface StatusLog {
-  debug(fields: object, message: string): void;
-  error(fields: object, message: string): void;
 }
 
 /**
@@ -91,7 +37,7 @@ export interface StatusLog {
 export class LiveStatus {
   private readonly runner = new FreshnessRunner();
   private readonly stations = new Map<string, Map<Category, Actor>>();
-  private readonly listeners = new Set<ChangeListener>();
+  private readonly stream: ChangeStream;
   private readonly policies: Record<Category, FreshnessPolicy>;
   private readonly now: () => number;
   /** Serialised status object per station (stations without actors included once read). */
@@ -110,22 +56,15 @@ export class LiveStatus {
     private readonly log: StatusLog,
     options: LiveStatusOptions,
   ) {
-    const short = { staleAfterMs: options.staleAfterMs, unknownAfterMs: options.unknownAfterMs };
-    const never = { staleAfterMs: options.staleAfterMs, unknownAfterMs: null };
-    this.policies = {
-      availability: short,
-      usage: short,
-      'hydrogen-storage': never,
-      pricing: { staleAfterMs: options.pricingStaleAfterMs, unknownAfterMs: null },
-    };
+    this.stream = new ChangeStream(log);
+    this.policies = freshnessPolicies(options);
     this.now = options.now ?? Date.now;
     this.deadlines = new DeadlineTimer<Actor>((actor) => actor.pending!.due, this.now, (actor) => this.fire(actor));
   }
 
   /** Subscribes to the change stream; returns the unsubscribe function. */
   onChange(listener: ChangeListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.stream.subscribe(listener);
   }
 
   /**
@@ -356,47 +295,26 @@ export class LiveStatus {
     if (freshness !== previous && previous !== null) {
       this.log.debug({ hrs_id: actor.hrsId, category: actor.category, from: previous, to: freshness }, 'status freshness changed');
     }
-    if (!cause || this.listeners.size === 0) {
+    if (!cause || !this.stream.listening) {
       actor.json = undefined;
       return;
     }
     if (always) {
       // News whatever it says: the section is made only when a listener reads it (the admins' feed).
       actor.json = undefined;
-      this.emit(this.change(actor, cause, previous, freshness));
+      this.stream.emit(this.change(actor, cause, previous, freshness));
       return;
     }
     const section = this.section(actor, freshness);
     const json = JSON.stringify(section);
     const changed = freshness !== previous || (actor.json !== undefined && json !== actor.json);
     actor.json = json;
-    if (changed) this.emit(this.change(actor, cause, previous, freshness, section));
+    if (changed) this.stream.emit(this.change(actor, cause, previous, freshness, section));
   }
 
-  /**
-   * The change as listeners get it; without `section` the section is made (and kept serialised) the
-   * first time a listener reads it, which listeners do during their call.
-   */
+  /** The change as listeners get it (see `changeOf`). */
   private change(actor: Actor, cause: StatusChange['cause'], previous: Freshness | null, freshness: Freshness | null, section?: StatusChange['section']): StatusChange {
-    const live = this;
-    let made = section;
-    return {
-      hrsId: actor.hrsId,
-      category: actor.category,
-      cause,
-      previous,
-      freshness,
-      get section() {
-        if (made === undefined) {
-          made = freshness === null ? null : live.section(actor, freshness);
-          actor.json ??= JSON.stringify(made);
-        }
-        return made;
-      },
-      datetime: actor.reading.datetime,
-      receivedAt: actor.reading.receivedAt,
-      originatorId: actor.originatorId,
-    };
+    return changeOf(actor, (a, f) => this.section(a, f), cause, previous, freshness, section);
   }
 
   private sectionJson(actor: Actor): string {
@@ -428,22 +346,11 @@ export class LiveStatus {
         this.stations.delete(hrsId);
         for (const actor of actors.values()) {
           this.disarm(actor);
-          this.emit(this.change(actor, 'removed', actor.freshness, null, null));
+          this.stream.emit(this.change(actor, 'removed', actor.freshness, null, null));
         }
         continue;
       }
       for (const actor of actors.values()) this.refresh(actor, 'registry', actor.freshness, false);
     }
   }
-
-  private emit(change: StatusChange): void {
-    for (const listener of this.listeners) {
-      try {
-        listener(change);
-      } catch (err) {
-        this.log.error({ err, hrs_id: change.hrsId, category: change.category }, 'status change listener failed');
-      }
-    }
-  }
 }
-

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { createActor, SimulatedClock } from 'xstate';
 import { freshnessMachine, freshnessOf, type FreshnessPolicy, type FreshnessSnapshot } from '../machines/freshness.js';
-import type { Category } from '../src/domain/vocabulary.js';
+import type { Category } from '../src/domain/categories/index.js';
 import type { ConfirmedLayout, StationDirectory, StationEntry } from '../src/domain/stations.js';
 import { LiveStatus, type StatusChange } from '../machines/live-status.js';
 import { FreshnessRunner, type Step } from '../machines/runner.js';

@@ -148,9 +148,9 @@ t.test('Content-Type: application/json is required', async (t) => {
 });
 
 t.test('the work is bounded by counting: transmissions past the error budget or the limit are never parsed', async (t) => {
-  const { SCHEMAS } = await import('../src/domain/import-v2/schemas.js');
+  const { CATEGORY } = await import('../src/domain/categories/index.js');
   const { validateBatch } = await import('../src/domain/import-v2/validate.js');
-  const schema = SCHEMAS.availability;
+  const schema = CATEGORY.availability.transmission;
   const original = schema.safeParse.bind(schema);
   let parses = 0;
   schema.safeParse = ((value: unknown) => (parses++, original(value))) as typeof schema.safeParse;

@@ -1,17 +1,15 @@
+import { CATEGORIES, type Category } from '../../src/domain/categories/index.js';
 import type { Sql } from '../connect.js';
 
-export const V2_SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing'] as const;
-export type V2SignalType = (typeof V2_SIGNAL_TYPES)[number];
-
-export type ActiveStations = Record<V2SignalType, { live: string[]; testing: string[] }>;
+export type ActiveStations = Record<Category, { live: string[]; testing: string[] }>;
 
 /** The stations an originator is assigned to, per v2 signal type and state, sorted. */
 export async function activeStations(sql: Sql, originatorId: string): Promise<ActiveStations> {
-  const rows = await sql<{ signal_type: V2SignalType; state: 'live' | 'testing'; hrs_id: string }[]>`
+  const rows = await sql<{ signal_type: Category; state: 'live' | 'testing'; hrs_id: string }[]>`
     SELECT signal_type, state, hrs_id FROM assignments
     WHERE originator_id = ${originatorId} AND signal_type <> 'v1'
     ORDER BY hrs_id`;
-  const result = Object.fromEntries(V2_SIGNAL_TYPES.map((t) => [t, { live: [], testing: [] }])) as unknown as ActiveStations;
+  const result = Object.fromEntries(CATEGORIES.map((t) => [t, { live: [], testing: [] }])) as unknown as ActiveStations;
   for (const row of rows) result[row.signal_type][row.state].push(row.hrs_id);
   return result;
 }

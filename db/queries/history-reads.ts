@@ -1,3 +1,4 @@
+import { CATEGORIES } from '../../src/domain/categories/index.js';
 import type { Sql } from '../connect.js';
 import type { SeriesSums } from '../../src/domain/history/figures.js';
 
@@ -124,7 +125,7 @@ export async function rejectedCalls(db: Sql, hrsId: string, from: Date, to: Date
 export async function lastReadingsBefore(db: Sql, hrsId: string, before: Date): Promise<{ category: string; measured_at: Date; received_at: Date }[]> {
   return db<{ category: string; measured_at: Date; received_at: Date }[]>`
     SELECT c.category, r.measured_at, r.received_at
-    FROM unnest(${['availability', 'usage', 'hydrogen-storage', 'pricing']}::text[]) AS c(category)
+    FROM unnest(${[...CATEGORIES]}::text[]) AS c(category)
     CROSS JOIN LATERAL (
       SELECT measured_at, received_at FROM signal_history
       WHERE hrs_id = ${hrsId} AND category = c.category AND measured_at < ${before} AND received_at < ${before}

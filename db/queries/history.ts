@@ -1,6 +1,6 @@
 import type { Sql, Tx } from '../connect.js';
 import type { HistoryReading, Interval, SeriesState } from '../../src/domain/history/timeline.js';
-import type { Category } from '../../src/domain/vocabulary.js';
+import { CATEGORIES, turnsUnknown, type Category } from '../../src/domain/categories/index.js';
 
 /**
  * The status history's storage (migration 0009): the materialiser's reads and writes, the weekly
@@ -232,6 +232,9 @@ export async function dropOrphans(tx: Tx, since: Date): Promise<number> {
 
 /* ---- Roll-up ------------------------------------------------------------------------------------ */
 
+/** The series whose unknown intervals are gaps: the categories that turn unknown. */
+const GAP_SERIES = CATEGORIES.filter(turnsUnknown);
+
 /**
  * Rolls up the hours [from, to) (whole hours, not after the materialised time): per series (and, for
  * freshness, per sender) the milliseconds in each state, the readings received and the gaps (unknown
@@ -255,7 +258,7 @@ export async function rollUp(tx: Tx, from: Date, to: Date): Promise<number> {
       SELECT p.hrs_id, p.series, CASE WHEN p.series LIKE 'option:%' THEN '' ELSE p.o END AS o, h.hour, p.state,
         (extract(epoch FROM least(p.e, h.hour + interval '1 hour') - greatest(p.s, h.hour)) * 1000)::bigint AS ms,
         (p.s = p.since AND p.since >= h.hour AND p.since < h.hour + interval '1 hour' AND p.state = 'unknown'
-          AND p.series IN ('availability', 'usage')) AS gap
+          AND p.series = ANY(${GAP_SERIES}::text[])) AS gap
       FROM pieces p JOIN hours h ON p.s < h.hour + interval '1 hour' AND p.e > h.hour
     )
     INSERT INTO history_hourly (hrs_id, series, originator_id, hour, fresh_ms, stale_ms, unknown_ms, available_ms, limited_ms, unavailable_ms, closed_ms, gaps)

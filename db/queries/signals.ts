@@ -1,7 +1,7 @@
 import { DatabaseTimeoutError, isDatabaseUnavailable, timeoutOf, type Sql, type Tx } from '../connect.js';
 import { statementsBy } from '../deadline.js';
 import type { PublishedSignal } from '../../src/domain/signals.js';
-import type { Category } from '../../src/domain/vocabulary.js';
+import type { Category } from '../../src/domain/categories/index.js';
 
 export type AssignmentAtReceipt = 'live' | 'testing' | 'unassigned';
 

@@ -21,8 +21,8 @@ import {
 } from '../domain/history/figures.js';
 import { providedOptions } from '../domain/import-v1/options.js';
 import type { StationLookup } from '../domain/stations.js';
-import { buildSection, SECTION_KEYS } from '../domain/status/sections.js';
-import { CATEGORIES, type Category } from '../domain/vocabulary.js';
+import { CATEGORIES, SECTION_KEYS, turnsUnknown, type Category } from '../domain/categories/index.js';
+import { buildSection } from '../domain/status/sections.js';
 
 /**
  * The status history as the export v2 extension and the portal read it: reliability figures over a
@@ -73,7 +73,7 @@ export async function reliability(deps: HistoryDeps, hrsId: string, period: Peri
   const window = { from, to };
   const [sums, gapIntervals, last] = await Promise.all([
     stationHourlySums(deps.sql, hrsId, new Date(from), new Date(to)),
-    stationIntervals(deps.sql, hrsId, new Date(from), new Date(to), ['availability', 'usage']),
+    stationIntervals(deps.sql, hrsId, new Date(from), new Date(to), CATEGORIES.filter(turnsUnknown)),
     lastReadingsBefore(deps.sql, hrsId, new Date(to)),
   ]);
   const categories = categoryFigures(sums, gapIntervals, window, deps.unknownAfterMs);

@@ -1,7 +1,7 @@
 import type { StoredTransmission } from '../../db/queries/signals.js';
 import { LIMIT_MESSAGES, LIMITS } from '../domain/import-v2/validate.js';
 import type { PublishedSignal, Receipt } from '../domain/signals.js';
-import type { Category } from '../domain/vocabulary.js';
+import type { Category } from '../domain/categories/index.js';
 import { badRequest } from '../http/errors.js';
 import type { JsonOptions } from '../http/request.js';
 

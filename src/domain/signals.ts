@@ -1,4 +1,4 @@
-import type { Category } from './vocabulary.js';
+import type { Category } from './categories/index.js';
 
 /**
  * Committed signals as the rest of the platform hears of them: published (live) readings, which

@@ -1,4 +1,5 @@
-import type { AssignmentState, CallLogMode, Category } from './vocabulary.js';
+import type { Category } from './categories/index.js';
+import type { AssignmentState, CallLogMode } from './vocabulary.js';
 
 /**
  * The stations as the rules see them: read models the registry cache fills (src/registry/) and the

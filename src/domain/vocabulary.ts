@@ -11,14 +11,6 @@ export type FuellingOption = (typeof FUELLING_OPTIONS)[number];
 export const V1_FUEL_TYPES = ['700car', '350car', '350bus'] as const;
 export type V1FuelType = (typeof V1_FUEL_TYPES)[number];
 
-/** The signal categories (signal types) of import v2, as its paths name them. */
-export const CATEGORIES = ['availability', 'usage', 'hydrogen-storage', 'pricing'] as const;
-export type Category = (typeof CATEGORIES)[number];
-
-export function isCategory(value: string): value is Category {
-  return (CATEGORIES as readonly string[]).includes(value);
-}
-
 /** A nozzle's usage status in a usage signal. */
 export const USAGE_STATUSES = ['free', 'in-use', 'reserved'] as const;
 export type UsageStatus = (typeof USAGE_STATUSES)[number];

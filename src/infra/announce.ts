@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Rejection } from '../domain/rejections.js';
 import type { PublishedSignal, Receipt } from '../domain/signals.js';
 import type { TokenEvent } from '../domain/token-events.js';
-import { isCategory } from '../domain/vocabulary.js';
+import { isCategory } from '../domain/categories/index.js';
 import type { RegistryChange } from '../registry/editor.js';
 import { registryMessage, type AnnouncedReceipt, type AnnouncedSignal, type Bus, type BusMessageOf } from './bus.js';
 import type { Rejections, Receipts, TokenEvents } from './receipts.js';

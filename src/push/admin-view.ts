@@ -1,10 +1,9 @@
 import type { TokenEvent } from '../domain/token-events.js';
-import type { Category } from '../domain/vocabulary.js';
 import type { StationDirectory, StationLookup } from '../domain/stations.js';
 import type { LiveStatus, StatusChange } from '../../machines/live-status.js';
 import type { Receipt } from '../domain/signals.js';
 import type { Rejection } from '../domain/rejections.js';
-import { SECTION_KEYS } from '../domain/status/sections.js';
+import { SECTION_KEYS, type Category } from '../domain/categories/index.js';
 import type { OpeningChange } from '../../machines/opening-clock.js';
 import type { ExpiringTokenRow } from '../../db/queries/credential-reminders.js';
 

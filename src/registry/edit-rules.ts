@@ -3,6 +3,7 @@ import type { Tx } from '../../db/connect.js';
 import type { LayoutInput } from '../../db/queries/layouts.js';
 import { stationRecord, type EventRow, type ImportTokenRow, type StationRecordRow } from '../../db/queries/portal-registry.js';
 import type { UserRoles } from '../../db/queries/roles.js';
+import { CATEGORIES } from '../domain/categories/index.js';
 import { layoutContradictions } from '../domain/import-v1/options.js';
 import { eventSchema, formatPath, type EventFixture } from './file/schema.js';
 
@@ -46,7 +47,8 @@ export const MAX_ACTIVE_IMPORT_TOKENS = 10;
 /** An import token made without an expiry lasts this long. */
 export const IMPORT_TOKEN_DEFAULT_DAYS = 365;
 
-export const SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing', 'v1'] as const;
+/** What an originator is assigned for: a category of import v2, or `v1` (the legacy import's availability). */
+export const SIGNAL_TYPES = [...CATEGORIES, 'v1'] as const;
 export type SignalType = (typeof SIGNAL_TYPES)[number];
 
 export const noSuchStation = (hrsId: string) => new EditError(404, 'not_found', `No station "${hrsId}".`);

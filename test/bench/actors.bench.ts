@@ -19,7 +19,7 @@
 import { availableParallelism, cpus } from 'node:os';
 import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
-import { CATEGORIES } from '../../src/domain/vocabulary.js';
+import { CATEGORIES } from '../../src/domain/categories/index.js';
 import { dropDatabase } from '../helpers/platform.js';
 import { Child, type ChildMessage } from './lib/child.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';

@@ -17,7 +17,7 @@ import {
 import { freshnessPolicies, replay, type FreshnessPolicy, type HistoryReading } from '../../src/domain/history/timeline.js';
 import type { Config } from '../../src/config.js';
 import type { StationLookup } from '../../src/domain/stations.js';
-import type { Category } from '../../src/domain/vocabulary.js';
+import type { Category } from '../../src/domain/categories/index.js';
 
 /**
  * The status history's three jobs (workers/history/processor.ts runs them on a schedule):

@@ -10,7 +10,7 @@ import { siteStatusElement, statusPublication } from './xml/status.js';
 import { writeElement } from './xml/writer.js';
 import { tablePublication, type Publisher } from './xml/table.js';
 import { EncodedBody } from '../../http/encoding.js';
-import type { Category } from '../../domain/vocabulary.js';
+import type { Category } from '../../domain/categories/index.js';
 
 /**
  * The two DATEX II publications, kept in memory:

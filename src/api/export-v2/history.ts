@@ -3,7 +3,7 @@ import type { Sql } from '../../../db/connect.js';
 import { isPeriod } from '../../domain/history/figures.js';
 import { isSandboxId } from '../../domain/sandbox.js';
 import type { StationLookup } from '../../domain/stations.js';
-import { isCategory } from '../../domain/vocabulary.js';
+import { CATEGORIES, isCategory } from '../../domain/categories/index.js';
 import { httpDate, ifModifiedSince, parseInstant } from '../../http/dates.js';
 import { HttpError, JSON_TYPE, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
@@ -84,7 +84,7 @@ async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply
   const hrsId = station(deps, req);
   only(req, ['category', 'from', 'to']);
   const category = req.query.get('category') ?? 'availability';
-  if (!isCategory(category)) throw invalid('category: must be one of availability, usage, hydrogen-storage, pricing.');
+  if (!isCategory(category)) throw invalid(`category: must be one of ${CATEGORIES.join(', ')}.`);
   const fromAsked = instant(req, 'from');
   const toAsked = instant(req, 'to');
   const published = await publishedHistory(deps.sql, hrsId);

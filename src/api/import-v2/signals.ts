@@ -1,7 +1,7 @@
 import { SignalWriter, type StoredTransmission } from '../../../db/queries/signals.js';
 import type { PublishedSignal, Receipt } from '../../domain/signals.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
-import { CATEGORIES, type Category } from '../../domain/vocabulary.js';
+import { CATEGORIES, type Category } from '../../domain/categories/index.js';
 import { validateBatchInSlices, type Transmission } from '../../domain/import-v2/validate.js';
 import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CATEGORIES, SECTION_KEY_LIST, bySectionKey } from '../../domain/categories/index.js';
 import { summaryReasonSchema, summaryStateSchema } from '../../domain/status/summary.js';
 
 /**
@@ -15,7 +16,7 @@ export const stationSignalsSchema = z
     hrs_id: z.string(),
     signals: z.array(
       z.strictObject({
-        category: z.enum(['availability', 'usage', 'hydrogen-storage', 'pricing']),
+        category: z.enum(CATEGORIES),
         originator: z.string(),
         assignment: z.enum(['live', 'testing', 'unassigned']).meta({ description: 'The originator\'s assignment when the transmission arrived.' }),
         datetime: instant().meta({ description: 'When the source measured it.' }),
@@ -39,12 +40,7 @@ export const timelineSchema = z
     from: instant(),
     to: instant().meta({ description: 'Where the history is materialised to: about a minute ago.' }),
     categories: z
-      .strictObject({
-        availability: z.array(freshnessEntry),
-        usage: z.array(freshnessEntry),
-        hydrogen_storage: z.array(freshnessEntry),
-        pricing: z.array(freshnessEntry),
-      })
+      .strictObject(bySectionKey(() => z.array(freshnessEntry)))
       .meta({ description: 'Per signal category, its freshness intervals (an `unknown` one of availability or usage is a gap); time not covered had no signal yet.' }),
     fuelling_options: z
       .strictObject({ '700ld': z.array(optionEntry).optional(), '350ld': z.array(optionEntry).optional(), '700hd': z.array(optionEntry).optional(), '350hd': z.array(optionEntry).optional() })
@@ -63,10 +59,8 @@ export const timelineSchema = z
         from: '2027-02-28T12:00:00.000Z',
         to: at,
         categories: {
+          ...bySectionKey(() => []),
           availability: [{ state: 'fresh', from: '2027-02-28T12:00:00.000Z', to: at }],
-          usage: [],
-          hydrogen_storage: [],
-          pricing: [],
         },
         fuelling_options: { '700ld': [{ state: 'AVAILABLE', reason: 'reported_available', from: '2027-02-28T12:00:00.000Z', to: at }] },
         rejected_calls: [{ time: '2027-03-01T09:12:00.000Z', originator: 'mon-1', endpoint: 'POST /import/v2/signal/availability/', status: 400 }],
@@ -91,7 +85,7 @@ export const originatorReliabilitySchema = z
       })
       .meta({ description: 'The call-log error rate.' }),
     categories: z.record(
-      z.enum(['availability', 'usage', 'hydrogen_storage', 'pricing']),
+      z.enum(SECTION_KEY_LIST),
       z.strictObject({
         stations: z.int().min(0).meta({ description: 'Stations it published this category for in the period.' }),
         readings: z.int().min(0),
@@ -114,9 +108,9 @@ export const originatorReliabilitySchema = z
         last_signal_received: at,
         calls: { total: 34488, rejected: 12, error_rate: 0.0003 },
         categories: {
+          ...bySectionKey(() => ({ stations: 0, readings: 0, gaps: 0, shares: { fresh: null, stale: null, unknown: null } })),
           availability: { stations: 12, readings: 17208, gaps: 1, shares: { fresh: 0.991, stale: 0.006, unknown: 0.003 } },
           usage: { stations: 12, readings: 17280, gaps: 0, shares: { fresh: 1, stale: 0, unknown: 0 } },
-          hydrogen_storage: { stations: 0, readings: 0, gaps: 0, shares: { fresh: null, stale: null, unknown: null } },
           pricing: { stations: 12, readings: 12, gaps: 0, shares: { fresh: 0.0035, stale: 0.9965, unknown: 0 } },
         },
       },

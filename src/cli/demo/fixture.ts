@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { CATEGORIES } from '../../domain/categories/index.js';
 
 /**
  * The demo registry: a dozen stations with realistic layouts, one originator live on everything, and
@@ -137,7 +138,7 @@ export function demoFixture(now = Date.now()) {
     // The v2 originator reports everything except the availability of the legacy originator's stations.
     assignments: [
       ...STATIONS.flatMap((s) =>
-        (['availability', 'usage', 'hydrogen-storage', 'pricing'] as const)
+        CATEGORIES
           .filter((signal_type) => signal_type !== 'availability' || !DEMO_LEGACY_STATIONS.includes(s.hrs_id))
           .map((signal_type) => ({ originator: DEMO_ORIGINATOR, hrs_id: s.hrs_id, signal_type: signal_type as string, state: 'live' })),
       ),

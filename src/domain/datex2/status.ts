@@ -1,5 +1,5 @@
 import type { ConfirmedLayout } from '../stations.js';
-import { lowStorage, type PublishedReading } from '../status/sections.js';
+import { lowStorage, type PublishedReading } from '../categories/index.js';
 import { optionValues, stationReason, type SummaryReason } from '../status/summary.js';
 import type { RefillPointModel, SiteModel } from './table.js';
 

@@ -1,13 +1,8 @@
 import { z } from 'zod';
 import { summaryReasonSchema, summaryStateSchema } from '../status/summary.js';
+import { ALL, CATEGORIES, bySectionKey, inWords, turnsUnknown } from '../categories/index.js';
 import { FUELLING_OPTIONS } from '../vocabulary.js';
-import {
-  availabilitySectionSchema,
-  hrsIdSchema,
-  hydrogenStorageSectionSchema,
-  pricingSectionSchema,
-  usageSectionSchema,
-} from './schemas.js';
+import { hrsIdSchema } from './schemas.js';
 
 /**
  * The export v2 extension beyond the specification: a station's reliability figures and status history
@@ -22,6 +17,11 @@ const seconds = (description: string) => z.int().min(0).meta({ description, exam
 
 export const periodSchema = z.enum(['24h', '7d', '30d']).meta({ description: 'The period the figures cover, ending at `to`.' });
 
+const turning = inWords(CATEGORIES.filter(turnsUnknown));
+const GAPS =
+  `${turning.charAt(0).toUpperCase()}${turning.slice(1)} only (they turn unknown after 30 minutes without a signal); ` +
+  `null for ${inWords(CATEGORIES.filter((c) => !turnsUnknown(c)))}.`;
+
 const gapsSchema = z
   .strictObject({
     count: z.int().min(0).meta({ description: 'Gaps (more than 30 minutes without a signal) that overlap the period.' }),
@@ -30,7 +30,7 @@ const gapsSchema = z
     ongoing: z.boolean().meta({ description: 'Whether a gap lasts at the end of the period.' }),
   })
   .nullable()
-  .meta({ description: 'Availability and usage only (they turn unknown after 30 minutes without a signal); null for hydrogen storage and pricing.' });
+  .meta({ description: GAPS });
 
 const categoryFiguresSchema = z
   .strictObject({
@@ -72,6 +72,15 @@ const optionFiguresSchema = z
   })
   .meta({ description: 'The five-state summary figures of one fuelling option the station provides.' });
 
+/** The figures of a category without a signal over a day (the example's categories not named in it). */
+const NO_SIGNAL = {
+  last_signal: null,
+  readings: 0,
+  shares: { fresh: 0, stale: 0, unknown: 1 },
+  seconds: { fresh: 0, stale: 0, unknown: 86400 },
+  gaps: null,
+};
+
 export const reliabilitySchema = z
   .strictObject({
     hrs_id: hrsIdSchema,
@@ -79,12 +88,7 @@ export const reliabilitySchema = z
     from: instant('Start of the period: `to` minus the period.'),
     to: instant('End of the period: the end of the last hour of the history published (materialised and rolled up).'),
     categories: z
-      .strictObject({
-        availability: categoryFiguresSchema,
-        usage: categoryFiguresSchema,
-        hydrogen_storage: categoryFiguresSchema,
-        pricing: categoryFiguresSchema,
-      })
+      .strictObject(bySectionKey(() => categoryFiguresSchema))
       .meta({ description: 'Per signal category.' }),
     fuelling_options: z.array(optionFiguresSchema).meta({ description: 'Per fuelling option the station provides, in the order 700ld, 350ld, 700hd, 350hd.' }),
   })
@@ -98,6 +102,7 @@ export const reliabilitySchema = z
         from: '2026-11-23T10:00:00.000Z',
         to: '2026-11-24T10:00:00.000Z',
         categories: {
+          ...bySectionKey(() => NO_SIGNAL),
           availability: {
             last_signal: { datetime: '2026-11-24T09:59:12.000Z', received_datetime: '2026-11-24T09:59:13.204Z' },
             readings: 1431,
@@ -111,13 +116,6 @@ export const reliabilitySchema = z
             shares: { fresh: 1, stale: 0, unknown: 0 },
             seconds: { fresh: 86400, stale: 0, unknown: 0 },
             gaps: { count: 0, total_seconds: 0, longest_seconds: 0, ongoing: false },
-          },
-          hydrogen_storage: {
-            last_signal: null,
-            readings: 0,
-            shares: { fresh: 0, stale: 0, unknown: 1 },
-            seconds: { fresh: 0, stale: 0, unknown: 86400 },
-            gaps: null,
           },
           pricing: {
             last_signal: { datetime: '2026-11-24T06:00:00.000Z', received_datetime: '2026-11-24T06:00:01.020Z' },
@@ -159,7 +157,7 @@ const optionIntervalSchema = z
 export const historyPageSchema = z
   .strictObject({
     hrs_id: hrsIdSchema,
-    category: z.enum(['availability', 'usage', 'hydrogen-storage', 'pricing']).meta({ description: 'The signal category, as in import v2 paths.' }),
+    category: z.enum(CATEGORIES).meta({ description: 'The signal category, as in import v2 paths.' }),
     from: instant('Start of the page (inclusive).'),
     to: instant('End of the page (exclusive): at most 7 days after `from`, and never after the end of the last hour of the history published.'),
     intervals: z.array(freshnessIntervalSchema).meta({ description: 'The freshness of the category over the page; a time not covered had no signal yet.' }),
@@ -176,12 +174,7 @@ export const historyPageSchema = z
       .meta({ description: 'Availability only: the five-state summary per fuelling option over the page; null for the other categories.' }),
     readings: z
       .array(
-        z.union([
-          availabilitySectionSchema.omit({ freshness: true }),
-          usageSectionSchema.omit({ freshness: true }),
-          hydrogenStorageSectionSchema.omit({ freshness: true }),
-          pricingSectionSchema.omit({ freshness: true }),
-        ]),
+        z.union(ALL.map((d) => d.section.schema.omit({ freshness: true }))),
       )
       .meta({ description: 'The live signals measured in the page, oldest first, each as the status section it published (entities of the current confirmed layout), without `freshness`.' }),
     next: z.url().nullable().meta({ description: 'The following page (the same length, or from the last reading listed when the page was cut at 10,000 readings); null at the end.' }),

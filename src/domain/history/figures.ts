@@ -1,6 +1,6 @@
-import { SECTION_KEYS, type SectionKey } from '../status/sections.js';
 import { SUMMARY_STATES, type SummaryState } from '../status/summary.js';
-import { CATEGORIES, FUELLING_OPTIONS, type Category, type FuellingOption } from '../vocabulary.js';
+import { CATEGORIES, SECTION_KEYS, turnsUnknown, type Category, type SectionKey } from '../categories/index.js';
+import { FUELLING_OPTIONS, type FuellingOption } from '../vocabulary.js';
 
 /**
  * Reliability figures and timelines from the status history (pure; db/queries/history-reads.ts reads
@@ -71,7 +71,7 @@ export interface OptionFigures {
 const round = (x: number) => Math.round(x * 10_000) / 10_000;
 const secondsOf = (ms: number) => Math.round(ms / 1000);
 
-/** Per category, the figures of a period of `periodMs`; `gaps` from the availability and usage intervals. */
+/** Per category, the figures of a period of `periodMs`; `gaps` from the intervals of the categories that turn unknown. */
 export function categoryFigures(sums: readonly SeriesSums[], gapIntervals: readonly WindowInterval[], window: { from: number; to: number }, unknownAfterMs: number): Record<SectionKey, CategoryFigures> {
   const periodMs = window.to - window.from;
   const out = {} as Record<SectionKey, CategoryFigures>;
@@ -84,7 +84,7 @@ export function categoryFigures(sums: readonly SeriesSums[], gapIntervals: reado
       readings: sum?.readings ?? 0,
       shares: { fresh: round(fresh / periodMs), stale: round(stale / periodMs), unknown: round(unknown / periodMs) },
       seconds: { fresh: secondsOf(fresh), stale: secondsOf(stale), unknown: secondsOf(unknown) },
-      gaps: category === 'availability' || category === 'usage' ? gapsOf(gapIntervals.filter((i) => i.series === category), window, unknownAfterMs) : null,
+      gaps: turnsUnknown(category) ? gapsOf(gapIntervals.filter((i) => i.series === category), window, unknownAfterMs) : null,
     };
   }
   return out;

@@ -2,7 +2,7 @@ import { providedOptions } from '../import-v1/options.js';
 import { isOpen, nextChange } from '../opening-hours.js';
 import type { StationEntry, StationLookup } from '../stations.js';
 import { summarize } from '../status/summary.js';
-import { CATEGORIES, type Category } from '../vocabulary.js';
+import { CATEGORIES, freshnessPolicies, type Category, type FreshnessPolicy } from '../categories/index.js';
 
 /**
  * The status history as intervals, replayed from the readings: per station, the freshness of each
@@ -20,11 +20,8 @@ import { CATEGORIES, type Category } from '../vocabulary.js';
 
 export type FreshnessState = 'fresh' | 'stale' | 'unknown';
 
-export interface FreshnessPolicy {
-  staleAfterMs: number;
-  /** null: the category never turns unknown (hydrogen storage, pricing). */
-  unknownAfterMs: number | null;
-}
+/** The replay's deadlines per category: `freshnessPolicies(settings)`, as the live status takes them. */
+export { freshnessPolicies, type FreshnessPolicy };
 
 /** Where one series stands: its open interval and, for a freshness series, the last reading. */
 export interface SeriesState {
@@ -244,16 +241,6 @@ export function deadline(policy: FreshnessPolicy, measuredAt: number, state: Fre
   if (state === 'fresh') return measuredAt + policy.staleAfterMs;
   if (state === 'stale' && policy.unknownAfterMs !== null) return measuredAt + policy.unknownAfterMs;
   return null;
-}
-
-/** The four categories' policies from the platform's settings (as LiveStatus builds them). */
-export function freshnessPolicies(options: { staleAfterMs: number; unknownAfterMs: number; pricingStaleAfterMs: number }): Record<Category, FreshnessPolicy> {
-  return {
-    availability: { staleAfterMs: options.staleAfterMs, unknownAfterMs: options.unknownAfterMs },
-    usage: { staleAfterMs: options.staleAfterMs, unknownAfterMs: options.unknownAfterMs },
-    'hydrogen-storage': { staleAfterMs: options.staleAfterMs, unknownAfterMs: null },
-    pricing: { staleAfterMs: options.pricingStaleAfterMs, unknownAfterMs: null },
-  };
 }
 
 /** Replays several stations: `states` and `readings` grouped by station. */

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { LIMITS } from '../import-v2/limits.js';
-import { availabilitySchema, envelopeShape, fieldErrorsSchemaOf, type FieldErrors } from '../import-v2/schemas.js';
+import { availabilitySchema } from '../categories/availability.js';
+import { envelopeShape } from '../import-v2/fields.js';
+import { fieldErrorsSchemaOf, type FieldErrors } from '../import-v2/schemas.js';
 import { V1_MESSAGES } from './messages.js';
 import { DIALECT_CODES, type Dialect } from './options.js';
 

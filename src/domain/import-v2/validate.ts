@@ -1,17 +1,9 @@
-import type { StationEntry, StationLookup } from '../stations.js';
-import type { Category } from '../vocabulary.js';
+import { CATEGORY, type Category } from '../categories/index.js';
+import type { StationLookup } from '../stations.js';
 import { batchRun, runInSlices, runWhole, type BatchRun } from './batch.js';
 import { ErrorTree } from './errors.js';
-import {
-  checkEnvelope,
-  checkProducts,
-  checkStorages,
-  deriveFuellingOptions,
-  resolveIds,
-  resolveNozzles,
-  type Raw,
-} from './rules.js';
-import { SCHEMAS, typeName } from './schemas.js';
+import { typeName } from './fields.js';
+import { checkEnvelope, type Raw } from './rules.js';
 
 import { LIMIT_MESSAGES, LIMITS } from './limits.js';
 
@@ -107,37 +99,15 @@ function validateOne(category: Category, raw: unknown, registry: StationLookup, 
   const oversize = oversizeLists(raw);
   if (oversize) return { errors: oversize.toJSON(raw), count: oversize.count };
   const errors = new ErrorTree();
-  const parsed = SCHEMAS[category].safeParse(raw);
+  const definition = CATEGORY[category];
+  const parsed = definition.transmission.safeParse(raw);
   if (!parsed.success) for (const issue of parsed.error.issues) errors.add(issue.path as (string | number)[], issue.message);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { errors: errors.toJSON(raw), count: errors.count };
 
   const input = raw as Raw;
   const station = typeof input.hrs === 'string' ? registry.station(input.hrs) : undefined;
   const measuredAt = checkEnvelope(input, errors, station, seen, now);
-  let payload: Record<string, unknown> = {};
-  switch (category) {
-    case 'availability': {
-      const covered = resolveNozzles(input, errors, station);
-      deriveFuellingOptions(input, errors, station, covered);
-      if (parsed.success && errors.empty) payload = availabilityPayload(parsed.data as AvailabilityData, covered, station!);
-      break;
-    }
-    case 'usage': {
-      const covered = resolveNozzles(input, errors, station);
-      if (parsed.success && errors.empty) payload = usagePayload(parsed.data as UsageData, covered);
-      break;
-    }
-    case 'hydrogen-storage': {
-      resolveIds(input, errors, station, 'storages');
-      payload = { storages: checkStorages(input, errors) };
-      break;
-    }
-    case 'pricing': {
-      resolveIds(input, errors, station, 'products');
-      payload = { products: checkProducts(input, errors) };
-      break;
-    }
-  }
+  const payload = definition.check(input, errors, station, parsed.success ? parsed.data : undefined);
   if (!parsed.success || !errors.empty) return { errors: errors.toJSON(raw), count: errors.count };
   return {
     category,
@@ -146,36 +116,5 @@ function validateOne(category: Category, raw: unknown, registry: StationLookup, 
     transmissionId: parsed.data.transmission_id ?? null,
     dryRun: parsed.data.dry_run ?? false,
     payload,
-  };
-}
-
-interface AvailabilityData {
-  nozzles: { available: boolean }[];
-  station: { maintenance: boolean; limitedly_available: boolean };
-}
-interface UsageData {
-  nozzles: { usage_status: string }[];
-}
-
-/**
- * The availability snapshot: one entry per nozzle, and per fuelling option whether any nozzle offering
- * it reported available (the station flags override this downstream, as the spec says).
- */
-function availabilityPayload(data: AvailabilityData, covered: Map<number, string[]>, station: StationEntry) {
-  const nozzles = data.nozzles.flatMap((entry, index) => covered.get(index)!.map((id) => ({ id, available: entry.available })));
-  const options: Record<string, boolean> = {};
-  for (const { id, available } of nozzles) {
-    for (const option of station.layout!.nozzles.get(id)!.fuellingOptions) options[option] = options[option] === true || available;
-  }
-  return {
-    station: { maintenance: data.station.maintenance, limitedly_available: data.station.limitedly_available },
-    nozzles,
-    fuelling_options: options,
-  };
-}
-
-function usagePayload(data: UsageData, covered: Map<number, string[]>) {
-  return {
-    nozzles: data.nozzles.flatMap((entry, index) => covered.get(index)!.map((id) => ({ id, usage_status: entry.usage_status }))),
   };
 }

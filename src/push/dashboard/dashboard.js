@@ -5,6 +5,7 @@
   'use strict';
 
   var TOKEN_KEY = 'hrs-admin-token';
+  // The categories by section key, as the feed carries them; their one definition is src/domain/categories/.
   var CATEGORIES = ['availability', 'usage', 'hydrogen_storage', 'pricing'];
   var CATEGORY_LABELS = {
     availability: 'availability',

@@ -5,7 +5,7 @@
  * published snapshot per station and category in the shape import v2 stores them.
  */
 import type { Sql } from '../../../db/connect.js';
-import { CATEGORIES } from '../../../src/domain/vocabulary.js';
+import { CATEGORIES } from '../../../src/domain/categories/index.js';
 
 export interface SeedOptions {
   stations: number;

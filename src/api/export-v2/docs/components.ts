@@ -1,14 +1,12 @@
 import { MESSAGES } from '../../auth.js';
+import { DEFINITIONS } from '../../../domain/categories/index.js';
 import {
-  availabilitySectionSchema,
   dispenserSchema,
   eventListSchema,
   eventSchema,
   fuelTypeListSchema,
   fuelTypeSchema,
-  hydrogenStorageSectionSchema,
   nozzleSchema,
-  pricingSectionSchema,
   problemSchema,
   productSchema,
   stationPageSchema,
@@ -16,7 +14,6 @@ import {
   stationStatusListSchema,
   stationStatusSchema,
   storageSchema,
-  usageSectionSchema,
   vehicleTypeListSchema,
   vehicleTypeSchema,
 } from '../../../domain/export-v2/schemas.js';
@@ -71,10 +68,7 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   Event: eventSchema,
   StationStatusList: stationStatusListSchema,
   StationStatus: stationStatusSchema,
-  AvailabilitySection: availabilitySectionSchema,
-  UsageSection: usageSectionSchema,
-  HydrogenStorageSection: hydrogenStorageSectionSchema,
-  PricingSection: pricingSectionSchema,
+  ...Object.fromEntries(DEFINITIONS.map((d) => [d.section.component, d.section.schema])),
   FuelTypeList: fuelTypeListSchema,
   FuelType: fuelTypeSchema,
   VehicleTypeList: vehicleTypeListSchema,

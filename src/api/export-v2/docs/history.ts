@@ -1,3 +1,4 @@
+import { CATEGORIES } from '../../../domain/categories/index.js';
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { INSTANT_RANGE } from '../../../http/dates.js';
 import type { RouteDoc } from '../../../http/contract.js';
@@ -42,7 +43,7 @@ export const historyParameters = () => ({
     in: 'query',
     required: false,
     description: 'The signal category, as in the import v2 paths; `availability` by default.',
-    schema: { type: 'string', enum: ['availability', 'usage', 'hydrogen-storage', 'pricing'], default: 'availability' },
+    schema: { type: 'string', enum: [...CATEGORIES], default: 'availability' },
   },
   from: {
     name: 'from',
@@ -71,7 +72,7 @@ export const historyParameters = () => ({
 export const historyResponses = () => ({
   BadHistoryParameter: problem('A query parameter is malformed, unknown, given twice, or the page is longer than 7 days or lies after the history published.', {
     bad_period: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'period: must be one of 24h, 7d, 30d.') },
-    bad_category: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'category: must be one of availability, usage, hydrogen-storage, pricing.') },
+    bad_category: { value: problemBody(400, 'Bad Request', 'invalid_parameter', `category: must be one of ${CATEGORIES.join(', ')}.`) },
     too_long: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'to: a page covers at most 7 days after from.') },
     no_such_date: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'from: 2026-02-30 is not a date (February 2026 has 28 days).') },
     out_of_range: { value: problemBody(400, 'Bad Request', 'invalid_parameter', `from: out of range: accepted from ${INSTANT_RANGE}.`) },

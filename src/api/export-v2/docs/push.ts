@@ -1,3 +1,4 @@
+import { bySectionKey } from '../../../domain/categories/index.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import type { DocContext } from '../../../http/openapi.js';
 import { COMMON, problem, problemBody } from '../../export/docs.js';
@@ -6,6 +7,7 @@ import { COMMON, problem, problemBody } from '../../export/docs.js';
 
 const STATUS_EXAMPLE = {
   hrs_id: 'BERLA',
+  ...bySectionKey(() => null),
   availability: {
     datetime: '2026-11-23T10:15:00Z',
     received_datetime: '2026-11-23T10:15:02Z',
@@ -13,9 +15,6 @@ const STATUS_EXAMPLE = {
     station: { maintenance: false, limitedly_available: false },
     nozzles: [{ id: 'N1', available: true }],
   },
-  usage: null,
-  hydrogen_storage: null,
-  pricing: null,
 };
 
 const code = (value: unknown) => '`' + JSON.stringify(value) + '`';

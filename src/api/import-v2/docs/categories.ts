@@ -1,7 +1,6 @@
 import type { z } from 'zod';
-import { availabilitySchema, pricingSchema, storageSchema, usageSchema } from '../../../domain/import-v2/schemas.js';
+import { byCategory, type Category } from '../../../domain/categories/index.js';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
-import type { Category } from '../../../domain/vocabulary.js';
 
 /** What the import v2 document says of each signal category, and the rules every category shares. */
 
@@ -16,64 +15,15 @@ export interface CategoryDoc {
   examples: [string, string][];
 }
 
-/** Per category, in the document's order. */
-export const CATEGORIES: Record<Category, CategoryDoc> = {
-  availability: {
-    schema: availabilitySchema,
-    name: 'AvailabilityTransmission',
-    operationId: 'postAvailability',
-    summary: 'Send availability signals',
-    examples: [['by_nozzle', 'Per nozzle']],
-    rules:
-      '- Each nozzle entry carries exactly one of `id` (a nozzle) or `dispenser_id` (every nozzle of that dispenser); ' +
-      'both kinds may be mixed if they do not overlap.\n' +
-      '- The platform derives the per-fuelling-option status from the nozzles and the layout; a transmission from which ' +
-      'no fuelling option can be derived is rejected.\n' +
-      '- `station.maintenance: true` or `station.limitedly_available: true` override the per-nozzle picture downstream.',
-  },
-  usage: {
-    schema: usageSchema,
-    name: 'UsageTransmission',
-    operationId: 'postUsage',
-    summary: 'Send usage signals',
-    examples: [
-      ['by_nozzle', 'Per nozzle'],
-      ['by_dispenser', 'Dispenser shorthand: the state of each of its nozzles'],
-    ],
-    rules:
-      '- Each nozzle entry carries exactly one of `id` or `dispenser_id`, as for availability.\n' +
-      '- `usage_status` is `free`, `in-use` or `reserved`; blocked sibling nozzles of a dispenser that cannot serve two ' +
-      'vehicles at once are reported as `in-use`.',
-  },
-  'hydrogen-storage': {
-    schema: storageSchema,
-    name: 'HydrogenStorageTransmission',
-    operationId: 'postHydrogenStorage',
-    summary: 'Send hydrogen storage signals',
-    examples: [
-      ['inventory', 'The inventory in kg (the platform derives the flag)'],
-      ['flag_only', 'The low-storage flag only'],
-    ],
-    rules:
-      '- Each storage entry carries at least one of `remaining_kg` and `low_h2_storage`.\n' +
-      '- The threshold is 100 kg per storage (exactly 100 kg is not low); a `remaining_kg` and a `low_h2_storage` that ' +
-      'contradict each other at the threshold are rejected.\n' +
-      '- `remaining_kg` is confidential: data users only see the derived flag.',
-  },
-  pricing: {
-    schema: pricingSchema,
-    name: 'PricingTransmission',
-    operationId: 'postPricing',
-    summary: 'Send pricing signals',
-    examples: [['prices', 'Gross and net prices of two products']],
-    rules:
-      '- `id` is a product the station has registered (the `products` of the export station record); one price per ' +
-      'station and product.\n' +
-      '- Prices are JSON strings, up to 8 digits with 3 decimals, above zero; `net_price` must not exceed `gross_price`.\n' +
-      '- All products of one transmission use the same currency (default `EUR`).\n' +
-      '- Prices of products the operator removes stop being published at once.',
-  },
-};
+/** Per category, in the document's order: each category's words are with it (src/domain/categories/). */
+export const CATEGORIES: Record<Category, CategoryDoc> = byCategory(({ transmission, docs }) => ({
+  schema: transmission,
+  name: docs.component,
+  operationId: docs.operationId,
+  summary: docs.summary,
+  rules: docs.rules,
+  examples: docs.examples,
+}));
 
 /** The rules of every signal endpoint, before its category's own. */
 export const COMMON_RULES =

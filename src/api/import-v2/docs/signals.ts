@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
-import type { Category } from '../../../domain/vocabulary.js';
+import type { Category } from '../../../domain/categories/index.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, responseRef, schemaRef } from '../../../http/openapi.js';
 import { CATEGORIES, COMMON_RULES, type CategoryDoc } from './categories.js';

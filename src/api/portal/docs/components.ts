@@ -1,3 +1,4 @@
+import { CATEGORIES } from '../../../domain/categories/index.js';
 import {
   createdTokenSchema,
   newTokenRequestSchema,
@@ -150,7 +151,7 @@ export const parameters = (): NonNullable<DocDefinition['parameters']> => ({
     in: 'path',
     required: true,
     description: 'The signal type, or `v1` for the legacy transmission state.',
-    schema: { type: 'string', enum: ['availability', 'usage', 'hydrogen-storage', 'pricing', 'v1'] },
+    schema: { type: 'string', enum: [...CATEGORIES, 'v1'] },
     example: 'pricing',
   },
   token_id: { name: 'token_id', in: 'path', required: true, description: 'The import token\'s `id`, as the list gives it.', schema: { type: 'string', pattern: '^\\d{1,18}$' }, example: '42' },

@@ -9,6 +9,7 @@
 
   var API = '/portal/v1/';
   var UNREACHABLE = 'The portal could not be reached. Check your connection and try again.';
+  // The categories' names and v1, as SIGNAL_TYPES in src/registry/edit-rules.ts (src/domain/categories/).
   var SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing', 'v1'];
   var PARTS = ['dispensers', 'nozzles', 'storages', 'products'];
 

@@ -9,6 +9,7 @@
   'use strict';
 
   var SVG = 'http://www.w3.org/2000/svg';
+  // Section key, name and label of each category, as src/domain/categories/ defines them.
   var CATEGORIES = [
     ['availability', 'availability', 'Availability'],
     ['usage', 'usage', 'Usage'],
