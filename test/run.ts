@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { DEFAULT_REDIS_URL } from '../src/config.js';
 import { provideServers } from '../src/local/servers.js';
 import { noteFileTimes, slowestFiles } from './helpers/file-times.js';
-import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, TEMPLATE_VARIABLE } from './helpers/databases.js';
+import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, SERVER_VARIABLE, serverOf, TEMPLATE_VARIABLE } from './helpers/databases.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DEFAULT_ROOT = 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -70,6 +70,7 @@ try {
   process.stderr.write(`# no template database (${(err as Error).message}): every test database is migrated\n`);
 }
 env[DROPS_VARIABLE] = join(state, 'test-databases-to-drop');
+env[SERVER_VARIABLE] = serverOf(databaseRoot);
 const drops = dropReleased(databaseRoot, env[DROPS_VARIABLE]);
 
 const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), process.argv.slice(2), { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });

@@ -21,6 +21,22 @@ export const TEMPLATE_VARIABLE = 'TEST_DATABASE_TEMPLATE';
  */
 export const DROPS_VARIABLE = 'TEST_DATABASE_DROPS';
 
+/**
+ * The server (`host:port`) the template and the list of databases to drop belong to. Some tests start
+ * a PostgreSQL of their own (to freeze or stop it): a database there is migrated and dropped by the
+ * test itself, as without test/run.ts.
+ */
+export const SERVER_VARIABLE = 'TEST_DATABASE_SERVER';
+
+/** `host:port` of a PostgreSQL URL. */
+export const serverOf = (url: string) => {
+  const parsed = new URL(url);
+  return `${parsed.hostname}:${parsed.port || '5432'}`;
+};
+
+/** Whether `url` is on the server this run's template and drop list are for. */
+const onRunServer = (url: string) => process.env[SERVER_VARIABLE] !== undefined && serverOf(url) === process.env[SERVER_VARIABLE];
+
 /** The same server as `rootUrl`, database `name`. */
 function databaseUrl(rootUrl: string, name: string): string {
   const url = new URL(rootUrl);
@@ -61,11 +77,11 @@ export async function dropTemplate(rootUrl: string, name: string): Promise<void>
 
 /**
  * Creates the database `url` names as a copy of this run's template; false (and nothing created) when
- * the run has none, so the caller migrates instead.
+ * the run has none, or `url` is on another server, so the caller migrates instead.
  */
 export async function copyTemplate(url: string): Promise<boolean> {
   const template = process.env[TEMPLATE_VARIABLE];
-  if (!template) return false;
+  if (!template || !onRunServer(url)) return false;
   const target = new URL(url);
   const name = decodeURIComponent(target.pathname.replace(/^\//, ''));
   target.pathname = '/postgres';
@@ -84,7 +100,7 @@ export async function copyTemplate(url: string): Promise<boolean> {
  */
 export async function releaseDatabase(rootUrl: string, name: string): Promise<void> {
   const list = process.env[DROPS_VARIABLE];
-  if (list) {
+  if (list && onRunServer(rootUrl)) {
     appendFileSync(list, `${name}\n`);
     return;
   }
