@@ -1,6 +1,5 @@
 import { sessionRequestSchema, sessionSchema, signInRequestSchema } from '../../../domain/portal/schemas.js';
-import { SESSION_COOKIE } from '../family.js';
-import { LINK_GONE, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, signInThrottled, signInUnavailable } from '../index.js';
+import { LINK_GONE, SESSION_COOKIE, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, signInThrottled, signInUnavailable } from '../session-words.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, responseRef, schemaRef } from '../../../http/openapi.js';
 import { BODY_ERRORS, invalidBody, json, parseErrorExample, problem, problemExample } from './shared.js';
