@@ -37,8 +37,11 @@ export interface ReferenceList {
   doc: RouteDoc;
 }
 
-/** A family that so far serves reference lists only (the legacy generations), as its folder declares it. */
-export interface ReferenceFamily {
+/**
+ * A family that so far serves reference lists only (the legacy generations), as its folder declares
+ * it: what its routes and its document both read, in a module that imports neither.
+ */
+export interface ReferenceDeclaration {
   name: string;
   prefix: string;
   /** How refusals name the family (`import v1`) and the one token generation it accepts. */
@@ -49,6 +52,10 @@ export interface ReferenceFamily {
   errors: ErrorStyle;
   /** Headers on every response of the family (a deprecated generation's `Deprecation` and `Link`). */
   policy?: FamilyPolicy;
+}
+
+/** A reference-only family as it is served: its declaration, its lists and its document. */
+export interface ReferenceFamily extends ReferenceDeclaration {
   /** Path → the list it serves, as made once from the reference data. */
   lists: (reference: ReferenceData) => Record<string, ReferenceList>;
   document: FamilyDocument;

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { badRequest, notFound, type HttpError, type Reply } from './errors.js';
-import type { Family } from './family.js';
+import type { Family, InputPart, InvalidInput } from './family.js';
 import { CACHE_BUSTER, queryNames, type QuerySchema } from './query.js';
 import { parseJson, type Request } from './request.js';
 import type { Method } from './router.js';
+import type { Responses, RouteDoc } from './route-doc.js';
 
 /**
  * A route's contract, as a fastify route's `schema` declares it: what its path parameters, query
@@ -12,26 +13,7 @@ import type { Method } from './router.js';
  * (./openapi.ts). A route and its description cannot drift apart: they are one value.
  */
 
-type Json = Record<string, unknown>;
-
-/**
- * A route's OpenAPI 3.1 Operation Object, as its family's document shows it. `$ref`s name the
- * components the family's document declares (its `DocDefinition`); the core adds the headers every
- * response carries and the 400 for an unknown query parameter.
- */
-export interface RouteDoc {
-  operationId: string;
-  summary: string;
-  description: string;
-  tags?: string[];
-  parameters?: Json[];
-  requestBody?: Json;
-  responses: Record<string, Json>;
-  /** `[]` exactly on a public route (no credential), absent on the others: the document is checked against the route. */
-  security?: Json[];
-  deprecated?: boolean;
-  [field: string]: unknown;
-}
+export type { Responses, RouteDoc, RouteInfo } from './route-doc.js';
 
 /**
  * A route and its contract: the schemas its path parameters, query and body must
@@ -73,34 +55,6 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType<Record<string, string
 
 /** Any route, as the server keeps it. */
 export type AnyRoute = RouteSpec<any, any, any>;
-
-/** A registered route as documents see it: `auth` is the family's name, or `none` for a public route. */
-export interface RouteInfo {
-  method: Method;
-  path: string;
-  auth: string;
-  /** The query parameters it takes (the keys of its query schema), when it takes any. */
-  query?: readonly string[];
-  /** Its operation (see RouteDoc), when it carries one. */
-  doc?: RouteDoc;
-  /**
-   * The schemas of the bodies it answers with, by status, for its document: each is the `schema` of
-   * its status's response where the operation gives none. The core does not check what a handler sends.
-   */
-  response?: Responses;
-}
-
-/** Response body schemas by status. */
-export type Responses = Readonly<Record<number, z.ZodType>>;
-
-/** Where a value the core checks came from, as a family's `invalid` hook is told. */
-export type InputPart = 'params' | 'query' | 'body';
-
-/** What the core hands a family's `invalid` hook: the part of the request and zod's issues with it. */
-export interface InvalidInput {
-  part: InputPart;
-  issues: readonly z.core.$ZodIssue[];
-}
 
 /**
  * The refusal of a family without an `invalid` hook: a path parameter that is not a valid value

@@ -1,9 +1,18 @@
+import type { z } from 'zod';
 import type { AuthScheme } from './auth.js';
-import type { InvalidInput } from './contract.js';
 import type { ErrorStyle, HttpError, Reply } from './errors.js';
 import type { FamilyDocument } from './openapi.js';
 import type { FamilyPolicy } from './policy.js';
 import type { Request } from './request.js';
+
+/** Where a value the core checks came from, as a family's `invalid` hook is told. */
+export type InputPart = 'params' | 'query' | 'body';
+
+/** What the core hands a family's `invalid` hook: the part of the request and zod's issues with it. */
+export interface InvalidInput {
+  part: InputPart;
+  issues: readonly z.core.$ZodIssue[];
+}
 
 /** Runs after authentication and before the body is used; may throw an HttpError or add headers. */
 export type Guard = (req: Request) => Promise<void> | void;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { RouteInfo } from './contract.js';
+import type { RouteInfo } from './route-doc.js';
 
 /**
  * A family's OpenAPI 3.1 document, generated from the routes registered for it (each carries its

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { textFault, textFaults } from '../../domain/text.js';
-import type { InvalidInput } from '../../http/contract.js';
+import type { InvalidInput } from '../../http/family.js';
 import { HttpError } from '../../http/errors.js';
 
 /**

@@ -17,7 +17,7 @@ import {
   stationRecordReply,
 } from '../export/replies.js';
 import { eventListSchema } from '../../domain/export-v1/schemas.js';
-import { exportDialectDocs } from './docs/dialects.js';
+import { EXPORT_DIALECT_DOCS } from './docs/dialects.js';
 import { eventsDoc, listStationsDoc, photoDoc, stationDoc } from './docs/stations.js';
 
 /**
@@ -52,7 +52,7 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
   const { sql } = deps;
   const prefix = family.prefix;
   const records = new StationRecords(sql, deps.baseUrl, legacyRecord(dialect, prefix));
-  const d = exportDialectDocs()[dialect];
+  const d = EXPORT_DIALECT_DOCS[dialect];
   server.route({
     family,
     method: 'GET',

@@ -11,7 +11,7 @@ import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { textQuery } from '../../http/query.js';
-import { exportDialectDocs } from './docs/dialects.js';
+import { EXPORT_DIALECT_DOCS } from './docs/dialects.js';
 import { listSummaryDoc, summaryDoc } from './docs/status.js';
 
 /**
@@ -56,7 +56,7 @@ const MAX_KEPT_STATIONS = 100_000;
 
 export function summaryRoutes(server: HttpServer, family: Family, dialect: Dialect, deps: SummaryDeps): void {
   const now = deps.now ?? (() => new Date());
-  const d = exportDialectDocs()[dialect];
+  const d = EXPORT_DIALECT_DOCS[dialect];
   const present = (entries: OptionSummary[]) => (dialect === 'v1' ? toV1Summary(entries) : toV11Summary(entries));
   const view = (station: StationEntry, at: Date, only: string | undefined, open?: (station: StationEntry) => boolean) => {
     const entries = present(stationSummary(deps, station, at, open));

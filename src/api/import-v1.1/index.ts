@@ -1,6 +1,7 @@
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
-import { legacyImportApi, type LegacyImport, type LegacyImportDeps } from '../legacy-import/index.js';
+import type { LegacyImport } from '../legacy-import/declaration.js';
+import { legacyImportApi, type LegacyImportDeps } from '../legacy-import/index.js';
 import { fuellingOptions } from '../reference.js';
 
 /**

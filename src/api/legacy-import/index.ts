@@ -3,10 +3,9 @@ import type { Sql } from '../../../db/connect.js';
 import { activeStationsV1 } from '../../../db/queries/assignments.js';
 import type { ReferenceData } from '../../../db/queries/reference.js';
 import type { SignalWriter } from '../../../db/queries/signals.js';
-import type { Dialect } from '../../domain/import-v1/validate.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
 import { V1_SCHEMAS, v11ActiveStationsSchema } from '../../domain/import-v1/schemas.js';
-import { json, type Reply } from '../../http/errors.js';
+import { json } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { RateLimiter } from '../../infra/rate-limit.js';
 import type { HttpServer } from '../../http/server.js';
@@ -14,19 +13,11 @@ import type { TokenFinder } from '../auth.js';
 import { originatorOf } from '../auth.js';
 import { callLogObserver, type CallLogSink } from '../call-log.js';
 import type { SignalOutlet } from '../signals.js';
+import type { LegacyImport } from './declaration.js';
 import { dialectDoc } from './docs/dialects.js';
 import { activeStationsDoc, fuelTypeDoc } from './docs/stations.js';
-import { legacyImportFamily, type LegacyFamilyName } from './family.js';
+import { legacyImportFamily } from './family.js';
 import { legacySignalRoute, type LegacySignalCounter } from './signals.js';
-
-/** A legacy import family as its folder (src/api/import-v1/, src/api/import-v1.1/) declares it. */
-export interface LegacyImport extends LegacyFamilyName {
-  dialect: Dialect;
-  /** The reference list `GET {prefix}fuel-type` serves, made once from the reference data. */
-  fuelTypes: (reference: ReferenceData) => Reply;
-  /** Whether it has `GET {prefix}active-stations` (v1.1). */
-  activeStations: boolean;
-}
 
 export interface LegacyImportDeps {
   sql: Sql;

@@ -9,6 +9,7 @@ import type { Request } from '../../http/request.js';
 import { hashSecret } from '../secrets.js';
 import { PORTAL_DOCUMENT } from './docs/document.js';
 import { invalidInput } from '../accounts/input.js';
+import { NOT_SIGNED_IN, originRefusal, SESSION_COOKIE } from './session-words.js';
 
 /**
  * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.
@@ -17,7 +18,6 @@ import { invalidInput } from '../accounts/input.js';
  * come from the service's own origin (`Origin`), so another site cannot act with the cookie.
  */
 
-export const SESSION_COOKIE = 'hrs_portal';
 const SESSION_TOUCH_MS = 60_000;
 
 export interface PortalSettings {
@@ -51,8 +51,6 @@ function cookieValue(req: Request, name: string): string | undefined {
   }
   return undefined;
 }
-
-export const NOT_SIGNED_IN = 'Not signed in, or the session has ended: sign in again with a link sent to your e-mail address.';
 
 /** The session behind the cookie → the account; 401 without one. */
 export function sessionAuth(settings: PortalSettings): AuthScheme {
@@ -97,19 +95,6 @@ export function checkOrigin(req: Request, baseUrl: string): void {
   const expected = new URL(baseUrl).origin;
   const origin = req.headers.origin;
   if (origin !== expected) throw new HttpError(403, 'forbidden_origin', originRefusal(origin, expected));
-}
-
-/** Why a state-changing request with this `Origin` (or none) is refused, `expected` being the service's own. */
-export function originRefusal(origin: string | undefined, expected: string): string {
-  return origin === undefined
-    ? `This request changes something: it must carry an Origin header naming ${expected}.`
-    : `Requests from ${origin} are not accepted here: only pages of ${expected} may change anything.`;
-}
-
-/** `Set-Cookie` opening a session (`maxAgeSeconds`), or, without a value, ending it. */
-export function sessionCookie(baseUrl: string, value?: string, maxAgeSeconds = 0): string {
-  const secure = baseUrl.startsWith('https:') ? '; Secure' : '';
-  return `${SESSION_COOKIE}=${value ?? ''}; Path=/portal/; HttpOnly; SameSite=Strict; Max-Age=${value ? maxAgeSeconds : 0}${secure}`;
 }
 
 export function portalFamily(settings: PortalSettings): Family {

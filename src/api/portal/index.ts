@@ -21,14 +21,14 @@ import {
   type TokenLimits,
 } from '../../domain/portal/schemas.js';
 import { MAX_ACTIVE_PERSONAL_TOKENS, PERSONAL_TOKEN_EXPIRY } from '../../domain/token-values.js';
-import { describeWait } from '../../http/rate-limit-guard.js';
 import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import { HttpError, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../registry/personal-tokens.js';
 import { hashSecret, newSecret } from '../secrets.js';
-import { checkOrigin, portalFamily, portalUserOf, sessionCookie, sessionOf, type PortalSettings } from './family.js';
+import { checkOrigin, portalFamily, portalUserOf, sessionOf, type PortalSettings } from './family.js';
+import { LINK_GONE, sessionCookie, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, SIGN_IN_PER_ADDRESS, SIGN_IN_PER_CLIENT, signInThrottled, signInUnavailable } from './session-words.js';
 import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
 import { portalActor } from './access.js';
@@ -41,7 +41,6 @@ import type { HistoryDeps } from '../history.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 import { userRoles } from '../../../db/queries/roles.js';
 import { isDatabaseUnavailable } from '../../../db/connect.js';
-import { RETRY_AFTER_SECONDS } from '../unavailable.js';
 import { insertAudit } from '../../../db/queries/audit.js';
 
 /**
@@ -60,15 +59,6 @@ import { insertAudit } from '../../../db/queries/audit.js';
  * The bodies are the schemas of src/domain/portal/schemas.ts; each route carries its operation of the
  * OpenAPI document served at `/portal/v1/doc/` (./docs/).
  */
-
-export const SIGN_IN_LINK_MS = 15 * 60_000;
-/** Sign-in requests per address and per client, in 15 minutes. */
-export const SIGN_IN_PER_ADDRESS: RateLimit = { limit: 5, windowSeconds: 900, name: 'sign-in-address' };
-export const SIGN_IN_PER_CLIENT: RateLimit = { limit: 20, windowSeconds: 900, name: 'sign-in-client' };
-
-export const SIGN_IN_ANSWER =
-  'If an account has this address, a sign-in link is on its way to it. The link works once, for 15 minutes. ' +
-  'Nothing arrived? Check the address and your spam folder, or ask the platform contact for an account.';
 
 export interface PortalDeps extends PortalSettings {
   log: Logger;
@@ -90,29 +80,6 @@ export interface PortalDeps extends PortalSettings {
   /** The status history's reads (signals, timeline, reliability). */
   history: HistoryDeps;
 }
-
-/** What a refused sign-in request is told (`what`: `from this client`, `for this address`). */
-export const signInThrottled = (what: string, seconds: number) => `Too many sign-in requests ${what}: try again in ${describeWait(seconds)}.`;
-
-/**
- * The 503 of a sign-in request whose link could not be stored (PostgreSQL) or its e-mail queued (Redis):
- * nothing was sent, whether or not the address has an account.
- */
-export function signInUnavailable(what: 'database' | 'mail'): HttpError {
-  const detail =
-    what === 'database'
-      ? 'No sign-in link could be made now (the database is unavailable); nothing was sent: try again in a few seconds.'
-      : 'The sign-in e-mail could not be queued (Redis is unavailable); nothing was sent: try again in a few seconds.';
-  return new HttpError(503, what === 'database' ? 'service_unavailable' : 'mail_unavailable', detail, {
-    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-  });
-}
-
-/** What a link that cannot be used any more is told (410). */
-export const LINK_GONE = {
-  signIn: 'This sign-in link was used already or has expired: ask for a new one.',
-  reveal: 'This link was used already or has expired: ask the platform contact for a new one.',
-} as const;
 
 /** A token as the page lists it: never its value or hash. */
 export function tokenView(t: PersonalTokenRow, now = Date.now()): PersonalTokenView {

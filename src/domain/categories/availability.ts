@@ -3,7 +3,7 @@ import { NULL_WHEN_UNKNOWN, entityId, sectionTimes } from '../export-v2/section-
 import { bool, entry, envelopeShape, list, nozzleReference } from '../import-v2/fields.js';
 import { BEYOND_SCHEMA, EXACTLY_ONE_REFERENCE } from '../import-v2/formats.js';
 import { deriveFuellingOptions, resolveNozzles } from '../import-v2/rules.js';
-import type { StationEntry } from '../stations.js';
+import type { StationEntry } from '../station-entry.js';
 import { entriesOf, type CategoryDefinition } from './definition.js';
 
 /** Availability: per nozzle whether it can fuel, and the whole-station flags. */

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { ErrorTree } from '../import-v2/errors.js';
 import type { Raw } from '../import-v2/rules.js';
-import type { ConfirmedLayout, StationEntry } from '../stations.js';
+import type { ConfirmedLayout, StationEntry } from '../station-entry.js';
 
 /**
  * What the platform knows of one signal category. Each category is one value of this shape in its own

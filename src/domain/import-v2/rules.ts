@@ -1,4 +1,4 @@
-import type { ConfirmedLayout, StationEntry } from '../stations.js';
+import type { ConfirmedLayout, StationEntry } from '../station-entry.js';
 import { CURRENCIES } from '../vocabulary.js';
 import { decimalProblem, formatUnits, numberAsDecimal, toUnits } from '../decimal.js';
 import type { ErrorTree } from './errors.js';

@@ -9,10 +9,10 @@ import {
 } from '../../../domain/export-v1/schemas.js';
 import type { Dialect } from '../../../domain/import-v1/options.js';
 import { stationSummarySchema, v1StationSummarySchema } from '../../../domain/status/summary.js';
-import { EXPORT_V1 } from '../../export-v1/index.js';
-import { EXPORT_V11 } from '../../export-v1.1/index.js';
+import { EXPORT_V1 } from '../../export-v1/declaration.js';
+import { EXPORT_V11 } from '../../export-v1.1/declaration.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import type { ReferenceFamily } from '../../reference.js';
+import type { ReferenceDeclaration } from '../../reference.js';
 
 /**
  * What the export v1 and v1.1 documents say differently: the family as its folder declares it
@@ -21,7 +21,7 @@ import type { ReferenceFamily } from '../../reference.js';
  */
 export interface ExportDialectDoc {
   family: 'export_v1' | 'export_v1.1';
-  declared: ReferenceFamily;
+  declared: ReferenceDeclaration;
   dialect: Dialect;
   /** `v1`, `v1.1`: as the text names the version. */
   version: string;
@@ -54,11 +54,10 @@ const BODIES: Record<Dialect, LegacyBodies> = {
   },
 };
 
-/** Made on use: the families' declarations name their documents, which read them back (an import cycle). */
-export const exportDialectDocs = (): Record<Dialect, ExportDialectDoc> => ({
+export const EXPORT_DIALECT_DOCS: Record<Dialect, ExportDialectDoc> = {
   v1: { family: 'export_v1', declared: EXPORT_V1, dialect: 'v1', version: 'v1', frozen: true, deprecated: true, bodies: BODIES.v1 },
   'v1.1': { family: 'export_v1.1', declared: EXPORT_V11, dialect: 'v1.1', version: 'v1.1', frozen: false, deprecated: false, bodies: BODIES['v1.1'] },
-});
+};
 
 /** The interactive reference of the successor for station data, export v2 (src/api/docs/routes.ts serves it there). */
 export const V2_REFERENCE = '/v2/doc/';

@@ -1,9 +1,9 @@
-import { EXPORT_V1 } from '../../export-v1/index.js';
+import { EXPORT_V1 } from '../../export-v1/declaration.js';
 import { V1_DEPRECATED_AT } from '../../deprecation.js';
 import { deprecationHeaders } from '../../docs/headers.js';
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
-import { exportDialectDocs, type ExportDialectDoc } from './dialects.js';
+import { EXPORT_DIALECT_DOCS, type ExportDialectDoc } from './dialects.js';
 import { info, tags } from './info.js';
 
 /**
@@ -30,5 +30,5 @@ function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefi
   };
 }
 
-export const exportV1Document = (context: DocContext): DocDefinition => legacyExportDocument(exportDialectDocs().v1, context);
-export const exportV11Document = (context: DocContext): DocDefinition => legacyExportDocument(exportDialectDocs()['v1.1'], context);
+export const exportV1Document = (context: DocContext): DocDefinition => legacyExportDocument(EXPORT_DIALECT_DOCS.v1, context);
+export const exportV11Document = (context: DocContext): DocDefinition => legacyExportDocument(EXPORT_DIALECT_DOCS['v1.1'], context);

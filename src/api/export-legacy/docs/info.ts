@@ -1,9 +1,9 @@
-import { EXPORT_V1 } from '../../export-v1/index.js';
+import { EXPORT_V1 } from '../../export-v1/declaration.js';
 import { DIALECT_CODES } from '../../../domain/import-v1/options.js';
 import { REASON_STATES, SUMMARY_REASONS, type SummaryReason } from '../../../domain/status/summary.js';
 import { SANDBOX_STATIONS, SANDBOX_TOKEN, type Scenario } from '../../../domain/sandbox.js';
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
-import { exportDialectDocs, V2_REFERENCE, type ExportDialectDoc } from './dialects.js';
+import { EXPORT_DIALECT_DOCS, V2_REFERENCE, type ExportDialectDoc } from './dialects.js';
 
 /** The export v1 / v1.1 documents' info (its description is the guide a data user reads first) and tags. */
 
@@ -38,7 +38,7 @@ function authentication(d: ExportDialectDoc, config: DocContext['config']): stri
       : ` The shared sandbox token of export v1.1 does not work here (401): export v1 has no sandbox.`;
   return (
     '## Authentication\n\nEvery request carries `Authorization: Bearer <ACCESS_TOKEN>` with an export v1/v1.1 token: one ' +
-    `token works on both \`${exportDialectDocs().v1.declared.prefix}\` and \`${exportDialectDocs()['v1.1'].declared.prefix}\`. ` +
+    `token works on both \`${EXPORT_DIALECT_DOCS.v1.declared.prefix}\` and \`${EXPORT_DIALECT_DOCS['v1.1'].declared.prefix}\`. ` +
     'Personal export v2 tokens and import tokens do not authenticate here. A missing or malformed header, an unknown, ' +
     'revoked or expired token and a token of another generation all get 401 with a problem body saying which (see the ' +
     `401 examples), and nothing is processed.${sandbox}\n\n` +

@@ -13,7 +13,7 @@ import type { Generation } from '../../../domain/vocabulary.js';
 import { DRF_ERRORS } from '../../../http/errors.js';
 import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { MESSAGES } from '../../auth.js';
-import { IMPORT_V1_LIMIT } from '../family.js';
+import { IMPORT_V1_LIMIT } from '../declaration.js';
 import { detail, detailResponse, importHeaders } from '../../docs/headers.js';
 import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import type { DialectDoc } from './dialects.js';

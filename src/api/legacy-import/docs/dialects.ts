@@ -1,5 +1,5 @@
 import type { Dialect } from '../../../domain/import-v1/options.js';
-import type { LegacyImport } from '../index.js';
+import type { LegacyImport } from '../declaration.js';
 
 /**
  * What the import v1 and v1.1 documents say differently: the family as its folder declares it

@@ -1,7 +1,7 @@
 import { V1_DEPRECATED_AT } from '../../deprecation.js';
 import { deprecationHeaders } from '../../docs/headers.js';
 import type { DocDefinition, FamilyDocument } from '../../../http/openapi.js';
-import type { LegacyImport } from '../index.js';
+import type { LegacyImport } from '../declaration.js';
 import { headers, requestSchemas, responses, responseSchemas } from './components.js';
 import { dialectDoc } from './dialects.js';
 import { info, securitySchemes, tags } from './info.js';

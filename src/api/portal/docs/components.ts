@@ -19,7 +19,7 @@ import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { PROBLEM_ERRORS } from '../../../http/errors.js';
 import { tooLarge } from '../../../http/request.js';
 import { AUTH_FAILURE_LIMIT } from '../../auth.js';
-import { NOT_SIGNED_IN, originRefusal, SESSION_COOKIE, sessionCookie } from '../family.js';
+import { NOT_SIGNED_IN, originRefusal, SESSION_COOKIE, sessionCookie } from '../session-words.js';
 import { TOKEN_RULE_MESSAGES } from '../../../registry/personal-tokens.js';
 import { requestIdHeader, retryAfterHeader } from '../../docs/headers.js';
 import {

@@ -1,8 +1,7 @@
 import { TOKEN_PREFIXES, MAX_ACTIVE_PERSONAL_TOKENS, PERSONAL_TOKEN_EXPIRY, TOKEN_BODY_LENGTH, TOKEN_CHECKSUM_LENGTH } from '../../../domain/token-values.js';
 import { describeLimit } from '../../../http/rate-limit-guard.js';
 import { AUTH_FAILURE_LIMIT } from '../../auth.js';
-import { SESSION_COOKIE } from '../family.js';
-import { SIGN_IN_LINK_MS, SIGN_IN_PER_ADDRESS, SIGN_IN_PER_CLIENT } from '../index.js';
+import { SESSION_COOKIE, SIGN_IN_LINK_MS, SIGN_IN_PER_ADDRESS, SIGN_IN_PER_CLIENT } from '../session-words.js';
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
 import { duration } from './components.js';
 

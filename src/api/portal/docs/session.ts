@@ -1,14 +1,13 @@
 import { sessionRequestSchema, sessionSchema, signInRequestSchema } from '../../../domain/portal/schemas.js';
-import { SESSION_COOKIE } from '../family.js';
-import { LINK_GONE, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, signInThrottled, signInUnavailable } from '../index.js';
+import { LINK_GONE, SESSION_COOKIE, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, signInThrottled, signInUnavailable } from '../session-words.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, responseRef, schemaRef } from '../../../http/openapi.js';
 import { BODY_ERRORS, invalidBody, json, parseErrorExample, problem, problemExample } from './shared.js';
 
 /** Asking for a sign-in link, using it (the session opens), the session, signing out. */
 
-/** The sign-in link's lifetime in minutes (read on use: ../index.ts, which declares it, imports this module). */
-const minutes = () => SIGN_IN_LINK_MS / 60_000;
+/** The sign-in link's lifetime in minutes. */
+const minutes = SIGN_IN_LINK_MS / 60_000;
 
 /** `POST /portal/v1/sign-in`: public; the same 202 for any address. */
 export function signInDoc(): RouteDoc {
@@ -18,7 +17,7 @@ export function signInDoc(): RouteDoc {
     summary: 'Ask for a sign-in link by e-mail',
     description:
       'Needs no session. When an active account has the address (compared without case), a single-use link ' +
-      `\`/portal/#sign-in=<token>\` is e-mailed to it, valid for ${minutes()} minutes. The answer is the same 202, with the ` +
+      `\`/portal/#sign-in=<token>\` is e-mailed to it, valid for ${minutes} minutes. The answer is the same 202, with the ` +
       'same words, whether or not an account has the address; it comes once the link is stored and its e-mail queued, and ' +
       'when either cannot be done (PostgreSQL or Redis unavailable) the answer is a 503 for any address and nothing is sent. ' +
       'Limited per address and per client (see "Signing in").',
@@ -71,7 +70,7 @@ export function openSessionDoc(): RouteDoc {
     summary: 'Use a sign-in link: open a session',
     description:
       'Takes the token of an e-mailed sign-in link (what follows `#sign-in=`) and, when the link is unused and not past ' +
-      `its ${minutes()} minutes and its account active, spends the link and opens a session: the session cookie ` +
+      `its ${minutes} minutes and its account active, spends the link and opens a session: the session cookie ` +
       `\`${SESSION_COOKIE}\` comes with the 201. A POST, never a GET, so that a mail scanner opening the link spends ` +
       'nothing (see "Signing in").',
     security: [],

@@ -8,7 +8,7 @@ import {
 } from '../../../domain/portal/schemas.js';
 import { checkExpiry, MAX_ACTIVE_PERSONAL_TOKENS, PERSONAL_TOKEN_EXPIRY, TOKEN_PREFIXES, tooManyTokensMessage } from '../../../domain/token-values.js';
 import { TOKEN_RULE_MESSAGES } from '../../../registry/personal-tokens.js';
-import { LINK_GONE } from '../index.js';
+import { LINK_GONE } from '../session-words.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, responseRef, schemaRef } from '../../../http/openapi.js';
 import { originExamples } from './components.js';
