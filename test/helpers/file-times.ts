@@ -32,5 +32,6 @@ export function slowestFiles(times: Map<string, number>, count = 10): string {
   if (slowest.length === 0) return '';
   const width = Math.max(...slowest.map(([, ms]) => (ms / 1000).toFixed(1).length));
   const lines = slowest.map(([file, ms]) => `#   ${(ms / 1000).toFixed(1).padStart(width)} s  ${file}`);
-  return [`# the ${slowest.length} slowest test files:`, ...lines].join('\n') + '\n';
+  const heading = slowest.length === 1 ? '# the one test file and its time:' : `# the ${slowest.length} slowest test files:`;
+  return [heading, ...lines].join('\n') + '\n';
 }
