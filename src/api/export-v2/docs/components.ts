@@ -20,7 +20,7 @@ import {
   vehicleTypeListSchema,
   vehicleTypeSchema,
 } from '../../../domain/export-v2/schemas.js';
-import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../../docs/headers.js';
+import { bearerScheme, requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import {
   internalErrorResponse,
@@ -50,13 +50,10 @@ function windowText(seconds: number): string {
 }
 
 export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
-  [SECURITY]: {
-    type: 'http',
-    scheme: 'bearer',
-    description:
-      'A personal export v2 token of a portal account. Export v1/v1.1 tokens and the shared sandbox token are refused. ' +
-      'The value is shown once when created; a lost token is replaced, not recovered.',
-  },
+  [SECURITY]: bearerScheme(
+    'A personal export v2 token of a portal account. Export v1/v1.1 tokens and the shared sandbox token are refused. ' +
+    'The value is shown once when created; a lost token is replaced, not recovered.',
+  ),
 });
 
 /** Every response body, under the name the operations refer to it by. */

@@ -1,4 +1,5 @@
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
+import { bearerScheme } from '../../docs/headers.js';
 
 /** The import v2 document's info (its description is the guide a signal originator reads first), tags and security scheme. */
 
@@ -53,11 +54,8 @@ export const tags = (): DocDefinition['tags'] => [
 ];
 
 export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
-  [SECURITY]: {
-    type: 'http',
-    scheme: 'bearer',
-    description:
-      'An import v2 token of the signal originator (created in the portal by originator managers, or issued during ' +
-      'onboarding). Each API generation has its own credential: import v1 and export tokens are refused here.',
-  },
+  [SECURITY]: bearerScheme(
+    'An import v2 token of the signal originator (created in the portal by originator managers, or issued during ' +
+    'onboarding). Each API generation has its own credential: import v1 and export tokens are refused here.',
+  ),
 });

@@ -1,6 +1,7 @@
 import { V1_TO_CANONICAL } from '../../../domain/import-v1/options.js';
 import { FUELLING_OPTIONS } from '../../../domain/vocabulary.js';
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
+import { bearerScheme } from '../../docs/headers.js';
 import { activeStationsPath, fuelTypePath, signalPath, V2_REFERENCE, type DialectDoc } from './dialects.js';
 
 /**
@@ -154,11 +155,8 @@ export const tags = (): DocDefinition['tags'] => [
 ];
 
 export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
-  [SECURITY]: {
-    type: 'http',
-    scheme: 'bearer',
-    description:
-      'An import v1/v1.1 token of the signal originator; one token works on import v1 and v1.1. Each API generation ' +
-      'has its own credential: import v2 and export tokens are refused here.',
-  },
+  [SECURITY]: bearerScheme(
+    'An import v1/v1.1 token of the signal originator; one token works on import v1 and v1.1. Each API generation ' +
+    'has its own credential: import v2 and export tokens are refused here.',
+  ),
 });
