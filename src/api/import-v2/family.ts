@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family, Observer } from '../../http/family.js';
 import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
-import { rateLimitGuard } from '../../http/rate-limit-guard.js';
-import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
+import { originatorLimitGuard, tokenAuth, type TokenFinder } from '../auth.js';
 import { IMPORT_V2_DOCUMENT } from './docs/document.js';
 
 /** The spec's import v2 limit: 300 requests per minute per signal originator, across all import v2 endpoints. */
@@ -32,15 +31,7 @@ export function importV2Family(deps: ImportV2FamilyDeps): Family {
     prefix: '/import/v2/',
     auth: tokenAuth(deps.tokens, { label: 'import v2', accepts: 'import_v2' }),
     errors: DRF_ERRORS,
-    guards: [
-      rateLimitGuard(deps.limiter, {
-        limits: [{ ...IMPORT_V2_LIMIT, limit: deps.perMinute }],
-        key: (req) => `import_v2:originator:${originatorOf(req)}`,
-        style: DRF_ERRORS,
-        per: 'signal originator',
-        log: deps.log,
-      }),
-    ],
+    guards: [originatorLimitGuard(deps.limiter, { ...IMPORT_V2_LIMIT, limit: deps.perMinute }, 'import_v2', deps.log)],
     observers: deps.observers,
     document: IMPORT_V2_DOCUMENT,
   };

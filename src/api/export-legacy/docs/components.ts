@@ -25,16 +25,7 @@ import { EXPORT_V1_LIMIT, SANDBOX_LIMIT, SANDBOX_PER } from '../../export-legacy
 import { bearerScheme, importHeaders } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import { words, type ExportDialectDoc } from './dialects.js';
-import {
-  internalErrorResponse,
-  lastModifiedHeader,
-  notModifiedResponse,
-  problem,
-  problemBody,
-  stationNotFoundResponse,
-  stationParameters,
-  unauthorizedExamples,
-} from '../../export/docs.js';
+import { internalErrorResponse, lastModifiedHeader, notModifiedResponse, problem, problemBody, stationNotFoundResponse, stationParameters, unauthorizedExamples } from '../../export/docs.js';
 
 /** The export v1 / v1.1 documents' components: the security scheme, schemas, parameters, headers and shared responses. */
 

@@ -22,16 +22,7 @@ import {
 } from '../../../domain/export-v2/schemas.js';
 import { bearerScheme, requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
-import {
-  internalErrorResponse,
-  lastModifiedHeader,
-  notModifiedResponse,
-  problem,
-  problemBody,
-  stationNotFoundResponse,
-  stationParameters,
-  unauthorizedExamples,
-} from '../../export/docs.js';
+import { internalErrorResponse, lastModifiedHeader, notModifiedResponse, problem, problemBody, stationNotFoundResponse, stationParameters, unauthorizedExamples } from '../../export/docs.js';
 
 /** The export v2 document's components: the security scheme, schemas, parameters, headers and shared responses. */
 

@@ -1,14 +1,5 @@
 import { MAX_PHOTO_BYTES, MAX_PHOTO_PIXELS, MAX_PHOTO_SIDE } from '../../../registry/file/photo.js';
-import {
-  assignmentRequestSchema,
-  broadcastSchema,
-  confirmSchema,
-  draftLayoutSchema,
-  endEventSchema,
-  eventPatchSchema,
-  newEventSchema,
-  stationPutSchema,
-} from '../bodies.js';
+import { assignmentRequestSchema, broadcastSchema, confirmSchema, draftLayoutSchema, endEventSchema, eventPatchSchema, newEventSchema, stationPutSchema } from '../bodies.js';
 import { textProblem } from '../../../domain/text.js';
 import {
   assignmentAnswerSchema,
