@@ -22,9 +22,9 @@ export interface ImportV2FamilyDeps {
  * Import v2 in one place: paths under `/import/v2/`, import v2 tokens, the spec's error bodies
  * (`{"detail"}`, arrays aligned with the request), no licence or CORS headers, one budget per signal
  * originator across every endpoint, every answered call offered to the call log, and its document
- * (./docs/document.ts) at `/import/v2/doc/`.
+ * (./docs/document.ts) at `/import/v2/doc/`. It is declared as every family is (../export-v2/family.ts):
+ * the fields are what the HTTP core reads, and each family's values (prefix, auth, errors, limits) are its own.
  */
-/* Declared like every family (../export-v2/family.ts): the same fields, each family's own values. */
 export function importV2Family(deps: ImportV2FamilyDeps): Family {
   return {
     name: 'import_v2',

@@ -70,6 +70,11 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   Problem: problemSchema,
 });
 
+/**
+ * Begins as the legacy export's parameters (../../export-legacy/docs/components.ts) do: the shared
+ * `hrs_id` and `If-Modified-Since` (stationParameters), then each generation's own query parameters
+ * (here the page's `limit` and `offset`, there `fuelling_option` in the dialect's codes), alike only in form.
+ */
 export const parameters = (): NonNullable<DocDefinition['parameters']> => {
   const { hrs_id, 'If-Modified-Since': ifModifiedSince } = stationParameters();
   return {

@@ -3,7 +3,12 @@ import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
 import { COMMON, conditionalResponses } from '../../export/docs.js';
 
-/** The operations on static station data: the station list and one station record (its events and photo: ./shared.ts). */
+/**
+ * The operations on static station data: the station list and one station record (its events and photo:
+ * ../../export/docs.ts). They begin as the history's operations (./history.ts) do, because every
+ * operation states a tag, an id, its words and its parameters; what they share beyond that (the
+ * conditional answers, COMMON) is written once in ../../export/docs.ts.
+ */
 
 /** `GET /v2/hrs`: the station list, a page at a time; conditional. */
 export function listStationsDoc(): RouteDoc {

@@ -48,6 +48,11 @@ export function info(context: DocContext): DocDefinition['info'] {
   };
 }
 
+/*
+ * The tags and the security scheme are declared as in every document (export v2, the legacy import,
+ * the portal): the same two fields, each document's own names and words. The scheme's form is shared
+ * (bearerScheme); a helper for a list of tag names and descriptions would only wrap an array.
+ */
 export const tags = (): DocDefinition['tags'] => [
   { name: 'Signals', description: 'One endpoint per signal category; the body is a JSON array of transmissions.' },
   { name: 'Stations', description: 'The stations covered by the token.' },

@@ -128,6 +128,11 @@ function versioning(d: DialectDoc): string {
   );
 }
 
+/**
+ * Laid out as the legacy export's info (../../export-legacy/docs/info.ts): a title, the version and a
+ * summary per dialect over the description's sections, the fields every document's info has. Every
+ * text is the generation's own, so a shared builder would take all of them as arguments and save nothing.
+ */
 export function info(d: DialectDoc, context: DocContext): DocDefinition['info'] {
   return {
     title: `HRS signal platform: Import API ${d.version}`,
