@@ -39,6 +39,11 @@ const VERSIONING =
   '(`/import/v1/...`) remains functional and is deprecated; its reference is at [/import/v1/doc/](/import/v1/doc/), ' +
   'import v1.1\'s at [/import/v1.1/doc/](/import/v1.1/doc/).';
 
+/*
+ * The info, the tags and the security scheme are declared as in every document (export v2, the legacy
+ * import, the portal): the same fields, each document's own title, sections, names and words. The
+ * scheme's form is shared (bearerScheme); a builder for the rest would take every value as an argument.
+ */
 export function info(context: DocContext): DocDefinition['info'] {
   return {
     title: 'HRS signal platform: Import API v2',
@@ -48,11 +53,6 @@ export function info(context: DocContext): DocDefinition['info'] {
   };
 }
 
-/*
- * The tags and the security scheme are declared as in every document (export v2, the legacy import,
- * the portal): the same two fields, each document's own names and words. The scheme's form is shared
- * (bearerScheme); a helper for a list of tag names and descriptions would only wrap an array.
- */
 export const tags = (): DocDefinition['tags'] => [
   { name: 'Signals', description: 'One endpoint per signal category; the body is a JSON array of transmissions.' },
   { name: 'Stations', description: 'The stations covered by the token.' },
