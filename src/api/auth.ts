@@ -11,7 +11,8 @@ import type { Request } from '../http/request.js';
 
 /**
  * The families' authentication schemes: a family's token generation through the token store and the
- * domain's rule (src/domain/tokens.ts), or the admin token; and narrowing a request's principal.
+ * domain's rule (src/domain/tokens.ts), or the admin token; narrowing a request's principal; and the
+ * import generations' limit, whose budget is the authenticated originator's.
  */
 
 /** Every message a refused credential gets. */
