@@ -3,14 +3,16 @@ import { decideToken, TOKEN_MESSAGES, type Principal, type TokenAudience, type T
 import type { Logger } from 'pino';
 import type { Audience } from '../domain/sandbox.js';
 import { BEARER_MESSAGES, bearerToken, type AuthAttempts, type AuthScheme } from '../http/auth.js';
-import { HttpError, unauthorized, type ErrorStyle } from '../http/errors.js';
-import { describeLimit, describeWait } from '../http/rate-limit-guard.js';
+import { DRF_ERRORS, HttpError, unauthorized, type ErrorStyle } from '../http/errors.js';
+import type { Guard } from '../http/family.js';
+import { describeLimit, describeWait, rateLimitGuard } from '../http/rate-limit-guard.js';
 import type { RateLimit, RateLimiter } from '../infra/rate-limit.js';
 import type { Request } from '../http/request.js';
 
 /**
  * The families' authentication schemes: a family's token generation through the token store and the
- * domain's rule (src/domain/tokens.ts), or the admin token; and narrowing a request's principal.
+ * domain's rule (src/domain/tokens.ts), or the admin token; narrowing a request's principal; and the
+ * import generations' limit, whose budget is the authenticated originator's.
  */
 
 /** Every message a refused credential gets. */
@@ -146,6 +148,20 @@ export function originatorOf(req: Request): string {
   const principal = principalOf(req);
   if (principal?.kind !== 'originator') throw new Error(`${req.path} reached without an originator`);
   return principal.id;
+}
+
+/**
+ * The import generations' limit: one budget per signal originator across every endpoint of the
+ * generation (`generation` names the keys; v1 and v1.1 share `import_v1`), refused in the import error style.
+ */
+export function originatorLimitGuard(limiter: RateLimiter, limit: RateLimit, generation: 'import_v1' | 'import_v2', log: Logger): Guard {
+  return rateLimitGuard(limiter, {
+    limits: [limit],
+    key: (req) => `${generation}:originator:${originatorOf(req)}`,
+    style: DRF_ERRORS,
+    per: 'signal originator',
+    log,
+  });
 }
 
 /** The user an export v2 route acts for; reaching one without is a wiring error (500). */

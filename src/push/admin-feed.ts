@@ -13,7 +13,11 @@ import { ADMIN_TOPIC } from './fan-out.js';
 
 export const ADMIN_FEED_PATH = '/admin/v1/live';
 
-/** Alike by shape to the status stream's (subscriptions.ts): a socket route's family and connections, its own sources. */
+/**
+ * Alike by shape to the status stream's deps (subscriptions.ts): both are a socket route's family and
+ * connections, but each reads its own sources (the snapshot, tail and expiring tokens here; stream
+ * slots and a per-user limit there), so a shared base would hold two fields.
+ */
 export interface AdminFeedDeps {
   family: Family;
   connections: Connections;

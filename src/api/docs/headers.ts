@@ -15,6 +15,9 @@ export const retryAfterHeader = () => ({
   schema: { type: 'integer', minimum: 1, examples: [12] },
 });
 
+/** A token's security scheme: a bearer token; `description` says which token serves and which are refused. */
+export const bearerScheme = (description: string) => ({ type: 'http', scheme: 'bearer', description });
+
 export const wwwAuthenticateHeader = () => ({
   required: true,
   description: 'The authentication scheme: `Bearer`.',

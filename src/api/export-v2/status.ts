@@ -35,6 +35,7 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
       return encodedJson(req, all.body);
     },
   });
+  // Declared as the list's route above; this one answers one station's status, not cached.
   server.route({
     family,
     method: 'GET',

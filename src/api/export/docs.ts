@@ -26,6 +26,12 @@ export const problemBody = (status: number, title: string, code: string, detail:
 /** A JSON body's examples; its schema is the route's `response` for the status (a component schema, filled in by reference). */
 export const jsonExamples = (examples: Record<string, unknown>) => ({ 'application/json': { examples } });
 
+/** The 200 and 304 of a conditional operation: the body (its examples) with `Last-Modified`, or nothing changed since. */
+export const conditionalResponses = (description: string, examples: Record<string, unknown>) => ({
+  '200': { description, headers: { 'Last-Modified': headerRef('Last-Modified') }, content: jsonExamples(examples) },
+  '304': responseRef('NotModified'),
+});
+
 /** The responses every authenticated export operation can give besides its own. */
 export const COMMON = {
   '401': responseRef('Unauthorized'),

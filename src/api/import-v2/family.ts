@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family, Observer } from '../../http/family.js';
 import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
-import { rateLimitGuard } from '../../http/rate-limit-guard.js';
-import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
+import { originatorLimitGuard, tokenAuth, type TokenFinder } from '../auth.js';
 import { IMPORT_V2_DOCUMENT } from './docs/document.js';
 
 /** The spec's import v2 limit: 300 requests per minute per signal originator, across all import v2 endpoints. */
@@ -23,24 +22,16 @@ export interface ImportV2FamilyDeps {
  * Import v2 in one place: paths under `/import/v2/`, import v2 tokens, the spec's error bodies
  * (`{"detail"}`, arrays aligned with the request), no licence or CORS headers, one budget per signal
  * originator across every endpoint, every answered call offered to the call log, and its document
- * (./docs/document.ts) at `/import/v2/doc/`.
+ * (./docs/document.ts) at `/import/v2/doc/`. It is declared as every family is (../export-v2/family.ts):
+ * the fields are what the HTTP core reads, and each family's values (prefix, auth, errors, limits) are its own.
  */
-/* Declared like every family (../export-v2/family.ts): the same fields, each family's own values. */
 export function importV2Family(deps: ImportV2FamilyDeps): Family {
   return {
     name: 'import_v2',
     prefix: '/import/v2/',
     auth: tokenAuth(deps.tokens, { label: 'import v2', accepts: 'import_v2' }),
     errors: DRF_ERRORS,
-    guards: [
-      rateLimitGuard(deps.limiter, {
-        limits: [{ ...IMPORT_V2_LIMIT, limit: deps.perMinute }],
-        key: (req) => `import_v2:originator:${originatorOf(req)}`,
-        style: DRF_ERRORS,
-        per: 'signal originator',
-        log: deps.log,
-      }),
-    ],
+    guards: [originatorLimitGuard(deps.limiter, { ...IMPORT_V2_LIMIT, limit: deps.perMinute }, 'import_v2', deps.log)],
     observers: deps.observers,
     document: IMPORT_V2_DOCUMENT,
   };

@@ -24,6 +24,7 @@ export interface IndexPage {
   auth: string;
 }
 
+/** One row per page: the rows look alike because they are a table's rows, each with its own name, words and credential. */
 const PAGES: readonly Omit<IndexPage, 'href'>[] = [
   { rel: 'export_v2_doc', title: 'Export API v2: reference (OpenAPI document at /v2/doc/schema)', auth: 'none' },
   { rel: 'import_v2_doc', title: 'Import API v2: reference (OpenAPI document at /import/v2/doc/schema)', auth: 'none' },

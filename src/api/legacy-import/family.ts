@@ -2,8 +2,7 @@ import type { Logger } from 'pino';
 import { DRF_ERRORS } from '../../http/errors.js';
 import type { Family, Observer } from '../../http/family.js';
 import type { RateLimiter } from '../../infra/rate-limit.js';
-import { rateLimitGuard } from '../../http/rate-limit-guard.js';
-import { originatorOf, tokenAuth, type TokenFinder } from '../auth.js';
+import { originatorLimitGuard, tokenAuth, type TokenFinder } from '../auth.js';
 import { IMPORT_V1_LIMIT, type LegacyImport } from './declaration.js';
 import { legacyImportDocument } from './docs/document.js';
 
@@ -30,15 +29,7 @@ export function legacyImportFamily(declared: LegacyImport, deps: LegacyImportFam
     errors: DRF_ERRORS,
     policy: declared.policy,
     document: legacyImportDocument(declared),
-    guards: [
-      rateLimitGuard(deps.limiter, {
-        limits: [{ ...IMPORT_V1_LIMIT, limit: deps.perMinute }],
-        key: (req) => `import_v1:originator:${originatorOf(req)}`,
-        style: DRF_ERRORS,
-        per: 'signal originator',
-        log: deps.log,
-      }),
-    ],
+    guards: [originatorLimitGuard(deps.limiter, { ...IMPORT_V1_LIMIT, limit: deps.perMinute }, 'import_v1', deps.log)],
     observers: deps.observers,
   };
 }

@@ -10,16 +10,7 @@ import type { HttpServer } from '../../http/server.js';
 import { MAX_PHOTO_BYTES } from '../../registry/file/photo.js';
 import { SIGNAL_TYPES, type RegistryEditor, type SignalType } from '../../registry/editor.js';
 import { recordOf } from '../../registry/edit-rules.js';
-import {
-  assignmentRequestSchema,
-  broadcastSchema,
-  confirmSchema,
-  draftLayoutSchema,
-  endEventSchema,
-  eventPatchSchema,
-  newEventSchema,
-  stationPutSchema,
-} from './bodies.js';
+import { assignmentRequestSchema, broadcastSchema, confirmSchema, draftLayoutSchema, endEventSchema, eventPatchSchema, newEventSchema, stationPutSchema } from './bodies.js';
 import { AUDIT_PAGE, auditPage } from '../accounts/pages.js';
 import { operatorAccess, portalActor, registryRoute, stationAccess } from './access.js';
 import { portalUserOf } from './family.js';

@@ -29,6 +29,12 @@ export const DEMO_MANAGER_EMAIL = 'manager@demo-monitoring.example';
 export const DEMO_LEGACY_ORIGINATOR = 'demo-legacy-monitoring';
 export const DEMO_LEGACY_STATIONS: readonly string[] = ['COPEN', 'LYONP', 'LEIPZ'];
 
+/**
+ * A demo station, described by the same place fields (id, name, city, country, position, hours) as the
+ * sandbox's SandboxStation (src/domain/sandbox.ts), as both are written into a registry file. The rest
+ * differs: the demo gives prices and always opening hours, the sandbox fuelling options and a behaviour;
+ * a shared base type would tie the demo to the export sandbox for six fields.
+ */
 interface DemoStation {
   hrs_id: string;
   name: string;

@@ -50,7 +50,7 @@ export const sessionRequestSchema = z
   })
   .meta({ title: 'Session request', description: 'Uses a sign-in link to open a session.', examples: [{ token: EXAMPLE_SECRET }] });
 
-/* Alike by shape to the session request: another link's secret, under its own field name and words. */
+/* Alike by shape to the session request: another link's secret, under its own field name (`secret`, not `token`) and words; a builder would take all of them as arguments. */
 export const revealRequestSchema = z
   .strictObject({
     secret: secret('must be the link\'s secret').meta({

@@ -21,7 +21,8 @@
   /** A connection not authenticated by then is given up and tried again. */
   var CONNECT_TIMEOUT_MS = 10000;
 
-  // Its own elements, looked up as the portal's script (src/api/portal/page/portal.js) looks up its own.
+  // Its own elements, looked up as the portal's script (src/api/portal/page/portal.js) looks up its own:
+  // the two pages share no script (each loads only its own files), so the three-line lookup stands in each.
   var $ = function (id) {
     return document.getElementById(id);
   };

@@ -7,7 +7,8 @@
 
   var TOKEN_KEY = 'hrs-admin-token';
   var REFRESH_MS = 30000;
-  // Its own elements, looked up as each script of the dashboard and the portal looks up its own.
+  // Its own elements, looked up as each script of the dashboard and the portal looks up its own: the
+  // dashboard's scripts are separate files with no shared object, so the three-line lookup stands in each.
   var $ = function (id) {
     return document.getElementById(id);
   };

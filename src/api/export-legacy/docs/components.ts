@@ -22,32 +22,20 @@ import { SANDBOX_TOKEN } from '../../../domain/sandbox.js';
 import { PROBLEM_ERRORS } from '../../../http/errors.js';
 import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { EXPORT_V1_LIMIT, SANDBOX_LIMIT, SANDBOX_PER } from '../../export-legacy/family.js';
-import { importHeaders } from '../../docs/headers.js';
+import { bearerScheme, importHeaders } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import { words, type ExportDialectDoc } from './dialects.js';
-import {
-  internalErrorResponse,
-  lastModifiedHeader,
-  notModifiedResponse,
-  problem,
-  problemBody,
-  stationNotFoundResponse,
-  stationParameters,
-  unauthorizedExamples,
-} from '../../export/docs.js';
+import { internalErrorResponse, lastModifiedHeader, notModifiedResponse, problem, problemBody, stationNotFoundResponse, stationParameters, unauthorizedExamples } from '../../export/docs.js';
 
 /** The export v1 / v1.1 documents' components: the security scheme, schemas, parameters, headers and shared responses. */
 
 export const SECURITY = 'exportV1Token';
 
 export const securitySchemes = (d: ExportDialectDoc): DocDefinition['securitySchemes'] => ({
-  [SECURITY]: {
-    type: 'http',
-    scheme: 'bearer',
-    description:
-      'An export v1/v1.1 token: one token works on both `/v1/` and `/v1.1/`. Personal export v2 tokens and import tokens are refused (401).' +
-      (d.declared.sandbox ? ` The shared sandbox token \`${SANDBOX_TOKEN}\` works here too, on the sandbox's sample stations only.` : ''),
-  },
+  [SECURITY]: bearerScheme(
+    'An export v1/v1.1 token: one token works on both `/v1/` and `/v1.1/`. Personal export v2 tokens and import tokens are refused (401).' +
+    (d.declared.sandbox ? ` The shared sandbox token \`${SANDBOX_TOKEN}\` works here too, on the sandbox's sample stations only.` : ''),
+  ),
 });
 
 /** Every response body, under the name the operations refer to it by (the dialect's own codes): its routes' bodies first. */

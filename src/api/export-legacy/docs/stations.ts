@@ -1,6 +1,6 @@
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, eventsDoc as v2EventsDoc, jsonExamples, photoDoc as v2PhotoDoc } from '../../export/docs.js';
+import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
+import { COMMON, conditionalResponses, eventsDoc as v2EventsDoc, photoDoc as v2PhotoDoc } from '../../export/docs.js';
 import { legacyDoc, type ExportDialectDoc } from './dialects.js';
 
 /** The station records' operations (../stations.ts); the events and the photo are described as on export v2, whose handlers they share. */
@@ -16,12 +16,7 @@ export function listStationsDoc(d: ExportDialectDoc): RouteDoc {
       '`If-Modified-Since` (the `Last-Modified` also moves when a station is added or removed).',
     parameters: [parameterRef('If-Modified-Since')],
     responses: {
-      '200': {
-        description: 'Every station\'s record.',
-        headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: jsonExamples(examplesOf(d.bodies.StationList)),
-      },
-      '304': responseRef('NotModified'),
+      ...conditionalResponses('Every station\'s record.', examplesOf(d.bodies.StationList)),
       ...COMMON,
     },
   });
@@ -40,12 +35,7 @@ export function stationDoc(d: ExportDialectDoc): RouteDoc {
       'Conditional: supports `If-Modified-Since`.',
     parameters: [parameterRef('hrs_id'), parameterRef('If-Modified-Since')],
     responses: {
-      '200': {
-        description: 'The station record.',
-        headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: jsonExamples(examplesOf(d.bodies.Station)),
-      },
-      '304': responseRef('NotModified'),
+      ...conditionalResponses('The station record.', examplesOf(d.bodies.Station)),
       '404': responseRef('StationNotFound'),
       ...COMMON,
     },

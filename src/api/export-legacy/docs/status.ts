@@ -3,7 +3,11 @@ import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js'
 import { COMMON, jsonExamples } from '../../export/docs.js';
 import { legacyDoc, words, type ExportDialectDoc } from './dialects.js';
 
-/** The five-state summary's operations (../status.ts). */
+/**
+ * The five-state summary's operations (../status.ts). Both begin alike, as every operation does (tag,
+ * id, summary, description, parameters, answers); their words, bodies and errors differ, and the
+ * answers they share (COMMON, the problem responses) are written once in ../../export/docs.ts.
+ */
 
 /** `GET {prefix}hrs/status`: every station's summary. */
 export function listSummaryDoc(d: ExportDialectDoc): RouteDoc {

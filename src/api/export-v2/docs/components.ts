@@ -17,18 +17,9 @@ import {
   vehicleTypeListSchema,
   vehicleTypeSchema,
 } from '../../../domain/export-v2/schemas.js';
-import { requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../../docs/headers.js';
+import { bearerScheme, requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
-import {
-  internalErrorResponse,
-  lastModifiedHeader,
-  notModifiedResponse,
-  problem,
-  problemBody,
-  stationNotFoundResponse,
-  stationParameters,
-  unauthorizedExamples,
-} from '../../export/docs.js';
+import { internalErrorResponse, lastModifiedHeader, notModifiedResponse, problem, problemBody, stationNotFoundResponse, stationParameters, unauthorizedExamples } from '../../export/docs.js';
 
 /** The export v2 document's components: the security scheme, schemas, parameters, headers and shared responses. */
 
@@ -47,13 +38,10 @@ function windowText(seconds: number): string {
 }
 
 export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
-  [SECURITY]: {
-    type: 'http',
-    scheme: 'bearer',
-    description:
-      'A personal export v2 token of a portal account. Export v1/v1.1 tokens and the shared sandbox token are refused. ' +
-      'The value is shown once when created; a lost token is replaced, not recovered.',
-  },
+  [SECURITY]: bearerScheme(
+    'A personal export v2 token of a portal account. Export v1/v1.1 tokens and the shared sandbox token are refused. ' +
+    'The value is shown once when created; a lost token is replaced, not recovered.',
+  ),
 });
 
 /** Every response body, under the name the operations refer to it by. */
@@ -76,6 +64,11 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   Problem: problemSchema,
 });
 
+/**
+ * Begins as the legacy export's parameters (../../export-legacy/docs/components.ts) do: the shared
+ * `hrs_id` and `If-Modified-Since` (stationParameters), then each generation's own query parameters
+ * (here the page's `limit` and `offset`, there `fuelling_option` in the dialect's codes), alike only in form.
+ */
 export const parameters = (): NonNullable<DocDefinition['parameters']> => {
   const { hrs_id, 'If-Modified-Since': ifModifiedSince } = stationParameters();
   return {

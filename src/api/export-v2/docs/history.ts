@@ -3,7 +3,7 @@ import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/
 import { INSTANT_RANGE } from '../../../http/dates.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, jsonExamples, problem, problemBody } from '../../export/docs.js';
+import { COMMON, conditionalResponses, problem, problemBody } from '../../export/docs.js';
 
 /**
  * The history extension (beyond the specification): a station's reliability and its status history.
@@ -93,6 +93,14 @@ export const historyResponses = () => ({
   ),
 });
 
+/** What both history operations refuse alike: a bad parameter, an unknown station, no hour published yet. */
+const historyErrors = () => ({
+  '400': responseRef('BadHistoryParameter'),
+  '404': responseRef('StationNotFound'),
+  '503': responseRef('HistoryNotPublished'),
+  ...COMMON,
+});
+
 export function reliabilityDoc(): RouteDoc {
   return {
     tags: ['History'],
@@ -104,16 +112,8 @@ export function reliabilityDoc(): RouteDoc {
       'Conditional: supports `If-Modified-Since` (`Last-Modified`: when what is published last changed).',
     parameters: [parameterRef('hrs_id'), parameterRef('period'), parameterRef('If-Modified-Since')],
     responses: {
-      '200': {
-        description: 'The figures.',
-        headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: jsonExamples(examplesOf(reliabilitySchema)),
-      },
-      '304': responseRef('NotModified'),
-      '400': responseRef('BadHistoryParameter'),
-      '404': responseRef('StationNotFound'),
-      '503': responseRef('HistoryNotPublished'),
-      ...COMMON,
+      ...conditionalResponses('The figures.', examplesOf(reliabilitySchema)),
+      ...historyErrors(),
     },
   };
 }
@@ -138,16 +138,8 @@ export function historyDoc(): RouteDoc {
       parameterRef('If-Modified-Since'),
     ],
     responses: {
-      '200': {
-        description: 'The page.',
-        headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: jsonExamples(examplesOf(historyPageSchema)),
-      },
-      '304': responseRef('NotModified'),
-      '400': responseRef('BadHistoryParameter'),
-      '404': responseRef('StationNotFound'),
-      '503': responseRef('HistoryNotPublished'),
-      ...COMMON,
+      ...conditionalResponses('The page.', examplesOf(historyPageSchema)),
+      ...historyErrors(),
     },
   };
 }

@@ -61,6 +61,7 @@ export function info(context: DocContext): DocDefinition['info'] {
   };
 }
 
+/** Declared as every document's tags are (the portal's: ../../portal/docs/info.ts), with the names this document's operations use. */
 export const tags = (): DocDefinition['tags'] => [
   { name: 'Stations', description: 'Static station data and layout, events and photos.' },
   { name: 'Status', description: 'Real-time status per signal type, served from memory.' },

@@ -1,9 +1,14 @@
 import { stationPageSchema, stationRecordSchema } from '../../../domain/export-v2/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, headerRef, parameterRef, responseRef } from '../../../http/openapi.js';
-import { COMMON, jsonExamples } from '../../export/docs.js';
+import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
+import { COMMON, conditionalResponses } from '../../export/docs.js';
 
-/** The operations on static station data: the station list and one station record (its events and photo: ./shared.ts). */
+/**
+ * The operations on static station data: the station list and one station record (its events and photo:
+ * ../../export/docs.ts). They begin as the history's operations (./history.ts) do, because every
+ * operation states a tag, an id, its words and its parameters; what they share beyond that (the
+ * conditional answers, COMMON) is written once in ../../export/docs.ts.
+ */
 
 /** `GET /v2/hrs`: the station list, a page at a time; conditional. */
 export function listStationsDoc(): RouteDoc {
@@ -17,12 +22,7 @@ export function listStationsDoc(): RouteDoc {
       '`Last-Modified` also moves when a station is added or removed). There is no `fuelling_option` filter on v2.',
     parameters: [parameterRef('limit'), parameterRef('offset'), parameterRef('If-Modified-Since')],
     responses: {
-      '200': {
-        description: 'One page of station records.',
-        headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: jsonExamples(examplesOf(stationPageSchema)),
-      },
-      '304': responseRef('NotModified'),
+      ...conditionalResponses('One page of station records.', examplesOf(stationPageSchema)),
       '400': responseRef('BadRequest'),
       ...COMMON,
     },
@@ -41,12 +41,7 @@ export function stationDoc(): RouteDoc {
       'product `external_id` values are the ids used in status payloads. Conditional: supports `If-Modified-Since`.',
     parameters: [parameterRef('hrs_id'), parameterRef('If-Modified-Since')],
     responses: {
-      '200': {
-        description: 'The station record.',
-        headers: { 'Last-Modified': headerRef('Last-Modified') },
-        content: jsonExamples(examplesOf(stationRecordSchema)),
-      },
-      '304': responseRef('NotModified'),
+      ...conditionalResponses('The station record.', examplesOf(stationRecordSchema)),
       '404': responseRef('StationNotFound'),
       ...COMMON,
     },

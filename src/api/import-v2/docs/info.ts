@@ -1,4 +1,5 @@
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
+import { bearerScheme } from '../../docs/headers.js';
 
 /** The import v2 document's info (its description is the guide a signal originator reads first), tags and security scheme. */
 
@@ -38,6 +39,11 @@ const VERSIONING =
   '(`/import/v1/...`) remains functional and is deprecated; its reference is at [/import/v1/doc/](/import/v1/doc/), ' +
   'import v1.1\'s at [/import/v1.1/doc/](/import/v1.1/doc/).';
 
+/*
+ * The info, the tags and the security scheme are declared as in every document (export v2, the legacy
+ * import, the portal): the same fields, each document's own title, sections, names and words. The
+ * scheme's form is shared (bearerScheme); a builder for the rest would take every value as an argument.
+ */
 export function info(context: DocContext): DocDefinition['info'] {
   return {
     title: 'HRS signal platform: Import API v2',
@@ -53,11 +59,8 @@ export const tags = (): DocDefinition['tags'] => [
 ];
 
 export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
-  [SECURITY]: {
-    type: 'http',
-    scheme: 'bearer',
-    description:
-      'An import v2 token of the signal originator (created in the portal by originator managers, or issued during ' +
-      'onboarding). Each API generation has its own credential: import v1 and export tokens are refused here.',
-  },
+  [SECURITY]: bearerScheme(
+    'An import v2 token of the signal originator (created in the portal by originator managers, or issued during ' +
+    'onboarding). Each API generation has its own credential: import v1 and export tokens are refused here.',
+  ),
 });

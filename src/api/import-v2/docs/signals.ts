@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
 import type { Category } from '../../../domain/categories/index.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, responseRef, schemaRef } from '../../../http/openapi.js';
+import { examplesOf, schemaRef } from '../../../http/openapi.js';
+import { signalErrorResponses } from '../../docs/import.js';
 import { CATEGORIES, COMMON_RULES, type CategoryDoc } from './categories.js';
 
 /** The signal endpoints' operations, one per category, and their request schemas. */
@@ -38,12 +39,7 @@ export function signalDoc(category: Category): RouteDoc {
     },
     responses: {
       '204': { description: 'Every transmission accepted (or, for dry runs, validated). Never a 200 with a body.' },
-      '400': responseRef('ValidationFailed'),
-      '401': responseRef('Unauthorized'),
-      '413': responseRef('PayloadTooLarge'),
-      '415': responseRef('UnsupportedMediaType'),
-      '429': responseRef('TooManyRequests'),
-      '500': responseRef('InternalError'),
+      ...signalErrorResponses(),
     },
   };
 }

@@ -1,6 +1,7 @@
 import { V1_TO_CANONICAL } from '../../../domain/import-v1/options.js';
 import { FUELLING_OPTIONS } from '../../../domain/vocabulary.js';
 import type { DocContext, DocDefinition } from '../../../http/openapi.js';
+import { bearerScheme } from '../../docs/headers.js';
 import { activeStationsPath, fuelTypePath, signalPath, V2_REFERENCE, type DialectDoc } from './dialects.js';
 
 /**
@@ -127,6 +128,11 @@ function versioning(d: DialectDoc): string {
   );
 }
 
+/**
+ * Laid out as the legacy export's info (../../export-legacy/docs/info.ts): a title, the version and a
+ * summary per dialect over the description's sections, the fields every document's info has. Every
+ * text is the generation's own, so a shared builder would take all of them as arguments and save nothing.
+ */
 export function info(d: DialectDoc, context: DocContext): DocDefinition['info'] {
   return {
     title: `HRS signal platform: Import API ${d.version}`,
@@ -154,11 +160,8 @@ export const tags = (): DocDefinition['tags'] => [
 ];
 
 export const securitySchemes = (): DocDefinition['securitySchemes'] => ({
-  [SECURITY]: {
-    type: 'http',
-    scheme: 'bearer',
-    description:
-      'An import v1/v1.1 token of the signal originator; one token works on import v1 and v1.1. Each API generation ' +
-      'has its own credential: import v2 and export tokens are refused here.',
-  },
+  [SECURITY]: bearerScheme(
+    'An import v1/v1.1 token of the signal originator; one token works on import v1 and v1.1. Each API generation ' +
+    'has its own credential: import v2 and export tokens are refused here.',
+  ),
 });

@@ -2,7 +2,8 @@ import { V1_MESSAGES } from '../../../domain/import-v1/messages.js';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
 import { unstorableProblem } from '../../../domain/import-v2/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { responseRef, schemaRef } from '../../../http/openapi.js';
+import { schemaRef } from '../../../http/openapi.js';
+import { signalErrorResponses } from '../../docs/import.js';
 import { V2_REFERENCE, type DialectDoc } from './dialects.js';
 import { requestExamples } from './examples.js';
 
@@ -89,12 +90,7 @@ export function signalDoc(d: DialectDoc): RouteDoc {
     },
     responses: {
       '204': { description: 'Every signal accepted (stored; published when Live). Empty body; never a 200 with a body.' },
-      '400': responseRef('ValidationFailed'),
-      '401': responseRef('Unauthorized'),
-      '413': responseRef('PayloadTooLarge'),
-      '415': responseRef('UnsupportedMediaType'),
-      '429': responseRef('TooManyRequests'),
-      '500': responseRef('InternalError'),
+      ...signalErrorResponses(),
     },
   };
 }

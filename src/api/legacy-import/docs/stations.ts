@@ -1,16 +1,11 @@
 import { v11ActiveStationsSchema } from '../../../domain/import-v1/schemas.js';
 import type { ReferenceData } from '../../../../db/queries/reference.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, responseRef } from '../../../http/openapi.js';
+import { examplesOf } from '../../../http/openapi.js';
+import { activeStationsOperation, tokenErrorResponses } from '../../docs/import.js';
 import type { DialectDoc } from './dialects.js';
 
 /** The operations of the reference list and the active stations; the list's example is the one the service holds (read at start). */
-
-const COMMON = {
-  '401': responseRef('Unauthorized'),
-  '429': responseRef('TooManyRequests'),
-  '500': responseRef('InternalError'),
-};
 
 /** `GET /import/v1/fuel-type`, `GET /import/v1.1/fuel-type`. */
 export function fuelTypeDoc(d: DialectDoc, reference: ReferenceData): RouteDoc {
@@ -36,28 +31,21 @@ export function fuelTypeDoc(d: DialectDoc, reference: ReferenceData): RouteDoc {
           },
         },
       },
-      ...COMMON,
+      ...tokenErrorResponses(),
     },
   };
 }
 
 /** `GET /import/v1.1/active-stations`. */
 export function activeStationsDoc(): RouteDoc {
-  return {
-    tags: ['Stations'],
-    operationId: 'getActiveStations',
-    summary: 'List the stations the token covers',
-    description:
-      'The stations where the token\'s signal originator is Live (signals stored and published) or Testing (stored ' +
+  return activeStationsOperation(
+    'The stations where the token\'s signal originator is Live (signals stored and published) or Testing (stored ' +
       'as the latest, not published) for import v1/v1.1, each list sorted by station id. Stations where it is ' +
       'Inactive are not listed. There is no trailing slash.',
-    responses: {
-      '200': {
-        description: 'The originator\'s stations by transmission state.',
-        // The schema: the route's `response`.
-        content: { 'application/json': { examples: examplesOf(v11ActiveStationsSchema) } },
-      },
-      ...COMMON,
+    {
+      description: 'The originator\'s stations by transmission state.',
+      // The schema: the route's `response`.
+      content: { 'application/json': { examples: examplesOf(v11ActiveStationsSchema) } },
     },
-  };
+  );
 }

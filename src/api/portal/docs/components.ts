@@ -22,17 +22,7 @@ import { AUTH_FAILURE_LIMIT } from '../../auth.js';
 import { NOT_SIGNED_IN, originRefusal, SESSION_COOKIE, sessionCookie } from '../session-words.js';
 import { TOKEN_RULE_MESSAGES } from '../../../registry/personal-tokens.js';
 import { requestIdHeader, retryAfterHeader } from '../../docs/headers.js';
-import {
-  assignmentRequestSchema,
-  broadcastSchema,
-  confirmSchema,
-  draftLayoutSchema,
-  endEventSchema,
-  eventPatchSchema,
-  newEventSchema,
-  newImportTokenSchema,
-  stationPutSchema,
-} from '../bodies.js';
+import { assignmentRequestSchema, broadcastSchema, confirmSchema, draftLayoutSchema, endEventSchema, eventPatchSchema, newEventSchema, newImportTokenSchema, stationPutSchema } from '../bodies.js';
 import {
   assignmentAnswerSchema,
   assignmentsSchema,

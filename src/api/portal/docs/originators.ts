@@ -4,7 +4,11 @@ import { callLogPageSchema, createdImportTokenSchema, importTokenAnswerSchema, i
 import { badPage, notFound, pageParameters, registryOperation } from './registry-shared.js';
 import { invalidBody, problem, problemExample } from './shared.js';
 
-/** Originator managers' operations: the originators, their import tokens, their call logs. */
+/**
+ * Originator managers' operations: the originators, their import tokens, their call logs. Written as
+ * operator staff's (./stations.ts), one registryOperation call each, alike in form and each with its
+ * own path, role and words; what they share (noOriginator, badPage) is written once.
+ */
 
 const noOriginator = () => notFound('No originator has this id.', 'No originator "mon-9".');
 

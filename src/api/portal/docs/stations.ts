@@ -1,14 +1,5 @@
 import { MAX_PHOTO_BYTES, MAX_PHOTO_PIXELS, MAX_PHOTO_SIDE } from '../../../registry/file/photo.js';
-import {
-  assignmentRequestSchema,
-  broadcastSchema,
-  confirmSchema,
-  draftLayoutSchema,
-  endEventSchema,
-  eventPatchSchema,
-  newEventSchema,
-  stationPutSchema,
-} from '../bodies.js';
+import { assignmentRequestSchema, broadcastSchema, confirmSchema, draftLayoutSchema, endEventSchema, eventPatchSchema, newEventSchema, stationPutSchema } from '../bodies.js';
 import { textProblem } from '../../../domain/text.js';
 import {
   assignmentAnswerSchema,
@@ -28,7 +19,13 @@ import {
 import { badPage, noStation, notFound, pageParameters, registryOperation } from './registry-shared.js';
 import { invalidBody, problem, problemExample } from './shared.js';
 
-/** Operator staff's operations: stations, layouts, events and the broadcast, the photo, assignments, the audit trail. */
+/**
+ * Operator staff's operations: stations, layouts, events and the broadcast, the photo, assignments, the audit trail.
+ * Each is one registryOperation call, so they look alike (every operation states a method, a tag, a role,
+ * words, a body and its answers), but no two share their values: a table or a loop over them would hold
+ * the same rows, one step further from the operations they describe. What they do share is a helper
+ * (noStation, problem, invalidBody, pageParameters).
+ */
 
 const STATION = ['hrs_id'];
 const noEvent = () => notFound('No such station, or it has no event with this id.', 'BERLA has no event "ev-9".');
