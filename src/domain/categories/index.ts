@@ -22,6 +22,10 @@ import { usage } from './usage.js';
  * - the browser pages' own lists (src/api/portal/page/registry.js and timeline.js,
  *   src/push/dashboard/dashboard.js), which test/categories.test.ts holds to this one.
  * The documents, the status object, the history and the admins' feed follow from this list.
+ *
+ * The four files are alike in shape on purpose: each fills the same `CategoryDefinition` (./definition.ts)
+ * with its own values, schemas and examples; what they share (field builders, envelope, section times)
+ * is already in import-v2/fields.ts and export-v2/section-fields.ts.
  */
 
 export type { CategoryDefinition, FreshnessPolicy, FreshnessSettings, PublishedReading } from './definition.js';
