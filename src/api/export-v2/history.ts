@@ -1,17 +1,16 @@
-import { CACHE_BUSTER } from '../../http/query.js';
 import type { Sql } from '../../../db/connect.js';
 import { isPeriod } from '../../domain/history/figures.js';
 import { isSandboxId } from '../../domain/sandbox.js';
 import type { StationLookup } from '../../domain/stations.js';
 import { CATEGORIES, isCategory } from '../../domain/categories/index.js';
-import { httpDate, ifModifiedSince, parseInstant } from '../../http/dates.js';
-import { HttpError, JSON_TYPE, type Reply } from '../../http/errors.js';
+import { ifModifiedSince, parseInstant } from '../../http/dates.js';
+import { HttpError, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { HOUR_MS } from '../../domain/history/figures.js';
 import { MAX_PAGE_MS, historyPage, notPublished, publishedHistory, reliability } from '../history.js';
-import { unknownStation } from '../export/replies.js';
+import { conditionalHeaders, notModified, notModifiedSince, unknownStation } from '../export/replies.js';
 import { textQuery } from '../../http/query.js';
 import { historyDoc, reliabilityDoc } from './docs/history.js';
 import { historyPageSchema, reliabilitySchema } from '../../domain/export-v2/history.js';
@@ -48,27 +47,24 @@ function station(deps: HistoryRouteDeps, req: Request): string {
   return hrsId;
 }
 
-function only(req: Request, allowed: readonly string[]): void {
-  const unknown = [...new Set(req.query.keys())].filter((k) => !allowed.includes(k) && k !== CACHE_BUSTER);
-  if (unknown.length > 0) throw invalid(`unknown parameter(s): ${unknown.join(', ')}; this path takes ${allowed.join(', ')}.`);
-  for (const name of allowed) if (req.query.getAll(name).length > 1) throw invalid(`${name}: give it once.`);
+/** Each parameter given at most once (the core has refused names the route does not declare). */
+function once(req: Request, names: readonly string[]): void {
+  for (const name of names) if (req.query.getAll(name).length > 1) throw invalid(`${name}: give it once.`);
 }
-
-const headersFor = (modifiedMs: number) => ({ 'Content-Type': JSON_TYPE, 'Last-Modified': httpDate(Math.floor(modifiedMs / 1000)), 'Cache-Control': 'no-cache' });
-const notModified = (modifiedMs: number): Reply => ({ status: 304, headers: { 'Last-Modified': httpDate(Math.floor(modifiedMs / 1000)), 'Cache-Control': 'no-cache' } });
 
 async function reliabilityReply(deps: HistoryRouteDeps, req: Request): Promise<Reply> {
   const hrsId = station(deps, req);
-  only(req, ['period']);
+  once(req, ['period']);
   const period = req.query.get('period') ?? '24h';
   if (!isPeriod(period)) throw invalid('period: must be one of 24h, 7d, 30d.');
   const published = await publishedHistory(deps.sql, hrsId);
   if (published === null) throw notPublished();
   const { hour, modified } = published;
+  const modifiedUs = modified * 1000;
   const since = ifModifiedSince(req);
-  if (since !== undefined && Math.floor(modified / 1000) <= since) return notModified(modified);
+  if (since !== undefined && notModifiedSince(modifiedUs, since)) return notModified(modifiedUs);
   const body = await reliability(deps, hrsId, period, hour);
-  return { status: 200, headers: headersFor(modified), body: JSON.stringify(body) };
+  return { status: 200, headers: conditionalHeaders(modifiedUs), body: JSON.stringify(body) };
 }
 
 /** An instant parameter: a date-time with an offset (or Z) in the accepted range (src/http/dates.ts). */
@@ -82,7 +78,7 @@ function instant(req: Request, name: string): number | undefined {
 
 async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply> {
   const hrsId = station(deps, req);
-  only(req, ['category', 'from', 'to']);
+  once(req, ['category', 'from', 'to']);
   const category = req.query.get('category') ?? 'availability';
   if (!isCategory(category)) throw invalid(`category: must be one of ${CATEGORIES.join(', ')}.`);
   const fromAsked = instant(req, 'from');
@@ -90,6 +86,7 @@ async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply
   const published = await publishedHistory(deps.sql, hrsId);
   if (published === null) throw notPublished();
   const { hour, modified } = published;
+  const modifiedUs = modified * 1000;
   const from = fromAsked ?? hour - 24 * HOUR_MS;
   if (from >= hour) throw invalid(`from: the history is published up to ${new Date(hour).toISOString()} (the end of the last hour published: materialised and rolled up); ask for an earlier from.`);
   const asked = toAsked ?? Math.min(from + MAX_PAGE_MS, hour);
@@ -97,7 +94,7 @@ async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply
   if (asked - from > MAX_PAGE_MS) throw invalid('to: a page covers at most 7 days after from.');
   const to = Math.min(asked, hour);
   const since = ifModifiedSince(req);
-  if (since !== undefined && Math.floor(modified / 1000) <= since) return notModified(modified);
+  if (since !== undefined && notModifiedSince(modifiedUs, since)) return notModified(modifiedUs);
   const page = await historyPage(deps, hrsId, category, from, to, hour);
   const length = asked - from;
   const link = (a: number, b: number) =>
@@ -117,5 +114,5 @@ async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply
     next,
     previous,
   };
-  return { status: 200, headers: headersFor(modified), body: JSON.stringify(body) };
+  return { status: 200, headers: conditionalHeaders(modifiedUs), body: JSON.stringify(body) };
 }
