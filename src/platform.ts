@@ -3,7 +3,7 @@ import type { Sql } from '../db/connect.js';
 import { unbounded } from '../db/deadline.js';
 import { openMigrated } from '../db/migrate.js';
 import { pingDatabase } from '../db/queries/health.js';
-import { readReferenceData, type ReferenceData } from '../db/queries/reference.js';
+import { readReferenceData } from '../db/queries/reference.js';
 import { readRegistryRows } from '../db/queries/registry.js';
 import { publishedSignalBatches, SignalWriter } from '../db/queries/signals.js';
 import { LiveStatus } from '../machines/live-status.js';

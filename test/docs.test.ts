@@ -12,7 +12,7 @@ import type { HttpServer } from '../src/http/server.js';
 import type { Families } from '../src/platform.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
-import { freshnessPolicies } from '../src/domain/history/timeline.js';
+import { freshnessPolicies } from '../src/domain/categories/index.js';
 import { materialize, rollUpHours } from '../workers/history/jobs.js';
 import { checkExamples, deref, documentAjv } from './helpers/openapi.js';
 

@@ -61,9 +61,8 @@ interface Outcomes {
  */
 async function loadAndCheck(data: unknown, outcomes: Outcomes): Promise<void> {
   const before = await fingerprint();
-  let summary: LoadSummary;
   try {
-    summary = await load(data);
+    await load(data);
   } catch (err) {
     if (!(err instanceof FixtureError)) throw err;
     if (!err.problems.every((p) => /^\S.*: /.test(p))) throw new Error(`problem without a path: ${err.problems}`);

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { storeTransmissions, type StoredTransmission } from '../db/queries/signals.js';
 import { historyPageSchema, reliabilitySchema } from '../src/domain/export-v2/history.js';
-import { freshnessPolicies } from '../src/domain/history/timeline.js';
+import { freshnessPolicies } from '../src/domain/categories/index.js';
 import { materialize, rollUpHours, type HistoryJobs } from '../workers/history/jobs.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, startTestPlatform } from './helpers/platform.js';

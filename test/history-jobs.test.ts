@@ -2,7 +2,7 @@ import t from 'tap';
 import { partitions } from '../db/queries/history.js';
 import { storeTransmissions, type StoredTransmission } from '../db/queries/signals.js';
 import { readRegistryRows } from '../db/queries/registry.js';
-import { freshnessPolicies } from '../src/domain/history/timeline.js';
+import { freshnessPolicies } from '../src/domain/categories/index.js';
 import { Registry } from '../src/registry/registry.js';
 import { loadFixture } from '../src/registry/file/load.js';
 import { maintainPartitions, materialize, rollUpHours, type HistoryJobs } from '../workers/history/jobs.js';

@@ -4,11 +4,11 @@ import { referenceState } from './helpers/history.js';
 import {
   DAY_MS,
   StationReplay,
-  freshnessPolicies,
   type HistoryReading,
   type Interval,
   type SeriesState,
 } from '../src/domain/history/timeline.js';
+import { freshnessPolicies } from '../src/domain/categories/index.js';
 import type { StationEntry } from '../src/domain/stations.js';
 
 const MIN = 60_000;

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { decimalProblem } from '../src/domain/decimal.js';
-import { unstorableProblem } from '../src/domain/import-v2/schemas.js';
+import { unstorableProblem } from '../src/domain/import-v2/fields.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
 

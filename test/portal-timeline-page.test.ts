@@ -10,7 +10,7 @@
  */
 import t from 'tap';
 import { storeTransmissions, type StoredTransmission } from '../db/queries/signals.js';
-import { freshnessPolicies } from '../src/domain/history/timeline.js';
+import { freshnessPolicies } from '../src/domain/categories/index.js';
 import { materialize, rollUpHours } from '../workers/history/jobs.js';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';

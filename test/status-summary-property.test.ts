@@ -2,7 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { isDeepStrictEqual } from 'node:util';
 import type { ConfirmedLayout } from '../src/domain/stations.js';
-import type { PublishedReading } from '../src/domain/status/sections.js';
+import type { PublishedReading } from '../src/domain/categories/index.js';
 import {
   stationSummarySchema,
   summarize,

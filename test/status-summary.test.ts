@@ -2,7 +2,7 @@ import t from 'tap';
 import { z } from 'zod';
 import { providedOptions } from '../src/domain/import-v1/options.js';
 import type { ConfirmedLayout, StationEntry } from '../src/domain/stations.js';
-import type { PublishedReading } from '../src/domain/status/sections.js';
+import type { PublishedReading } from '../src/domain/categories/index.js';
 import {
   optionValues,
   REASON_STATES,

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { FixtureError, loadFixture } from '../src/registry/file/load.js';
 import { isBlank, nameProblem, textFault, textFaults, textProblem } from '../src/domain/text.js';
-import { unstorableProblem } from '../src/domain/import-v2/schemas.js';
+import { unstorableProblem } from '../src/domain/import-v2/fields.js';
 import { TOKENS } from './helpers/fixtures.js';
 import { ADMIN_TOKEN, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Sql, Tx } from '../../db/connect.js';
 import { deleteLayout } from '../../db/queries/layouts.js';
 import { activeImportTokens, allStationEvents, assignmentState, insertImportToken, lockOriginatorTokens, originatorRow, readLayout, revokeImportToken, setAssignment, setCallLogMode, setStationPhoto, stationEvent, stationRecord, takenEventIds, updateStationFields, type ImportTokenRow, type StationRecordRow, type StoredLayout } from '../../db/queries/portal-registry.js';

@@ -13,7 +13,7 @@ import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 import { readRegistryRows } from '../../db/queries/registry.js';
 import { createPartitions, setProgress } from '../../db/queries/history.js';
-import { freshnessPolicies } from '../../src/domain/history/timeline.js';
+import { freshnessPolicies } from '../../src/domain/categories/index.js';
 import { Registry } from '../../src/registry/registry.js';
 import { materialize, rollUpHours, type HistoryJobs } from '../../workers/history/jobs.js';
 import { TOKENS } from '../helpers/fixtures.js';

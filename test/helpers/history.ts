@@ -1,4 +1,5 @@
-import { classify, type FreshnessPolicy, type HistoryReading } from '../../src/domain/history/timeline.js';
+import type { FreshnessPolicy } from '../../src/domain/categories/index.js';
+import { classify, type HistoryReading } from '../../src/domain/history/timeline.js';
 
 /**
  * The reference the history's property tests hold the materialiser to: the state of an availability

@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { CallLogMode } from '../../src/domain/vocabulary.js';
 
 /**
  * The call-log job: what one recorded API call becomes on the queue. Shared by the producer (the
@@ -122,4 +121,3 @@ export function callLogPayload(entry: CallLogEntry): unknown {
   };
 }
 
-export { shouldRecord } from '../../src/domain/vocabulary.js';

@@ -1,7 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { CallLogMode } from '../../src/domain/vocabulary.js';
-import { callLogJobSchema, callLogPayload, shouldRecord, type CallLogEntry, type CallLogJob } from './job.js';
+import { shouldRecord } from '../../src/domain/vocabulary.js';
+import { callLogJobSchema, callLogPayload, type CallLogEntry, type CallLogJob } from './job.js';
 
 /** The call-log producer: what the API process uses to enqueue a call-log job per recorded call. */
 

@@ -14,7 +14,8 @@ import {
   setProgress,
   storeReplay,
 } from '../../db/queries/history.js';
-import { freshnessPolicies, replay, type FreshnessPolicy, type HistoryReading } from '../../src/domain/history/timeline.js';
+import { freshnessPolicies, type FreshnessPolicy } from '../../src/domain/categories/index.js';
+import { replay, type HistoryReading } from '../../src/domain/history/timeline.js';
 import type { Config } from '../../src/config.js';
 import type { StationLookup } from '../../src/domain/stations.js';
 import type { Category } from '../../src/domain/categories/index.js';

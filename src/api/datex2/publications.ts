@@ -3,7 +3,7 @@ import type { Sql } from '../../../db/connect.js';
 import { allStationHeads, stationRows, type StationRow } from '../../../db/queries/stations.js';
 import { openingAt } from '../../domain/opening-hours.js';
 import type { ConfirmedLayout, StationDirectory } from '../../domain/stations.js';
-import type { PublishedReading } from '../../domain/status/sections.js';
+import type { PublishedReading } from '../../domain/categories/index.js';
 import { siteStatus, type Held } from '../../domain/datex2/status.js';
 import { siteOf, tableVersion, type LeftOutReason, type SiteModel, type SiteResult } from '../../domain/datex2/table.js';
 import { siteStatusElement, statusPublication } from './xml/status.js';

@@ -4,7 +4,7 @@ import { DIALECT_CODES, providedOptions, toCanonical, type Dialect } from '../..
 import { openingAt } from '../../domain/opening-hours.js';
 import { summarize, toV11Summary, toV1Summary, type OptionSummary } from '../../domain/status/summary.js';
 import type { StationDirectory, StationEntry } from '../../domain/stations.js';
-import type { PublishedReading } from '../../domain/status/sections.js';
+import type { PublishedReading } from '../../domain/categories/index.js';
 import { EncodedBody, encodedJson } from '../../http/encoding.js';
 import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';

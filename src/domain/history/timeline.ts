@@ -2,7 +2,7 @@ import { providedOptions } from '../import-v1/options.js';
 import { isOpen, nextChange } from '../opening-hours.js';
 import type { StationEntry, StationLookup } from '../stations.js';
 import { summarize } from '../status/summary.js';
-import { CATEGORIES, freshnessPolicies, type Category, type FreshnessPolicy } from '../categories/index.js';
+import { CATEGORIES, type Category, type FreshnessPolicy } from '../categories/index.js';
 
 /**
  * The status history as intervals, replayed from the readings: per station, the freshness of each
@@ -20,8 +20,6 @@ import { CATEGORIES, freshnessPolicies, type Category, type FreshnessPolicy } fr
 
 export type FreshnessState = 'fresh' | 'stale' | 'unknown';
 
-/** The replay's deadlines per category: `freshnessPolicies(settings)`, as the live status takes them. */
-export { freshnessPolicies, type FreshnessPolicy };
 
 /** Where one series stands: its open interval and, for a freshness series, the last reading. */
 export interface SeriesState {

@@ -1,6 +1,6 @@
 import { LIMIT_MESSAGES } from '../import-v2/limits.js';
 import { MESSAGES } from '../import-v2/rules.js';
-import { typeName } from '../import-v2/schemas.js';
+import { typeName } from '../import-v2/fields.js';
 import { V1_FUEL_TYPES } from '../vocabulary.js';
 
 /**

@@ -7,7 +7,6 @@ import { byCategory } from '../categories/index.js';
  * Each category's transmission schema is with its category (src/domain/categories/).
  */
 
-export { typeName, unstorableProblem } from './fields.js';
 
 const stationIds = (what: string) =>
   z.array(z.string().regex(/^[A-Z]{5}$/)).meta({ description: `Station ids, sorted, ${what}.`, examples: [['BERLA', 'HAMBG']] });

@@ -8,7 +8,6 @@ import type { ConfirmedLayout } from '../stations.js';
  * category's own section is built by its category (src/domain/categories/); the times are common.
  */
 
-export type { PublishedReading };
 
 /**
  * The section for one category, or null when nothing of it may be published (a pricing section

@@ -3,7 +3,7 @@ import { hrsIdSchema } from '../export-v2/schemas.js';
 import { CANONICAL_TO_V1 } from '../import-v1/options.js';
 import type { ConfirmedLayout } from '../stations.js';
 import { FUELLING_OPTIONS, V1_FUEL_TYPES, type FuellingOption, type V1FuelType } from '../vocabulary.js';
-import type { PublishedReading } from './sections.js';
+import type { PublishedReading } from '../categories/index.js';
 
 /**
  * The per-fuelling-option five-state status summary of the export v1 / v1.1 API: for one station,

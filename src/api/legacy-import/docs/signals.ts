@@ -1,6 +1,6 @@
 import { V1_MESSAGES } from '../../../domain/import-v1/messages.js';
 import { LIMITS } from '../../../domain/import-v2/limits.js';
-import { unstorableProblem } from '../../../domain/import-v2/schemas.js';
+import { unstorableProblem } from '../../../domain/import-v2/fields.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { schemaRef } from '../../../http/openapi.js';
 import { signalErrorResponses } from '../../docs/import.js';
