@@ -74,12 +74,7 @@ export interface RouteInput<P extends z.ZodType, Q extends QuerySchema, B extend
 }
 
 /** The schemas of a route, as the core checks them. */
-export interface Contract {
-  params?: z.ZodType;
-  query?: QuerySchema;
-  /** `true`: the handler reads the raw body (`req.body`); a schema: the core parses it as JSON and checks it. */
-  body?: boolean | z.ZodType;
-}
+export type Contract = Pick<RouteSpec<z.ZodType, QuerySchema, z.ZodType>, 'params' | 'query' | 'body'>;
 
 /**
  * Checks a request against its route's schemas, after authentication and once the body is read:
