@@ -90,8 +90,9 @@
     }
     var starts = isoFromZoned($('event-starts').value, zone());
     var at = starts ? Date.parse(starts) : Date.now();
-    var name = ctx.station().time_zone ? zone() : 'UTC (the station has no time zone: set one on the Record tab)';
-    note.textContent = 'Times are the station\'s local time: ' + name + ', ' + offsetText(offsetAt(zone(), at)) + (starts ? ' on that date.' : ' today.');
+    note.textContent = ctx.station().time_zone
+      ? 'Times are the station\'s local time: ' + zone() + ', ' + offsetText(offsetAt(zone(), at)) + (starts ? ' on that date.' : ' today.')
+      : 'Times are in UTC: the station has no time zone (set one on the Record tab).';
   }
 
   function load(context) {
@@ -118,7 +119,11 @@
           editEvent(e);
         } });
         rows.appendChild(h('tr', {}, [
-          h('td', { text: e.kind }), h('td', { text: shown(e.starts_at) }), h('td', { text: shown(e.ends_at) }), h('td', { text: e.description }), h('td', {}, [edit, end]),
+          h('td', { 'data-label': 'Kind', text: e.kind }),
+          h('td', { 'data-label': 'Starts', text: shown(e.starts_at) }),
+          h('td', { 'data-label': 'Ends', text: shown(e.ends_at) }),
+          h('td', { 'data-label': 'Description', text: e.description }),
+          h('td', {}, [edit, end]),
         ]));
       });
     });
