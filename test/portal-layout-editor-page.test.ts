@@ -133,6 +133,15 @@ t.test('layout editor: labels, reference lists, nothing pre-ticked, the v1 fuel-
   await page.getByRole('button', { name: 'Yes, confirm' }).click();
   await holds(page, 'station-message', 'textContent', 'Layout version 4 confirmed with the v1 fuel types 700car');
   t.same((await staff.call('GET', BERLA)).body.v1_fuel_types, ['700car'], '350car removed with its last nozzle');
+
+  // Ticking 350car on the record alone is still refused (no nozzle offers it): the message says where the way is.
+  await page.getByRole('button', { name: 'Record', exact: true }).click();
+  await holds(page, 'record-name', 'value', 'Berlin Airport');
+  t.notOk(await page.locator('#record-350car').isChecked(), 'the record tab follows the removal');
+  await page.locator('#record-350car').check();
+  await page.getByRole('button', { name: 'Save record' }).click();
+  await holds(page, 'station-message', 'textContent', 'change the draft on the Layout tab, and its confirmation offers to set the v1 fuel types with it');
+  t.match(await page.locator('#station-message').textContent(), /^v1_fuel_types: v1 fuel type 350car has no nozzle/, 'the API\'s reason first');
   t.same(problems, [], 'no script error, no CSP violation');
 });
 
