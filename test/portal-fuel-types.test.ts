@@ -7,6 +7,7 @@
  * refused confirmation changes nothing (neither layout nor v1 fuel types).
  */
 import t from 'tap';
+import { checkFuelTypesAgainst } from '../src/domain/portal/fuel-types.js';
 import { startTestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';
 
@@ -89,4 +90,33 @@ t.test('the confirmation carries the v1 fuel types a draft needs, both direction
   const updates = audit.filter((e) => e.action === 'station.update');
   t.same(updates.map((e) => [e.before.v1_fuel_types, e.after.v1_fuel_types]).reverse(), [[['350car', '700car'], ['700car']], [['700car'], ['350car', '700car']]], 'both changes audited');
   t.equal(audit.filter((e) => e.action === 'layout.confirm').length, 3, 'three confirmations');
+});
+
+t.test('the check alone: either side empty agrees; 700hd has no v1 code; the agreeing set may be empty', async (t) => {
+  const layout = (...options: string[][]) => ({
+    dispensers: [{ external_id: 'D', is_certified: true, nozzles: options.map((o, i) => ({ external_id: `N${i}`, connector_type: 'H70', vehicle_side: 'left', is_certified: true, fuelling_options: o })) }],
+    storages: [],
+    products: [],
+  });
+  t.same(checkFuelTypesAgainst(layout(['700ld'], ['350hd']), []), { current: [], contradictions: [], agreeing: null, add: [], remove: [] }, 'no v1 fuel types: nothing to compare');
+  t.same(checkFuelTypesAgainst(layout(), ['700car']), { current: ['700car'], contradictions: [], agreeing: null, add: [], remove: [] }, 'no nozzle: nothing to compare');
+  t.same(checkFuelTypesAgainst(null, ['700car']).agreeing, null, 'no layout: nothing to compare');
+  t.same(checkFuelTypesAgainst(layout(['700ld', '700hd']), ['700car']).agreeing, null, '700hd needs no v1 fuel type');
+  t.same(checkFuelTypesAgainst(layout(['700hd']), ['700car']), {
+    current: ['700car'],
+    contradictions: ['v1 fuel type 700car has no nozzle with fuelling option 700ld on the draft layout'],
+    agreeing: [],
+    add: [],
+    remove: ['700car'],
+  }, 'only 700hd left: the v1 fuel types that agree are none');
+  t.same(checkFuelTypesAgainst(layout(['700ld'], ['350hd']), ['700car', '350car']), {
+    current: ['700car', '350car'],
+    contradictions: [
+      'v1 fuel type 350car has no nozzle with fuelling option 350ld on the draft layout',
+      'fuelling option 350hd on the draft layout is missing from the v1 fuel types (350bus)',
+    ],
+    agreeing: ['700car', '350bus'],
+    add: ['350bus'],
+    remove: ['350car'],
+  }, 'one added and one removed at once');
 });
