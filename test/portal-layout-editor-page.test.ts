@@ -87,6 +87,7 @@ t.test('layout editor: labels, reference lists, nothing pre-ticked, the v1 fuel-
 
   // A new nozzle: nothing ticked, nothing chosen; not saved without a fuelling option.
   await page.getByRole('button', { name: 'Add a nozzle to dispenser 1' }).click();
+  t.equal(await page.evaluate(() => (globalThis as any).document.activeElement.getAttribute('aria-label')), 'Dispenser 1, nozzle 2: id', 'the new nozzle\'s id has the focus');
   for (const option of ['700ld', '350ld', '700hd', '350hd', 'certified']) {
     t.notOk(await page.getByLabel(`Dispenser 1, nozzle 2: ${option}`).isChecked(), `a new nozzle: ${option} not ticked`);
   }

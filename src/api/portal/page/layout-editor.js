@@ -98,12 +98,16 @@
 
   /**
    * Draws `layout` into `container`; `changed` is called after every edit. Adding or removing a part
-   * draws it again.
+   * draws it again; a part added has the focus on its id.
    */
   function render(container, layout, changed) {
-    var redraw = function () {
+    /** Draws again; `focus`: the accessible name of the field to focus then. */
+    var redraw = function (focus) {
       render(container, layout, changed);
       changed();
+      Array.prototype.forEach.call(container.querySelectorAll('input, select'), function (el) {
+        if (focus && el.getAttribute('aria-label') === focus) el.focus();
+      });
     };
     /** The button that removes `list[i]`, named by its place (`at`) and its id. */
     var remove = function (at, list, i) {
@@ -152,13 +156,13 @@
         h('ul', { class: 'parts' }, nozzles),
         button('Add a nozzle to ' + at.toLowerCase(), function () {
           d.nozzles.push({ external_id: '', connector_type: '', vehicle_side: '', is_certified: false, fuelling_options: [] });
-          redraw();
+          redraw(at + ', nozzle ' + d.nozzles.length + ': id');
         }, 'button button-secondary'),
       ]));
     });
     container.appendChild(button('Add a dispenser', function () {
       layout.dispensers.push({ external_id: '', is_certified: false, nozzles: [] });
-      redraw();
+      redraw('Dispenser ' + layout.dispensers.length + ': id');
     }, 'button button-secondary'));
 
     var storages = layout.storages.map(function (s, i) {
@@ -172,7 +176,7 @@
     });
     container.appendChild(partList('Storages', storages, 'Add a storage', function () {
       layout.storages.push({ external_id: '', nominal_capacity_kg: 0, dispenser_external_ids: [] });
-      redraw();
+      redraw('Storage ' + layout.storages.length + ': id');
     }));
 
     var products = layout.products.map(function (p, i) {
@@ -194,7 +198,7 @@
     });
     container.appendChild(partList('Products', products, 'Add a product', function () {
       layout.products.push({ external_id: '', pressure_stage: 700, green_hydrogen_share: null, nozzle_external_ids: [] });
-      redraw();
+      redraw('Product ' + layout.products.length + ': id');
     }));
   }
 

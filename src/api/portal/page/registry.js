@@ -1,7 +1,7 @@
 // The portal page's views for operator staff and originator managers, beside the API tokens page
 // (portal.js): stations (record, photo, assignments, audit trail; the layout with its diff and
-// confirmation in layout-pane.js, the events and the broadcast in station-events.js) and originators (import tokens, stations reported on, call log),
-// through the JSON API under /portal/v1/. It shows its tabs once portal.js has signed the user in, for
+// confirmation in layout-pane.js, the events and the broadcast in station-events.js) and originators
+// (import tokens, stations reported on, call log), through the JSON API under /portal/v1/. It shows its tabs once portal.js has signed the user in, for
 // the roles the session names. Every text from the API is set with textContent; nothing is parsed as
 // HTML. An import token's value is shown once and dropped when the view is left.
 (function () {
