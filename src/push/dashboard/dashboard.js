@@ -13,7 +13,6 @@
     hydrogen_storage: 'hydrogen storage',
     pricing: 'pricing',
   };
-  var TAIL_LIMIT = 200;
   var HIGHLIGHT_MS = 2000;
   var BACKOFF_FIRST_MS = 500;
   var BACKOFF_MAX_MS = 10000;
@@ -36,12 +35,9 @@
     loginError: $('login-error'),
     live: $('live'),
     stations: $('stations'),
+    sandboxStations: $('sandbox-stations'),
+    sandbox: $('sandbox'),
     noStations: $('no-stations'),
-    filter: $('filter'),
-    tail: $('tail'),
-    tailEmpty: $('tail-empty'),
-    tailClear: $('tail-clear'),
-    tailLimit: $('tail-limit'),
     timeZone: $('time-zone'),
     counts: {
       stations: $('count-stations'),
@@ -49,11 +45,15 @@
       limited: $('count-limited'),
       unavailable: $('count-unavailable'),
       unknown: $('count-unknown'),
+      sandbox: $('count-sandbox'),
     },
   };
 
-  /** hrs_id → { row, cells: { category → td }, name } */
+  /** hrs_id → { row, cells: { category → td }, name, sandbox } */
   var rows = new Map();
+  // Filled in by the scripts loaded after this one (tail.js, filters.js), before any message arrives.
+  var tail = { add: function () {}, clear: function () {} };
+  var order = { place: function () {} };
   var socket = null;
   var retryTimer = null;
   var countdownTimer = null;
@@ -194,7 +194,7 @@
     storeToken(null);
     backoffMs = BACKOFF_FIRST_MS;
     clearTable();
-    clearTail();
+    tail.clear();
     setState('signed-out', 'signed out');
     els.token.value = '';
     els.token.focus();
@@ -220,19 +220,23 @@
         break;
       case 'change':
         applyChange(message);
-        addTail(message);
+        tail.add(message);
+        break;
+      case 'rejection':
+        // The originators panel reads the figures again (originators.js).
+        document.dispatchEvent(new CustomEvent('hrs-rejection'));
+        tail.add(message);
         break;
       case 'receipt':
       case 'opening':
       case 'token':
-      case 'rejection':
-        addTail(message);
+        tail.add(message);
         break;
       case 'tail':
         // What happened lately on the server: the tail survives a reload (kept as it is when the server has nothing).
         if (Array.isArray(message.events) && message.events.length > 0) {
-          clearTail();
-          message.events.forEach(addTail);
+          tail.clear();
+          message.events.forEach(tail.add);
         }
         break;
       case 'station':
@@ -243,7 +247,7 @@
         removeRow(message.hrs_id);
         break;
       case 'error':
-        addTail(message);
+        tail.add(message);
         break;
     }
   }
@@ -270,6 +274,7 @@
     });
     rows.clear();
     els.stations.textContent = '';
+    els.sandboxStations.textContent = '';
     updateSummary();
   }
 
@@ -292,7 +297,7 @@
     head.appendChild(el('span', 'station-name', station.name || ''));
     head.appendChild(el('span', 'station-state'));
     tr.appendChild(head);
-    var entry = { row: tr, cells: {}, name: station.name || '' };
+    var entry = { row: tr, cells: {}, name: station.name || '', sandbox: station.sandbox === true };
     var sections = station.sections || {};
     CATEGORIES.forEach(function (category) {
       var td = el('td', 'cell');
@@ -307,13 +312,11 @@
       CATEGORIES.forEach(function (category) {
         clearTimeout(previous.cells[category].highlightTimer);
       });
-      els.stations.replaceChild(tr, previous.row);
-    } else {
-      els.stations.insertBefore(tr, nextRowAfter(id));
+      previous.row.remove();
     }
     rows.set(id, entry);
     showState(entry);
-    applyFilterTo(entry);
+    order.place(entry);
   }
 
   /**
@@ -335,21 +338,16 @@
 
   var STATE_LABELS = { available: 'available', limited: 'limitedly available', unavailable: 'unavailable', unknown: 'unknown' };
 
+  /** The state on the row and its pill; a stale availability reading is said (it ranks with unknown ones). */
   function showState(entry) {
     var state = stationState(entry);
+    var reading = entry.cells.availability.view;
+    var stale = state !== 'unknown' && reading && reading.freshness === 'stale';
     entry.row.dataset.state = state;
+    entry.row.dataset.stale = String(Boolean(stale));
     var node = entry.row.querySelector('.station-state');
     node.className = 'station-state state-pill state-' + state;
-    node.textContent = STATE_LABELS[state];
-  }
-
-  /** The row before which a new station belongs (rows are sorted by hrs_id). */
-  function nextRowAfter(id) {
-    var children = els.stations.children;
-    for (var i = 0; i < children.length; i++) {
-      if (children[i].dataset.hrsId > id) return children[i];
-    }
-    return null;
+    node.textContent = STATE_LABELS[state] + (stale ? ' · stale' : '');
   }
 
   function removeRow(id) {
@@ -457,7 +455,10 @@
         }
       : null;
     renderCell(td, message.category, view);
-    if (message.category === 'availability') showState(entry);
+    if (message.category === 'availability') {
+      showState(entry);
+      order.place(entry);
+    }
     highlight(td);
     updateSummary();
   }
@@ -474,91 +475,21 @@
     }, HIGHLIGHT_MS);
   }
 
-  /** The header counts stations by state (see stationState), not readings. */
+  /** The header counts stations by state (see stationState), not readings; the sandbox's are counted apart. */
   function updateSummary() {
     var counts = { available: 0, limited: 0, unavailable: 0, unknown: 0 };
+    var sandbox = 0;
     rows.forEach(function (entry) {
-      counts[entry.row.dataset.state || 'unknown']++;
+      if (entry.sandbox) sandbox++;
+      else counts[entry.row.dataset.state || 'unknown']++;
     });
-    els.counts.stations.textContent = String(rows.size);
+    els.counts.stations.textContent = String(rows.size - sandbox);
     Object.keys(counts).forEach(function (state) {
       els.counts[state].textContent = String(counts[state]);
     });
-    els.noStations.hidden = rows.size > 0 || els.body.dataset.connection !== 'connected';
-  }
-
-  // --- filter -----------------------------------------------------------------------------------
-
-  function applyFilterTo(entry) {
-    var q = els.filter.value.trim().toLowerCase();
-    var id = entry.row.dataset.hrsId.toLowerCase();
-    entry.row.hidden = q !== '' && id.indexOf(q) < 0 && entry.name.toLowerCase().indexOf(q) < 0;
-  }
-
-  // --- the tail ---------------------------------------------------------------------------------
-
-  function clearTail() {
-    els.tail.textContent = '';
-    els.tailEmpty.hidden = false;
-  }
-
-  var TOKEN_EVENTS = { created: 'created', expiry_changed: 'expiry changed', revoked: 'revoked', expiring: 'expiring' };
-
-  function addTail(message) {
-    var li = el('li', 'tail-line tail-' + message.type);
-    li.dataset.type = message.type;
-    if (message.type === 'rejection') {
-      message.hrs_id = Array.isArray(message.hrs_ids) && message.hrs_ids.length > 0 ? message.hrs_ids.join(', ') : '';
-      message.category = categoryOf(message.endpoint);
-    }
-    if (message.hrs_id) li.dataset.hrsId = message.hrs_id;
-    if (message.category) li.dataset.category = message.category;
-    var at = message.at || new Date().toISOString();
-    var time = el('time', 'tail-time', localTime(at));
-    time.dateTime = at;
-    li.appendChild(time);
-    li.appendChild(el('span', 'tail-station', message.hrs_id || '—'));
-    li.appendChild(el('span', 'tail-category', CATEGORY_LABELS[message.category] || message.category || ''));
-    if (message.type === 'change') {
-      li.appendChild(el('span', 'tail-event tail-cause-' + message.cause, message.cause));
-      var transition = el('span', 'tail-transition');
-      transition.appendChild(el('span', 'freshness-' + (message.previous || 'none'), message.previous || '—'));
-      transition.appendChild(document.createTextNode(' → '));
-      transition.appendChild(el('span', 'freshness-' + (message.freshness || 'none'), message.freshness || '—'));
-      li.appendChild(transition);
-      li.appendChild(el('span', 'tail-originator', message.originator_id || ''));
-    } else if (message.type === 'opening') {
-      li.appendChild(el('span', 'tail-event', message.open ? 'opens' : 'closes'));
-      li.appendChild(el('span', 'tail-transition muted', 'by its opening hours'));
-      li.appendChild(el('span', 'tail-originator', ''));
-    } else if (message.type === 'token') {
-      var label = TOKEN_EVENTS[message.kind] || message.kind;
-      if (message.kind === 'revoked' && message.by) label += ' by ' + (message.by === 'admin' ? 'an admin' : 'its owner');
-      if (message.kind === 'expiring' && message.days_before) label += ' · ' + message.days_before + '-day reminder';
-      li.appendChild(el('span', 'tail-event tail-token-' + message.kind, 'token ' + label));
-      var what = '"' + (message.name || '') + '"' + (message.hint ? ' …' + message.hint : '');
-      li.appendChild(el('span', 'tail-transition', what + (message.expires_at ? ' · expires ' + localTime(message.expires_at) : '')));
-      li.appendChild(el('span', 'tail-originator', message.user_id || ''));
-    } else if (message.type === 'rejection') {
-      li.appendChild(el('span', 'tail-event tail-rejected', 'refused · ' + message.status));
-      var error = message.error ? (message.error.path ? message.error.path + ': ' : '') + message.error.message : 'no error given';
-      li.appendChild(el('span', 'tail-transition tail-detail', error));
-      li.appendChild(el('span', 'tail-originator', message.originator_id || ''));
-      li.title = message.endpoint || '';
-    } else if (message.type === 'receipt') {
-      var via = message.source ? ' · ' + message.source.replace('import_', '') : '';
-      li.appendChild(el('span', 'tail-event tail-assignment-' + message.assignment, 'receipt · ' + message.assignment + via));
-      li.appendChild(el('span', 'tail-transition muted', 'not published'));
-      li.appendChild(el('span', 'tail-originator', message.originator_id || ''));
-    } else {
-      li.appendChild(el('span', 'tail-event', 'error · ' + (message.code || '')));
-      li.appendChild(el('span', 'tail-transition tail-detail', message.detail || ''));
-      li.appendChild(el('span', 'tail-originator', ''));
-    }
-    if (message.datetime) li.title = 'measured ' + localTime(message.datetime) + (message.received_datetime ? '\nreceived ' + localTime(message.received_datetime) : '');
-    els.tail.insertBefore(li, els.tail.firstChild);
-    while (els.tail.children.length > TAIL_LIMIT) els.tail.removeChild(els.tail.lastChild);
-    els.tailEmpty.hidden = true;
+    els.counts.sandbox.textContent = String(sandbox);
+    els.sandbox.hidden = sandbox === 0;
+    els.noStations.hidden = rows.size - sandbox > 0 || els.body.dataset.connection !== 'connected';
   }
 
   // --- time -------------------------------------------------------------------------------------
@@ -586,13 +517,6 @@
       pad(d.getHours()) + ':' + pad(d.getMinutes()) + (minutes ? '' : ':' + pad(d.getSeconds())) + ' ' + zoneOf(d);
   }
 
-  /** The signal category an import endpoint takes (`POST /import/v2/signal/usage/` → usage). */
-  function categoryOf(endpoint) {
-    var m = /\/signal\/([a-z-]+)\//.exec(endpoint || '');
-    if (m) return m[1] === 'hydrogen-storage' ? 'hydrogen_storage' : m[1];
-    return /hrs-availability/.test(endpoint || '') ? 'availability' : '';
-  }
-
   function age(iso) {
     var ms = Date.now() - new Date(iso).getTime();
     if (isNaN(ms)) return '';
@@ -618,7 +542,6 @@
 
   // --- wiring -----------------------------------------------------------------------------------
 
-  els.tailLimit.textContent = String(TAIL_LIMIT);
   var zoneName = (Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time');
   els.timeZone.textContent = zoneName + ' (' + zoneOf(new Date()) + ')';
   els.loginForm.addEventListener('submit', function (event) {
@@ -632,17 +555,25 @@
     connect();
   });
   els.signOut.addEventListener('click', signedOut);
-  els.tailClear.addEventListener('click', clearTail);
-  els.filter.addEventListener('input', function () {
-    rows.forEach(applyFilterTo);
-  });
   window.addEventListener('online', function () {
     if (retryTimer) connect();
   });
   setInterval(refreshAges, 1000);
 
   // What the panels' scripts (loaded after this one) share with it.
-  window.hrsDashboard = { el: el, localTime: localTime };
+  window.hrsDashboard = {
+    el: el,
+    localTime: localTime,
+    summarise: summarise,
+    CATEGORY_LABELS: CATEGORY_LABELS,
+    rows: rows,
+    isSandbox: function (id) {
+      var entry = rows.get(id);
+      return entry !== undefined && entry.sandbox;
+    },
+    tail: tail,
+    order: order,
+  };
 
   if (storedToken()) connect();
   else setState('signed-out', 'signed out');
