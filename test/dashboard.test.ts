@@ -136,7 +136,7 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
 
   const change = page.locator('#tail li[data-type="change"][data-hrs-id="BERLA"][data-category="availability"]');
   await change.first().waitFor();
-  t.match(await change.first().textContent(), /BERLA.*availability.*signal.*— → fresh.*mon-1/, 'the tail shows the change');
+  t.match(await change.first().textContent(), /BERLA.*availability.*signal.*— → limitedly available.*mon-1/, 'the tail shows the change: the first reading\'s value');
   t.match(await change.first().locator('time').textContent(), TIME, 'tail times have their date and time zone');
 
   await post(p, 'pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '13.850', currency: 'EUR' }] }]);

@@ -48,7 +48,8 @@
     node.appendChild(el('span', 'value-before', before));
     node.appendChild(document.createTextNode(' → '));
     node.appendChild(el('span', 'value-after', valueOf(message.category, message.section)));
-    if (message.previous !== message.freshness) {
+    // The freshness too when it stepped (unknown → fresh, say); a first reading is simply fresh.
+    if (message.previous !== null && message.previous !== message.freshness) {
       var step = el('span', 'freshness-step');
       step.appendChild(document.createTextNode(' · '));
       freshness(step, message.previous, message.freshness);
