@@ -100,67 +100,72 @@ t.test('what is down, who is failing, what changed: at a glance', { skip }, asyn
 
   const { page, problems } = await openDashboard(t, p, 1280);
 
-  // What is down: problems first.
-  await post(p, 'availability', [availability('CCUNA', ago(3), [true, true], { maintenance: true, limitedly_available: false })]);
-  await page.locator('#stations tr[data-hrs-id="CCUNA"][data-state="unavailable"]').waitFor();
-  t.same(await rowIds(page), ['CCUNA', 'DDUNK', 'EESTA', 'BBLIM', 'AAVAI', 'AAAZZ'], 'unavailable, unknown or stale (by name), limited, available (by name)');
-  t.equal(await page.locator('#stations tr[data-hrs-id="EESTA"]').getAttribute('data-stale'), 'true', 'EESTA\'s availability is stale');
-  t.match(await page.locator('#stations tr[data-hrs-id="EESTA"] .station-state').textContent(), /available · stale/, 'and its state says so');
+  await t.test('what is down: problems first', async (t) => {
+    await post(p, 'availability', [availability('CCUNA', ago(3), [true, true], { maintenance: true, limitedly_available: false })]);
+    await page.locator('#stations tr[data-hrs-id="CCUNA"][data-state="unavailable"]').waitFor();
+    t.same(await rowIds(page), ['CCUNA', 'DDUNK', 'EESTA', 'BBLIM', 'AAVAI', 'AAAZZ'], 'unavailable, unknown or stale (by name), limited, available (by name)');
+    t.equal(await page.locator('#stations tr[data-hrs-id="EESTA"]').getAttribute('data-stale'), 'true', 'EESTA\'s availability is stale');
+    t.match(await page.locator('#stations tr[data-hrs-id="EESTA"] .station-state').textContent(), /available · stale/, 'and its state says so');
+  });
 
-  // The sandbox apart, not counted.
-  t.equal(await page.locator('#count-stations').textContent(), '6', 'the chips count the registry\'s six stations');
-  const counted = await Promise.all(['unavailable', 'unknown', 'limited', 'available'].map((s) => page.locator(`#count-${s}`).textContent()));
-  t.same(counted, ['1', '1', '1', '3'], 'by state, without the sandbox\'s');
-  t.notOk((await rowIds(page)).some((id) => id!.startsWith('SBX')), 'no sandbox station among them');
-  const sandbox = page.locator('#sandbox');
-  t.ok(await sandbox.isVisible(), 'the sandbox has a section of its own');
-  t.equal(await sandbox.getAttribute('open'), null, 'collapsed');
-  t.match(await sandbox.locator('summary').textContent(), /Sandbox stations \(8\)/, 'with its count');
-  t.notOk(await page.locator('#sandbox-stations tr').first().isVisible(), 'its rows hidden until opened');
-  await sandbox.locator('summary').click();
-  await page.locator('#sandbox-stations tr[data-hrs-id="SBXBE"]').waitFor();
-  t.equal((await rowIds(page, '#sandbox-stations')).length, 8, 'opened: its eight stations');
-  await sandbox.locator('summary').click();
+  await t.test('the sandbox apart, not counted', async (t) => {
+    t.equal(await page.locator('#count-stations').textContent(), '6', 'the chips count the registry\'s six stations');
+    const counted = await Promise.all(['unavailable', 'unknown', 'limited', 'available'].map((s) => page.locator(`#count-${s}`).textContent()));
+    t.same(counted, ['1', '1', '1', '3'], 'by state, without the sandbox\'s');
+    t.notOk((await rowIds(page)).some((id) => id!.startsWith('SBX')), 'no sandbox station among them');
+    const sandbox = page.locator('#sandbox');
+    t.ok(await sandbox.isVisible(), 'the sandbox has a section of its own');
+    t.equal(await sandbox.getAttribute('open'), null, 'collapsed');
+    t.match(await sandbox.locator('summary').textContent(), /Sandbox stations \(8\)/, 'with its count');
+    t.notOk(await page.locator('#sandbox-stations tr').first().isVisible(), 'its rows hidden until opened');
+    await sandbox.locator('summary').click();
+    await page.locator('#sandbox-stations tr[data-hrs-id="SBXBE"]').waitFor();
+    t.equal((await rowIds(page, '#sandbox-stations')).length, 8, 'opened: its eight stations');
+    await sandbox.locator('summary').click();
+  });
 
-  // The chips filter, pressed state and address.
-  await chip(page, 'unavailable').click();
-  t.equal(await chip(page, 'unavailable').getAttribute('aria-pressed'), 'true', 'a pressed chip says so');
-  t.equal(await page.locator('#chip-all').getAttribute('aria-pressed'), 'false', 'the "stations" chip is no longer pressed');
-  t.same(await shownIds(page), ['CCUNA'], 'only the unavailable station shows');
-  t.equal(new URL(page.url()).hash, '#state=unavailable', 'the filter is in the address');
-  await chip(page, 'unknown').click();
-  t.same(await shownIds(page), ['CCUNA', 'DDUNK'], 'a second chip adds its stations');
-  t.equal(new URL(page.url()).hash, '#state=unavailable,unknown');
-  await page.reload();
-  await page.waitForSelector('body[data-connection="connected"]');
-  await page.locator('#stations tr[data-hrs-id="CCUNA"]').waitFor();
-  t.same(await shownIds(page), ['CCUNA', 'DDUNK'], 'a reload keeps the filter');
-  t.equal(await chip(page, 'unknown').getAttribute('aria-pressed'), 'true', 'and the pressed chips');
-  await chip(page, 'unknown').click();
-  t.same(await shownIds(page), ['CCUNA'], 'pressed again, a chip lets go');
-  await page.locator('#chip-all').click();
-  t.equal((await shownIds(page)).length, 6, '"stations" shows every station again');
-  t.equal(new URL(page.url()).hash, '', 'and clears the address');
+  await t.test('the count chips filter, pressed, kept in the address', async (t) => {
+    await chip(page, 'unavailable').click();
+    t.equal(await chip(page, 'unavailable').getAttribute('aria-pressed'), 'true', 'a pressed chip says so');
+    t.equal(await page.locator('#chip-all').getAttribute('aria-pressed'), 'false', 'the "stations" chip is no longer pressed');
+    t.same(await shownIds(page), ['CCUNA'], 'only the unavailable station shows');
+    t.equal(new URL(page.url()).hash, '#state=unavailable', 'the filter is in the address');
+    await chip(page, 'unknown').click();
+    t.same(await shownIds(page), ['CCUNA', 'DDUNK'], 'a second chip adds its stations');
+    t.equal(new URL(page.url()).hash, '#state=unavailable,unknown');
+    await page.reload();
+    await page.waitForSelector('body[data-connection="connected"]');
+    await page.locator('#stations tr[data-hrs-id="CCUNA"]').waitFor();
+    t.same(await shownIds(page), ['CCUNA', 'DDUNK'], 'a reload keeps the filter');
+    t.equal(await chip(page, 'unknown').getAttribute('aria-pressed'), 'true', 'and the pressed chips');
+    await chip(page, 'unknown').click();
+    t.same(await shownIds(page), ['CCUNA'], 'pressed again, a chip lets go');
+    await page.locator('#chip-all').click();
+    t.equal((await shownIds(page)).length, 6, '"stations" shows every station again');
+    t.equal(new URL(page.url()).hash, '', 'and clears the address');
+  });
 
-  // What changed: the value before and after; a repeat is no event.
-  const lines = page.locator('#tail li[data-type="change"][data-hrs-id="AAAZZ"]');
-  const before = await lines.count();
-  await post(p, 'availability', [availability('AAAZZ', ago(2), [true, true])]);
-  await post(p, 'availability', [availability('AAAZZ', ago(1), [false, false])]);
-  await lines.nth(before).waitFor();
-  await page.waitForTimeout(300);
-  t.equal(await lines.count(), before + 1, 'the repeated value made no line, the new one did');
-  t.match(await lines.first().textContent(), /AAAZZ.*availability.*signal.*available \(2 of 2 nozzles\) → unavailable \(0 of 2 nozzles\).*mon-1/, 'AAAZZ availability: available → unavailable');
-  t.notMatch(await page.locator('#tail').textContent(), /fresh → fresh/, 'no freshness-only repeats');
-  t.equal(await page.locator('#stations tr').first().getAttribute('data-hrs-id'), 'CCUNA', 'unavailable stations by name: Cottbus');
-  t.equal(await page.locator('#stations tr').nth(1).getAttribute('data-hrs-id'), 'AAAZZ', 'then Zwickau, just gone down');
-  t.equal(await page.locator('#tail li[data-sandbox]:visible').count(), 0, 'the sandbox\'s events are left out');
+  await t.test('what changed: the value before and after; a repeat is no event', async (t) => {
+    const lines = page.locator('#tail li[data-type="change"][data-hrs-id="AAAZZ"]');
+    const before = await lines.count();
+    await post(p, 'availability', [availability('AAAZZ', ago(2), [true, true])]);
+    await post(p, 'availability', [availability('AAAZZ', ago(1), [false, false])]);
+    await lines.nth(before).waitFor();
+    await page.waitForTimeout(300);
+    t.equal(await lines.count(), before + 1, 'the repeated value made no line, the new one did');
+    t.match(await lines.first().textContent(), /AAAZZ.*availability.*signal.*available \(2 of 2 nozzles\) → unavailable \(0 of 2 nozzles\).*mon-1/, 'AAAZZ availability: available → unavailable');
+    t.notMatch(await page.locator('#tail').textContent(), /fresh → fresh/, 'no freshness-only repeats');
+    t.equal(await page.locator('#stations tr').first().getAttribute('data-hrs-id'), 'CCUNA', 'unavailable stations by name: Cottbus');
+    t.equal(await page.locator('#stations tr').nth(1).getAttribute('data-hrs-id'), 'AAAZZ', 'then Zwickau, just gone down');
+    t.equal(await page.locator('#tail li[data-sandbox]:visible').count(), 0, 'the sandbox\'s events are left out');
+  });
 
-  // Who is failing: a refused call puts mon-1 first; aaa-ok's call is accepted (and silent only after STATUS_STALE_AFTER).
-  const ok = await fetch(`${p.url}/import/v2/signal/usage/`, {
-    method: 'POST',
-    headers: { Authorization: 'Bearer test-import-v2-token-aaa-ok', 'Content-Type': 'application/json' },
-    body: JSON.stringify([{ hrs: 'AAVAI', datetime: ago(1), nozzles: [{ id: 'N1', usage_status: 'free' }] }]),
+  await t.test('who is failing: failing originators first, counted', async (t) => {
+    // A refused call puts mon-1 first; aaa-ok's call is accepted (and silent only after STATUS_STALE_AFTER).
+    const ok = await fetch(`${p.url}/import/v2/signal/usage/`, {
+      method: 'POST',
+      headers: { Authorization: 'Bearer test-import-v2-token-aaa-ok', 'Content-Type': 'application/json' },
+      body: JSON.stringify([{ hrs: 'AAVAI', datetime: ago(1), nozzles: [{ id: 'N1', usage_status: 'free' }] }]),
   });
   t.ok(ok.status < 300, `aaa-ok's call is accepted (${ok.status})`);
   const refused = await fetch(`${p.url}/import/v2/signal/availability/`, {
@@ -180,22 +185,27 @@ t.test('what is down, who is failing, what changed: at a glance', { skip }, asyn
   t.match(await page.locator('#failing-originators').textContent(), /2 originators failing/, 'counted beside the stations\' chips');
   await page.locator('#failing-originators').click();
   t.equal(await page.evaluate('document.activeElement && document.activeElement.id'), 'originators-title', 'the chip leads to them');
+  });
 
-  await page.locator('.updated').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
-  await page.evaluate('window.scrollTo(0, 0)');
-  t.same(await axe(page), [], 'no serious or critical accessibility violation at 1280 px');
-  await screenshot(page, 'dashboard');
+  await t.test('no serious accessibility violation at 1280 px; the screenshot', async (t) => {
+    await page.locator('.updated').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
+    await page.evaluate('window.scrollTo(0, 0)');
+    t.same(await axe(page), [], 'no serious or critical accessibility violation at 1280 px');
+    await screenshot(page, 'dashboard');
+  });
 
   // A phone: the header fits, nothing scrolls sideways.
   const phone = await openDashboard(t, p, 390);
-  await phone.page.locator('#originators tr').first().waitFor();
-  t.ok(Number(await phone.page.evaluate('document.documentElement.scrollWidth')) <= 390, 'no horizontal scroll at 390 px');
-  for (const selector of ['.brand', '#connection', '#sign-out']) {
-    const box = (await phone.page.locator(selector).boundingBox())!;
-    t.ok(box.x >= 0 && box.x + box.width <= 390, `${selector} within the screen (${Math.round(box.x)}–${Math.round(box.x + box.width)} px)`);
-  }
-  t.same(await axe(phone.page), [], 'no serious or critical accessibility violation at 390 px');
-  await screenshot(phone.page, 'dashboard-phone');
+  await t.test('a phone: the header fits, no horizontal scroll, no serious accessibility violation', async (t) => {
+    await phone.page.locator('#originators tr').first().waitFor();
+    t.ok(Number(await phone.page.evaluate('document.documentElement.scrollWidth')) <= 390, 'no horizontal scroll at 390 px');
+    for (const selector of ['.brand', '#connection', '#sign-out']) {
+      const box = (await phone.page.locator(selector).boundingBox())!;
+      t.ok(box.x >= 0 && box.x + box.width <= 390, `${selector} within the screen (${Math.round(box.x)}–${Math.round(box.x + box.width)} px)`);
+    }
+    t.same(await axe(phone.page), [], 'no serious or critical accessibility violation at 390 px');
+    await screenshot(phone.page, 'dashboard-phone');
+  });
 
   t.same(problems, [], 'no script errors, no CSP violations');
   t.same(phone.problems, [], 'on the phone either');
