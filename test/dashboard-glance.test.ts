@@ -143,6 +143,9 @@ t.test('what is down, who is failing, what changed: at a glance', { skip }, asyn
     await page.locator('#chip-all').click();
     t.equal((await shownIds(page)).length, 6, '"stations" shows every station again');
     t.equal(new URL(page.url()).hash, '', 'and clears the address');
+    await page.getByLabel('Find a station').fill('zwi');
+    t.same(await shownIds(page), ['AAAZZ'], 'the labelled text filter finds by name');
+    await page.getByLabel('Find a station').fill('');
   });
 
   await t.test('what changed: the value before and after; a repeat is no event', async (t) => {
