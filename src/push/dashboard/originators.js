@@ -12,8 +12,7 @@
   /** After a refused call: the call counts reach PostgreSQL within 5 s. */
   var AFTER_REFUSAL_MS = 6000;
   var HEALTH = { refused: 'last call refused', silent: 'silent', never_seen: 'never seen', ok: 'ok' };
-  // Its own elements, looked up as each script of the dashboard and the portal looks up its own: the
-  // dashboard's scripts are separate files with no shared object, so the three-line lookup stands in each.
+  // Its own elements, looked up as each script of the dashboard and the portal looks up its own.
   var $ = function (id) {
     return document.getElementById(id);
   };
@@ -34,25 +33,11 @@
   var timer = null;
   var soon = null;
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  var pad = function (n) {
-    return (n < 10 ? '0' : '') + n;
-  };
-
+  // The dashboard's own helpers (cells.js runs first).
+  var el = window.hrsDashboard.el;
   /** `2026-11-24 10:04:05 UTC+01:00`, in the browser's time zone (as the rest of the dashboard). */
   function localTime(iso) {
-    if (!iso) return '—';
-    var d = new Date(iso);
-    if (isNaN(d.getTime())) return '—';
-    var minutes = -d.getTimezoneOffset();
-    var zone = 'UTC' + (minutes < 0 ? '-' : '+') + pad(Math.floor(Math.abs(minutes) / 60)) + ':' + pad(Math.abs(minutes) % 60);
-    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + ' ' + zone;
+    return (iso && window.hrsDashboard.localTime(iso)) || '—';
   }
 
   function token() {
