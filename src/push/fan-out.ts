@@ -19,7 +19,9 @@ import type { TokenEvent } from '../domain/token-events.js';
  * the admins' `change`, `receipt`, `station` and `removed` messages. Changes of one event-loop turn are
  * coalesced: a station changed several times in one turn gets one `status` message with its status
  * after the turn, and none when its status object did not change (a freshness step that changes no
- * published section).
+ * published section). An admins' `change` carries the section they last saw (`previous_section`, see
+ * adminChange); a repeat of the published value goes out (the table's times move) but is not kept in
+ * the tail that admins get on connecting.
  */
 
 /** Every station's `status` and `removed` messages. */
