@@ -7,6 +7,8 @@ import { readMigrations } from '../db/migrate.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { testConfig } from './helpers/platform.js';
 import { freePort, hrs } from './helpers/process.js';
+import { WORKERS } from '../src/cli/commands/worker.js';
+import { QUEUES } from '../workers/queues.js';
 
 const lines = (text: string) => text.trim().split('\n').filter(Boolean);
 
@@ -45,6 +47,19 @@ t.test('help and usage errors', async (t) => {
     t.equal(r.code, 2, `${args.join(' ')}: exit 2`);
     t.equal(lines(r.stderr).length, 1, 'one line on stderr');
     t.match(r.stderr.trim(), pattern);
+  }
+});
+
+t.test('the help names every worker that runs, and PORT', async (t) => {
+  const r = await hrs(['--help']);
+  const workers = Object.values(QUEUES);
+  t.equal(workers.length, 4, 'four BullMQ queues, each with its worker');
+  t.match(r.stdout, /^  worker +run only the BullMQ workers \(mail, call log, status history, sandbox\), to scale them out$/m, 'the summary names all four');
+  const help = (await hrs(['worker', '--help'])).stdout;
+  for (const queue of workers) t.match(help, new RegExp(`^  ${WORKERS[queue].name}: \\S`, 'm'), `hrs worker --help says what the ${queue} worker does`);
+  t.match(r.stdout, /^  PORT=9090 +where `hrs serve` and `hrs demo` listen \(default 8080; HOST, default 127\.0\.0\.1\)$/m, 'hrs --help names PORT');
+  for (const command of ['serve', 'demo']) {
+    t.match((await hrs([command, '--help'])).stdout, /HTTP: HOST:PORT, by default 127\.0\.0\.1:8080\. PORT=9090 listens on another port/, `${command} --help says how to choose the port`);
   }
 });
 
