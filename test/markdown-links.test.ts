@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { anchorsOf, brokenLinks, linksOf, slug } from './helpers/markdown-links.js';
+import { anchorsOf, brokenLinks, headingsOf, linksOf, slug } from './helpers/markdown-links.js';
 
 /** Every relative link and #anchor of the README and the docs/ pages resolves, as GitHub renders them. */
 
@@ -59,14 +59,14 @@ t.test('every docs page starts with its contents and is linked from the README',
     const text = readFileSync(`${DOCS}${name}`, 'utf8');
     const lines = text.split('\n');
     t.match(lines[0], /^# \S/, `${name} has a title`);
-    const contents = lines.findIndex((line) => line === '## Contents');
-    const firstSection = lines.findIndex((line, i) => i > contents && /^## /.test(line));
+    const contents = lines.indexOf('## Contents');
     t.ok(contents > 0 && contents < 8, `${name}: "## Contents" comes right after the title`);
-    const listed = lines.slice(contents + 1, firstSection).filter((line) => /^\s*- \[/.test(line)).map((line) => /\(#([^)]+)\)/.exec(line)?.[1]);
-    const sections = [...anchorsOf(lines.slice(firstSection).join('\n'))];
-    const headings = lines.slice(firstSection).filter((line) => /^#{2,3} /.test(line)).length;
-    t.equal(listed.length, headings, `${name}: the contents list every section and subsection`);
-    t.ok(listed.every((a) => a !== undefined && sections.includes(a)), `${name}: and each entry points at one`);
+    let end = contents + 1;
+    while (end < lines.length && (lines[end] === '' || /^\s*- \[/.test(lines[end]!))) end += 1;
+    const listed = lines.slice(contents + 1, end).filter((line) => line !== '').map((line) => /^\s*- \[.*\]\(#([^)]+)\)$/.exec(line)?.[1]);
+    const sections = headingsOf(lines.slice(end).join('\n')).filter((h) => h.level === 2 || h.level === 3);
+    t.ok(sections.length > 0, `${name} has sections`);
+    t.same(listed, sections.map((h) => h.anchor), `${name}: the contents list every section and subsection, in order`);
     t.ok(linked.has(`docs/${name}`), `README links docs/${name}`);
   }
 });

@@ -44,19 +44,24 @@ export function slug(heading: string): string {
   return text.replace(/[^\p{L}\p{N}\p{M}\s_-]/gu, '').replace(/ /g, '-');
 }
 
-/** The anchors the headings of a Markdown text give, in order, duplicates suffixed as GitHub does. */
-export function anchorsOf(text: string): Set<string> {
+/** The headings of a Markdown text (outside code) with their levels and anchors, duplicates suffixed as GitHub does. */
+export function headingsOf(text: string): { level: number; text: string; anchor: string }[] {
   const seen = new Map<string, number>();
-  const anchors = new Set<string>();
+  const headings: { level: number; text: string; anchor: string }[] = [];
   for (const line of withoutFences(text).split('\n')) {
-    const m = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    const m = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
-    const base = slug(m[1]!);
+    const base = slug(m[2]!);
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
-    anchors.add(n === 0 ? base : `${base}-${n}`);
+    headings.push({ level: m[1]!.length, text: m[2]!, anchor: n === 0 ? base : `${base}-${n}` });
   }
-  return anchors;
+  return headings;
+}
+
+/** The anchors the headings of a Markdown text give. */
+export function anchorsOf(text: string): Set<string> {
+  return new Set(headingsOf(text).map((h) => h.anchor));
 }
 
 /** Every inline link and image target of a Markdown text (outside code), with its line. */
