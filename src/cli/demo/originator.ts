@@ -95,7 +95,8 @@ export class DemoOriginator {
       this.log.info({ stations: this.outage.stations }, 'demo originator: outage over');
       this.outage = undefined;
     }
-    if (!this.outage && this.happens(this.failures.outageEveryMs)) this.startOutage(now);
+    // Not on the first tick: the stations have reported once before one goes silent.
+    if (!this.outage && this.ticks > 1 && this.happens(this.failures.outageEveryMs)) this.startOutage(now);
     const silenced = new Set(this.outage?.stations ?? []);
     const reporting = this.stations.filter((s) => !silenced.has(s.hrs_id));
     const step = this.intervalMs;
