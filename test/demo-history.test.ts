@@ -7,13 +7,27 @@
 import t from 'tap';
 import { backfillDemoHistory, demoIncidents } from '../src/cli/demo/backfill.js';
 import { DEMO_ORIGINATOR, DEMO_TOKENS, demoFixture } from '../src/cli/demo/fixture.js';
-import { ADMIN_TOKEN, get, startTestPlatform } from './helpers/platform.js';
+import { storeTransmissions, type StoredTransmission } from '../db/queries/signals.js';
+import { ADMIN_TOKEN, get, publishHistory, startTestPlatform } from './helpers/platform.js';
+import { signedIn } from './helpers/portal.js';
 
 const HOUR = 3_600_000;
 
+/** A reading of another originator. */
+const reading = (originatorId: string, at: number, hrsId = 'BERAP'): StoredTransmission => ({
+  originatorId, hrsId, category: 'hydrogen-storage', state: 'live', measuredAt: new Date(at), receivedAt: new Date(at + 100), transmissionId: null,
+  payload: { storages: [{ id: 'T1', remaining_kg: '300.00', low_h2_storage: false }] },
+});
+const sandboxReading = (at: number) => reading('sandbox-simulator', at, 'SBXBE');
+
 t.test('a fresh demo gets a week of history; a restart adds nothing', async (t) => {
   const fixture = demoFixture();
-  const p = await startTestPlatform(t, { fixture });
+  const p = await startTestPlatform(t, { fixture, env: { SANDBOX: 'on' } });
+  // The platform ran before the backfill: the export sandbox's simulator sent a reading, and the
+  // history jobs materialised and published up to now.
+  await storeTransmissions(p.sql, [sandboxReading(Date.now() - 3 * 60_000)]);
+  await publishHistory(p);
+  t.ok(await p.sql`SELECT 1 FROM history_series WHERE hrs_id = 'SBXBE'`.then((r) => r.length > 0), 'the history materialised before, the sandbox\'s reading included');
   const now = Date.now();
   const first = await backfillDemoHistory(p.parts, fixture, { now });
   t.equal(first.backfilled, true, 'backfilled into the empty history');
@@ -24,8 +38,8 @@ t.test('a fresh demo gets a week of history; a restart adds nothing', async (t) 
 
   const count = async (query: Promise<{ n: number }[]>) => (await query)[0]!.n;
   const readings = await count(p.sql`SELECT count(*)::int AS n FROM signal_history`);
-  t.equal(readings, first.readings, 'every reading stored in the history');
-  t.equal(await count(p.sql`SELECT count(*)::int AS n FROM published_signals`), 48, 'the latest reading per station and category published');
+  t.equal(readings, first.readings + 1, 'every reading stored in the history, beside the sandbox\'s');
+  t.equal(await count(p.sql`SELECT count(*)::int AS n FROM published_signals WHERE originator_id <> 'sandbox-simulator'`), 48, 'the latest reading per station and category published');
   const [progress] = await p.sql<{ until: Date }[]>`SELECT until FROM history_progress WHERE name = 'rolled_up'`;
   const until = progress!.until.getTime();
   t.ok(until % HOUR === 0 && until > now - 2 * HOUR && until <= now, `published up to the last complete hour (${progress!.until.toISOString()})`);
@@ -62,8 +76,30 @@ t.test('a fresh demo gets a week of history; a restart adds nothing', async (t) 
   const timeline = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM call_logs WHERE status = 400 AND station_ids && ARRAY['BERAP','HAMPT','MUNCE','COLOG','FRANK','STUTT','ZURIC','VIENN','AMSTE']`;
   t.equal(timeline[0]!.n, first.refusedCalls, 'each names its station (the timelines\' refused-call ticks)');
 
+  // The portal: operator staff see the week on the timeline, with the gap and the refused calls.
+  const staff = await signedIn(p, 'demo-staff');
+  const week = (await staff.call('GET', '/portal/v1/stations/MUNCE/timeline?period=7d')).body;
+  t.ok(week.categories.availability.some((i: { state: string; from: string }) => i.state === 'unknown' && Math.abs(Date.parse(i.from) - incidents.gap.from - 30 * 60_000) < 5 * 60_000), 'the portal\'s timeline shows the gap, from 30 minutes into the silence');
+  const refused = await Promise.all(fixture.stations.map(async (s) => (await staff.call('GET', `/portal/v1/stations/${s.hrs_id}/timeline?period=7d`)).body.rejected_calls.length));
+  t.equal(refused.reduce((a, b) => a + b, 0), first.refusedCalls, 'and every refused call as a tick on its station\'s timeline');
+  const reliability = (await staff.call('GET', '/portal/v1/stations/STUTT/reliability?period=7d')).body;
+  t.ok(reliability.categories.availability.shares.fresh > 0.9, 'the portal\'s reliability: not unknown');
+  t.ok(await p.sql`SELECT 1 FROM history_series WHERE hrs_id = 'SBXBE'`.then((r) => r.length > 0), 'the sandbox\'s reading replayed with the week');
+
   const again = await backfillDemoHistory(p.parts, fixture, { now: Date.now() });
   t.equal(again.backfilled, false, 'a restart backfills nothing');
   t.equal(await count(p.sql`SELECT count(*)::int AS n FROM signal_history`), readings, 'no reading duplicated');
   t.equal(await count(p.sql`SELECT count(*)::int AS n FROM call_logs`), first.refusedCalls, 'no call duplicated');
+});
+
+t.test('a history with readings of other originators is not the demo\'s: nothing backfilled', async (t) => {
+  const fixture = demoFixture();
+  const p = await startTestPlatform(t, { fixture });
+  await p.load({ originators: [{ id: 'someone-else', name: 'Someone else', call_log_mode: 'errors' }] });
+  await storeTransmissions(p.sql, [reading('someone-else', Date.now() - 5000)]);
+  await publishHistory(p);
+  const result = await backfillDemoHistory(p.parts, fixture);
+  t.equal(result.backfilled, false, 'not backfilled');
+  t.same(await p.sql`SELECT originator_id FROM signal_history`, [{ originator_id: 'someone-else' }], 'the history as it was');
+  t.same(await p.sql`SELECT count(*)::int AS n FROM call_logs`, [{ n: 0 }], 'no call added');
 });

@@ -1,7 +1,7 @@
-import type { Sql } from '../../../db/connect.js';
+import type { Sql, Tx } from '../../../db/connect.js';
 import { insertCallLogs, type CallLogRow } from '../../../db/queries/call-logs.js';
 import { addCallCounts, type CallCount } from '../../../db/queries/call-stats.js';
-import { createPartitions, lockHistory } from '../../../db/queries/history.js';
+import { createPartitions, forgetDerivedHistory, hasReadingsBesides, lockHistory } from '../../../db/queries/history.js';
 import { storeTransmissions, type StoredTransmission } from '../../../db/queries/signals.js';
 import { unbounded } from '../../../db/deadline.js';
 import { historyJobs, materialize, rollUpHours } from '../../../workers/history/jobs.js';
@@ -9,6 +9,7 @@ import { SOURCES } from '../../api/legacy-import/signals.js';
 import type { Category } from '../../domain/categories/index.js';
 import { validateV1Batch } from '../../domain/import-v1/validate.js';
 import { validateBatch } from '../../domain/import-v2/validate.js';
+import { SANDBOX_ORIGINATOR } from '../../domain/sandbox.js';
 import type { PlatformParts } from '../../platform-parts.js';
 import { DEMO_LEGACY_ORIGINATOR, DEMO_LEGACY_STATIONS, DEMO_ORIGINATOR } from './fixture.js';
 import { DemoSimulation, type Fixture, type Station } from './simulation.js';
@@ -29,8 +30,8 @@ import { DemoSimulation, type Fixture, type Station } from './simulation.js';
  *   not have, answered 400 as import v2 answers it (kept in the call log: the demo originator's mode is
  *   `errors`).
  *
- * Only into an empty history: when the demo's originators have no reading at all. A restart finds
- * their readings (the backfilled and the live ones) and adds nothing.
+ * Only into an empty history: when no originator but the export sandbox's simulator has a reading. A
+ * restart finds the demo's readings (the backfilled and the live ones) and adds nothing.
  */
 
 const MIN = 60_000;
@@ -69,17 +70,14 @@ export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fi
   const stored = await sql.begin(async (tx) => {
     await lockHistory(tx);
     // Checked again under the history's lock: two demos starting on one database backfill once.
-    if (await hasReadings(tx as unknown as Sql)) return false;
+    if (await hasReadings(tx)) return false;
     await createPartitions(tx, new Date(now - (DAYS + 1) * DAY), new Date(now + 28 * DAY));
     // The history derived so far (minutes of it at most: the sandbox's, say) is derived again from the
     // readings, the backfilled ones included: the materialiser starts again at the first reading.
-    await tx`DELETE FROM history_progress`;
-    await tx`DELETE FROM history_hourly`;
-    await tx`DELETE FROM history_series`;
-    await tx`DELETE FROM status_intervals`;
+    await forgetDerivedHistory(tx);
     for (let i = 0; i < week.readings.length; i += 5000) await storeTransmissions(tx, week.readings.slice(i, i + 5000));
-    await insertCallLogs(tx as unknown as Sql, week.calls);
-    await addCallCounts(tx as unknown as Sql, week.counts);
+    await insertCallLogs(tx, week.calls);
+    await addCallCounts(tx, week.counts);
     return true;
   });
   if (!stored) return { backfilled: false, readings: 0, refusedCalls: 0, ms: Math.round(performance.now() - started) };
@@ -92,11 +90,12 @@ export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fi
   return result;
 }
 
-async function hasReadings(sql: Sql): Promise<boolean> {
-  const [row] = await sql<{ found: boolean }[]>`
-    SELECT EXISTS (SELECT 1 FROM signal_history WHERE originator_id IN (${DEMO_ORIGINATOR}, ${DEMO_LEGACY_ORIGINATOR})) AS found`;
-  return row!.found;
-}
+/**
+ * Whether the history holds readings besides the export sandbox's simulated ones (which start with the
+ * platform, and are replayed with the week): the demo's originators', or anyone's on a database that
+ * has served more than a demo, whose history is not the demo's to rewrite.
+ */
+const hasReadings = (sql: Sql | Tx) => hasReadingsBesides(sql, [SANDBOX_ORIGINATOR]);
 
 interface Week {
   readings: StoredTransmission[];
