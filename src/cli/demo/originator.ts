@@ -13,7 +13,10 @@ export interface DemoFailureOptions {
   refusedEveryMs?: number;
   /** Mean time between outages (ms; 0: never). Default an hour. */
   outageEveryMs?: number;
-  /** How long an outage lasts (ms). Default 5 minutes. */
+  /**
+   * How long an outage lasts (ms). Default 10 minutes: longer than STATUS_STALE_AFTER (5 minutes by
+   * default), so the silenced stations turn stale for a while; longer than STATUS_UNKNOWN_AFTER, unknown.
+   */
   outageMs?: number;
   /** How many stations an outage silences. Default 2. */
   outageStations?: number;
@@ -23,7 +26,7 @@ export const DEMO_FAILURE_DEFAULTS: Required<DemoFailureOptions> = {
   seed: 20261122,
   refusedEveryMs: 15 * 60_000,
   outageEveryMs: 3_600_000,
-  outageMs: 5 * 60_000,
+  outageMs: 10 * 60_000,
   outageStations: 2,
 };
 
