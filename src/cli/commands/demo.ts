@@ -8,6 +8,7 @@ import { loadFixture } from '../../registry/file/load.js';
 import { UsageError, untilSignal, type Command } from '../command.js';
 import { DEMO_USER_EMAIL, DEMO_OPERATOR_EMAIL, DEMO_MANAGER_EMAIL, DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from '../demo/fixture.js';
 import { startDemoMailSink, type DemoMailSink } from '../demo/mail-sink.js';
+import { backfillDemoHistory } from '../demo/backfill.js';
 import { DemoOriginator } from '../demo/originator.js';
 import { SERVERS_HELP, configWithServers } from '../servers.js';
 
@@ -54,6 +55,7 @@ export const demo: Command = {
       await loadFixture(unbounded(platform.parts.sql), fixture, { baseDir: process.cwd() });
       await platform.parts.bus.publish(registryMessage({ hrsIds: fixture.stations.map((s) => s.hrs_id), tokens: true }));
       await platform.parts.registry.reload();
+      await backfillDemoHistory(platform.parts, fixture);
     } catch (err) {
       await platform.stop('demo could not start');
       await local.stop();

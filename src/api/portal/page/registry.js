@@ -383,8 +383,15 @@
     var box = $('originator-figures');
     box.textContent = '';
     api('GET', 'originators/' + segment(id) + '/reliability?period=7d').then(function (result) {
+      var hour = 3600000;
+      if (result.status === 503) return window.HrsTimeline.noCompleteHour(box, Math.floor(Date.now() / hour) * hour + hour);
       if (result.status !== 200) return say(originatorMessage, problemText(result), 'error');
       var f = result.body;
+      // Signals received, none within a complete hour yet: the figures would read nothing but unknown.
+      var counted = Object.keys(f.categories).some(function (key) {
+        return f.categories[key].stations > 0;
+      });
+      if (f.last_signal_received !== null && !counted) return window.HrsTimeline.noCompleteHour(box, Date.parse(f.to) + hour);
       var pct = function (x) {
         return x === null ? '—' : (x * 100).toFixed(1) + ' %';
       };
