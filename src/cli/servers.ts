@@ -1,6 +1,6 @@
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, type Config } from '../config.js';
 import { provideServers, serversInUse, type Defaults, type Provided } from '../local/servers.js';
-import type { Io } from './command.js';
+import { catchStopSignals, type Io } from './command.js';
 
 /** Where the commands' PostgreSQL and Redis come from: the environment, or local servers (src/local/). */
 
@@ -27,6 +27,8 @@ function hostAndPort(url: string, port: number): { host: string; port: number } 
  */
 export async function configWithServers(io: Io, embedded: boolean, say: (line: string) => void): Promise<{ config: Config; local: Provided }> {
   io.config();
+  // From here on a signal stops the servers this process starts, whatever happens.
+  catchStopSignals(io.env);
   const local = await provideServers({ env: io.env, defaults: LOCAL_DEFAULTS, force: embedded, say });
   return { config: io.config(local), local };
 }
