@@ -113,7 +113,7 @@ export class Demo {
 
   /** The node process running hrs. */
   node(): Proc {
-    const node = this.record().find((p) => p.args.some((a) => a.endsWith('/bin/hrs') || a.endsWith('/bin/hrs.js')) && p.args[0]!.endsWith('node'));
+    const node = this.record().find((p) => /(^|\/)node$/.test(p.args[0]!) && p.args.some((a) => /\/\.?bin\/hrs(\.js)?$/.test(a)));
     if (!node) throw new Error(`no node process in ${JSON.stringify([...this.seen.values()].map((p) => p.args.join(' ')))}`);
     return node;
   }
@@ -169,4 +169,14 @@ export function signal(pid: number, name: NodeJS.Signals): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
   }
+}
+
+/** The demo stopped in order: nothing of it left, PostgreSQL had a fast shutdown, no signal taken for a second one. */
+export async function stoppedInOrder(t: Test, demo: Demo): Promise<void> {
+  await demo.launched.exited;
+  t.same(await demo.leftAfter(20_000), [], 'no process of the demo is left');
+  const log = demo.postgresLog();
+  t.match(log, /received fast shutdown request/, 'PostgreSQL was stopped in order');
+  t.notMatch(log, /immediate shutdown request/, 'not at once');
+  t.notMatch(demo.launched.output(), /second signal/, 'no signal was taken for a second one');
 }
