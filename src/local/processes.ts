@@ -1,4 +1,4 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
@@ -57,12 +57,28 @@ export interface StopSignals {
 /** The servers this process started and that still run (they run detached, out of the terminal's reach). */
 const children = new Map<ChildProcess, StopSignals>();
 
-/** Registers a started server until it exits, for {@link stopChildren}. */
+/**
+ * Registers a started server until it exits, for {@link stopChildren}, and gives it a watchdog: a shell
+ * reading a pipe from this process. Should this process end without stopping the server (SIGKILL, a
+ * crash), the pipe closes and the watchdog sends the server its orderly stop signal; once the server
+ * has exited, the watchdog is told so and exits too.
+ */
 export function adopt(child: ChildProcess, signals: StopSignals): void {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
   children.set(child, signals);
-  child.once('exit', () => children.delete(child));
+  const watchdog = spawn('/bin/sh', ['-c', WATCHDOG, signals.orderly.slice(3), String(child.pid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  watchdog.on('error', () => {}); // no /bin/sh: the next start stops a server left running (stopOrphan…)
+  watchdog.stdin!.on('error', () => {});
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref(): void }).unref();
+  child.once('exit', () => {
+    children.delete(child);
+    watchdog.stdin!.end('stopped\n');
+  });
 }
+
+/** `$0` the signal's name, `$1` the server's pid: signalled unless the line says it has stopped. */
+const WATCHDOG = 'read -r said; [ "$said" = stopped ] || kill -s "$0" "$1" 2>/dev/null';
 
 /**
  * Stops every server this process started and that still runs, and waits until they have exited:
