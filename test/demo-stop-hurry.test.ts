@@ -4,12 +4,12 @@
  * stops what it started, and a SIGKILLed hrs has its servers stopped by their watchdogs.
  */
 import t from 'tap';
-import { Demo, signal, stateFolder } from './helpers/demo-stop.js';
+import { Demo, signal, stateFolder, unsupported } from './helpers/demo-stop.js';
 import { until } from './helpers/wait.js';
 
 const state = stateFolder(t);
 
-t.test('a second signal during the shutdown: PostgreSQL and Redis stopped at once, exit code 1', async (t) => {
+t.test('a second signal during the shutdown: PostgreSQL and Redis stopped at once, exit code 1', { skip: unsupported }, async (t) => {
   // Readiness says 503 for 60 s before the listener closes: a shutdown that takes its time.
   const demo = await Demo.start(t, state, { via: 'node', env: { SHUTDOWN_DELAY: '60' } });
   signal(-demo.group, 'SIGINT');
@@ -25,7 +25,7 @@ t.test('a second signal during the shutdown: PostgreSQL and Redis stopped at onc
   t.match(demo.postgresLog(), /received immediate shutdown request/, 'PostgreSQL was stopped at once, as `pg_ctl stop -m immediate` does');
 });
 
-t.test('a signal while the demo starts: what it started is stopped, exit code 1', async (t) => {
+t.test('a signal while the demo starts: what it started is stopped, exit code 1', { skip: unsupported }, async (t) => {
   const demo = await Demo.start(t, state, { via: 'node', ready: /^Started PostgreSQL/m });
   signal(-demo.group, 'SIGINT');
   const exit = await demo.launched.exited;
@@ -35,7 +35,7 @@ t.test('a signal while the demo starts: what it started is stopped, exit code 1'
   t.match(demo.postgresLog(), /received fast shutdown request/, 'PostgreSQL was stopped in order');
 });
 
-t.test('SIGKILL to hrs: the watchdogs stop PostgreSQL and Redis, and the next start takes the folder over', async (t) => {
+t.test('SIGKILL to hrs: the watchdogs stop PostgreSQL and Redis, and the next start takes the folder over', { skip: unsupported }, async (t) => {
   const demo = await Demo.start(t, state, { via: 'node' });
   signal(demo.node().pid, 'SIGKILL');
   t.same(await demo.launched.exited, { code: null, signal: 'SIGKILL' });

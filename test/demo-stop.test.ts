@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { npmWrapper, type ProcessFacts } from '../src/cli/wrapper.js';
-import { Demo, signal, stateFolder, stoppedInOrder } from './helpers/demo-stop.js';
+import { Demo, signal, stateFolder, stoppedInOrder, unsupported } from './helpers/demo-stop.js';
 
 const state = stateFolder(t);
 
@@ -18,7 +18,7 @@ const cases: { name: string; sent: NodeJS.Signals; shell: string }[] = [
   { name: 'a closing terminal: SIGHUP to the group', sent: 'SIGHUP', shell: '/bin/sh' },
 ];
 for (const c of cases) {
-  t.test(`npx hrs demo, ${c.name}`, async (t) => {
+  t.test(`npx hrs demo, ${c.name}`, { skip: unsupported }, async (t) => {
     const demo = await Demo.start(t, state, { via: 'npx', shell: c.shell });
     const node = demo.node();
     t.equal(node.ppid === demo.group, c.shell === '/bin/bash', c.shell === '/bin/bash' ? 'node is npm\'s child' : 'a shell stands between npm and node');

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Test } from 'tap';
@@ -47,6 +47,9 @@ export function tree(root: number, all = processes()): Proc[] {
 
 const running = (p: Proc) => p.state !== 'Z';
 
+/** These tests read processes from /proc, and run npm's script shell as bash too. */
+export const unsupported = !existsSync('/proc/self/stat') ? 'needs /proc' : !existsSync('/bin/bash') ? 'needs /bin/bash' : false;
+
 /** A state folder for the file's demos: PostgreSQL's cluster is made by the first and reused. */
 export function stateFolder(t: Test): string {
   const state = mkdtempSync(join(tmpdir(), 'hrs-stop-'));
@@ -88,6 +91,8 @@ export class Demo {
       HRS_STATE_DIR: state,
       PORT: String(await freePort()),
       LOG_LEVEL: 'info',
+      // npx runs the project's own bin: nothing to fetch.
+      npm_config_offline: 'true',
       npm_config_update_notifier: 'false',
       npm_config_script_shell: options.shell ?? '/bin/sh',
       ...options.env,
