@@ -68,12 +68,12 @@ export function adopt(child: ChildProcess, signals: StopSignals): void {
   children.set(child, signals);
   const watchdog = spawn('/bin/sh', ['-c', WATCHDOG, signals.orderly.slice(3), String(child.pid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
   watchdog.on('error', () => {}); // no /bin/sh: the next start stops a server left running (stopOrphan…)
-  watchdog.stdin!.on('error', () => {});
+  watchdog.stdin?.on('error', () => {});
   watchdog.unref();
-  (watchdog.stdin as unknown as { unref(): void }).unref();
+  (watchdog.stdin as unknown as { unref?(): void } | null)?.unref?.();
   child.once('exit', () => {
     children.delete(child);
-    watchdog.stdin!.end('stopped\n');
+    watchdog.stdin?.end('stopped\n');
   });
 }
 
