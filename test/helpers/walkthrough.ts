@@ -54,7 +54,7 @@ export async function openAt(t: Teardown, width: Width): Promise<{ page: Page; p
 
 /** How much wider than the viewport the page is (0: no horizontal scroll). */
 export function overflow(page: Page): Promise<number> {
-  return page.evaluate(() => Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth));
+  return page.evaluate<number>('Math.max(0, document.documentElement.scrollWidth - document.documentElement.clientWidth)');
 }
 
 /**
