@@ -76,12 +76,12 @@ export async function signInByMail(page: Page, demo: DemoProcess, email: string,
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
-/** The serious and critical axe-core findings (WCAG 2.x A and AA), one line per rule with its elements. */
+/** The serious and critical axe-core findings (WCAG 2.x A and AA, best practices), one line per rule with its first elements. */
 export async function seriousViolations(page: Page): Promise<string[]> {
   const result = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
   return result.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-    .map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    .map((v) => `${v.id} (${v.impact}, ${v.nodes.length} element${v.nodes.length === 1 ? '' : 's'}): ${v.nodes.slice(0, 3).map((n) => n.target.join(' ')).join(', ')}${v.nodes.length > 3 ? ', …' : ''}`);
 }
 
 /** The demo's stations as export v2 lists them, with the banner's token. */
