@@ -24,7 +24,7 @@ const STATE = /\b(available|limited|unavailable|unknown|closed)\b/i;
 for (const width of WIDTHS) {
   t.test(`admin at ${width.name} width: the dashboard with the banner's token, every station's state, an originator's view`, { skip: skipWithoutChromium }, async (t) => {
     const d = await theDemo();
-    const { page, problems } = await openAt(t, width);
+    const { page, problems } = await openAt(t, width, `walkthrough-admin-${width.name}`);
     await page.goto(d.banner.dashboard);
     await page.getByRole('textbox', { name: /token/i }).waitFor();
     t.same(await seriousViolations(page), [], `the dashboard's sign-in has no serious or critical accessibility violation (${width.name})`);
@@ -57,7 +57,7 @@ for (const width of WIDTHS) {
 for (const width of WIDTHS) {
   t.test(`the index page at ${width.name} width leads to the portal, the dashboard and an API reference`, { skip: skipWithoutChromium }, async (t) => {
     const d = await theDemo();
-    const { page, problems } = await openAt(t, width);
+    const { page, problems } = await openAt(t, width, `walkthrough-index-${width.name}`);
     await page.goto(`${d.banner.base}/`);
     await page.getByRole('heading', { level: 1, name: /HRS signal platform/ }).waitFor();
     t.equal(await page.evaluate<number>('document.documentElement.clientWidth'), width.viewport.width, 'laid out at the device\'s width');
@@ -81,3 +81,8 @@ for (const width of WIDTHS) {
     t.same(problems, [], 'no page error, console error or CSP violation on the way');
   });
 }
+
+t.test('the demo stops on SIGTERM, with status 0', async (t) => {
+  const d = await theDemo();
+  t.same(await d.stop(), { code: 0, signal: null });
+});

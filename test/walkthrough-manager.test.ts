@@ -20,7 +20,7 @@ for (const width of WIDTHS) {
   t.test(`originator manager at ${width.name} width: reliability, timeline and call log, then an import token`, { skip: skipWithoutChromium }, async (t) => {
     const d = await theDemo();
     const email = d.banner.accounts.manager;
-    const { page, problems } = await openAt(t, width);
+    const { page, problems } = await openAt(t, width, `walkthrough-manager-${width.name}`);
     await signInByMail(page, d, email);
 
     await page.getByRole('button', { name: 'Originators', exact: true }).click();
@@ -63,3 +63,8 @@ for (const width of WIDTHS) {
     t.same(problems, [], 'no page error, console error or CSP violation on the way');
   });
 }
+
+t.test('the demo stops on SIGTERM, with status 0', async (t) => {
+  const d = await theDemo();
+  t.same(await d.stop(), { code: 0, signal: null });
+});

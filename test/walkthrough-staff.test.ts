@@ -28,7 +28,7 @@ function dayAhead(days: number, hour: number): string {
 WIDTHS.forEach((width, index) => {
   t.test(`operator staff at ${width.name} width: open a station, rename it, announce an event, see both in export v2`, { skip: skipWithoutChromium }, async (t) => {
     const d = await theDemo();
-    const { page, problems } = await openAt(t, width);
+    const { page, problems } = await openAt(t, width, `walkthrough-staff-${width.name}`);
     await signInByMail(page, d, d.banner.accounts.staff);
 
     await page.getByRole('button', { name: 'Stations', exact: true }).click();
@@ -72,4 +72,9 @@ WIDTHS.forEach((width, index) => {
     await screenshot(page, `walkthrough-staff-${width.name}`);
     t.same(problems, [], 'no page error, console error or CSP violation on the way');
   });
+});
+
+t.test('the demo stops on SIGTERM, with status 0', async (t) => {
+  const d = await theDemo();
+  t.same(await d.stop(), { code: 0, signal: null });
 });

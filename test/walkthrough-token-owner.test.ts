@@ -21,7 +21,7 @@ for (const width of WIDTHS) {
   t.test(`token owner at ${width.name} width: sign in by e-mail, create a personal token, use it`, { skip: skipWithoutChromium }, async (t) => {
     const d = await theDemo();
     const email = d.banner.accounts.tokenOwner;
-    const { page, problems } = await openAt(t, width);
+    const { page, problems } = await openAt(t, width, `walkthrough-token-owner-${width.name}`);
 
     await signInByMail(page, d, email, async () => {
       t.same(await seriousViolations(page), [], `the portal's sign-in view has no serious or critical accessibility violation (${width.name})`);
@@ -51,3 +51,8 @@ for (const width of WIDTHS) {
     t.same(problems, [], 'no page error, console error or CSP violation on the way');
   });
 }
+
+t.test('the demo stops on SIGTERM, with status 0', async (t) => {
+  const d = await theDemo();
+  t.same(await d.stop(), { code: 0, signal: null });
+});

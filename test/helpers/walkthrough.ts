@@ -1,4 +1,6 @@
 import { AxeBuilder } from '@axe-core/playwright';
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { CHROMIUM } from './portal-browser.js';
 import type { DemoProcess } from './demo-process.js';
@@ -20,17 +22,23 @@ export const WIDTHS: readonly Width[] = [
   { name: 'phone', viewport: { width: 390, height: 844 }, mobile: true },
 ];
 
-interface Teardown {
+interface WalkTest {
   teardown(fn: () => unknown): void;
+  passing(): boolean;
 }
+
+const OUTPUT = fileURLToPath(new URL('../output/', import.meta.url));
 
 let browser: Browser | undefined;
 
 /** Closes the file's browser (register with `t.teardown` on the file's root). */
 export const closeWalkBrowser = () => browser?.close();
 
-/** A fresh browser context at the width (its own cookies and storage), closed when the test ends. */
-export async function openAt(t: Teardown, width: Width): Promise<{ page: Page; problems: string[] }> {
+/**
+ * A fresh browser context at the width (its own cookies and storage), closed when the test ends; when
+ * the test failed, the page as it was is kept in test/output/<name>-failed.png.
+ */
+export async function openAt(t: WalkTest, width: Width, name: string): Promise<{ page: Page; problems: string[] }> {
   browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
   const context = await browser.newContext({
     viewport: width.viewport,
@@ -45,6 +53,11 @@ export async function openAt(t: Teardown, width: Width): Promise<{ page: Page; p
   await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI));`);
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
+  t.teardown(async () => {
+    if (t.passing()) return;
+    mkdirSync(OUTPUT, { recursive: true });
+    await page.screenshot({ path: `${OUTPUT}${name}-failed.png`, fullPage: true }).catch(() => {});
+  });
   page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(`console error on ${page.url()}: ${message.text()} (${message.location().url})`);
