@@ -9,7 +9,7 @@
 import t from 'tap';
 import { skipWithoutChromium, screenshot } from './helpers/portal-browser.js';
 import { startDemo, type DemoProcess } from './helpers/demo-process.js';
-import { closeWalkBrowser, demoStations, openAt, overflow, seriousViolations, WIDTHS } from './helpers/walkthrough.js';
+import { closeWalkBrowser, control, demoStations, openAt, overflow, seriousViolations, WIDTHS } from './helpers/walkthrough.js';
 import { AxeBuilder } from '@axe-core/playwright';
 
 t.teardown(closeWalkBrowser);
@@ -43,7 +43,7 @@ for (const width of WIDTHS) {
     t.equal(await overflow(page), 0, 'the stations fit the width (no horizontal scroll)');
     t.same(await seriousViolations(page), [], `the connected dashboard has no serious or critical accessibility violation (${width.name})`);
 
-    const show = page.getByRole('button', { name: /call log of/i }).first();
+    const show = control(page, /call log of/i);
     const originator = /call log of (\S+)/i.exec((await show.getAttribute('aria-label')) ?? (await show.textContent()) ?? '')?.[1] ?? '';
     await show.click();
     await page.getByRole('heading', { name: new RegExp(`call log of ${originator}`, 'i') }).waitFor();

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { skipWithoutChromium, screenshot } from './helpers/portal-browser.js';
 import { startDemo, type DemoProcess } from './helpers/demo-process.js';
-import { closeWalkBrowser, openAt, overflow, signInByMail, WIDTHS } from './helpers/walkthrough.js';
+import { closeWalkBrowser, control, openAt, overflow, signInByMail, WIDTHS } from './helpers/walkthrough.js';
 
 t.teardown(closeWalkBrowser);
 
@@ -23,14 +23,14 @@ for (const width of WIDTHS) {
     const { page, problems } = await openAt(t, width, `walkthrough-manager-${width.name}`);
     await signInByMail(page, d, email);
 
-    await page.getByRole('button', { name: 'Originators', exact: true }).click();
+    await control(page, 'Originators').click();
     const list = page.getByRole('navigation', { name: 'Originators' });
     await list.getByRole('listitem').first().waitFor();
     // The manager's own originator: the one named like their address's domain (demo-monitoring for
     // manager@demo-monitoring.example), else the first listed.
     const domain = email.split('@')[1]!.split('.')[0]!;
-    const own = list.getByRole('button', { name: `(${domain})` }).or(list.getByRole('link', { name: `(${domain})` }));
-    const entry = (await own.count()) > 0 ? own.first() : list.getByRole('listitem').first().getByRole('button');
+    const own = control(list, new RegExp(`\\(${domain}\\)`));
+    const entry = (await own.count()) > 0 ? own : control(list.getByRole('listitem').first(), /\S/);
     const originator = ((await entry.textContent()) ?? '').trim();
     await entry.click();
     await page.getByRole('heading', { level: 2, name: originator }).waitFor();
@@ -39,7 +39,7 @@ for (const width of WIDTHS) {
     await page.getByRole('heading', { name: 'Reliability' }).first().waitFor();
     t.ok(await page.getByRole('heading', { name: /call log/i }).first().isVisible(), 'its API call log is shown');
     t.equal(await overflow(page), 0, 'the originator\'s view fits the width (no horizontal scroll)');
-    await page.getByRole('button', { name: /^Signals of / }).first().click();
+    await control(page, /^Signals of /).click();
     await page.getByRole('heading', { name: 'Timeline' }).waitFor();
     await page.getByRole('img', { name: /^Timeline/ }).waitFor();
     t.pass('a station\'s timeline is drawn, with a text alternative');

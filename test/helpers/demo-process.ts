@@ -111,7 +111,7 @@ export async function startDemo(t: Teardown, options: { interval?: number } = {}
   const port = await freePort();
   const state = mkdtempSync(join(tmpdir(), 'hrs-demo-walk-'));
   t.teardown(() => rmSync(state, { recursive: true, force: true }));
-  const running: Running = start(process.execPath, [HRS, 'demo', '--interval', String(options.interval ?? 5)], {
+  const running: Running = start(process.execPath, [HRS, 'demo', '--interval', String(options.interval ?? 30)], {
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: TEST_REDIS_URL,
     REDIS_PREFIX: config.redisPrefix,

@@ -1,7 +1,7 @@
 import { AxeBuilder } from '@axe-core/playwright';
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { CHROMIUM } from './portal-browser.js';
 import type { DemoProcess } from './demo-process.js';
 
@@ -63,6 +63,15 @@ export async function openAt(t: WalkTest, width: Width, name: string): Promise<{
     if (message.type() === 'error') problems.push(`console error on ${page.url()}: ${message.text()} (${message.location().url})`);
   });
   return { page, problems };
+}
+
+/**
+ * What a user clicks to go somewhere by its visible name, whether the page makes it a button, a link or
+ * a tab (navigation may move from buttons to links with URLs of their own); the first visible one.
+ */
+export function control(scope: Page | Locator, name: string | RegExp): Locator {
+  const options = { name, exact: typeof name === 'string' };
+  return scope.getByRole('button', options).or(scope.getByRole('link', options)).or(scope.getByRole('tab', options)).first();
 }
 
 /** How much wider than the viewport the page is (0: no horizontal scroll). */
