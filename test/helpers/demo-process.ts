@@ -103,6 +103,14 @@ async function mailedLink(folder: string, email: string, time: number): Promise<
 }
 
 /**
+ * The sign-in link for the address sent after the mark: from the terminal's line when the output has
+ * one, else from the newest `.eml` to the address in the folder; undefined while there is none.
+ */
+export async function findSignInLink(output: string, folder: string, email: string, since: { output: number; time: number }): Promise<string | undefined> {
+  return terminalLink(output, email, since.output) ?? (await mailedLink(folder, email, since.time));
+}
+
+/**
  * Starts `hrs demo` and waits for its banner (bounded; an early exit fails with its output). The process
  * is stopped, and its state folder deleted, when the test ends (before its database is dropped).
  */
@@ -148,8 +156,7 @@ export async function startDemo(t: Teardown, options: { interval?: number } = {}
     banner,
     output: running.output,
     mark: () => ({ output: running.output().length, time: Date.now() }),
-    signInLink: (email, since) =>
-      until(`a sign-in link for ${email}`, async () => terminalLink(running.output(), email, since.output) ?? (await mailedLink(banner.mailFolder, email, since.time)), 30_000, 200),
+    signInLink: (email, since) => until(`a sign-in link for ${email}`, () => findSignInLink(running.output(), banner.mailFolder, email, since), 30_000, 200),
     stop,
   };
 }
