@@ -9,7 +9,7 @@
 import t from 'tap';
 import { skipWithoutChromium, screenshot } from './helpers/portal-browser.js';
 import { startDemo, type DemoProcess } from './helpers/demo-process.js';
-import { closeWalkBrowser, openAt, overflow, seriousViolations, signInByMail, WIDTHS } from './helpers/walkthrough.js';
+import { closeWalkBrowser, demoStations, openAt, overflow, seriousViolations, signInByMail, WIDTHS } from './helpers/walkthrough.js';
 
 t.teardown(closeWalkBrowser);
 
@@ -39,8 +39,9 @@ for (const width of WIDTHS) {
 
     const status = await fetch(`${d.banner.base}/v2/hrs/status`, { headers: { Authorization: `Bearer ${value}` } });
     t.equal(status.status, 200, 'the token reads export v2\'s status');
-    const body = (await status.json()) as unknown;
-    t.ok(Array.isArray(body) ? body.length > 0 : body !== null, 'with the demo\'s stations in it');
+    const body = (await status.json()) as { stations: { hrs_id: string }[] };
+    const published = (await demoStations(d)).map((s) => s.hrs_id).sort();
+    t.same(body.stations.map((s) => s.hrs_id).sort(), published, 'with every station of the demo in it');
 
     await page.getByRole('button', { name: /back to my tokens/i }).click();
     const row = page.getByRole('row', { name: new RegExp(name) });
