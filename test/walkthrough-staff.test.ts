@@ -49,7 +49,11 @@ WIDTHS.forEach((width, index) => {
     await page.getByRole('status').filter({ hasText: /record saved/i }).waitFor();
     t.equal(await overflow(page), 0, 'the Record tab fits the width (no horizontal scroll)');
 
+    // The tab lists the station's events once the portal API has answered; its width is measured then.
+    const listed = page.waitForResponse((r) => r.request().method() === 'GET' && new URL(r.url()).pathname.endsWith(`/stations/${hrsId}/events`));
     await control(page, 'Events').click();
+    await listed;
+    await page.evaluate('new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))');
     const description = `Walk-through: dispenser check (${width.name})`;
     await page.getByLabel(/event kind/i).selectOption('maintenance');
     await page.getByLabel(/^starts/i).fill(dayAhead(2, 9));
