@@ -34,9 +34,9 @@ export interface DemoProcess {
   /** Everything it printed so far (stdout and stderr). */
   output(): string;
   /**
-   * The sign-in link last e-mailed to the address after `since` (an `output().length` or a
-   * `Date.now()` taken before asking): the terminal's `sign-in link for <email>: <url>` line when the
-   * demo prints one, else the link in the newest `.eml` for the address in the banner's mail folder.
+   * The sign-in link sent to the address after `since` (a `mark()` taken before asking; waits up to
+   * 30 s): the terminal's `sign-in link for <email>: <url>` line when the demo prints one, else the
+   * link in the newest `.eml` to the address in the banner's mail folder.
    */
   signInLink(email: string, since: { output: number; time: number }): Promise<string>;
   /** A mark to pass to `signInLink`, taken before asking for a link. */
