@@ -3,6 +3,7 @@ import type { Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
+import { ANY_QUERY } from '../../http/query.js';
 import { serve, staticBody } from '../../http/static.js';
 
 /**
@@ -28,7 +29,7 @@ export function shellRoutes(server: HttpServer, family: Family): void {
     server.route({ family, public: true, method: 'GET', path, handler: (req) => serve(req, ICON, ICON_CACHE) });
   }
   for (const folder of PAGE_FOLDERS) {
-    server.route({ family, public: true, method: 'GET', path: folder, handler: (req) => toFolder(req, `${folder}/`) });
+    server.route({ family, public: true, method: 'GET', path: folder, query: ANY_QUERY, handler: (req) => toFolder(req, `${folder}/`) });
   }
 }
 
