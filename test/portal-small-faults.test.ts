@@ -58,6 +58,7 @@ t.test('an empty call log: its note is not numbered', { skip }, async (t) => {
   await publishHistory(p);
   await grantPortalRoles(p);
   const { page, problems } = await openPortalAs(t, p, ACCOUNTS.manager);
+  await page.getByRole('button', { name: 'Originators', exact: true }).click();
   await page.locator('#originator-list button', { hasText: 'mon-1' }).click();
   const note = page.locator('#call-rows li');
   await note.waitFor();
