@@ -49,11 +49,13 @@ const PUBLIC_OPERATIONS = ['GET /portal/v1/session/state', 'POST /portal/v1/reve
 const NOT_OPERATIONS = [
   'GET /portal/',
   'GET /portal/layout-editor.js',
+  'GET /portal/layout-pane.js',
   'GET /portal/portal.css',
   'GET /portal/portal.js',
   'GET /portal/registry.css',
   'GET /portal/registry.js',
   'GET /portal/router.js',
+  'GET /portal/station-events.js',
   'GET /portal/timeline.css',
   'GET /portal/timeline.js',
   'GET /portal/v1/doc/',
