@@ -2,14 +2,14 @@
  * The portal page's small faults, in a headless Chromium against the real API: a token loaded from
  * the registry file (no hint known) shows a dash, never `…null`; a token used just now shows its last
  * use when the page comes back into view (the instance's gathered use times are written before the
- * list is read); "Signed in as" appears once after signing in; an empty call log's note carries no
+ * list is read), an import token's too; "Signed in as" appears once after signing in; an empty call log's note carries no
  * list number.
  */
 import t from 'tap';
 import { hashSecret, newSecret } from '../src/api/secrets.js';
 import { TOKENS } from './helpers/fixtures.js';
 import { get, publishHistory, startTestPlatform } from './helpers/platform.js';
-import { ACCOUNTS, grantPortalRoles, portalFixture } from './helpers/portal.js';
+import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';
 import { closeBrowser, openPortalAs, skipWithoutChromium } from './helpers/portal-browser.js';
 
 const skip = skipWithoutChromium;
@@ -35,6 +35,19 @@ t.test('a token with no known hint, and one used just now', { skip }, async (t) 
   const [row] = await p.sql<{ last_used_at: Date | null }[]>`SELECT last_used_at FROM tokens WHERE name = 'laptop'`;
   t.ok(row!.last_used_at, 'and stored');
   t.same(problems, [], 'no error');
+});
+
+t.test('an originator\'s import tokens: a use just now is in the list', async (t) => {
+  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  await grantPortalRoles(p);
+  const manager = await signedIn(p, ACCOUNTS.manager);
+  const before = await manager.call('GET', '/portal/v1/originators/mon-1/tokens');
+  t.ok(before.body.tokens.every((token: { last_used_at: string | null }) => token.last_used_at === null), 'none used yet');
+  t.equal((await get(`${p.url}/import/v2/active-stations/`, TOKENS.import_v2)).status, 200, 'the import v2 token used');
+  const after = await manager.call('GET', '/portal/v1/originators/mon-1/tokens');
+  const used = after.body.tokens.filter((token: { last_used_at: string | null }) => token.last_used_at !== null);
+  t.equal(used.length, 1, 'its use is listed at once');
+  t.equal(used[0].generation, 'import_v2');
 });
 
 t.test('signed in from the link: "Signed in as" once', { skip }, async (t) => {
