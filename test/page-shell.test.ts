@@ -51,6 +51,9 @@ t.test('the icon: /favicon.svg and /favicon.ico, named by every page', async (t)
   for (const path of ['/portal/', '/admin/']) t.ok((await (await fetch(`${p.url}${path}`)).text()).includes(link), `${path} names the icon`);
   const index = await (await fetch(`${p.url}/`, { headers: { Accept: 'text/html' } })).text();
   t.ok(index.includes(link), 'the index page names the icon');
+  for (const path of ['/v2/doc/', '/import/v2/doc/', '/portal/v1/doc/']) {
+    t.ok((await (await fetch(`${p.url}${path}`)).text()).includes(link), `the API reference ${path} names the icon`);
+  }
 });
 
 t.test('the session probe: 200 signed in or not; the session itself still 401 without one', async (t) => {
