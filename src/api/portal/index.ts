@@ -50,7 +50,8 @@ import { insertAudit } from '../../../db/queries/audit.js';
  *   per address and per client.
  * - `POST /portal/v1/session` {token}: uses the link (a POST: a mail scanner's GET of the page does not)
  *   and opens a session (cookie); 410 when the link was used or has expired.
- * - `GET /portal/v1/session`, `DELETE /portal/v1/session` (sign out).
+ * - `GET /portal/v1/session`, `DELETE /portal/v1/session` (sign out); `GET /portal/v1/session/state`: the
+ *   page's probe, public, a 200 whether signed in or not.
  * - `GET /portal/v1/tokens`, `POST /portal/v1/tokens` {name, expires_at} (the value in the answer,
  *   once), `PATCH /portal/v1/tokens/{id}` {expires_at}, `POST /portal/v1/tokens/{id}/revoke`.
  * - `POST /portal/v1/reveal` {secret}: a token an admin issued for the address is made now and its value

@@ -104,7 +104,9 @@ export function getSessionDoc(): RouteDoc {
     tags: ['Sign-in'],
     operationId: 'getSession',
     summary: 'The signed-in account',
-    description: 'The account of the session (the page asks this first: 200 signed in, 401 not). Counts as a use of the session.',
+    description:
+      'The account of the session and its roles: 200 signed in, 401 not. (The page asks `GET /portal/v1/session/state` first, ' +
+      'which answers 200 either way.) Counts as a use of the session.',
     responses: {
       '200': {
         description: 'Signed in as this account.',
