@@ -2,7 +2,8 @@
  * The portal page's addresses, in a headless Chromium against the real API: every view has its own
  * (`/portal/#/stations/BERLA/layout`), Back and Forward move between views, a reload returns to the
  * view; staff land on their stations, originator managers on their originators, token owners on their
- * tokens; an address the account may not open is corrected to its landing view; on a phone, choosing
+ * tokens; an address the account may not open is corrected to its landing view; Back from a token's
+ * value drops it and opens the view before; on a phone, choosing
  * a station scrolls to it; an address opened while signed out is opened after signing in with the
  * e-mailed link, in another tab. No script error, CSP violation or console error.
  */
@@ -125,6 +126,29 @@ t.test('managers land on their originators, token owners on their tokens; both k
   await owner.page.goto(`${p.url}/portal/#/stations/BERLA`);
   await hashIs(owner.page, '#/tokens');
   t.same(owner.problems, [], 'token owner: no error');
+});
+
+t.test('a token\'s value on show, left by Back: the value gone, the view before it open', { skip }, async (t) => {
+  const p = await platform(t);
+  const { page, problems } = await openPortalAs(t, p, ACCOUNTS.staff);
+  await hashIs(page, '#/stations');
+  await page.getByRole('button', { name: 'API tokens', exact: true }).click();
+  await hashIs(page, '#/tokens');
+  await page.locator('#create-name').fill('routing test');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  await visible(page, '#view-created');
+  t.match(await page.locator('#token-value').textContent(), /^hrs_/, 'the value shown');
+  await page.goBack();
+  await hashIs(page, '#/stations');
+  await visible(page, '#ws-stations');
+  t.ok(await page.locator('#view-created').isHidden(), 'the value\'s view left');
+  t.equal(await page.locator('#token-value').textContent(), '', 'the value dropped from the page');
+  t.ok(await page.locator('#view-tokens').isHidden(), 'the stations alone');
+  await page.goForward();
+  await hashIs(page, '#/tokens');
+  await visible(page, '#view-tokens');
+  t.equal(await page.locator('#token-rows .token-name', { hasText: 'routing test' }).count(), 1, 'the token listed');
+  t.same(problems, [], 'no error');
 });
 
 t.test('on a phone, choosing a station scrolls to it', { skip }, async (t) => {
