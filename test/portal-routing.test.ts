@@ -89,6 +89,12 @@ t.test('staff: an address per view, Back and Forward, a reload returns to the vi
   await visible(page, '#ws-stations');
   t.ok(await page.locator('#view-tokens').isHidden(), 'Back: the stations again');
 
+  // "Skip to content" moves the focus to the content; the address keeps the view.
+  await page.locator('.skip-link').focus();
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => (globalThis as any).document.activeElement?.id === 'main');
+  t.equal(new URL(page.url()).hash, '#/stations/BERLA/layout', 'the skip link leaves the address as it is');
+
   // A link to another station's pane, opened in the page.
   await page.goto(`${p.url}/portal/#/stations/HAMBG/audit`);
   await visible(page, '#pane-audit');

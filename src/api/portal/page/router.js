@@ -191,6 +191,16 @@
     go(path);
   });
 
+  // A link within the page ("Skip to content") moves the focus without taking the view's address away.
+  document.addEventListener('click', function (event) {
+    var link = event.target && event.target.closest ? event.target.closest('a[href^="#"]') : null;
+    if (!link || routeOf(link.getAttribute('href'))) return;
+    var target = document.getElementById(link.getAttribute('href').slice(1));
+    if (!target) return;
+    event.preventDefault();
+    target.focus();
+  });
+
   /** Signing out leaves no view's address behind (nor one to return to). */
   window.HrsPortal.signedOut = function () {
     forget();
