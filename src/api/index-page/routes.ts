@@ -2,6 +2,7 @@ import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
+import { FAVICON_PATH, shellRoutes } from './shell.js';
 
 /**
  * `GET /`: a small index of the service's pages, so whoever opens the root finds the documents, the
@@ -56,9 +57,10 @@ const PATHS: Record<string, string> = {
   metrics: '/metrics',
 };
 
-/** Registers `GET /` on a family of public routes (the root's). */
+/** Registers `GET /` on a family of public routes (the root's), with the icon and the pages' redirects (./shell.ts). */
 export function indexRoutes(server: HttpServer, family: Family, deps: IndexDeps): void {
   server.route({ family, public: true, method: 'GET', path: '/', handler: (req) => indexReply(req, deps) });
+  shellRoutes(server, family);
 }
 
 /** The pages with absolute links; the stream's link is its `ws:`/`wss:` URL. */
@@ -102,8 +104,7 @@ function html(pages: IndexPage[], version: string): string {
     .map((p) => `<li><a href="${escape(p.href)}">${escape(p.title)}</a> <small>(auth: ${escape(p.auth)})</small><br><code>${escape(p.href)}</code></li>`)
     .join('\n');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>HRS signal platform</title><link rel="icon" href="data:,"></head>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>HRS signal platform</title><link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml"></head>
 <body><main><h1>HRS signal platform <small>${escape(version)}</small></h1>
 <ul>
 ${items}
