@@ -49,7 +49,11 @@ export async function startDemo(t: Test, setting: DemoSetting, args: string[] = 
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   });
   const url = `http://127.0.0.1:${setting.port}`;
-  await until('the demo\'s banner', () => (/Stop with Ctrl-C/.test(output) ? true : undefined), 60_000).catch((err: Error) => {
+  const bannerOrExit = () => {
+    if (child.exitCode !== null) throw new Error(`hrs demo exited (${child.exitCode}) before its banner; output: ${output}`);
+    return /Stop with Ctrl-C/.test(output) ? true : undefined;
+  };
+  await until('the demo\'s banner', bannerOrExit, 120_000).catch((err: Error) => {
     throw new Error(`${err.message}; output: ${output}`);
   });
   await waitFor(`${url}/readyz`);
