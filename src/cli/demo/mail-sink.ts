@@ -40,18 +40,19 @@ function fileName(n: number, raw: string): string {
  * tests'), which a production install (`npm ci --omit=dev`) leaves out; there the demo needs SMTP_URL
  * and says so.
  */
-async function loadPackages(): Promise<[typeof import('smtp-server'), typeof import('mailparser')]> {
+async function loadPackage<T>(name: string, load: () => Promise<T>): Promise<T> {
   try {
-    return await Promise.all([import('smtp-server'), import('mailparser')]);
+    return await load();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw err;
-    throw new Error('SMTP_URL is not set, and this install has no demo mail sink (smtp-server and mailparser are development dependencies, left out by npm ci --omit=dev): set SMTP_URL, or install them with npm ci');
+    throw new Error(`SMTP_URL is not set, and this install has no demo mail sink (${name} is a development dependency, left out by npm ci --omit=dev): set SMTP_URL, or install it with npm ci`);
   }
 }
 
 /** Starts the sink; `onKept` hears of every message once both its files are written. */
 export async function startDemoMailSink(folder: string, onKept: (mail: KeptMail) => void = () => {}): Promise<DemoMailSink> {
-  const [{ SMTPServer }, { simpleParser }] = await loadPackages();
+  const { SMTPServer } = await loadPackage('smtp-server', () => import('smtp-server'));
+  const { simpleParser } = await loadPackage('mailparser', () => import('mailparser'));
   mkdirSync(folder, { recursive: true, mode: 0o700 });
   let kept = 0;
   const keep = async (raw: Buffer, to: string[]): Promise<void> => {
