@@ -75,15 +75,18 @@ t.test('a demo restart keeps every portal and admin edit; --reset loads the demo
   const { hrs_id: _id, operator: _op, photo: _photo, static_modified_at: _at, ...fields } = (await staff.call('GET', '/portal/v1/stations/BERAP')).body;
   t.equal((await staff.call('PUT', '/portal/v1/stations/BERAP', { ...fields, name: 'Berlin BER Terminal 5' })).status, 200, 'renamed');
   const { confirmed } = (await staff.call('GET', '/portal/v1/stations/BERAP/layout')).body;
+  // A nozzle added to D1, and D2's 350 bar nozzle taken out (the originator must follow both).
+  type Dispenser = { external_id: string; nozzles: { external_id: string }[] };
   const withNozzle = {
     ...confirmed.layout,
-    dispensers: confirmed.layout.dispensers.map((d: { external_id: string; nozzles: unknown[] }) =>
+    dispensers: confirmed.layout.dispensers.map((d: Dispenser) =>
       d.external_id === 'D1'
         ? { ...d, nozzles: [...d.nozzles, { external_id: 'D1-H70-2', connector_type: 'H70', vehicle_side: 'right', is_certified: true, fuelling_options: ['700ld'] }] }
-        : d,
+        : { ...d, nozzles: d.nozzles.filter((n) => n.external_id !== 'D2-H35') },
     ),
+    products: confirmed.layout.products.map((p: { nozzle_external_ids: string[] }) => ({ ...p, nozzle_external_ids: p.nozzle_external_ids.filter((n) => n !== 'D2-H35') })),
   };
-  t.equal((await staff.call('PUT', '/portal/v1/stations/BERAP/layout/draft', withNozzle)).status, 200, 'a draft with a new nozzle');
+  t.equal((await staff.call('PUT', '/portal/v1/stations/BERAP/layout/draft', withNozzle)).status, 200, 'a draft with a new nozzle, one fewer');
   const confirmedAnswer = await staff.call('POST', '/portal/v1/stations/BERAP/layout/confirm', { expected_version: confirmed.version });
   t.equal(confirmedAnswer.status, 200, 'the layout confirmed');
   const event = await staff.call('POST', '/portal/v1/stations/BERAP/events', {
@@ -99,7 +102,7 @@ t.test('a demo restart keeps every portal and admin edit; --reset loads the demo
 
   const want = await edited(first, staff);
   t.equal(want.name, 'Berlin BER Terminal 5', 'the new name is in effect');
-  t.ok(want.nozzles.includes('D1-H70-2'), 'the new nozzle is confirmed');
+  t.ok(want.nozzles.includes('D1-H70-2') && !want.nozzles.includes('D2-H35'), 'the new layout is confirmed');
   t.ok(want.events.includes(event.body.id), 'the event is listed');
   t.not(want.photo, original.photo, 'the new photo is exported (as the platform stores it: re-encoded)');
   t.match(want.photo, /^[0-9a-f]{64}$/);
@@ -107,9 +110,18 @@ t.test('a demo restart keeps every portal and admin edit; --reset loads the demo
   t.same(await stopDemo(first), { code: 0, signal: null }, 'stopped');
 
   // Started again on the same database: every edit is still there.
-  const second = await startDemo(t, setting, ['--interval', '3600']);
+  const second = await startDemo(t, setting, ['--interval', '1']);
   t.match(second.output(), /registry: kept as it was, edits included \(`hrs demo --reset` loads the demo file again over them\)/, 'the banner says the registry was kept');
   t.same(await edited(second, await signIn(second, DEMO_OPERATOR_EMAIL)), want, 'after a restart: the name, the layout, the event, the photo and the call-log mode as edited');
+  // And the simulated originator reports the layout as edited: the new nozzle, not the removed one.
+  const reported = await until('an availability reading with the new nozzle', async () => {
+    const res = await fetch(`${second.url}/v2/hrs/BERAP/status`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.export_v2}` } });
+    const nozzles = ((await res.json()) as { availability: { nozzles: { id: string }[] } | null }).availability?.nozzles.map((n) => n.id) ?? [];
+    return nozzles.includes('D1-H70-2') ? nozzles : undefined;
+  }, 30_000);
+  t.notOk(reported.includes('D2-H35'), 'the removed nozzle is not reported');
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.notMatch(second.output(), /transmission refused/, 'nothing the simulated originator sends is refused');
   t.same(await stopDemo(second), { code: 0, signal: null });
 
   // --reset: the demo file again over what it describes.

@@ -9,6 +9,7 @@ import { UsageError, untilSignal, type Command } from '../command.js';
 import { DEMO_USER_EMAIL, DEMO_OPERATOR_EMAIL, DEMO_MANAGER_EMAIL, DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from '../demo/fixture.js';
 import { startDemoMailSink, type DemoMailSink, type KeptMail } from '../demo/mail-sink.js';
 import { DemoOriginator } from '../demo/originator.js';
+import { simulatedStations } from '../demo/simulated.js';
 import { startSummaries, whenAsked } from '../demo/terminal.js';
 import { SERVERS_HELP, configWithServers } from '../servers.js';
 
@@ -101,7 +102,10 @@ export const demo: Command = {
     const stationIds = () => [...registry.stationIds()].filter((id) => registry.station(id)?.sandbox === false);
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const own = `http://${host}:${platform.port}`;
-    const originator = new DemoOriginator(own, DEMO_TOKENS.import_v2, fixture.stations, interval * 1000, log, DEMO_LEGACY_STATIONS, DEMO_TOKENS.import_v1);
+    // The simulated originator reports the layouts as confirmed now (edits included), and follows them.
+    const simulated = simulatedStations(fixture.stations, (id) => registry.station(id));
+    registry.onReload(() => void simulated.splice(0, simulated.length, ...simulatedStations(fixture.stations, (id) => registry.station(id))));
+    const originator = new DemoOriginator(own, DEMO_TOKENS.import_v2, simulated, interval * 1000, log, DEMO_LEGACY_STATIONS, DEMO_TOKENS.import_v1);
     originator.start();
     const base = platform.baseUrl;
     const banner = () =>
