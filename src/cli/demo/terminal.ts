@@ -1,4 +1,4 @@
-import { fstatSync } from 'node:fs';
+import { fstatSync, readFileSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import type { CategoryView } from '../../../machines/live-status.js';
 
@@ -111,10 +111,25 @@ export function startSummaries(everySeconds: number, sources: SummarySources, ou
   return () => clearInterval(timer);
 }
 
-/** Whether file descriptor 0 is a terminal or a pipe (so lines typed or written to it arrive). */
+/**
+ * Whether this process is in its terminal's foreground process group, where Linux says (the pgrp and
+ * tpgid fields of /proc/self/stat); true where it cannot tell. A background job (`hrs demo &`) that
+ * read its terminal would be stopped by SIGTTIN.
+ */
+function inForeground(): boolean {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const [, , pgrp, , , tpgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return pgrp === tpgid;
+  } catch {
+    return true;
+  }
+}
+
+/** Whether file descriptor 0 is a terminal in the foreground or a pipe (so lines typed or written to it arrive). */
 function stdinReadable(): boolean {
   try {
-    if (isatty(0)) return true;
+    if (isatty(0)) return inForeground();
     const stat = fstatSync(0);
     return stat.isFIFO() || stat.isSocket();
   } catch {
