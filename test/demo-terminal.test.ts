@@ -4,11 +4,13 @@
  * printed as it is e-mailed, and each kept `.eml` with its decoded text beside it as `.txt`.
  */
 import t from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEMO_TOKENS, DEMO_USER_EMAIL } from '../src/cli/demo/fixture.js';
 import { signalCounts, stationState, summaryLine } from '../src/cli/demo/terminal.js';
 import { demoSetting, startDemo, stopDemo, type DemoProcess } from './helpers/demo.js';
+import { ROOT } from './helpers/process.js';
 import { until } from './helpers/wait.js';
 
 const SUMMARY = /^\d\d:\d\d:\d\d last 2 s: (\d+) signals? accepted, (\d+) refused · 12 stations: (.+)$/gm;
@@ -95,8 +97,9 @@ t.test('hrs demo: quiet logs, a summary per interval, the banner on request, sig
   // Requests were answered all along: none was logged at the default level.
   await fetch(`${url}/v2/fuel-type`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.export_v2}` } });
   await new Promise((resolve) => setTimeout(resolve, 500));
-  const json = demo.output().split('\n').filter((l) => l.startsWith('{'));
-  t.same(json, [], 'no JSON log lines (requests are logged at info; the demo logs at warn unless LOG_LEVEL is set)');
+  const json = demo.output().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string });
+  t.same(json.filter((l) => l.msg === 'request'), [], 'no JSON request lines (requests are logged at info; the demo logs at warn unless LOG_LEVEL is set)');
+  t.same(json.filter((l) => l.level < 40), [], 'nothing under warn');
   t.same(await stopDemo(demo), { code: 0, signal: null }, 'stops cleanly');
 });
 
@@ -126,4 +129,33 @@ t.test('the summary line, the signal counts from /metrics and a station\'s state
   t.equal(stationState(view('stale', { station: { limitedly_available: true }, nozzles: [] })), 'limited');
   t.equal(stationState(view('fresh', { nozzles: [{ available: false }, { available: true }] })), 'available');
   t.equal(stationState(view('fresh', { fuelling_options: [{ available: false }] })), 'unavailable', 'no option available');
+});
+
+/** Whether util-linux's `script` is here to give a program a terminal with job control. */
+const hasScript = spawnSync('script', ['--version']).status === 0;
+
+t.test('Enter on the terminal asks for the banner in the foreground; in the background the terminal is left alone', { skip: hasScript ? false : 'needs util-linux script for a terminal' }, async (t) => {
+  const program = `${process.execPath} --import tsx ${join(ROOT, 'test/helpers/demo-asked.ts')}`;
+  const shell = spawn('script', ['-qec', 'bash --norc --noprofile -i', '/dev/null'], { cwd: ROOT, env: { ...process.env, PS1: '$ ' }, stdio: ['pipe', 'pipe', 'pipe'] });
+  t.teardown(() => shell.kill('SIGKILL'));
+  let output = '';
+  shell.stdout.on('data', (d) => (output += d));
+  const seen = (pattern: RegExp, what: string) => until(what, () => (pattern.test(output) ? true : undefined), 30_000);
+  shell.stdin.write(`${program} 3000\n`);
+  await seen(/LISTENING \d+/, 'the program in the foreground');
+  shell.stdin.write('\n');
+  await seen(/ASKED/, 'Enter asking for the banner');
+  await seen(/DONE/, 'the foreground program ending');
+  t.pass('in the foreground, Enter asks');
+  const mark = output.length;
+  shell.stdin.write(`${program} 3000 &\n`);
+  await until('the program in the background', () => (/LISTENING \d+/.test(output.slice(mark)) ? true : undefined), 30_000);
+  shell.stdin.write('\n');
+  await new Promise((resolve) => setTimeout(resolve, 5000));
+  shell.stdin.write('jobs -l; exit\n');
+  await new Promise((resolve) => shell.on('exit', resolve));
+  const after = output.slice(mark);
+  t.notMatch(after, /Stopped/, 'a background job is not stopped by reading the terminal');
+  t.match(after, /DONE/, 'it runs to its end');
+  t.notMatch(after, /ASKED/, 'and the Enter typed for the shell was not taken');
 });
