@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { DEMO_TOKENS, DEMO_USER_EMAIL } from '../src/cli/demo/fixture.js';
 import { signalCounts, stationState, summaryLine } from '../src/cli/demo/terminal.js';
 import { demoSetting, startDemo, stopDemo, type DemoProcess } from './helpers/demo.js';
-import { ROOT } from './helpers/process.js';
+import { ROOT, hrs } from './helpers/process.js';
 import { until } from './helpers/wait.js';
 
 const SUMMARY = /^\d\d:\d\d:\d\d last 2 s: (\d+) signals? accepted, (\d+) refused · 12 stations: (.+)$/gm;
@@ -158,4 +158,20 @@ t.test('Enter on the terminal asks for the banner in the foreground; in the back
   t.notMatch(after, /Stopped/, 'a background job is not stopped by reading the terminal');
   t.match(after, /DONE/, 'it runs to its end');
   t.notMatch(after, /ASKED/, 'and the Enter typed for the shell was not taken');
+});
+
+t.test('hrs demo --help documents --reset, the summary and how to see the banner again; a wrong interval is a usage error', async (t) => {
+  const help = await hrs(['demo', '--help']);
+  t.equal(help.code, 0);
+  t.match(help.stdout, /^Usage: hrs demo \[--interval SECONDS\] \[--summary-interval SECONDS\] \[--reset\] \[--embedded\]$/m);
+  t.match(help.stdout, /loaded only into an empty registry/, 'when the demo file is loaded');
+  t.match(help.stdout, /--reset loads the demo file again/, '--reset');
+  t.match(help.stdout, /logs at warn unless LOG_LEVEL is set/, 'the log level');
+  t.match(help.stdout, /Press Enter in the terminal \(or send the process SIGUSR2\)/, 'how to see the banner again');
+  t.match(help.stdout, /"  sign-in link for EMAIL: URL"/, 'the sign-in line');
+  for (const value of ['0', '1.5', 'soon', '3601']) {
+    const wrong = await hrs(['demo', '--summary-interval', value]);
+    t.equal(wrong.code, 2, `--summary-interval ${value}: exit 2`);
+    t.match(wrong.stderr, /^hrs: --summary-interval must be a whole number of seconds from 1 to 3600$/m);
+  }
 });

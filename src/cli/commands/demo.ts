@@ -39,8 +39,9 @@ export const demo: Command = {
     'signals for every station through the import v2 API every interval (default 60 s) until stopped.\n\n' +
     'The demo file is loaded only into an empty registry (no station but the sandbox\'s, no token): what\n' +
     'was changed in the portal or the admin API (names, layouts, events, photos, call-log modes, tokens)\n' +
-    'stays as it was across runs. --reset loads the demo file again over everything it describes (its\n' +
-    'operator, stations, originators, assignments, accounts and tokens), and the banner says so.\n\n' +
+    'stays as it was across runs. --reset loads the demo file again over everything it describes, as\n' +
+    '`hrs load` would (its operator, stations, originators, assignments, accounts and tokens; a revoked\n' +
+    'token stays revoked; signals and the audit trail stay), and the banner says so.\n\n' +
     'The terminal stays quiet: logs at warn unless LOG_LEVEL is set, and one summary line every\n' +
     '--summary-interval seconds (default 60): signals the platform accepted and refused, stations by state.\n' +
     'Press Enter in the terminal (or send the process SIGUSR2) to print the banner with its addresses again.\n' +
@@ -115,7 +116,9 @@ export const demo: Command = {
           ? '  registry: the demo file loaded again over its operator, stations, originators, accounts and tokens (--reset)'
           : loaded !== null
             ? '  registry: the demo file, loaded into the empty registry; edits in the portal and admin API are kept across runs'
-            : '  registry: kept as it was, edits included (`hrs demo --reset` loads the demo file again over them)',
+            : simulated.length > 0
+              ? '  registry: kept as it was, edits included (`hrs demo --reset` loads the demo file again over them)'
+              : '  registry: kept as it was; it holds none of the demo\'s stations, so the tokens below are unknown to it (`hrs demo --reset` loads the demo file into it)',
         `  export v2 token: ${DEMO_TOKENS.export_v2} (also the DATEX II publications: ${base}/datex2/v3/table and ${base}/datex2/v3/status)`,
         `  export v1/v1.1 token: ${DEMO_TOKENS.export_v1} (the five-state summary: ${base}/v1.1/hrs/status)`,
         `  import v2 token: ${DEMO_TOKENS.import_v2}`,
