@@ -58,7 +58,8 @@ export async function startDemoMailSink(folder: string, onKept: (mail: KeptMail)
   const keep = async (raw: Buffer, to: string[]): Promise<void> => {
     const base = join(folder, fileName(++kept, raw.toString('utf8', 0, Math.min(raw.length, 8192))));
     writeFileSync(`${base}.eml`, raw, { mode: 0o600 });
-    const text = (await simpleParser(raw)).text ?? '';
+    // The message is kept either way: a body mailparser cannot read leaves an empty .txt.
+    const text = await simpleParser(raw).then((parsed) => parsed.text ?? '', () => '');
     writeFileSync(`${base}.txt`, text, { mode: 0o600 });
     onKept({ to, text, file: `${base}.eml` });
   };
