@@ -1,5 +1,5 @@
 // `npm run build`: compiles the service to dist/ with tsc, so `hrs` runs on plain Node (faster to
-// start and lighter than the sources through tsx's loader; the README's Dependencies give the figures).
+// start and lighter than the sources through tsx's loader; docs/dependencies.md gives the figures).
 // dist/ mirrors the repository (dist/src, dist/db, …); every file the sources read beside themselves at
 // run time comes along: all that is not TypeScript under the compiled folders (pages, styles, scripts,
 // migrations, Lua), and the two things they read one level above src/: package.json and examples/photos.

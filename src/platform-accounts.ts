@@ -45,6 +45,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
   const admin = adminApi(server, {
     adminToken: config.adminToken, sql, tokensChanged, personalTokens, committed, editor,
     baseUrl, revealLinkTtlMs: config.revealLinkTtlMs, timeZone: config.mailTimeZone, sendMail,
+    silentAfterMs: config.statusStaleAfterMs,
   });
   const portal = portalApi(server, {
     sql, log, limiter, personalTokens, sendMail, mailReady: () => mail.ready(), committed, tokensChanged, timeZone: config.mailTimeZone, editor,

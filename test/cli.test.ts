@@ -7,6 +7,10 @@ import { readMigrations } from '../db/migrate.js';
 import { baseFixture } from './helpers/fixtures.js';
 import { testConfig } from './helpers/platform.js';
 import { freePort, hrs } from './helpers/process.js';
+import { WORKERS } from '../src/cli/commands/worker.js';
+import type { Io } from '../src/cli/command.js';
+import { main } from '../src/cli/main.js';
+import { QUEUES } from '../workers/queues.js';
 
 const lines = (text: string) => text.trim().split('\n').filter(Boolean);
 
@@ -45,6 +49,27 @@ t.test('help and usage errors', async (t) => {
     t.equal(r.code, 2, `${args.join(' ')}: exit 2`);
     t.equal(lines(r.stderr).length, 1, 'one line on stderr');
     t.match(r.stderr.trim(), pattern);
+  }
+});
+
+/** What `hrs ARGS` prints, run in this process (the help needs no process of its own). */
+async function helpOf(args: string[]): Promise<string> {
+  const lines: string[] = [];
+  const io = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line), env: {} } as unknown as Io;
+  await main(args, io);
+  return lines.join('\n');
+}
+
+t.test('the help names every worker that runs, and PORT', async (t) => {
+  const help = await helpOf(['--help']);
+  const workers = Object.values(QUEUES);
+  t.equal(workers.length, 4, 'four BullMQ queues, each with its worker');
+  t.match(help, /^  worker +run only the BullMQ workers \(mail, call log, status history, sandbox\), to scale them out$/m, 'the summary names all four');
+  const workerHelp = await helpOf(['worker', '--help']);
+  for (const queue of workers) t.match(workerHelp, new RegExp(`^  ${WORKERS[queue].name}: \\S`, 'm'), `hrs worker --help says what the ${queue} worker does`);
+  t.match(help, /^  PORT=9090 +where `hrs serve` and `hrs demo` listen \(default 8080; HOST, default 127\.0\.0\.1\)$/m, 'hrs --help names PORT');
+  for (const command of ['serve', 'demo']) {
+    t.match(await helpOf([command, '--help']), /HTTP: HOST:PORT, by default 127\.0\.0\.1:8080\. PORT=9090 listens on another port/, `${command} --help says how to choose the port`);
   }
 });
 

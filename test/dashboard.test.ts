@@ -1,5 +1,5 @@
 import t from 'tap';
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
@@ -12,14 +12,13 @@ import { createLogger } from '../src/log.js';
  * The admins' live dashboard (/admin/) in a headless Chromium against the whole platform: sign-in
  * with the admin token, cells coloured and updated by the live feed, the event tail, freshness
  * steps, reconnecting after a restart, a refused token. Saves a screenshot to
- * test/output/dashboard.png; with UPDATE_DOCS_SCREENSHOT=1 it also becomes docs/dashboard.png.
+ * test/output/dashboard-session.png (docs/dashboard.png is test/dashboard-glance.test.ts's).
  */
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install Debian's "chromium" package)`;
 
-const SCREENSHOT = fileURLToPath(new URL('./output/dashboard.png', import.meta.url));
-const DOCS_SCREENSHOT = fileURLToPath(new URL('../docs/dashboard.png', import.meta.url));
+const SCREENSHOT = fileURLToPath(new URL('./output/dashboard-session.png', import.meta.url));
 
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 /** How the dashboard writes every time: date, time and the browser's offset. */
@@ -137,7 +136,7 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
 
   const change = page.locator('#tail li[data-type="change"][data-hrs-id="BERLA"][data-category="availability"]');
   await change.first().waitFor();
-  t.match(await change.first().textContent(), /BERLA.*availability.*signal.*— → fresh.*mon-1/, 'the tail shows the change');
+  t.match(await change.first().textContent(), /BERLA.*availability.*signal.*— → limitedly available.*mon-1/, 'the tail shows the change: the first reading\'s value');
   t.match(await change.first().locator('time').textContent(), TIME, 'tail times have their date and time zone');
 
   await post(p, 'pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '13.850', currency: 'EUR' }] }]);
@@ -165,7 +164,7 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   t.ok(await again.locator('.badge-maintenance').isVisible(), 'a new reading replaces the badges');
   t.equal(await again.locator('.badge-limited').count(), 0, 'and drops the old ones');
   t.equal(await change.count(), 2, 'every change is a line of the tail');
-  t.match(await page.locator('#tail li').first().textContent(), /BERLA.*availability.*fresh → fresh/, 'newest on top');
+  t.match(await page.locator('#tail li').first().textContent(), /BERLA.*availability.*signal.*limitedly available → unavailable \(in maintenance\)/, 'newest on top, with the value before and after');
   t.equal(await page.locator('tr[data-hrs-id="BERLA"]').getAttribute('data-state'), 'unavailable', 'in maintenance: unavailable though N1 says available');
   t.match(await again.locator('.cell-detail').first().textContent(), /unavailable: in maintenance/, 'and the cell says why');
   t.same(
@@ -227,11 +226,7 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   await page.locator('.updated').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
   mkdirSync(fileURLToPath(new URL('./output/', import.meta.url)), { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
-  t.ok(existsSync(SCREENSHOT), 'screenshot saved to test/output/dashboard.png');
-  if (process.env.UPDATE_DOCS_SCREENSHOT === '1') {
-    mkdirSync(fileURLToPath(new URL('../docs/', import.meta.url)), { recursive: true });
-    copyFileSync(SCREENSHOT, DOCS_SCREENSHOT);
-  }
+  t.ok(existsSync(SCREENSHOT), 'screenshot saved to test/output/dashboard-session.png');
 
 
   await page.getByRole('button', { name: 'Forget token' }).click();

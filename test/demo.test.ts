@@ -22,6 +22,8 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   t.teardown(() => demo.child.kill('SIGKILL'));
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/readyz`);
+  // The banner comes once the week of history is backfilled, and the originator starts with it.
+  await until('the banner', () => (/Stop with Ctrl-C/.test(demo.output()) ? true : undefined), 120_000);
   const sql = connect(config.databaseUrl);
   t.teardown(() => sql.end({ timeout: 1 }));
 

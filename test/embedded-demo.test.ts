@@ -26,7 +26,7 @@ async function startDemo(t: Test, port: number): Promise<{ demo: Running; banner
   const started = performance.now();
   const demo = start(process.execPath, [HRS, 'demo', '--embedded', '--interval', '3600'], newcomer(port));
   t.teardown(() => demo.child.kill('SIGKILL'));
-  await until('the demo\'s banner', () => (/Stop with Ctrl-C/.test(demo.output()) ? true : undefined), 60_000);
+  await until('the demo\'s banner', () => (/Stop with Ctrl-C/.test(demo.output()) ? true : undefined), 120_000);
   const bannerMs = performance.now() - started;
   await waitFor(`http://127.0.0.1:${port}/readyz`);
   return { demo, bannerMs };

@@ -181,9 +181,9 @@ t.test('an invalid file changes nothing and names the JSON path', async (t) => {
     ['short token', (f) => ((f.tokens[0] as any).value = 'short'), /^tokens\[0\]\.value: must be at least 16 characters long$/m],
     ['call log mode', (f) => (f.originators[0]!.call_log_mode = 'sometimes'), /^originators\[0\]\.call_log_mode: must be one of disabled, errors, always$/m],
     ['missing photo', (f) => ((f.stations[0] as any).photo = 'no/such.png'), /^stations\[0\]\.photo: cannot read "no\/such.png"/m],
-    ['opening hours', (f) => ((f.stations[0] as any).opening_hours = 'Mo-Fr 25:00-26:00'), /^stations\[0\]\.opening_hours: Mo-Fr 25:00 <--- \(Time range starts outside of the current day\)$/m],
-    ['opening hours syntax', (f) => ((f.stations[1] as any).opening_hours = 'Mx 08:00-18:00'), /^stations\[1\]\.opening_hours: Mx <--- \(Unexpected token: "m"/m],
-    ['public holidays without a country', (f) => ((f.stations[0] as any).opening_hours = 'Mo-Fr 08:00-18:00; PH off'), /^stations\[0\]\.opening_hours: Country code missing which is needed to select the correct holidays/m],
+    ['opening hours', (f) => ((f.stations[0] as any).opening_hours = 'Mo-Fr 25:00-26:00'), /^stations\[0\]\.opening_hours: Mo-Fr 25:00 <--- \(a time range starts between 00:00 and 23:59 \(it may end after midnight, such as "22:00-02:00"\)\)$/m],
+    ['opening hours syntax', (f) => ((f.stations[1] as any).opening_hours = 'Mx 08:00-18:00'), /^stations\[1\]\.opening_hours: Mx <--- \("m" is not understood here: write days, then times/m],
+    ['public holidays without a country', (f) => ((f.stations[0] as any).opening_hours = 'Mo-Fr 08:00-18:00; PH off'), /^stations\[0\]\.opening_hours: public holidays \("PH"\) and school holidays \("SH"\) need the station's country: set details\.country/m],
     ['time zone', (f) => ((f.stations[1] as any).time_zone = 'Mars/Olympus'), /^stations\[1\]\.time_zone: unknown time zone "Mars\/Olympus"/m],
     ['time zone as an offset', (f) => ((f.stations[0] as any).time_zone = '+01:00'), /^stations\[0\]\.time_zone: must be an IANA time zone name/m],
   ];

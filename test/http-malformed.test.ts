@@ -9,7 +9,7 @@ import { rawExchange, type RawExchange } from './helpers/raw-http.js';
  * only what counts as no answer; no time is asserted.
  *
  * Marked todo: the requests the chosen uWebSockets.js build still leaves unanswered (see the
- * README's dependency list); they turn into failures to remove the mark from once a build answers them.
+ * dependency list in docs/dependencies.md); they turn into failures to remove the mark from once a build answers them.
  */
 
 const ANSWERS = new Set([200, 400, 405, 501, 505]);

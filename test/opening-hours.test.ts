@@ -194,13 +194,36 @@ t.test('the process\'s own time zone does not matter', async (t) => {
 t.test('opening hours are checked with the parser\'s reason', async (t) => {
   t.equal(checkOpeningHours(STUTT), undefined);
   t.equal(checkOpeningHours('24/7'), undefined);
-  t.match(checkOpeningHours('Mo-Fr 8-18'), /Time range without minutes specified.*\(it would be read as "Mo-Fr 08:00-18:00"; write it so\)$/, 'a value the parser had to correct is refused, with its reading');
-  t.match(checkOpeningHours('weekdays 9 to 5'), /it would be read as "Mo-Fr 09:00-05:00"/, 'an ambiguous one shows the guess it would make');
+  t.equal(checkOpeningHours('Mo-Fr 8-18'), 'Mo-Fr 8-18 <--- (write the minutes too: "08:00-18:00") (it would be read as "Mo-Fr 08:00-18:00"; write it so)', 'a value the parser had to correct is refused, with its reading');
+  t.match(checkOpeningHours('weekdays 9 to 5'), /^weekdays <--- \(write "Mo-Fr" instead of "weekdays"\);.*it would be read as "Mo-Fr 09:00-05:00"/, 'an ambiguous one shows the guess it would make');
   t.equal(checkOpeningHours('Mo-Fr 08:00-18:00; PH off', 'DE'), undefined, 'PH with a country');
-  t.match(checkOpeningHours('bogus'), /^bo <--- \(Unexpected token: "b"/);
-  t.match(checkOpeningHours('Mo-Fr 25:00-26:00'), /Time range starts outside of the current day/);
-  t.match(checkOpeningHours(''), /nothing meaningful/);
-  t.match(checkOpeningHours('Mo-Fr 08:00-18:00; PH off'), /^Country code missing/, 'PH needs a country');
+  t.match(checkOpeningHours('bogus'), /^bo <--- \("b" is not understood here: write days, then times, such as "Mo-Fr 08:00-18:00; Sa 09:00-13:00"/);
+  t.match(checkOpeningHours('Mo-Fr 25:00-26:00'), /^Mo-Fr 25:00 <--- \(a time range starts between 00:00 and 23:59/);
+  t.match(checkOpeningHours(''), /^there are no opening hours to read: write them, such as "24\/7"/);
+  t.match(checkOpeningHours('Mo-Fr 08:00-18:00; PH off'), /^public holidays \("PH"\) and school holidays \("SH"\) need the station's country: set details\.country/, 'PH needs a country');
+});
+
+t.test("the parser's own wording is replaced by what to write, with an example that is valid", async (t) => {
+  const cases: [string, string | undefined, RegExp][] = [
+    ['Mo-Fr 25:00', undefined, /^Mo-Fr 25:00 <--- \(opening times are ranges with a start and an end from 00:00 to 24:00, such as "Mo-Fr 08:00-18:00; Sa 09:00-13:00"\)$/],
+    ['Mo 10:00', undefined, /^Mo 10:00 <--- \(opening times are ranges with a start and an end/],
+    ['Mo 08:00-18:00/01:00', undefined, /<--- \(opening times are ranges such as "08:00-18:00", not points in time or repeating intervals/],
+    ['Mo 08:00-', undefined, /^Mo 08:00- <--- \(a time range needs both its start and its end, such as "08:00-18:00"\)$/],
+    ['Mo-Fr 08:00-18:00;', undefined, /<--- \(remove the empty rule \(";" separates rules: nothing follows the last one\)\) \(it would be read as "Mo-Fr 08:00-18:00"; write it so\)$/],
+    ['Mo-Fr', undefined, /^Mo-Fr <--- \(add the opening times to the days, such as "Mo-Fr 08:00-18:00; Sa 09:00-13:00"\)/],
+    ['08:00-18:00; SH off', 'DE', /^school holidays \("SH"\) are not known for country DE: leave that rule out, or name the dates, such as "Dec 24-26 off"$/],
+    ['SH off', undefined, /^public holidays \("PH"\) and school holidays \("SH"\) need the station's country/],
+  ];
+  const internal = /opening_hours\.js|mode for|pull request|see README|muscle memory|Maybe wrong tag|Unexpected token/i;
+  for (const [hours, country, expected] of cases) {
+    const reason = checkOpeningHours(hours, country);
+    t.match(reason, expected, JSON.stringify(hours));
+    t.notMatch(reason, internal, `${JSON.stringify(hours)}: none of the parser's internal wording`);
+    // Every example the advice gives is itself valid opening hours.
+    for (const [, example] of (reason ?? '').matchAll(/such as "([^"]+)"/g)) {
+      t.equal(checkOpeningHours(example!.startsWith('Dec') ? `Mo-Su 08:00-20:00; ${example}` : example!, 'DE'), undefined, `the example "${example}" is valid`);
+    }
+  }
 });
 
 t.test('time zones are checked against the IANA names Intl knows', async (t) => {

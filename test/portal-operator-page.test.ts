@@ -45,8 +45,9 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   await page.getByRole('button', { name: 'Remove product 2 (P350)' }).click();
   await page.getByRole('button', { name: 'Add a nozzle to dispenser 1' }).click();
   await page.getByLabel('Dispenser 1, nozzle 3: id').fill('N3');
-  await page.getByLabel('Dispenser 1, nozzle 3: side').fill('right');
-  t.ok(await page.getByLabel('Dispenser 1, nozzle 3: 700ld').isChecked(), 'a new nozzle offers 700ld to start with');
+  await page.getByLabel('Dispenser 1, nozzle 3: connector type').selectOption('H70');
+  await page.getByLabel('Dispenser 1, nozzle 3: vehicle side').selectOption('right');
+  await page.getByLabel('Dispenser 1, nozzle 3: 700ld').check();
   t.match(await page.locator('#layout-draft').inputValue(), /"N3"/, 'the JSON follows the form');
   await page.getByRole('button', { name: 'Save draft' }).click();
   await page.locator('#diff-box').waitFor({ state: 'visible' });

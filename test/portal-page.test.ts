@@ -317,6 +317,8 @@ const FILES = [
   { path: '/portal/timeline.js', file: 'timeline.js', type: /^text\/javascript; charset=utf-8$/ },
   { path: '/portal/timeline.css', file: 'timeline.css', type: /^text\/css; charset=utf-8$/ },
   { path: '/portal/layout-editor.js', file: 'layout-editor.js', type: /^text\/javascript; charset=utf-8$/ },
+  { path: '/portal/layout-pane.js', file: 'layout-pane.js', type: /^text\/javascript; charset=utf-8$/ },
+  { path: '/portal/station-events.js', file: 'station-events.js', type: /^text\/javascript; charset=utf-8$/ },
 ];
 
 const CSP =
@@ -349,12 +351,12 @@ t.test('the page, its script and style sheet are served public, with the strict 
 t.test('no inline script or style; every file and element referred to exists', async (t) => {
   const html = readFileSync(new URL('index.html', PAGE_DIR), 'utf8');
   const script = readFileSync(new URL('portal.js', PAGE_DIR), 'utf8');
-  const registryScript = ['registry.js', 'layout-editor.js', 'timeline.js'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
+  const registryScript = ['registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
   const css = ['portal.css', 'registry.css', 'timeline.css'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
   const tags = parseTags(html);
 
   const scripts = tags.filter((tag) => tag.name === 'script');
-  t.same(scripts.map((s) => s.attributes.src), ['/portal/portal.js', '/portal/layout-editor.js', '/portal/timeline.js', '/portal/registry.js'], 'four scripts, from files');
+  t.same(scripts.map((s) => s.attributes.src), ['/portal/portal.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/registry.js'], 'six scripts, from files');
   t.ok(scripts.every((s) => s.content!.trim() === ''), 'with nothing inline');
   t.same(tags.filter((tag) => tag.name === 'style'), [], 'no style element');
   const styled = tags.filter((tag) => 'style' in tag.attributes).map((tag) => tag.name);
@@ -368,7 +370,7 @@ t.test('no inline script or style; every file and element referred to exists', a
   const referred = tags.flatMap((tag) => [tag.attributes.src, tag.name === 'link' ? tag.attributes.href : undefined]).filter((v): v is string => v !== undefined);
   t.same(
     referred.sort(),
-    ['/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/registry.js', '/portal/layout-editor.js', '/portal/timeline.js', '/portal/timeline.css', 'data:,'].sort(),
+    ['/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/registry.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/timeline.css', 'data:,'].sort(),
     'the page loads its scripts, its style sheets and an empty icon',
   );
   for (const path of referred.filter((r) => r.startsWith('/'))) {
@@ -406,7 +408,7 @@ t.test('no inline script or style; every file and element referred to exists', a
     ['another origin', /https?:\/\/(?!www\.w3\.org\/2000\/svg')/],
   ] as const) {
     t.notMatch(script, pattern, `the script uses no ${what}`);
-    t.notMatch(registryScript, pattern, `registry.js, layout-editor.js and timeline.js use no ${what}`);
+    t.notMatch(registryScript, pattern, `registry.js, layout-editor.js, layout-pane.js, station-events.js and timeline.js use no ${what}`);
   }
   t.notMatch(css, /@import|url\(\s*['"]?(https?:|\/\/)/, 'the style sheet loads nothing from elsewhere');
 });

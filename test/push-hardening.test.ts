@@ -68,6 +68,7 @@ t.test('the sixth stream is refused with Retry-After (upgrade) and retry_after (
     open.push(ws);
     t.equal((await ws.next()).type, 'authenticated');
   }
+  t.same(open.map((ws) => ws.closed), [undefined, undefined, undefined, undefined, undefined], 'the five streams are still open');
   const refused = await WsClient.connect(streamUrl(p), { Authorization: `Bearer ${bobToken(1)}` }).catch((err: unknown) => err);
   t.match(refused, { status: 429 });
   t.equal((refused as { headers: Record<string, string> }).headers['retry-after'], '60');

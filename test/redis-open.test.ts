@@ -48,3 +48,18 @@ t.test('hrs serve\'s Redis client has room for the BullMQ queues and workers tha
   await new Promise((resolve) => setImmediate(resolve));
   t.same(warnings.filter((w) => w.name === 'MaxListenersExceededWarning').map((w) => w.message), [], 'no leak warning');
 });
+
+t.test("a caller's deadline shorter than the client's bound does not count Redis as down; the bound does", async (t) => {
+  const { TEST_REDIS_URL } = await import('./helpers/services.js');
+  const { closeRedis, redisUsable, withinRedis } = await import('../src/infra/redis.js');
+  const redis = await openRedis(TEST_REDIS_URL, 'test-deadline', { waitMs: 300 });
+  t.teardown(() => closeRedis(redis));
+  const never = new Promise<never>(() => {});
+  await t.rejects(withinRedis(redis, never, 5), { code: 'REDIS_TIMEOUT' }, 'what is left of a wait runs out');
+  t.ok(redisUsable(redis), 'the client still counts as usable: the deadline was the caller\'s');
+  await t.rejects(withinRedis(redis, never), { code: 'REDIS_TIMEOUT' }, 'the client\'s own bound runs out');
+  t.notOk(redisUsable(redis), 'now Redis counts as not answering');
+  // Redis answers the PING sent behind the "unanswered" command (here: none was sent), so it is usable again.
+  for (let i = 0; i < 100 && !redisUsable(redis); i++) await new Promise((r) => setTimeout(r, 10));
+  t.ok(redisUsable(redis), 'usable again once Redis answers a PING');
+});

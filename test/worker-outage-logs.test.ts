@@ -1,6 +1,6 @@
 /**
  * A Redis outage is one warning when it starts and one info line when it ends, per process, however
- * many BullMQ workers and queues the process runs (the README's promise): `hrs serve` with all four
+ * many BullMQ workers and queues the process runs (the promise of docs/operations.md): `hrs serve` with all four
  * workers (mail, call log, history, sandbox) against a Redis of this file's own that is killed and
  * started again, its pino lines counted.
  */

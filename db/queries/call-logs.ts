@@ -1,4 +1,4 @@
-import type { Sql } from '../connect.js';
+import type { Sql, Tx } from '../connect.js';
 
 /** One call-log row as the worker writes it (the call-log job's payload). */
 export interface CallLogRow {
@@ -27,7 +27,7 @@ export interface CallLogListing extends Omit<CallLogRow, 'request_time'> {
  * exists are skipped (its log would have been deleted with it); returns how many rows were written.
  * Every string must be free of U+0000 and lone surrogates, which PostgreSQL refuses.
  */
-export async function insertCallLogs(sql: Sql, rows: readonly CallLogRow[]): Promise<number> {
+export async function insertCallLogs(sql: Sql | Tx, rows: readonly CallLogRow[]): Promise<number> {
   if (rows.length === 0) return 0;
   // One JSON parameter whatever the batch size: no parameter limit, and per-row arrays need no
   // special encoding. Sent as text and cast here, so it is serialised exactly once.

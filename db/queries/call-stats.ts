@@ -1,4 +1,4 @@
-import type { Sql } from '../connect.js';
+import type { Sql, Tx } from '../connect.js';
 
 /** Import calls per originator and hour (migration 0009, `originator_call_stats`). */
 
@@ -15,7 +15,7 @@ export interface CallCount {
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 /** Adds counts (one statement; rows of originators that no longer exist are dropped). */
-export async function addCallCounts(sql: Sql, counts: readonly CallCount[]): Promise<void> {
+export async function addCallCounts(sql: Sql | Tx, counts: readonly CallCount[]): Promise<void> {
   if (counts.length === 0) return;
   const doc = JSON.stringify(counts.map((c) => ({ o: c.originator, h: iso(c.hour), c: c.calls, r: c.rejected, l: iso(c.lastCallAt), x: iso(c.lastRejectedAt) })));
   await sql`

@@ -279,3 +279,25 @@ export async function rollUp(tx: Tx, from: Date, to: Date): Promise<number> {
     ON CONFLICT (hrs_id, series, hour, originator_id) DO UPDATE SET readings = EXCLUDED.readings`;
   return states.count + readings.count;
 }
+
+/* ---- Backfill ----------------------------------------------------------------------------------- */
+
+/** Whether the history holds a reading of an originator other than these. */
+export async function hasReadingsBesides(db: Db, originatorIds: readonly string[]): Promise<boolean> {
+  const [row] = await db<{ found: boolean }[]>`
+    SELECT EXISTS (SELECT 1 FROM signal_history WHERE originator_id <> ALL (${originatorIds as string[]}::text[])) AS found`;
+  return row!.found;
+}
+
+/**
+ * Forgets everything derived from the readings (intervals, series, roll-ups and the jobs' watermarks),
+ * so that the next materialisation replays the history from its first reading: after readings older
+ * than the watermark were added (a backfill). The derived history is a function of the readings, so
+ * nothing is lost that the replay does not restore.
+ */
+export async function forgetDerivedHistory(tx: Tx): Promise<void> {
+  await tx`DELETE FROM history_progress`;
+  await tx`DELETE FROM history_hourly`;
+  await tx`DELETE FROM history_series`;
+  await tx`DELETE FROM status_intervals`;
+}

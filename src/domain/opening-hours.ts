@@ -1,4 +1,5 @@
 import OpeningHours from 'opening_hours';
+import { plainOpeningHoursMessage } from './opening-hours-advice.js';
 
 /**
  * A station's opening hours (OpenStreetMap `opening_hours` syntax) evaluated in the station's own
@@ -106,7 +107,7 @@ export function parsedOpeningHours(hours: string, country?: HolidayCountry): Ope
 /** The package throws strings (with a `<--- (…)` marker at the position) and, rarely, Errors. */
 function reasonOf(err: unknown): string {
   const text = err instanceof Error ? err.message : String(err);
-  return text.trim().replace(/\s+/g, ' ');
+  return plainOpeningHoursMessage(text.trim().replace(/\s+/g, ' '));
 }
 
 /**
@@ -128,7 +129,7 @@ export function checkOpeningHours(hours: string, country?: HolidayCountry): stri
   // CLOSED must not rest on a guess, so a value it had to correct is refused with its reasons.
   const warnings: string[] = parsed.oh.getWarnings();
   if (warnings.length > 0) {
-    return `${warnings.map((w) => w.replace(/\s+/g, ' ').trim()).join('; ')} (it would be read as "${parsed.oh.prettifyValue()}"; write it so)`;
+    return `${warnings.map((w) => plainOpeningHoursMessage(w.replace(/\s+/g, ' ').trim())).join('; ')} (it would be read as "${parsed.oh.prettifyValue()}"; write it so)`;
   }
   return undefined;
 }

@@ -13,7 +13,7 @@ import type { FuellingOption } from './vocabulary.js';
  *   are reserved: a registry file cannot name them, so production and sandbox never share a record.
  */
 
-/** The sandbox token: public on purpose (README, the v1.1 reference page, `hrs demo`). */
+/** The sandbox token: public on purpose (docs/api-export.md, the v1.1 reference page, `hrs demo`). */
 export const SANDBOX_TOKEN = 'hrs-sandbox-v1.1-public';
 
 /** Who the sandbox stations belong to, and who sends their simulated signals. */

@@ -96,11 +96,15 @@ export function redisUsable(client: Redis): boolean {
 /**
  * The command's answer, or a `RedisTimeoutError` once the client's bound (REDIS_TIMEOUT, or `ms`)
  * has passed. A command already sent cannot be withdrawn: Redis may still carry it out when it
- * answers again (an announcement is then delivered late, a counter counted). A timeout marks the
- * client stalled (`redisUsable` false) until Redis answers a PING sent behind the unanswered command.
+ * answers again (an announcement is then delivered late, a counter counted). A timeout at the
+ * client's bound marks the client stalled (`redisUsable` false) until Redis answers a PING sent
+ * behind the unanswered command. A shorter `ms` is the caller's own deadline (what is left of a wait):
+ * running out of it says nothing about Redis, so it rejects without marking the client stalled, which
+ * would let every other user of the client (stream slots, rate limits) fail open meanwhile.
  */
 export async function withinRedis<T>(client: Redis, command: Promise<T>, ms?: number): Promise<T> {
-  const bound = ms ?? waits.get(client) ?? DEFAULT_REDIS_WAIT_MS;
+  const clientBound = waits.get(client) ?? DEFAULT_REDIS_WAIT_MS;
+  const bound = ms ?? clientBound;
   command.catch(() => {});
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -108,7 +112,7 @@ export async function withinRedis<T>(client: Redis, command: Promise<T>, ms?: nu
       command,
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          stall(client, bound);
+          if (bound >= clientBound) stall(client, bound);
           reject(new RedisTimeoutError(`Redis did not answer within ${bound} ms`));
         }, bound);
       }),

@@ -1,7 +1,7 @@
 import type { StationDirectory } from '../domain/stations.js';
 import type { Family } from '../http/family.js';
 import type { SocketRouteSpec } from '../http/server.js';
-import { snapshotMessage, type StatusCategories } from './admin-view.js';
+import { snapshotMessage, type SectionSeen, type StatusCategories } from './admin-view.js';
 import type { Connections, Socket, State } from './connections.js';
 import { ADMIN_TOPIC } from './fan-out.js';
 
@@ -27,6 +27,8 @@ export interface AdminFeedDeps {
   tail: () => string;
   /** The tokens expiring soon (expiring-tokens.ts): in the snapshot, and read again on each one. */
   expiring?: { current(): string; refresh(): void };
+  /** Told every section the snapshot carries (the fan-out's, for the next change's `previous_section`). */
+  seen?: SectionSeen;
 }
 
 export class AdminFeed {
@@ -59,7 +61,7 @@ export class AdminFeed {
     const { connections, stations, status } = this.deps;
     connections.send(ws, JSON.stringify({ type: 'authenticated' }));
     ws.subscribe(ADMIN_TOPIC);
-    connections.sendSnapshot(ws, snapshotMessage(stations, status, this.deps.expiring?.current()));
+    connections.sendSnapshot(ws, snapshotMessage(stations, status, this.deps.expiring?.current(), this.deps.seen));
     // Read again: a change since the last read reaches every admin as an `expiring_tokens` message.
     this.deps.expiring?.refresh();
     // What happened lately, so the tail survives a reload of the page.

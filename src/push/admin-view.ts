@@ -19,14 +19,21 @@ export type StatusCategories = Pick<LiveStatus, 'categories'>;
 const sectionKey = (category: string) => SECTION_KEYS[category as Category] ?? category;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** One station as the dashboard shows it: name and, per section, freshness, times, originator and section. */
-export function stationRow(stations: StationLookup, status: StatusCategories, hrsId: string): string | undefined {
+/** Told each section a snapshot or row carries (the fan-out keeps them, for the next change's `previous_section`). */
+export type SectionSeen = (hrsId: string, category: string, section: Record<string, unknown> | null) => void;
+
+/**
+ * One station as the dashboard shows it: name, whether it is one of the export v1.1 sandbox's sample
+ * stations (`sandbox`), and, per section, freshness, times, originator and section.
+ */
+export function stationRow(stations: StationLookup, status: StatusCategories, hrsId: string, seen?: SectionSeen): string | undefined {
   const station = stations.station(hrsId);
   if (!station) return undefined;
   const categories = status.categories(hrsId);
   const sections: Record<string, unknown> = {};
   for (const [category, key] of Object.entries(SECTION_KEYS)) {
     const view = categories[category as Category];
+    seen?.(hrsId, key, view?.section ?? null);
     sections[key] = view
       ? {
           freshness: view.freshness,
@@ -37,19 +44,19 @@ export function stationRow(stations: StationLookup, status: StatusCategories, hr
         }
       : null;
   }
-  return JSON.stringify({ hrs_id: hrsId, name: station.name, sections });
+  return JSON.stringify({ hrs_id: hrsId, name: station.name, sandbox: station.sandbox === true, sections });
 }
 
 /**
  * `snapshot`: every registered station's row, sorted by hrs_id, and the tokens expiring soon
  * (`expiring_tokens`, a JSON array of `expiringTokensView`, or `null` while not read yet).
  */
-export function snapshotMessage(stations: Pick<StationDirectory, 'station' | 'stationIds'>, status: StatusCategories, expiringTokens = 'null'): string {
+export function snapshotMessage(stations: Pick<StationDirectory, 'station' | 'stationIds'>, status: StatusCategories, expiringTokens = 'null', seen?: SectionSeen): string {
   const ids = [...stations.stationIds()].sort();
   let json = `{"type":"snapshot","at":"${new Date().toISOString()}","expiring_tokens":${expiringTokens},"stations":[`;
   let first = true;
   for (const id of ids) {
-    const row = stationRow(stations, status, id);
+    const row = stationRow(stations, status, id, seen);
     if (row === undefined) continue;
     json += first ? row : `,${row}`;
     first = false;
@@ -63,8 +70,27 @@ export function registryMessage(stations: StationLookup, status: StatusCategorie
   return row === undefined ? JSON.stringify({ type: 'removed', hrs_id: hrsId }) : `{"type":"station","station":${row}}`;
 }
 
-/** `change`: one event of the change stream. */
-export function changeMessage(change: StatusChange): string {
+/** A section's times and freshness: what a new reading of the same value changes. */
+const SECTION_TIMES = new Set(['datetime', 'received_datetime', 'freshness']);
+
+/** A section without its times and freshness, as JSON: two readings of one value read alike. */
+export function sectionValue(section: Record<string, unknown> | null): string {
+  return JSON.stringify(section, function (this: unknown, key: string, value: unknown) {
+    return this === section && SECTION_TIMES.has(key) ? undefined : value;
+  });
+}
+
+/** Whether a change is a new reading of the value published before (see `changeMessage`). */
+export function isRepeat(change: StatusChange, previousSection: Record<string, unknown> | null): boolean {
+  return change.cause === 'signal' && change.previous === change.freshness && sectionValue(previousSection) === sectionValue(change.section);
+}
+
+/**
+ * `change`: one event of the change stream, with `previous_section`, the section as the feed last
+ * published it (null: none was), and `repeat`: true for a new reading that repeats the published value
+ * (the section differs from the previous one in its times only, and the freshness did not change).
+ */
+export function changeMessage(change: StatusChange, previousSection: Record<string, unknown> | null = null, repeat = isRepeat(change, previousSection)): string {
   return JSON.stringify({
     type: 'change',
     at: new Date().toISOString(),
@@ -77,6 +103,8 @@ export function changeMessage(change: StatusChange): string {
     received_datetime: iso(change.receivedAt),
     originator_id: change.originatorId,
     section: change.section,
+    previous_section: previousSection,
+    repeat,
   });
 }
 

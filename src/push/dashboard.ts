@@ -8,7 +8,7 @@ import type { HttpServer } from '../http/server.js';
  * live feed's WebSocket (`/admin/v1/live`, first message); serving the files needs no token.
  */
 
-const FILES = ['index.html', 'dashboard.js', 'originators.js', 'expiring.js', 'dashboard.css'];
+const FILES = ['index.html', 'cells.js', 'dashboard.js', 'stations.js', 'tail.js', 'filters.js', 'originators.js', 'expiring.js', 'dashboard.css', 'stations.css', 'panels.css'];
 
 /** The page's files, public routes of the admin family (the feed is a same-origin WebSocket). */
 export function dashboardRoutes(server: HttpServer, family: Family): void {

@@ -5,7 +5,8 @@ import type { StationLookup } from '../domain/stations.js';
 import type { Receipt } from '../domain/signals.js';
 import type { ReceiptListener } from '../infra/receipts.js';
 import type { OpeningChange, OpeningListener } from '../../machines/opening-clock.js';
-import { changeMessage, openingMessage, receiptMessage, registryMessage, rejectionMessage, tokenMessage } from './admin-view.js';
+import { changeMessage, isRepeat, openingMessage, receiptMessage, registryMessage, rejectionMessage, tokenMessage, type SectionSeen } from './admin-view.js';
+import { SECTION_KEYS } from '../domain/categories/index.js';
 import type { Rejection } from '../domain/rejections.js';
 import type { TokenEvent } from '../domain/token-events.js';
 
@@ -18,7 +19,9 @@ import type { TokenEvent } from '../domain/token-events.js';
  * the admins' `change`, `receipt`, `station` and `removed` messages. Changes of one event-loop turn are
  * coalesced: a station changed several times in one turn gets one `status` message with its status
  * after the turn, and none when its status object did not change (a freshness step that changes no
- * published section).
+ * published section). An admins' `change` carries the section they last saw (`previous_section`, see
+ * adminChange); a repeat of the published value goes out (the table's times move) but is not kept in
+ * the tail that admins get on connecting.
  */
 
 /** Every station's `status` and `removed` messages. */
@@ -49,7 +52,14 @@ const ADMIN_LINGER_MS = 60_000;
 
 export class FanOut {
   private readonly dirty = new Set<string>();
-  private adminQueue: string[] = [];
+  /** The admins' messages of this turn, and whether each goes into the tail too. */
+  private adminQueue: { json: string; tail: boolean }[] = [];
+  /**
+   * Per station and section key, the section as the admins' feed last carried it (a snapshot or a
+   * change), for the next change's `previous_section`. Kept while admins listen; every snapshot sets
+   * it anew, so what was missed while nobody listened is made good when somebody connects.
+   */
+  private readonly adminSections = new Map<string, Record<string, unknown> | null>();
   /** The admins' tail as last published (changes, receipts, openings, tokens, rejections), newest last. */
   private readonly tail: string[] = [];
   /** Until when admin messages are built though nobody listens: an admin reloading the page misses nothing. */
@@ -71,6 +81,11 @@ export class FanOut {
     if (this.deps.rejections) this.unsubscribe.push(this.deps.rejections.on((rejections) => this.rejected(rejections)));
   }
 
+  /** What an admin's snapshot carries, kept for the next change's `previous_section`. */
+  readonly seen: SectionSeen = (hrsId, category, section) => {
+    this.adminSections.set(`${hrsId}\u0000${category}`, section);
+  };
+
   /** The admins' recent tail, oldest first, as a `tail` message (sent to an admin after the snapshot). */
   tailMessage(): string {
     return `{"type":"tail","events":[${this.tail.join(',')}]}`;
@@ -88,7 +103,7 @@ export class FanOut {
     const admins = this.adminsListening;
     for (const id of changed) {
       this.dirty.add(id);
-      if (admins) this.adminQueue.push(registryMessage(this.deps.stations, this.deps.status, id));
+      if (admins) this.adminQueue.push({ json: registryMessage(this.deps.stations, this.deps.status, id), tail: false });
     }
     this.schedule();
   }
@@ -107,33 +122,44 @@ export class FanOut {
 
   private rejected(rejections: readonly Rejection[]): void {
     if (this.stopped || !this.adminsListening) return;
-    for (const r of rejections) this.adminQueue.push(rejectionMessage(r));
+    for (const r of rejections) this.adminQueue.push({ json: rejectionMessage(r), tail: true });
     this.schedule();
   }
 
   private openingChanged(change: OpeningChange): void {
     if (this.stopped || !this.adminsListening) return;
-    this.adminQueue.push(openingMessage(change));
+    this.adminQueue.push({ json: openingMessage(change), tail: true });
     this.schedule();
   }
 
   private tokensChanged(events: readonly TokenEvent[]): void {
     if (this.stopped || !this.adminsListening) return;
-    for (const event of events) this.adminQueue.push(tokenMessage(event));
+    for (const event of events) this.adminQueue.push({ json: tokenMessage(event), tail: true });
     this.schedule();
   }
 
   private changed(change: StatusChange): void {
     if (this.stopped) return;
     this.dirty.add(change.hrsId);
-    if (this.adminsListening) this.adminQueue.push(changeMessage(change));
+    if (this.adminsListening) this.adminChange(change);
     this.schedule();
+  }
+
+  /** The admins' `change`, with the section they last saw; a repeat of the published value stays out of the tail. */
+  private adminChange(change: StatusChange): void {
+    const category = SECTION_KEYS[change.category];
+    const key = `${change.hrsId}\u0000${category}`;
+    const previous = this.adminSections.get(key) ?? null;
+    if (change.cause === 'removed') this.adminSections.delete(key);
+    else this.adminSections.set(key, change.section);
+    const repeat = isRepeat(change, previous);
+    this.adminQueue.push({ json: changeMessage(change, previous, repeat), tail: !repeat });
   }
 
   private received(receipts: readonly Receipt[]): void {
     if (this.stopped || !this.adminsListening) return;
     const at = new Date().toISOString();
-    for (const r of receipts) this.adminQueue.push(receiptMessage(r, at));
+    for (const r of receipts) this.adminQueue.push({ json: receiptMessage(r, at), tail: true });
     this.schedule();
   }
 
@@ -169,10 +195,9 @@ export class FanOut {
     const admin = this.adminQueue;
     this.adminQueue = [];
     for (const message of admin) {
-      app.publish(ADMIN_TOPIC, message);
-      // Registry rows (`station`, `removed`) are the table's, not the tail's.
-      if (message.startsWith('{"type":"station"') || message.startsWith('{"type":"removed"')) continue;
-      this.tail.push(message);
+      app.publish(ADMIN_TOPIC, message.json);
+      // Registry rows (`station`, `removed`) are the table's, not the tail's; nor are repeats.
+      if (message.tail) this.tail.push(message.json);
     }
     if (this.tail.length > TAIL_KEPT) this.tail.splice(0, this.tail.length - TAIL_KEPT);
     this.deps.published();

@@ -2,7 +2,7 @@ import { z } from 'zod';
 
 /**
  * The WebSocket protocol of the status stream (`/v2/hrs/status/stream`) and the admins' live feed
- * (`/admin/v1/live`). Every message either way is one JSON object with a `type`; the README and the
+ * (`/admin/v1/live`). Every message either way is one JSON object with a `type`; docs/live-status.md and the
  * export v2 OpenAPI document describe them with examples.
  */
 

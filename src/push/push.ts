@@ -91,7 +91,7 @@ export function createPush(deps: PushDeps): Push {
         log,
       })
     : undefined;
-  const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status, tail: () => fanOut.tailMessage(), expiring });
+  const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status, tail: () => fanOut.tailMessage(), expiring, seen: fanOut.seen });
   // Personal tokens' events (created, expiry changed, revoked) change the list too.
   let stopTokenEvents: (() => void) | undefined;
   const tokens = new TokenRecheck({ connections, recheck: deps.recheck, log });

@@ -93,12 +93,6 @@ export class RegistryEditor {
     return { confirmed, draft };
   }
 
-  /** What confirming the draft would change; undefined when there is no draft. */
-  async draftDiff(hrsId: string): Promise<LayoutDiff | undefined> {
-    const { confirmed, draft } = await this.layouts(hrsId);
-    return draft ? diffLayouts(confirmed?.layout ?? null, draft.layout) : undefined;
-  }
-
   /** The draft becomes `layout` (validated by the caller with layoutSchema); invisible to import and export until confirmed. */
   putDraft(actor: Actor, hrsId: string, layout: LayoutFixture): Promise<{ draft: StoredLayout; diff: LayoutDiff }> {
     return this.change(async (tx, audit) => {
@@ -129,9 +123,10 @@ export class RegistryEditor {
    * Confirms the draft: it becomes the confirmed layout (its version one more) in one transaction, the
    * draft is gone, the export record's `Last-Modified` moves, and every instance validates and publishes
    * against it before this returns. `expectedVersion` (the confirmed version the editor saw; 0 for
-   * none) refuses a confirmation over someone else's.
+   * none) refuses a confirmation over someone else's. `v1FuelTypes`, when given, become the station's v1
+   * fuel types in the same transaction (a draft with a nozzle offering a new option needs its v1 code).
    */
-  confirmDraft(actor: Actor, hrsId: string, expectedVersion?: number): Promise<{ confirmed: StoredLayout; diff: LayoutDiff }> {
+  confirmDraft(actor: Actor, hrsId: string, expectedVersion?: number, v1FuelTypes?: readonly string[]): Promise<{ confirmed: StoredLayout; diff: LayoutDiff }> {
     return this.change(async (tx, audit) => {
       // The registry file's lock: a confirmation and a load never interleave.
       await lockRegistryFile(tx);
@@ -144,8 +139,12 @@ export class RegistryEditor {
         throw new EditError(409, 'version_conflict', `The confirmed layout of ${hrsId} is version ${current}, not ${expectedVersion}: someone confirmed another layout meanwhile. Reload and review the change again.`);
       }
       const record = (await stationRecord(tx, hrsId))!;
-      checkFuelTypes(draft.layout, record.v1_fuel_types, 'layout');
+      checkFuelTypes(draft.layout, v1FuelTypes ?? record.v1_fuel_types, v1FuelTypes ? 'v1_fuel_types' : 'layout');
       const diff = diffLayouts(before?.layout ?? null, draft.layout);
+      if (v1FuelTypes && (await replaceV1FuelTypes(tx, hrsId, v1FuelTypes))) {
+        const after = (await stationRecord(tx, hrsId))!;
+        await audit({ action: 'station.update', operator_id: operator, hrs_id: hrsId, before: recordOf(record), after: recordOf(after) });
+      }
       await replaceLayout(tx, hrsId, 'confirmed', draft.layout);
       await deleteLayout(tx, hrsId, 'draft');
       await touchStation(tx, hrsId);

@@ -29,11 +29,18 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 
 /**
  * The page signed in as the account, on its tokens view. `expected`: console errors a flow asks for
- * (refused requests the browser logs as failed loads); any other is a problem.
+ * (refused requests the browser logs as failed loads); any other is a problem. `timezoneId`: the
+ * browser's zone (Europe/Berlin unless told).
  */
-export async function openPortalAs(t: { teardown(fn: () => unknown): void }, p: TestPlatform, user: string, expected?: RegExp): Promise<{ page: Page; problems: string[] }> {
+export async function openPortalAs(
+  t: { teardown(fn: () => unknown): void },
+  p: TestPlatform,
+  user: string,
+  expected?: RegExp,
+  { timezoneId = 'Europe/Berlin' }: { timezoneId?: string } = {},
+): Promise<{ page: Page; problems: string[] }> {
   browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Berlin' });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId });
   t.teardown(() => context.close());
   const [name, value] = (await signedIn(p, user)).cookie!.split('=') as [string, string];
   await context.addCookies([{ name, value, url: `${p.url}/portal/`, httpOnly: true, sameSite: 'Strict' }]);

@@ -15,6 +15,8 @@ export interface AdminDeps extends AdminTokenDeps, Omit<IssueDeps, 'sql'> {
   sql: Sql;
   tokensChanged: () => Promise<void>;
   editor: RegistryEditor;
+  /** STATUS_STALE_AFTER: an originator not seen for longer is `silent` (GET /admin/v1/originators). */
+  silentAfterMs: number;
 }
 
 /** The admin API: its family (./family.ts), token and account administration, the token e-mails, call logs, originators with their call figures, roles, call-log modes, unpublished transmissions, the audit trail. */
@@ -25,6 +27,6 @@ export function adminApi(server: HttpServer, deps: AdminDeps): Family {
   adminIssueRoute(server, family, deps);
   adminCallLogRoutes(server, family, deps.sql);
   adminRegistryRoutes(server, family, deps);
-  adminOriginatorRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, exclude: SANDBOX_ORIGINATOR });
+  adminOriginatorRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, exclude: SANDBOX_ORIGINATOR, silentAfterMs: deps.silentAfterMs });
   return family;
 }

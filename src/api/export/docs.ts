@@ -51,13 +51,16 @@ export const stationParameters = () => ({
     schema: { type: 'string', pattern: '^[A-Z]{5}$' },
     example: 'BERLA',
   },
+  // No `example` (nor a default): Swagger UI's "Try it out" would fill it in, and the request would get an
+  // empty 304 instead of the data. The description shows the form.
   'If-Modified-Since': {
     name: 'If-Modified-Since',
     in: 'header',
     required: false,
-    description: 'The `Last-Modified` of an earlier response: 304 with an empty body when nothing changed since.',
+    description:
+      'The `Last-Modified` of an earlier response (an HTTP date such as `Sun, 22 Nov 2026 10:00:00 GMT`): 304 with an ' +
+      'empty body when nothing changed since. Leave it empty to get the data.',
     schema: { type: 'string' },
-    example: 'Sun, 22 Nov 2026 10:00:00 GMT',
   },
 });
 

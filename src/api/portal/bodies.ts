@@ -71,6 +71,13 @@ export const confirmSchema = z.strictObject({
     .min(0, 'must not be negative')
     .optional()
     .meta({ description: 'The confirmed layout\'s version the change was reviewed against (0: none); another one is a 409.' }),
+  v1_fuel_types: stationRecordShape.v1_fuel_types.unwrap().optional().meta({
+    description:
+      'The station\'s v1 fuel types from this confirmation on, written in the same transaction as the layout (the diff\'s ' +
+      '`v1_fuel_types.agreeing` when the draft adds or removes the last nozzle of a fuelling option). They must agree with the draft ' +
+      '(422 otherwise, and nothing is changed). Left out, the v1 fuel types stay as they are and the draft must agree with them.',
+    examples: [['700car', '350car']],
+  }),
 });
 
 export const ASSIGNMENT_REQUEST_STATES = ['live', 'testing', 'inactive', 'none'] as const;

@@ -17,6 +17,8 @@ import { portalUserOf } from './family.js';
 import { portalBody } from '../accounts/input.js';
 import { textQuery } from '../../http/query.js';
 import { stationDocs } from './docs/stations.js';
+import { checkFuelTypesAgainst } from '../../domain/portal/fuel-types.js';
+import { diffLayouts } from '../../domain/layout-diff.js';
 
 /**
  * The operator staff's part of the portal (`/portal/v1/stations/...`, `/portal/v1/operators/...`):
@@ -115,10 +117,13 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
     return json(200, { confirmed: layoutView(confirmed), draft: layoutView(draft) }, NO_STORE);
   });
 
+  /** The station's v1 fuel types against a draft: what the editor offers to confirm with it. */
+  const fuelTypesAgainst = async (hrsId: string, draft: StoredLayout) => checkFuelTypesAgainst(draft.layout, (await stationRecord(sql, hrsId))!.v1_fuel_types);
+
   route('PUT', '/portal/v1/stations/:hrs_id/layout/draft', docs.putDraft, async (req, layout) => {
     const { hrsId, user } = await stationAccess(sql, req);
     const { draft, diff } = await editor.putDraft(portalActor(user), hrsId, layout);
-    return json(200, { draft: layoutView(draft), diff });
+    return json(200, { draft: layoutView(draft), diff, v1_fuel_types: await fuelTypesAgainst(hrsId, draft) });
   }, { body: portalBody(draftLayoutSchema) });
 
   route('DELETE', '/portal/v1/stations/:hrs_id/layout/draft', docs.discardDraft, async (req) => {
@@ -129,15 +134,15 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
 
   route('GET', '/portal/v1/stations/:hrs_id/layout/diff', docs.diffDraft, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
-    const diff = await editor.draftDiff(hrsId);
-    if (!diff) throw new HttpError(404, 'not_found', `${hrsId} has no draft layout: save one first.`);
-    return json(200, { diff }, NO_STORE);
+    const { confirmed, draft } = await editor.layouts(hrsId);
+    if (!draft) throw new HttpError(404, 'not_found', `${hrsId} has no draft layout: save one first.`);
+    return json(200, { diff: diffLayouts(confirmed?.layout ?? null, draft.layout), v1_fuel_types: await fuelTypesAgainst(hrsId, draft) }, NO_STORE);
   });
 
   route('POST', '/portal/v1/stations/:hrs_id/layout/confirm', docs.confirmDraft, async (req, body) => {
     const { hrsId, user } = await stationAccess(sql, req);
-    const { expected_version } = body ?? {};
-    const { confirmed, diff } = await editor.confirmDraft(portalActor(user), hrsId, expected_version);
+    const { expected_version, v1_fuel_types } = body ?? {};
+    const { confirmed, diff } = await editor.confirmDraft(portalActor(user), hrsId, expected_version, v1_fuel_types);
     return json(200, { confirmed: layoutView(confirmed), diff });
   }, { body: portalBody(confirmSchema).optional() });
 

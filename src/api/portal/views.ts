@@ -110,11 +110,32 @@ export const layoutsSchema = z
   .strictObject({ confirmed: storedLayoutSchema.nullable(), draft: storedLayoutSchema.nullable() })
   .meta({ title: 'Layouts', description: 'The confirmed layout and the draft; either may be null.' });
 
-export const draftSavedSchema = z
-  .strictObject({ draft: storedLayoutSchema, diff: layoutDiffSchema })
-  .meta({ title: 'Draft saved', description: 'The draft as stored, and what confirming it would change.' });
+export const fuelTypesCheckSchema = z
+  .strictObject({
+    current: z.array(z.string()).meta({ description: 'The station\'s v1 fuel types now.' }),
+    contradictions: z.array(z.string()).meta({ description: 'Where the draft and the current v1 fuel types disagree, one sentence each; empty when they agree.' }),
+    agreeing: z.array(z.string()).nullable().meta({
+      description: 'The v1 fuel types that agree with the draft, to send as `v1_fuel_types` with the confirmation; null when the current ones agree.',
+    }),
+    add: z.array(z.string()).meta({ description: 'What `agreeing` adds to the current v1 fuel types.' }),
+    remove: z.array(z.string()).meta({ description: 'What `agreeing` removes from them.' }),
+  })
+  .meta({
+    title: 'v1 fuel types against the draft',
+    description:
+      'The v1 fuel types and the confirmed layout must describe the same fuelling options (every v1 fuel type has a nozzle offering its ' +
+      'option; every option with a v1 code is among the v1 fuel types; an empty side is not compared). A draft that adds the first nozzle ' +
+      'of an option, or removes the last one, is confirmed together with `agreeing`.',
+    examples: [{ current: ['700car'], contradictions: ['fuelling option 350ld on the draft layout is missing from the v1 fuel types (350car)'], agreeing: ['700car', '350car'], add: ['350car'], remove: [] }],
+  });
 
-export const diffAnswerSchema = z.strictObject({ diff: layoutDiffSchema }).meta({ title: 'Diff', description: 'What confirming the draft would change.' });
+export const draftSavedSchema = z
+  .strictObject({ draft: storedLayoutSchema, diff: layoutDiffSchema, v1_fuel_types: fuelTypesCheckSchema })
+  .meta({ title: 'Draft saved', description: 'The draft as stored, what confirming it would change, and whether the v1 fuel types agree with it.' });
+
+export const diffAnswerSchema = z
+  .strictObject({ diff: layoutDiffSchema, v1_fuel_types: fuelTypesCheckSchema })
+  .meta({ title: 'Diff', description: 'What confirming the draft would change, and whether the v1 fuel types agree with it.' });
 
 export const confirmedSchema = z
   .strictObject({ confirmed: storedLayoutSchema, diff: layoutDiffSchema })

@@ -8,6 +8,7 @@ import { loadFixture, loadFixtureIntoEmpty } from '../../registry/file/load.js';
 import { UsageError, untilSignal, type Command } from '../command.js';
 import { DEMO_USER_EMAIL, DEMO_OPERATOR_EMAIL, DEMO_MANAGER_EMAIL, DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from '../demo/fixture.js';
 import { startDemoMailSink, type DemoMailSink, type KeptMail } from '../demo/mail-sink.js';
+import { backfillDemoHistory } from '../demo/backfill.js';
 import { DemoOriginator } from '../demo/originator.js';
 import { simulatedStations } from '../demo/simulated.js';
 import { startSummaries, whenAsked } from '../demo/terminal.js';
@@ -94,6 +95,8 @@ export const demo: Command = {
         await platform.parts.bus.publish(registryMessage({ hrsIds: fixture.stations.map((s) => s.hrs_id), tokens: true }));
         await platform.parts.registry.reload();
       }
+      // The week of history (only into a history with none): of the stations as the registry has them.
+      await backfillDemoHistory(platform.parts, { stations: simulatedStations(fixture.stations, (id) => platform!.parts.registry.station(id)) });
     } catch (err) {
       await platform.stop('demo could not start');
       await local.stop();

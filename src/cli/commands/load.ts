@@ -12,7 +12,7 @@ export const load: Command = {
   usage: 'hrs load FILE',
   help:
     'Validates FILE completely, then applies it in one transaction: a bad file changes nothing and every\n' +
-    'problem names its JSON path. Loading the same file twice changes nothing. See the README for the format.',
+    'problem names its JSON path. Loading the same file twice changes nothing. The format: docs/registry-file.md.',
   positionals: 1,
   async run({ positionals }, io) {
     const config = await configInUse(io, io.err);

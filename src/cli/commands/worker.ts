@@ -1,18 +1,34 @@
 import { openDatabase } from '../../../db/connect.js';
 import { readRegistryRows } from '../../../db/queries/registry.js';
 import { startWorkers } from '../../../workers/index.js';
+import { QUEUES, type QueueName } from '../../../workers/queues.js';
 import { closeRedis, openRedis, watchRedis } from '../../infra/redis.js';
 import { Registry } from '../../registry/registry.js';
 import { untilSignal, type Command } from '../command.js';
 import { configInUse } from '../servers.js';
 
+/**
+ * The BullMQ workers by queue, as `hrs --help` and `hrs worker --help` name them: one entry per queue of
+ * workers/queues.ts (a queue added there without one here does not typecheck).
+ */
+export const WORKERS: Record<QueueName, { name: string; does: string }> = {
+  [QUEUES.mail]: { name: 'mail', does: 'sends the token e-mails and sweeps up unsent ones (only with SMTP_URL set)' },
+  [QUEUES.callLog]: { name: 'call log', does: "writes the import APIs' call logs to PostgreSQL" },
+  [QUEUES.history]: { name: 'status history', does: 'materialises the status history, rolls up its hours, keeps its partitions' },
+  [QUEUES.sandbox]: { name: 'sandbox', does: "posts the export v1.1 sandbox's simulated signals every minute (unless SANDBOX=off)" },
+};
+
+const workerList = Object.values(WORKERS);
+
 /** `hrs worker`: only the BullMQ workers, until a signal. */
 export const worker: Command = {
-  summary: 'run only the BullMQ workers (mail, call log), to scale them out',
+  summary: `run only the BullMQ workers (${workerList.map((w) => w.name).join(', ')}), to scale them out`,
   usage: 'hrs worker',
   help:
-    'Runs the background workers against REDIS_URL (and DATABASE_URL, where call logs go; migrated by\n' +
-    '`hrs migrate` or `hrs serve`) until SIGTERM or SIGINT; active jobs finish before it exits.',
+    'Runs the background workers against REDIS_URL and DATABASE_URL (migrated by `hrs migrate` or `hrs serve`)\n' +
+    'until SIGTERM or SIGINT; active jobs finish before it exits. `hrs serve` runs the same workers in its own\n' +
+    'process unless --no-workers is given. The workers:\n' +
+    workerList.map((w) => `  ${w.name}: ${w.does}`).join('\n'),
   positionals: 0,
   async run(_, io) {
     const lines: string[] = [];

@@ -1,35 +1,58 @@
 import type { Logger } from 'pino';
-import type { demoFixture } from './fixture.js';
+import { DemoSimulation, type Station } from './simulation.js';
 
-type Fixture = ReturnType<typeof demoFixture>;
-type Station = Fixture['stations'][number];
-
-/** A pseudo-random sequence with a seed, so a demo run is varied but reproducible. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(state ^ (state >>> 15), 1 | state);
-    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
+/**
+ * How the demo's monitoring system fails now and then, so that the admins' dashboard has a failing
+ * originator to show. Each is drawn per interval with the seed's sequence: reproducible, and a test
+ * forces them at once with a mean shorter than the interval.
+ */
+export interface DemoFailureOptions {
+  /** The sequence's seed. */
+  seed?: number;
+  /** Mean time between refused transmissions (ms; 0: never). Default 15 minutes. */
+  refusedEveryMs?: number;
+  /** Mean time between outages (ms; 0: never). Default an hour. */
+  outageEveryMs?: number;
+  /**
+   * How long an outage lasts (ms). Default 10 minutes: longer than STATUS_STALE_AFTER (5 minutes by
+   * default), so the silenced stations turn stale for a while; longer than STATUS_UNKNOWN_AFTER, unknown.
+   */
+  outageMs?: number;
+  /** How many stations an outage silences. Default 2. */
+  outageStations?: number;
 }
+
+export const DEMO_FAILURE_DEFAULTS: Required<DemoFailureOptions> = {
+  seed: 20261122,
+  refusedEveryMs: 15 * 60_000,
+  outageEveryMs: 3_600_000,
+  outageMs: 10 * 60_000,
+  outageStations: 2,
+};
 
 /**
  * A station monitoring system for the demo: every interval it posts availability, usage and
  * hydrogen storage for every station through the real import v2 API, and prices on start, on change
- * and as a daily heartbeat. Readings drift: nozzles fail and recover, tanks drain and are refilled.
- * The availability of a few stations goes instead through the legacy import v1.1, per fuelling
- * option, as an older monitoring system of another originator reports it.
+ * and as a daily heartbeat; the readings come from the demo's simulated world (simulation.ts). The
+ * availability of a few stations goes instead through the legacy import v1.1, per fuelling option, as
+ * an older monitoring system of another originator reports it.
+ *
+ * And it fails now and then (DemoFailureOptions): a transmission the platform refuses (a 400 in the
+ * call log, a refused call in the originator's error rate), and outages of a few minutes in which it
+ * posts nothing for some stations, whose status then turns stale and unknown.
  */
 export class DemoOriginator {
   private timer: NodeJS.Timeout | undefined;
   private ticks = 0;
-  private readonly rnd = random(20261122);
-  private readonly tanks = new Map<string, number>();
-  private readonly prices = new Map<string, number>();
+  private readonly world: DemoSimulation;
+  private readonly failures: Required<DemoFailureOptions>;
   private running: Promise<void> | undefined;
   posted = 0;
+  /** Transmissions refused on purpose, and outages begun. */
+  refused = 0;
+  outages = 0;
+  /** The outage under way: the stations silenced, until when (epoch ms). */
+  outage: { stations: string[]; until: number } | undefined;
 
   constructor(
     private readonly baseUrl: string,
@@ -41,10 +64,10 @@ export class DemoOriginator {
     private readonly availabilityElsewhere: readonly string[] = [],
     /** The legacy originator's import v1/v1.1 token: with it, those stations' availability goes through import v1.1. */
     private readonly legacyToken?: string,
+    failures: DemoFailureOptions = {},
   ) {
-    for (const s of stations) {
-      for (const t of s.layout.storages) this.tanks.set(`${s.hrs_id}/${t.external_id}`, t.nominal_capacity_kg * (0.3 + 0.6 * this.rnd()));
-    }
+    this.failures = { ...DEMO_FAILURE_DEFAULTS, ...failures };
+    this.world = new DemoSimulation(stations, this.failures.seed);
   }
 
   start(): void {
@@ -60,87 +83,67 @@ export class DemoOriginator {
     await this.running;
   }
 
+  /** Whether something with a mean time between occurrences of `everyMs` happens in this interval. */
+  private happens(everyMs: number): boolean {
+    return everyMs > 0 && this.world.rnd() < Math.min(1, this.intervalMs / everyMs);
+  }
+
   private async tick(): Promise<void> {
-    const datetime = new Date().toISOString();
+    const now = Date.now();
+    const datetime = new Date(now).toISOString();
     const day = Math.max(1, Math.round(86_400_000 / this.intervalMs));
     const pricesDue = this.ticks % day === 0;
     this.ticks++;
-    const legacy = this.stations.filter((s) => this.availabilityElsewhere.includes(s.hrs_id));
-    await this.post('availability', this.stations.filter((s) => !legacy.includes(s)).map((s) => this.availability(s, datetime)));
-    if (this.legacyToken && legacy.length > 0) await this.postLegacy(legacy.map((s) => this.legacySignal(s, datetime)));
-    await this.post('usage', this.stations.map((s) => this.usage(s, datetime)));
-    await this.post('hydrogen-storage', this.stations.map((s) => this.storage(s, datetime)));
-    const pricing = this.stations.flatMap((s) => this.pricing(s, datetime, pricesDue));
+    if (this.outage && this.outage.until <= now) {
+      this.log.info({ stations: this.outage.stations }, 'demo originator: outage over');
+      this.outage = undefined;
+    }
+    // Not on the first tick: the stations have reported once before one goes silent.
+    if (!this.outage && this.ticks > 1 && this.happens(this.failures.outageEveryMs)) this.startOutage(now);
+    const silenced = new Set(this.outage?.stations ?? []);
+    const reporting = this.stations.filter((s) => !silenced.has(s.hrs_id));
+    const step = this.intervalMs;
+    const legacy = reporting.filter((s) => this.availabilityElsewhere.includes(s.hrs_id));
+    const v2 = reporting.filter((s) => !legacy.includes(s));
+    if (v2.length > 0) await this.post('availability', v2.map((s) => this.world.availability(s, datetime, step)));
+    if (this.legacyToken && legacy.length > 0) await this.postLegacy(legacy.map((s) => this.world.legacySignal(s, datetime, step)));
+    if (reporting.length > 0) {
+      await this.post('usage', reporting.map((s) => this.world.usage(s, datetime, now)));
+      await this.post('hydrogen-storage', reporting.map((s) => this.world.storage(s, datetime, now, step)));
+    }
+    const pricing = reporting.flatMap((s) => this.world.pricing(s, datetime, step, pricesDue));
     if (pricing.length > 0) await this.post('pricing', pricing);
+    if (v2.length > 0 && this.happens(this.failures.refusedEveryMs)) await this.refuse(v2[Math.floor(this.world.rnd() * v2.length)]!, datetime);
   }
 
-  private availability(s: Station, datetime: string) {
-    return {
-      hrs: s.hrs_id,
-      datetime,
-      nozzles: s.layout.dispensers.flatMap((d) => d.nozzles.map((n) => ({ id: n.external_id, available: this.rnd() > 0.08 }))),
-      station: { maintenance: this.rnd() < 0.02, limitedly_available: this.rnd() < 0.05 },
-    };
+  private startOutage(now: number): void {
+    const pool = [...this.stations];
+    const stations: string[] = [];
+    while (stations.length < Math.min(this.failures.outageStations, this.stations.length)) {
+      stations.push(pool.splice(Math.floor(this.world.rnd() * pool.length), 1)[0]!.hrs_id);
+    }
+    this.outage = { stations, until: now + this.failures.outageMs };
+    this.outages++;
+    this.log.info({ stations, minutes: this.failures.outageMs / 60_000 }, 'demo originator: simulated outage, posting nothing for these stations');
   }
 
-  /** A v1.1 signal: one entry per fuelling option the station's layout provides, as a legacy system reports. */
-  private legacySignal(s: Station, datetime: string) {
-    const options = [...new Set(s.layout.dispensers.flatMap((d) => d.nozzles.flatMap((n) => n.fuelling_options)))];
-    return {
-      hrs: s.hrs_id,
-      datetime,
-      dispensers: options.map((fuel_type) => ({ fuel_type, available: this.rnd() > 0.08 })),
-      maintenance: this.rnd() < 0.02,
-      limitedly_available: this.rnd() < 0.05,
-    };
+  /** Posts a transmission the platform refuses (a simulated fault: expected, so not a warning). */
+  private async refuse(s: Station, datetime: string): Promise<void> {
+    const res = await this.send(`/import/v2/signal/availability/`, this.token, [this.world.refused(s, datetime)]);
+    if (res.status >= 400 && res.status < 500) this.refused++;
+    this.log.info({ hrs: s.hrs_id, status: res.status, body: (await res.text()).slice(0, 500) }, 'demo originator: simulated fault, a transmission the layout does not allow');
   }
 
-  private usage(s: Station, datetime: string) {
-    return {
-      hrs: s.hrs_id,
-      datetime,
-      // A dispenser serves one vehicle at a time: a busy dispenser reports all its nozzles in use.
-      nozzles: s.layout.dispensers.map((d) => {
-        const r = this.rnd();
-        return { dispenser_id: d.external_id, usage_status: r < 0.25 ? 'in-use' : r < 0.3 ? 'reserved' : 'free' };
-      }),
-    };
-  }
-
-  private storage(s: Station, datetime: string) {
-    return {
-      hrs: s.hrs_id,
-      datetime,
-      storages: s.layout.storages.map((t) => {
-        const key = `${s.hrs_id}/${t.external_id}`;
-        let kg = (this.tanks.get(key) ?? 0) - this.rnd() * t.nominal_capacity_kg * 0.02;
-        if (kg < 40) kg = t.nominal_capacity_kg * 0.95; // the trailer came
-        this.tanks.set(key, kg);
-        return { id: t.external_id, remaining_kg: kg.toFixed(2) };
-      }),
-    };
-  }
-
-  private pricing(s: Station, datetime: string, due: boolean) {
-    const products = s.layout.products.map((p) => {
-      const key = `${s.hrs_id}/${p.external_id}`;
-      const base = this.prices.get(key) ?? (p.pressure_stage === 700 ? 13.5 : 12.5) + this.rnd();
-      const changed = this.rnd() < 0.01;
-      const price = changed ? base + (this.rnd() - 0.5) * 0.4 : base;
-      const first = !this.prices.has(key);
-      this.prices.set(key, price);
-      return { product: { id: p.external_id, gross_price: price.toFixed(3), net_price: (price / 1.19).toFixed(3), currency: s.details.country === 'CH' ? 'CHF' : 'EUR' }, send: first || changed };
+  private send(path: string, token: string | undefined, body: unknown): Promise<Response> {
+    return fetch(`${this.baseUrl}${path}`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
     });
-    if (products.length === 0 || !(due || products.some((p) => p.send))) return [];
-    return [{ hrs: s.hrs_id, datetime, products: products.map((p) => p.product) }];
   }
 
   private async postLegacy(signals: unknown[]): Promise<void> {
-    const res = await fetch(`${this.baseUrl}/import/v1.1/hrs-availability`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${this.legacyToken}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(signals),
-    });
+    const res = await this.send('/import/v1.1/hrs-availability', this.legacyToken, signals);
     if (res.status !== 204) {
       this.log.warn({ status: res.status, body: (await res.text()).slice(0, 500) }, 'demo legacy originator: transmission refused');
       return;
@@ -149,11 +152,7 @@ export class DemoOriginator {
   }
 
   private async post(category: string, transmissions: unknown[]): Promise<void> {
-    const res = await fetch(`${this.baseUrl}/import/v2/signal/${category}/`, {
-      method: 'POST',
-      headers: { Authorization: `Bearer ${this.token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify(transmissions),
-    });
+    const res = await this.send(`/import/v2/signal/${category}/`, this.token, transmissions);
     if (res.status !== 204) {
       this.log.warn({ category, status: res.status, body: (await res.text()).slice(0, 500) }, 'demo originator: transmission refused');
       return;

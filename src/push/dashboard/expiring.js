@@ -16,7 +16,7 @@
   var rows = document.getElementById('expiring');
   var status = document.getElementById('expiring-status');
 
-  // The dashboard's own helpers (dashboard.js runs first).
+  // The dashboard's own helpers (cells.js runs first).
   var el = window.hrsDashboard.el;
   /** `2026-11-24 10:04 UTC+01:00`, in the browser's time zone (as the rest of the dashboard). */
   function localTime(iso) {

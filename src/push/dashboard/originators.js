@@ -1,14 +1,18 @@
 // The dashboard's originators panel: every signal originator with when it was last seen, its import
 // calls and refused calls of the last 24 hours, its error rate, and its call log on demand, read from
 // the admin API with the admin token this tab keeps (the same as the live feed's). Refreshed every 30 s
-// while the feed is connected. Every text is set with textContent.
+// while the feed is connected, and a few seconds after a refused call. Failing originators (the last
+// call refused, or silent) come first, marked, and counted in a chip beside the stations' counts.
+// Every text is set with textContent.
 (function () {
   'use strict';
 
   var TOKEN_KEY = 'hrs-admin-token';
   var REFRESH_MS = 30000;
-  // Its own elements, looked up as each script of the dashboard and the portal looks up its own: the
-  // dashboard's scripts are separate files with no shared object, so the three-line lookup stands in each.
+  /** After a refused call: the call counts reach PostgreSQL within 5 s. */
+  var AFTER_REFUSAL_MS = 6000;
+  var HEALTH = { refused: 'last call refused', silent: 'silent', never_seen: 'never seen', ok: 'ok' };
+  // Its own elements, looked up as each script of the dashboard and the portal looks up its own.
   var $ = function (id) {
     return document.getElementById(id);
   };
@@ -21,28 +25,19 @@
     logEntries: $('call-log-entries'),
     logEmpty: $('call-log-empty'),
     logClose: $('call-log-close'),
+    failing: $('failing-originators'),
+    failingCount: $('count-failing'),
+    failingLabel: $('failing-label'),
+    title: $('originators-title'),
   };
   var timer = null;
+  var soon = null;
 
-  function el(tag, className, text) {
-    var node = document.createElement(tag);
-    if (className) node.className = className;
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-
-  var pad = function (n) {
-    return (n < 10 ? '0' : '') + n;
-  };
-
+  // The dashboard's own helpers (cells.js runs first).
+  var el = window.hrsDashboard.el;
   /** `2026-11-24 10:04:05 UTC+01:00`, in the browser's time zone (as the rest of the dashboard). */
   function localTime(iso) {
-    if (!iso) return '—';
-    var d = new Date(iso);
-    if (isNaN(d.getTime())) return '—';
-    var minutes = -d.getTimezoneOffset();
-    var zone = 'UTC' + (minutes < 0 ? '-' : '+') + pad(Math.floor(Math.abs(minutes) / 60)) + ':' + pad(Math.abs(minutes) % 60);
-    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ':' + pad(d.getSeconds()) + ' ' + zone;
+    return (iso && window.hrsDashboard.localTime(iso)) || '—';
   }
 
   function token() {
@@ -68,16 +63,50 @@
     return rate === null || rate === undefined ? '—' : (rate * 100).toFixed(rate < 0.001 && rate > 0 ? 2 : 1) + ' %';
   }
 
+  function failing(o) {
+    return o.health === 'refused' || o.health === 'silent';
+  }
+
+  /** `12 min ago` */
+  function ago(iso) {
+    var s = Math.max(0, Math.round((Date.now() - new Date(iso).getTime()) / 1000));
+    if (!(s >= 0)) return '';
+    if (s < 120) return s + ' s ago';
+    if (s < 7200) return Math.floor(s / 60) + ' min ago';
+    if (s < 172800) return Math.floor(s / 3600) + ' h ago';
+    return Math.floor(s / 86400) + ' d ago';
+  }
+
+  function health(o) {
+    var td = el('td', 'health');
+    var pill = el('span', 'health-pill health-' + o.health, HEALTH[o.health] || o.health || '—');
+    td.appendChild(pill);
+    if (o.health === 'silent') td.appendChild(el('span', 'station-name', 'last call ' + ago(o.last_seen)));
+    if (o.health === 'refused') td.appendChild(el('span', 'station-name', ago(o.last_rejected)));
+    return td;
+  }
+
+  function showFailing(count) {
+    els.failing.hidden = count === 0;
+    els.failingCount.textContent = String(count);
+    els.failingLabel.textContent = count === 1 ? 'originator failing' : 'originators failing';
+  }
+
   function render(list) {
     els.rows.textContent = '';
-    list.forEach(function (o) {
-      var tr = el('tr');
+    // Failing first, each group as listed (by id).
+    var bad = list.filter(failing);
+    showFailing(bad.length);
+    bad.concat(list.filter(function (o) { return !failing(o); })).forEach(function (o) {
+      var tr = el('tr', failing(o) ? 'originator-failing' : '');
       tr.dataset.originator = o.id;
+      tr.dataset.health = o.health || '';
       var head = el('th');
       head.scope = 'row';
       head.appendChild(el('span', 'station-id', o.id));
       head.appendChild(el('span', 'station-name', o.name + ' · call log: ' + o.call_log_mode));
       tr.appendChild(head);
+      tr.appendChild(health(o));
       tr.appendChild(el('td', 'last-seen', localTime(o.last_seen)));
       tr.appendChild(el('td', 'calls', o.calls_24h));
       tr.appendChild(el('td', 'refused', o.rejected_24h));
@@ -140,6 +169,17 @@
 
   els.logClose.addEventListener('click', function () {
     els.log.hidden = true;
+  });
+  els.failing.addEventListener('click', function () {
+    els.title.scrollIntoView({ block: 'start' });
+    els.title.focus();
+  });
+  document.addEventListener('hrs-rejection', function () {
+    if (timer === null || soon !== null) return;
+    soon = setTimeout(function () {
+      soon = null;
+      refresh();
+    }, AFTER_REFUSAL_MS);
   });
 
   /** Polls while the live feed is connected. */

@@ -116,7 +116,10 @@ export function stationDocs() {
     diffDraft: registryOperation({
       method: 'GET', tag: 'Layouts', id: 'diffDraft', role: 'station', parameters: STATION,
       summary: 'What confirming the draft would change',
-      description: 'Per dispensers, nozzles, storages and products: the ids added and removed, and per changed one each field before and after.',
+      description:
+        'Per dispensers, nozzles, storages and products: the ids added and removed, and per changed one each field before and after. ' +
+        'Beside it, `v1_fuel_types`: whether the station\'s v1 fuel types agree with the draft, and if not, the ones that would ' +
+        '(`agreeing`), to confirm together with the draft. `PUT …/layout/draft` answers with the same two.',
       ok: { status: '200', description: 'The diff.', schema: 'DiffAnswer', zod: diffAnswerSchema },
       more: { '404': problem('No such station, or it has no draft.', { no_draft: problemExample(404, 'not_found', 'BERLA has no draft layout: save one first.') }) },
     }),
@@ -127,8 +130,17 @@ export function stationDocs() {
         'In one transaction the draft becomes the confirmed layout (its version one more), the draft is gone and the export record\'s ' +
         '`Last-Modified` moves. Before the answer, this instance validates and publishes against it and every other instance has been ' +
         'told: the next signal anywhere meets it (a removed product\'s price and a removed nozzle leave the status at once). ' +
-        '`expected_version`, the confirmed version the change was reviewed against, refuses a confirmation over someone else\'s. The body may be left out.',
-      body: { schema: 'ConfirmRequest', zod: confirmSchema, required: false, invalid: { negative: invalidBody(confirmSchema, { expected_version: -1 }, 'A negative version') } },
+        '`expected_version`, the confirmed version the change was reviewed against, refuses a confirmation over someone else\'s. ' +
+        '`v1_fuel_types` sets the station\'s v1 fuel types in the same transaction: a draft that adds the first nozzle of a fuelling ' +
+        'option (or removes the last one) contradicts the v1 fuel types until both change, and they change together, so the v1 export ' +
+        'never shows a state in between. The body may be left out.',
+      body: {
+        schema: 'ConfirmRequest', zod: confirmSchema, required: false,
+        invalid: {
+          negative: invalidBody(confirmSchema, { expected_version: -1 }, 'A negative version'),
+          unknown_fuel_type: invalidBody(confirmSchema, { expected_version: 1, v1_fuel_types: ['350ld'] }, 'A v1 fuel type that is not one'),
+        },
+      },
       ok: { status: '200', description: 'Confirmed: the new layout and what changed.', schema: 'Confirmed', zod: confirmedSchema },
       more: {
         '404': noStation(),
@@ -136,8 +148,9 @@ export function stationDocs() {
           no_draft: problemExample(409, 'no_draft', 'BERLA has no draft layout to confirm: save a draft first.'),
           version: problemExample(409, 'version_conflict', 'The confirmed layout of BERLA is version 3, not 2: someone confirmed another layout meanwhile. Reload and review the change again.'),
         }),
-        '422': problem('The draft contradicts the station\'s v1 fuel types: both layouts stay as they were.', {
-          contradiction: problemExample(422, 'layout_contradiction', 'layout: fuelling option 350ld on the confirmed layout is missing from the v1 fuel types (700car)'),
+        '422': problem('The draft contradicts the station\'s v1 fuel types (or the `v1_fuel_types` sent): both layouts and the v1 fuel types stay as they were.', {
+          contradiction: problemExample(422, 'layout_contradiction', 'layout: fuelling option 350ld on the confirmed layout is missing from the v1 fuel types (350car)'),
+          with_fuel_types: problemExample(422, 'layout_contradiction', 'v1_fuel_types: v1 fuel type 350bus has no nozzle with fuelling option 350hd on the confirmed layout', 'v1_fuel_types sent that disagree with the draft'),
         }),
       },
     }),

@@ -1,7 +1,7 @@
 // The portal page's views for operator staff and originator managers, beside the API tokens page
-// (portal.js): stations (record, layout with its diff and confirmation, events and the broadcast,
-// photo, assignments, audit trail) and originators (import tokens, stations reported on, call log),
-// through the JSON API under /portal/v1/. It shows its tabs once portal.js has signed the user in, for
+// (portal.js): stations (record, photo, assignments, audit trail; the layout with its diff and
+// confirmation in layout-pane.js, the events and the broadcast in station-events.js) and originators
+// (import tokens, stations reported on, call log), through the JSON API under /portal/v1/. It shows its tabs once portal.js has signed the user in, for
 // the roles the session names. Every text from the API is set with textContent; nothing is parsed as
 // HTML. An import token's value is shown once and dropped when the view is left.
 (function () {
@@ -11,7 +11,6 @@
   var UNREACHABLE = 'The portal could not be reached. Check your connection and try again.';
   // The categories' names and v1, as SIGNAL_TYPES in src/registry/edit-rules.ts (src/domain/categories/).
   var SIGNAL_TYPES = ['availability', 'usage', 'hydrogen-storage', 'pricing', 'v1'];
-  var PARTS = ['dispensers', 'nozzles', 'storages', 'products'];
 
   var $ = function (id) {
     return document.getElementById(id);
@@ -23,7 +22,6 @@
 
   var roles = null;
   var station = null; // { hrs_id, operator, ... } of the open station
-  var layouts = null; // { confirmed, draft } of the open station
   var originator = null; // id of the open originator
   var callsNext = null;
 
@@ -207,6 +205,10 @@
       }),
     };
     api('PUT', 'stations/' + segment(station.hrs_id), record).then(function (result) {
+      if (result.status === 422 && result.body && result.body.code === 'layout_contradiction') {
+        return say(stationMessage, problemText(result) + '. A nozzle and its v1 fuel type change together: change the draft on the Layout tab, ' +
+          'and its confirmation offers to set the v1 fuel types with it.', 'error');
+      }
       if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
       station = result.body;
       fillRecord(station);
@@ -215,252 +217,32 @@
     });
   });
 
-  // The layout: the confirmed one, the draft (as JSON), its diff and its confirmation.
-  function describeLayout(layout) {
-    if (!layout) return 'None.';
-    var lines = [];
-    layout.dispensers.forEach(function (d) {
-      lines.push('Dispenser ' + d.external_id + (d.is_certified ? ' (certified)' : ''));
-      d.nozzles.forEach(function (n) {
-        lines.push('  Nozzle ' + n.external_id + ' · ' + n.connector_type + ' · ' + n.vehicle_side + ' · ' + n.fuelling_options.join(', ') + (n.is_certified ? ' (certified)' : ''));
+  // The layout (layout-pane.js) and the events (station-events.js): they ask for the open station.
+  var paneContext = {
+    station: function () {
+      return station;
+    },
+    say: function (text, kind) {
+      say(stationMessage, text, kind);
+    },
+    problemText: problemText,
+    when: when,
+    /** A confirmation may change the record too (its v1 fuel types): the list and the record follow. */
+    stationsChanged: function () {
+      loadStations();
+      refreshStation().then(function () {
+        fillRecord(station);
       });
-    });
-    layout.storages.forEach(function (s) {
-      lines.push('Storage ' + s.external_id + ' · ' + s.nominal_capacity_kg + ' kg · dispensers ' + (s.dispenser_external_ids.join(', ') || '—'));
-    });
-    layout.products.forEach(function (p) {
-      lines.push('Product ' + p.external_id + ' · ' + p.pressure_stage + ' bar · nozzles ' + (p.nozzle_external_ids.join(', ') || '—'));
-    });
-    return lines.join('\n');
-  }
+    },
+  };
 
   function loadLayout() {
-    $('diff-box').hidden = true;
-    api('GET', 'stations/' + segment(station.hrs_id) + '/layout').then(function (result) {
-      if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
-      layouts = result.body;
-      var confirmed = layouts.confirmed;
-      $('layout-version').textContent = confirmed ? 'version ' + confirmed.version : '(none yet)';
-      $('layout-confirmed').textContent = describeLayout(confirmed && confirmed.layout);
-      $('layout-draft-state').textContent = layouts.draft ? 'saved ' + when(layouts.draft.created_at) : 'not saved yet: starts from the confirmed layout';
-      var start = layouts.draft ? layouts.draft.layout : confirmed ? confirmed.layout : { dispensers: [], storages: [], products: [] };
-      showDraft(JSON.parse(JSON.stringify(start)));
-      $('draft-discard').disabled = !layouts.draft;
-    });
+    window.HrsLayoutPane.load(paneContext);
   }
 
-  function renderDiff(diff) {
-    var box = $('diff-body');
-    box.textContent = '';
-    $('confirm-really').hidden = true;
-    $('confirm-step').hidden = false;
-    if (diff.unchanged) box.appendChild(h('p', { class: 'muted', text: 'Confirming would change nothing.' }));
-    PARTS.forEach(function (part) {
-      var d = diff[part];
-      var items = [];
-      d.added.forEach(function (id) {
-        items.push(h('li', { class: 'added', text: '+ ' + id + ' added' }));
-      });
-      d.removed.forEach(function (id) {
-        items.push(h('li', { class: 'removed', text: '− ' + id + ' removed' }));
-      });
-      d.changed.forEach(function (c) {
-        c.changes.forEach(function (change) {
-          items.push(h('li', { class: 'changed', text: '~ ' + c.id + ': ' + change.field + ' ' + JSON.stringify(change.before) + ' → ' + JSON.stringify(change.after) }));
-        });
-      });
-      if (items.length > 0) box.appendChild(h('section', { class: 'diff-part' }, [h('h4', { text: part }), h('ul', {}, items)]));
-    });
-    $('diff-box').hidden = false;
-  }
-
-  /** The draft being edited: the form's object; the JSON box follows it until edited by hand. */
-  var draftModel = null;
-  var jsonEdited = false;
-
-  function syncJson() {
-    $('layout-draft').value = JSON.stringify(draftModel, null, 2);
-    jsonEdited = false;
-  }
-
-  function showDraft(model) {
-    draftModel = model;
-    window.HrsLayoutEditor.render($('layout-form'), draftModel, syncJson);
-    syncJson();
-  }
-
-  $('layout-draft').addEventListener('input', function () {
-    jsonEdited = true;
-  });
-
-  /** The JSON box's text as the draft; undefined (and said) when it is not JSON. */
-  function draftFromJson() {
-    try {
-      return JSON.parse($('layout-draft').value);
-    } catch (e) {
-      say(stationMessage, 'The draft is not valid JSON: ' + e.message, 'error');
-      return undefined;
-    }
-  }
-
-  $('json-apply').addEventListener('click', function () {
-    var parsed = draftFromJson();
-    if (parsed && typeof parsed === 'object' && Array.isArray(parsed.dispensers) && Array.isArray(parsed.storages) && Array.isArray(parsed.products)) {
-      showDraft(parsed);
-      say(stationMessage, 'The form shows the JSON now.', 'ok');
-    } else if (parsed !== undefined) {
-      say(stationMessage, 'The form needs "dispensers", "storages" and "products" lists; save the draft to have the platform say what else is wrong.', 'error');
-    }
-  });
-
-  /** What "Save draft" sends: the JSON box when edited by hand, else the form's draft. */
-  function draftFromEditor() {
-    return jsonEdited ? draftFromJson() : draftModel;
-  }
-
-  $('draft-save').addEventListener('click', function () {
-    var draft = draftFromEditor();
-    if (draft === undefined) return;
-    api('PUT', 'stations/' + segment(station.hrs_id) + '/layout/draft', draft).then(function (result) {
-      if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
-      layouts.draft = result.body.draft;
-      $('layout-draft-state').textContent = 'saved ' + when(result.body.draft.created_at);
-      $('draft-discard').disabled = false;
-      say(stationMessage, 'Draft saved. It is invisible to import and export until you confirm it.', 'ok');
-      renderDiff(result.body.diff);
-    });
-  });
-
-  $('draft-diff').addEventListener('click', function () {
-    api('GET', 'stations/' + segment(station.hrs_id) + '/layout/diff').then(function (result) {
-      if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
-      renderDiff(result.body.diff);
-    });
-  });
-
-  $('draft-discard').addEventListener('click', function () {
-    api('DELETE', 'stations/' + segment(station.hrs_id) + '/layout/draft').then(function (result) {
-      if (result.status !== 204) return say(stationMessage, problemText(result), 'error');
-      say(stationMessage, 'Draft discarded.', 'ok');
-      loadLayout();
-    });
-  });
-
-  $('confirm-ask').addEventListener('click', function () {
-    var current = layouts && layouts.confirmed ? layouts.confirmed.version : 0;
-    $('confirm-text').textContent =
-      'The draft becomes the confirmed layout (version ' + (current + 1) + ') of ' + station.hrs_id +
-      ' at once, for every signal and every data user. Confirm?';
-    $('confirm-step').hidden = true;
-    $('confirm-really').hidden = false;
-    $('confirm-yes').focus();
-  });
-
-  $('confirm-no').addEventListener('click', function () {
-    $('confirm-really').hidden = true;
-    $('confirm-step').hidden = false;
-  });
-
-  $('confirm-yes').addEventListener('click', function () {
-    var expected = layouts && layouts.confirmed ? layouts.confirmed.version : 0;
-    api('POST', 'stations/' + segment(station.hrs_id) + '/layout/confirm', { expected_version: expected }).then(function (result) {
-      if (result.status !== 200) {
-        $('confirm-really').hidden = true;
-        $('confirm-step').hidden = false;
-        return say(stationMessage, problemText(result), 'error');
-      }
-      loadLayout();
-      loadStations();
-      say(stationMessage, 'Layout version ' + result.body.confirmed.version + ' confirmed: it is in effect now.', 'ok');
-    });
-  });
-
-  // Events.
   function loadEvents() {
-    api('GET', 'stations/' + segment(station.hrs_id) + '/events').then(function (result) {
-      var rows = $('event-rows');
-      rows.textContent = '';
-      if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
-      var now = Date.now();
-      result.body.events.forEach(function (e) {
-        var running = Date.parse(e.starts_at) <= now && (!e.ends_at || Date.parse(e.ends_at) > now);
-        var end = running
-          ? h('button', { type: 'button', class: 'button button-quiet', 'aria-label': 'End the event ' + e.id + ' now', text: 'End now', onclick: function () {
-              api('POST', 'stations/' + segment(station.hrs_id) + '/events/' + segment(e.id) + '/end').then(function (r) {
-                if (r.status !== 200) return say(stationMessage, problemText(r), 'error');
-                say(stationMessage, 'Event ended.', 'ok');
-                loadEvents();
-              });
-            } })
-          : null;
-        var edit = h('button', { type: 'button', class: 'button button-quiet', 'aria-label': 'Change the event ' + e.id, text: 'Change', onclick: function () {
-          editEvent(e);
-        } });
-        rows.appendChild(h('tr', {}, [
-          h('td', { text: e.kind }), h('td', { text: when(e.starts_at) }), h('td', { text: when(e.ends_at) }), h('td', { text: e.description }), h('td', {}, [edit, end]),
-        ]));
-      });
-    });
+    window.HrsStationEvents.load(paneContext);
   }
-
-  function isoFromLocal(value) {
-    return value ? new Date(value).toISOString() : null;
-  }
-
-  /** `yyyy-mm-ddThh:mm` in the browser's zone, as a datetime-local field takes it. */
-  function localFromIso(iso) {
-    if (!iso) return '';
-    var d = new Date(iso);
-    var pad = function (n) {
-      return String(n).padStart(2, '0');
-    };
-    return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + 'T' + pad(d.getHours()) + ':' + pad(d.getMinutes());
-  }
-
-  /** The event being changed through the form (null: the form announces a new one). */
-  var editing = null;
-
-  function editEvent(e) {
-    editing = e.id;
-    $('event-kind').value = e.kind;
-    $('event-starts').value = localFromIso(e.starts_at);
-    $('event-ends').value = localFromIso(e.ends_at);
-    $('event-description').value = e.description;
-    $('event-broadcast').checked = false;
-    $('event-broadcast').disabled = true;
-    $('event-submit').textContent = 'Save changes';
-    $('event-kind').focus();
-  }
-
-  function resetEventForm() {
-    editing = null;
-    $('event-form').reset();
-    $('event-broadcast').disabled = false;
-    $('event-submit').textContent = 'Announce';
-  }
-
-  $('event-form').addEventListener('submit', function (event) {
-    event.preventDefault();
-    var starts = isoFromLocal($('event-starts').value);
-    if (!starts) return say(stationMessage, 'When does the event start?', 'error');
-    var announced = { kind: $('event-kind').value, starts_at: starts, ends_at: isoFromLocal($('event-ends').value), description: $('event-description').value };
-    if (editing) {
-      return api('PATCH', 'stations/' + segment(station.hrs_id) + '/events/' + segment(editing), announced).then(function (result) {
-        if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
-        say(stationMessage, 'Event changed.', 'ok');
-        resetEventForm();
-        loadEvents();
-      });
-    }
-    var broadcast = $('event-broadcast').checked;
-    var path = broadcast ? 'operators/' + segment(station.operator) + '/events' : 'stations/' + segment(station.hrs_id) + '/events';
-    api('POST', path, announced).then(function (result) {
-      if (result.status !== 201) return say(stationMessage, problemText(result), 'error');
-      say(stationMessage, broadcast ? 'Announced on ' + result.body.hrs_ids.join(', ') + '.' : 'Event announced.', 'ok');
-      resetEventForm();
-      loadEvents();
-    });
-  });
 
   // The photo.
   function loadPhoto() {
@@ -601,8 +383,15 @@
     var box = $('originator-figures');
     box.textContent = '';
     api('GET', 'originators/' + segment(id) + '/reliability?period=7d').then(function (result) {
+      var hour = 3600000;
+      if (result.status === 503) return window.HrsTimeline.noCompleteHour(box, Math.floor(Date.now() / hour) * hour + hour);
       if (result.status !== 200) return say(originatorMessage, problemText(result), 'error');
       var f = result.body;
+      // Signals received, none within a complete hour yet: the figures would read nothing but unknown.
+      var counted = Object.keys(f.categories).some(function (key) {
+        return f.categories[key].stations > 0;
+      });
+      if (f.last_signal_received !== null && !counted) return window.HrsTimeline.noCompleteHour(box, Date.parse(f.to) + hour);
       var pct = function (x) {
         return x === null ? '—' : (x * 100).toFixed(1) + ' %';
       };

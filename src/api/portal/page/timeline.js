@@ -98,9 +98,13 @@
       message.hidden = false;
     };
 
-    get(base + 'signals').then(function (r) {
-      if (r.status !== 200) return fail(r);
+    var received = get(base + 'signals').then(function (r) {
+      if (r.status !== 200) {
+        fail(r);
+        return null;
+      }
       renderSignals(signals, r.body.signals);
+      return r.body.signals;
     });
     ['24h', '7d'].forEach(function (period) {
       var button = h('button', { type: 'button', class: 'tab', 'data-period': period, 'aria-pressed': String(period === '24h'), text: period === '24h' ? 'Last 24 hours' : 'Last 7 days' });
@@ -113,16 +117,24 @@
       toggle.appendChild(button);
     });
     loadTimeline(chart, base, '24h', fail);
-    Promise.all(['24h', '7d', '30d'].map(function (p) {
+    var periods = Promise.all(['24h', '7d', '30d'].map(function (p) {
       return get(base + 'reliability?period=' + p);
-    })).then(function (results) {
+    }));
+    Promise.all([received, periods]).then(function (both) {
+      var results = both[1];
+      // Nothing published yet (503): the first complete hour is the one under way.
+      if (results.some(function (r) { return r.status === 503; })) return noCompleteHour(figures, Math.floor(Date.now() / HOUR) * HOUR + HOUR);
       var bad = results.filter(function (r) {
         return r.status !== 200;
       })[0];
       if (bad) return fail(bad);
-      renderFigures(figures, results.map(function (r) {
+      var bodies = results.map(function (r) {
         return r.body;
-      }));
+      });
+      // Signals received, none of them before the end of the last complete hour: every figure would read
+      // 100 % unknown; the first hour that counts is the one under way.
+      if (both[0] && both[0].length > 0 && !signalledBefore(bodies[0])) return noCompleteHour(figures, Date.parse(bodies[0].to) + HOUR);
+      renderFigures(figures, bodies);
     });
   }
 
@@ -150,6 +162,10 @@
     container.setAttribute('aria-busy', 'true');
     get(base + 'timeline?period=' + period).then(function (r) {
       container.removeAttribute('aria-busy');
+      if (r.status === 503) {
+        container.textContent = '';
+        return container.appendChild(h('p', { class: 'empty no-timeline', text: 'No timeline yet: the status history is brought up to date every minute or so; reload then.' }));
+      }
       if (r.status !== 200) return fail(r);
       renderTimeline(container, r.body);
     });
@@ -257,6 +273,24 @@
     ]);
   }
 
+  /** Whether any category had a reading before the end of the period's last complete hour. */
+  function signalledBefore(figures) {
+    return Object.keys(figures.categories).some(function (k) {
+      return figures.categories[k].last_signal !== null;
+    });
+  }
+
+  /** Says that no complete hour counts yet, and when the first one ends (`end`, epoch ms), instead of figures. */
+  function noCompleteHour(container, end) {
+    container.textContent = '';
+    var d = new Date(end);
+    container.appendChild(h('p', {
+      class: 'empty no-complete-hour',
+      'data-ends': new Date(end).toISOString(),
+      text: 'No complete hour yet: reliability is counted per complete hour, the first one ends at ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ' (' + zoneOf(d) + ').',
+    }));
+  }
+
   function renderFigures(container, periods) {
     container.textContent = '';
     var head = h('tr', {}, [h('th', { scope: 'col', text: '' })].concat(periods.map(function (p) {
@@ -299,5 +333,5 @@
     container.appendChild(h('p', { class: 'muted', text: 'Up to ' + when(periods[0].to) + ' (the end of the last complete hour). Time before the first signal counts as unknown.' }));
   }
 
-  window.HrsTimeline = { show: show };
+  window.HrsTimeline = { show: show, noCompleteHour: noCompleteHour };
 })();

@@ -1,0 +1,141 @@
+import type { demoFixture } from './fixture.js';
+
+export type Fixture = ReturnType<typeof demoFixture>;
+export type Station = Fixture['stations'][number];
+
+const HOUR_MS = 3_600_000;
+
+/** A pseudo-random sequence with a seed, so a demo run is varied but reproducible. */
+export function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(state ^ (state >>> 15), 1 | state);
+    x ^= x + Math.imul(x ^ (x >>> 7), 61 | x);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The chance that something happening `perHour` times an hour on average happens within `ms`. */
+const chance = (perHour: number, ms: number) => 1 - Math.exp((-perHour * ms) / HOUR_MS);
+
+/**
+ * How busy a station is at `at`: few vehicles at night, most in the morning and evening rush hours
+ * (the demo's stations are in Central Europe: local time is taken as UTC+1).
+ */
+export function busyShare(at: number): number {
+  const hour = (new Date(at).getUTCHours() + 1) % 24;
+  if (hour < 5) return 0.03;
+  if ((hour >= 7 && hour < 9) || (hour >= 16 && hour < 19)) return 0.45;
+  return hour >= 22 ? 0.08 : 0.2;
+}
+
+/**
+ * The demo stations' simulated world, shared by the live originator and the week of history the demo
+ * starts with: nozzles fail now and then (about once in two days each) and are repaired within the
+ * hour, dispensers are busier in the rush hours, tanks drain with use and are refilled by a trailer
+ * below a tenth of their capacity, a station with a low tank reports itself limitedly available,
+ * prices change every few days. Each call moves the world by `stepMs`.
+ */
+export class DemoSimulation {
+  readonly rnd: () => number;
+  private readonly nozzles = new Map<string, boolean>();
+  private readonly tanks = new Map<string, number>();
+  private readonly prices = new Map<string, number>();
+
+  constructor(readonly stations: readonly Station[], seed: number) {
+    this.rnd = random(seed);
+    for (const s of stations) {
+      for (const t of s.layout.storages) this.tanks.set(`${s.hrs_id}/${t.external_id}`, t.nominal_capacity_kg * (0.3 + 0.6 * this.rnd()));
+    }
+  }
+
+  /** A v2 availability transmission; `maintenance` forces the station's maintenance flag. */
+  availability(s: Station, datetime: string, stepMs: number, maintenance = false) {
+    return {
+      hrs: s.hrs_id,
+      datetime,
+      nozzles: s.layout.dispensers.flatMap((d) => d.nozzles.map((n) => ({ id: n.external_id, available: this.nozzle(`${s.hrs_id}/${n.external_id}`, stepMs) }))),
+      station: { maintenance, limitedly_available: this.low(s) },
+    };
+  }
+
+  /** A v1.1 signal: one entry per fuelling option the station's layout provides, as a legacy system reports. */
+  legacySignal(s: Station, datetime: string, stepMs: number, maintenance = false) {
+    const options = [...new Set(s.layout.dispensers.flatMap((d) => d.nozzles.flatMap((n) => n.fuelling_options)))];
+    return {
+      hrs: s.hrs_id,
+      datetime,
+      dispensers: options.map((fuel_type) => ({ fuel_type, available: this.nozzle(`${s.hrs_id}/${fuel_type}`, stepMs) })),
+      maintenance,
+      limitedly_available: this.low(s),
+    };
+  }
+
+  /** A dispenser serves one vehicle at a time: a busy dispenser reports all its nozzles in use. */
+  usage(s: Station, datetime: string, at: number) {
+    const busy = busyShare(at);
+    return {
+      hrs: s.hrs_id,
+      datetime,
+      nozzles: s.layout.dispensers.map((d) => {
+        const r = this.rnd();
+        return { dispenser_id: d.external_id, usage_status: r < busy ? 'in-use' : r < busy + 0.04 ? 'reserved' : 'free' };
+      }),
+    };
+  }
+
+  /** Tanks drain with the station's use (about 15 kg an hour per busy dispenser). */
+  storage(s: Station, datetime: string, at: number, stepMs: number) {
+    const dispensers = s.layout.dispensers.length;
+    return {
+      hrs: s.hrs_id,
+      datetime,
+      storages: s.layout.storages.map((t) => {
+        const key = `${s.hrs_id}/${t.external_id}`;
+        const used = dispensers * busyShare(at) * 15 * (stepMs / HOUR_MS) * (0.5 + this.rnd());
+        let kg = (this.tanks.get(key) ?? 0) - used;
+        if (kg < t.nominal_capacity_kg * 0.1) kg = t.nominal_capacity_kg * (0.9 + 0.05 * this.rnd()); // the trailer came
+        this.tanks.set(key, kg);
+        return { id: t.external_id, remaining_kg: kg.toFixed(2) };
+      }),
+    };
+  }
+
+  /** Prices on the first call, when they change (every few days) and when `due` (the daily heartbeat). */
+  pricing(s: Station, datetime: string, stepMs: number, due: boolean) {
+    const products = s.layout.products.map((p) => {
+      const key = `${s.hrs_id}/${p.external_id}`;
+      const base = this.prices.get(key) ?? (p.pressure_stage === 700 ? 13.5 : 12.5) + this.rnd();
+      const changed = this.rnd() < chance(1 / 60, stepMs);
+      const price = changed ? base + (this.rnd() - 0.5) * 0.4 : base;
+      const first = !this.prices.has(key);
+      this.prices.set(key, price);
+      return { product: { id: p.external_id, gross_price: price.toFixed(3), net_price: (price / 1.19).toFixed(3), currency: s.details.country === 'CH' ? 'CHF' : 'EUR' }, send: first || changed };
+    });
+    if (products.length === 0 || !(due || products.some((p) => p.send))) return [];
+    return [{ hrs: s.hrs_id, datetime, products: products.map((p) => p.product) }];
+  }
+
+  /**
+   * A transmission the platform refuses: availability for a nozzle the station's confirmed layout does
+   * not have (a monitoring system that learnt of a new dispenser before the layout was confirmed).
+   */
+  refused(s: Station, datetime: string) {
+    const nozzles = s.layout.dispensers.flatMap((d) => d.nozzles.map((n) => ({ id: n.external_id, available: true })));
+    const extra = `D${s.layout.dispensers.length + 1}-H70`;
+    return { hrs: s.hrs_id, datetime, nozzles: [...nozzles, { id: extra, available: true }], station: { maintenance: false, limitedly_available: false } };
+  }
+
+  private nozzle(key: string, stepMs: number): boolean {
+    const up = this.nozzles.get(key) ?? true;
+    const next = up ? this.rnd() >= chance(1 / 48, stepMs) : this.rnd() < chance(1.5, stepMs);
+    this.nozzles.set(key, next);
+    return next;
+  }
+
+  /** Below a fifth of its capacity a station reports itself limitedly available. */
+  private low(s: Station): boolean {
+    return s.layout.storages.some((t) => (this.tanks.get(`${s.hrs_id}/${t.external_id}`) ?? Infinity) < t.nominal_capacity_kg * 0.2);
+  }
+}
