@@ -52,6 +52,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     allOriginators: () => listOriginators(sql, SANDBOX_ORIGINATOR),
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
     baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs,
+    recordTokenUse: () => parts.tokens.flushLastUsed(),
   });
   return { admin, portal };
 }

@@ -372,7 +372,11 @@ t.test('the reference pages: HTML with same-origin assets only, all served, cach
         t.equal(asset.headers.get('content-type'), 'application/json; charset=utf-8');
         continue;
       }
-      const expected = /\.js\b/.test(url.pathname) ? 'text/javascript; charset=utf-8' : /\.css\b/.test(url.pathname) ? 'text/css; charset=utf-8' : 'image/png';
+      if (reference === '/favicon.svg') {
+        t.equal(asset.headers.get('content-type'), 'image/svg+xml', 'the service\'s icon');
+        continue;
+      }
+      const expected = /\.js\b/.test(url.pathname) ? 'text/javascript; charset=utf-8' : 'text/css; charset=utf-8';
       t.equal(asset.headers.get('content-type'), expected, `${reference}: ${expected}`);
       t.equal(asset.headers.get('cache-control'), 'public, max-age=31536000, immutable', `${reference}: addressed by content, cached for good`);
       t.match(url.search, /^\?v=[\w-]{12}$/, `${reference}: carries its content hash`);

@@ -17,6 +17,7 @@ t.test('GET / lists the pages as JSON, each link answering', async (t) => {
   t.equal(body.version, VERSION);
   const hrefs = Object.fromEntries(body.pages.map((page) => [page.rel, page.href]));
   t.same(hrefs, {
+    portal: `${p.url}/portal/`,
     export_v2_doc: `${p.url}/v2/doc/`,
     import_v2_doc: `${p.url}/import/v2/doc/`,
     'import_v1.1_doc': `${p.url}/import/v1.1/doc/`,
@@ -44,9 +45,11 @@ t.test('a browser gets the same index as HTML', async (t) => {
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/html/);
   const html = await res.text();
-  for (const path of ['/v2/doc/', '/import/v2/doc/', '/portal/v1/doc/', '/admin/', '/healthz', '/readyz', '/metrics']) {
+  for (const path of ['/portal/', '/v2/doc/', '/import/v2/doc/', '/portal/v1/doc/', '/admin/', '/healthz', '/readyz', '/metrics']) {
     t.match(html, `<a href="${p.url}${path}">`, path);
   }
+  t.match(html, `<a href="${p.url}/portal/">Portal: API tokens, stations and originators</a>`, 'a link is named by what it leads to');
+  t.match(html, '<meta name="viewport" content="width=device-width, initial-scale=1">', 'laid out for a phone\'s width');
   t.match(html, '/v2/hrs/status/stream');
 });
 

@@ -23,6 +23,7 @@ import {
   revealRequestSchema,
   sessionRequestSchema,
   sessionSchema,
+  sessionStateSchema,
   signInAcceptedSchema,
   signInRequestSchema,
   tokenAnswerSchema,
@@ -43,7 +44,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: AddFormats }).de
 
 type Json = Record<string, any>;
 
-const PUBLIC_OPERATIONS = ['POST /portal/v1/reveal', 'POST /portal/v1/session', 'POST /portal/v1/sign-in'];
+const PUBLIC_OPERATIONS = ['GET /portal/v1/session/state', 'POST /portal/v1/reveal', 'POST /portal/v1/session', 'POST /portal/v1/sign-in'];
 /** The portal's public routes that are not operations: the page, its files, and this document's own routes. */
 const NOT_OPERATIONS = [
   'GET /portal/',
@@ -53,6 +54,7 @@ const NOT_OPERATIONS = [
   'GET /portal/portal.js',
   'GET /portal/registry.css',
   'GET /portal/registry.js',
+  'GET /portal/router.js',
   'GET /portal/station-events.js',
   'GET /portal/timeline.css',
   'GET /portal/timeline.js',
@@ -208,7 +210,7 @@ t.test('the document is valid OpenAPI 3.1, its schemas valid JSON Schema 2020-12
   t.match(index.pages.find((pg) => pg.rel === 'portal_doc'), { href: `${p.url}/portal/v1/doc/`, auth: 'none' }, 'listed on the index page');
 });
 
-t.test('a cookie scheme, required by every operation but the three public ones', async (t) => {
+t.test('a cookie scheme, required by every operation but the four public ones', async (t) => {
   t.same(document.components.securitySchemes, {
     portalSession: { type: 'apiKey', in: 'cookie', name: 'hrs_portal', description: document.components.securitySchemes.portalSession.description },
   });
@@ -243,8 +245,8 @@ t.test('documented operations are exactly the portal\'s JSON routes; the page an
     .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
     .sort();
   t.same(documented, portal.filter((r) => !NOT_OPERATIONS.includes(r.key)).map((r) => r.key).sort(), 'documented = the routes under /portal/ but the page\'s');
-  t.equal(documented.length, 9 + 20 + 6 + 7, 'the token owners\' 9, operator staff\'s 20, originator managers\' 6, the history\'s 7');
-  t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 20 + 6 + 7, 'all but the three public ones need the session');
+  t.equal(documented.length, 10 + 20 + 6 + 7, 'the token owners\' 10, operator staff\'s 20, originator managers\' 6, the history\'s 7');
+  t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 20 + 6 + 7, 'all but the four public ones need the session');
   t.same(portal.filter((r) => NOT_OPERATIONS.includes(r.key)).map((r) => [r.key, r.auth]).sort(), NOT_OPERATIONS.map((key) => [key, 'none']), 'the rest: public files');
   for (const path of Object.keys(document.paths)) t.ok(path.startsWith('/portal/v1/'), `${path} is under /portal/v1/`);
 
@@ -344,6 +346,13 @@ t.test('real answers: sign-in, the session, the tokens, sign-out, as documented'
     user: { id: 'alice', email: 'alice@example.org', name: null },
     roles: { admin: false, operators: [], originators: [] },
   }, 'the account and its roles (none)');
+  const state = '/portal/v1/session/state';
+  t.same(await conforms(t, 'GET', state, await c.call('GET', state), 200, sessionStateSchema), {
+    signed_in: true,
+    user: { id: 'alice', email: 'alice@example.org', name: null },
+    roles: { admin: false, operators: [], originators: [] },
+  }, 'the probe, signed in');
+  t.same(await conforms(t, 'GET', state, await client().call('GET', state), 200, sessionStateSchema), { signed_in: false }, 'the probe, not signed in: a 200 too');
 
   const tokens = '/portal/v1/tokens';
   const listed = await conforms(t, 'GET', tokens, await c.call('GET', tokens), 200, tokenListSchema);

@@ -11,6 +11,7 @@ import type { Family } from '../src/http/family.js';
 import { parseJson, type Request } from '../src/http/request.js';
 import { HttpServer } from '../src/http/server.js';
 import { ROOT_AREA } from '../src/api/areas.js';
+import { shellRoutes } from '../src/api/index-page/shell.js';
 import { createLogger } from '../src/log.js';
 import { startWorkers } from '../workers/index.js';
 import { baseFixture } from './helpers/fixtures.js';
@@ -171,6 +172,11 @@ class PortalStub {
 
     route('GET', '/portal/v1/session', (req) => json(200, { user: this.user(req) }));
 
+    route('GET', '/portal/v1/session/state', (req) => {
+      const email = this.sessions.get(this.sessionId(req) ?? '');
+      return json(200, email === undefined ? { signed_in: false } : { signed_in: true, user: this.users.get(email) });
+    });
+
     route('DELETE', '/portal/v1/session', (req) => {
       const session = this.sessionId(req);
       if (session) this.sessions.delete(session);
@@ -273,6 +279,7 @@ function safeJson(body: Buffer): unknown {
 async function startStubPortal(t: { teardown(fn: () => unknown): void }, stub: PortalStub): Promise<{ url: string }> {
   const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 64 * 1024, fallback: ROOT_AREA });
   portalPageRoutes(server, PORTAL);
+  shellRoutes(server, ROOT_AREA);
   stub.register(server, PORTAL);
   const port = await server.listen('127.0.0.1', 0);
   t.teardown(() => server.closeConnections());
@@ -317,6 +324,7 @@ const FILES = [
   { path: '/portal/timeline.js', file: 'timeline.js', type: /^text\/javascript; charset=utf-8$/ },
   { path: '/portal/timeline.css', file: 'timeline.css', type: /^text\/css; charset=utf-8$/ },
   { path: '/portal/layout-editor.js', file: 'layout-editor.js', type: /^text\/javascript; charset=utf-8$/ },
+  { path: '/portal/router.js', file: 'router.js', type: /^text\/javascript; charset=utf-8$/ },
   { path: '/portal/layout-pane.js', file: 'layout-pane.js', type: /^text\/javascript; charset=utf-8$/ },
   { path: '/portal/station-events.js', file: 'station-events.js', type: /^text\/javascript; charset=utf-8$/ },
 ];
@@ -351,12 +359,12 @@ t.test('the page, its script and style sheet are served public, with the strict 
 t.test('no inline script or style; every file and element referred to exists', async (t) => {
   const html = readFileSync(new URL('index.html', PAGE_DIR), 'utf8');
   const script = readFileSync(new URL('portal.js', PAGE_DIR), 'utf8');
-  const registryScript = ['registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
+  const registryScript = ['registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
   const css = ['portal.css', 'registry.css', 'timeline.css'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
   const tags = parseTags(html);
 
   const scripts = tags.filter((tag) => tag.name === 'script');
-  t.same(scripts.map((s) => s.attributes.src), ['/portal/portal.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/registry.js'], 'six scripts, from files');
+  t.same(scripts.map((s) => s.attributes.src), ['/portal/portal.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/registry.js', '/portal/router.js'], 'seven scripts, from files');
   t.ok(scripts.every((s) => s.content!.trim() === ''), 'with nothing inline');
   t.same(tags.filter((tag) => tag.name === 'style'), [], 'no style element');
   const styled = tags.filter((tag) => 'style' in tag.attributes).map((tag) => tag.name);
@@ -370,10 +378,10 @@ t.test('no inline script or style; every file and element referred to exists', a
   const referred = tags.flatMap((tag) => [tag.attributes.src, tag.name === 'link' ? tag.attributes.href : undefined]).filter((v): v is string => v !== undefined);
   t.same(
     referred.sort(),
-    ['/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/registry.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/timeline.css', 'data:,'].sort(),
-    'the page loads its scripts, its style sheets and an empty icon',
+    ['/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/registry.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/router.js', '/portal/timeline.css', '/favicon.svg'].sort(),
+    'the page loads its scripts, its style sheets and the service\'s icon',
   );
-  for (const path of referred.filter((r) => r.startsWith('/'))) {
+  for (const path of referred.filter((r) => r.startsWith('/portal/'))) {
     t.ok(existsSync(new URL(path.replace('/portal/', ''), PAGE_DIR)), `${path} exists in src/api/portal/page/`);
   }
   const p = await startTestPlatform(t);
@@ -408,7 +416,7 @@ t.test('no inline script or style; every file and element referred to exists', a
     ['another origin', /https?:\/\/(?!www\.w3\.org\/2000\/svg')/],
   ] as const) {
     t.notMatch(script, pattern, `the script uses no ${what}`);
-    t.notMatch(registryScript, pattern, `registry.js, layout-editor.js, layout-pane.js, station-events.js and timeline.js use no ${what}`);
+    t.notMatch(registryScript, pattern, `registry.js, layout-editor.js, layout-pane.js, station-events.js, timeline.js and router.js use no ${what}`);
   }
   t.notMatch(css, /@import|url\(\s*['"]?(https?:|\/\/)/, 'the style sheet loads nothing from elsewhere');
 });
@@ -548,7 +556,7 @@ t.test('sign in by link, create, see the value once, change expiry, revoke, reve
   t.same(stub.requests('POST', '/portal/v1/session').at(-1)!.body, { token: 'abc' }, 'the secret was sent once pressed');
   t.notOk(stub.signInLinks.has('abc'), 'and used');
   t.equal(await page.locator('#account-email').textContent(), 'ada@example.com', 'the header says who is signed in');
-  t.equal(await page.locator('#notice').textContent(), 'Signed in as ada@example.com.');
+  t.equal((await page.locator('body').innerText()).split('Signed in as').length - 1, 1, '"Signed in as" once, in the header');
   t.equal(await page.evaluate<string>('document.cookie'), '', 'the session cookie is out of the script’s reach');
 
   // The list.

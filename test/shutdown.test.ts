@@ -41,6 +41,14 @@ t.test('SIGTERM: readiness turns 503 first, then the server stops in order and e
   t.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), `logged in order: ${messages.join(', ')}`);
 });
 
+t.test('SIGHUP (a closing terminal) stops in order as SIGTERM does', async (t) => {
+  const { server, url } = await serve(t, {});
+  server.child.kill('SIGHUP');
+  t.same(await server.exited, { code: 0, signal: null }, 'a clean exit, not death by the signal');
+  await t.rejects(fetch(`${url}/healthz`), 'no longer listening');
+  t.match(server.output(), /"reason":"SIGHUP","msg":"shutting down"/);
+});
+
 t.test('a second signal exits at once', async (t) => {
   const { server } = await serve(t, { SHUTDOWN_DELAY: '60' });
   const started = Date.now();

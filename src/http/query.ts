@@ -25,6 +25,12 @@ export function textQuery(...names: string[]): QuerySchema {
   return z.object(Object.fromEntries(names.map((name) => [name, z.string().optional()])));
 }
 
+/**
+ * The query schema of a route that passes its query string on as it came (a redirect): any name is
+ * taken, none is read.
+ */
+export const ANY_QUERY: QuerySchema = z.object({}).catchall(z.string());
+
 /** The names a query schema takes, in its order. */
 export const queryNames = (schema: QuerySchema | undefined): string[] => (schema ? Object.keys(schema.shape) : []);
 
@@ -41,7 +47,7 @@ function namesOf(req: Request): string[] {
  * declaration). A request without a query string costs nothing.
  */
 export function checkQuery(schema: QuerySchema | undefined, req: Request): void {
-  if (!req.hasQuery) return;
+  if (!req.hasQuery || schema === ANY_QUERY) return;
   const accepted = queryNames(schema);
   const names = namesOf(req);
   const unknown = names.filter((name) => !accepted.includes(name) && !(name === CACHE_BUSTER && CACHEABLE.has(req.method)));

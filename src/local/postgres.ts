@@ -21,7 +21,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
-import { freePort, isAlive, reachable, serverUser, sleep, stopChild, waitForExit, type ServerUser } from './processes.js';
+import { adopt, freePort, isAlive, reachable, serverUser, sleep, stopChild, waitForExit, type ServerUser } from './processes.js';
 import { ensureStateDir } from './state.js';
 import type { LocalServer } from './server.js';
 
@@ -198,6 +198,7 @@ export class LocalPostgres implements LocalServer {
       });
       closeSync(fd);
       child.unref();
+      adopt(child, { orderly: 'SIGINT', now: 'SIGQUIT' });
       this.child = child;
       process.on('exit', this.onExit);
       const ready = await this.untilReady(child, log);
@@ -239,9 +240,15 @@ export class LocalPostgres implements LocalServer {
    */
   async stop(mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
     const child = this.child;
-    this.child = undefined;
-    process.off('exit', this.onExit);
-    await stopChild(child, mode === 'fast' ? 'SIGINT' : 'SIGQUIT');
+    // Until it has exited, a later stop (`immediate`, to hurry) reaches the same server.
+    try {
+      await stopChild(child, mode === 'fast' ? 'SIGINT' : 'SIGQUIT', mode === 'fast' ? 60_000 : 10_000);
+    } finally {
+      if (this.child === child) {
+        this.child = undefined;
+        process.off('exit', this.onExit);
+      }
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-import { execFileSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
@@ -32,14 +32,60 @@ export async function waitForExit(pid: number, timeoutMs: number): Promise<boole
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms));
 
-/** Sends `signal` to a child that still runs and waits until it exits (SIGKILL after 60 s). */
-export async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals): Promise<void> {
+/**
+ * Sends `signal` to a child that still runs and waits until it exits (SIGKILL after `killAfterMs`).
+ * Called again while the child stops (a second signal hurrying the shutdown), it sends the new signal
+ * and waits for the same exit.
+ */
+export async function stopChild(child: ChildProcess | undefined, signal: NodeJS.Signals, killAfterMs = 60_000): Promise<void> {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((done) => child.once('exit', done));
   child.kill(signal);
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   await exited;
   clearTimeout(timer);
+}
+
+/** How a server this process started is stopped: in order, and at once. */
+export interface StopSignals {
+  /** PostgreSQL: SIGINT (fast: clients disconnected, a checkpoint); Redis: SIGTERM. */
+  orderly: NodeJS.Signals;
+  /** PostgreSQL: SIGQUIT (immediate, as in a crash: the next start recovers from its WAL). */
+  now: NodeJS.Signals;
+}
+
+/** The servers this process started and that still run (they run detached, out of the terminal's reach). */
+const children = new Map<ChildProcess, StopSignals>();
+
+/**
+ * Registers a started server until it exits, for {@link stopChildren}, and gives it a watchdog: a shell
+ * reading a pipe from this process. Should this process end without stopping the server (SIGKILL, a
+ * crash), the pipe closes and the watchdog sends the server its orderly stop signal; once the server
+ * has exited, the watchdog is told so and exits too.
+ */
+export function adopt(child: ChildProcess, signals: StopSignals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  children.set(child, signals);
+  const watchdog = spawn('/bin/sh', ['-c', WATCHDOG, signals.orderly.slice(3), String(child.pid)], { detached: true, stdio: ['pipe', 'ignore', 'ignore'] });
+  watchdog.on('error', () => {}); // no /bin/sh: the next start stops a server left running (stopOrphan…)
+  watchdog.stdin?.on('error', () => {});
+  watchdog.unref();
+  (watchdog.stdin as unknown as { unref?(): void } | null)?.unref?.();
+  child.once('exit', () => {
+    children.delete(child);
+    watchdog.stdin?.end('stopped\n');
+  });
+}
+
+/** `$0` the signal's name, `$1` the server's pid: signalled unless the line says it has stopped. */
+const WATCHDOG = 'read -r said; [ "$said" = stopped ] || kill -s "$0" "$1" 2>/dev/null';
+
+/**
+ * Stops every server this process started and that still runs, and waits until they have exited:
+ * in order, or at once (a second signal; also while an orderly stop is under way).
+ */
+export async function stopChildren(now: boolean): Promise<void> {
+  await Promise.all([...children].map(([child, signals]) => stopChild(child, now ? signals.now : signals.orderly, now ? 10_000 : 60_000)));
 }
 
 /** True when something accepts a TCP connection on host:port within `timeoutMs`. */

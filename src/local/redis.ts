@@ -4,7 +4,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, wri
 import { connect } from 'node:net';
 import { delimiter, join } from 'node:path';
 import { promisify } from 'node:util';
-import { freePort, isAlive, sleep, stopChild, waitForExit } from './processes.js';
+import { adopt, freePort, isAlive, sleep, stopChild, waitForExit } from './processes.js';
 import { ensureStateDir } from './state.js';
 import type { LocalServer } from './server.js';
 
@@ -127,6 +127,7 @@ export class LocalRedis implements LocalServer {
       writeFileSync(conf, this.configuration(log), { mode: 0o600 });
       const child = spawn(this.binary.path, [conf], { detached: true, stdio: 'ignore' });
       child.unref();
+      adopt(child, { orderly: 'SIGTERM', now: 'SIGTERM' });
       this.child = child;
       process.on('exit', this.onExit);
       const ready = await this.untilReady(child);
@@ -178,9 +179,14 @@ export class LocalRedis implements LocalServer {
   /** `term` (the default): Redis writes what it holds and exits. `kill`: it dies at once (outage tests). */
   async stop(mode: 'term' | 'kill' = 'term'): Promise<void> {
     const child = this.child;
-    this.child = undefined;
-    process.off('exit', this.onExit);
-    await stopChild(child, mode === 'term' ? 'SIGTERM' : 'SIGKILL');
+    try {
+      await stopChild(child, mode === 'term' ? 'SIGTERM' : 'SIGKILL', mode === 'term' ? 60_000 : 10_000);
+    } finally {
+      if (this.child === child) {
+        this.child = undefined;
+        process.off('exit', this.onExit);
+      }
+    }
   }
 }
 

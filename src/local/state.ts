@@ -84,9 +84,18 @@ export class StateInUseError extends Error {
  * whoever starts them next).
  */
 export class StateClaim {
+  /** The claims this process holds, for {@link StateClaim.releaseAll}. */
+  private static readonly held = new Set<StateClaim>();
   private released = false;
 
-  private constructor(readonly dir: string) {}
+  private constructor(readonly dir: string) {
+    StateClaim.held.add(this);
+  }
+
+  /** Releases every claim of this process (once its servers have stopped). */
+  static releaseAll(): void {
+    for (const claim of StateClaim.held) claim.release();
+  }
 
   static take(dir: string): StateClaim {
     ensureStateDir(dir);
@@ -117,6 +126,7 @@ export class StateClaim {
   release(): void {
     if (this.released) return;
     this.released = true;
+    StateClaim.held.delete(this);
     rmSync(join(this.dir, SERVERS), { force: true });
     rmSync(join(this.dir, LOCK), { force: true });
   }

@@ -8,6 +8,7 @@ import type { ReferenceData } from '../../../db/queries/reference.js';
 import type { Config } from '../../config.js';
 import type { Family } from '../../http/family.js';
 import { textQuery } from '../../http/query.js';
+import { FAVICON_PATH } from '../index-page/shell.js';
 import { buildDocument, type DocContext, type FamilyDocument, type OpenApiDocument } from '../../http/openapi.js';
 
 /**
@@ -37,7 +38,6 @@ const require = createRequire(import.meta.url);
 
 const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
-const PNG = 'image/png';
 
 /** The Swagger UI files the page uses, read once from the installed package. */
 function swaggerUiAssets(): Map<string, Static> {
@@ -45,8 +45,6 @@ function swaggerUiAssets(): Map<string, Static> {
   const files: [string, string][] = [
     ['swagger-ui-bundle.js', JS],
     ['swagger-ui.css', CSS],
-    ['favicon-32x32.png', PNG],
-    ['favicon-16x16.png', PNG],
   ];
   const assets = new Map<string, Static>();
   for (const [name, type] of files) assets.set(name, staticBody(readFileSync(join(dir, name)), type));
@@ -86,8 +84,7 @@ function page(title: string, assets: Map<string, Static>): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escape(title)}</title>
 <link rel="stylesheet" href="${asset('swagger-ui.css')}">
-<link rel="icon" type="image/png" sizes="32x32" href="${asset('favicon-32x32.png')}">
-<link rel="icon" type="image/png" sizes="16x16" href="${asset('favicon-16x16.png')}">
+<link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml">
 </head>
 <body>
 <noscript><p>This reference needs JavaScript. The OpenAPI document itself is at <a href="schema">schema</a>.</p></noscript>

@@ -2,6 +2,7 @@ import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
+import { FAVICON_PATH, shellRoutes } from './shell.js';
 
 /**
  * `GET /`: a small index of the service's pages, so whoever opens the root finds the documents, the
@@ -26,6 +27,7 @@ export interface IndexPage {
 
 /** One row per page: the rows look alike because they are a table's rows, each with its own name, words and credential. */
 const PAGES: readonly Omit<IndexPage, 'href'>[] = [
+  { rel: 'portal', title: 'Portal: API tokens, stations and originators', auth: 'a sign-in link e-mailed to a portal account' },
   { rel: 'export_v2_doc', title: 'Export API v2: reference (OpenAPI document at /v2/doc/schema)', auth: 'none' },
   { rel: 'import_v2_doc', title: 'Import API v2: reference (OpenAPI document at /import/v2/doc/schema)', auth: 'none' },
   { rel: 'import_v1.1_doc', title: 'Import API v1.1 (legacy): reference (OpenAPI document at /import/v1.1/doc/schema)', auth: 'none' },
@@ -41,6 +43,7 @@ const PAGES: readonly Omit<IndexPage, 'href'>[] = [
 ];
 
 const PATHS: Record<string, string> = {
+  portal: '/portal/',
   export_v2_doc: '/v2/doc/',
   import_v2_doc: '/import/v2/doc/',
   'import_v1.1_doc': '/import/v1.1/doc/',
@@ -54,9 +57,10 @@ const PATHS: Record<string, string> = {
   metrics: '/metrics',
 };
 
-/** Registers `GET /` on a family of public routes (the root's). */
+/** Registers `GET /` on a family of public routes (the root's), with the icon and the pages' redirects (./shell.ts). */
 export function indexRoutes(server: HttpServer, family: Family, deps: IndexDeps): void {
   server.route({ family, public: true, method: 'GET', path: '/', handler: (req) => indexReply(req, deps) });
+  shellRoutes(server, family);
 }
 
 /** The pages with absolute links; the stream's link is its `ws:`/`wss:` URL. */
@@ -95,15 +99,16 @@ export function prefersHtml(accept: string | undefined): boolean {
 }
 
 function html(pages: IndexPage[], version: string): string {
+  // The title is the link's text (what a screen reader lists); the address follows it as text.
   const items = pages
-    .map((p) => `<li><a href="${escape(p.href)}">${escape(p.href)}</a>: ${escape(p.title)} <small>(auth: ${escape(p.auth)})</small></li>`)
+    .map((p) => `<li><a href="${escape(p.href)}">${escape(p.title)}</a> <small>(auth: ${escape(p.auth)})</small><br><code>${escape(p.href)}</code></li>`)
     .join('\n');
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>HRS signal platform</title></head>
-<body><h1>HRS signal platform <small>${escape(version)}</small></h1>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>HRS signal platform</title><link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml"></head>
+<body><main><h1>HRS signal platform <small>${escape(version)}</small></h1>
 <ul>
 ${items}
-</ul></body></html>
+</ul></main></body></html>
 `;
 }
 

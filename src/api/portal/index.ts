@@ -27,7 +27,7 @@ import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { TOKEN_RULE_MESSAGES, TokenRuleError, type PersonalTokens } from '../../registry/personal-tokens.js';
 import { hashSecret, newSecret } from '../secrets.js';
-import { checkOrigin, portalFamily, portalUserOf, sessionOf, type PortalSettings } from './family.js';
+import { checkOrigin, portalFamily, portalUserOf, sessionAuth, sessionOf, type PortalPrincipal, type PortalSettings } from './family.js';
 import { LINK_GONE, sessionCookie, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, SIGN_IN_PER_ADDRESS, SIGN_IN_PER_CLIENT, signInThrottled, signInUnavailable } from './session-words.js';
 import { portalPageRoutes } from './page.js';
 import { portalStationRoutes } from './stations.js';
@@ -35,7 +35,7 @@ import { portalActor } from './access.js';
 import { portalBody } from '../accounts/input.js';
 import { portalOriginatorRoutes } from './originators.js';
 import { portalHistoryRoutes } from './history.js';
-import { closeSessionDoc, getSessionDoc, openSessionDoc, signInDoc } from './docs/session.js';
+import { closeSessionDoc, getSessionDoc, openSessionDoc, sessionStateDoc, signInDoc } from './docs/session.js';
 import { changeExpiryDoc, createTokenDoc, listTokensDoc, revealDoc, revokeTokenDoc } from './docs/tokens.js';
 import type { HistoryDeps } from '../history.js';
 import type { RegistryEditor } from '../../registry/editor.js';
@@ -50,7 +50,8 @@ import { insertAudit } from '../../../db/queries/audit.js';
  *   per address and per client.
  * - `POST /portal/v1/session` {token}: uses the link (a POST: a mail scanner's GET of the page does not)
  *   and opens a session (cookie); 410 when the link was used or has expired.
- * - `GET /portal/v1/session`, `DELETE /portal/v1/session` (sign out).
+ * - `GET /portal/v1/session`, `DELETE /portal/v1/session` (sign out); `GET /portal/v1/session/state`: the
+ *   page's probe, public, a 200 whether signed in or not.
  * - `GET /portal/v1/tokens`, `POST /portal/v1/tokens` {name, expires_at} (the value in the answer,
  *   once), `PATCH /portal/v1/tokens/{id}` {expires_at}, `POST /portal/v1/tokens/{id}/revoke`.
  * - `POST /portal/v1/reveal` {secret}: a token an admin issued for the address is made now and its value
@@ -79,6 +80,11 @@ export interface PortalDeps extends PortalSettings {
   allOriginators: () => Promise<{ id: string; name: string }[]>;
   /** The status history's reads (signals, timeline, reliability). */
   history: HistoryDeps;
+  /**
+   * Writes this instance's gathered last-used times of tokens now (they are otherwise written every
+   * few seconds), so a token list read just after a use shows it.
+   */
+  recordTokenUse?: () => Promise<unknown>;
 }
 
 /** A token as the page lists it: never its value or hash. */
@@ -117,6 +123,8 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
   portalPageRoutes(server, family);
   const { sql, personalTokens } = deps;
   const base = () => deps.baseUrl();
+  // A failed write keeps the times for the next one; the list is answered with what is stored.
+  const recordTokenUse = () => (deps.recordTokenUse ? deps.recordTokenUse().catch(() => undefined) : Promise.resolve());
 
   const limited = async (key: string, limit: RateLimit, what: string) => {
     if (!deps.limiter.ready) return;
@@ -196,6 +204,27 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     },
   });
 
+  // What the page asks first: a 200 either way, so a visitor not signed in meets no refusal (no 401 in the console).
+  const probe = sessionAuth(deps);
+  server.route({
+    family,
+    public: true,
+    method: 'GET',
+    path: '/portal/v1/session/state',
+    doc: sessionStateDoc(),
+    handler: async (req) => {
+      const principal = (await Promise.resolve(req).then((r) => probe(undefined, r)).catch((err: unknown) => {
+        if (err instanceof HttpError && err.status === 401) return undefined;
+        throw err;
+      })) as PortalPrincipal | undefined;
+      const noStore = { 'Cache-Control': 'no-store' };
+      if (!principal) return json(200, { signed_in: false }, noStore);
+      const { id, email, name } = principal;
+      const roles = (await userRoles(sql, id)) ?? { admin: false, operators: [], originators: [] };
+      return json(200, { signed_in: true, user: { id, email, name }, roles }, noStore);
+    },
+  });
+
   server.route({
     family,
     method: 'DELETE',
@@ -213,6 +242,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     path: '/portal/v1/tokens',
     doc: listTokensDoc(),
     handler: async (req) => {
+      await recordTokenUse();
       const tokens = await userPersonalTokens(sql, portalUserOf(req).id);
       return json(200, { tokens: tokens.map((t) => tokenView(t)), limits: LIMITS }, { 'Cache-Control': 'no-store' });
     },
@@ -304,7 +334,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
   });
 
   portalStationRoutes(server, family, deps);
-  portalOriginatorRoutes(server, family, deps);
+  portalOriginatorRoutes(server, family, { ...deps, recordTokenUse });
   portalHistoryRoutes(server, family, deps);
   return family;
 }

@@ -49,7 +49,7 @@ async function existing(sql: Sql, id: string) {
   return row;
 }
 
-export function portalOriginatorRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor; allOriginators: () => Promise<{ id: string; name: string }[]> }): void {
+export function portalOriginatorRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor; allOriginators: () => Promise<{ id: string; name: string }[]>; recordTokenUse?: () => Promise<unknown> }): void {
   const { sql, editor } = deps;
   const docs = originatorDocs();
   const route = registryRoute(server, family);
@@ -76,6 +76,7 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
   route('GET', '/portal/v1/originators/:originator_id/tokens', docs.listImportTokens, async (req) => {
     const { originator } = originatorAccess(req);
     await existing(sql, originator);
+    await deps.recordTokenUse?.();
     return json(200, { tokens: (await importTokens(sql, originator)).map((t) => importTokenView(t)), limits: TOKEN_LIMITS }, NO_STORE);
   });
 

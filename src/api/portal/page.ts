@@ -6,12 +6,12 @@ import type { HttpServer } from '../../http/server.js';
  * The portal's web page: a page, its scripts (portal.js: sign-in and personal tokens; registry.js:
  * operator staff's and originator managers' views; layout-pane.js and station-events.js: a station's
  * Layout and Events tabs; layout-editor.js: the draft layout as a form;
- * timeline.js: a station's signals, timeline and reliability) and style sheets from ./page/, served by the service
+ * timeline.js: a station's signals, timeline and reliability; router.js: an address per view) and style sheets from ./page/, served by the service
  * itself (no CDN, no build step). The page talks to the portal's JSON API under `/portal/v1/` on the
  * same origin, with the session cookie the browser sends by itself; serving the files needs no session.
  */
 
-const FILES = ['index.html', 'portal.js', 'registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'portal.css', 'registry.css', 'timeline.css'];
+const FILES = ['index.html', 'portal.js', 'registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js', 'portal.css', 'registry.css', 'timeline.css'];
 
 /** Everything the page loads comes from this service; the API it calls is same-origin. */
 export const PORTAL_PAGE_SECURITY = SAME_ORIGIN_PAGE;

@@ -7,9 +7,11 @@ export const serve: Command = {
   summary: 'serve the import, export and admin APIs (and run the workers)',
   usage: 'hrs serve [--no-workers] [--embedded]',
   help:
-    'Creates and migrates the database when needed, then serves HTTP on HOST:PORT until SIGTERM or SIGINT.\n' +
+    'Creates and migrates the database when needed, then serves HTTP on HOST:PORT until SIGTERM, SIGINT or\n' +
+    'SIGHUP (or until the npm process running it exits: `npm start`, `npx hrs serve`).\n' +
     'The BullMQ workers run in the same process unless --no-workers is given (run `hrs worker` elsewhere).\n' +
-    'A first signal shuts down in order; a second one exits at once.\n\n' +
+    'A first signal shuts down in order, the local servers last; a second one stops them at once and exits\n' +
+    '(code 1).\n\n' +
     SERVERS_HELP,
   options: { 'no-workers': { type: 'boolean' }, embedded: { type: 'boolean' } },
   positionals: 0,

@@ -26,7 +26,7 @@ export const worker: Command = {
   usage: 'hrs worker',
   help:
     'Runs the background workers against REDIS_URL and DATABASE_URL (migrated by `hrs migrate` or `hrs serve`)\n' +
-    'until SIGTERM or SIGINT; active jobs finish before it exits. `hrs serve` runs the same workers in its own\n' +
+    'until SIGTERM, SIGINT or SIGHUP; active jobs finish before it exits. `hrs serve` runs the same workers in its own\n' +
     'process unless --no-workers is given. The workers:\n' +
     workerList.map((w) => `  ${w.name}: ${w.does}`).join('\n'),
   positionals: 0,

@@ -130,6 +130,19 @@ export const sessionSchema = z
     examples: [{ user: { id: 'alice', email: 'alice@example.org', name: null } }, { user: { id: 'staff', email: 'staff@h2-demo.example', name: null }, roles: { admin: false, operators: [{ id: 'h2-demo', name: 'H2 Demo GmbH' }], originators: [] } }],
   });
 
+/** `GET /portal/v1/session/state`: whether a session is open, as a 200 either way (the page's first question). */
+export const sessionStateSchema = z
+  .strictObject({
+    signed_in: z.boolean().meta({ description: 'Whether the request carries the cookie of an open session.' }),
+    user: portalUserSchema.optional().meta({ description: 'The account, when signed in.' }),
+    roles: rolesSchema.optional().meta({ description: 'The account\'s roles, when signed in.' }),
+  })
+  .meta({
+    title: 'SessionState',
+    description: 'Whether a session is open and, when it is, its account and roles (`GET /portal/v1/session` as a 200 for anyone).',
+    examples: [{ signed_in: false }, { signed_in: true, user: { id: 'alice', email: 'alice@example.org', name: null }, roles: { admin: false, operators: [], originators: [] } }],
+  });
+
 export const TOKEN_STATES = ['active', 'expired', 'revoked'] as const;
 
 const tokenExample = {

@@ -8,6 +8,7 @@ import {
   revealRequestSchema,
   sessionRequestSchema,
   sessionSchema,
+  sessionStateSchema,
   signInAcceptedSchema,
   signInRequestSchema,
   tokenAnswerSchema,
@@ -89,6 +90,7 @@ export const requestSchemas = (): DocDefinition['requestSchemas'] => ({
 export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   SignInAccepted: signInAcceptedSchema,
   Session: sessionSchema,
+  SessionState: sessionStateSchema,
   Account: portalUserSchema,
   TokenList: tokenListSchema,
   TokenLimits: tokenLimitsSchema,

@@ -1,4 +1,4 @@
-import { sessionRequestSchema, sessionSchema, signInRequestSchema } from '../../../domain/portal/schemas.js';
+import { sessionRequestSchema, sessionSchema, sessionStateSchema, signInRequestSchema } from '../../../domain/portal/schemas.js';
 import { LINK_GONE, SESSION_COOKIE, SIGN_IN_ANSWER, SIGN_IN_LINK_MS, signInThrottled, signInUnavailable } from '../session-words.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, responseRef, schemaRef } from '../../../http/openapi.js';
@@ -104,7 +104,9 @@ export function getSessionDoc(): RouteDoc {
     tags: ['Sign-in'],
     operationId: 'getSession',
     summary: 'The signed-in account',
-    description: 'The account of the session (the page asks this first: 200 signed in, 401 not). Counts as a use of the session.',
+    description:
+      'The account of the session and its roles: 200 signed in, 401 not. (The page asks `GET /portal/v1/session/state` first, ' +
+      'which answers 200 either way.) Counts as a use of the session.',
     responses: {
       '200': {
         description: 'Signed in as this account.',
@@ -135,6 +137,28 @@ export function closeSessionDoc(): RouteDoc {
       '401': responseRef('Unauthorized'),
       '403': responseRef('ForbiddenOrigin'),
       '429': responseRef('TooManyFailures'),
+      '500': responseRef('InternalError'),
+    },
+  };
+}
+
+/** `GET /portal/v1/session/state`: public; whether a session is open, a 200 either way. */
+export function sessionStateDoc(): RouteDoc {
+  return {
+    tags: ['Sign-in'],
+    operationId: 'getSessionState',
+    summary: 'Whether a session is open',
+    description:
+      'Needs no session: answers 200 whether or not the request carries the cookie of an open session, with the account ' +
+      'and its roles when it does. What the page asks first, so that a visitor who is not signed in causes no refusal; ' +
+      '`GET /portal/v1/session` keeps answering 401 without a session. Counts as a use of the session when there is one.',
+    security: [],
+    responses: {
+      '200': {
+        description: 'Signed in (with the account and its roles) or not.',
+        headers: { 'Cache-Control': headerRef('Cache-Control') },
+        content: json('SessionState', examplesOf(sessionStateSchema, ['signed_out', 'signed_in'])),
+      },
       '500': responseRef('InternalError'),
     },
   };

@@ -306,15 +306,26 @@
     if (!options || options.focus !== false) els.signInEmail.focus();
   }
 
+  /**
+   * Whether a session is open: `session/state` answers 200 either way (so a visitor not signed in
+   * causes no refusal, and no error in the browser's console); { status, user } (user null: not signed in).
+   */
+  function probeSession() {
+    return api('GET', 'session/state').then(function (result) {
+      var signedIn = result.status === 200 && result.body && result.body.signed_in === true && result.body.user;
+      return { result: result, user: signedIn ? result.body.user : null };
+    });
+  }
+
   /** The page without a link: the tokens when signed in, else the sign-in form. */
   function home() {
     showView('loading', { focus: false });
-    return api('GET', 'session').then(function (result) {
-      if (result.status === 200 && result.body && result.body.user) {
-        setUser(result.body.user);
+    return probeSession().then(function (probe) {
+      if (probe.user) {
+        setUser(probe.user);
         return loadTokens();
       }
-      if (result.status !== 401) notice(problemText(result), 'error');
+      if (probe.result.status !== 200) notice(problemText(probe.result), 'error');
       showSignIn({ focus: false });
       return undefined;
     });
@@ -356,8 +367,8 @@
       .then(function (result) {
         if (result.status === 201 && result.body && result.body.user) {
           pending = null;
+          // The header says who is signed in; the focus goes to the first view's heading.
           setUser(result.body.user);
-          notice('Signed in as ' + (user.email || user.name) + '.', 'ok');
           return loadTokens();
         }
         if (result.status === 0 || result.status === 429 || result.status >= 500) {
@@ -390,6 +401,7 @@
     api('DELETE', 'session')
       .then(function (result) {
         if (result.status === 204 || result.status === 401) {
+          if (window.HrsPortal.signedOut) window.HrsPortal.signedOut();
           showSignIn();
           notice('You are signed out.', 'ok');
         } else {
@@ -407,7 +419,7 @@
   function showValue(token, value, title) {
     els.createdTitle.textContent = title;
     els.createdName.textContent = token.name || '';
-    els.createdHint.textContent = '…' + (token.hint || '');
+    els.createdHint.textContent = hintText(token);
     els.createdExpires.textContent = token.expires_at ? formatInstant(token.expires_at) : '—';
     els.tokenValue.textContent = value;
     say(els.copyMessage, '');
@@ -453,11 +465,15 @@
 
   els.tokenValue.addEventListener('click', selectValue);
 
-  els.createdDone.addEventListener('click', function () {
+  /** Leaves the value's view: to the tokens when signed in, else to where the page starts. */
+  function leaveValue() {
     clearMessages();
     if (user) loadTokens();
     else home();
-  });
+  }
+
+  els.createdDone.addEventListener('click', leaveValue);
+  window.HrsPortal.leaveValue = leaveValue;
 
   // --- the reveal link ----------------------------------------------------------------------------
 
@@ -526,6 +542,21 @@
       'Between ' + dateFormat.format(parseLocalDate(b.min)) + ' and ' + dateFormat.format(parseLocalDate(b.max)) + '. You can change it later.';
   }
 
+  /** The value's last characters as shown ('…AbCd'); a dash for a token whose are not known (loaded from a registry file). */
+  function hintText(token) {
+    return token.hint ? '…' + token.hint : '—';
+  }
+
+  /**
+   * The list read again when the page comes back into view (a token used meanwhile shows its last use);
+   * only on the tokens view, with no form open or being filled in.
+   */
+  document.addEventListener('visibilitychange', function () {
+    if (document.visibilityState !== 'visible' || view !== 'tokens' || !user || els.body.dataset.workspace) return;
+    if (els.createName.value || els.rows.querySelector('.expiry-form:not([hidden])')) return;
+    loadTokens({ focus: false });
+  });
+
   function activeCount() {
     return tokens.filter(function (token) {
       return token.state === 'active';
@@ -574,7 +605,7 @@
 
     var hint = document.createElement('span');
     hint.className = 'mono';
-    hint.textContent = '…' + token.hint;
+    hint.textContent = hintText(token);
     tr.appendChild(cell('Token', hint));
     tr.appendChild(cell('Created', timeElement(token.created_at)));
     tr.appendChild(cell('Expires', timeElement(token.expires_at)));
@@ -781,7 +812,7 @@
     revoking = token;
     revokeOpener = opener;
     els.revokeText.textContent =
-      '“' + token.name + '” (…' + token.hint + ') stops working at once: every request made with it is refused. This cannot be undone.';
+      '“' + token.name + '”' + (token.hint ? ' (…' + token.hint + ')' : '') + ' stops working at once: every request made with it is refused. This cannot be undone.';
     els.revokeDialog.showModal();
     els.revokeCancel.focus();
   }
@@ -851,8 +882,8 @@
     }
     showView('reveal');
     // Whether someone is signed in here decides where the page goes after the value is shown.
-    api('GET', 'session').then(function (result) {
-      if (result.status === 200 && result.body && result.body.user) setUser(result.body.user);
+    probeSession().then(function (probe) {
+      if (probe.user) setUser(probe.user);
     });
   }
 

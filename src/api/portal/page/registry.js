@@ -53,6 +53,14 @@
 
   // --- workspaces ----------------------------------------------------------------------------------
 
+  /**
+   * Tells the page's router (router.js) what the user opened, as the address's path ('/stations/BERLA/layout'),
+   * or the roles once known (null: signed out); the router gives each view its address.
+   */
+  function tell(name, detail) {
+    document.dispatchEvent(new CustomEvent('hrs-portal:' + name, { detail: detail }));
+  }
+
   /** Shows the tabs the roles allow once the user is on the tokens page (signed in). */
   function onView() {
     var signedIn = body.dataset.view === 'tokens';
@@ -60,6 +68,7 @@
       roles = null;
       $('workspaces').hidden = true;
       open('');
+      tell('roles', null);
       return;
     }
     if (roles) return;
@@ -71,6 +80,7 @@
       tabs.stations.hidden = !operatorStaff;
       tabs.originators.hidden = !manager;
       $('workspaces').hidden = !operatorStaff && !manager;
+      tell('roles', roles);
     });
   }
 
@@ -93,15 +103,32 @@
   Object.keys(tabs).forEach(function (key) {
     tabs[key].addEventListener('click', function () {
       open(key);
+      tell('navigated', '/' + (key || 'tokens'));
     });
   });
   new MutationObserver(onView).observe(body, { attributes: true, attributeFilter: ['data-view'] });
+  // What the router (router.js) opens when the address changes.
+  window.HrsRegistry = {
+    open: open,
+    openStation: function (id, pane) {
+      openStation(id, pane);
+    },
+    closeStation: function () {
+      closeStation();
+    },
+    openOriginator: function (id) {
+      openOriginator(id);
+    },
+    closeOriginator: function () {
+      closeOriginator();
+    },
+  };
   onView();
 
   function pickList(list, items, label, onPick, selected) {
     list.textContent = '';
     items.forEach(function (item) {
-      var button = h('button', { type: 'button', class: 'pick', 'aria-current': item.id === selected ? 'true' : null, text: label(item) });
+      var button = h('button', { type: 'button', class: 'pick', 'data-id': item.id, 'aria-current': item.id === selected ? 'true' : null, text: label(item) });
       button.addEventListener('click', function () {
         Array.prototype.forEach.call(list.querySelectorAll('button'), function (b) {
           b.removeAttribute('aria-current');
@@ -129,21 +156,46 @@
         function (s) {
           return s.id + ' · ' + s.name + (s.draft ? ' (draft)' : '');
         },
-        openStation,
-        station && station.hrs_id,
+        function (id) {
+          openStation(id);
+          tell('navigated', '/stations/' + segment(id));
+        },
+        station ? station.hrs_id : wantedStation,
       );
     });
   }
 
-  function openStation(hrsId) {
+  /** The station asked for last (its answer may still be on its way). */
+  var wantedStation = null;
+
+  /** Opens a station on a pane ('record' when not named); the focus goes to its title, on a phone scrolled to. */
+  function openStation(hrsId, pane) {
+    pane = PANES.indexOf(pane) >= 0 ? pane : 'record';
+    if (station && station.hrs_id === hrsId && !$('station-detail').hidden) return showPane(pane);
+    wantedStation = hrsId;
     say(stationMessage, '');
     api('GET', 'stations/' + segment(hrsId)).then(function (result) {
+      if (wantedStation !== hrsId) return;
       if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
       station = result.body;
       $('station-detail').hidden = false;
       $('station-title').textContent = station.hrs_id + ' · ' + station.name;
+      Array.prototype.forEach.call($('station-list').querySelectorAll('button'), function (b) {
+        if (b.dataset.id === hrsId) b.setAttribute('aria-current', 'true');
+        else b.removeAttribute('aria-current');
+      });
       fillRecord(station);
-      showPane('record');
+      showPane(pane);
+      $('station-title').focus();
+    });
+  }
+
+  function closeStation() {
+    station = null;
+    wantedStation = null;
+    $('station-detail').hidden = true;
+    Array.prototype.forEach.call($('station-list').querySelectorAll('button'), function (b) {
+      b.removeAttribute('aria-current');
     });
   }
 
@@ -169,6 +221,7 @@
     tab.addEventListener('click', function () {
       say(stationMessage, '');
       showPane(tab.dataset.pane);
+      tell('navigated', '/stations/' + segment(station.hrs_id) + '/' + tab.dataset.pane);
     });
   });
 
@@ -343,18 +396,37 @@
       var items = result.status === 200 ? result.body.originators : [];
       pickList($('originator-list'), items, function (o) {
         return o.name + ' (' + o.id + ')';
-      }, openOriginator, originator);
+      }, function (id) {
+        openOriginator(id);
+        tell('navigated', '/originators/' + segment(id));
+      }, originator);
+    });
+  }
+
+  function closeOriginator() {
+    originator = null;
+    forgetImportValue();
+    $('originator-detail').hidden = true;
+    Array.prototype.forEach.call($('originator-list').querySelectorAll('button'), function (b) {
+      b.removeAttribute('aria-current');
     });
   }
 
   function openOriginator(id) {
+    if (originator === id && !$('originator-detail').hidden) return;
     originator = id;
     forgetImportValue();
     say(originatorMessage, '');
     api('GET', 'originators/' + segment(id)).then(function (result) {
       if (result.status !== 200) return say(originatorMessage, problemText(result), 'error');
+      if (originator !== id) return;
       $('originator-detail').hidden = false;
       $('originator-title').textContent = result.body.name + ' (' + result.body.id + ') · call log: ' + result.body.call_log_mode;
+      Array.prototype.forEach.call($('originator-list').querySelectorAll('button'), function (b) {
+        if (b.dataset.id === id) b.setAttribute('aria-current', 'true');
+        else b.removeAttribute('aria-current');
+      });
+      $('originator-title').focus();
       var rows = $('reported-rows');
       rows.textContent = '';
       $('reported-signals').hidden = true;

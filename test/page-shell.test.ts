@@ -1,0 +1,143 @@
+/**
+ * What a browser meets around the pages: `/portal` and `/admin` without their slash redirected (308,
+ * the query string kept), the icon every page names served at `/favicon.svg` and `/favicon.ico`, the
+ * portal's session probe answering 200 whether signed in or not (the session itself still a 401 for
+ * API clients without a session), and, in Chromium, no console error on loading the portal (signed
+ * out and signed in), the admins' dashboard and the index page.
+ */
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { ACCOUNTS, grantPortalRoles, portalClient, portalFixture, signedIn } from './helpers/portal.js';
+import { CHROMIUM, skipWithoutChromium } from './helpers/portal-browser.js';
+
+const skip = skipWithoutChromium;
+const ICON = readFileSync(new URL('../src/api/index-page/favicon.svg', import.meta.url));
+
+t.test('/portal and /admin without their slash: a 308 to the page, the query string kept', async (t) => {
+  const p = await startTestPlatform(t);
+  for (const [path, location] of [
+    ['/portal', '/portal/'],
+    ['/admin', '/admin/'],
+    ['/portal?lang=de&x=1', '/portal/?lang=de&x=1'],
+    ['/admin?a=b', '/admin/?a=b'],
+  ] as const) {
+    for (const method of ['GET', 'HEAD']) {
+      const res = await fetch(`${p.url}${path}`, { method, redirect: 'manual', headers: { Accept: 'text/html' } });
+      t.equal(res.status, 308, `${method} ${path}: a permanent redirect`);
+      t.equal(res.headers.get('location'), location, `${method} ${path} → ${location}`);
+    }
+  }
+  const followed = await fetch(`${p.url}/portal`, { headers: { Accept: 'text/html' } });
+  t.equal(followed.status, 200, 'followed, the portal page');
+  t.match(followed.headers.get('content-type'), /^text\/html/);
+  t.equal((await fetch(`${p.url}/portalx`)).status, 404, 'other paths are not redirected');
+});
+
+t.test('the icon: /favicon.svg and /favicon.ico, named by every page', async (t) => {
+  const p = await startTestPlatform(t);
+  for (const path of ['/favicon.svg', '/favicon.ico']) {
+    const res = await fetch(`${p.url}${path}`);
+    t.equal(res.status, 200, `${path} answers`);
+    t.equal(res.headers.get('content-type'), 'image/svg+xml', `${path}: an SVG`);
+    t.same(Buffer.from(await res.arrayBuffer()), ICON, `${path}: the icon`);
+    t.match(res.headers.get('cache-control'), /max-age=\d+/, `${path}: cached`);
+    const again = await fetch(`${p.url}${path}`, { headers: { 'If-None-Match': res.headers.get('etag')! } });
+    t.equal(again.status, 304, `${path}: revalidated`);
+  }
+  t.match(ICON.toString(), /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*><title>/, 'an SVG with a title');
+  const link = '<link rel="icon" href="/favicon.svg" type="image/svg+xml">';
+  for (const path of ['/portal/', '/admin/']) t.ok((await (await fetch(`${p.url}${path}`)).text()).includes(link), `${path} names the icon`);
+  const index = await (await fetch(`${p.url}/`, { headers: { Accept: 'text/html' } })).text();
+  t.ok(index.includes(link), 'the index page names the icon');
+  for (const path of ['/v2/doc/', '/import/v2/doc/', '/portal/v1/doc/']) {
+    t.ok((await (await fetch(`${p.url}${path}`)).text()).includes(link), `the API reference ${path} names the icon`);
+  }
+});
+
+t.test('the session probe: 200 signed in or not; the session itself still 401 without one', async (t) => {
+  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  await grantPortalRoles(p);
+  const nobody = portalClient(p);
+  const out = await nobody.call('GET', '/portal/v1/session/state');
+  t.equal(out.status, 200, 'not signed in: 200');
+  t.same(out.body, { signed_in: false });
+  t.equal(out.headers.get('cache-control'), 'no-store');
+  const stale = await portalClient(p, `hrs_portal=${'x'.repeat(43)}`).call('GET', '/portal/v1/session/state');
+  t.same([stale.status, stale.body], [200, { signed_in: false }], 'an unknown session: not signed in');
+  t.equal((await nobody.call('GET', '/portal/v1/session')).status, 401, 'GET /portal/v1/session unchanged for API clients');
+
+  const staff = await signedIn(p, ACCOUNTS.staff);
+  const state = await staff.call('GET', '/portal/v1/session/state');
+  const session = await staff.call('GET', '/portal/v1/session');
+  t.equal(state.status, 200);
+  t.same(state.body, { signed_in: true, ...session.body }, 'signed in: the account and roles GET /portal/v1/session answers');
+  t.same(state.body.roles.operators.map((o: { id: string }) => o.id), ['h2-demo']);
+});
+
+// --- in a browser --------------------------------------------------------------------------------------
+
+let browser: Browser | undefined;
+t.teardown(() => browser?.close());
+
+/** A page of a fresh context (no cookie unless given) that collects console errors, page errors and CSP violations. */
+async function open(t: { teardown(fn: () => unknown): void }, p: TestPlatform, cookie?: string): Promise<{ page: Page; problems: string[] }> {
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Berlin' });
+  t.teardown(() => context.close());
+  if (cookie) {
+    const [name, value] = cookie.split('=') as [string, string];
+    await context.addCookies([{ name, value, url: `${p.url}/portal/`, httpOnly: true, sameSite: 'Strict' }]);
+  }
+  const problems: string[] = [];
+  await context.exposeBinding('reportViolation', (_source, text: string) => problems.push(`CSP violation: ${text}`));
+  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI));`);
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(`${message.text()} (${message.location().url})`);
+  });
+  page.on('response', (res) => {
+    if (res.status() >= 400) problems.push(`${res.status()} ${res.url()}`);
+  });
+  return { page, problems };
+}
+
+/** Lets the page settle: its requests answered, the browser's own (the icon) too. */
+const settle = (page: Page) => page.waitForLoadState('networkidle');
+
+t.test('no console error on loading the portal, the dashboard and the index page', { skip }, async (t) => {
+  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  await grantPortalRoles(p);
+
+  const signedOut = await open(t, p);
+  await signedOut.page.goto(`${p.url}/portal/`);
+  await signedOut.page.locator('#view-sign-in').waitFor({ state: 'visible' });
+  await settle(signedOut.page);
+  t.same(signedOut.problems, [], 'the portal, signed out: no error (the probe answers 200)');
+
+  const staff = await open(t, p, (await signedIn(p, ACCOUNTS.staff)).cookie);
+  await staff.page.goto(`${p.url}/portal/`);
+  await staff.page.locator('#ws-stations').waitFor({ state: 'visible' });
+  await settle(staff.page);
+  t.same(staff.problems, [], 'the portal, signed in: no error');
+
+  const dashboard = await open(t, p);
+  await dashboard.page.goto(`${p.url}/admin/`);
+  await settle(dashboard.page);
+  t.same(dashboard.problems, [], 'the dashboard: no error');
+
+  const index = await open(t, p);
+  await index.page.goto(`${p.url}/`);
+  await index.page.locator('h1').waitFor();
+  await settle(index.page);
+  t.same(index.problems, [], 'the index page: no error (its icon is served)');
+
+  const slashless = await open(t, p);
+  await slashless.page.goto(`${p.url}/portal`);
+  await slashless.page.locator('#view-sign-in').waitFor({ state: 'visible' });
+  t.equal(new URL(slashless.page.url()).pathname, '/portal/', '/portal in the address bar: the portal page');
+  t.same(slashless.problems, [], 'no error');
+});
