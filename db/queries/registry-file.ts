@@ -20,6 +20,16 @@ export async function lockRegistryFile(tx: Tx): Promise<void> {
   await tx`SELECT pg_advisory_xact_lock(4851001)`;
 }
 
+/**
+ * Whether the registry holds nothing of its own: no station but the export v1.1 sandbox's sample
+ * stations, and no token (the sandbox's token is never stored).
+ */
+export async function registryIsEmpty(tx: Tx): Promise<boolean> {
+  const [row] = await tx<{ empty: boolean }[]>`
+    SELECT NOT EXISTS (SELECT 1 FROM stations WHERE NOT sandbox) AND NOT EXISTS (SELECT 1 FROM tokens) AS empty`;
+  return row!.empty;
+}
+
 /** Those of `ids` that already exist in the table. */
 export async function existingIds(tx: Tx, table: 'operators' | 'originators' | 'users', ids: string[]): Promise<string[]> {
   const rows = await tx<{ id: string }[]>`SELECT id FROM ${tx(table)} WHERE id = ANY(${ids})`;
