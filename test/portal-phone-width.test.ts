@@ -119,6 +119,13 @@ t.test('at 390 px every view fits the width and every control can be tapped', { 
   await page.locator('#originator-list button').first().waitFor();
   await check('the originators list', '#ws-originators');
 
+  // mon-2 has no import token: its token table is its column heads alone.
+  await page.goto(`${p.url}/portal/#/originators/mon-2`);
+  await page.locator('#call-rows li').first().waitFor();
+  await page.waitForTimeout(200);
+  t.equal(await page.locator('#import-rows tr').count(), 0, 'an originator without import tokens');
+  await check('an originator without import tokens', '#ws-originators');
+
   await page.goto(`${p.url}/portal/#/originators/mon-1`);
   await page.locator('#reported-rows tr', { hasText: 'BERLA' }).waitFor();
   await page.locator('#import-rows tr', { hasText: 'legacy gateway' }).waitFor();
