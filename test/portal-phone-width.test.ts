@@ -11,7 +11,8 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
-import { publishHistory, startTestPlatform, postSignals } from './helpers/platform.js';
+import { storeTransmissions } from '../db/queries/signals.js';
+import { publishHistory, startTestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from './helpers/portal.js';
 import { closeBrowser, openPortalAs, skipWithoutChromium } from './helpers/portal-browser.js';
 
@@ -74,11 +75,18 @@ const covered = (page: Page, selector: string): Promise<string[]> => page.evalua
 t.test('at 390 px every view fits the width and every control can be tapped', { skip }, async (t) => {
   const p = await startTestPlatform(t, { fixture: portalFixture() });
   await grantPortalRoles(p);
-  // Signals for BERLA (figures and a timeline to show), import tokens with long names (a wide table).
-  const now = new Date().toISOString();
-  const inAMonth = new Date(Date.now() + 30 * 86_400_000).toISOString();
-  await postSignals(p, 'availability', [{ hrs: 'BERLA', datetime: now, nozzles: [{ id: 'N1', available: true }, { id: 'N2', available: false }], station: { maintenance: false, limitedly_available: true } }]);
+  // Two hours of BERLA's readings (its figures, a table of three periods, and its timeline to show),
+  // import tokens with long names (a table of seven columns).
+  const hour = 3_600_000;
+  for (let at = Math.floor(Date.now() / hour) * hour - 2 * hour; at < Date.now() - 60_000; at += 10 * 60_000) {
+    await storeTransmissions(p.sql, [{
+      originatorId: 'mon-1', hrsId: 'BERLA', category: 'availability', state: 'live',
+      measuredAt: new Date(at), receivedAt: new Date(at + 500), transmissionId: null,
+      payload: { station: { maintenance: false, limitedly_available: true }, nozzles: [{ id: 'N1', available: true }, { id: 'N2', available: false }] },
+    }]);
+  }
   await publishHistory(p);
+  const inAMonth = new Date(Date.now() + 30 * 86_400_000).toISOString();
   const manager = await signedIn(p, ACCOUNTS.admin);
   for (const [generation, name] of [['import_v2', 'production gateway of the monitoring'], ['import_v1', 'legacy gateway, kept until the switch']]) {
     const made = await manager.call('POST', '/portal/v1/originators/mon-1/tokens', { generation, name, expires_at: inAMonth });
@@ -110,8 +118,15 @@ t.test('at 390 px every view fits the width and every control can be tapped', { 
     if (pane === 'assignments') await page.locator('#assignment-rows select').first().waitFor();
     if (pane === 'audit') await page.locator('#audit-rows li').first().waitFor();
     if (pane === 'signals') await page.locator('#pane-signals svg.timeline').waitFor();
+    if (pane === 'signals') await page.locator('#pane-signals .figures-table').waitFor();
     await page.waitForTimeout(200); // what the pane asked the API for is laid out
     await check(`BERLA's ${pane} tab`, '#ws-stations');
+    if (pane === 'signals') {
+      const wrapped = await page.locator('#pane-signals .figures-table td').evaluateAll((cells) => cells
+        .filter((cell: any) => cell.getBoundingClientRect().height > 2 * parseFloat((globalThis as any).getComputedStyle(cell).lineHeight))
+        .map((cell: any) => cell.textContent));
+      t.same(wrapped, [], 'each of its figures reads on one line (a card per figure, each period named)');
+    }
     await page.screenshot({ path: `${OUTPUT}portal-station-${pane}-phone.png`, fullPage: true });
   }
 

@@ -298,13 +298,17 @@
 
   function renderFigures(container, periods) {
     container.textContent = '';
+    var periodName = function (p) {
+      return p.period === '24h' ? '24 hours' : p.period === '7d' ? '7 days' : '30 days';
+    };
     var head = h('tr', {}, [h('th', { scope: 'col', text: '' })].concat(periods.map(function (p) {
-      return h('th', { scope: 'col', text: p.period === '24h' ? '24 hours' : p.period === '7d' ? '7 days' : '30 days' });
+      return h('th', { scope: 'col', text: periodName(p) });
     })));
     var rows = [];
+    // Each cell named by its period: on a phone the table is a card per figure (registry.css).
     var row = function (label, key, cell) {
       rows.push(h('tr', { 'data-figure': key }, [h('th', { scope: 'row', text: label })].concat(periods.map(function (p) {
-        return h('td', { text: cell(p) });
+        return h('td', { 'data-label': periodName(p), text: cell(p) });
       }))));
     };
     CATEGORIES.forEach(function (c) {
