@@ -87,9 +87,9 @@ t.test('at 390 px every view fits the width and every control can be tapped', { 
   }
   await publishHistory(p);
   const inAMonth = new Date(Date.now() + 30 * 86_400_000).toISOString();
-  const manager = await signedIn(p, ACCOUNTS.admin);
+  const admin = await signedIn(p, ACCOUNTS.admin);
   for (const [generation, name] of [['import_v2', 'production gateway of the monitoring'], ['import_v1', 'legacy gateway, kept until the switch']]) {
-    const made = await manager.call('POST', '/portal/v1/originators/mon-1/tokens', { generation, name, expires_at: inAMonth });
+    const made = await admin.call('POST', '/portal/v1/originators/mon-1/tokens', { generation, name, expires_at: inAMonth });
     if (made.status !== 201) throw new Error(`token: ${made.status} ${JSON.stringify(made.body)}`);
   }
 
