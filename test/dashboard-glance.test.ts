@@ -224,3 +224,16 @@ t.test('a filter in the address applies on opening', { skip }, async (t) => {
   t.notOk(await page.locator('#sandbox').isVisible(), 'no sandbox section without the sandbox');
   t.same(problems, []);
 });
+
+t.test('the sign-in form: no serious accessibility violation at 1280 and 390 px', { skip }, async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
+  for (const width of [1280, 390]) {
+    const context = await browser.newContext({ viewport: { width, height: width < 600 ? 844 : 900 }, locale: 'en-GB' });
+    t.teardown(() => context.close());
+    const page = await context.newPage();
+    await page.goto(`${p.url}/admin/`);
+    await page.getByRole('button', { name: 'Connect' }).waitFor();
+    t.same(await axe(page), [], `the sign-in form at ${width} px: no serious or critical violation (the Connect button's contrast among them)`);
+  }
+});

@@ -56,7 +56,8 @@ for (const width of WIDTHS) {
     t.ok(value.length >= 20, 'the import token\'s value is shown once');
     const res = await fetch(`${d.banner.base}/import/v2/active-stations/`, { headers: { Authorization: `Bearer ${value}` } });
     t.equal(res.status, 200, 'the new token works on import v2');
-    t.ok(await page.getByRole('row', { name: new RegExp(name) }).isVisible(), 'the token is listed with the originator\'s tokens');
+    await page.getByRole('row', { name: new RegExp(name) }).waitFor();
+    t.pass('the token is listed with the originator\'s tokens');
 
     t.equal(await overflow(page), 0, 'no horizontal scroll');
     await screenshot(page, `walkthrough-manager-${width.name}`);

@@ -30,17 +30,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 /**
  * The page signed in as the account, on its tokens view. `expected`: console errors a flow asks for
  * (refused requests the browser logs as failed loads); any other is a problem. `timezoneId`: the
- * browser's zone (Europe/Berlin unless told).
+ * browser's zone (Europe/Berlin unless told). `phone`: a phone's screen (390 × 844, touch) instead of a
+ * desktop's 1280 × 900.
  */
 export async function openPortalAs(
   t: { teardown(fn: () => unknown): void },
   p: TestPlatform,
   user: string,
   expected?: RegExp,
-  { timezoneId = 'Europe/Berlin' }: { timezoneId?: string } = {},
+  { timezoneId = 'Europe/Berlin', phone = false }: { timezoneId?: string; phone?: boolean } = {},
 ): Promise<{ page: Page; problems: string[] }> {
   browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId });
+  const screen = phone ? { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true } : { viewport: { width: 1280, height: 900 } };
+  const context = await browser.newContext({ ...screen, locale: 'en-GB', timezoneId });
   t.teardown(() => context.close());
   const [name, value] = (await signedIn(p, user)).cookie!.split('=') as [string, string];
   await context.addCookies([{ name, value, url: `${p.url}/portal/`, httpOnly: true, sameSite: 'Strict' }]);

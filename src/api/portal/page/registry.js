@@ -363,7 +363,7 @@
               say(stationMessage, o.id + ' is now ' + wanted + ' for ' + type + ' at ' + station.hrs_id + '.', 'ok');
             });
           });
-          return h('td', {}, [select]);
+          return h('td', { 'data-label': type }, [select]);
         }))));
       });
     });
@@ -440,7 +440,7 @@
           window.HrsTimeline.show($('reported-signals-body'), 'originators/' + segment(id) + '/stations/' + segment(s.hrs_id) + '/');
           $('reported-signals-title').focus();
         } });
-        rows.appendChild(h('tr', { 'data-hrs-id': s.hrs_id }, [h('td', { text: s.hrs_id + ' · ' + s.name }), h('td', { text: states.join(', ') }), h('td', {}, [open])]));
+        rows.appendChild(h('tr', { 'data-hrs-id': s.hrs_id }, [h('td', { 'data-label': 'Station', text: s.hrs_id + ' · ' + s.name }), h('td', { 'data-label': 'Assignments', text: states.join(', ') }), h('td', {}, [open])]));
       });
       loadOriginatorFigures(id);
       loadImportTokens();
@@ -499,12 +499,12 @@
             } })
           : null;
         rows.appendChild(h('tr', { 'data-state': token.state }, [
-          h('td', { text: token.name || '(no name)' }),
-          h('td', { text: token.generation === 'import_v2' ? 'Import v2' : 'Import v1/v1.1' }),
-          h('td', { class: 'mono', text: token.hint ? '…' + token.hint : '—' }),
-          h('td', { text: when(token.expires_at) }),
-          h('td', { text: when(token.last_used_at) }),
-          h('td', { text: token.state }),
+          h('td', { 'data-label': 'Name', text: token.name || '(no name)' }),
+          h('td', { 'data-label': 'API', text: token.generation === 'import_v2' ? 'Import v2' : 'Import v1/v1.1' }),
+          h('td', { 'data-label': 'Token', class: 'mono', text: token.hint ? '…' + token.hint : '—' }),
+          h('td', { 'data-label': 'Expires', text: when(token.expires_at) }),
+          h('td', { 'data-label': 'Last used', text: when(token.last_used_at) }),
+          h('td', { 'data-label': 'State', text: token.state }),
           h('td', {}, [revoke]),
         ]));
       });

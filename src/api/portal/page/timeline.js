@@ -143,11 +143,11 @@
     if (signals.length === 0) return container.appendChild(h('p', { class: 'empty', text: 'No signal received yet.' }));
     var rows = signals.map(function (x) {
       return h('tr', { 'data-category': x.category, 'data-assignment': x.assignment }, [
-        h('td', { text: x.category }),
-        h('td', { text: x.originator }),
-        h('td', { text: x.assignment }),
-        h('td', { text: when(x.received_datetime) }),
-        h('td', { text: when(x.datetime) }),
+        h('td', { 'data-label': 'Category', text: x.category }),
+        h('td', { 'data-label': 'Originator', text: x.originator }),
+        h('td', { 'data-label': 'Assignment', text: x.assignment }),
+        h('td', { 'data-label': 'Received', text: when(x.received_datetime) }),
+        h('td', { 'data-label': 'Measured', text: when(x.datetime) }),
       ]);
     });
     container.appendChild(h('table', { class: 'grid-table signals-table' }, [
@@ -259,7 +259,12 @@
     var body = [];
     rows.forEach(function (row) {
       row.intervals.slice(0, 200).forEach(function (i) {
-        body.push(h('tr', {}, [h('td', { text: row.label }), h('td', { text: i.state + (i.reason ? ' (' + i.reason + ')' : '') }), h('td', { text: when(i.from) }), h('td', { text: when(i.to) })]));
+        body.push(h('tr', {}, [
+          h('td', { 'data-label': 'Series', text: row.label }),
+          h('td', { 'data-label': 'State', text: i.state + (i.reason ? ' (' + i.reason + ')' : '') }),
+          h('td', { 'data-label': 'From', text: when(i.from) }),
+          h('td', { 'data-label': 'To', text: when(i.to) }),
+        ]));
       });
     });
     return h('details', { class: 'interval-table' }, [
@@ -293,13 +298,17 @@
 
   function renderFigures(container, periods) {
     container.textContent = '';
+    var periodName = function (p) {
+      return p.period === '24h' ? '24 hours' : p.period === '7d' ? '7 days' : '30 days';
+    };
     var head = h('tr', {}, [h('th', { scope: 'col', text: '' })].concat(periods.map(function (p) {
-      return h('th', { scope: 'col', text: p.period === '24h' ? '24 hours' : p.period === '7d' ? '7 days' : '30 days' });
+      return h('th', { scope: 'col', text: periodName(p) });
     })));
     var rows = [];
+    // Each cell named by its period: on a phone the table is a card per figure (registry.css).
     var row = function (label, key, cell) {
       rows.push(h('tr', { 'data-figure': key }, [h('th', { scope: 'row', text: label })].concat(periods.map(function (p) {
-        return h('td', { text: cell(p) });
+        return h('td', { 'data-label': periodName(p), text: cell(p) });
       }))));
     };
     CATEGORIES.forEach(function (c) {
