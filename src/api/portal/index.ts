@@ -126,6 +126,12 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
   // A failed write keeps the times for the next one; the list is answered with what is stored.
   const recordTokenUse = () => (deps.recordTokenUse ? deps.recordTokenUse().catch(() => undefined) : Promise.resolve());
 
+  /** The session's account and its roles (with the names of its operators and originators), as both session routes answer. */
+  const sessionAnswer = async ({ id, email, name }: PortalPrincipal) => ({
+    user: { id, email, name },
+    roles: (await userRoles(sql, id)) ?? { admin: false, operators: [], originators: [] },
+  });
+
   const limited = async (key: string, limit: RateLimit, what: string) => {
     if (!deps.limiter.ready) return;
     const result = await deps.limiter.hit(key, [limit]).catch(() => undefined);
@@ -197,11 +203,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     method: 'GET',
     path: '/portal/v1/session',
     doc: getSessionDoc(),
-    handler: async (req) => {
-      const { id, email, name } = portalUserOf(req);
-      const roles = (await userRoles(sql, id)) ?? { admin: false, operators: [], originators: [] };
-      return json(200, { user: { id, email, name }, roles }, { 'Cache-Control': 'no-store' });
-    },
+    handler: async (req) => json(200, await sessionAnswer(portalUserOf(req)), { 'Cache-Control': 'no-store' }),
   });
 
   // What the page asks first: a 200 either way, so a visitor not signed in meets no refusal (no 401 in the console).
@@ -213,15 +215,14 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     path: '/portal/v1/session/state',
     doc: sessionStateDoc(),
     handler: async (req) => {
-      const principal = (await Promise.resolve(req).then((r) => probe(undefined, r)).catch((err: unknown) => {
-        if (err instanceof HttpError && err.status === 401) return undefined;
+      let principal: PortalPrincipal;
+      try {
+        principal = (await probe(undefined, req)) as PortalPrincipal;
+      } catch (err) {
+        if (err instanceof HttpError && err.status === 401) return json(200, { signed_in: false }, { 'Cache-Control': 'no-store' });
         throw err;
-      })) as PortalPrincipal | undefined;
-      const noStore = { 'Cache-Control': 'no-store' };
-      if (!principal) return json(200, { signed_in: false }, noStore);
-      const { id, email, name } = principal;
-      const roles = (await userRoles(sql, id)) ?? { admin: false, operators: [], originators: [] };
-      return json(200, { signed_in: true, user: { id, email, name }, roles }, noStore);
+      }
+      return json(200, { signed_in: true, ...(await sessionAnswer(principal)) }, { 'Cache-Control': 'no-store' });
     },
   });
 
