@@ -45,9 +45,10 @@ export const V1_MESSAGES = {
   notValidated: LIMIT_MESSAGES.notValidated,
 
   // The registry: a station's v1 fuel types against its confirmed layout.
-  v1FuelTypeWithoutNozzle: (fuelType: string, option: string) =>
-    `v1 fuel type ${fuelType} has no nozzle with fuelling option ${option} on the confirmed layout`,
-  missingV1FuelType: (option: string, fuelType: string) =>
-    `fuelling option ${option} on the confirmed layout is missing from the v1 fuel types (${fuelType})`,
+  // `layout` names the layout compared: the confirmed one, or (in the layout editor) the draft.
+  v1FuelTypeWithoutNozzle: (fuelType: string, option: string, layout = 'confirmed') =>
+    `v1 fuel type ${fuelType} has no nozzle with fuelling option ${option} on the ${layout} layout`,
+  missingV1FuelType: (option: string, fuelType: string, layout = 'confirmed') =>
+    `fuelling option ${option} on the ${layout} layout is missing from the v1 fuel types (${fuelType})`,
   unknownV1FuelType: (fuelType: string) => `v1 fuel type ${fuelType} is not one of ${V1_FUEL_TYPES.join(', ')}`,
 } as const;

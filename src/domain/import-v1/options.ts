@@ -51,22 +51,23 @@ export function providedOptions(station: StationEntry): FuellingOption[] {
  * Where a station's v1 fuel types and the fuelling options of its confirmed layout disagree, one
  * sentence each: every v1 fuel type must stand for an option the layout provides, and every layout
  * option that has a v1 code (all but `700hd`) must be among the v1 fuel types. When either side is
- * empty there is nothing to compare.
+ * empty there is nothing to compare. `layout` is the layout the sentences name (the layout editor
+ * checks a draft).
  */
-export function layoutContradictions(layoutOptions: readonly string[], v1FuelTypes: readonly string[]): string[] {
+export function layoutContradictions(layoutOptions: readonly string[], v1FuelTypes: readonly string[], layout: 'confirmed' | 'draft' = 'confirmed'): string[] {
   if (layoutOptions.length === 0 || v1FuelTypes.length === 0) return [];
   const problems: string[] = [];
   const known = V1_FUEL_TYPES.filter((fuelType) => v1FuelTypes.includes(fuelType));
   const unknown = [...new Set(v1FuelTypes.filter((fuelType) => !V1_TO_CANONICAL.has(fuelType)))];
   for (const fuelType of known) {
     const option = V1_TO_CANONICAL.get(fuelType)!;
-    if (!layoutOptions.includes(option)) problems.push(V1_MESSAGES.v1FuelTypeWithoutNozzle(fuelType, option));
+    if (!layoutOptions.includes(option)) problems.push(V1_MESSAGES.v1FuelTypeWithoutNozzle(fuelType, option, layout));
   }
   for (const fuelType of unknown) problems.push(V1_MESSAGES.unknownV1FuelType(fuelType));
   for (const option of FUELLING_OPTIONS) {
     const fuelType = CANONICAL_TO_V1.get(option);
     if (fuelType !== undefined && layoutOptions.includes(option) && !v1FuelTypes.includes(fuelType)) {
-      problems.push(V1_MESSAGES.missingV1FuelType(option, fuelType));
+      problems.push(V1_MESSAGES.missingV1FuelType(option, fuelType, layout));
     }
   }
   return problems;

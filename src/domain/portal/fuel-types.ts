@@ -33,7 +33,7 @@ export function layoutOptions(layout: LayoutFixture | null): string[] {
 /** The draft `layout` (what confirming it would make the confirmed layout) against the v1 fuel types `current`. */
 export function checkFuelTypesAgainst(layout: LayoutFixture | null, current: readonly string[]): FuelTypesCheck {
   const options = layoutOptions(layout);
-  const contradictions = layoutContradictions(options, current).map((p) => p.replace('on the confirmed layout', 'on the draft layout'));
+  const contradictions = layoutContradictions(options, current, 'draft');
   const now = V1_FUEL_TYPES.filter((f) => current.includes(f));
   if (contradictions.length === 0) return { current: [...now], contradictions, agreeing: null, add: [], remove: [] };
   const offered = new Set(options.map((o) => CANONICAL_TO_V1.get(o)).filter((f) => f !== undefined));
