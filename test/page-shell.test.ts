@@ -7,10 +7,10 @@
  */
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalClient, portalFixture, signedIn } from './helpers/portal.js';
-import { CHROMIUM, skipWithoutChromium } from './helpers/portal-browser.js';
+import { closeBrowser, skipWithoutChromium, watchedPage } from './helpers/portal-browser.js';
 
 const skip = skipWithoutChromium;
 const ICON = readFileSync(new URL('../src/api/index-page/favicon.svg', import.meta.url));
@@ -78,27 +78,11 @@ t.test('the session probe: 200 signed in or not; the session itself still 401 wi
 
 // --- in a browser --------------------------------------------------------------------------------------
 
-let browser: Browser | undefined;
-t.teardown(() => browser?.close());
+t.teardown(closeBrowser);
 
-/** A page of a fresh context (no cookie unless given) that collects console errors, page errors and CSP violations. */
+/** A `watchedPage` (no cookie unless given) that counts a failed response as a problem too. */
 async function open(t: { teardown(fn: () => unknown): void }, p: TestPlatform, cookie?: string): Promise<{ page: Page; problems: string[] }> {
-  browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'], headless: true });
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-GB', timezoneId: 'Europe/Berlin' });
-  t.teardown(() => context.close());
-  if (cookie) {
-    const [name, value] = cookie.split('=') as [string, string];
-    await context.addCookies([{ name, value, url: `${p.url}/portal/`, httpOnly: true, sameSite: 'Strict' }]);
-  }
-  const problems: string[] = [];
-  await context.exposeBinding('reportViolation', (_source, text: string) => problems.push(`CSP violation: ${text}`));
-  await context.addInitScript(`document.addEventListener('securitypolicyviolation', (e) => window.reportViolation(e.violatedDirective + ' ' + e.blockedURI));`);
-  const page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') problems.push(`${message.text()} (${message.location().url})`);
-  });
+  const { page, problems } = await watchedPage(t, p, { cookie });
   page.on('response', (res) => {
     if (res.status() >= 400) problems.push(`${res.status()} ${res.url()}`);
   });

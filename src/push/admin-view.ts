@@ -80,9 +80,14 @@ export function sectionValue(section: Record<string, unknown> | null): string {
   });
 }
 
+/** Whether a change can be a repeat at all (a new reading, its freshness unchanged): only then are values compared. */
+export function mayRepeat(change: StatusChange): boolean {
+  return change.cause === 'signal' && change.previous === change.freshness;
+}
+
 /** Whether a change is a new reading of the value published before (see `changeMessage`). */
 export function isRepeat(change: StatusChange, previousSection: Record<string, unknown> | null): boolean {
-  return change.cause === 'signal' && change.previous === change.freshness && sectionValue(previousSection) === sectionValue(change.section);
+  return mayRepeat(change) && sectionValue(previousSection) === sectionValue(change.section);
 }
 
 /**

@@ -5,7 +5,7 @@ import type { StationLookup } from '../domain/stations.js';
 import type { Receipt } from '../domain/signals.js';
 import type { ReceiptListener } from '../infra/receipts.js';
 import type { OpeningChange, OpeningListener } from '../../machines/opening-clock.js';
-import { changeMessage, isRepeat, openingMessage, receiptMessage, registryMessage, rejectionMessage, tokenMessage, type SectionSeen } from './admin-view.js';
+import { changeMessage, mayRepeat, openingMessage, receiptMessage, registryMessage, rejectionMessage, sectionValue, tokenMessage, type SectionSeen } from './admin-view.js';
 import { SECTION_KEYS } from '../domain/categories/index.js';
 import type { Rejection } from '../domain/rejections.js';
 import type { TokenEvent } from '../domain/token-events.js';
@@ -57,9 +57,10 @@ export class FanOut {
   /**
    * Per station and section key, the section as the admins' feed last carried it (a snapshot or a
    * change), for the next change's `previous_section`. Kept while admins listen; every snapshot sets
-   * it anew, so what was missed while nobody listened is made good when somebody connects.
+   * it anew, so what was missed while nobody listened is made good when somebody connects. `value` is
+   * the section's `sectionValue`, made once when a repeat check first needs it (not once per check).
    */
-  private readonly adminSections = new Map<string, Record<string, unknown> | null>();
+  private readonly adminSections = new Map<string, { section: Record<string, unknown> | null; value?: string }>();
   /** The admins' tail as last published (changes, receipts, openings, tokens, rejections), newest last. */
   private readonly tail: string[] = [];
   /** Until when admin messages are built though nobody listens: an admin reloading the page misses nothing. */
@@ -83,7 +84,7 @@ export class FanOut {
 
   /** What an admin's snapshot carries, kept for the next change's `previous_section`. */
   readonly seen: SectionSeen = (hrsId, category, section) => {
-    this.adminSections.set(`${hrsId}\u0000${category}`, section);
+    this.adminSections.set(`${hrsId}\u0000${category}`, { section });
   };
 
   /** The admins' recent tail, oldest first, as a `tail` message (sent to an admin after the snapshot). */
@@ -149,11 +150,17 @@ export class FanOut {
   private adminChange(change: StatusChange): void {
     const category = SECTION_KEYS[change.category];
     const key = `${change.hrsId}\u0000${category}`;
-    const previous = this.adminSections.get(key) ?? null;
+    const previous = this.adminSections.get(key);
+    const kept: { section: Record<string, unknown> | null; value?: string } = { section: change.section };
+    // isRepeat, with each section's value serialised once: the previous one's was made as the last change's.
+    let repeat = false;
+    if (mayRepeat(change)) {
+      kept.value = sectionValue(kept.section);
+      repeat = kept.value === (previous ? (previous.value ??= sectionValue(previous.section)) : sectionValue(null));
+    }
     if (change.cause === 'removed') this.adminSections.delete(key);
-    else this.adminSections.set(key, change.section);
-    const repeat = isRepeat(change, previous);
-    this.adminQueue.push({ json: changeMessage(change, previous, repeat), tail: !repeat });
+    else this.adminSections.set(key, kept);
+    this.adminQueue.push({ json: changeMessage(change, previous?.section ?? null, repeat), tail: !repeat });
   }
 
   private received(receipts: readonly Receipt[]): void {
