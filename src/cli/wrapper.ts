@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { isAlive } from '../local/processes.js';
+import { isAlive, procStat } from '../local/processes.js';
 
 /**
  * npm as the wrapper of hrs (`npx hrs demo`, `npm exec hrs …`, `npm start`). npm runs the command
@@ -26,13 +26,8 @@ export interface ProcessFacts {
 
 const systemFacts: ProcessFacts = {
   parentOf(pid) {
-    try {
-      // "pid (comm) state ppid …": the command name may hold spaces and parentheses.
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    } catch {
-      return Number(ps(pid, 'ppid=')) || undefined;
-    }
+    const fields = procStat(pid);
+    return fields ? Number(fields[1]) : Number(ps(pid, 'ppid=')) || undefined;
   },
   commandLine(pid) {
     try {
@@ -75,13 +70,7 @@ export function npmWrapper(env: Record<string, string | undefined>, pid = proces
 
 /** Alive and not a zombie waiting to be reaped (where /proc tells). */
 function running(pid: number): boolean {
-  if (!isAlive(pid)) return false;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return true;
-  }
+  return isAlive(pid) && procStat(pid)?.[0] !== 'Z';
 }
 
 /** Calls `gone` once when a process of the wrapper exits (checked every `everyMs`); returns the unwatch. */

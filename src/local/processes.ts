@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 
@@ -17,6 +17,19 @@ export function isAlive(pid: number): boolean {
   } catch (err) {
     // EPERM: it exists but belongs to another user.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The fields of /proc/PID/stat after the command name (state, ppid, pgrp, session, tty_nr, tpgid, …),
+ * or undefined where /proc cannot tell. The name, in parentheses, may itself hold spaces and parentheses.
+ */
+export function procStat(pid: number | 'self'): string[] | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
   }
 }
 

@@ -85,6 +85,9 @@ export const demo: Command = {
       throw err;
     }
     const fixture = demoFixture();
+    const { registry, status } = platform.parts;
+    // The demo file's stations as the registry has them now, layout edits included (./simulated.ts).
+    const simulatedNow = () => simulatedStations(fixture.stations, (id) => registry.station(id));
     let loaded;
     try {
       // One transaction that may take longer than a request may wait for the database. Without --reset,
@@ -93,22 +96,21 @@ export const demo: Command = {
       loaded = await load(unbounded(platform.parts.sql), fixture, { baseDir: process.cwd() });
       if (loaded !== null) {
         await platform.parts.bus.publish(registryMessage({ hrsIds: fixture.stations.map((s) => s.hrs_id), tokens: true }));
-        await platform.parts.registry.reload();
+        await registry.reload();
       }
       // The week of history (only into a history with none): of the stations as the registry has them.
-      await backfillDemoHistory(platform.parts, { stations: simulatedStations(fixture.stations, (id) => platform!.parts.registry.station(id)) });
+      await backfillDemoHistory(platform.parts, { stations: simulatedNow() });
     } catch (err) {
       await platform.stop('demo could not start');
       await local.stop();
       throw err;
     }
-    const { registry, status } = platform.parts;
     const stationIds = () => [...registry.stationIds()].filter((id) => registry.station(id)?.sandbox === false);
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const own = `http://${host}:${platform.port}`;
     // The simulated originator reports the layouts as confirmed now (edits included), and follows them.
-    const simulated = simulatedStations(fixture.stations, (id) => registry.station(id));
-    registry.onReload(() => void simulated.splice(0, simulated.length, ...simulatedStations(fixture.stations, (id) => registry.station(id))));
+    const simulated = simulatedNow();
+    registry.onReload(() => void simulated.splice(0, simulated.length, ...simulatedNow()));
     const originator = new DemoOriginator(own, DEMO_TOKENS.import_v2, simulated, interval * 1000, log, DEMO_LEGACY_STATIONS, DEMO_TOKENS.import_v1);
     originator.start();
     const base = platform.baseUrl;

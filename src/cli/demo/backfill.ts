@@ -65,7 +65,8 @@ export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fi
   const started = performance.now();
   const now = options.now ?? Date.now();
   const sql = unbounded(parts.sql);
-  if (await hasReadings(sql)) return { backfilled: false, readings: 0, refusedCalls: 0, ms: Math.round(performance.now() - started) };
+  const nothingAdded = (): BackfillResult => ({ backfilled: false, readings: 0, refusedCalls: 0, ms: Math.round(performance.now() - started) });
+  if (await hasReadings(sql)) return nothingAdded();
   const week = simulateWeek(parts, fixture.stations, now);
   const stored = await sql.begin(async (tx) => {
     await lockHistory(tx);
@@ -80,7 +81,7 @@ export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fi
     await addCallCounts(tx, week.counts);
     return true;
   });
-  if (!stored) return { backfilled: false, readings: 0, refusedCalls: 0, ms: Math.round(performance.now() - started) };
+  if (!stored) return nothingAdded();
   // Published at once rather than at the history worker's next run.
   const jobs = historyJobs(sql, () => parts.registry, parts.config);
   await materialize(jobs, Number.MAX_SAFE_INTEGER);
@@ -120,8 +121,10 @@ function simulateWeek(parts: PlatformParts, stations: readonly Station[], now: n
     const c = counts.get(key) ?? { originator, hour, calls: 0, rejected: 0, lastCallAt: at, lastRejectedAt: null };
     c.calls++;
     c.lastCallAt = Math.max(c.lastCallAt, at);
-    if (rejected) c.lastRejectedAt = Math.max(c.lastRejectedAt ?? 0, at);
-    if (rejected) c.rejected++;
+    if (rejected) {
+      c.rejected++;
+      c.lastRejectedAt = Math.max(c.lastRejectedAt ?? 0, at);
+    }
     counts.set(key, c);
   };
   const live = (originator: string, hrsId: string, category: string) => registry.assignment(originator, hrsId, category) === 'live';

@@ -1,6 +1,7 @@
-import { fstatSync, readFileSync } from 'node:fs';
+import { fstatSync } from 'node:fs';
 import { isatty } from 'node:tty';
 import type { CategoryView } from '../../../machines/live-status.js';
+import { procStat } from '../../local/processes.js';
 
 /**
  * What `hrs demo` says in its terminal while it runs, besides warnings: a one-line summary every
@@ -117,13 +118,10 @@ export function startSummaries(everySeconds: number, sources: SummarySources, ou
  * read its terminal would be stopped by SIGTTIN.
  */
 function inForeground(): boolean {
-  try {
-    const stat = readFileSync('/proc/self/stat', 'utf8');
-    const [, , pgrp, , , tpgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return pgrp === tpgid;
-  } catch {
-    return true;
-  }
+  const fields = procStat('self');
+  if (!fields) return true;
+  const [, , pgrp, , , tpgid] = fields;
+  return pgrp === tpgid;
 }
 
 /** Whether file descriptor 0 is a terminal in the foreground or a pipe (so lines typed or written to it arrive). */
