@@ -75,7 +75,8 @@ function onSignal(signal: string): void {
     else exitAfterStopping(false, signal, 'stopping while starting: the local servers it started stop first');
     return;
   }
-  if (wrapper?.direct && signal === requested.signal && Date.now() - requested.at < REPEAT_MS) return; // npm's copy
+  // npm's copy (relayed through its script shell too, when one sits between): not a second signal.
+  if (wrapper && signal === requested.signal && Date.now() - requested.at < REPEAT_MS) return;
   exitAfterStopping(true, signal, 'second signal: exiting at once (local servers stop immediately)');
 }
 
