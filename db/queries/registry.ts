@@ -21,6 +21,11 @@ export interface RegistryStationRow {
   country?: string | null;
   /** One of the export v1.1 sandbox's sample stations (migration 0005). */
   sandbox?: boolean;
+  /**
+   * The members of `details` a station's coordinates may be given in (`coordinates`, `lat`, `lon`,
+   * `latitude`, `longitude`), read by src/domain/coordinates.ts; null when it has none of them.
+   */
+  place?: Record<string, unknown> | null;
 }
 
 /**
@@ -68,6 +73,8 @@ export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
     sql<RegistryStationRow[]>`
       SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed, s.opening_hours, s.time_zone, s.sandbox,
              CASE WHEN jsonb_typeof(s.details -> 'country') = 'string' THEN s.details ->> 'country' END AS country,
+             nullif(jsonb_strip_nulls(jsonb_build_object('coordinates', s.details -> 'coordinates', 'lat', s.details -> 'lat', 'lon', s.details -> 'lon',
+               'latitude', s.details -> 'latitude', 'longitude', s.details -> 'longitude')), '{}'::jsonb) AS place,
              coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types
       FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,
     sql<RegistryNozzleRow[]>`

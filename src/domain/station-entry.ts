@@ -33,4 +33,9 @@ export interface StationEntry {
   holidayCountry?: string | null;
   /** One of the export v1.1 sandbox's sample stations: shown to the sandbox token only (see sandbox.ts). */
   sandbox?: boolean;
+  /**
+   * Where it stands (WGS 84), read from its details (./coordinates.ts); left out or null when the
+   * registry gives no valid coordinates (latitude within ±90, longitude within ±180).
+   */
+  point?: { lat: number; lon: number } | null;
 }

@@ -2,6 +2,7 @@ import type { RegistryRows } from '../../db/queries/registry.js';
 import type { ConfirmedLayout, OriginatorLookup, StationDirectory, StationEntry } from '../domain/stations.js';
 import type { AssignmentState, CallLogMode } from '../domain/vocabulary.js';
 import { holidayCountry } from '../domain/opening-hours.js';
+import { coordinatesOf } from '../domain/coordinates.js';
 
 /**
  * The registry in memory, as the request path needs it: stations with their confirmed layouts,
@@ -94,6 +95,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
         timeZone: s.time_zone ?? null,
         holidayCountry: holidayCountry(s.country),
         sandbox: s.sandbox === true,
+        point: validPoint(s.place),
       });
     }
     for (const row of nozzles) {
@@ -139,4 +141,12 @@ function fingerprint(entry: StationEntry, liveTypes: string[]): string {
     parts.push([...layout.nozzles.keys()].sort().join(','), [...layout.storages].sort().join(','), [...layout.products].sort().join(','));
   }
   return parts.join('\u0001');
+}
+
+/** The station's coordinates when its details give a valid WGS 84 point, else null. */
+function validPoint(place: Record<string, unknown> | null | undefined): { lat: number; lon: number } | null {
+  if (!place) return null;
+  const point = coordinatesOf(place);
+  if (!point || Math.abs(point.lat) > 90 || Math.abs(point.lon) > 180) return null;
+  return point;
 }
