@@ -94,6 +94,10 @@ export const envSchema = z
     EXPORT_V1_RATE_LIMIT: requests(600),
     SANDBOX: z.enum(['on', 'off'], { error: 'must be "on" or "off"' }).default('on'),
     SANDBOX_RATE_LIMIT: requests(60),
+    PUBLIC_MAP: z.enum(['true', 'false'], { error: 'must be "true" or "false"' }).default('true'),
+    MAP_STYLE_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of a MapLibre style document' }).optional(),
+    MAP_RATE_LIMIT: requests(120),
+    MAP_STREAMS_PER_ADDRESS: requests(4),
     EXPORT_V2_RATE_LIMIT_MINUTE: requests(60),
     EXPORT_V2_RATE_LIMIT_DAY: requests(5000),
     EXPORT_V2_RATE_LIMIT_DAY_WINDOW: z.coerce
@@ -247,6 +251,14 @@ export interface Config {
   sandbox: boolean;
   /** Sandbox requests per minute per client address (the token is shared by everyone). */
   sandboxRateLimit: number;
+  /** Whether the public map (`/`) and its feed (`/map/v1/…`) are served (PUBLIC_MAP, default true). */
+  publicMap: boolean;
+  /** A MapLibre style document replacing the built-in offline basemap (MAP_STYLE_URL). */
+  mapStyleUrl: string | undefined;
+  /** Requests per minute per client address on the public map's endpoints (MAP_RATE_LIMIT). */
+  mapRateLimit: number;
+  /** Open public streams per client address (MAP_STREAMS_PER_ADDRESS). */
+  mapStreamsPerAddress: number;
   /** Export v2 requests per minute per user (burst; the spec's 60). */
   exportV2RateLimitMinute: number;
   /** Export v2 requests per day per user (sustained; the spec's 5000). */
@@ -318,6 +330,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     exportV1RateLimit: env.EXPORT_V1_RATE_LIMIT,
     sandbox: env.SANDBOX === 'on',
     sandboxRateLimit: env.SANDBOX_RATE_LIMIT,
+    publicMap: env.PUBLIC_MAP === 'true',
+    mapStyleUrl: env.MAP_STYLE_URL,
+    mapRateLimit: env.MAP_RATE_LIMIT,
+    mapStreamsPerAddress: env.MAP_STREAMS_PER_ADDRESS,
     exportV2RateLimitMinute: env.EXPORT_V2_RATE_LIMIT_MINUTE,
     exportV2RateLimitDay: env.EXPORT_V2_RATE_LIMIT_DAY,
     exportV2RateLimitDayWindowSeconds: env.EXPORT_V2_RATE_LIMIT_DAY_WINDOW,
