@@ -26,6 +26,9 @@ import { importV1Api } from './api/import-v1/index.js';
 import { importV11Api } from './api/import-v1.1/index.js';
 import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
+import { mapApi } from './api/map/index.js';
+import { mapPageReply } from './api/map/page.js';
+import type { Request } from './http/request.js';
 import { metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
 import type { Config } from './config.js';
 import { RateLimiter } from './infra/rate-limit.js';
@@ -230,7 +233,9 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const push = pushLayer(parts, server, families, exportV2.authenticate);
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
-  indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH });
+  mapApi(server, { enabled: config.publicMap, styleUrl: config.mapStyleUrl });
+  const mapPage = config.publicMap ? (req: Request) => mapPageReply(req, { styleUrl: config.mapStyleUrl }) : undefined;
+  indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH, ...(mapPage ? { mapPage } : {}) });
   metrics.watch({
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
   });

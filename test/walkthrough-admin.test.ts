@@ -55,10 +55,10 @@ for (const width of WIDTHS) {
 }
 
 for (const width of WIDTHS) {
-  t.test(`the index page at ${width.name} width leads to the portal, the dashboard and an API reference`, { skip: skipWithoutChromium }, async (t) => {
+  t.test(`the "For developers" page at ${width.name} width leads to the portal, the dashboard and an API reference`, { skip: skipWithoutChromium }, async (t) => {
     const d = await theDemo();
     const { page, problems } = await openAt(t, width, `walkthrough-index-${width.name}`);
-    await page.goto(`${d.banner.base}/`);
+    await page.goto(`${d.banner.base}/developers/`);
     await page.getByRole('heading', { level: 1, name: /HRS signal platform/ }).waitFor();
     t.equal(await page.evaluate<number>('document.documentElement.clientWidth'), width.viewport.width, 'laid out at the device\'s width');
     t.equal(await overflow(page), 0, 'no horizontal scroll');

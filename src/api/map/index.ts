@@ -1,5 +1,6 @@
 import type { HttpServer } from '../../http/server.js';
 import { mapFamily } from './family.js';
+import { mapPageRoutes } from './page.js';
 
 /**
  * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false.
@@ -11,5 +12,7 @@ export interface MapDeps {
 
 export function mapApi(server: HttpServer, deps: MapDeps): void {
   if (!deps.enabled) return;
-  server.family(mapFamily());
+  const family = mapFamily();
+  server.family(family);
+  mapPageRoutes(server, family, { styleUrl: deps.styleUrl });
 }
