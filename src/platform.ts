@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
 import { unbounded } from '../db/deadline.js';
@@ -26,7 +27,7 @@ import { importV1Api } from './api/import-v1/index.js';
 import { importV11Api } from './api/import-v1.1/index.js';
 import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
-import { mapApi } from './api/map/index.js';
+import { mapApi, type MapApi } from './api/map/index.js';
 import { mapPageReply } from './api/map/page.js';
 import type { Request } from './http/request.js';
 import { metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
@@ -169,6 +170,8 @@ interface Served {
   outlet: Announcer;
   /** Import calls counted and refused ones announced (the last counts added at shutdown). */
   calls: ImportCallWatch;
+  /** The public map and its feed; none with PUBLIC_MAP=false. */
+  map: MapApi | undefined;
 }
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
@@ -231,15 +234,15 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     sql, log, rejected: (list) => announcements.rejected(list),
   });
   const push = pushLayer(parts, server, families, exportV2.authenticate);
+  const map = mapApi(server, { config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening });
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
-  mapApi(server, { enabled: config.publicMap, styleUrl: config.mapStyleUrl });
-  const mapPage = config.publicMap ? (req: Request) => mapPageReply(req, { styleUrl: config.mapStyleUrl }) : undefined;
+  const mapPage = map ? (req: Request) => mapPageReply(req, { styleUrl: config.mapStyleUrl }) : undefined;
   indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH, ...(mapPage ? { mapPage } : {}) });
   metrics.watch({
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
   });
-  return { server, push, families, exportV2, datex2, queues, calls, outlet };
+  return { server, push, families, exportV2, datex2, queues, calls, outlet, map };
 }
 
 /** The status stream and the admins' feed, on the export v2 and admin families. */
@@ -273,6 +276,7 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   const { registry, announcements, log } = parts;
   registry.onReload((changed) => served.exportV2.stationsChanged(changed, registry));
   registry.onReload((changed) => served.push.stationsChanged(changed));
+  registry.onReload(() => served.map?.stationsChanged());
   // The DATEX II status is served from memory: its registry rows are read at start and after every reload.
   const readForDatex2 = () => void served.datex2.publications.refresh().catch((err: unknown) => log.warn({ err }, 'reading the registry for DATEX II failed'));
   registry.onReload(readForDatex2);
@@ -362,6 +366,7 @@ async function shutdown(running: Running, reason: string): Promise<void> {
   served.server.stopListening();
   // WebSockets are told at once (1001): they reconnect elsewhere while requests drain.
   await served.push.close();
+  served.map?.close();
   if (!(await drained(served.server, config.shutdownTimeoutMs))) log.warn('requests still in flight at the shutdown timeout');
   served.server.closeConnections();
   // Other instances hear of the last readings before the bus closes.
@@ -393,8 +398,4 @@ async function closeParts(parts: PlatformParts): Promise<void> {
   await parts.bus.close();
   await closeRedis(parts.redis);
   await parts.sql.end({ timeout: 5 });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

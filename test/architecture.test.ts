@@ -102,6 +102,7 @@ const API_FAMILIES: Record<string, string[]> = {
   metrics: ['metrics'],
   health: ['health'],
   'index page': ['index-page'],
+  'public map': ['map'],
 };
 
 /**

@@ -47,6 +47,12 @@ export interface Family {
   readonly policy?: FamilyPolicy;
   /** Run in order on every authenticated request (rate limits). */
   readonly guards?: readonly Guard[];
+  /**
+   * Run the guards on its public routes and sockets too (which take no credential, so `principal` is
+   * undefined there): a family open to anyone that still limits each client address (the public map).
+   * Off by default: public routes (documents, pages, health) skip the guards.
+   */
+  readonly guardsOnPublicRoutes?: boolean;
   /** Told of every answered authenticated request (call logs). */
   readonly observers?: readonly Observer[];
   /**

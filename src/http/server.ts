@@ -142,6 +142,7 @@ export class HttpServer {
       family: spec.family,
       method: 'GET',
       path: spec.path,
+      public: spec.public,
       query: spec.query,
       doc: spec.doc,
       handler: () => {
@@ -156,7 +157,7 @@ export class HttpServer {
       upgrade: upgradeHandler(spec, family, {
         log: this.options.log,
         trustProxy: this.options.trustProxy,
-        authenticate: (req, header) => this.authenticate(family, req, header),
+        authenticate: (req, header) => (spec.public ? this.publicGuards(family, req) : this.authenticate(family, req, header)),
         classify: this.options.classify,
         answered: (req, status, started) => this.answered(req, status, family, started),
       }),
@@ -319,6 +320,7 @@ export class HttpServer {
   private async handle(route: AnyRoute, family: FamilyState, req: Request, body: Promise<Buffer> | undefined): Promise<Reply> {
     checkQuery(route.query, req);
     if (!route.public) await this.authenticate(family, req, req.headers.authorization);
+    else if (family.family.guardsOnPublicRoutes) await this.guarded(family, req);
     if (body) req.body = await body;
     if (req.abort.aborted) throw new Error('request aborted');
     return route.handler(req, checkInput(route, req, family.family.invalid ?? defaultInvalid));
@@ -336,6 +338,16 @@ export class HttpServer {
       // A valid credential never gets here: the failed-authentication throttle refuses failures only.
       throw (await this.attempts?.failed(req, err, family.errors)) ?? err;
     }
+    await this.guarded(family, req);
+  }
+
+  /** A public route's or socket's request: the family's guards when it runs them there too (`guardsOnPublicRoutes`). */
+  private async publicGuards(family: FamilyState, req: Request): Promise<void> {
+    if (family.family.guardsOnPublicRoutes) await this.guarded(family, req);
+  }
+
+  /** The family's guards, in order. */
+  private async guarded(family: FamilyState, req: Request): Promise<void> {
     for (const guard of family.guards) {
       const guarded = guard(req);
       if (guarded) await guarded;

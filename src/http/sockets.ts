@@ -28,6 +28,11 @@ export interface SocketRouteSpec<T> {
   family: Family;
   path: string;
   messageAuth: boolean;
+  /**
+   * Takes no credential (its family may have no authentication): upgraded after the family's guards
+   * when it runs them on public routes (`guardsOnPublicRoutes`), then `admit`.
+   */
+  public?: boolean;
   /** The query parameters it takes, the keys of this schema (see RouteSpec in ./server.ts); checked on the upgrade and the plain GET. */
   query?: QuerySchema;
   /** Its operation in its family's document (see RouteSpec), as the plain GET's. */

@@ -1,9 +1,10 @@
 import { visibleTo, type Audience } from '../../domain/sandbox.js';
 import { audienceOf } from '../auth.js';
-import { DIALECT_CODES, providedOptions, toCanonical, type Dialect } from '../../domain/import-v1/options.js';
+import { DIALECT_CODES, toCanonical, type Dialect } from '../../domain/import-v1/options.js';
 import { openingAt } from '../../domain/opening-hours.js';
-import { summarize, toV11Summary, toV1Summary, type OptionSummary } from '../../domain/status/summary.js';
-import type { StationDirectory, StationEntry } from '../../domain/stations.js';
+import { toV11Summary, toV1Summary, type OptionSummary } from '../../domain/status/summary.js';
+import type { StationEntry } from '../../domain/stations.js';
+import { stationSummary, type SummaryDeps } from '../export/summary.js';
 import type { PublishedReading } from '../../domain/categories/index.js';
 import { EncodedBody, encodedJson } from '../../http/encoding.js';
 import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/errors.js';
@@ -21,35 +22,11 @@ import { listSummaryDoc, summaryDoc } from './docs/status.js';
  * request from what is in memory: the station's published availability reading (import v2 or
  * legacy, whichever is newest) and its freshness, its opening hours at this instant in its time zone,
  * and the options it provides, so a station is never shown `CLOSED` after it opened. The sandbox
- * token sees the sandbox's sample stations only, every other token production stations only.
+ * token sees the sandbox's sample stations only, every other token production stations only. The
+ * summary itself is shared with the public map's feed (../export/summary.ts).
  */
 
-/** What the summary reads of the live status (machines/live-status.ts). */
-export interface AvailabilitySource {
-  published(hrsId: string, category: 'availability'): { reading: PublishedReading; freshness: string } | undefined;
-  /** Moves whenever a published availability reading or its freshness may have changed. */
-  readonly availabilityVersion: number;
-}
-
-export interface SummaryDeps {
-  stations: StationDirectory & { readonly version: number };
-  status: AvailabilitySource;
-  /** When the next station opens or closes (machines/opening-clock.ts): a kept list is good until then. */
-  opening: { nextDue(): number | undefined };
-  now?: () => Date;
-}
-
-/** One station's summary, every option it provides, in the fuel-type list's order. */
-export function stationSummary(deps: SummaryDeps, station: StationEntry, at: Date, open: (station: StationEntry) => boolean = openingAt(at)): OptionSummary[] {
-  const held = deps.status.published(station.hrsId, 'availability');
-  return summarize({
-    options: providedOptions(station),
-    reading: held?.reading ?? null,
-    fresh: held !== undefined && held.freshness !== 'unknown',
-    open: open(station),
-    layout: station.layout,
-  });
-}
+export type { SummaryDeps };
 
 /** Single-station answers kept at most (stations × filters); past it the kept ones are dropped at once. */
 const MAX_KEPT_STATIONS = 100_000;

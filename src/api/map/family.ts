@@ -1,6 +1,9 @@
+import type { Logger } from 'pino';
 import { PROBLEM_ERRORS } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { FamilyPolicy } from '../../http/policy.js';
+import { rateLimitGuard } from '../../http/rate-limit-guard.js';
+import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 
 /** The licence of what the public map publishes, as export v2's: CC BY 4.0, as a `Link` header (RFC 8288). */
 export const MAP_LICENCE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
@@ -16,7 +19,35 @@ export const MAP_POLICY: FamilyPolicy = {
   },
 };
 
-/** The public map's family: `/map/…`, no credential, problem bodies, the licence and open CORS. */
-export function mapFamily(): Family {
-  return { name: 'map', prefix: '/map/', errors: PROBLEM_ERRORS, policy: MAP_POLICY };
+/** The public map's limit: MAP_RATE_LIMIT requests per minute per client address (default 120). */
+export const MAP_LIMIT: RateLimit = { limit: 120, windowSeconds: 60, name: 'minute' };
+/** Whom the limit counts, in the refusal's words. */
+export const MAP_PER = 'client address';
+
+export interface MapLimitDeps {
+  limiter: RateLimiter;
+  log: Logger;
+  /** Requests per minute per client address (MAP_RATE_LIMIT). */
+  perMinute: number;
+}
+
+/**
+ * The public map's family: `/map/…`, no credential, problem bodies, the licence and open CORS. Every
+ * route and the stream's upgrade spend one request of the client address's budget (counted in Redis,
+ * so every instance shares it; the address honours TRUST_PROXY): its routes are public, and the family
+ * runs its guard on them (`guardsOnPublicRoutes`). Without limits (`limits` undefined) nothing is counted.
+ */
+export function mapFamily(limits?: MapLimitDeps): Family {
+  const guards = limits
+    ? [
+        rateLimitGuard(limits.limiter, {
+          limits: [{ ...MAP_LIMIT, limit: limits.perMinute }],
+          key: (req) => `map:address:${req.clientAddress}`,
+          style: PROBLEM_ERRORS,
+          per: MAP_PER,
+          log: limits.log,
+        }),
+      ]
+    : [];
+  return { name: 'map', prefix: '/map/', errors: PROBLEM_ERRORS, policy: MAP_POLICY, guards, guardsOnPublicRoutes: true };
 }

@@ -1,18 +1,52 @@
+import type { Logger } from 'pino';
+import type { Sql } from '../../../db/connect.js';
+import { mapStationRows } from '../../../db/queries/map.js';
+import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
+import type { RateLimiter } from '../../infra/rate-limit.js';
+import type { Redis } from '../../infra/redis.js';
+import type { Config } from '../../config.js';
 import { mapFamily } from './family.js';
+import { MapFeed, type MapFeedDeps } from './feed.js';
+import { feedRoute } from './feed-routes.js';
 import { mapPageRoutes } from './page.js';
 
 /**
- * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false.
+ * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false,
+ * without a credential, limited per client address. The feed (`/map/v1/stations.geojson`), a
+ * station's detail and photo, and the stream of changes are this module's; the page's own routes
+ * (the page, its files, the basemap, the config) are registered by `pageRoutes` below on the same family.
  */
-export interface MapDeps {
-  enabled: boolean;
-  styleUrl: string | undefined;
+export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
+  /** PUBLIC_MAP (`publicMap`), MAP_STYLE_URL (`mapStyleUrl`), MAP_RATE_LIMIT (`mapRateLimit`), MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`). */
+  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapStreamsPerAddress' | 'redisPrefix'>;
+  sql: Sql;
+  redis: Redis;
+  limiter: RateLimiter;
+  log: Logger;
 }
 
-export function mapApi(server: HttpServer, deps: MapDeps): void {
-  if (!deps.enabled) return;
-  const family = mapFamily();
+/** What the composition root keeps of the map: told of registry reloads, closed at shutdown. */
+export interface MapApi {
+  family: Family;
+  feed: MapFeed;
+  /** The registry reloaded: the static fields are read again. */
+  stationsChanged(): void;
+  close(): void;
+}
+
+export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
+  if (!deps.config.publicMap) return undefined;
+  const family = mapFamily({ limiter: deps.limiter, log: deps.log, perMinute: deps.config.mapRateLimit });
   server.family(family);
-  mapPageRoutes(server, family, { styleUrl: deps.styleUrl });
+  const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
+  feedRoute(server, family, feed);
+  mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
+  void feed.start();
+  return {
+    family,
+    feed,
+    stationsChanged: () => void feed.refreshStatics(),
+    close: () => feed.close(),
+  };
 }

@@ -1,0 +1,31 @@
+import type { Sql } from '../connect.js';
+
+/*
+ * What the public map shows of each production station beyond the registry cache: its operator's name,
+ * its address as given in its details, and the version of its static content. Read once per registry
+ * reload (src/api/map/), never per request.
+ */
+
+export interface MapStationRow {
+  hrs_id: string;
+  operator_name: string;
+  /** `details.address`: a line of text, or an object (street, house_number, postal_code, city, country); null when absent. */
+  address: unknown;
+  /** `details.country` and `details.postcode`, which some registries give beside (or instead of) the address. */
+  country: unknown;
+  postcode: unknown;
+  /** `static_modified_at`, epoch ms. */
+  modified_ms: number;
+}
+
+/** Every production station's operator, address and version, by hrs_id, in one statement. */
+export async function mapStationRows(sql: Sql): Promise<MapStationRow[]> {
+  const rows = await sql<(Omit<MapStationRow, 'modified_ms'> & { modified_ms: string })[]>`
+    SELECT s.hrs_id, o.name AS operator_name,
+           s.details -> 'address' AS address, s.details -> 'country' AS country, s.details -> 'postcode' AS postcode,
+           floor(extract(epoch FROM s.static_modified_at) * 1000)::bigint AS modified_ms
+    FROM stations s JOIN operators o ON o.id = s.operator_id
+    WHERE NOT s.sandbox
+    ORDER BY s.hrs_id`;
+  return rows.map((row) => ({ ...row, modified_ms: Number(row.modified_ms) }));
+}

@@ -1,0 +1,93 @@
+import type { MapStationRow } from '../../../db/queries/map.js';
+import type { OptionSummary } from '../../domain/status/summary.js';
+import type { StationEntry } from '../../domain/stations.js';
+
+/**
+ * One station as the public map's feed shows it: a GeoJSON Feature (RFC 7946: a Point at `[lon,
+ * lat]`) whose properties are its static fields (name, operator, address, heavy duty, time zone,
+ * version) and its live part (open now, the five-state value of each fuelling option). The two parts
+ * are kept apart so that the feed can tell a live change (a `station` message of the stream) from a
+ * static one (`changed`: the client reads the feed again).
+ */
+
+/** What the map shows of a station beyond the registry cache, read with one query per registry reload. */
+export interface StaticFields {
+  operator: string | null;
+  street: string | null;
+  postcode: string | null;
+  city: string | null;
+  country: string | null;
+  /** The version of the station's static content (ISO 8601, UTC). */
+  modifiedAt: string | null;
+}
+
+/** The live part of a feature: what a stream's `station` message carries. */
+export interface LivePart {
+  open_now: boolean;
+  fuelling_options: OptionSummary[];
+}
+
+const NO_STATICS: StaticFields = { operator: null, street: null, postcode: null, city: null, country: null, modifiedAt: null };
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const text = (value: unknown): string | null => (typeof value === 'string' && value.trim() !== '' ? value.trim() : null);
+/** A country code as ISO 3166-1 alpha-2 in capitals; other text as given. */
+const country = (value: unknown): string | null => {
+  const given = text(value);
+  return given !== null && /^[A-Za-z]{2}$/.test(given) ? given.toUpperCase() : given;
+};
+
+/**
+ * A station's static fields from its row: the address is `details.address`, an object (`street` and
+ * `house_number` make the street line, `postal_code`, `city`, `country`) or one line of text (then
+ * the street line, the rest null); the postcode and the country fall back to `details.postcode` and
+ * `details.country`, as some registries give them beside the address.
+ */
+export function staticFields(row: MapStationRow | undefined): StaticFields {
+  if (row === undefined) return NO_STATICS;
+  const fields = isRecord(row.address) ? row.address : {};
+  const street = text(fields.street);
+  const house = text(fields.house_number);
+  return {
+    operator: row.operator_name,
+    street: typeof row.address === 'string' ? text(row.address) : street === null ? house : house === null ? street : `${street} ${house}`,
+    postcode: text(fields.postal_code) ?? text(fields.postcode) ?? text(row.postcode),
+    city: text(fields.city),
+    country: country(fields.country) ?? country(row.country),
+    modifiedAt: new Date(row.modified_ms).toISOString(),
+  };
+}
+
+/** The feature's two parts, serialised: `fixed` for what only a registry change moves, `live` for the rest. */
+export interface FeatureParts {
+  fixed: string;
+  live: string;
+  /** The whole Feature, as the feed lists it. */
+  json: string;
+}
+
+/** The Feature of a station that has a point, its properties in the contract's order. */
+export function featureParts(station: StationEntry & { point: { lat: number; lon: number } }, statics: StaticFields, live: LivePart): FeatureParts {
+  const fixedProperties = {
+    hrs_id: station.hrsId,
+    name: station.name,
+    operator: statics.operator,
+    street: statics.street,
+    postcode: statics.postcode,
+    city: statics.city,
+    country: statics.country,
+    heavy_duty: station.heavyDuty,
+    time_zone: station.timeZone ?? null,
+  };
+  const feature = {
+    type: 'Feature',
+    id: station.hrsId,
+    geometry: { type: 'Point', coordinates: [station.point.lon, station.point.lat] },
+    properties: { ...fixedProperties, open_now: live.open_now, fuelling_options: live.fuelling_options, modified_at: statics.modifiedAt },
+  };
+  return {
+    fixed: JSON.stringify([feature.geometry, fixedProperties, statics.modifiedAt]),
+    live: JSON.stringify(live),
+    json: JSON.stringify(feature),
+  };
+}

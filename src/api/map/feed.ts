@@ -1,0 +1,230 @@
+import { createHash } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { MapStationRow } from '../../../db/queries/map.js';
+import { openingAt } from '../../domain/opening-hours.js';
+import type { StationEntry } from '../../domain/stations.js';
+import { EncodedBody } from '../../http/encoding.js';
+import { stationSummary, type SummaryDeps } from '../export/summary.js';
+import { featureParts, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
+
+/**
+ * The public map's feed, `GET /map/v1/stations.geojson`, and the changes its stream tells: every
+ * production station with coordinates as a GeoJSON Feature, sorted by hrs_id, with its five-state
+ * values computed exactly as export v1.1's `GET /v1.1/hrs/status` computes them (../export/summary.ts).
+ *
+ * One body is kept per change, identity bytes with gzip and brotli made on first demand, under a
+ * strong ETag (a digest of the features) and a Last-Modified. It is settled, that is compared with
+ * what it was computed from, on every request and shortly after every change:
+ * - the registry reloaded (or the static fields read after it), or a station opened or closed since
+ *   (`opening.nextDue()`): every station is computed again;
+ * - a station's availability reading or freshness changed (the live status's change stream): that
+ *   station is; were the availability version to move without a change heard, every station is.
+ * Only when some feature differs is a new body made (with its new ETag and Last-Modified): a reading
+ * that leaves every five-state value as it was changes nothing a client sees. Each settling tells the
+ * stream which stations' live values changed (`station`) and whether the set or a station's static
+ * fields did (`changed`): changes are coalesced over SETTLE_DELAY_MS, so a burst of signals costs one
+ * settling, and a client hears of a change well within a second.
+ *
+ * The static fields (operator, address, version) come from PostgreSQL with one query per registry
+ * reload (`refreshStatics`), never per request.
+ */
+
+/** How long changes are gathered before the feed settles and the stream is told. */
+export const SETTLE_DELAY_MS = 50;
+
+/** What the stream is told of each settling that changed something. */
+export type FeedChange =
+  | { type: 'station'; hrs_id: string; open_now: boolean; fuelling_options: LivePart['fuelling_options'] }
+  | { type: 'changed'; etag: string };
+
+export interface MapFeedDeps extends Required<Pick<SummaryDeps, 'opening'>> {
+  stations: SummaryDeps['stations'];
+  status: SummaryDeps['status'] & { onChange(listener: (change: { hrsId: string; category: string }) => void): () => void };
+  openingChanges: { onChange(listener: (change: { hrsId: string }) => void): () => void };
+  /** The static fields of every production station (db/queries/map.ts). */
+  readStatics: () => Promise<MapStationRow[]>;
+  log: Logger;
+  now?: () => Date;
+}
+
+/** The kept body and its validators. */
+export interface FeedBody {
+  body: EncodedBody;
+  etag: string;
+  /** When the body was made, whole seconds since the epoch. */
+  lastModified: number;
+  /**
+   * Whether an earlier body was made within the same second: then a date equal to `lastModified` may
+   * name that earlier body, so `If-Modified-Since` with it is answered with the body, never a 304.
+   */
+  sharedSecond: boolean;
+}
+
+interface Held {
+  parts: FeatureParts;
+  live: LivePart;
+}
+
+/** A station the map shows: a production station with valid coordinates. */
+export function isMapped(station: StationEntry | undefined): station is StationEntry & { point: { lat: number; lon: number } } {
+  return station !== undefined && station.sandbox !== true && station.point != null;
+}
+
+export class MapFeed {
+  private readonly now: () => Date;
+  private held = new Map<string, Held>();
+  private statics = new Map<string, StaticFields>();
+  /** Bumped with every read of the static fields. */
+  private staticsVersion = 0;
+  private staticsRead: Promise<void> | undefined;
+  private readonly dirty = new Set<string>();
+  private seen = { registry: -1, statics: -1, availability: -1, until: Number.NEGATIVE_INFINITY };
+  private current: FeedBody | undefined;
+  private readonly listeners = new Set<(changes: readonly FeedChange[]) => void>();
+  private readonly unsubscribe: (() => void)[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: MapFeedDeps) {
+    this.now = deps.now ?? (() => new Date());
+  }
+
+  /** Listens to the live status and the opening clock, and reads the static fields. */
+  start(): Promise<void> {
+    this.unsubscribe.push(
+      this.deps.status.onChange((change) => {
+        if (change.category === 'availability') this.touch(change.hrsId);
+      }),
+      this.deps.openingChanges.onChange((change) => this.touch(change.hrsId)),
+    );
+    return this.refreshStatics();
+  }
+
+  /** Told of every registry reload: the static fields are read again, then the feed settles. */
+  refreshStatics(): Promise<void> {
+    const read = (async () => {
+      try {
+        const rows = await this.deps.readStatics();
+        this.statics = new Map(rows.map((row) => [row.hrs_id, staticFields(row)]));
+        this.staticsVersion++;
+        this.schedule();
+      } catch (err) {
+        this.deps.log.warn({ err }, 'reading the stations for the public map failed: their static fields stay as they were');
+      }
+    })();
+    this.staticsRead = read;
+    return read;
+  }
+
+  /** Hears of every settling that changed something; returns the unsubscribe function. */
+  onChanges(listener: (changes: readonly FeedChange[]) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** The current body, settled now; waits for the first read of the static fields. */
+  async body(): Promise<FeedBody> {
+    if (this.staticsVersion === 0) await this.staticsRead;
+    return this.settle();
+  }
+
+  /** The current ETag without settling (the stream's `hello`); undefined before the first body. */
+  get etag(): string | undefined {
+    return this.current?.etag;
+  }
+
+  /** One station's Feature as the feed lists it (settled now), or undefined when the map does not show it. */
+  async feature(hrsId: string): Promise<string | undefined> {
+    await this.body();
+    return this.held.get(hrsId)?.parts.json;
+  }
+
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const off of this.unsubscribe.splice(0)) off();
+    this.listeners.clear();
+  }
+
+  private touch(hrsId: string): void {
+    this.dirty.add(hrsId);
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer !== undefined || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      try {
+        this.settle();
+      } catch (err) {
+        this.deps.log.error({ err }, 'settling the public map feed failed');
+      }
+    }, SETTLE_DELAY_MS).unref();
+  }
+
+  /** Computes what moved since the last settling; a new body (and the stream told) when some feature differs. */
+  private settle(): FeedBody {
+    const at = this.now();
+    const { stations, status, opening } = this.deps;
+    const seen = { registry: stations.version, statics: this.staticsVersion, availability: status.availabilityVersion, until: this.seen.until };
+    const whole =
+      this.current === undefined ||
+      seen.registry !== this.seen.registry ||
+      seen.statics !== this.seen.statics ||
+      at.getTime() >= this.seen.until ||
+      (seen.availability !== this.seen.availability && this.dirty.size === 0);
+    if (!whole && this.dirty.size === 0) return this.current!;
+    if (whole) seen.until = opening.nextDue() ?? Number.POSITIVE_INFINITY;
+    const ids = whole ? [...stations.stationIds()] : [...this.dirty];
+    this.dirty.clear();
+    this.seen = seen;
+    const open = openingAt(at);
+    const next = whole ? new Map<string, Held>() : this.held;
+    const changes: FeedChange[] = [];
+    let fixedChanged = false;
+    for (const hrsId of ids) {
+      const station = stations.station(hrsId);
+      const before = this.held.get(hrsId);
+      if (!isMapped(station)) {
+        if (before !== undefined) fixedChanged = true;
+        if (!whole) next.delete(hrsId);
+        continue;
+      }
+      const summary = stationSummary(this.deps, station, at, open);
+      const live: LivePart = { open_now: open(station), fuelling_options: summary };
+      const parts = featureParts(station, this.statics.get(hrsId) ?? staticFields(undefined), live);
+      next.set(hrsId, { parts, live });
+      if (before === undefined || before.parts.fixed !== parts.fixed) fixedChanged = true;
+      else if (before.parts.live !== parts.live) changes.push({ type: 'station', hrs_id: hrsId, ...live });
+    }
+    // A station no longer listed when every station was computed: removed.
+    if (whole && [...this.held.keys()].some((id) => !next.has(id))) fixedChanged = true;
+    this.held = next;
+    if (this.current !== undefined && !fixedChanged && changes.length === 0) return this.current;
+    this.current = this.build(at);
+    if (fixedChanged) changes.push({ type: 'changed', etag: this.current.etag });
+    this.tell(changes);
+    return this.current;
+  }
+
+  /** The body over every held feature, sorted by hrs_id, with its validators. */
+  private build(at: Date): FeedBody {
+    const features = [...this.held.keys()].sort().map((id) => this.held.get(id)!.parts.json).join(',');
+    const etag = `"${createHash('sha256').update(features).digest('base64url').slice(0, 27)}"`;
+    const lastModified = Math.floor(at.getTime() / 1000);
+    const body = new EncodedBody(`{"type":"FeatureCollection","generated_at":${JSON.stringify(at.toISOString())},"features":[${features}]}`);
+    return { body, etag, lastModified, sharedSecond: this.current !== undefined && this.current.lastModified >= lastModified };
+  }
+
+  private tell(changes: readonly FeedChange[]): void {
+    if (changes.length === 0) return;
+    for (const listener of this.listeners) {
+      try {
+        listener(changes);
+      } catch (err) {
+        this.deps.log.error({ err }, 'a listener of the public map feed failed');
+      }
+    }
+  }
+}
