@@ -55,7 +55,12 @@ export class StationMap {
     this.map.addControl(new NavigationControl({ showCompass: false }), 'top-right');
     this.map.addControl(new AttributionControl({ compact: true }), 'bottom-right');
     this.ready = new Promise((resolve) => this.map.on('load', resolve)).then(() => this.addStations());
+    // While the map moves, and once the source's new data is in its tiles (no render may follow that).
     this.map.on('render', () => this.placeMarkers());
+    this.map.on('sourcedata', (event) => {
+      if (event.sourceId === 'stations' && event.isSourceLoaded) this.placeMarkers();
+    });
+    this.map.on('idle', () => this.placeMarkers());
   }
 
   addStations() {
@@ -78,7 +83,7 @@ export class StationMap {
       const [lon, lat] = f.geometry.coordinates;
       [w, s, e, n] = [Math.min(w, lon), Math.min(s, lat), Math.max(e, lon), Math.max(n, lat)];
     }
-    this.map.fitBounds([[w, s], [e, n]], { padding: 60, maxZoom: 11, duration: 0 });
+    this.map.fitBounds([[w, s], [e, n]], { padding: { top: 60, right: 60, bottom: 90, left: 60 }, maxZoom: 11, duration: 0 });
   }
 
   /** Marks the open station's marker and brings it into view. */
@@ -112,9 +117,12 @@ export class StationMap {
       seen.add(key);
       let entry = this.markers.get(key);
       if (!entry) {
+        // MapLibre owns the marker's element (its classes, its transform); the button inside is ours.
+        const holder = document.createElement('div');
         const element = document.createElement('button');
         element.type = 'button';
-        const marker = new Marker({ element }).setLngLat(feature.geometry.coordinates).addTo(this.map);
+        holder.append(element);
+        const marker = new Marker({ element: holder }).setLngLat(feature.geometry.coordinates).addTo(this.map);
         entry = { marker, element };
         this.markers.set(key, entry);
         element.addEventListener('click', (event) => {
