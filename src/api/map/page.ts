@@ -8,7 +8,7 @@ import { SAME_ORIGIN_PAGE } from '../../http/page-files.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { serve, staticBody, type Static } from '../../http/static.js';
-import { basemapCollection, precompressed, servePrecompressed } from './basemap.js';
+import { basemapCollection, precompressed, servePrecompressed, type Precompressed } from './basemap.js';
 
 /**
  * The public map's page (served at `/` for browsers, see src/api/index-page/routes.ts): its plain ES
@@ -88,8 +88,14 @@ export function mapPageRoutes(server: HttpServer, family: Family, deps: MapPageD
   // The package's files change only with its version: revalidated after an hour.
   for (const name of VENDOR) file(`/map/vendor/${name}`, staticBody(readFileSync(join(vendorDir, name)), TYPES[extname(name)]!), 'public, max-age=3600', VENDOR_QUERY);
 
-  const basemap = precompressed(JSON.stringify(basemapCollection()), 'application/geo+json');
-  server.route({ family, public: true, method: 'GET', path: '/map/v1/basemap.geojson', handler: (req) => servePrecompressed(req, basemap, 'public, max-age=86400') });
+  let basemap: Promise<Precompressed> | undefined; // made on the first request (./basemap.ts)
+  server.route({
+    family,
+    public: true,
+    method: 'GET',
+    path: '/map/v1/basemap.geojson',
+    handler: async (req) => servePrecompressed(req, await (basemap ??= precompressed(JSON.stringify(basemapCollection()), 'application/geo+json')), 'public, max-age=86400'),
+  });
 
   const settings = { style_url: deps.styleUrl ?? null, language_default: 'en' };
   server.route({ family, public: true, method: 'GET', path: '/map/v1/config', handler: () => json(200, settings, { 'Cache-Control': 'no-cache' }) });
