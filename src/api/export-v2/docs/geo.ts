@@ -37,7 +37,10 @@ export const GEO_DESCRIPTION =
   'the record or status object as `properties`; a station without coordinates is left out. The list\'s `count`, `next` ' +
   'and `previous` are foreign members of the collection. Both lists answer with `Vary: Accept`.';
 
-/** The parameters' definitions, for the document's components. */
+/**
+ * The parameters' definitions, for the document's components. No `example`: the reference page's "Try
+ * it out" would fill it in, and both filters at once are a 400.
+ */
 export const geoParameters = () => ({
   bbox: {
     name: 'bbox',
@@ -45,19 +48,19 @@ export const geoParameters = () => ({
     required: false,
     description:
       'Extension: only the stations in this box, `minLon,minLat,maxLon,maxLat` (WGS 84 degrees, plain decimals, edges ' +
-      'included). `minLon > maxLon` is a box across the antimeridian (RFC 7946 §5.2); `minLat > maxLat` is a 400. Not with `near`.',
+      'included), e.g. `5.9,47.3,15.0,55.1`. `minLon > maxLon` is a box across the antimeridian (RFC 7946 §5.2); `minLat > maxLat` ' +
+      'is a 400. Not with `near`.',
     schema: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?(,-?\\d+(\\.\\d+)?){3}$' },
-    example: '5.9,47.3,15.0,55.1',
   },
   near: {
     name: 'near',
     in: 'query',
     required: false,
     description:
-      'Extension: only the stations within `radius_km` of this point, `lat,lon` (latitude first, plain decimals), nearest ' +
+      'Extension: only the stations within `radius_km` of this point, `lat,lon` (latitude first, plain decimals, e.g. ' +
+      '`52.52,13.405`), nearest ' +
       'first, each with its `distance_km`. Needs `radius_km`; not with `bbox`.',
     schema: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?,-?\\d+(\\.\\d+)?$' },
-    example: '52.52,13.405',
   },
   radius_km: {
     name: 'radius_km',
@@ -65,7 +68,6 @@ export const geoParameters = () => ({
     required: false,
     description: `Extension: the radius of \`near\` in kilometres (great circle), more than 0 and at most ${MAX_RADIUS_KM}. Only with \`near\`.`,
     schema: { type: 'number', exclusiveMinimum: 0, maximum: MAX_RADIUS_KM },
-    example: 50,
   },
 });
 
