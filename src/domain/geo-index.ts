@@ -32,16 +32,16 @@ export class GeoIndex {
   /** By position in the tree (positions follow hrs_id order, so sorting positions sorts by hrs_id). */
   private readonly ids: string[];
   private readonly points: GeoPoint[];
+  private readonly positions: Map<string, number>;
 
   private constructor(points: readonly IndexedPoint[]) {
     const sorted = [...points].sort((a, b) => compareIds(a.id, b.id));
     this.ids = sorted.map((p) => p.id);
     this.points = sorted.map((p) => ({ lat: p.lat, lon: p.lon }));
-    this.tree = new KDBush(Math.max(sorted.length, 1), NODE_SIZE, Float64Array);
+    this.positions = new Map(this.ids.map((id, at) => [id, at]));
+    this.tree = new KDBush(sorted.length, NODE_SIZE, Float64Array);
     // 180 and -180 are one meridian: kept as -180, so each point sits at one place of the tree.
     for (const p of sorted) this.tree.add(p.lon === 180 ? -180 : p.lon, p.lat);
-    // kdbush needs at least one point; an empty index holds one far outside any query, never returned.
-    if (sorted.length === 0) this.tree.add(Number.NaN, Number.NaN);
     this.tree.finish();
   }
 
@@ -57,13 +57,8 @@ export class GeoIndex {
 
   /** The point of an indexed id (undefined when not indexed). */
   pointOf(id: string): GeoPoint | undefined {
-    const at = this.position.get(id);
+    const at = this.positions.get(id);
     return at === undefined ? undefined : this.points[at];
-  }
-
-  private positions: Map<string, number> | undefined;
-  private get position(): Map<string, number> {
-    return (this.positions ??= new Map(this.ids.map((id, at) => [id, at])));
   }
 
   /**
@@ -71,7 +66,6 @@ export class GeoIndex {
    * across the antimeridian (minLon > maxLon) is searched as its two halves.
    */
   within(box: GeoBox): string[] {
-    if (this.ids.length === 0) return [];
     const found = new Set<number>();
     const ranges = lonRanges(box);
     // Points on the antimeridian are kept at -180: a box reaching 180 from the west holds them too.
@@ -85,16 +79,31 @@ export class GeoIndex {
    * distances (to the metre, as answered) by hrs_id.
    */
   near(center: GeoPoint, radiusKm: number): NearHit[] {
-    if (this.ids.length === 0) return [];
     // A hair wider than asked (a millimetre), then measured exactly as the answer measures.
     const searchKm = (radiusKm * GEOKDBUSH_RADIUS_KM) / EARTH_RADIUS_KM + 1e-6;
-    const hits: { at: number; km: number }[] = [];
-    for (const at of around(this.tree, center.lon, center.lat, Infinity, searchKm)) {
-      const km = haversineKm(center, this.points[at]!);
-      if (km <= radiusKm) hits.push({ at, km: roundKm(km) });
+    const found = around(this.tree, center.lon, center.lat, Infinity, searchKm);
+    const at: number[] = [];
+    const km: number[] = [];
+    for (const position of found) {
+      const distance = haversineKm(center, this.points[position]!);
+      if (distance > radiusKm) continue;
+      at.push(position);
+      km.push(roundKm(distance));
     }
-    hits.sort((a, b) => a.km - b.km || a.at - b.at);
-    return hits.map((hit) => ({ id: this.ids[hit.at]!, distanceKm: hit.km }));
+    // `around` gives them nearest first already: an insertion sort only orders equal distances by
+    // hrs_id (positions follow hrs_id), in one pass when nothing else is out of place.
+    for (let i = 1; i < at.length; i++) {
+      const [position, distance] = [at[i]!, km[i]!];
+      let j = i - 1;
+      while (j >= 0 && (km[j]! > distance || (km[j] === distance && at[j]! > position))) {
+        at[j + 1] = at[j]!;
+        km[j + 1] = km[j]!;
+        j--;
+      }
+      at[j + 1] = position;
+      km[j + 1] = distance;
+    }
+    return at.map((position, i) => ({ id: this.ids[position]!, distanceKm: km[i]! }));
   }
 }
 
