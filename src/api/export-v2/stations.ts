@@ -23,6 +23,9 @@ import { feature, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_A
  * request reads the current versions from PostgreSQL (one statement for a whole page) and serialises
  * only stations whose version it has not seen, so a record is never stale, on any instance, whoever
  * changed the registry. A 304 needs the versions only.
+ *
+ * The geo extension (./geo.ts): with `bbox` or `near` the list's stations are those the spatial index
+ * in memory finds, in its order; their records are the same kept ones, read by id.
  */
 export interface StationRouteDeps {
   sql: Sql;
