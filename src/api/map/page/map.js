@@ -90,7 +90,11 @@ export class StationMap {
   select(feature) {
     this.selected = feature?.properties.hrs_id ?? null;
     for (const { element } of this.markers.values()) element.classList.toggle('selected', element.dataset.hrsId === this.selected);
-    if (feature) this.ready.then(() => this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), 11), duration: 400 }));
+    if (!feature) return;
+    // The station beside the panel, not under it: above the phone's bottom sheet, left of the desktop's side panel.
+    const narrow = matchMedia('(max-width: 899px)').matches;
+    const offset = narrow ? [0, -Math.round(this.map.getContainer().clientHeight * 0.3)] : [-200, 0];
+    this.ready.then(() => this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), 11), offset, duration: 400 }));
   }
 
   resize() {
