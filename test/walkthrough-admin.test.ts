@@ -1,9 +1,9 @@
 /**
  * The admin's walk-through, from the demo's banner: the dashboard's address and admin token taken from
  * what `hrs demo` prints, the stations and their states seen, an originator's view opened. And the
- * index page (`/`) as a newcomer meets it: its links lead to the portal, the dashboard and an API
- * reference. At a desktop's and a phone's width, with no page error, console error or horizontal scroll,
- * and axe-core on the index (no violation at all) and the dashboard (no serious or critical one).
+ * "For developers" page (`/developers/`, linked from the map at `/`) as a newcomer meets it: its links
+ * lead to the portal, the dashboard and an API reference. At a desktop's and a phone's width, with no page error, console error or horizontal scroll,
+ * and axe-core on the "For developers" page (no violation at all) and the dashboard (no serious or critical one).
  * Screenshots: docs/walkthrough-admin-{desktop,phone}.png (with UPDATE_DOCS_SCREENSHOT=1).
  */
 import t from 'tap';

@@ -97,6 +97,17 @@ function render() {
   document.body.dataset.ready = 'true';
 }
 
+/** Many stream messages in one frame draw once. */
+let scheduled = false;
+function scheduleRender() {
+  if (scheduled) return;
+  scheduled = true;
+  requestAnimationFrame(() => {
+    scheduled = false;
+    render();
+  });
+}
+
 function closePanel() {
   const id = panel.openId;
   navigate({ station: null });
@@ -205,7 +216,7 @@ async function start() {
       feature.properties.fuelling_options = message.fuelling_options;
       feature.properties.open_now = message.open_now;
       panel.update(message);
-      render();
+      scheduleRender();
     },
     notice,
   });
