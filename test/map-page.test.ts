@@ -93,14 +93,28 @@ t.test('offline, the built-in basemap draws and the markers are the feed\'s stat
   const features = await feed(p);
   const { page, problems, outside, requested } = await openMap(t, p);
   await page.locator('.maplibregl-canvas').waitFor();
-  t.ok(requested.includes(`${p.url}/map/v1/basemap.geojson`), 'the basemap was read from the service');
   const expected = Object.fromEntries(features.map((f) => [f.properties.hrs_id, best(f)!]));
   t.same(Object.keys(expected).sort(), ['BERLA', 'CLOSD', 'TRUCK'], 'the feed has the three stations with coordinates');
   t.same(await markersAre(page, expected), expected, 'one marker per station, with its best value');
   t.same(expected, { BERLA: 'AVAILABLE', TRUCK: 'UNAVAILABLE', CLOSD: 'CLOSED' }, 'the values as posted');
   t.same((await listed(page)).sort(), Object.keys(expected).sort(), 'the list has the same stations');
+  for (let i = 0; i < 50 && !requested.includes(`${p.url}/map/v1/basemap.geojson`); i++) await page.waitForTimeout(100);
+  t.ok(requested.includes(`${p.url}/map/v1/basemap.geojson`), 'the basemap was read from the service');
   t.same(outside, [], 'no request left the service');
-  await screenshot(page, 'map-desktop-en');
+
+  // Zoomed out the three cluster into one, which counts its available stations.
+  for (let i = 0; i < 4; i++) await page.getByRole('button', { name: 'Zoom out' }).click();
+  const cluster = page.locator('.maplibregl-marker .cluster');
+  await cluster.waitFor();
+  t.same(
+    await cluster.evaluate((el: any) => [el.dataset.count, el.dataset.available, el.textContent, el.getAttribute('aria-label')]),
+    ['3', '1', '1/3', '3 stations, 1 available: zoom in'],
+    'one cluster: 1 of 3 available, said in its name',
+  );
+  t.same(await markers(page), {}, 'no single markers then');
+  await cluster.click();
+  await page.locator('.maplibregl-marker .cluster[data-count="3"]').waitFor({ state: 'detached' });
+  t.pass('choosing the cluster zooms in until it splits');
   t.same(problems, [], 'no console error, CSP violation or failed request');
 });
 
