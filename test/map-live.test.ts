@@ -82,3 +82,21 @@ t.test('the page says when the connection is lost, and when it is back', { skip 
   await second.stop('test over');
   t.same(problems, [], 'no other console error');
 });
+
+t.test('the page says when the data may be stale: nothing, not even a heartbeat, for a minute', { skip }, async (t) => {
+  const p = await startTestPlatform(t, { env: { MAP_RATE_LIMIT: '100000' }, fixture: mapFixture() });
+  const { page, problems } = await watchedPage(t, p);
+  // The page's clock flows as usual, and can be moved forward: a minute and a half passes at once, while
+  // the server's next heartbeat is still up to 25 s away.
+  await page.clock.install();
+  await page.goto(`${p.url}/`);
+  await page.waitForSelector('body[data-ready="true"][data-live="open"]');
+  t.ok(await page.locator('#connection').isHidden(), 'live: no notice');
+  await page.clock.fastForward('01:30');
+  await page.waitForSelector('#connection[data-kind="stale"]:not([hidden])');
+  t.match(await page.locator('#connection').textContent(), /^The data may be out of date: the last update reached this page 1 minute ago\.$/, 'the page says so');
+  await postSignals(p, 'availability', [{ ...BERLA_MAINTENANCE, datetime: ago(0) }]);
+  await page.waitForSelector('#connection[hidden]');
+  t.pass('a message arrives: the notice goes');
+  t.same(problems, [], 'no console error');
+});
