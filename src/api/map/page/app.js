@@ -206,9 +206,8 @@ async function start() {
     etag: async (etag) => {
       if (etag === feedEtag) return;
       await loadFeed();
-      const open = stations.get(panel.openId);
-      if (open) panel.update({ hrs_id: panel.openId, fuelling_options: open.properties.fuelling_options, open_now: open.properties.open_now });
       render();
+      panel.refresh();
     },
     station: (message) => {
       const feature = stations.get(message.hrs_id);

@@ -53,6 +53,21 @@ export class StationPanel {
     }
   }
 
+  /** The open station's detail read again (its static fields changed), shown without a loading step. */
+  async refresh() {
+    const hrsId = this.hrsId;
+    if (!hrsId || !this.detail) return;
+    const request = ++this.request;
+    try {
+      const res = await fetch(`/map/v1/stations/${encodeURIComponent(hrsId)}`);
+      if (!res.ok || request !== this.request) return;
+      this.detail = await res.json();
+      this.render();
+    } catch {
+      // the detail shown stays; the stream's next message updates its values
+    }
+  }
+
   close() {
     this.request++;
     this.hrsId = null;
