@@ -128,9 +128,9 @@ export class MapFeed {
     return this.settle();
   }
 
-  /** The current ETag without settling (the stream's `hello`); undefined before the first body. */
+  /** The current ETag, settled now (the stream's `hello`); undefined until the static fields were first read. */
   get etag(): string | undefined {
-    return this.current?.etag;
+    return this.staticsVersion === 0 ? undefined : this.settle().etag;
   }
 
   /** One station's Feature as the feed lists it (settled now), or undefined when the map does not show it. */

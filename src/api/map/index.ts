@@ -9,6 +9,8 @@ import type { Config } from '../../config.js';
 import { mapFamily } from './family.js';
 import { MapFeed, type MapFeedDeps } from './feed.js';
 import { feedRoute } from './feed-routes.js';
+import { mapStream } from './stream.js';
+import { StreamSlots } from '../../push/stream-slots.js';
 
 /**
  * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false,
@@ -29,6 +31,8 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
 export interface MapApi {
   family: Family;
   feed: MapFeed;
+  /** Starts listening to the live status and registers the stream (once every other socket route is). */
+  start(): void;
   /** The registry reloaded: the static fields are read again. */
   stationsChanged(): void;
   close(): void;
@@ -40,12 +44,20 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   server.family(family);
   const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
   feedRoute(server, family, feed);
+  const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
+  let stream: ReturnType<typeof mapStream> | undefined;
   // The page's routes (the map page at `/`, its files under /map/, the basemap, the config) go here, on `family`.
-  void feed.start();
   return {
+    start: () => {
+      void feed.start();
+      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log });
+    },
     family,
     feed,
     stationsChanged: () => void feed.refreshStatics(),
-    close: () => feed.close(),
+    close: () => {
+      stream?.close();
+      feed.close();
+    },
   };
 }
