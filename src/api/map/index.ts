@@ -9,6 +9,8 @@ import type { Config } from '../../config.js';
 import { mapFamily } from './family.js';
 import { MapFeed, type MapFeedDeps } from './feed.js';
 import { feedRoute } from './feed-routes.js';
+import { detailRoutes } from './detail.js';
+import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
 import { StreamSlots } from '../../push/stream-slots.js';
 
@@ -23,6 +25,9 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapStreamsPerAddress' | 'redisPrefix'>;
   sql: Sql;
   redis: Redis;
+  /** The base of the links export v2's records carry (BASE_URL). */
+  baseUrl: () => string;
+  status: MapFeedDeps['status'] & { station(hrsId: string): Record<string, unknown> | undefined };
   limiter: RateLimiter;
   log: Logger;
 }
@@ -44,6 +49,7 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   server.family(family);
   const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
   feedRoute(server, family, feed);
+  detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status });
   const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
   // The page's routes (the map page at `/`, its files under /map/, the basemap, the config) go here, on `family`.
