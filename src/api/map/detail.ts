@@ -8,6 +8,7 @@ import type { StationRecords } from '../export/records.js';
 import { isMapped, type MapFeed } from './feed.js';
 import type { SummaryDeps } from '../export/summary.js';
 import { weekHours } from './week.js';
+import { mapStationDetailSchema } from '../../domain/map/schemas.js';
 
 /**
  * The station panel's detail, `GET /map/v1/stations/{hrs_id}`, and the photo, `GET
@@ -45,6 +46,7 @@ export function detailRoutes(server: HttpServer, family: Family, deps: DetailDep
     public: true,
     method: 'GET',
     path: '/map/v1/stations/:hrs_id',
+    response: { 200: mapStationDetailSchema },
     ...(deps.docs ? { doc: deps.docs.detail } : {}),
     handler: async (req): Promise<Reply> => {
       const hrsId = req.params.hrs_id!;

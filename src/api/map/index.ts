@@ -12,6 +12,7 @@ import { feedRoute } from './feed-routes.js';
 import { detailRoutes } from './detail.js';
 import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
+import { detailDoc, mapStreamDoc, photoDoc } from './docs.js';
 import { StreamSlots } from '../../push/stream-slots.js';
 
 /**
@@ -49,14 +50,14 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   server.family(family);
   const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
   feedRoute(server, family, feed);
-  detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status });
+  detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(), photo: photoDoc() } });
   const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
   // The page's routes (the map page at `/`, its files under /map/, the basemap, the config) go here, on `family`.
   return {
     start: () => {
       void feed.start();
-      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log });
+      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress) });
     },
     family,
     feed,
