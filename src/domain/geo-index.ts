@@ -107,7 +107,7 @@ export class GeoIndex {
   }
 }
 
-/** Builds the index over these points: what the geo queries and their benchmark use. */
+/** Builds the index over these points (what src/api/export-v2/geo.ts rebuilds after each registry reload). */
 export const buildGeoIndex = (points: readonly IndexedPoint[]): GeoIndex => GeoIndex.build(points);
 
 /** hrs_id order: by UTF-16 code units, as the station list sorts them. */
