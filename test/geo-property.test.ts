@@ -175,6 +175,19 @@ t.test('circles: the index finds exactly what a great-circle scan finds, nearest
   t.ok(found > 400, `circles found stations (${found} in all)`);
 });
 
+t.test('circles: stations sharing one place are ordered by id without quadratic work', async (t) => {
+  // A registry may give thousands of stations one placeholder point: ordering their equal distances by
+  // id must stay n log n (an insertion sort took seconds here, blocking every other request).
+  const points = Array.from({ length: 100_000 }, (_, i): IndexedPoint => ({ id: `S${String(99_999 - i).padStart(5, '0')}`, lat: 0, lon: 0 }));
+  const index = buildGeoIndex(points);
+  const started = performance.now();
+  const hits = index.near({ lat: 0, lon: 0 }, 1);
+  const ms = performance.now() - started;
+  t.equal(hits.length, points.length);
+  t.ok(hits.every((hit, i) => hit.distanceKm === 0 && (i === 0 || hits[i - 1]!.id < hit.id)), 'every one, by id');
+  t.ok(ms < 2000, `${Math.round(ms)} ms for ${points.length} stations at one place`);
+});
+
 t.test('circles over the antimeridian and the poles', async (t) => {
   const index = buildGeoIndex([
     { id: 'EAST1', lat: 0, lon: 179.9 },
