@@ -341,6 +341,24 @@ t.test('export v2: pagination, a bad parameter, a station without photo', async 
   t.not(ajvs.export_v2.check(['components', 'schemas', 'Nozzle'], { ...nozzle, pressure: 700 }), null);
 });
 
+t.test('export v2 geo extension: filtered, near and GeoJSON answers and their 400s as documented', async (t) => {
+  const geo = { headers: { Accept: 'application/geo+json' } };
+  const near = (await conforms(t, 'export_v2', 'GET', '/v2/hrs', await get(`${p.url}/v2/hrs?near=52.5,13.4&radius_km=20`, TOKENS.export_v2), 200)) as Json;
+  t.match(near, { count: 1, results: [{ hrs_id: 'BERLA', distance_km: Number }] });
+  const features = (await conforms(t, 'export_v2', 'GET', '/v2/hrs', await get(`${p.url}/v2/hrs?bbox=13,52,14,53`, TOKENS.export_v2, geo), 200)) as Json;
+  t.match(features, { type: 'FeatureCollection', count: 1, features: [{ id: 'BERLA', geometry: { coordinates: [13.5033, 52.3667] } }] });
+  const status = (await conforms(t, 'export_v2', 'GET', '/v2/hrs/status', await get(`${p.url}/v2/hrs/status?near=52.5,13.4&radius_km=20`, TOKENS.export_v2, geo), 200)) as Json;
+  t.match(status, { type: 'FeatureCollection', features: [{ id: 'BERLA', properties: { distance_km: Number } }] });
+  t.equal(status.features.length, 1, 'HAMBG has no coordinates');
+  for (const path of ['/v2/hrs', '/v2/hrs/status']) {
+    const refused = await get(`${p.url}${path}?bbox=5.9,55.1,15.0,47.3`, TOKENS.export_v2);
+    t.match(await conforms(t, 'export_v2', 'GET', path, refused, 400, problemSchema), { code: 'invalid_parameter', detail: /inverted box/ });
+  }
+  // The check can fail: a feature without its geometry is not what the document says.
+  const { geometry: _, ...bare } = features.features[0];
+  t.not(ajvs.export_v2.check(['components', 'schemas', 'StationFeature'], bare), null);
+});
+
 t.test('429: the documented limits, bodies and Retry-After', async (t) => {
   const q = await startTestPlatform(t, {
     fixture: fixture(),

@@ -110,7 +110,7 @@ t.test('pagination: limits, offsets, the last page, past the end, absolute links
   // No fuelling_option filter on v2 (spec), and no other parameter: refused, never silently ignored.
   const unknown = await get(`${p.url}/v2/hrs?limit=5&fuelling_option=700ld&foo=bar`, TOKENS.export_v2);
   t.equal(unknown.status, 400, 'unknown parameters are refused');
-  t.match(await unknown.json(), { code: 'invalid_parameter', detail: 'unknown parameter(s): fuelling_option, foo; this path takes limit, offset.' });
+  t.match(await unknown.json(), { code: 'invalid_parameter', detail: 'unknown parameter(s): fuelling_option, foo; this path takes limit, offset, bbox, near, radius_km.' });
 
   const other = await startTestPlatform(t, { env: { ...ENV, BASE_URL: 'https://export.example.org/hrs-platform/' }, fixture: baseFixture() });
   const page = await body(other, '/v2/hrs?limit=1');

@@ -302,7 +302,7 @@ t.test('the all-stations list is sent gzip-encoded to clients that accept it', a
     });
   const plain = await raw();
   t.equal(plain.headers['content-encoding'], undefined);
-  t.equal(plain.headers.vary, 'Accept-Encoding');
+  t.equal(plain.headers.vary, 'Accept, Accept-Encoding', 'by Accept too: JSON or GeoJSON');
   t.equal(Number(plain.headers['content-length']), plain.body.length);
   const list = JSON.parse(plain.body.toString('utf8')) as { stations: { hrs_id: string }[] };
   t.same(list.stations.map((s) => s.hrs_id), ['BERLA', 'HAMBG']);

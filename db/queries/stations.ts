@@ -73,6 +73,36 @@ export async function stationPageVersion(
   return { setModifiedUs: Number(row?.set_us ?? 0), newestUs: row?.newest_us == null ? null : Number(row.newest_us) };
 }
 
+/**
+ * The versions of the listed production stations (those that still exist; in no particular order), the
+ * station set's version, and the newest version of any production station: one statement, so they are
+ * one snapshot. What a geo query's page needs (its stations come from the spatial index in memory, not
+ * from a page of the table): the newest version overall is its `Last-Modified`, because a station
+ * whose coordinates change moves into or out of a filtered list without the set's version moving.
+ */
+export async function stationHeadsOf(
+  sql: Sql,
+  hrsIds: readonly string[],
+): Promise<{ setModifiedUs: number; newestUs: number; stations: StationHead[] }> {
+  const rows = await sql<{ set_us: string | null; newest_us: string | null; hrs_id: string | null; us: string | null }[]>`
+    SELECT * FROM (
+      SELECT (extract(epoch FROM ss.modified_at) * 1000000)::bigint AS set_us,
+             (SELECT (extract(epoch FROM max(static_modified_at)) * 1000000)::bigint FROM stations WHERE NOT sandbox) AS newest_us,
+             NULL::text AS hrs_id, NULL::bigint AS us
+      FROM station_set ss
+      UNION ALL
+      SELECT NULL, NULL, hrs_id, (extract(epoch FROM static_modified_at) * 1000000)::bigint
+      FROM stations WHERE NOT sandbox AND hrs_id = ANY(${hrsIds as string[]}::text[])
+    ) heads
+    ORDER BY hrs_id NULLS FIRST`;
+  const head = rows[0];
+  return {
+    setModifiedUs: Number(head?.set_us ?? 0),
+    newestUs: Number(head?.newest_us ?? 0),
+    stations: rows.flatMap((row) => (row.hrs_id === null ? [] : [{ hrsId: row.hrs_id, modifiedUs: Number(row.us) }])),
+  };
+}
+
 /** One station's version, or undefined when there is no such station. */
 export async function stationHead(sql: Sql, hrsId: string, sandbox = false): Promise<StationHead | undefined> {
   const [row] = await sql<{ us: string }[]>`

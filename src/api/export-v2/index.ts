@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../../../db/connect.js';
 import type { ReferenceData } from '../../../db/queries/reference.js';
-import type { StationLookup } from '../../domain/stations.js';
+import type { StationDirectory } from '../../domain/stations.js';
 import type { Family } from '../../http/family.js';
 import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import type { HttpServer } from '../../http/server.js';
@@ -10,9 +10,10 @@ import { fuellingOptionsV2, vehicleTypes } from '../reference.js';
 import { exportV2Family } from './family.js';
 import { fuelTypesDoc, vehicleTypesDoc } from './docs/reference.js';
 import { fuelTypeListSchema, vehicleTypeListSchema } from '../../domain/export-v2/schemas.js';
-import { stationRoutes } from './stations.js';
+import { stationRoutes, type LoadedRegistry } from './stations.js';
 import { statusRoutes, type StatusSource } from './status.js';
 import { historyRoutes } from './history.js';
+import { StationPoints } from './geo.js';
 
 export interface ExportV2Deps {
   sql: Sql;
@@ -23,8 +24,8 @@ export interface ExportV2Deps {
   reference: ReferenceData;
   status: StatusSource;
   baseUrl: () => string;
-  /** The registry (the history extension: which stations exist, their options and layouts). */
-  stations: StationLookup;
+  /** The registry (the history extension: which stations exist, their options and layouts; the geo extension: where they stand). */
+  stations: StationDirectory & LoadedRegistry;
   /** STATUS_UNKNOWN_AFTER and HISTORY_RETENTION_DAYS, for the history extension. */
   unknownAfterMs: number;
   retentionDays: number;
@@ -34,11 +35,11 @@ export interface ExportV2Api {
   family: Family;
   /** The family's authentication, for credentials checked again later (open status streams). */
   authenticate: NonNullable<Family['auth']>;
-  /** To call after every registry reload (frees the kept records of removed stations). */
-  stationsChanged(changed: ReadonlySet<string>, stations: StationLookup): void;
+  /** To call after every registry reload (frees the kept records of removed stations, rebuilds the spatial index). */
+  stationsChanged(changed: ReadonlySet<string>, stations: StationDirectory): void;
 }
 
-/** Export v2: its family (./family.ts), the reference lists, live status, station records and the history extension. */
+/** Export v2: its family (./family.ts), the reference lists, live status, station records, the history and geo extensions. */
 export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api {
   const family = exportV2Family(deps);
   const authenticate = family.auth!;
@@ -46,8 +47,17 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   const vehicles = vehicleTypes(deps.reference);
   server.route({ family, method: 'GET', path: '/v2/fuel-type', response: { 200: fuelTypeListSchema }, doc: fuelTypesDoc(deps.reference), handler: () => options });
   server.route({ family, method: 'GET', path: '/v2/vehicle-type', response: { 200: vehicleTypeListSchema }, doc: vehicleTypesDoc(deps.reference), handler: () => vehicles });
-  statusRoutes(server, family, deps.status);
-  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl });
+  // The geo extension's spatial index, over the registry as loaded before the routes exist.
+  const points = new StationPoints(deps.stations);
+  statusRoutes(server, family, deps.status, points);
+  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations });
   historyRoutes(server, family, deps);
-  return { family, authenticate, stationsChanged: stations.stationsChanged };
+  return {
+    family,
+    authenticate,
+    stationsChanged(changed, directory) {
+      points.rebuild(directory);
+      stations.stationsChanged(changed, directory);
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import { stationPageHeads, stationPageVersion } from '../../../db/queries/stations.js';
+import { stationHeadsOf, stationPageHeads, stationPageVersion, type StationHead } from '../../../db/queries/stations.js';
 import type { Sql } from '../../../db/connect.js';
 import type { StationLookup } from '../../domain/stations.js';
 import { ifModifiedSince } from '../../http/dates.js';
@@ -12,6 +12,8 @@ import { textQuery } from '../../http/query.js';
 import { eventListSchema, stationPageSchema, stationRecordSchema } from '../../domain/export-v2/schemas.js';
 import { eventsDoc, photoDoc } from '../export/docs.js';
 import { listStationsDoc, stationDoc } from './docs/stations.js';
+import { feature, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, withDistance, type GeoMatches, type StationPoints } from './geo.js';
+import type { GeoFilter } from '../../domain/geo.js';
 
 /**
  * Export v2 stations: `GET /v2/hrs` (the paginated list), `GET /v2/hrs/{hrs_id}` (one record), both
@@ -22,11 +24,26 @@ import { listStationsDoc, stationDoc } from './docs/stations.js';
  * request reads the current versions from PostgreSQL (one statement for a whole page) and serialises
  * only stations whose version it has not seen, so a record is never stale, on any instance, whoever
  * changed the registry. A 304 needs the versions only.
+ *
+ * The geo extension (./geo.ts): with `bbox` or `near` the list's stations are those the spatial index
+ * in memory finds, in its order; their records are the same kept ones, read by id.
  */
 export interface StationRouteDeps {
   sql: Sql;
   /** The absolute base of links (`BASE_URL`, or the address actually listened on). */
   baseUrl: () => string;
+  /** The spatial index of the stations with coordinates (the geo extension, ./geo.ts). */
+  points: StationPoints;
+  /** The registry the index is built from: the version it loaded, and a reload when PostgreSQL is past it. */
+  registry: LoadedRegistry;
+}
+
+/** What a geo answer needs to know of the registry in memory (src/registry/registry.ts). */
+export interface LoadedRegistry {
+  /** The version in PostgreSQL its rows reflect at least (microseconds). */
+  readonly loadedVersionUs: number;
+  /** Reads it again; the spatial index is rebuilt before this settles (a reload listener). */
+  reload(): Promise<void>;
 }
 
 /** Registers the routes; returns what to call after a registry reload. */
@@ -34,7 +51,7 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
   const { sql } = deps;
   const records = new StationRecords(sql, deps.baseUrl);
   const list = new StationList(deps, records);
-  server.route({ family, method: 'GET', path: '/v2/hrs', query: textQuery('limit', 'offset'), response: { 200: stationPageSchema }, doc: listStationsDoc(), handler: (req) => list.page(req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs', query: textQuery('limit', 'offset', ...GEO_PARAMETERS), response: { 200: stationPageSchema }, doc: listStationsDoc(), handler: (req) => list.page(req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', response: { 200: stationRecordSchema }, doc: stationDoc(), handler: (req) => stationRecordReply(sql, records, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', response: { 200: eventListSchema }, doc: eventsDoc(), handler: (req) => eventsReply(sql, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', doc: photoDoc(), handler: (req) => photoReply(sql, req) });
@@ -46,7 +63,21 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
   };
 }
 
-/** `GET /v2/hrs`: a page of records with `count`, `next` and `previous`, conditional on the page's versions. */
+/** One page as read: its stations' records (undefined: removed meanwhile) and what the body's links need. */
+interface ReadPage {
+  /** The geo filter's matches the page was cut from (none without a filter). */
+  matches?: GeoMatches;
+  heads: readonly StationHead[];
+  bodies: readonly (Buffer | undefined)[];
+  count: number;
+  newestUs: number;
+}
+
+/**
+ * `GET /v2/hrs`: a page of records with `count`, `next` and `previous`, conditional on the page's
+ * versions; with a geo filter (./geo.ts) the page of the stations it finds; as JSON, or as a GeoJSON
+ * FeatureCollection when the client prefers it.
+ */
 class StationList {
   /**
    * The station count, for the station set's version it was counted at (the set moves with every
@@ -60,40 +91,95 @@ class StationList {
   ) {}
 
   async page(req: Request): Promise<Reply> {
-    const { sql } = this.deps;
     const { limit, offset } = pageParameters(req.query);
+    const filter = geoFilterOf(req);
     const since = ifModifiedSince(req);
+    const read = filter ? await this.filtered(filter, limit, offset, since) : await this.unfiltered(limit, offset, since);
+    if (typeof read === 'number') return withVary(notModified(read));
+    const matches = read.matches;
+    const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset };
+    const distances = matches?.distances;
+    const records = distances ? read.bodies.map((body, i) => body && withDistance(body, distances.get(read.heads[i]!.hrsId)!)) : read.bodies;
+    const headers = { ...conditionalHeaders(read.newestUs), Vary: VARY_ACCEPT };
+    if (wantsGeoJson(req)) {
+      const features = records.flatMap((body, i) => {
+        const hrsId = read.heads[i]!.hrsId;
+        const point = this.deps.points.pointOf(hrsId);
+        return body && point ? [feature(hrsId, point, body)] : [];
+      });
+      return { status: 200, headers: { ...headers, 'Content-Type': GEOJSON_TYPE }, body: listBody('{"type":"FeatureCollection",', links, 'features', features) };
+    }
+    const bodies = records.filter((body): body is Buffer => body !== undefined);
+    return { status: 200, headers, body: listBody('{', links, 'results', bodies) };
+  }
+
+  /** The page of the whole list (by hrs_id, from PostgreSQL); its version alone (a number) when not modified since. */
+  private async unfiltered(limit: number, offset: number, since: number | undefined): Promise<ReadPage | number> {
+    const { sql } = this.deps;
     if (since !== undefined) {
       // Revalidation: the page's version alone, without reading the page.
       const version = await stationPageVersion(sql, limit, offset);
       const newest = Math.max(version.setModifiedUs, version.newestUs ?? 0);
-      if (notModifiedSince(newest, since)) return notModified(newest);
+      if (notModifiedSince(newest, since)) return newest;
     }
     const counted = this.known;
     const page = await stationPageHeads(sql, limit, offset, counted);
     const count = page.count ?? counted.count;
     if (page.count !== null) this.known = { setModifiedUs: page.setModifiedUs, count: page.count };
-    const found = await this.records.get(page.stations);
-    const newest = Math.max(page.setModifiedUs, found.newestUs, ...page.stations.map((s) => s.modifiedUs));
-    return { status: 200, headers: conditionalHeaders(newest), body: this.body(found.bodies, count, limit, offset) };
+    const found = await this.records.aligned(page.stations);
+    const newestUs = Math.max(page.setModifiedUs, found.newestUs, ...page.stations.map((s) => s.modifiedUs));
+    return { heads: page.stations, bodies: found.bodies, count, newestUs };
   }
 
-  /** Records are kept encoded: the page is a copy of bytes, not a 500 kB string to encode again. */
-  private body(records: readonly Buffer[], count: number, limit: number, offset: number): Buffer {
-    const base = `${this.deps.baseUrl()}/v2/hrs`;
-    const link = (at: number) => JSON.stringify(`${base}?limit=${limit}&offset=${at}`);
-    const next = offset + limit < count ? link(offset + limit) : 'null';
-    const previous = offset > 0 ? link(Math.max(0, offset - limit)) : 'null';
-    const parts: Buffer[] = [Buffer.from(`{"count":${count},"next":${next},"previous":${previous},"results":[`)];
-    records.forEach((record, index) => {
-      if (index > 0) parts.push(COMMA);
-      parts.push(record);
-    });
-    parts.push(CLOSE);
-    return Buffer.concat(parts);
+  /**
+   * The page of a geo query's matches (in their order, from memory), with their versions read in one
+   * statement. Its version is the newest of any station and the set's: a station whose coordinates
+   * changed may have entered or left the matches, moving nothing on this page. The matches must reflect
+   * that version: when PostgreSQL is past the registry in memory (a change whose announcement has not
+   * arrived yet), the registry is read again first, else a later request, after the reload, would get a
+   * 304 for an answer whose matches were older than its `Last-Modified`.
+   */
+  private async filtered(filter: GeoFilter, limit: number, offset: number, since: number | undefined): Promise<ReadPage | number> {
+    for (let caughtUp = false; ; caughtUp = true) {
+      const matches = this.deps.points.match(filter);
+      const ids = matches.ids.slice(offset, offset + limit);
+      const versions = await stationHeadsOf(this.deps.sql, ids);
+      const version = Math.max(versions.setModifiedUs, versions.newestUs);
+      if (!caughtUp && version > this.deps.registry.loadedVersionUs) {
+        await this.deps.registry.reload();
+        continue;
+      }
+      if (since !== undefined && notModifiedSince(version, since)) return version;
+      const byId = new Map(versions.stations.map((head) => [head.hrsId, head]));
+      // Stations removed since the index was built are left out.
+      const heads = ids.flatMap((id) => byId.get(id) ?? []);
+      const found = await this.records.aligned(heads);
+      return { matches, heads, bodies: found.bodies, count: matches.ids.length, newestUs: Math.max(version, found.newestUs) };
+    }
   }
 }
 
+/** The 304 of a list that answers by `Accept`. */
+const withVary = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.headers, Vary: VARY_ACCEPT } });
+
+/**
+ * The list's body: `open` (`{` or a FeatureCollection's start), `count`, `next`, `previous`, then
+ * `items` under `name`. Records are kept encoded: the page is a copy of bytes, not a 500 kB string to
+ * encode again.
+ */
+function listBody(open: string, links: { base: string; count: number; limit: number; offset: number }, name: string, items: readonly Buffer[]): Buffer {
+  const { base, count, limit, offset } = links;
+  const link = (at: number) => JSON.stringify(`${base}limit=${limit}&offset=${at}`);
+  const next = offset + limit < count ? link(offset + limit) : 'null';
+  const previous = offset > 0 ? link(Math.max(0, offset - limit)) : 'null';
+  const parts: Buffer[] = [Buffer.from(`${open}"count":${count},"next":${next},"previous":${previous},"${name}":[`)];
+  items.forEach((item, index) => {
+    if (index > 0) parts.push(COMMA);
+    parts.push(item);
+  });
+  parts.push(CLOSE);
+  return Buffer.concat(parts);
+}
 
 const CLOSE = Buffer.from(']}');
 

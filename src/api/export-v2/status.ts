@@ -1,10 +1,13 @@
 import { isSandboxId } from '../../domain/sandbox.js';
 import { stationStatusListSchema, stationStatusSchema } from '../../domain/export-v2/schemas.js';
-import { EncodedBody, encodedJson } from '../../http/encoding.js';
+import { EncodedBody, encodedBody } from '../../http/encoding.js';
 import { JSON_TYPE, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { listStatusDoc, stationStatusDoc } from './docs/status.js';
+import type { GeoFilter } from '../../domain/geo.js';
+import { textQuery } from '../../http/query.js';
+import { featureJson, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, type StationPoints } from './geo.js';
 
 /** What the status routes read of the live status (machines/live-status.ts). */
 export interface StatusSource {
@@ -18,21 +21,33 @@ export interface StatusSource {
 
 /**
  * Export v2 live status, served from memory: `GET /v2/hrs/status` (every registered station, sorted by
- * hrs_id) and `GET /v2/hrs/{hrs_id}/status`. Not conditional (no Last-Modified), as the spec says.
+ * hrs_id; with a geo filter, the stations it finds: ./geo.ts; GeoJSON when the client prefers it) and
+ * `GET /v2/hrs/{hrs_id}/status`. Not conditional (no Last-Modified), as the spec says.
  */
-export function statusRoutes(server: HttpServer, family: Family, status: StatusSource): void {
+export function statusRoutes(server: HttpServer, family: Family, status: StatusSource, points: StationPoints): void {
   // A thousand stations make close to a megabyte of JSON: kept encoded until the status changes,
   // gzip made on the first request that takes it.
   let all: { version: number; body: EncodedBody } | undefined;
+  let allFeatures: { version: number; points: number; body: EncodedBody } | undefined;
   server.route({
     family,
     method: 'GET',
     path: '/v2/hrs/status',
+    query: textQuery(...GEO_PARAMETERS),
     response: { 200: stationStatusListSchema },
     doc: listStatusDoc(),
     handler: (req) => {
+      const filter = geoFilterOf(req);
+      const geoJson = wantsGeoJson(req);
+      if (filter) return encodedBody(req, new EncodedBody(filteredJson(status, points, filter, geoJson)), geoJson ? GEOJSON_TYPE : JSON_TYPE, VARY);
+      if (geoJson) {
+        if (allFeatures?.version !== status.version || allFeatures.points !== points.version) {
+          allFeatures = { version: status.version, points: points.version, body: new EncodedBody(listJson(status, points, points.ids(), undefined, true)) };
+        }
+        return encodedBody(req, allFeatures.body, GEOJSON_TYPE, VARY);
+      }
       if (all?.version !== status.version) all = { version: status.version, body: new EncodedBody(status.allJson()) };
-      return encodedJson(req, all.body);
+      return encodedBody(req, all.body, JSON_TYPE, VARY);
     },
   });
   // Declared as the list's route above; this one answers one station's status, not cached.
@@ -50,4 +65,30 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
       return { status: 200, headers: { 'Content-Type': JSON_TYPE }, body };
     },
   });
+}
+
+/** Both encodings' `Vary` (../../http/encoding.ts sets `Accept-Encoding`; policies join list-valued headers). */
+const VARY = { Vary: `${VARY_ACCEPT}, Accept-Encoding` };
+
+function filteredJson(status: StatusSource, points: StationPoints, filter: GeoFilter, geoJson: boolean): string {
+  const matches = points.match(filter);
+  return listJson(status, points, matches.ids, matches.distances, geoJson);
+}
+
+/**
+ * `{"stations":[…]}` of these stations (each with its `distance_km` when given), or their
+ * FeatureCollection; a station no longer registered is left out.
+ */
+function listJson(status: StatusSource, points: StationPoints, ids: readonly string[], distances: Map<string, number> | undefined, geoJson: boolean): string {
+  const items: string[] = [];
+  for (const id of ids) {
+    let json = status.stationJson(id);
+    if (json === undefined) continue;
+    const km = distances?.get(id);
+    if (km !== undefined) json = `{"distance_km":${km},${json.slice(1)}`;
+    const point = points.pointOf(id);
+    if (!geoJson) items.push(json);
+    else if (point) items.push(featureJson(id, point, json));
+  }
+  return geoJson ? `{"type":"FeatureCollection","features":[${items.join(',')}]}` : `{"stations":[${items.join(',')}]}`;
 }

@@ -7,8 +7,13 @@ import { fuelTypeCounts } from '../../domain/fuel-types.js';
  * station's version (`static_modified_at`), so a page of records is a concatenation of bytes.
  */
 
-/** Names of the record's own fields; a `details` key of the same name is left out (the registry's value wins). */
+/**
+ * Names of the record's own fields; a `details` key of the same name is left out (the registry's value
+ * wins). `distance_km` is export v2's answer to a geo query (src/api/export-v2/geo.ts), put first in the
+ * record: a detail of that name would make it twice.
+ */
 export const RECORD_FIELDS: ReadonlySet<string> = new Set([
+  'distance_km',
   'hrs_id',
   'name',
   'operator',
@@ -86,6 +91,15 @@ export class StationRecords {
    * version among them; stations removed meanwhile are left out. One statement for all the misses.
    */
   async get(heads: readonly StationHead[]): Promise<{ bodies: Buffer[]; newestUs: number }> {
+    const found = await this.aligned(heads);
+    return { bodies: found.bodies.filter((body): body is Buffer => body !== undefined), newestUs: found.newestUs };
+  }
+
+  /**
+   * As `get`, but each record at its head's index: undefined where the station was removed meanwhile
+   * (for callers that pair each record with something of their own, as a geo query its distance).
+   */
+  async aligned(heads: readonly StationHead[]): Promise<{ bodies: (Buffer | undefined)[]; newestUs: number }> {
     const baseUrl = this.currentBaseUrl();
     if (baseUrl !== this.baseUrl) {
       // Records embed absolute links; the base is fixed once the server listens.
@@ -114,7 +128,7 @@ export class StationRecords {
         this.remember(row.hrs_id, row.modifiedUs, body);
       }
     }
-    return { bodies: bodies.filter((body): body is Buffer => body !== undefined), newestUs };
+    return { bodies, newestUs };
   }
 
   private remember(hrsId: string, modifiedUs: number, body: Buffer): void {

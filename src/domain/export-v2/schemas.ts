@@ -13,6 +13,7 @@ import { hrsIdSchema } from './fields.js';
 /** The station records, reference lists and problem details (./stations.ts), exported from here as before the split. */
 export { hrsIdSchema };
 export * from './stations.js';
+import { distanceKm } from './stations.js';
 
 const section = (definition: CategoryDefinition) =>
   definition.section.schema.nullable().meta({ description: `Null when ${definition.section.nullWhen}. Treat it as optional.` });
@@ -22,6 +23,7 @@ const NOTHING = { hrs_id: 'HAMBG', ...bySectionKey(() => null) };
 
 export const stationStatusSchema = z
   .strictObject({
+    distance_km: distanceKm.optional(),
     hrs_id: hrsIdSchema,
     ...bySectionKey(section),
   })
@@ -33,7 +35,9 @@ export const stationStatusSchema = z
 
 export const stationStatusListSchema = z
   .strictObject({
-    stations: z.array(stationStatusSchema).meta({ description: 'Every registered station, sorted by `hrs_id`.' }),
+    stations: z.array(stationStatusSchema).meta({
+      description: 'Every registered station, sorted by `hrs_id` (with `bbox`: those in the box; with `near`: those in the circle, by `distance_km`, then `hrs_id`).',
+    }),
   })
   .meta({
     title: 'Station status list',

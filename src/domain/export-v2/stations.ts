@@ -166,12 +166,24 @@ export const photoUrl = (prefix: string) =>
   z.url().nullable().meta({ description: `Where the station photo is (\`GET ${prefix}hrs/{hrs_id}/photo\`); null when the station has none.` });
 
 /**
+ * The great-circle distance from a geo query's point (the geo extension, src/domain/geo.ts): first in
+ * each record or status entry of an answer to `near`, in no other.
+ */
+export const distanceKm = z.number().min(0).max(1000).meta({
+  description:
+    'Extension beyond the specification: only in answers to `near=lat,lon&radius_km=R`, the great-circle distance in ' +
+    'kilometres (3 decimals) from that point; the list is sorted by it.',
+  examples: [12.345],
+});
+
+/**
  * The station record, as src/api/export-v2/stations.ts serves it: the registry's own fields, the
  * station's v1.1 static (AFIR) details spread at the top level as the operator gave them (so the object
  * admits further fields), `photo_url`, and the three layout sections.
  */
 export const stationRecordSchema = z
   .looseObject({
+    distance_km: distanceKm.optional(),
     ...recordHead,
     opening_hours: z.string().nullable().meta({ description: 'Opening hours as the operator states them; null when not given.', examples: ['24/7'] }),
     fuel_types: recordFuelTypes(
@@ -236,10 +248,12 @@ export const stationRecordSchema = z
 
 export const stationPageSchema = z
   .strictObject({
-    count: z.int().min(0).meta({ description: 'How many stations there are in all.' }),
+    count: z.int().min(0).meta({ description: 'How many stations there are in all (with `bbox` or `near`: how many it finds).' }),
     next: z.url().nullable().meta({ description: 'The next page, or null on the last one.' }),
     previous: z.url().nullable().meta({ description: 'The previous page, or null on the first one.' }),
-    results: z.array(stationRecordSchema).meta({ description: 'The page\'s stations, sorted by `hrs_id`.' }),
+    results: z.array(stationRecordSchema).meta({
+      description: 'The page\'s stations, sorted by `hrs_id` (with `near`: by `distance_km`, then `hrs_id`).',
+    }),
   })
   .meta({
     title: 'Station page',

@@ -20,6 +20,7 @@ import {
 } from '../../../domain/export-v2/schemas.js';
 import { bearerScheme, requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
+import { geoProblemExamples } from './geo.js';
 import { internalErrorResponse, lastModifiedHeader, notModifiedResponse, problem, problemBody, stationNotFoundResponse, stationParameters, unauthorizedExamples } from '../../export/docs.js';
 
 /** The export v2 document's components: the security scheme, schemas, parameters, headers and shared responses. */
@@ -138,11 +139,13 @@ function rateLimitHeaders(config: DocContext['config']): DocDefinition['headers'
 export function responses(config: DocContext['config']): DocDefinition['responses'] {
   return {
     NotModified: notModifiedResponse(),
-    BadRequest: problem('A query parameter is malformed, out of range or given twice (never clamped).', {
+    BadRequest: problem('A query parameter is malformed, out of range or given twice (never clamped), or the geo filter (extension) is refused.', {
       bad_limit: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: must be a whole number from 1 to 500.') },
       bad_offset: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'offset: must be a whole number, 0 or more.') },
       twice: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: give it once (got 2 values).') },
+      ...geoProblemExamples(),
     }),
+    BadGeoParameter: problem('Extension: the geo filter is malformed, out of range, given twice or incomplete, or both filters are given.', geoProblemExamples()),
     StationNotFound: stationNotFoundResponse(),
     ...commonResponses(config),
   };

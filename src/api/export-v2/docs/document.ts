@@ -2,11 +2,12 @@ import type { DocContext, DocDefinition, FamilyDocument } from '../../../http/op
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
 import { historyParameters, historyResponses } from './history.js';
+import { geoParameters, geoSchemas } from './geo.js';
 import { info, tags } from './info.js';
 
 /**
  * The export v2 document's definition: the info and tags, the components (./components.ts, the
- * history extension's from ./history.ts). Its operations are the routes' own `doc` (../stations.ts,
+ * history extension's from ./history.ts, the geo extension's from ./geo.ts). Its operations are the routes' own `doc` (../stations.ts,
  * ../status.ts, ../history.ts, ../index.ts), the status stream's (./push.ts, on its socket route) and
  * the DATEX II publications' (../../datex2/docs.ts: same tokens and limits, no document of their own)
  * and the public map's feed (../../map/docs.ts: public, limited per client address).
@@ -21,8 +22,8 @@ export function exportV2Document(context: DocContext): DocDefinition {
     tags: tags(),
     securitySchemes: securitySchemes(),
     requestSchemas: {},
-    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema },
-    parameters: { ...parameters(), ...historyParameters() },
+    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, ...geoSchemas() },
+    parameters: { ...parameters(), ...historyParameters(), ...geoParameters() },
     headers: headers(context.config),
     responses: { ...responses(context.config), ...historyResponses() },
     everyResponseHeaders: ['X-Request-Id', 'Link'],

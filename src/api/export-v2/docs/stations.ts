@@ -2,6 +2,7 @@ import { stationPageSchema, stationRecordSchema } from '../../../domain/export-v
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
 import { COMMON, conditionalResponses } from '../../export/docs.js';
+import { geoJsonContent, geoParameterRefs } from './geo.js';
 
 /**
  * The operations on static station data: the station list and one station record (its events and photo:
@@ -10,8 +11,9 @@ import { COMMON, conditionalResponses } from '../../export/docs.js';
  * conditional answers, COMMON) is written once in ../../export/docs.ts.
  */
 
-/** `GET /v2/hrs`: the station list, a page at a time; conditional. */
+/** `GET /v2/hrs`: the station list, a page at a time; conditional; the geo extension's filters and GeoJSON. */
 export function listStationsDoc(): RouteDoc {
+  const ok = conditionalResponses('One page of station records (GeoJSON on request: extension).', examplesOf(stationPageSchema));
   return {
     tags: ['Stations'],
     operationId: 'listStations',
@@ -19,15 +21,25 @@ export function listStationsDoc(): RouteDoc {
     description:
       'Every registered station with its static details and layout, sorted by `hrs_id`, a page at a time. Follow ' +
       '`next` until it is null to obtain the full list. Conditional: supports `If-Modified-Since` (the list\'s ' +
-      '`Last-Modified` also moves when a station is added or removed). There is no `fuelling_option` filter on v2.',
-    parameters: [parameterRef('limit'), parameterRef('offset'), parameterRef('If-Modified-Since')],
+      '`Last-Modified` also moves when a station is added or removed). There is no `fuelling_option` filter on v2.\n\n' +
+      'Extension beyond the specification (see "Extension: geo queries"): `bbox`, or `near` with `radius_km`, list only ' +
+      'the stations with coordinates they find (`near`: nearest first, each record with its `distance_km`), paged and ' +
+      'conditional alike; `Accept: application/geo+json` answers a GeoJSON FeatureCollection.',
+    parameters: [parameterRef('limit'), parameterRef('offset'), ...geoParameterRefs(), parameterRef('If-Modified-Since')],
     responses: {
-      ...conditionalResponses('One page of station records.', examplesOf(stationPageSchema)),
+      ...ok,
+      '200': { ...ok['200'], headers: { ...ok['200'].headers, Vary: VARY_HEADER }, content: { ...ok['200'].content, ...geoJsonContent('StationFeatureCollection') } },
       '400': responseRef('BadRequest'),
       ...COMMON,
     },
   };
 }
+
+/** `Vary: Accept` on the lists' answers (they answer JSON or GeoJSON by it). */
+export const VARY_HEADER = {
+  description: 'Names the request headers the answer depends on: `Accept` (JSON or GeoJSON), on the status list also `Accept-Encoding`.',
+  schema: { type: 'string', examples: ['Accept'] },
+};
 
 /** `GET /v2/hrs/:hrs_id`: one station record with its layout; conditional. */
 export function stationDoc(): RouteDoc {

@@ -2,10 +2,12 @@ import { stationStatusListSchema, stationStatusSchema } from '../../../domain/ex
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
 import { COMMON, jsonExamples } from '../../export/docs.js';
+import { geoJsonContent, geoParameterRefs } from './geo.js';
+import { VARY_HEADER } from './stations.js';
 
 /** The operations on real-time status, polled (the stream: ./push.ts). */
 
-/** `GET /v2/hrs/status`: the status of every station. */
+/** `GET /v2/hrs/status`: the status of every station; the geo extension's filters and GeoJSON. */
 export function listStatusDoc(): RouteDoc {
   return {
     tags: ['Status'],
@@ -14,12 +16,17 @@ export function listStatusDoc(): RouteDoc {
     description:
       'The status object of every registered station, sorted by `hrs_id`. Served from memory; gzip-encoded when ' +
       'the client accepts it (`Accept-Encoding: gzip`; `Vary: Accept-Encoding`). Not conditional. Treat every ' +
-      'section as optional.',
+      'section as optional.\n\nExtension beyond the specification (see "Extension: geo queries"): `bbox`, or `near` ' +
+      'with `radius_km`, list only the stations with coordinates they find (`near`: nearest first, each entry with its ' +
+      '`distance_km`); `Accept: application/geo+json` answers a GeoJSON FeatureCollection.',
+    parameters: geoParameterRefs(),
     responses: {
       '200': {
-        description: 'The status of every station.',
-        content: jsonExamples(examplesOf(stationStatusListSchema)),
+        description: 'The status of every station (or of those the geo filter finds).',
+        headers: { Vary: VARY_HEADER },
+        content: { ...jsonExamples(examplesOf(stationStatusListSchema)), ...geoJsonContent('StationStatusFeatureCollection') },
       },
+      '400': responseRef('BadGeoParameter'),
       ...COMMON,
     },
   };

@@ -1,0 +1,120 @@
+import { buildGeoIndex, type GeoIndex, type IndexedPoint } from '../../domain/geo-index.js';
+import { parseGeoQuery, type GeoFilter, type GeoPoint } from '../../domain/geo.js';
+import type { StationDirectory } from '../../domain/stations.js';
+import { prefersMedia } from '../../http/accept.js';
+import { HttpError } from '../../http/errors.js';
+import type { Request } from '../../http/request.js';
+
+/**
+ * The geo queries of export v2, an extension beyond the specification: `bbox` or `near` with
+ * `radius_km` on `GET /v2/hrs` and `GET /v2/hrs/status` (../../domain/geo.ts reads them), answered
+ * from a spatial index in memory (../../domain/geo-index.ts) over the production stations whose
+ * registry entry has coordinates, and GeoJSON (RFC 7946) on `Accept: application/geo+json`.
+ */
+
+/** The geo parameters both lists take, beside their own. */
+export const GEO_PARAMETERS = ['bbox', 'near', 'radius_km'] as const;
+
+/** GeoJSON's media type (RFC 7946 §12), as sent. */
+export const GEOJSON_TYPE = 'application/geo+json';
+
+/** Both lists answer by `Accept`, so every answer of theirs says so to caches. */
+export const VARY_ACCEPT = 'Accept';
+
+/** The stations a filter finds: ids in answer order and, for `near`, each one's distance. */
+export interface GeoMatches {
+  ids: string[];
+  /** By id, kilometres to 3 decimals; only for `near`. */
+  distances?: Map<string, number>;
+}
+
+/**
+ * The spatial index of the production stations with coordinates, built from the registry at start
+ * and again after every reload (a reload replaces the registry whole; coordinates may have moved).
+ */
+export class StationPoints {
+  private index: GeoIndex;
+  private builds = 0;
+
+  constructor(stations: StationDirectory) {
+    this.index = StationPoints.indexOf(stations);
+  }
+
+  rebuild(stations: StationDirectory): void {
+    this.index = StationPoints.indexOf(stations);
+    this.builds++;
+  }
+
+  /** Moves with every rebuild (what is made of the index can be kept until it moves). */
+  get version(): number {
+    return this.builds;
+  }
+
+  private static indexOf(stations: StationDirectory): GeoIndex {
+    const points: IndexedPoint[] = [];
+    for (const id of stations.stationIds()) {
+      const entry = stations.station(id);
+      // The export v1.1 sandbox's sample stations are not export v2's.
+      if (!entry?.point || entry.sandbox === true) continue;
+      points.push({ id, lat: entry.point.lat, lon: entry.point.lon });
+    }
+    return buildGeoIndex(points);
+  }
+
+  /** Where an indexed station stands; undefined for one without coordinates (or not exported). */
+  pointOf(hrsId: string): GeoPoint | undefined {
+    return this.index.pointOf(hrsId);
+  }
+
+  /** Every indexed station, by hrs_id. */
+  ids(): string[] {
+    return this.index.within({ minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 });
+  }
+
+  match(filter: GeoFilter): GeoMatches {
+    if (filter.kind === 'bbox') return { ids: this.index.within(filter) };
+    const hits = this.index.near({ lat: filter.lat, lon: filter.lon }, filter.radiusKm);
+    return { ids: hits.map((hit) => hit.id), distances: new Map(hits.map((hit) => [hit.id, hit.distanceKm])) };
+  }
+}
+
+/** The request's geo filter (undefined: none); a bad one is a 400 `invalid_parameter`. */
+export function geoFilterOf(req: Request): GeoFilter | undefined {
+  const result = parseGeoQuery({ bbox: req.query.getAll('bbox'), near: req.query.getAll('near'), radius_km: req.query.getAll('radius_km') });
+  if ('error' in result) throw new HttpError(400, 'invalid_parameter', result.error);
+  return result.filter;
+}
+
+/**
+ * The request's geo parameters as a query string's start, for links that keep them (`bbox=…&`,
+ * `near=…&radius_km=…&`, or nothing): as given, once the filter was read from them (so only digits,
+ * `-`, `.` and `,`, nothing to escape).
+ */
+export function filterQuery(req: Request, filter: GeoFilter | undefined): string {
+  if (!filter) return '';
+  const names = filter.kind === 'bbox' ? ['bbox'] : ['near', 'radius_km'];
+  return names.map((name) => `${name}=${req.query.get(name)}&`).join('');
+}
+
+/** Whether the client asked for GeoJSON: `application/geo+json` weighs more than `application/json`. */
+export const wantsGeoJson = (req: Request): boolean => prefersMedia(req.headers.accept, GEOJSON_TYPE, 'application/json');
+
+/** A JSON object's bytes with `"distance_km":…` as its first member (`json` starts with `{` and is not empty). */
+export function withDistance(json: Buffer, km: number): Buffer {
+  return Buffer.concat([Buffer.from(`{"distance_km":${km},`), json.subarray(1)]);
+}
+
+/** A GeoJSON Feature (its point as `[lon, lat]`, RFC 7946 §3.1.1) whose properties are the object given as JSON. */
+export function featureJson(hrsId: string, point: GeoPoint, properties: string): string {
+  return `${featureStart(hrsId, point)}${properties}}`;
+}
+
+/** As featureJson, in bytes: the properties are a kept record. */
+export function feature(hrsId: string, point: GeoPoint, properties: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(featureStart(hrsId, point)), properties, CLOSE_OBJECT]);
+}
+
+const featureStart = (hrsId: string, point: GeoPoint) =>
+  `{"type":"Feature","id":${JSON.stringify(hrsId)},"geometry":{"type":"Point","coordinates":[${point.lon},${point.lat}]},"properties":`;
+
+const CLOSE_OBJECT = Buffer.from('}');

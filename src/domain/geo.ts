@@ -1,0 +1,137 @@
+/**
+ * Geo queries of export v2 (`bbox`, `near` with `radius_km`): reading the parameters, the great-circle
+ * distance, and which stations a box holds. Pure: the spatial index that answers them fast is
+ * ./geo-index.ts, the HTTP side src/api/export-v2/geo.ts.
+ *
+ * Coordinates are WGS 84 degrees. A box is `minLon,minLat,maxLon,maxLat` (RFC 7946 §5's order); a
+ * point to search around is `lat,lon` (the order people write them in, and the one `near` is named for).
+ * Numbers are plain decimals (`-12.5`, `13`, `0.25`): no exponent, no `+`, no spaces, no `NaN`, so a
+ * typo is a 400 rather than a number nobody meant.
+ */
+
+/** The mean Earth radius (IUGG), in kilometres: what every distance here is measured with. */
+export const EARTH_RADIUS_KM = 6371.0088;
+
+/** The largest `radius_km` taken: a near query covers a region, not a continent. */
+export const MAX_RADIUS_KM = 1000;
+
+/** A point, WGS 84 degrees. */
+export interface GeoPoint {
+  lat: number;
+  lon: number;
+}
+
+/**
+ * A box as given: `minLon > maxLon` is a box across the antimeridian (RFC 7946 §5.2: from minLon
+ * eastwards over ±180 to maxLon), never an inverted box; `minLat > maxLat` is refused.
+ */
+export interface GeoBox {
+  minLon: number;
+  minLat: number;
+  maxLon: number;
+  maxLat: number;
+}
+
+export type GeoFilter = ({ kind: 'bbox' } & GeoBox) | { kind: 'near'; lat: number; lon: number; radiusKm: number };
+
+/** The query values of the geo parameters, each as often as given. */
+export interface GeoQueryValues {
+  bbox: readonly string[];
+  near: readonly string[];
+  radius_km: readonly string[];
+}
+
+/** The filter the parameters ask for (undefined: none), or why they are refused (the 400's detail). */
+export type GeoQueryResult = { filter: GeoFilter | undefined } | { error: string };
+
+/** A plain decimal number; long enough for any coordinate anyone writes, short enough to read at once. */
+const DECIMAL = /^-?\d{1,20}(\.\d{1,20})?$/;
+
+/**
+ * Reads `bbox`, `near` and `radius_km`. At most one filter: `bbox` with `near` is refused (a box and a
+ * circle at once say two different things), as are `near` without `radius_km` (no unbounded search)
+ * and `radius_km` without `near` (a radius around nothing). Each at most once.
+ */
+export function parseGeoQuery(values: GeoQueryValues): GeoQueryResult {
+  for (const name of ['bbox', 'near', 'radius_km'] as const) {
+    if (values[name].length > 1) return { error: `${name}: give it once (got ${values[name].length} values).` };
+  }
+  const [bbox] = values.bbox;
+  const [near] = values.near;
+  const [radius] = values.radius_km;
+  if (bbox !== undefined && near !== undefined) return { error: 'bbox, near: give one of them, not both.' };
+  if (bbox !== undefined) {
+    if (radius !== undefined) return { error: 'radius_km: only with near (a bbox has no radius).' };
+    return parseBox(bbox);
+  }
+  if (near === undefined) {
+    return radius === undefined ? { filter: undefined } : { error: 'radius_km: only with near=lat,lon.' };
+  }
+  if (radius === undefined) return { error: 'near: needs radius_km (from more than 0 to 1000 kilometres).' };
+  const point = numbers(near, 2);
+  if (point === undefined) return { error: 'near: must be lat,lon, two decimal numbers (e.g. near=52.52,13.405).' };
+  const [lat, lon] = point as [number, number];
+  const range = outOfRange('near', lat, lon);
+  if (range) return { error: range };
+  const radiusKm = DECIMAL.test(radius) ? Number(radius) : Number.NaN;
+  if (!(radiusKm > 0 && radiusKm <= MAX_RADIUS_KM)) {
+    return { error: `radius_km: must be a decimal number of kilometres, more than 0 and at most ${MAX_RADIUS_KM}.` };
+  }
+  return { filter: { kind: 'near', lat, lon, radiusKm } };
+}
+
+function parseBox(text: string): GeoQueryResult {
+  const box = numbers(text, 4);
+  if (box === undefined) return { error: 'bbox: must be minLon,minLat,maxLon,maxLat, four decimal numbers (e.g. bbox=5.9,47.3,15.0,55.1).' };
+  const [minLon, minLat, maxLon, maxLat] = box as [number, number, number, number];
+  const range = outOfRange('bbox', minLat, minLon) ?? outOfRange('bbox', maxLat, maxLon);
+  if (range) return { error: range };
+  if (minLat > maxLat) return { error: `bbox: inverted box: minLat (${minLat}) is north of maxLat (${maxLat}).` };
+  return { filter: { kind: 'bbox', minLon, minLat, maxLon, maxLat } };
+}
+
+/** `count` comma-separated plain decimals, else undefined. */
+function numbers(text: string, count: number): number[] | undefined {
+  const parts = text.split(',');
+  if (parts.length !== count || !parts.every((part) => DECIMAL.test(part))) return undefined;
+  return parts.map(Number);
+}
+
+function outOfRange(name: string, lat: number, lon: number): string | undefined {
+  if (Math.abs(lat) > 90) return `${name}: latitude ${lat} is out of range (from -90 to 90).`;
+  if (Math.abs(lon) > 180) return `${name}: longitude ${lon} is out of range (from -180 to 180).`;
+  return undefined;
+}
+
+/* ---- Distances and boxes ----------------------------------------------------------------------------- */
+
+const RAD = Math.PI / 180;
+
+/** The great-circle distance in kilometres (haversine, on the mean Earth radius). */
+export function haversineKm(a: GeoPoint, b: GeoPoint): number {
+  const dLat = (b.lat - a.lat) * RAD;
+  const dLon = (b.lon - a.lon) * RAD;
+  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * RAD) * Math.cos(b.lat * RAD) * Math.sin(dLon / 2) ** 2;
+  return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
+}
+
+/** A distance as answers give it (`distance_km`): kilometres to the metre, 3 decimals. */
+export const roundKm = (km: number): number => Math.round(km * 1000) / 1000;
+
+/**
+ * The longitude ranges a box covers, each `[west, east]` with west ≤ east: one, or two for a box
+ * across the antimeridian (`[minLon, 180]` and `[-180, maxLon]`).
+ */
+export function lonRanges(box: GeoBox): [number, number][] {
+  return box.minLon <= box.maxLon ? [[box.minLon, box.maxLon]] : [[box.minLon, 180], [-180, box.maxLon]];
+}
+
+/**
+ * Whether a box holds a point, edges included. Longitudes 180 and -180 are one meridian: a point on it
+ * is in a box that reaches it from either side.
+ */
+export function boxHolds(box: GeoBox, point: GeoPoint): boolean {
+  if (point.lat < box.minLat || point.lat > box.maxLat) return false;
+  const lons = Math.abs(point.lon) === 180 ? [180, -180] : [point.lon];
+  return lonRanges(box).some(([west, east]) => lons.some((lon) => lon >= west && lon <= east));
+}
