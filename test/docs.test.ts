@@ -146,7 +146,10 @@ t.test('each document has its family\'s bearer scheme, required by every operati
     t.same(document.security, [{ [expected[family]]: [] }], `${family}: required everywhere`);
     for (const [path, item] of Object.entries(document.paths as Record<string, Json>)) {
       for (const [method, operation] of Object.entries(item)) {
-        t.ok(operation.responses['401'], `${family}: ${method} ${path} documents its 401`);
+        // The public map's operations take no credential (`security: []`): no 401.
+        const open = Array.isArray(operation.security) && operation.security.length === 0;
+        if (open) t.ok(path.startsWith('/map/v1/'), `${family}: ${method} ${path} is public only if it is the public map's`);
+        else t.ok(operation.responses['401'], `${family}: ${method} ${path} documents its 401`);
         t.ok(operation.summary && operation.description, `${family}: ${method} ${path} has a summary and a description`);
         t.ok(operation.operationId, `${family}: ${method} ${path} has an operationId`);
       }
@@ -160,8 +163,10 @@ t.test('every route of a family the server has is in its document, and nothing e
   for (const family of ['import_v2', 'export_v2'] as const) {
     // The export v2 document describes the DATEX II publications too (same tokens and limits).
     const families: readonly string[] = family === 'export_v2' ? ['export_v2', 'datex2'] : [family];
+    // And the public map's feed, detail, photo and stream (public, under /map/v1/stations and /map/v1/stream).
+    const mapOperation = (r: { auth: string; path: string }) => family === 'export_v2' && r.auth === 'none' && (r.path.startsWith('/map/v1/stations') || r.path.startsWith('/map/v1/stream'));
     const served = routes
-      .filter((r) => families.includes(r.auth))
+      .filter((r) => families.includes(r.auth) || mapOperation(r))
       .map((r) => `${r.method} ${openApiPath(r.path)}`)
       .sort();
     const documented = Object.entries(documents[family].paths as Record<string, Json>)
@@ -285,23 +290,29 @@ t.test('export v2: every documented operation answers as documented, errors too'
   for (const [path, item] of Object.entries(document.paths as Record<string, Json>)) {
     for (const method of Object.keys(item)) {
       const url = `${p.url}${path.replace('{hrs_id}', 'BERLA')}`;
-      // The status stream is a WebSocket: a plain GET is told to upgrade (the stream has tests of its own).
-      const expected = path === '/v2/hrs/status/stream' ? 426 : 200;
-      const body = await conforms(t, 'export_v2', method.toUpperCase(), path, await get(url, TOKENS.export_v2), expected, expected === 426 ? problemSchema : undefined);
+      // The public map's operations take no credential (the map has tests of its own).
+      const open = path.startsWith('/map/v1/');
+      const token = open ? undefined : TOKENS.export_v2;
+      // The status streams are WebSockets: a plain GET is told to upgrade (the streams have tests of their own).
+      const expected = path === '/v2/hrs/status/stream' || path === '/map/v1/stream' ? 426 : 200;
+      const body = await conforms(t, 'export_v2', method.toUpperCase(), path, await get(url, token), expected, expected === 426 ? problemSchema : undefined);
       if (path === '/v2/fuel-type') t.same(body, item.get.responses['200'].content['application/json'].examples.all.value, 'the example is the real list');
       if (path.includes('{hrs_id}')) {
-        const missing = await get(`${p.url}${path.replace('{hrs_id}', 'OSLO1')}`, TOKENS.export_v2);
+        const missing = await get(`${p.url}${path.replace('{hrs_id}', 'OSLO1')}`, token);
         t.match(await conforms(t, 'export_v2', 'GET', path, missing, 404, problemSchema), { status: 404, code: 'not_found' });
       }
-      const unauthorized = await get(url, TOKENS.export_v1);
-      t.match(await conforms(t, 'export_v2', 'GET', path, unauthorized, 401, problemSchema), { status: 401, code: 'not_authenticated' });
-      // Conditional requests where documented: Last-Modified back as If-Modified-Since gives 304.
+      if (!open) {
+        const unauthorized = await get(url, TOKENS.export_v1);
+        t.match(await conforms(t, 'export_v2', 'GET', path, unauthorized, 401, problemSchema), { status: 401, code: 'not_authenticated' });
+      }
+      // Conditional requests where documented: the ETag back as If-None-Match, else Last-Modified back as If-Modified-Since, gives 304.
       if (item.get.responses['304']) {
-        const first = await get(url, TOKENS.export_v2);
+        const first = await get(url, token);
         await first.arrayBuffer();
         const lastModified = first.headers.get('last-modified');
+        const etag = first.headers.get('etag');
         t.ok(lastModified, `${path}: Last-Modified`);
-        const again = await get(url, TOKENS.export_v2, { headers: { 'If-Modified-Since': lastModified! } });
+        const again = await get(url, token, { headers: etag ? { 'If-None-Match': etag } : { 'If-Modified-Since': lastModified! } });
         await conforms(t, 'export_v2', 'GET', path, again, 304);
       }
     }

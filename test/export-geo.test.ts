@@ -252,6 +252,22 @@ t.test('If-Modified-Since with a filter: 304 until a station moves into (or out 
   await p.load(fixture());
 });
 
+t.test('a change in PostgreSQL not yet announced: the registry is read again before a filtered answer', async (t) => {
+  await p.sql`UPDATE stations SET static_modified_at = static_modified_at - interval '1 hour'`;
+  await p.sql`UPDATE station_set SET modified_at = modified_at - interval '1 hour'`;
+  const path = '/v2/hrs?bbox=170,-20,-170,-10';
+  t.same(idsOf((await answer(p, path)).json.results), ['DATEL', 'FIJIA', 'SAMOA']);
+  // FIJIA moves to Lisbon behind the platform's back: no announcement, so the registry in memory still
+  // has it in the Pacific, while PostgreSQL's version (what Last-Modified says) has moved.
+  await p.sql`UPDATE stations SET details = details || '{"lat": 38.72, "lon": -9.14}'::jsonb, static_modified_at = now() WHERE hrs_id = 'FIJIA'`;
+  const read = await answer(p, path);
+  t.same(idsOf(read.json.results), ['DATEL', 'SAMOA'], 'the matches are those of the version Last-Modified names');
+  const since = read.res.headers.get('last-modified')!;
+  t.equal((await get(`${p.url}${path}`, TOKENS.export_v2, { headers: { 'If-Modified-Since': since } })).status, 304, 'and stay so');
+  t.same(idsOf((await answer(p, '/v2/hrs?near=38.72,-9.14&radius_km=10')).json.results), ['FIJIA']);
+  await p.load(fixture());
+});
+
 t.test('sandbox stations are never in a geo answer', async (t) => {
   const q = await startTestPlatform(t, { env: { ...ENV, SANDBOX: 'on' }, fixture: fixture() });
   const world = 'bbox=-180,-90,180,90';

@@ -113,3 +113,27 @@ t.test('hooks: a classifier for known failures, and every answer told to onAnswe
     { status: 404, family: 'root', route: undefined },
   ]);
 });
+
+t.test('a family without authentication may run its guards on its public routes and sockets (guardsOnPublicRoutes)', async (t) => {
+  const counted: string[] = [];
+  const guard = (req: { path: string; query: URLSearchParams }) => {
+    counted.push(req.path);
+    if (req.query.get('refuse') === '1') throw new HttpError(429, 'throttled', PROBLEM_ERRORS.throttled('at most 0 requests per client address', '1 second'));
+  };
+  const OPEN: Family = { name: 'open', prefix: '/open/', errors: PROBLEM_ERRORS, guards: [guard], guardsOnPublicRoutes: true };
+  const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: ROOT });
+  server.route({ family: OPEN, public: true, method: 'GET', path: '/open/data', query: textQuery('refuse'), handler: () => json(200, { ok: true }) });
+  server.route({ family: WIDGETS, public: true, method: 'GET', path: '/widgets/free', handler: () => json(200, { ok: true }) });
+  const port = await server.listen('127.0.0.1', 0);
+  t.teardown(() => server.closeConnections());
+  let res = await fetch(`http://127.0.0.1:${port}/open/data`);
+  t.equal(res.status, 200);
+  await res.arrayBuffer();
+  res = await fetch(`http://127.0.0.1:${port}/open/data?refuse=1`);
+  t.equal(res.status, 429, 'the guard refuses a public route of such a family');
+  t.match(await res.json(), { status: 429, code: 'throttled' });
+  res = await fetch(`http://127.0.0.1:${port}/widgets/free`);
+  await res.arrayBuffer();
+  t.equal(res.headers.get('x-guarded'), null, 'a family with guards that does not say so keeps its public routes unguarded');
+  t.same(counted, ['/open/data', '/open/data']);
+});

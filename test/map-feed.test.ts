@@ -181,6 +181,26 @@ t.test('the per-address rate limit: 429 problem with Retry-After', async (t) => 
   t.equal(res.headers.get('access-control-allow-origin'), '*', 'CORS on the refusal too');
 });
 
+t.test('behind a trusted proxy each forwarded address has its own budget; without one the header is not believed', async (t) => {
+  const from = (p: TestPlatform, address: string) => fetch(`${p.url}${FEED}`, { headers: { 'X-Forwarded-For': address } }).then(async (r) => (await r.arrayBuffer(), r.status));
+  const p = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '2', TRUST_PROXY: '127.0.0.1' } });
+  t.same([await from(p, '203.0.113.1'), await from(p, '203.0.113.1'), await from(p, '203.0.113.1')], [200, 200, 429], 'one address spends its own budget');
+  t.equal(await from(p, '203.0.113.2'), 200, 'another address has its own');
+  const q = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '2' } });
+  t.same([await from(q, '203.0.113.1'), await from(q, '203.0.113.2'), await from(q, '203.0.113.3')], [200, 200, 429], 'without TRUST_PROXY: one budget for the peer');
+});
+
+t.test('a CORS preflight is answered without a credential', async (t) => {
+  const p = await startTestPlatform(t, { fixture: mapFixture(), env: ENV });
+  const res = await fetch(`${p.url}${FEED}`, { method: 'OPTIONS', headers: { Origin: 'https://example.org', 'Access-Control-Request-Method': 'GET', 'Access-Control-Request-Headers': 'if-none-match' } });
+  t.equal(res.status, 204);
+  t.equal(res.headers.get('access-control-allow-origin'), '*');
+  t.match(res.headers.get('access-control-allow-headers'), /If-None-Match/i);
+  const got = await fetch(`${p.url}${FEED}`, { headers: { Origin: 'https://example.org' } });
+  await got.arrayBuffer();
+  t.match(got.headers.get('access-control-expose-headers'), /ETag/);
+});
+
 t.test('PUBLIC_MAP=false: no /map/ path is served', async (t) => {
   const p = await startTestPlatform(t, { fixture: mapFixture(), env: { PUBLIC_MAP: 'false' } });
   for (const path of [FEED, '/map/v1/stations/BERLA', '/map/v1/stations/BERLA/photo', '/map/v1/stream', '/map/v1/config', '/map/']) {

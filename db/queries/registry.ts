@@ -65,10 +65,19 @@ export interface RegistryRows {
   products: RegistryPartRow[];
   assignments: RegistryAssignmentRow[];
   originators: RegistryOriginatorRow[];
+  /**
+   * The registry's version read just before the rows (microseconds: the newest `static_modified_at` of a
+   * production station or the station set's `modified_at`, whichever is later): the rows reflect at
+   * least this version, so a reader that finds PostgreSQL past it knows the rows may be behind.
+   * Absent: rows held in memory, which nothing can be ahead of.
+   */
+  versionUs?: number;
 }
 
 /** Reads the registry's stations, confirmed layouts, assignments and originators, the reads side by side. */
 export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
+  // Read first, on its own: the reads below start after it, so they see this version or a later one.
+  const versionUs = await registryVersion(sql);
   const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
     sql<RegistryStationRow[]>`
       SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed, s.opening_hours, s.time_zone, s.sandbox,
@@ -89,5 +98,13 @@ export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
     sql<RegistryAssignmentRow[]>`SELECT originator_id, hrs_id, signal_type, state FROM assignments`,
     sql<RegistryOriginatorRow[]>`SELECT id, call_log_mode FROM originators`,
   ]);
-  return { stations, nozzles, storages, products, assignments, originators };
+  return { stations, nozzles, storages, products, assignments, originators, versionUs };
+}
+
+/** The registry's version now, as RegistryRows.versionUs defines it. */
+export async function registryVersion(sql: Sql): Promise<number> {
+  const [row] = await sql<{ us: string | null }[]>`
+    SELECT (extract(epoch FROM greatest((SELECT max(static_modified_at) FROM stations WHERE NOT sandbox),
+                                        (SELECT modified_at FROM station_set))) * 1000000)::bigint AS us`;
+  return Number(row?.us ?? 0);
 }

@@ -90,24 +90,16 @@ export class GeoIndex {
       at.push(position);
       km.push(roundKm(distance));
     }
-    // `around` gives them nearest first already: an insertion sort only orders equal distances by
-    // hrs_id (positions follow hrs_id), in one pass when nothing else is out of place.
-    for (let i = 1; i < at.length; i++) {
-      const [position, distance] = [at[i]!, km[i]!];
-      let j = i - 1;
-      while (j >= 0 && (km[j]! > distance || (km[j] === distance && at[j]! > position))) {
-        at[j + 1] = at[j]!;
-        km[j + 1] = km[j]!;
-        j--;
-      }
-      at[j + 1] = position;
-      km[j + 1] = distance;
-    }
-    return at.map((position, i) => ({ id: this.ids[position]!, distanceKm: km[i]! }));
+    // `around` gives them nearest first already, so the sort (V8's TimSort, which finds that order in
+    // one pass) mostly orders equal distances by hrs_id (positions follow hrs_id). Not an insertion
+    // sort: stations at one place (a placeholder point shared by thousands) would make that quadratic.
+    const order = at.map((_, i) => i);
+    order.sort((a, b) => km[a]! - km[b]! || at[a]! - at[b]!);
+    return order.map((i) => ({ id: this.ids[at[i]!]!, distanceKm: km[i]! }));
   }
 }
 
-/** Builds the index over these points: what the geo queries and their benchmark use. */
+/** Builds the index over these points (what src/api/export-v2/geo.ts rebuilds after each registry reload). */
 export const buildGeoIndex = (points: readonly IndexedPoint[]): GeoIndex => GeoIndex.build(points);
 
 /** hrs_id order: by UTF-16 code units, as the station list sorts them. */

@@ -49,6 +49,11 @@ export interface DocDefinition {
   publicPrefix?: string;
   /** Other families whose authenticated routes this document covers too (export v2's: the DATEX II publications, same tokens). */
   alsoFamilies?: readonly string[];
+  /**
+   * Public routes (no credential) of other families under these paths are operations of the document
+   * too, described with `security: []` (export v2's: the public map's feed, `/map/v1/stations`…).
+   */
+  alsoPublic?: readonly string[];
   info: Json;
   tags: Json[];
   securitySchemes: Record<string, Json>;
@@ -162,10 +167,12 @@ export function buildDocument(definition: DocDefinition, routes: readonly Route[
   return document;
 }
 
-/** The routes a definition documents: its family's authenticated ones, and the public ones under its `publicPrefix`. */
-export function documentedRoutes(definition: Pick<DocDefinition, 'family' | 'publicPrefix' | 'alsoFamilies'>, routes: readonly Route[]): Route[] {
+/** The routes a definition documents: its family's authenticated ones, and the public ones under its `publicPrefix` or `alsoPublic` paths. */
+export function documentedRoutes(definition: Pick<DocDefinition, 'family' | 'publicPrefix' | 'alsoFamilies' | 'alsoPublic'>, routes: readonly Route[]): Route[] {
   const prefix = definition.publicPrefix;
-  const isPublicOperation = (r: Route) => prefix !== undefined && r.auth === 'none' && r.path.startsWith(prefix) && !r.path.startsWith(`${prefix}doc/`);
+  const isPublicOperation = (r: Route) =>
+    r.auth === 'none' &&
+    ((prefix !== undefined && r.path.startsWith(prefix) && !r.path.startsWith(`${prefix}doc/`)) || definition.alsoPublic?.some((path) => r.path.startsWith(path)) === true);
   return routes.filter((r) => r.auth === definition.family || definition.alsoFamilies?.includes(r.auth) === true || isPublicOperation(r));
 }
 

@@ -21,6 +21,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   private fingerprints = new Map<string, string>();
   private loading: Promise<void> | undefined;
   private reloads = 0;
+  private loadedUs = 0;
   private again = false;
 
   constructor(private readonly readRows: () => Promise<RegistryRows>) {}
@@ -40,6 +41,14 @@ export class Registry implements StationDirectory, OriginatorLookup {
   /** Moves with every completed reload (what is derived from the registry can be kept until it moves). */
   get version(): number {
     return this.reloads;
+  }
+
+  /**
+   * The registry's version in PostgreSQL (microseconds) when the loaded rows were read: they reflect it
+   * or a later one. PostgreSQL past it means a change not loaded yet (its announcement still on its way).
+   */
+  get loadedVersionUs(): number {
+    return this.loadedUs;
   }
 
   /** Whether some originator is live for this station and signal type (so its signals are published). */
@@ -79,7 +88,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   }
 
   private async read(): Promise<void> {
-    const { stations, nozzles, storages, products, assignments, originators } = await this.readRows();
+    const { stations, nozzles, storages, products, assignments, originators, versionUs } = await this.readRows();
     const next = new Map<string, StationEntry>();
     for (const s of stations) {
       const layout: ConfirmedLayout | null = s.confirmed
@@ -111,6 +120,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
     for (const row of products) next.get(row.hrs_id)?.layout?.products.add(row.external_id);
     this.stations = next;
     this.reloads++;
+    this.loadedUs = versionUs ?? Number.POSITIVE_INFINITY;
     this.assignments = new Map(assignments.map((a) => [`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state]));
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
     // A live v1 originator is a live availability source: its signals are availability readings.

@@ -10,7 +10,7 @@ import { fuellingOptionsV2, vehicleTypes } from '../reference.js';
 import { exportV2Family } from './family.js';
 import { fuelTypesDoc, vehicleTypesDoc } from './docs/reference.js';
 import { fuelTypeListSchema, vehicleTypeListSchema } from '../../domain/export-v2/schemas.js';
-import { stationRoutes } from './stations.js';
+import { stationRoutes, type LoadedRegistry } from './stations.js';
 import { statusRoutes, type StatusSource } from './status.js';
 import { historyRoutes } from './history.js';
 import { StationPoints } from './geo.js';
@@ -25,7 +25,7 @@ export interface ExportV2Deps {
   status: StatusSource;
   baseUrl: () => string;
   /** The registry (the history extension: which stations exist, their options and layouts; the geo extension: where they stand). */
-  stations: StationDirectory;
+  stations: StationDirectory & LoadedRegistry;
   /** STATUS_UNKNOWN_AFTER and HISTORY_RETENTION_DAYS, for the history extension. */
   unknownAfterMs: number;
   retentionDays: number;
@@ -50,7 +50,7 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   // The geo extension's spatial index, over the registry as loaded before the routes exist.
   const points = new StationPoints(deps.stations);
   statusRoutes(server, family, deps.status, points);
-  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points });
+  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations });
   historyRoutes(server, family, deps);
   return {
     family,

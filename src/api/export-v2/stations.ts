@@ -13,6 +13,7 @@ import { eventListSchema, stationPageSchema, stationRecordSchema } from '../../d
 import { eventsDoc, photoDoc } from '../export/docs.js';
 import { listStationsDoc, stationDoc } from './docs/stations.js';
 import { feature, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, withDistance, type GeoMatches, type StationPoints } from './geo.js';
+import type { GeoFilter } from '../../domain/geo.js';
 
 /**
  * Export v2 stations: `GET /v2/hrs` (the paginated list), `GET /v2/hrs/{hrs_id}` (one record), both
@@ -33,6 +34,16 @@ export interface StationRouteDeps {
   baseUrl: () => string;
   /** The spatial index of the stations with coordinates (the geo extension, ./geo.ts). */
   points: StationPoints;
+  /** The registry the index is built from: the version it loaded, and a reload when PostgreSQL is past it. */
+  registry: LoadedRegistry;
+}
+
+/** What a geo answer needs to know of the registry in memory (src/registry/registry.ts). */
+export interface LoadedRegistry {
+  /** The version in PostgreSQL its rows reflect at least (microseconds). */
+  readonly loadedVersionUs: number;
+  /** Reads it again; the spatial index is rebuilt before this settles (a reload listener). */
+  reload(): Promise<void>;
 }
 
 /** Registers the routes; returns what to call after a registry reload. */
@@ -54,6 +65,8 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
 
 /** One page as read: its stations' records (undefined: removed meanwhile) and what the body's links need. */
 interface ReadPage {
+  /** The geo filter's matches the page was cut from (none without a filter). */
+  matches?: GeoMatches;
   heads: readonly StationHead[];
   bodies: readonly (Buffer | undefined)[];
   count: number;
@@ -81,9 +94,9 @@ class StationList {
     const { limit, offset } = pageParameters(req.query);
     const filter = geoFilterOf(req);
     const since = ifModifiedSince(req);
-    const matches = filter ? this.deps.points.match(filter) : undefined;
-    const read = matches ? await this.filtered(matches, limit, offset, since) : await this.unfiltered(limit, offset, since);
+    const read = filter ? await this.filtered(filter, limit, offset, since) : await this.unfiltered(limit, offset, since);
     if (typeof read === 'number') return withVary(notModified(read));
+    const matches = read.matches;
     const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset };
     const distances = matches?.distances;
     const records = distances ? read.bodies.map((body, i) => body && withDistance(body, distances.get(read.heads[i]!.hrsId)!)) : read.bodies;
@@ -121,18 +134,28 @@ class StationList {
   /**
    * The page of a geo query's matches (in their order, from memory), with their versions read in one
    * statement. Its version is the newest of any station and the set's: a station whose coordinates
-   * changed may have entered or left the matches, moving nothing on this page.
+   * changed may have entered or left the matches, moving nothing on this page. The matches must reflect
+   * that version: when PostgreSQL is past the registry in memory (a change whose announcement has not
+   * arrived yet), the registry is read again first, else a later request, after the reload, would get a
+   * 304 for an answer whose matches were older than its `Last-Modified`.
    */
-  private async filtered(matches: GeoMatches, limit: number, offset: number, since: number | undefined): Promise<ReadPage | number> {
-    const ids = matches.ids.slice(offset, offset + limit);
-    const versions = await stationHeadsOf(this.deps.sql, ids);
-    const version = Math.max(versions.setModifiedUs, versions.newestUs);
-    if (since !== undefined && notModifiedSince(version, since)) return version;
-    const byId = new Map(versions.stations.map((head) => [head.hrsId, head]));
-    // Stations removed since the index was built are left out.
-    const heads = ids.flatMap((id) => byId.get(id) ?? []);
-    const found = await this.records.aligned(heads);
-    return { heads, bodies: found.bodies, count: matches.ids.length, newestUs: Math.max(version, found.newestUs) };
+  private async filtered(filter: GeoFilter, limit: number, offset: number, since: number | undefined): Promise<ReadPage | number> {
+    for (let caughtUp = false; ; caughtUp = true) {
+      const matches = this.deps.points.match(filter);
+      const ids = matches.ids.slice(offset, offset + limit);
+      const versions = await stationHeadsOf(this.deps.sql, ids);
+      const version = Math.max(versions.setModifiedUs, versions.newestUs);
+      if (!caughtUp && version > this.deps.registry.loadedVersionUs) {
+        await this.deps.registry.reload();
+        continue;
+      }
+      if (since !== undefined && notModifiedSince(version, since)) return version;
+      const byId = new Map(versions.stations.map((head) => [head.hrsId, head]));
+      // Stations removed since the index was built are left out.
+      const heads = ids.flatMap((id) => byId.get(id) ?? []);
+      const found = await this.records.aligned(heads);
+      return { matches, heads, bodies: found.bodies, count: matches.ids.length, newestUs: Math.max(version, found.newestUs) };
+    }
   }
 }
 

@@ -6,6 +6,8 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { notModified } from '../../http/static.js';
 import type { FeedBody, MapFeed } from './feed.js';
+import { feedDoc } from './docs.js';
+import { mapFeatureCollectionSchema } from '../../domain/map/schemas.js';
 
 /** The feed's media type (RFC 7946). */
 export const GEOJSON_TYPE = 'application/geo+json';
@@ -17,6 +19,8 @@ export function feedRoute(server: HttpServer, family: Family, feed: MapFeed): vo
     public: true,
     method: 'GET',
     path: '/map/v1/stations.geojson',
+    response: { 200: mapFeatureCollectionSchema },
+    doc: feedDoc(),
     handler: async (req) => feedReply(req, await feed.body()),
   });
 }

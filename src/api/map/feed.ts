@@ -77,6 +77,8 @@ export class MapFeed {
   /** Bumped with every read of the static fields. */
   private staticsVersion = 0;
   private staticsRead: Promise<void> | undefined;
+  /** Reads of the static fields started. */
+  private reads = 0;
   private readonly dirty = new Set<string>();
   private seen = { registry: -1, statics: -1, availability: -1, until: Number.NEGATIVE_INFINITY };
   private current: FeedBody | undefined;
@@ -102,9 +104,12 @@ export class MapFeed {
 
   /** Told of every registry reload: the static fields are read again, then the feed settles. */
   refreshStatics(): Promise<void> {
+    const sequence = ++this.reads;
     const read = (async () => {
       try {
         const rows = await this.deps.readStatics();
+        // A slower earlier read must not replace what a later one read.
+        if (sequence !== this.reads) return;
         this.statics = new Map(rows.map((row) => [row.hrs_id, staticFields(row)]));
         this.staticsVersion++;
         this.schedule();
@@ -128,9 +133,9 @@ export class MapFeed {
     return this.settle();
   }
 
-  /** The current ETag without settling (the stream's `hello`); undefined before the first body. */
+  /** The current ETag, settled now (the stream's `hello`); undefined until the static fields were first read. */
   get etag(): string | undefined {
-    return this.current?.etag;
+    return this.staticsVersion === 0 ? undefined : this.settle().etag;
   }
 
   /** One station's Feature as the feed lists it (settled now), or undefined when the map does not show it. */

@@ -9,6 +9,11 @@ import type { Config } from '../../config.js';
 import { mapFamily } from './family.js';
 import { MapFeed, type MapFeedDeps } from './feed.js';
 import { feedRoute } from './feed-routes.js';
+import { detailRoutes } from './detail.js';
+import { StationRecords } from '../export/records.js';
+import { mapStream } from './stream.js';
+import { detailDoc, mapStreamDoc, photoDoc } from './docs.js';
+import { StreamSlots } from '../../push/stream-slots.js';
 import { mapPageRoutes } from './page.js';
 
 /**
@@ -22,6 +27,9 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapStreamsPerAddress' | 'redisPrefix'>;
   sql: Sql;
   redis: Redis;
+  /** The base of the links export v2's records carry (BASE_URL). */
+  baseUrl: () => string;
+  status: MapFeedDeps['status'] & { station(hrsId: string): Record<string, unknown> | undefined };
   limiter: RateLimiter;
   log: Logger;
 }
@@ -30,6 +38,8 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
 export interface MapApi {
   family: Family;
   feed: MapFeed;
+  /** Starts listening to the live status and registers the stream (once every other socket route is). */
+  start(): void;
   /** The registry reloaded: the static fields are read again. */
   stationsChanged(): void;
   close(): void;
@@ -41,12 +51,21 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   server.family(family);
   const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
   feedRoute(server, family, feed);
+  detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(), photo: photoDoc() } });
+  const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
+  let stream: ReturnType<typeof mapStream> | undefined;
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
-  void feed.start();
   return {
+    start: () => {
+      void feed.start();
+      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress) });
+    },
     family,
     feed,
     stationsChanged: () => void feed.refreshStatics(),
-    close: () => feed.close(),
+    close: () => {
+      stream?.close();
+      feed.close();
+    },
   };
 }

@@ -77,8 +77,15 @@ const require = createRequire(import.meta.url);
 /** The worker's URL carries MapLibre's version as `?v=` (its cache-buster); nothing else is taken. */
 const VENDOR_QUERY = z.object({ v: z.string().max(40).optional() });
 
-/** The page's files, MapLibre's, the basemap and the settings: public routes of the map family. */
-export function mapPageRoutes(server: HttpServer, family: Family, deps: MapPageDeps): void {
+/**
+ * The page's files, MapLibre's, the basemap and the settings: public routes of the map family, with its
+ * errors and policy but without its per-address limit. One page load asks for some twenty of these
+ * files, and a browser revalidates them on every load: at MAP_RATE_LIMIT (120 a minute) a few reloads,
+ * or a few people behind one NAT address, would lose the page itself. They are the same bytes for
+ * everyone, answered from memory, mostly with a 304; the data (feed, detail, photo, stream) stays limited.
+ */
+export function mapPageRoutes(server: HttpServer, mapFamily: Family, deps: MapPageDeps): void {
+  const family: Family = { ...mapFamily, guards: [], guardsOnPublicRoutes: false };
   const security = mapPageSecurity(deps.styleUrl);
   const file = (path: string, body: Static, cacheControl: string, query?: typeof VENDOR_QUERY) =>
     server.route({ family, public: true, method: 'GET', path, ...(query ? { query } : {}), handler: (req) => serve(req, body, cacheControl, security) });

@@ -1,5 +1,6 @@
 import { MESSAGES } from '../../auth.js';
 import { DEFINITIONS } from '../../../domain/categories/index.js';
+import { mapEntrySchema, mapFeatureCollectionSchema, mapFeatureSchema, mapStationDetailSchema } from '../../../domain/map/schemas.js';
 import {
   dispenserSchema,
   eventListSchema,
@@ -63,6 +64,10 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   VehicleTypeList: vehicleTypeListSchema,
   VehicleType: vehicleTypeSchema,
   Problem: problemSchema,
+  MapStations: mapFeatureCollectionSchema,
+  MapStation: mapFeatureSchema,
+  MapEntry: mapEntrySchema,
+  MapStationDetail: mapStationDetailSchema,
 });
 
 /**

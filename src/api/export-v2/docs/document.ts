@@ -9,12 +9,15 @@ import { info, tags } from './info.js';
  * The export v2 document's definition: the info and tags, the components (./components.ts, the
  * history extension's from ./history.ts, the geo extension's from ./geo.ts). Its operations are the routes' own `doc` (../stations.ts,
  * ../status.ts, ../history.ts, ../index.ts), the status stream's (./push.ts, on its socket route) and
- * the DATEX II publications' (../../datex2/docs.ts: same tokens and limits, no document of their own).
+ * the DATEX II publications' (../../datex2/docs.ts: same tokens and limits, no document of their own)
+ * and the public map's feed (../../map/docs.ts: public, limited per client address).
  */
 export function exportV2Document(context: DocContext): DocDefinition {
   return {
     family: 'export_v2',
     alsoFamilies: ['datex2'],
+    // The public map's feed, detail, photo and stream (../../map/docs.ts); its page and files are not operations.
+    alsoPublic: ['/map/v1/stations', '/map/v1/stream'],
     info: info(context),
     tags: tags(),
     securitySchemes: securitySchemes(),

@@ -66,7 +66,7 @@ export const geoParameters = () => ({
     name: 'radius_km',
     in: 'query',
     required: false,
-    description: `Extension: the radius of \`near\` in kilometres (great circle), more than 0 and at most ${MAX_RADIUS_KM}. Only with \`near\`.`,
+    description: `Extension: the radius of \`near\` in kilometres (great circle), more than 0 and at most ${MAX_RADIUS_KM}, a plain decimal (\`50\`, \`12.5\`; no exponent, no \`+\`). Only with \`near\`.`,
     schema: { type: 'number', exclusiveMinimum: 0, maximum: MAX_RADIUS_KM },
   },
 });

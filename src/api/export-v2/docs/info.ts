@@ -69,4 +69,5 @@ export const tags = (): DocDefinition['tags'] => [
   { name: 'History', description: 'Extension beyond the specification: a station\'s reliability and status history, by the hour.' },
   { name: 'Reference', description: 'Reference lists resolving codes used elsewhere.' },
   { name: 'DATEX II', description: 'The network in DATEX II v3.7 (AFIR) for National Access Points: the table and the status publication, XML.' },
+  { name: 'Public map', description: 'The public map\'s feed: every station with its live five-state status as GeoJSON, a station\'s panel, and a stream of changes. No credential; limited per client address.' },
 ];

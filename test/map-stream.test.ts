@@ -1,0 +1,161 @@
+/**
+ * The public map's stream, `GET /map/v1/stream`: `hello` with the feed's ETag, a `station` message
+ * within 2 s of a signal and of the freshness fallback (short STATUS_* settings), `changed` after a
+ * registry load, nothing sent back for a quiet client, binary frames refused, and at most
+ * MAP_STREAMS_PER_ADDRESS open per client address (behind a trusted proxy, per forwarded address).
+ */
+import t from 'tap';
+import { mapFixture } from './helpers/map.js';
+import { postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { WsClient } from './helpers/ws.js';
+
+const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+const ENV = { MAP_RATE_LIMIT: '100000' };
+const wsUrl = (p: TestPlatform) => `${p.url.replace('http:', 'ws:')}/map/v1/stream`;
+
+/**
+ * Opens a stream and reads its `hello` (`messages[0]`). With this uWebSockets.js
+ * build a socket is now and then dropped without a close frame (1006) within a millisecond of opening,
+ * in a process that ran other servers before (the export v2 stream too, less often); a client
+ * reconnects then, and so does this, up to three times, never past the opening.
+ */
+async function connect(t: { teardown(fn: () => unknown): void }, p: TestPlatform, headers: Record<string, string> = {}): Promise<WsClient> {
+  for (let attempt = 1; ; attempt++) {
+    const client = await WsClient.connect(wsUrl(p), headers);
+    t.teardown(() => client.close());
+    await client.next().catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 100));
+    if (client.closed === undefined || attempt === 3) return client;
+  }
+}
+
+async function feedEtag(p: TestPlatform): Promise<string> {
+  const res = await fetch(`${p.url}/map/v1/stations.geojson`);
+  await res.arrayBuffer();
+  return res.headers.get('etag')!;
+}
+
+t.test('hello, then a station message within 2 s of a signal with the feed\'s values; changed after a registry load', async (t) => {
+  const p = await startTestPlatform(t, { fixture: mapFixture(), env: ENV });
+  // The feed settles shortly after the fixture's load: connect once its ETag holds still.
+  let etag = await feedEtag(p);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 150));
+    const now = await feedEtag(p);
+    if (now === etag) break;
+    etag = now;
+  }
+  const client = await connect(t, p);
+  const hello = client.messages[0];
+  t.same(hello, { type: 'hello', etag: await feedEtag(p) }, 'hello names the feed\'s current ETag');
+
+  const datetime = ago(2);
+  const posted = await postSignals(p, 'availability', [
+    { hrs: 'BERLA', datetime, station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: true }, { id: 'N2', available: false }] },
+  ]);
+  const message = await client.nextOf('station', 2000);
+  t.ok(Date.now() - posted < 2000, `within 2 s (${Date.now() - posted} ms)`);
+  t.same(message, {
+    type: 'station',
+    hrs_id: 'BERLA',
+    open_now: true,
+    fuelling_options: [
+      { fuelling_option: '700ld', status: 'AVAILABLE', reason: 'reported_available', datetime: new Date(datetime).toISOString() },
+      { fuelling_option: '350ld', status: 'UNAVAILABLE', reason: 'reported_unavailable', datetime: new Date(datetime).toISOString() },
+    ],
+  });
+  const feed = (await (await fetch(`${p.url}/map/v1/stations.geojson`)).json()) as { features: { id: string; properties: Record<string, unknown> }[] };
+  const berla = feed.features.find((f) => f.id === 'BERLA')!;
+  t.same([berla.properties.open_now, berla.properties.fuelling_options], [message.open_now, message.fuelling_options], 'the same values as the feed');
+  t.same(client.unread, [], 'one message for one station change');
+
+  // Several stations in one transmission: one message each.
+  await postSignals(p, 'availability', [
+    { hrs: 'BERLA', datetime: ago(1), station: { maintenance: true, limitedly_available: false }, nozzles: [{ id: 'N1', available: false }] },
+    { hrs: 'TRUCK', datetime: ago(1), station: { maintenance: false, limitedly_available: true }, nozzles: [{ id: 'T1', available: true }] },
+  ]);
+  const two = [await client.nextOf('station', 2000), await client.nextOf('station', 2000)].sort((a, b) => a.hrs_id.localeCompare(b.hrs_id));
+  t.same(two.map((m) => [m.hrs_id, m.fuelling_options[0].reason]), [['BERLA', 'maintenance'], ['TRUCK', 'limited']]);
+
+  // Text from the client is ignored.
+  client.send({ type: 'subscribe' });
+  // A registry load that renames a station: changed, with the feed's new ETag.
+  const f = mapFixture();
+  (f.stations[0] as Record<string, unknown>).name = 'Berlin BER';
+  await p.load(f);
+  const changed = await client.nextOf('changed', 2000);
+  t.equal(changed.etag, await feedEtag(p), 'changed names the new ETag');
+  t.equal(client.closed, undefined, 'still open');
+});
+
+t.test('the freshness fallback: UNKNOWN no_signal within 2 s of STATUS_UNKNOWN_AFTER', async (t) => {
+  const p = await startTestPlatform(t, { fixture: mapFixture(), env: { ...ENV, STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '2' } });
+  const client = await connect(t, p);
+  const datetime = new Date().toISOString();
+  await postSignals(p, 'availability', [{ hrs: 'TRUCK', datetime, station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'T1', available: true }] }]);
+  const live = await client.nextOf('station', 2000);
+  t.equal(live.fuelling_options[0].status, 'AVAILABLE');
+  const fallback = await client.nextOf('station', 5000);
+  const late = Date.now() - (Date.parse(datetime) + 2000);
+  t.ok(late < 2000, `within 2 s of the fallback (${late} ms after it)`);
+  t.same(fallback.fuelling_options.map((o: { status: string; reason: string; datetime: string }) => [o.status, o.reason, o.datetime]), [
+    ['UNKNOWN', 'no_signal', datetime],
+    ['UNKNOWN', 'no_signal', datetime],
+    ['UNKNOWN', 'no_signal', datetime],
+  ]);
+});
+
+t.test('a binary frame or an oversized one closes the stream', async (t) => {
+  const p = await startTestPlatform(t, { fixture: mapFixture(), env: ENV });
+  const binary = await connect(t, p);
+  binary.socket.send(Buffer.from([1, 2, 3]));
+  t.equal((await binary.closedWith()).code, 1003);
+  const big = await connect(t, p);
+  big.send('x'.repeat(5000));
+  t.equal((await big.closedWith()).code, 1009);
+});
+
+t.test('at most MAP_STREAMS_PER_ADDRESS per client address: 429 problem with Retry-After; per forwarded address behind a trusted proxy', async (t) => {
+  const p = await startTestPlatform(t, { fixture: mapFixture(), env: { ...ENV, MAP_STREAMS_PER_ADDRESS: '2' } });
+  const a = await connect(t, p);
+  await connect(t, p);
+  const refused = await refusal(wsUrl(p));
+  t.equal(refused?.status, 429, 'a third stream is refused');
+  t.ok(Number(refused?.headers['retry-after']) > 0, 'Retry-After');
+  t.match(JSON.parse(refused?.body ?? '{}'), { status: 429, detail: /At most 2 open streams per client address/ });
+  t.equal(refused?.headers['content-type'], 'application/problem+json; charset=utf-8');
+  t.equal(refused?.headers['access-control-allow-origin'], '*');
+  // Without a trusted proxy, X-Forwarded-For is not believed.
+  t.equal((await refusal(wsUrl(p), { 'X-Forwarded-For': '203.0.113.9' }))?.status, 429, 'X-Forwarded-For ignored without TRUST_PROXY');
+  a.close();
+  await a.closedWith();
+  const again = await until(async () => WsClient.connect(wsUrl(p)).catch(() => undefined));
+  t.teardown(() => again.close());
+  t.ok(again, 'a closed stream frees its slot');
+
+  const q = await startTestPlatform(t, { fixture: mapFixture(), env: { ...ENV, MAP_STREAMS_PER_ADDRESS: '1', TRUST_PROXY: '127.0.0.1' } });
+  await connect(t, q, { 'X-Forwarded-For': '203.0.113.1' });
+  await connect(t, q, { 'X-Forwarded-For': '203.0.113.2' });
+  t.equal((await refusal(wsUrl(q), { 'X-Forwarded-For': '203.0.113.1' }))?.status, 429, 'behind the trusted proxy, each forwarded address has its own limit');
+});
+
+/** The refusal of an upgrade (undefined when the stream opened, and then closed at once). */
+async function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; headers: Record<string, string> } | undefined> {
+  try {
+    (await WsClient.connect(url, headers)).close();
+    return undefined;
+  } catch (err) {
+    return err as { status: number; body: string; headers: Record<string, string> };
+  }
+}
+
+/** Retries a connection for up to 2 s (a slot is given back when the server sees the close). */
+async function until(open: () => Promise<WsClient | undefined>): Promise<WsClient> {
+  const deadline = Date.now() + 2000;
+  for (;;) {
+    const client = await open();
+    if (client) return client;
+    if (Date.now() > deadline) throw new Error('no stream within 2 s');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
