@@ -64,7 +64,9 @@ t.test('the page says when the connection is lost, and when it is back', { skip 
   const first = await startTestPlatform(t, { env: { PORT: String(port), MAP_RATE_LIMIT: '100000' }, fixture: mapFixture() });
   // The retries while the service is down fail, as they should: the browser logs each.
   const { page, problems } = await openMap(t, first, '', /WebSocket connection to .* failed|ERR_CONNECTION_REFUSED/);
-  t.ok(await page.locator('#connection').isHidden(), 'live: no notice');
+  await page.waitForSelector('#connection[hidden]', { state: 'attached', timeout: 3000 }).catch(() => {});
+  t.ok(await page.locator('#connection').isHidden(), `live: no notice (${await page.locator('#connection').getAttribute('data-kind')}: ${await page.locator('#connection').textContent()})`);
+  await page.locator('.maplibregl-marker [data-hrs-id="BERLA"]').waitFor();
 
   await first.stop('restart');
   await page.waitForSelector('#connection[data-kind="lost"]:not([hidden])');
@@ -74,7 +76,7 @@ t.test('the page says when the connection is lost, and when it is back', { skip 
   const second = await startTestPlatform(t, { sameStoreAs: first, port });
   await page.waitForSelector('#connection[data-kind="back"]:not([hidden])', { timeout: 20_000 });
   t.equal(await page.locator('#connection').textContent(), 'Connected again: the map is live.', 'and says when it is back');
-  await page.waitForSelector('#connection[hidden]', { timeout: 10_000 });
+  await page.waitForSelector('#connection[hidden]', { state: 'attached', timeout: 10_000 });
   t.pass('the notice goes');
   await postSignals(second, 'availability', [{ ...BERLA_MAINTENANCE, datetime: ago(0) }]);
   await page.waitForSelector('.maplibregl-marker [data-hrs-id="BERLA"][data-status="UNAVAILABLE"]', { timeout: 3000 });
@@ -90,13 +92,14 @@ t.test('the page says when the data may be stale: nothing, not even a heartbeat,
   // the server's next heartbeat is still up to 25 s away.
   await page.clock.install();
   await page.goto(`${p.url}/`);
-  await page.waitForSelector('body[data-ready="true"][data-live="open"]');
+  // Polled from here: the page's own timers, which Playwright's waiting would use, are the fake clock's.
+  t.ok(await whenTrue(page, `document.body.dataset.ready === 'true' && document.body.dataset.live === 'open'`, 10_000), 'the map is live');
   t.ok(await page.locator('#connection').isHidden(), 'live: no notice');
   await page.clock.fastForward('01:30');
-  await page.waitForSelector('#connection[data-kind="stale"]:not([hidden])');
+  t.ok(await whenTrue(page, `document.getElementById('connection').dataset.kind === 'stale' && !document.getElementById('connection').hidden`), 'a stale notice');
   t.match(await page.locator('#connection').textContent(), /^The data may be out of date: the last update reached this page 1 minute ago\.$/, 'the page says so');
   await postSignals(p, 'availability', [{ ...BERLA_MAINTENANCE, datetime: ago(0) }]);
-  await page.waitForSelector('#connection[hidden]');
+  t.ok(await whenTrue(page, `document.getElementById('connection').hidden`), 'hidden again');
   t.pass('a message arrives: the notice goes');
   t.same(problems, [], 'no console error');
 });

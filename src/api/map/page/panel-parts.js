@@ -21,13 +21,13 @@ export function section(title, ...content) {
 
 /** An instant in the station's zone, the zone named: "27 Nov 2026, 10:40 CET (Europe/Berlin)". */
 export function stationTime(iso, zone) {
-  const options = { dateStyle: 'medium', timeStyle: 'short' };
+  // dateStyle and timeStyle do not combine with timeZoneName: the parts are named one by one.
+  const options = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' };
   try {
-    const text = new Intl.DateTimeFormat(currentLanguage(), { ...options, timeZone: zone, timeZoneName: 'short' }).format(new Date(iso));
-    return `${text} (${zone})`;
+    return `${new Intl.DateTimeFormat(currentLanguage(), { ...options, timeZone: zone }).format(new Date(iso))} (${zone})`;
   } catch {
     // an unknown zone: UTC, said so
-    return new Intl.DateTimeFormat(currentLanguage(), { ...options, timeZone: 'UTC', timeZoneName: 'short' }).format(new Date(iso));
+    return new Intl.DateTimeFormat(currentLanguage(), { ...options, timeZone: 'UTC' }).format(new Date(iso));
   }
 }
 
