@@ -38,7 +38,7 @@ export class LiveStream {
       document.body.dataset.live = 'open';
     });
     socket.addEventListener('message', (event) => this.receive(event.data));
-    socket.addEventListener('close', () => {
+    socket.addEventListener('close', (event) => {
       if (this.socket !== socket) return;
       document.body.dataset.live = 'closed';
       this.lost = true;

@@ -60,7 +60,12 @@ export class StationMap {
     this.map.on('sourcedata', (event) => {
       if (event.sourceId === 'stations' && event.isSourceLoaded) this.placeMarkers();
     });
-    this.map.on('idle', () => this.placeMarkers());
+    this.map.on('idle', () => {
+      this.placeMarkers();
+      container.dataset.idle = 'true'; // drawn, tiles loaded, markers placed (the browser tests wait for it)
+    });
+    this.map.on('movestart', () => (container.dataset.idle = 'false'));
+    this.map.on('dataloading', () => (container.dataset.idle = 'false'));
   }
 
   addStations() {

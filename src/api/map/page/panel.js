@@ -100,7 +100,7 @@ export class StationPanel {
       photo.alt = t('panel_photo', { name: p.name });
       photo.loading = 'lazy';
     }
-    this.body.replaceChildren(
+    const sections = [
       el(
         'dl',
         'facts',
@@ -118,7 +118,8 @@ export class StationPanel {
       section(t('panel_prices'), priceList(d)),
       section(t('panel_green'), greenList(d.record)),
       section(t('panel_certification'), certification(d.record)),
-    );
+    ];
+    this.body.replaceChildren(...sections.filter((node) => node !== null));
     this.root.dataset.state = 'ready';
   }
 }
