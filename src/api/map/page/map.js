@@ -98,7 +98,7 @@ export class StationMap {
     if (!feature) return;
     // The station beside the panel, not under it: above the phone's bottom sheet, left of the desktop's side panel.
     const narrow = matchMedia('(max-width: 899px)').matches;
-    const offset = narrow ? [0, -Math.round(this.map.getContainer().clientHeight * 0.3)] : [-200, 0];
+    const offset = narrow ? [0, -Math.round(this.map.getContainer().clientHeight * 0.35)] : [-200, 0];
     this.ready.then(() => this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), 11), offset, duration: 400 }));
   }
 
