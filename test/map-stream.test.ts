@@ -99,7 +99,7 @@ t.test('the freshness fallback: UNKNOWN no_signal within 2 s of STATUS_UNKNOWN_A
   ]);
 });
 
-t.test('streams opened one after another on servers one after another stay open', async (t) => {
+t.test('streams opened one after another on servers one after another stay open; a shutdown tells them 1001', async (t) => {
   // Upgrades decided after a Redis answer were seen dropped (1006) right after opening with this uWS
   // build, in a process that had run servers before: the stream's upgrade is decided at once.
   for (let round = 0; round < 3; round++) {
@@ -108,6 +108,7 @@ t.test('streams opened one after another on servers one after another stay open'
     await new Promise((r) => setTimeout(r, 300));
     t.same(clients.map((c) => c.closed), [undefined, undefined, undefined], `round ${round}: all open`);
     await p.stop('round over');
+    t.same((await Promise.all(clients.map((c) => c.closedWith()))).map((c) => c.code), [1001, 1001, 1001], `round ${round}: told 1001 at shutdown`);
   }
 });
 
