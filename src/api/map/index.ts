@@ -4,7 +4,6 @@ import { mapStationRows } from '../../../db/queries/map.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { RateLimiter } from '../../infra/rate-limit.js';
-import type { Redis } from '../../infra/redis.js';
 import type { Config } from '../../config.js';
 import { mapFamily } from './family.js';
 import { MapFeed, type MapFeedDeps } from './feed.js';
@@ -13,20 +12,18 @@ import { detailRoutes } from './detail.js';
 import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
 import { detailDoc, mapStreamDoc, photoDoc } from './docs.js';
-import { StreamSlots } from '../../push/stream-slots.js';
 import { mapPageRoutes } from './page.js';
 
 /**
  * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false,
  * without a credential, limited per client address. The feed (`/map/v1/stations.geojson`), a
  * station's detail and photo, and the stream of changes are this module's; the page's own routes
- * (the page, its files, the basemap, the config) are registered by `pageRoutes` below on the same family.
+ * (its files, the basemap, the config; the page itself is `/`'s) are ./page.ts's, on the same family.
  */
 export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   /** PUBLIC_MAP (`publicMap`), MAP_STYLE_URL (`mapStyleUrl`), MAP_RATE_LIMIT (`mapRateLimit`), MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`). */
-  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapStreamsPerAddress' | 'redisPrefix'>;
+  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapStreamsPerAddress'>;
   sql: Sql;
-  redis: Redis;
   /** The base of the links export v2's records carry (BASE_URL). */
   baseUrl: () => string;
   status: MapFeedDeps['status'] & { station(hrsId: string): Record<string, unknown> | undefined };
@@ -52,13 +49,12 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
   feedRoute(server, family, feed);
   detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(), photo: photoDoc() } });
-  const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
   return {
     start: () => {
       void feed.start();
-      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress) });
+      stream = mapStream({ server, family, feed, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress) });
     },
     family,
     feed,
