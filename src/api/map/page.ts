@@ -25,7 +25,7 @@ export interface MapPageDeps {
 
 /** The page's files in ./page/, as served under `/map/`. */
 const FILES = [
-  'app.js', 'map.js', 'state.js', 'status.js', 'list.js', 'panel.js', 'panel-parts.js', 'live.js', 'i18n.js', 'map.css',
+  'app.js', 'map.js', 'state.js', 'status.js', 'list.js', 'panel.js', 'panel-parts.js', 'live.js', 'i18n.js', 'map.css', 'panel.css',
   'i18n/en.json', 'i18n/de.json',
 ];
 
