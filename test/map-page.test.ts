@@ -301,3 +301,26 @@ t.test('on a phone (390 px) nothing scrolls sideways: map, list and the bottom s
     t.same(problems, [], `${locale}: no console error`);
   }
 });
+
+t.test('MAP_STYLE_URL: the deployment\'s style replaces the built-in basemap, admitted by the page\'s policy', { skip }, async (t) => {
+  // A style host of the deployment's own (another origin than the service's), serving one style.
+  const { createServer } = await import('node:http');
+  const served: string[] = [];
+  const host = createServer((req, res) => {
+    served.push(req.url ?? '');
+    const style = { version: 8, sources: {}, layers: [{ id: 'paper', type: 'background', paint: { 'background-color': '#fafaf5' } }] };
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Access-Control-Allow-Origin': '*' }).end(JSON.stringify(style));
+  });
+  await new Promise<void>((resolve) => host.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => host.close(() => resolve())));
+  const styleUrl = `http://127.0.0.1:${(host.address() as { port: number }).port}/styles/site/style.json`;
+
+  const p = await startTestPlatform(t, { env: { ...ENV, MAP_STYLE_URL: styleUrl }, fixture: mapFixture() });
+  const { page, problems, requested } = await openMap(t, p);
+  const expected = expectedFor(await feed(p), {});
+  t.same(await markersAre(page, expected), expected, 'the markers over the deployment\'s style');
+  await page.waitForSelector('#map[data-idle="true"]');
+  t.same(served, ['/styles/site/style.json'], 'the style was read from its host');
+  t.notOk(requested.some((url) => url.endsWith('/map/v1/basemap.geojson')), 'the built-in basemap was not');
+  t.same(problems, [], 'no CSP violation, no console error');
+});
