@@ -1,6 +1,7 @@
 /**
  * The public map at `/` in Debian's Chromium against a real platform: it draws offline with the built-in
- * basemap (no request leaves the service), its markers are the feed's stations with their best values,
+ * basemap (no request leaves the service), its markers are the feed's stations with their best values
+ * (clustered when zoomed out, counting the available ones), MAP_STYLE_URL's style replaces the basemap,
  * the filters and the search narrow the markers and the list, the address restores the view after a
  * reload and Back, a keyboard alone reaches a station's panel, the phone layout never scrolls sideways,
  * axe finds no serious or critical violation, marker letters pass WCAG AA, and no console error.
