@@ -11,7 +11,33 @@ export interface SeedOptions {
   stations: number;
   /** Ages of the published readings (ms); none are written when absent. */
   readings?: { spreadMs: number; pricingSpreadMs: number };
+  /**
+   * Where the stations stand: `line` (default) on one diagonal across Germany, as the export scenarios
+   * have always had them; `europe` spread over Europe around `EUROPEAN_CITIES` (see there), each with
+   * its city's time zone, for what draws or searches them by place.
+   */
+  places?: 'line' | 'europe';
 }
+
+/**
+ * Cities the `europe` stations gather around: latitude, longitude, time zone, and how far (degrees of
+ * latitude, at most) its stations stray. Station i belongs to city i modulo their count and stands at a
+ * pseudo-random offset from it (md5 of its number: the same on every run), denser near the centre.
+ */
+export const EUROPEAN_CITIES: readonly [number, number, string, number][] = [
+  [52.52, 13.405, 'Europe/Berlin', 1.2], [53.551, 9.994, 'Europe/Berlin', 1.0], [48.137, 11.575, 'Europe/Berlin', 1.2],
+  [50.938, 6.96, 'Europe/Berlin', 0.8], [50.11, 8.682, 'Europe/Berlin', 0.9], [48.776, 9.183, 'Europe/Berlin', 0.8],
+  [51.34, 12.375, 'Europe/Berlin', 1.0], [52.375, 9.735, 'Europe/Berlin', 1.0], [48.857, 2.352, 'Europe/Paris', 1.5],
+  [45.764, 4.836, 'Europe/Paris', 1.2], [43.296, 5.37, 'Europe/Paris', 1.0], [47.218, -1.554, 'Europe/Paris', 1.2],
+  [51.507, -0.128, 'Europe/London', 1.4], [53.48, -2.242, 'Europe/London', 1.0], [55.953, -3.188, 'Europe/London', 1.0],
+  [52.37, 4.895, 'Europe/Amsterdam', 0.7], [50.85, 4.352, 'Europe/Brussels', 0.7], [47.377, 8.541, 'Europe/Zurich', 0.8],
+  [48.208, 16.373, 'Europe/Vienna', 1.0], [50.075, 14.437, 'Europe/Prague', 1.0], [52.23, 21.012, 'Europe/Warsaw', 1.5],
+  [50.065, 19.945, 'Europe/Warsaw', 1.0], [55.676, 12.568, 'Europe/Copenhagen', 1.0], [59.329, 18.069, 'Europe/Stockholm', 1.5],
+  [59.914, 10.752, 'Europe/Oslo', 1.2], [60.17, 24.938, 'Europe/Helsinki', 1.2], [45.464, 9.19, 'Europe/Rome', 1.0],
+  [41.903, 12.496, 'Europe/Rome', 1.2], [40.852, 14.268, 'Europe/Rome', 0.8], [40.417, -3.704, 'Europe/Madrid', 1.5],
+  [41.385, 2.173, 'Europe/Madrid', 1.0], [38.722, -9.139, 'Europe/Lisbon', 1.0], [47.498, 19.04, 'Europe/Budapest', 1.2],
+  [46.056, 14.506, 'Europe/Ljubljana', 0.6], [44.427, 26.103, 'Europe/Bucharest', 1.2], [53.35, -6.26, 'Europe/Dublin', 1.0],
+];
 
 /** Station i's hrs_id: i in base 26, five letters (AAAAA, AAAAB, ...), as `seedRegistry` writes it. */
 export function benchHrsId(i: number): string {
@@ -41,17 +67,40 @@ export async function seedRegistry(sql: Sql, options: SeedOptions): Promise<void
       $$`;
     await tx`INSERT INTO operators (id, name, email) VALUES ('bench-operator', 'Bench Hydrogen GmbH', 'ops@bench.example')`;
     await tx`INSERT INTO originators (id, name, call_log_mode) VALUES ('bench-monitor', 'Bench Monitoring', 'errors')`;
+    const europe = options.places === 'europe';
     await tx`
-      INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details)
+      CREATE TEMPORARY TABLE bench_cities (n integer, lat float8, lon float8, zone text, spread float8) ON COMMIT DROP`;
+    if (europe) {
+      await tx`
+        INSERT INTO bench_cities (n, lat, lon, zone, spread)
+        SELECT n - 1, lat, lon, zone, spread
+        FROM unnest(${EUROPEAN_CITIES.map((c) => c[0])}::float8[], ${EUROPEAN_CITIES.map((c) => c[1])}::float8[],
+                    ${EUROPEAN_CITIES.map((c) => c[2])}::text[], ${EUROPEAN_CITIES.map((c) => c[3])}::float8[])
+             WITH ORDINALITY AS c (lat, lon, zone, spread, n)`;
+    }
+    // Two pseudo-random numbers in [0, 1) per station from md5 of its number: the same on every run.
+    // Squared distances from the centre (u²) put most stations near their city, a few far out.
+    await tx`
+      CREATE FUNCTION pg_temp.bench_unit(i integer, k integer) RETURNS float8 IMMUTABLE LANGUAGE sql AS $$
+        SELECT ('x' || substr(md5(i::text || ':' || k::text), 1, 8))::bit(32)::bigint / 4294967296.0
+      $$`;
+    await tx`
+      INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, time_zone, details)
       SELECT pg_temp.bench_hrs_id(i), 'bench-operator', 'Bench station ' || (i + 1), i % 10 = 0,
              CASE WHEN i % 4 = 0 THEN 'Mo-Fr 06:00-22:00; Sa-Su 08:00-20:00' ELSE '24/7' END,
+             c.zone,
              jsonb_build_object(
                'street', 'Wasserstoffstraße ' || (1 + i % 200), 'postal_code', lpad((10000 + i % 89999)::text, 5, '0'),
                'city', 'City ' || (i % 997), 'country', 'DE',
-               'latitude', round((47.3 + (i % 5500) / 1000.0)::numeric, 6), 'longitude', round((5.9 + (i % 9100) / 1000.0)::numeric, 6),
+               'latitude', CASE WHEN c.n IS NULL THEN round((47.3 + (i % 5500) / 1000.0)::numeric, 6)
+                 ELSE round((c.lat + c.spread * pg_temp.bench_unit(i, 1) ^ 2 * sin(2 * pi() * pg_temp.bench_unit(i, 2)))::numeric, 5) END,
+               'longitude', CASE WHEN c.n IS NULL THEN round((5.9 + (i % 9100) / 1000.0)::numeric, 6)
+                 ELSE round((c.lon + c.spread * pg_temp.bench_unit(i, 1) ^ 2 * cos(2 * pi() * pg_temp.bench_unit(i, 2))
+                   / cos(radians(c.lat)))::numeric, 5) END,
                'vehicle_types', CASE WHEN i % 10 = 0 THEN jsonb_build_array('M1', 'N1', 'N3', 'M3') ELSE jsonb_build_array('M1', 'N1') END,
                'payment_methods', jsonb_build_array('fuel card', 'credit card'), 'phone', '+49 30 ' || (1000000 + i))
-      FROM generate_series(0, ${STATIONS - 1}::integer) AS i`;
+      FROM generate_series(0, ${STATIONS - 1}::integer) AS i
+      LEFT JOIN bench_cities c ON c.n = i % ${EUROPEAN_CITIES.length}::integer`;
     await tx`
       INSERT INTO layouts (hrs_id, kind, version, content_hash, confirmed_at)
       SELECT hrs_id, 'confirmed', 1, sha256(convert_to(hrs_id, 'UTF8')), now() FROM stations`;

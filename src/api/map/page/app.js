@@ -1,7 +1,9 @@
 /**
  * The public map's page: reads the settings and the feed, draws the map and the list from the address
  * (./state.js), opens the station panel, and keeps everything live over the stream (./live.js).
- * `body[data-ready]` turns "true" once the first feed is shown (the browser tests wait for it).
+ * `body[data-ready]` turns "true" once the first feed is shown (the browser tests wait for it). The
+ * page's timeline gets marks `map:feed-loaded` and `map:first-render` (after the first list and the
+ * map's data), the phases the benchmark reports beside ./map.js's `map:stations-drawn`.
  */
 import { currentLanguage, initialLanguage, setLanguage, t } from './i18n.js';
 import { StationList } from './list.js';
@@ -202,6 +204,7 @@ async function start() {
     document.body.dataset.map = 'none';
   }
   await loadFeed();
+  performance.mark('map:feed-loaded');
   live = new LiveStream({
     etag: async (etag) => {
       if (etag === feedEtag) return;
@@ -222,6 +225,7 @@ async function start() {
   live.connect();
   window.addEventListener('hashchange', render);
   render();
+  performance.mark('map:first-render');
   if (navigator.permissions) {
     navigator.permissions.query({ name: 'geolocation' }).then((status) => {
       if (status.state === 'granted') askPosition();

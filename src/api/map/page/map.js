@@ -5,6 +5,11 @@
  * (`clusterProperties`); the markers themselves are buttons in the page (no font or glyph server
  * needed for their letters, and each is a control with an accessible name), placed where the source's
  * features and clusters are after every render.
+ *
+ * Once the map is idle after stations were shown (their source loaded, its tiles rendered, the markers
+ * placed), the map's element says how many stations its markers stand for (`data-stations-drawn`: the
+ * stations of the clusters plus the single stations) and the page's timeline gets a mark
+ * `map:stations-drawn`: what the benchmark (test/bench/map.bench.ts) times a load by.
  */
 import { AttributionControl, Map as MapLibreMap, Marker, NavigationControl } from '/map/vendor/maplibre-gl.mjs';
 import { t } from './i18n.js';
@@ -41,6 +46,7 @@ export class StationMap {
     this.markers = new Map(); // key → { marker, element }
     this.selected = null;
     this.data = { type: 'FeatureCollection', features: [] };
+    this.shown = false; // stations shown since the last idle: it tells how many were drawn
     this.map = new MapLibreMap({
       container,
       style: styleUrl ?? builtInStyle(),
@@ -62,6 +68,7 @@ export class StationMap {
     });
     this.map.on('idle', () => {
       this.placeMarkers();
+      if (this.shown && this.map.getSource('stations') && this.map.isSourceLoaded('stations')) this.drawn(container);
       container.dataset.idle = 'true'; // drawn, tiles loaded, markers placed (the browser tests wait for it)
     });
     this.map.on('movestart', () => (container.dataset.idle = 'false'));
@@ -77,9 +84,19 @@ export class StationMap {
   /** The stations to show: features whose properties carry `best` (their value for the selected option). */
   async show(features, { fit = false } = {}) {
     this.data = { type: 'FeatureCollection', features };
+    this.shown = true;
     await this.ready;
     this.map.getSource('stations').setData(this.data);
     if (fit && features.length > 0) this.fit(features);
+  }
+
+  /** Says how many stations the placed markers stand for (see the head comment). */
+  drawn(container) {
+    this.shown = false;
+    let stations = 0;
+    for (const { element } of this.markers.values()) stations += element.dataset.count ? Number(element.dataset.count) : 1;
+    container.dataset.stationsDrawn = String(stations);
+    performance.mark('map:stations-drawn', { detail: { stations } });
   }
 
   fit(features) {
