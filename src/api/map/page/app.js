@@ -24,11 +24,20 @@ const list = new StationList((hrsId) => navigate({ station: hrsId }));
 const panel = new StationPanel(() => closePanel());
 let openedByUser = false;
 
+/**
+ * The first read of the feed, started at once: beside the language, the settings and the map's module
+ * rather than after them (a large feed is then mostly in when they are).
+ */
+let early = fetch(FEED, { cache: 'no-cache' });
+early.catch(() => {}); // a failure is seen (and retried) where it is awaited
+
 /** Reads the feed (revalidated: the browser sends its ETag); replaces the stations. */
 async function loadFeed() {
   for (let attempt = 0; ; attempt++) {
     try {
-      const res = await fetch(FEED, { cache: 'no-cache' });
+      const pending = early ?? fetch(FEED, { cache: 'no-cache' });
+      early = null;
+      const res = await pending;
       if (!res.ok) throw new Error(String(res.status));
       const feed = await res.json();
       feedEtag = res.headers.get('ETag');
