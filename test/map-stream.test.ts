@@ -3,9 +3,16 @@
  * within 2 s of a signal and of the freshness fallback (short STATUS_* settings), `changed` after a
  * registry load, nothing sent back for a quiet client, binary frames refused, and at most
  * MAP_STREAMS_PER_ADDRESS open per client address (behind a trusted proxy, per forwarded address),
- * decided at once at the upgrade; opening streams never drops them (1006).
+ * decided at once at the upgrade; opening streams never drops them (1006); a subscriber that does not
+ * read is closed at the backpressure limit while the others hear every change.
  */
 import t from 'tap';
+import type { FeedChange, MapFeed } from '../src/api/map/feed.js';
+import { mapFamily } from '../src/api/map/family.js';
+import { mapStream } from '../src/api/map/stream.js';
+import { PROBLEM_ERRORS } from '../src/http/errors.js';
+import { HttpServer } from '../src/http/server.js';
+import { createLogger } from '../src/log.js';
 import { mapFixture } from './helpers/map.js';
 import { postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { WsClient } from './helpers/ws.js';
@@ -144,6 +151,36 @@ t.test('at most MAP_STREAMS_PER_ADDRESS per client address: 429 problem with Ret
   await connect(t, q, { 'X-Forwarded-For': '203.0.113.1' });
   await connect(t, q, { 'X-Forwarded-For': '203.0.113.2' });
   t.equal((await refusal(wsUrl(q), { 'X-Forwarded-For': '203.0.113.1' }))?.status, 429, 'behind the trusted proxy, each forwarded address has its own limit');
+});
+
+t.test('a subscriber that does not read is closed at the backpressure limit; the others hear every change, in order', async (t) => {
+  const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: { name: 'root', prefix: '/', errors: PROBLEM_ERRORS } });
+  const family = mapFamily();
+  server.family(family);
+  const listeners: ((changes: readonly FeedChange[]) => void)[] = [];
+  // The feed's side the stream reads: its ETag and its changes, told here as fast as the test likes.
+  const feed = { etag: '"e"', onChanges: (l: (changes: readonly FeedChange[]) => void) => (listeners.push(l), () => undefined) } as unknown as MapFeed;
+  const stream = mapStream({ server, family, feed, perAddress: 10, log: createLogger('silent') });
+  const port = await server.listen('127.0.0.1', 0);
+  t.teardown(() => (stream.close(), server.closeConnections()));
+  const url = `ws://127.0.0.1:${port}/map/v1/stream`;
+  const [reader, stalled] = [await WsClient.connect(url), await WsClient.connect(url)];
+  await reader.next();
+  await stalled.next();
+  (stalled.socket as unknown as { _socket: { pause(): void } })._socket.pause();
+  // ~1 KB station messages until the stalled one is closed: past the kernel's buffers and the 1 MiB the stream lets wait.
+  const name = 'x'.repeat(1000);
+  let sent = 0;
+  while (stream.open > 1 && sent < 50_000) {
+    for (let i = 0; i < 500; i++, sent++) for (const l of listeners) l([{ type: 'station', hrs_id: `${name}${sent}`, open_now: true, fuelling_options: [] }]);
+    await new Promise((r) => setImmediate(r));
+  }
+  t.equal(stream.open, 1, `the stalled subscriber is closed (after ${sent} messages)`);
+  const deadline = Date.now() + 10_000;
+  while (reader.messages.length < sent + 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+  t.equal(reader.messages.length, sent + 1, 'the reading one heard every change');
+  t.ok(reader.messages.slice(1).every((m, i) => m.hrs_id === `${name}${i}`), 'in order');
+  t.equal(reader.closed, undefined, 'and stays open');
 });
 
 /** The refusal of an upgrade (undefined when the stream opened, and then closed at once). */
