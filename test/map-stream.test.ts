@@ -153,6 +153,17 @@ t.test('at most MAP_STREAMS_PER_ADDRESS per client address: 429 problem with Ret
   t.equal((await refusal(wsUrl(q), { 'X-Forwarded-For': '203.0.113.1' }))?.status, 429, 'behind the trusted proxy, each forwarded address has its own limit');
 });
 
+t.test('opening a stream spends none of the address\'s request budget; its requests do', async (t) => {
+  const p = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '2', MAP_STREAMS_PER_ADDRESS: '4' } });
+  const streams = [];
+  for (let i = 0; i < 3; i++) streams.push(await WsClient.connect(wsUrl(p)));
+  t.teardown(() => streams.forEach((s) => s.close()));
+  t.same(streams.map((s) => s.closed), [undefined, undefined, undefined], 'three streams past a budget of two requests');
+  const statuses = [];
+  for (let i = 0; i < 3; i++) statuses.push(await fetch(`${p.url}/map/v1/stations.geojson`).then(async (r) => (await r.arrayBuffer(), r.status)));
+  t.same(statuses, [200, 200, 429], 'the requests spend the whole budget');
+});
+
 t.test('a subscriber that does not read is closed at the backpressure limit; the others hear every change, in order', async (t) => {
   const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: { name: 'root', prefix: '/', errors: PROBLEM_ERRORS } });
   const family = mapFamily();

@@ -5,6 +5,7 @@ import type { FamilyPolicy } from '../../http/policy.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
 import type { Request } from '../../http/request.js';
+import { MAP_STREAM_PATH } from './stream.js';
 
 /** The licence of what the public map publishes, as export v2's: CC BY 4.0, as a `Link` header (RFC 8288). */
 export const MAP_LICENCE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
@@ -20,9 +21,8 @@ export const MAP_POLICY: FamilyPolicy = {
   },
 };
 
-/** The stream's path (./stream.ts), whose upgrades the rate limit leaves to the stream's own per-address cap. */
-const MAP_STREAM_ROUTE = '/map/v1/stream';
-const isStreamUpgrade = (req: Request) => req.route === MAP_STREAM_ROUTE && req.headers.upgrade?.toLowerCase() === 'websocket';
+/** An upgrade of the stream (./stream.ts), which the rate limit leaves to the stream's own per-address cap. */
+const isStreamUpgrade = (req: Request) => req.route === MAP_STREAM_PATH && req.headers.upgrade?.toLowerCase() === 'websocket';
 
 /** The public map's limit: MAP_RATE_LIMIT requests per minute per client address (default 120). */
 export const MAP_LIMIT: RateLimit = { limit: 120, windowSeconds: 60, name: 'minute' };
