@@ -243,3 +243,20 @@ t.test('a station that loses its coordinates or becomes a sandbox station leaves
   t.same((await featuresOf(w.feed)).map((f) => f.id), ['BERLA']);
   w.feed.close();
 });
+
+t.test('requests after a change share one body: made once, each encoding once', async (t) => {
+  const w = world();
+  await w.feed.start();
+  const before = await w.feed.body();
+  w.setNow('2026-11-30T10:00:00Z');
+  w.opened();
+  // Many requests at once, before the settling's timer: the first settles, the others find its body.
+  const bodies = await Promise.all(Array.from({ length: 20 }, () => w.feed.body()));
+  t.not(bodies[0]!.etag, before.etag, 'a new body');
+  t.ok(bodies.every((b) => b === bodies[0]), 'one body for all of them');
+  t.equal(bodies[0]!.body.brotli, bodies[19]!.body.brotli, 'brotli made once');
+  t.equal(bodies[0]!.body.gzip, bodies[19]!.body.gzip, 'gzip made once');
+  await settled();
+  t.equal(await w.feed.body(), bodies[0], 'the settling after them finds nothing new');
+  w.feed.close();
+});
