@@ -155,26 +155,20 @@ t.test('at most MAP_STREAMS_PER_ADDRESS per client address: 429 problem with Ret
 
 t.test('opening a stream spends none of the address\'s request budget; its requests do', async (t) => {
   const p = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '2', MAP_STREAMS_PER_ADDRESS: '4' } });
-  const streams = [];
+  const streams: WsClient[] = [];
   for (let i = 0; i < 3; i++) streams.push(await WsClient.connect(wsUrl(p)));
   t.teardown(() => streams.forEach((s) => s.close()));
   t.same(streams.map((s) => s.closed), [undefined, undefined, undefined], 'three streams past a budget of two requests');
-  const statuses = [];
+  const statuses: number[] = [];
   for (let i = 0; i < 3; i++) statuses.push(await fetch(`${p.url}/map/v1/stations.geojson`).then(async (r) => (await r.arrayBuffer(), r.status)));
   t.same(statuses, [200, 200, 429], 'the requests spend the whole budget');
 });
 
 t.test('a subscriber that does not read is closed at the backpressure limit; the others hear every change, in order', async (t) => {
-  const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: { name: 'root', prefix: '/', errors: PROBLEM_ERRORS } });
-  const family = mapFamily();
-  server.family(family);
   const listeners: ((changes: readonly FeedChange[]) => void)[] = [];
   // The feed's side the stream reads: its ETag and its changes, told here as fast as the test likes.
   const feed = { etag: '"e"', onChanges: (l: (changes: readonly FeedChange[]) => void) => (listeners.push(l), () => undefined) } as unknown as MapFeed;
-  const stream = mapStream({ server, family, feed, perAddress: 10, log: createLogger('silent') });
-  const port = await server.listen('127.0.0.1', 0);
-  t.teardown(() => (stream.close(), server.closeConnections()));
-  const url = `ws://127.0.0.1:${port}/map/v1/stream`;
+  const { url, stream } = await standalone(t, feed);
   const [reader, stalled] = [await WsClient.connect(url), await WsClient.connect(url)];
   await reader.next();
   await stalled.next();
@@ -193,6 +187,42 @@ t.test('a subscriber that does not read is closed at the backpressure limit; the
   t.ok(reader.messages.slice(1).every((m, i) => m.hrs_id === `${name}${i}`), 'in order');
   t.equal(reader.closed, undefined, 'and stays open');
 });
+
+t.test('hello comes first: a change settled while the hello reads the ETag is in that ETag, not sent before it', async (t) => {
+  const listeners: ((changes: readonly FeedChange[]) => void)[] = [];
+  let etag = '"before"';
+  let pending: FeedChange[] = [{ type: 'station', hrs_id: 'BERLA', open_now: true, fuelling_options: [] }];
+  // As MapFeed's: reading the ETag settles the feed, which tells the stream what changed, then answers the new ETag.
+  const feed = {
+    get etag() {
+      const changes = pending;
+      pending = [];
+      if (changes.length > 0) {
+        etag = '"after"';
+        for (const l of listeners) l(changes);
+      }
+      return etag;
+    },
+    onChanges: (l: (changes: readonly FeedChange[]) => void) => (listeners.push(l), () => undefined),
+  } as unknown as MapFeed;
+  const { url } = await standalone(t, feed);
+  const first = await WsClient.connect(url);
+  t.teardown(() => first.close());
+  t.same(await first.next(), { type: 'hello', etag: '"after"' }, 'the first message is the hello, with the ETag that has the change');
+  await new Promise((r) => setTimeout(r, 100));
+  t.same(first.unread, [], 'and the change is not sent after it either: the hello\'s ETag has it');
+});
+
+/** The stream alone on a server of its own, over a feed of the test's: its URL, and the stream. */
+async function standalone(t: { teardown(fn: () => unknown): void }, feed: MapFeed) {
+  const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: { name: 'root', prefix: '/', errors: PROBLEM_ERRORS } });
+  const family = mapFamily();
+  server.family(family);
+  const stream = mapStream({ server, family, feed, perAddress: 10, log: createLogger('silent') });
+  const port = await server.listen('127.0.0.1', 0);
+  t.teardown(() => (stream.close(), server.closeConnections()));
+  return { url: `ws://127.0.0.1:${port}/map/v1/stream`, stream };
+}
 
 /** The refusal of an upgrade (undefined when the stream opened, and then closed at once). */
 async function refusal(url: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string; headers: Record<string, string> } | undefined> {

@@ -113,8 +113,11 @@ export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: 
           ws.end(MAP_CLOSE.shuttingDown.code, MAP_CLOSE.shuttingDown.reason);
           return;
         }
+        // The ETag first: reading it settles the feed, and what that settling tells the others is in
+        // this ETag already; subscribed after it, the stream's first message is always the hello.
+        const etag = feed.etag ?? null;
         ws.subscribe(TOPIC);
-        ws.send(JSON.stringify({ type: 'hello', etag: feed.etag ?? null }), false, false);
+        ws.send(JSON.stringify({ type: 'hello', etag }), false, false);
       },
       message: (ws: Socket, message: ArrayBuffer, isBinary: boolean) => {
         if (isBinary) ws.end(MAP_CLOSE.binary.code, MAP_CLOSE.binary.reason);
