@@ -260,3 +260,20 @@ t.test('requests after a change share one body: made once, each encoding once', 
   t.equal(await w.feed.body(), bodies[0], 'the settling after them finds nothing new');
   w.feed.close();
 });
+
+t.test('Last-Modified never goes back, even when the clock does', async (t) => {
+  const w = world();
+  await w.feed.start();
+  w.setNow('2026-11-30T10:00:05Z');
+  w.opened();
+  const first = await w.feed.body();
+  t.equal(first.lastModified, Date.parse('2026-11-30T10:00:05Z') / 1000);
+  // The clock steps back four seconds (a time sync), then a signal changes a value.
+  w.setNow('2026-11-30T10:00:01Z');
+  w.signal({ station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: true }] });
+  const second = await w.feed.body();
+  t.not(second.etag, first.etag);
+  t.equal(second.lastModified, first.lastModified, 'the later body is not dated before the earlier one');
+  t.ok(second.sharedSecond, 'and shares its date: If-Modified-Since with it is answered with the body');
+  w.feed.close();
+});

@@ -239,7 +239,9 @@ export class MapFeed {
   private build(at: Date): FeedBody {
     const features = [...this.held.keys()].sort().map((id) => this.held.get(id)!.parts.json).join(',');
     const etag = `"${createHash('sha256').update(features).digest('base64url').slice(0, 27)}"`;
-    const lastModified = Math.floor(at.getTime() / 1000);
+    // Never before the body it replaces, were the clock to step back: a date a client holds must not
+    // seem newer than a later body (If-Modified-Since would keep its copy).
+    const lastModified = Math.max(Math.floor(at.getTime() / 1000), this.current?.lastModified ?? 0);
     const body = new EncodedBody(`{"type":"FeatureCollection","generated_at":${JSON.stringify(at.toISOString())},"features":[${features}]}`);
     return { body, etag, lastModified, sharedSecond: this.current !== undefined && this.current.lastModified >= lastModified };
   }
