@@ -291,7 +291,7 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
     log.error({ err }, 'scheduling the status history jobs failed'),
   );
   served.push.start();
-  served.map?.start();
+  await served.map?.start();
 }
 
 /** Where the running platform stands: stopping (readiness says 503), and the port it listens on. */

@@ -35,8 +35,12 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
 export interface MapApi {
   family: Family;
   feed: MapFeed;
-  /** Starts listening to the live status and registers the stream (once every other socket route is). */
-  start(): void;
+  /**
+   * Starts listening to the live status, registers the stream (once every other socket route is) and
+   * reads the stations' static fields: settled before the platform listens, so a stream's first `hello`
+   * already names the feed's ETag.
+   */
+  start(): Promise<void>;
   /** The registry reloaded: the static fields are read again. */
   stationsChanged(): void;
   close(): void;
@@ -53,8 +57,9 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
   return {
     start: () => {
-      void feed.start();
       stream = mapStream({ server, family, feed, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress) });
+      // Never rejects: a failed read is logged, and the next reload reads again.
+      return feed.start();
     },
     family,
     feed,
