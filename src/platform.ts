@@ -28,6 +28,8 @@ import { importV11Api } from './api/import-v1.1/index.js';
 import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
 import { mapApi, type MapApi } from './api/map/index.js';
+import { mapPageReply } from './api/map/page.js';
+import type { Request } from './http/request.js';
 import { metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
 import type { Config } from './config.js';
 import { RateLimiter } from './infra/rate-limit.js';
@@ -235,7 +237,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const map = mapApi(server, { config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl });
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
-  indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH });
+  const mapPage = map ? (req: Request) => mapPageReply(req, { styleUrl: config.mapStyleUrl }) : undefined;
+  indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH, ...(mapPage ? { mapPage } : {}) });
   metrics.watch({
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
   });

@@ -39,9 +39,11 @@ t.test('GET / lists the pages as JSON, each link answering', async (t) => {
   }
 });
 
-t.test('a browser gets the same index as HTML', async (t) => {
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+
+t.test('a browser gets the same index as HTML at /developers/ ("For developers")', async (t) => {
   const p = await startTestPlatform(t);
-  const res = await fetch(`${p.url}/`, { headers: { Accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' } });
+  const res = await fetch(`${p.url}/developers/`, { headers: { Accept: BROWSER_ACCEPT } });
   t.equal(res.status, 200);
   t.match(res.headers.get('content-type'), /^text\/html/);
   const html = await res.text();
@@ -51,6 +53,36 @@ t.test('a browser gets the same index as HTML', async (t) => {
   t.match(html, `<a href="${p.url}/portal/">Portal: API tokens, stations and originators</a>`, 'a link is named by what it leads to');
   t.match(html, '<meta name="viewport" content="width=device-width, initial-scale=1">', 'laid out for a phone\'s width');
   t.match(html, '/v2/hrs/status/stream');
+  t.match(html, '<a class="button button-ghost" href="/">Station map</a>', 'it links back to the map');
+  t.match(html, '<link rel="stylesheet" href="/portal/portal.css">', 'styled like the portal');
+  t.match(res.headers.get('content-security-policy'), /default-src 'none'/, 'under the pages\' strict policy');
+  const slashless = await fetch(`${p.url}/developers`, { redirect: 'manual' });
+  t.same([slashless.status, slashless.headers.get('location')], [308, '/developers/'], '/developers leads to the page');
+});
+
+t.test('a browser at / gets the public map; with PUBLIC_MAP=false the "For developers" page; JSON unchanged either way', async (t) => {
+  const p = await startTestPlatform(t);
+  const map = await fetch(`${p.url}/`, { headers: { Accept: BROWSER_ACCEPT } });
+  t.equal(map.status, 200);
+  t.match(await map.text(), '<script type="module" src="/map/app.js"></script>', 'the map page');
+  t.match(map.headers.get('content-security-policy'), /worker-src 'self'/, 'with MapLibre\'s worker allowed');
+  t.equal(map.headers.get('vary'), 'Accept, Accept-Encoding');
+  t.equal((await fetch(`${p.url}/map/app.js`)).status, 200, 'its files are served');
+
+  const off = await startTestPlatform(t, { env: { PUBLIC_MAP: 'false' } });
+  const developers = await fetch(`${off.url}/`, { headers: { Accept: BROWSER_ACCEPT } });
+  const html = await developers.text();
+  t.match(html, '<p class="subtitle">For developers</p>', 'PUBLIC_MAP=false: the "For developers" page at /');
+  t.notMatch(html, 'Station map', 'with no link to a map that is not there');
+  for (const path of ['/map/app.js', '/map/v1/config', '/map/v1/basemap.geojson', '/map/vendor/maplibre-gl.mjs']) {
+    t.equal((await fetch(`${off.url}${path}`)).status, 404, `PUBLIC_MAP=false: no ${path}`);
+  }
+  const [on, offJson] = await Promise.all([fetch(`${p.url}/`), fetch(`${off.url}/`)]);
+  t.same(
+    (await on.text()).replaceAll(p.url, 'BASE').replaceAll(p.url.replace('http:', 'ws:'), 'WSBASE'),
+    (await offJson.text()).replaceAll(off.url, 'BASE').replaceAll(off.url.replace('http:', 'ws:'), 'WSBASE'),
+    'the JSON answer does not depend on the map',
+  );
 });
 
 t.test('HTML only when text/html ranks above JSON', async (t) => {

@@ -49,8 +49,10 @@ t.test('the icon: /favicon.svg and /favicon.ico, named by every page', async (t)
   t.match(ICON.toString(), /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*><title>/, 'an SVG with a title');
   const link = '<link rel="icon" href="/favicon.svg" type="image/svg+xml">';
   for (const path of ['/portal/', '/admin/']) t.ok((await (await fetch(`${p.url}${path}`)).text()).includes(link), `${path} names the icon`);
-  const index = await (await fetch(`${p.url}/`, { headers: { Accept: 'text/html' } })).text();
-  t.ok(index.includes(link), 'the index page names the icon');
+  for (const path of ['/', '/developers/']) {
+    const page = await (await fetch(`${p.url}${path}`, { headers: { Accept: 'text/html' } })).text();
+    t.ok(page.includes(link), `${path === '/' ? 'the map page' : 'the "For developers" page'} names the icon`);
+  }
   for (const path of ['/v2/doc/', '/import/v2/doc/', '/portal/v1/doc/']) {
     t.ok((await (await fetch(`${p.url}${path}`)).text()).includes(link), `the API reference ${path} names the icon`);
   }
@@ -92,7 +94,7 @@ async function open(t: { teardown(fn: () => unknown): void }, p: TestPlatform, c
 /** Lets the page settle: its requests answered, the browser's own (the icon) too. */
 const settle = (page: Page) => page.waitForLoadState('networkidle');
 
-t.test('no console error on loading the portal, the dashboard and the index page', { skip }, async (t) => {
+t.test('no console error on loading the portal, the dashboard and the "For developers" page', { skip }, async (t) => {
   const p = await startTestPlatform(t, { fixture: portalFixture() });
   await grantPortalRoles(p);
 
@@ -114,10 +116,10 @@ t.test('no console error on loading the portal, the dashboard and the index page
   t.same(dashboard.problems, [], 'the dashboard: no error');
 
   const index = await open(t, p);
-  await index.page.goto(`${p.url}/`);
+  await index.page.goto(`${p.url}/developers/`);
   await index.page.locator('h1').waitFor();
   await settle(index.page);
-  t.same(index.problems, [], 'the index page: no error (its icon is served)');
+  t.same(index.problems, [], 'the "For developers" page: no error (its icon and style sheet are served)');
 
   const slashless = await open(t, p);
   await slashless.page.goto(`${p.url}/portal`);

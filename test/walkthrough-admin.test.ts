@@ -1,9 +1,9 @@
 /**
  * The admin's walk-through, from the demo's banner: the dashboard's address and admin token taken from
  * what `hrs demo` prints, the stations and their states seen, an originator's view opened. And the
- * index page (`/`) as a newcomer meets it: its links lead to the portal, the dashboard and an API
- * reference. At a desktop's and a phone's width, with no page error, console error or horizontal scroll,
- * and axe-core on the index (no violation at all) and the dashboard (no serious or critical one).
+ * "For developers" page (`/developers/`, linked from the map at `/`) as a newcomer meets it: its links
+ * lead to the portal, the dashboard and an API reference. At a desktop's and a phone's width, with no page error, console error or horizontal scroll,
+ * and axe-core on the "For developers" page (no violation at all) and the dashboard (no serious or critical one).
  * Screenshots: docs/walkthrough-admin-{desktop,phone}.png (with UPDATE_DOCS_SCREENSHOT=1).
  */
 import t from 'tap';
@@ -55,10 +55,10 @@ for (const width of WIDTHS) {
 }
 
 for (const width of WIDTHS) {
-  t.test(`the index page at ${width.name} width leads to the portal, the dashboard and an API reference`, { skip: skipWithoutChromium }, async (t) => {
+  t.test(`the "For developers" page at ${width.name} width leads to the portal, the dashboard and an API reference`, { skip: skipWithoutChromium }, async (t) => {
     const d = await theDemo();
     const { page, problems } = await openAt(t, width, `walkthrough-index-${width.name}`);
-    await page.goto(`${d.banner.base}/`);
+    await page.goto(`${d.banner.base}/developers/`);
     await page.getByRole('heading', { level: 1, name: /HRS signal platform/ }).waitFor();
     t.equal(await page.evaluate<number>('document.documentElement.clientWidth'), width.viewport.width, 'laid out at the device\'s width');
     t.equal(await overflow(page), 0, 'no horizontal scroll');

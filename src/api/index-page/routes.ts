@@ -2,11 +2,14 @@ import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
+import { SAME_ORIGIN_PAGE } from '../../http/page-files.js';
 import { FAVICON_PATH, shellRoutes } from './shell.js';
 
 /**
  * `GET /`: a small index of the service's pages, so whoever opens the root finds the documents, the
- * dashboard, health and metrics. JSON by default; HTML when the client prefers `text/html` (a browser).
+ * dashboard, health and metrics. JSON by default (a contract: its bytes do not change with the map);
+ * HTML when the client prefers `text/html` (a browser): the public map when it is served (`mapPage`),
+ * else the "For developers" page, which is always at `/developers/` too, styled like the portal.
  */
 
 export interface IndexDeps {
@@ -15,7 +18,12 @@ export interface IndexDeps {
   version: string;
   /** The data users' status stream (a WebSocket). */
   streamPath: string;
+  /** The public map's page, a browser's answer at `/` (absent with PUBLIC_MAP=false). */
+  mapPage?: (req: Request) => Reply;
 }
+
+/** Where the "For developers" page is. */
+export const DEVELOPERS_PATH = '/developers/';
 
 /** One page of the index: a stable name, where it is, what it is, and what it takes. */
 export interface IndexPage {
@@ -60,6 +68,7 @@ const PATHS: Record<string, string> = {
 /** Registers `GET /` on a family of public routes (the root's), with the icon and the pages' redirects (./shell.ts). */
 export function indexRoutes(server: HttpServer, family: Family, deps: IndexDeps): void {
   server.route({ family, public: true, method: 'GET', path: '/', handler: (req) => indexReply(req, deps) });
+  server.route({ family, public: true, method: 'GET', path: DEVELOPERS_PATH, handler: () => developersReply(deps, {}) });
   shellRoutes(server, family);
 }
 
@@ -77,7 +86,14 @@ function indexReply(req: Request, deps: IndexDeps): Reply {
   const pages = indexPages(deps);
   const headers = { Vary: 'Accept', 'Cache-Control': 'no-cache' };
   if (!prefersHtml(req.headers.accept)) return json(200, { service: 'HRS signal platform', version: deps.version, pages }, headers);
-  return { status: 200, headers: { ...headers, 'Content-Type': 'text/html; charset=utf-8' }, body: html(pages, deps.version) };
+  if (deps.mapPage) return deps.mapPage(req);
+  return developersReply(deps, headers);
+}
+
+/** The "For developers" page: the index as HTML, under the portal's style sheet and policy. */
+function developersReply(deps: IndexDeps, headers: Record<string, string>): Reply {
+  const body = html(indexPages(deps), deps.version, deps.mapPage !== undefined);
+  return { status: 200, headers: { 'Cache-Control': 'no-cache', ...headers, ...SAME_ORIGIN_PAGE, 'Content-Type': 'text/html; charset=utf-8' }, body };
 }
 
 /** Whether `Accept` ranks `text/html` above `application/json` (equal, `*∕*` or absent: JSON). */
@@ -98,15 +114,18 @@ export function prefersHtml(accept: string | undefined): boolean {
   return quality('text/html') > quality('application/json');
 }
 
-function html(pages: IndexPage[], version: string): string {
+function html(pages: IndexPage[], version: string, withMap: boolean): string {
   // The title is the link's text (what a screen reader lists); the address follows it as text.
   const items = pages
-    .map((p) => `<li><a href="${escape(p.href)}">${escape(p.title)}</a> <small>(auth: ${escape(p.auth)})</small><br><code>${escape(p.href)}</code></li>`)
+    .map((p) => `<li class="card"><a href="${escape(p.href)}">${escape(p.title)}</a> <small class="muted">(auth: ${escape(p.auth)})</small><br><code class="mono">${escape(p.href)}</code></li>`)
     .join('\n');
+  const mapLink = withMap ? '<nav class="workspaces" aria-label="Pages"><a class="button button-ghost" href="/">Station map</a></nav>' : '';
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>HRS signal platform</title><link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml"></head>
-<body><main><h1>HRS signal platform <small>${escape(version)}</small></h1>
-<ul>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>For developers: HRS signal platform</title><link rel="icon" href="${FAVICON_PATH}" type="image/svg+xml"><link rel="stylesheet" href="/portal/portal.css"></head>
+<body><header class="topbar"><div class="brand"><span class="brand-mark" aria-hidden="true">H₂</span><div><p class="brand-title">HRS signal platform</p><p class="subtitle">For developers</p></div></div>${mapLink}</header>
+<main id="main" class="developers"><h1>HRS signal platform <small>${escape(version)}</small></h1>
+<p class="muted">The service's pages, API references and machine endpoints.</p>
+<ul class="index-list">
 ${items}
 </ul></main></body></html>
 `;

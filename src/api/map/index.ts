@@ -14,12 +14,13 @@ import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
 import { detailDoc, mapStreamDoc, photoDoc } from './docs.js';
 import { StreamSlots } from '../../push/stream-slots.js';
+import { mapPageRoutes } from './page.js';
 
 /**
  * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false,
  * without a credential, limited per client address. The feed (`/map/v1/stations.geojson`), a
  * station's detail and photo, and the stream of changes are this module's; the page's own routes
- * (the page, its files, the basemap, the config) are registered by `pageRoutes` below on the same family.
+ * (its files, the basemap, the config; the page itself is `/`'s) are ./page.ts's, on the same family.
  */
 export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   /** PUBLIC_MAP (`publicMap`), MAP_STYLE_URL (`mapStyleUrl`), MAP_RATE_LIMIT (`mapRateLimit`), MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`). */
@@ -53,7 +54,7 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(), photo: photoDoc() } });
   const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
-  // The page's routes (the map page at `/`, its files under /map/, the basemap, the config) go here, on `family`.
+  mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
   return {
     start: () => {
       void feed.start();

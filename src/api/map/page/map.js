@@ -1,0 +1,188 @@
+/**
+ * The map: MapLibre GL JS with the built-in basemap (Natural Earth land, coastline and borders from
+ * `/map/v1/basemap.geojson`, no tile server, no internet) or MAP_STYLE_URL's style, and the stations
+ * as a clustered GeoJSON source. MapLibre clusters them and counts each cluster's AVAILABLE stations
+ * (`clusterProperties`); the markers themselves are buttons in the page (no font or glyph server
+ * needed for their letters, and each is a control with an accessible name), placed where the source's
+ * features and clusters are after every render.
+ */
+import { AttributionControl, Map as MapLibreMap, Marker, NavigationControl } from '/map/vendor/maplibre-gl.mjs';
+import { t } from './i18n.js';
+import { stateClass, stateLetter, stateName } from './status.js';
+
+/** The built-in style: sea, land, coastline and borders; nothing else is fetched. */
+function builtInStyle() {
+  const kind = (k) => ['==', ['get', 'kind'], k];
+  return {
+    version: 8,
+    sources: {
+      basemap: { type: 'geojson', data: new URL('/map/v1/basemap.geojson', location.href).href, attribution: 'Natural Earth' },
+    },
+    layers: [
+      { id: 'sea', type: 'background', paint: { 'background-color': '#cddff0' } },
+      { id: 'land', type: 'fill', source: 'basemap', filter: kind('land'), paint: { 'fill-color': '#f4f2ec' } },
+      { id: 'border', type: 'line', source: 'basemap', filter: kind('border'), paint: { 'line-color': '#9b948a', 'line-width': 0.8, 'line-dasharray': [3, 2] } },
+      { id: 'coast', type: 'line', source: 'basemap', filter: kind('coast'), paint: { 'line-color': '#7f9cb8', 'line-width': 0.9 } },
+    ],
+  };
+}
+
+/** Counts the AVAILABLE stations of a cluster (the features carry their `best` value). */
+const CLUSTER_PROPERTIES = { available: ['+', ['case', ['==', ['get', 'best'], 'AVAILABLE'], 1, 0]] };
+
+export class StationMap {
+  /**
+   * @param container the map's element
+   * @param styleUrl MAP_STYLE_URL or null (the built-in basemap)
+   * @param onSelect called with an hrs_id when a station's marker is chosen
+   */
+  constructor(container, styleUrl, onSelect) {
+    this.onSelect = onSelect;
+    // How close a station is brought: the built-in basemap has countries and coasts only, nothing to see
+    // past a region's scale; a deployment's street-level style (MAP_STYLE_URL) is worth a closer look.
+    this.closeZoom = styleUrl ? 13 : 9;
+    this.markers = new Map(); // key → { marker, element }
+    this.selected = null;
+    this.data = { type: 'FeatureCollection', features: [] };
+    this.map = new MapLibreMap({
+      container,
+      style: styleUrl ?? builtInStyle(),
+      center: [10.4, 51.2],
+      zoom: 4.6,
+      attributionControl: false,
+      dragRotate: false,
+      pitchWithRotate: false,
+    });
+    this.map.touchZoomRotate.disableRotation();
+    this.map.keyboard.disableRotation();
+    this.map.addControl(new NavigationControl({ showCompass: false }), 'top-right');
+    this.map.addControl(new AttributionControl({ compact: true }), 'bottom-right');
+    this.ready = new Promise((resolve) => this.map.on('load', resolve)).then(() => this.addStations());
+    // While the map moves, and once the source's new data is in its tiles (no render may follow that).
+    this.map.on('render', () => this.placeMarkers());
+    this.map.on('sourcedata', (event) => {
+      if (event.sourceId === 'stations' && event.isSourceLoaded) this.placeMarkers();
+    });
+    this.map.on('idle', () => {
+      this.placeMarkers();
+      container.dataset.idle = 'true'; // drawn, tiles loaded, markers placed (the browser tests wait for it)
+    });
+    this.map.on('movestart', () => (container.dataset.idle = 'false'));
+    this.map.on('dataloading', () => (container.dataset.idle = 'false'));
+  }
+
+  addStations() {
+    this.map.addSource('stations', { type: 'geojson', data: this.data, cluster: true, clusterRadius: 48, clusterMaxZoom: 10, clusterProperties: CLUSTER_PROPERTIES });
+    // Invisible: it makes MapLibre build the source's tiles, from which the markers are placed.
+    this.map.addLayer({ id: 'stations', type: 'circle', source: 'stations', paint: { 'circle-radius': 1, 'circle-opacity': 0 } });
+  }
+
+  /** The stations to show: features whose properties carry `best` (their value for the selected option). */
+  async show(features, { fit = false } = {}) {
+    this.data = { type: 'FeatureCollection', features };
+    await this.ready;
+    this.map.getSource('stations').setData(this.data);
+    if (fit && features.length > 0) this.fit(features);
+  }
+
+  fit(features) {
+    let [w, s, e, n] = [180, 90, -180, -90];
+    for (const f of features) {
+      const [lon, lat] = f.geometry.coordinates;
+      [w, s, e, n] = [Math.min(w, lon), Math.min(s, lat), Math.max(e, lon), Math.max(n, lat)];
+    }
+    this.map.fitBounds([[w, s], [e, n]], { padding: { top: 60, right: 60, bottom: 90, left: 60 }, maxZoom: this.closeZoom, duration: 0 });
+  }
+
+  /** Marks the open station's marker and brings it into view. */
+  select(feature) {
+    this.selected = feature?.properties.hrs_id ?? null;
+    for (const { element } of this.markers.values()) element.classList.toggle('selected', element.dataset.hrsId === this.selected);
+    if (!feature) return;
+    // The station beside the panel, not under it: above the phone's bottom sheet, left of the desktop's side panel.
+    const narrow = matchMedia('(max-width: 899px)').matches;
+    const offset = narrow ? [0, -Math.round(this.map.getContainer().clientHeight * 0.35)] : [-200, 0];
+    this.ready.then(() => this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), this.closeZoom), offset, duration: 400 }));
+  }
+
+  resize() {
+    this.map.resize();
+  }
+
+  /** Relabels the markers in the current language. */
+  relabel() {
+    for (const [key, entry] of this.markers) {
+      this.markers.delete(key);
+      entry.marker.remove();
+    }
+    this.placeMarkers();
+  }
+
+  /** One marker per cluster and per station the source shows now; the others removed. */
+  placeMarkers() {
+    if (!this.map.getSource('stations') || !this.map.isSourceLoaded('stations')) return;
+    const seen = new Set();
+    for (const feature of this.map.querySourceFeatures('stations')) {
+      const p = feature.properties;
+      const key = p.cluster ? `cluster:${p.cluster_id}` : `station:${p.hrs_id}`;
+      if (seen.has(key)) continue; // a feature lies in more than one tile
+      seen.add(key);
+      let entry = this.markers.get(key);
+      if (!entry) {
+        // MapLibre owns the marker's element (its classes, its transform); the button inside is ours.
+        const holder = document.createElement('div');
+        const element = document.createElement('button');
+        element.type = 'button';
+        holder.append(element);
+        const marker = new Marker({ element: holder }).setLngLat(feature.geometry.coordinates).addTo(this.map);
+        entry = { marker, element };
+        this.markers.set(key, entry);
+        element.addEventListener('click', (event) => {
+          event.stopPropagation();
+          if (element.dataset.clusterId) this.expand(Number(element.dataset.clusterId), marker.getLngLat());
+          else this.onSelect(element.dataset.hrsId);
+        });
+      }
+      if (p.cluster) this.drawCluster(entry.element, p);
+      else this.drawStation(entry.element, p);
+      entry.marker.setLngLat(feature.geometry.coordinates);
+    }
+    for (const [key, entry] of this.markers) {
+      if (seen.has(key)) continue;
+      entry.marker.remove();
+      this.markers.delete(key);
+    }
+  }
+
+  drawStation(element, p) {
+    const label = t('marker_label', { name: p.name, city: p.city ?? '', status: stateName(p.best) });
+    const className = `marker ${stateClass(p.best)}${p.hrs_id === this.selected ? ' selected' : ''}`;
+    if (element.className !== className) element.className = className;
+    if (element.getAttribute('aria-label') !== label) element.setAttribute('aria-label', label);
+    if (element.textContent !== stateLetter(p.best)) element.textContent = stateLetter(p.best);
+    element.dataset.hrsId = p.hrs_id;
+    element.dataset.status = p.best;
+  }
+
+  drawCluster(element, p) {
+    const label = t('cluster_label', { count: p.point_count, available: p.available });
+    if (element.getAttribute('aria-label') === label && element.dataset.clusterId === String(p.cluster_id)) return;
+    element.className = `cluster${p.available > 0 ? ' has-available' : ''}`;
+    element.setAttribute('aria-label', label);
+    element.dataset.clusterId = String(p.cluster_id);
+    element.dataset.available = String(p.available);
+    element.dataset.count = String(p.point_count);
+    const available = document.createElement('span');
+    available.className = 'cluster-available';
+    available.textContent = String(p.available);
+    const total = document.createElement('span');
+    total.className = 'cluster-total';
+    total.textContent = `/${p.point_count}`;
+    element.replaceChildren(available, total);
+  }
+
+  async expand(clusterId, center) {
+    const zoom = await this.map.getSource('stations').getClusterExpansionZoom(clusterId);
+    this.map.easeTo({ center, zoom: zoom + 0.5 });
+  }
+}

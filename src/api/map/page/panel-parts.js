@@ -1,0 +1,145 @@
+/**
+ * The station panel's sections, each built from the detail (GET /map/v1/stations/{hrs_id}) as DOM
+ * nodes (never HTML strings: every value is the registry's text, shown as text). Times are the
+ * station's own, in its zone, named.
+ */
+import { currentLanguage, t } from './i18n.js';
+import { OPTIONS, reasonWords, stateClass, stateLetter, stateName } from './status.js';
+
+/** An element with a class and children (strings become text). */
+export function el(tag, className, ...children) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  node.append(...children.filter((c) => c !== null && c !== undefined && c !== false));
+  return node;
+}
+
+/** A titled section of the panel. */
+export function section(title, ...content) {
+  return el('section', 'panel-section', el('h3', null, title), ...content);
+}
+
+/** An instant in the station's zone, the zone named: "27 Nov 2026, 10:40 CET (Europe/Berlin)". */
+export function stationTime(iso, zone) {
+  // dateStyle and timeStyle do not combine with timeZoneName: the parts are named one by one.
+  const options = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' };
+  try {
+    return `${new Intl.DateTimeFormat(currentLanguage(), { ...options, timeZone: zone }).format(new Date(iso))} (${zone})`;
+  } catch {
+    // an unknown zone: UTC, said so
+    return new Intl.DateTimeFormat(currentLanguage(), { ...options, timeZone: 'UTC' }).format(new Date(iso));
+  }
+}
+
+/** Per fuelling option: the value (letter, colour, words), its reason, the last update. */
+export function statusList(properties) {
+  const zone = properties.time_zone ?? 'UTC';
+  const entries = [...(properties.fuelling_options ?? [])].sort((a, b) => OPTIONS.indexOf(a.fuelling_option) - OPTIONS.indexOf(b.fuelling_option));
+  return el(
+    'ul',
+    'status-list',
+    ...entries.map((entry) => {
+      const item = el(
+        'li',
+        'status-item',
+        el('span', `badge ${stateClass(entry.status)}`, stateLetter(entry.status)),
+        el(
+          'span',
+          'status-words',
+          el('strong', null, `${t(`option_${entry.fuelling_option}`)}: ${stateName(entry.status)}`),
+          el('span', 'status-reason', reasonWords(entry)),
+          el('span', 'status-time muted', entry.datetime ? t('panel_last_update', { time: stationTime(entry.datetime, zone) }) : t('panel_no_update')),
+        ),
+      );
+      item.dataset.option = entry.fuelling_option;
+      item.dataset.status = entry.status;
+      item.firstChild.setAttribute('aria-hidden', 'true');
+      return item;
+    }),
+  );
+}
+
+/** The week's opening hours in words, one line a day from today. */
+export function weekList(detail) {
+  if (!detail.opening_hours) return el('p', 'muted', t('panel_hours_unknown'));
+  const day = new Intl.DateTimeFormat(currentLanguage(), { weekday: 'long', day: 'numeric', month: 'short', timeZone: 'UTC' });
+  return el(
+    'dl',
+    'week',
+    ...detail.week.flatMap((d, index) => {
+      const name = day.format(new Date(`${d.date}T12:00:00Z`)) + (index === 0 ? ` (${t('panel_today')})` : '');
+      const hours =
+        d.intervals.length === 0
+          ? t('panel_hours_closed')
+          : d.intervals.length === 1 && d.intervals[0].from === '00:00' && d.intervals[0].to === '24:00'
+            ? t('panel_hours_all_day')
+            : d.intervals.map((i) => `${i.from}–${i.to}`).join(', ');
+      return [el('dt', null, name), el('dd', null, hours)];
+    }),
+  );
+}
+
+/** Ongoing and upcoming events: kind, time span in the station's zone, description. */
+export function eventList(events, zone) {
+  if (!events || events.length === 0) return el('p', 'muted', t('panel_no_events'));
+  const now = Date.now();
+  return el(
+    'ul',
+    'event-list',
+    ...events.map((e) => {
+      const from = stationTime(e.starts_at, zone);
+      const span = e.ends_at
+        ? Date.parse(e.starts_at) <= now
+          ? `${t('panel_event_ongoing', { from })}; ${t('panel_event_range', { from, to: stationTime(e.ends_at, zone) })}`
+          : t('panel_event_range', { from, to: stationTime(e.ends_at, zone) })
+        : t('panel_event_open_ended', { from });
+      return el('li', null, el('strong', null, t(`event_${e.kind}`)), ' ', el('span', null, span), e.description ? el('span', 'event-text', e.description) : null);
+    }),
+  );
+}
+
+/** The products' pressure stage by id, from the record's layout. */
+const stages = (record) => new Map((record.products ?? []).map((p) => [p.external_id, p.pressure_stage]));
+
+/** Live prices per product ("700 bar: 13.85 EUR per kg"). */
+export function priceList(detail) {
+  const products = detail.prices?.products ?? [];
+  if (products.length === 0) return el('p', 'muted', t('panel_no_prices'));
+  const stage = stages(detail.record);
+  return el(
+    'ul',
+    'plain',
+    ...products.map((p) => {
+      const price = new Intl.NumberFormat(currentLanguage(), { style: 'currency', currency: p.currency, minimumFractionDigits: 2, maximumFractionDigits: 3 }).format(Number(p.gross_price));
+      const product = stage.has(p.id) ? t('panel_product', { stage: stage.get(p.id) }) : p.id;
+      return el('li', null, t('panel_price', { product, price }));
+    }),
+  );
+}
+
+/** The green hydrogen share per product, as the operator declared it. */
+export function greenList(record) {
+  const declared = (record.products ?? []).filter((p) => p.green_hydrogen_share !== null);
+  if (declared.length === 0) return el('p', 'muted', t('panel_green_unknown'));
+  const number = new Intl.NumberFormat(currentLanguage(), { maximumFractionDigits: 1 });
+  return el('ul', 'plain', ...declared.map((p) => el('li', null, t('panel_green_value', { stage: p.pressure_stage, share: number.format(p.green_hydrogen_share) }))));
+}
+
+/** How many of the station's nozzles are certified (nozzle and dispenser both). */
+export function certification(record) {
+  if (!record.dispensers) return el('p', 'muted', t('panel_layout_unconfirmed'));
+  const nozzles = record.dispensers.flatMap((d) => d.nozzles);
+  return el('p', null, t('panel_certified', { certified: nozzles.filter((n) => n.is_effectively_certified).length, total: nozzles.length }));
+}
+
+/** A `geo:` URI for the phone's maps app and a route on OpenStreetMap. */
+export function directions(properties, coordinates) {
+  const [lon, lat] = coordinates;
+  const geo = el('a', 'button button-secondary button-small', t('panel_directions_app'));
+  geo.href = `geo:${lat},${lon}?q=${lat},${lon}(${encodeURIComponent(properties.name)})`;
+  const osm = el('a', 'button button-secondary button-small', t('panel_directions_osm'));
+  osm.href = `https://www.openstreetmap.org/directions?route=%3B${lat}%2C${lon}#map=14/${lat}/${lon}`;
+  osm.rel = 'noopener noreferrer';
+  osm.target = '_blank';
+  return el('p', 'directions', geo, osm);
+}

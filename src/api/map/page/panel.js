@@ -1,0 +1,125 @@
+/**
+ * The station panel (a side panel on a desktop, a bottom sheet on a phone): opened from the address
+ * (`#/station/BERLA`), it reads GET /map/v1/stations/{hrs_id} and shows the station; the stream's
+ * `station` messages update its status section in place. Escape and the Close button close it.
+ */
+import { t } from './i18n.js';
+import { certification, directions, el, eventList, greenList, priceList, section, statusList, weekList } from './panel-parts.js';
+
+export class StationPanel {
+  constructor(onClose) {
+    this.root = document.getElementById('panel');
+    this.title = document.getElementById('panel-title');
+    this.body = document.getElementById('panel-body');
+    this.hrsId = null;
+    this.detail = null;
+    this.request = 0;
+    document.getElementById('panel-close').addEventListener('click', onClose);
+    this.root.addEventListener('keydown', (event) => {
+      if (event.key === 'Escape') onClose();
+    });
+  }
+
+  get openId() {
+    return this.hrsId;
+  }
+
+  /** Opens the station (`feature`: its feature from the feed, shown at once while the detail loads). */
+  async open(hrsId, feature, { focus = false } = {}) {
+    const request = ++this.request;
+    const same = this.hrsId === hrsId && this.detail;
+    this.hrsId = hrsId;
+    this.root.hidden = false;
+    document.body.dataset.panel = 'open';
+    if (!same) {
+      this.detail = null;
+      this.title.textContent = feature?.properties.name ?? hrsId;
+      this.body.replaceChildren(el('p', 'muted', t('panel_loading')));
+      this.root.dataset.state = 'loading';
+    }
+    if (focus) this.root.focus();
+    if (same) return;
+    try {
+      const res = await fetch(`/map/v1/stations/${encodeURIComponent(hrsId)}`);
+      if (!res.ok) throw new Error(String(res.status));
+      const detail = await res.json();
+      if (request !== this.request) return; // another station was opened meanwhile
+      this.detail = detail;
+      this.render();
+    } catch {
+      if (request !== this.request) return;
+      this.body.replaceChildren(el('p', 'message', t('panel_error')));
+      this.root.dataset.state = 'error';
+    }
+  }
+
+  /** The open station's detail read again (its static fields changed), shown without a loading step. */
+  async refresh() {
+    const hrsId = this.hrsId;
+    if (!hrsId || !this.detail) return;
+    const request = ++this.request;
+    try {
+      const res = await fetch(`/map/v1/stations/${encodeURIComponent(hrsId)}`);
+      if (!res.ok || request !== this.request) return;
+      this.detail = await res.json();
+      this.render();
+    } catch {
+      // the detail shown stays; the stream's next message updates its values
+    }
+  }
+
+  close() {
+    this.request++;
+    this.hrsId = null;
+    this.detail = null;
+    this.root.hidden = true;
+    delete document.body.dataset.panel;
+  }
+
+  /** A stream message for the open station: its values and open_now replace the detail's. */
+  update(message) {
+    if (!this.detail || message.hrs_id !== this.hrsId) return;
+    const properties = this.detail.feature.properties;
+    properties.fuelling_options = message.fuelling_options;
+    properties.open_now = message.open_now;
+    const status = this.body.querySelector('.status-list');
+    if (status) status.replaceWith(statusList(properties));
+  }
+
+  /** The whole panel again (a new language, a refreshed feed). */
+  render() {
+    const d = this.detail;
+    if (!d) return;
+    const p = d.feature.properties;
+    const zone = p.time_zone ?? 'UTC';
+    this.title.textContent = p.name;
+    const address = [p.street, [p.postcode, p.city].filter(Boolean).join(' '), p.country].filter(Boolean).join(', ');
+    const photo = d.photo ? el('img', 'photo') : null;
+    if (photo) {
+      photo.src = d.photo;
+      photo.alt = t('panel_photo', { name: p.name });
+      photo.loading = 'lazy';
+    }
+    const sections = [
+      el(
+        'dl',
+        'facts',
+        p.operator ? el('dt', null, t('panel_operator')) : null,
+        p.operator ? el('dd', null, p.operator) : null,
+        address ? el('dt', null, t('panel_address')) : null,
+        address ? el('dd', null, address) : null,
+      ),
+      p.heavy_duty ? el('p', 'tag', t('panel_heavy_duty')) : null,
+      section(t('panel_status'), statusList(p)),
+      section(t('panel_directions'), directions(p, d.feature.geometry.coordinates)),
+      section(t('panel_hours'), weekList(d)),
+      section(t('panel_events'), eventList(d.events, zone)),
+      photo,
+      section(t('panel_prices'), priceList(d)),
+      section(t('panel_green'), greenList(d.record)),
+      section(t('panel_certification'), certification(d.record)),
+    ];
+    this.body.replaceChildren(...sections.filter((node) => node !== null));
+    this.root.dataset.state = 'ready';
+  }
+}
