@@ -47,6 +47,7 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
 
   t.match(demo.output(), new RegExp(`export v2 token: ${DEMO_TOKENS.export_v2}`));
   t.match(demo.output(), new RegExp(`live dashboard: ${url}/admin/ \\(admin token: ${DEMO_ADMIN_TOKEN}\\)`));
+  t.match(demo.output(), new RegExp(`public map: ${url}/ \\(no token; the feed: ${url}/map/v1/stations\\.geojson\\)`), 'the public map first');
   t.equal((await fetch(`${url}/admin/`)).status, 200, 'the dashboard is served');
   const calls = await fetch(`${url}/admin/v1/call-logs`, { headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}` } });
   t.not(calls.status, 401, 'the demo admin token works');

@@ -124,6 +124,7 @@ export const demo: Command = {
             : simulated.length > 0
               ? '  registry: kept as it was, edits included (`hrs demo --reset` loads the demo file again over them)'
               : '  registry: kept as it was; it holds none of the demo\'s stations, so the tokens below are unknown to it (`hrs demo --reset` loads the demo file into it)',
+        ...(config.publicMap ? [`  public map: ${base}/ (no token; the feed: ${base}/map/v1/stations.geojson)`] : []),
         `  export v2 token: ${DEMO_TOKENS.export_v2} (also the DATEX II publications: ${base}/datex2/v3/table and ${base}/datex2/v3/status)`,
         `  export v1/v1.1 token: ${DEMO_TOKENS.export_v1} (the five-state summary: ${base}/v1.1/hrs/status)`,
         `  import v2 token: ${DEMO_TOKENS.import_v2}`,

@@ -43,6 +43,9 @@ export class StationMap {
    */
   constructor(container, styleUrl, onSelect) {
     this.onSelect = onSelect;
+    // How close a station is brought: the built-in basemap has countries and coasts only, nothing to see
+    // past a region's scale; a deployment's street-level style (MAP_STYLE_URL) is worth a closer look.
+    this.closeZoom = styleUrl ? 13 : 9;
     this.markers = new Map(); // key → { marker, element }
     this.selected = null;
     this.data = { type: 'FeatureCollection', features: [] };
@@ -105,7 +108,7 @@ export class StationMap {
       const [lon, lat] = f.geometry.coordinates;
       [w, s, e, n] = [Math.min(w, lon), Math.min(s, lat), Math.max(e, lon), Math.max(n, lat)];
     }
-    this.map.fitBounds([[w, s], [e, n]], { padding: { top: 60, right: 60, bottom: 90, left: 60 }, maxZoom: 11, duration: 0 });
+    this.map.fitBounds([[w, s], [e, n]], { padding: { top: 60, right: 60, bottom: 90, left: 60 }, maxZoom: this.closeZoom, duration: 0 });
   }
 
   /** Marks the open station's marker and brings it into view. */
@@ -116,7 +119,7 @@ export class StationMap {
     // The station beside the panel, not under it: above the phone's bottom sheet, left of the desktop's side panel.
     const narrow = matchMedia('(max-width: 899px)').matches;
     const offset = narrow ? [0, -Math.round(this.map.getContainer().clientHeight * 0.35)] : [-200, 0];
-    this.ready.then(() => this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), 11), offset, duration: 400 }));
+    this.ready.then(() => this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), this.closeZoom), offset, duration: 400 }));
   }
 
   resize() {
