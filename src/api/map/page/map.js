@@ -79,6 +79,7 @@ export class StationMap {
   }
 
   addStations() {
+    this.sourceData = this.data; // what the source was made with (the stations, when they came first)
     this.map.addSource('stations', { type: 'geojson', data: this.data, cluster: true, clusterRadius: 48, clusterMaxZoom: 10, clusterProperties: CLUSTER_PROPERTIES });
     // Invisible: it makes MapLibre build the source's tiles, from which the markers are placed.
     this.map.addLayer({ id: 'stations', type: 'circle', source: 'stations', paint: { 'circle-radius': 1, 'circle-opacity': 0 } });
@@ -89,7 +90,12 @@ export class StationMap {
     this.data = { type: 'FeatureCollection', features };
     this.shown = true;
     await this.ready;
-    this.map.getSource('stations').setData(this.data);
+    // Not again what the source was just made with: clustering 10,000 stations twice cost the worker
+    // a few hundred milliseconds before the first markers.
+    if (this.sourceData !== this.data) {
+      this.sourceData = this.data;
+      this.map.getSource('stations').setData(this.data);
+    }
     if (fit && features.length > 0) this.fit(features);
   }
 
