@@ -19,7 +19,8 @@
  *   latency of one request at a time: what HTTP, JSON, the token and the rate limit add to the search);
  * - the page `/` in headless Chromium (./lib/map-browser.ts): from navigation start until the map has
  *   drawn all stations (`map:stations-drawn`, its markers standing for all 10,000), median of 5 loads
- *   after one unmeasured, each a first visit; with the phases of each load.
+ *   after one unmeasured, each a first visit; with the phases of each load; beside it the map's floor,
+ *   the same page given an empty feed (what the basemap and MapLibre cost without stations).
  *
  * Goals (issue 31): near p99 under 2 ms at 10,000 stations (in process); the map drawn under 1.5 s.
  */
@@ -125,6 +126,7 @@ async function run(options: BenchOptions): Promise<void> {
   let statuses: Map<string, number>;
   let near: NearFigures;
   let loads: MapLoad[];
+  let floorLoads: MapLoad[];
   let nearBytes = 0;
   try {
     await ensureDatabase(databaseUrl.toString());
@@ -210,6 +212,8 @@ async function run(options: BenchOptions): Promise<void> {
 
     // The page, in Chromium, once the load generators are done.
     loads = await timeMapLoads(`${base}/`, STATIONS, { loads: LOADS, warmups: 1 });
+    const empty = JSON.stringify({ type: 'FeatureCollection', generated_at: new Date().toISOString(), features: [] });
+    floorLoads = await timeMapLoads(`${base}/`, 0, { loads: LOADS, warmups: 1, feed: { body: empty, etag } });
   } finally {
     await tearDown(space, Object.values(servers));
   }
@@ -277,6 +281,11 @@ async function run(options: BenchOptions): Promise<void> {
         ['median', ...phases.map(([, at]) => integer(median(loads.map(at)))), '', ''],
       ],
     ),
+  );
+  const floorDrawn = median(floorLoads.map((l) => l.drawn));
+  options.print(
+    `the map's floor, the same page given an empty feed (${LOADS} loads after one unmeasured): drawn at ` +
+      `${floorLoads.map((l) => integer(l.drawn)).join(', ')} ms, median ${integer(floorDrawn)} ms; the ${integer(STATIONS)} stations add ${integer(median(loads.map((l) => l.drawn)) - floorDrawn)} ms`,
   );
   options.print(
     'feed asked / feed in: the feed\'s request sent, its last byte received; feed parsed: JSON read and held; list + data: the list rendered ' +
