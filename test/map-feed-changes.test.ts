@@ -48,7 +48,7 @@ function world() {
     },
     opening: { nextDue: () => Date.parse('2026-11-30T10:00:00Z') },
     openingChanges: { onChange: (l) => (openingListeners.push(l), () => undefined) },
-    readStatics: async () => [{ hrs_id: 'BERLA', operator_name: 'H2', address: { street: 'Ring', house_number: '1', city: 'Berlin' }, country: 'de', postcode: null, modified_ms: 0 }],
+    readStatics: async () => [{ hrs_id: 'BERLA', operator_name: 'H2', address: { street: 'Ring', house_number: '1', city: 'Berlin' }, country: 'de', postcode: null, city: null, modified_ms: 0 }],
     log: createLogger('silent'),
     now: () => now,
   });
