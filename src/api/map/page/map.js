@@ -43,7 +43,7 @@ export class StationMap {
     this.closeZoom = styleUrl ? 13 : 9;
     this.markers = new Map(); // key → { marker, element }
     this.selected = null;
-    this.pending = null; // { feature } to bring into view once the hidden map shows (a phone's list view)
+    this.pending = null; // { feature, panel } to bring into view once the hidden map shows (a phone's list view)
     this.data = { type: 'FeatureCollection', features: [] };
     this.map = new MapLibreMap({
       container,
@@ -71,7 +71,7 @@ export class StationMap {
     this.map.on('movestart', () => (container.dataset.idle = 'false'));
     // MapLibre follows its container's size: a map shown again (the phone's "Map") brings the open station into view.
     this.map.on('resize', () => {
-      if (this.pending && container.clientHeight > 0) this.bringIntoView(this.pending.feature);
+      if (this.pending && container.clientHeight > 0) this.bringIntoView(this.pending.feature, this.pending.panel);
     });
     this.map.on('dataloading', () => (container.dataset.idle = 'false'));
   }
@@ -116,21 +116,23 @@ export class StationMap {
    * The station beside the panel, not under it: the map's padding leaves out what the panel covers (the
    * phone's bottom sheet, the desktop's side panel), so the station is centred in the part in sight and
    * the zoom buttons zoom around it; with no station, the padding goes. A hidden map (no size) waits
-   * until it shows.
+   * until it shows, then centres the last station chosen (with no padding if its panel was closed
+   * meanwhile: the phone's list, a station opened and closed, then "Map").
    */
-  bringIntoView(feature) {
+  bringIntoView(feature, panel = feature !== null) {
     const container = this.map.getContainer();
     if (container.clientHeight === 0) {
-      this.pending = { feature };
+      this.pending = feature ? { feature, panel } : { feature: this.pending?.feature ?? null, panel: false };
       return;
     }
     this.pending = null;
+    const none = { top: 0, right: 0, bottom: 0, left: 0 };
     this.ready.then(() => {
-      if (!feature) return this.map.easeTo({ padding: { top: 0, right: 0, bottom: 0, left: 0 }, duration: 300 });
+      if (!feature) return this.map.easeTo({ padding: none, duration: 300 });
       const narrow = matchMedia('(max-width: 899px)').matches;
-      const padding = narrow
-        ? { top: 0, right: 0, left: 0, bottom: Math.round(Math.min(innerHeight * 0.5, container.clientHeight * 0.75)) }
-        : { top: 0, bottom: 0, left: 0, right: Math.min(400, Math.round(container.clientWidth / 2)) };
+      let padding = none;
+      if (panel && narrow) padding = { ...none, bottom: Math.round(Math.min(innerHeight * 0.5, container.clientHeight * 0.75)) };
+      else if (panel) padding = { ...none, right: Math.min(400, Math.round(container.clientWidth / 2)) };
       this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), this.closeZoom), padding, duration: 400 });
     });
   }
