@@ -234,7 +234,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
     sql, log, rejected: (list) => announcements.rejected(list),
   });
   const push = pushLayer(parts, server, families, exportV2.authenticate);
-  const map = mapApi(server, { config, sql, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl });
+  const map = mapApi(server, { config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl });
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
   const mapPage = map ? (req: Request) => mapPageReply(req, { styleUrl: config.mapStyleUrl }) : undefined;
@@ -291,7 +291,7 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
     log.error({ err }, 'scheduling the status history jobs failed'),
   );
   served.push.start();
-  served.map?.start();
+  await served.map?.start();
 }
 
 /** Where the running platform stands: stopping (readiness says 503), and the port it listens on. */

@@ -135,6 +135,10 @@ t.test('one kept body per change: ETag and Last-Modified, 304s, gzip and brotli;
   t.same(JSON.parse(brotliDecompressSync(br.body).toString()), JSON.parse(first.body.toString()), 'brotli decodes to the same JSON');
   t.same(brotliDecompressSync(br.body), first.body, 'the same bytes, the same kept body');
   t.ok(br.body.length < first.body.length, 'smaller');
+  // The client's weights decide between the two (RFC 9110 12.5.3); on equal weights, brotli.
+  for (const [header, encoding] of [['br;q=0.5, gzip', 'gzip'], ['gzip;q=0.5, br', 'br'], ['*', 'br'], ['gzip, *;q=0.2', 'gzip'], ['br;q=0, *', 'gzip'], ['identity', undefined]] as const) {
+    t.equal((await raw(`${p.url}${FEED}`, { 'Accept-Encoding': header })).headers['content-encoding'], encoding, `Accept-Encoding: ${header}`);
+  }
 
   // A signal that changes a five-state value: a new body.
   await postSignals(p, 'availability', [{ hrs: 'BERLA', datetime: ago(2), station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: true }] }]);

@@ -6,24 +6,20 @@ import { JSON_TYPE } from './errors.js';
  * non-zero weight, unless gzip itself is refused with `q=0`.
  */
 export function acceptsGzip(header: string | undefined): boolean {
-  return accepts(header, ['gzip', 'x-gzip']);
+  return weight(header, ['gzip', 'x-gzip']) > 0;
 }
 
-/** Whether an `Accept-Encoding` header accepts brotli (`br`, or `*`), by the same rules as gzip. */
-export function acceptsBrotli(header: string | undefined): boolean {
-  return accepts(header, ['br']);
-}
-
-function accepts(header: string | undefined, names: readonly string[]): boolean {
-  if (!header) return false;
-  let wildcard = false;
+/** The weight (`q`, 0 to 1) an `Accept-Encoding` header gives a coding by one of its names, else `*`'s; 0 when neither is listed. */
+function weight(header: string | undefined, names: readonly string[]): number {
+  if (!header) return 0;
+  let wildcard = 0;
   for (const part of header.split(',')) {
     const [name, ...params] = part.trim().toLowerCase().split(';');
     const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
-    const weight = q === undefined ? 1 : Number(q.slice(2));
-    const accepted = Number.isFinite(weight) && weight > 0;
-    if (names.includes(name!)) return accepted;
-    if (name === '*') wildcard = accepted;
+    const given = q === undefined ? 1 : Number(q.slice(2));
+    const value = Number.isFinite(given) && given > 0 ? Math.min(given, 1) : 0;
+    if (names.includes(name!)) return value;
+    if (name === '*') wildcard = value;
   }
   return wildcard;
 }
@@ -70,8 +66,11 @@ export function encodedBody(
   options: { brotli?: boolean } = {},
 ): { status: number; headers: Record<string, string>; body: Buffer } {
   const accepted = req.headers['accept-encoding'];
-  // Brotli only where a route offers it (the public map's feed): the other routes' clients were always sent gzip.
-  const encoding = options.brotli && acceptsBrotli(accepted) ? 'br' : acceptsGzip(accepted) ? 'gzip' : undefined;
+  // Brotli only where a route offers it (the public map's feed): the other routes' clients were always
+  // sent gzip. Between the two the client's weights decide; on equal weights brotli, the smaller.
+  const gzip = weight(accepted, ['gzip', 'x-gzip']);
+  const brotli = options.brotli ? weight(accepted, ['br']) : 0;
+  const encoding = brotli > 0 && brotli >= gzip ? 'br' : gzip > 0 ? 'gzip' : undefined;
   return {
     status: 200,
     headers: { 'Content-Type': contentType, Vary: 'Accept-Encoding', ...headers, ...(encoding ? { 'Content-Encoding': encoding } : {}) },

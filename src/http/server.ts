@@ -11,7 +11,7 @@ import { checkQuery, queryNames, type QuerySchema } from './query.js';
 import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
 import { failure, respond, withRequestHeaders, type Answering, type ErrorClassifier } from './respond.js';
 import { Router, type Match, type Method } from './router.js';
-import { upgradeHandler, type SocketRouteSpec, type SocketData } from './sockets.js';
+import { socketBehavior, upgradeHandler, type SocketRouteSpec, type SocketData } from './sockets.js';
 
 export type { RouteInfo, RouteSpec, SocketData, SocketRouteSpec };
 
@@ -153,7 +153,7 @@ export class HttpServer {
     });
     const family = this.family(spec.family);
     this.app.ws<SocketData<T>>(spec.path, {
-      ...spec.behavior,
+      ...socketBehavior(spec.behavior),
       upgrade: upgradeHandler(spec, family, {
         log: this.options.log,
         trustProxy: this.options.trustProxy,

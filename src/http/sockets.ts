@@ -13,6 +13,8 @@ export interface SocketData<T> {
   req: Request;
   /** The route's own per-connection state (from `admit`), undefined until authenticated. */
   state: T | undefined;
+  /** Set when uWS reports the socket closed: an `open` still waiting (see {@link socketBehavior}) then never runs. */
+  closed?: boolean;
 }
 
 /**
@@ -39,7 +41,11 @@ export interface SocketRouteSpec<T> {
   doc?: RouteDoc;
   /** Runs once the principal is known, before upgrading (header) or after the auth message; its result is `state`. */
   admit: (req: Request) => Promise<T> | T;
-  /** The uWS behaviour (limits, open, message, drain, close); `upgrade` is the server's. */
+  /**
+   * The uWS behaviour (limits, open, message, drain, close); `upgrade` is the server's. `open` runs
+   * just after the upgrade has returned, not inside it (see {@link socketBehavior}); `close` may come
+   * without `open` for a socket closed before its `open` ran, and undoes `admit` all the same.
+   */
   behavior: Omit<WebSocketBehavior<SocketData<T>>, 'upgrade'>;
   /** Undoes `admit` for a connection that never opened (the client left during the upgrade). */
   release?: (state: T) => void;
@@ -81,6 +87,7 @@ export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState,
         }
         // Read while the connection is still the request's: an `auth` message is authenticated later.
         void req.remoteAddress;
+        // The route's `open` runs after this returns (socketBehavior): inside, it could get the socket shut.
         res.cork(() => res.upgrade<SocketData<T>>({ req, state }, key, protocol, extensions, socketContext));
         logRequest(log, req, 101, started, undefined);
         context.answered(req, 101, started);
@@ -92,5 +99,44 @@ export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState,
         context.answered(req, reply.status, started);
       },
     );
+  };
+}
+
+/**
+ * The route's behaviour as uWS gets it: its `open` runs once the upgrade has returned (a microtask
+ * later, before anything else can reach the socket: no message, drain or close of the client's can
+ * come in between), never inside it.
+ *
+ * Why: with this uWebSockets.js build, an upgrade made after an await (`res.cork(() =>
+ * res.upgrade(...))` in {@link upgradeHandler}) can shut the new WebSocket down right after its
+ * `open` (the client sees 1006, no close frame, within a millisecond). When the cork's callback
+ * returns, uWS's HttpResponse::cork tells an upgraded socket from an HTTP one by comparing pointers;
+ * the upgrade shrinks the socket's memory with realloc, which keeps the address, so cork takes the
+ * WebSocket for the HTTP response and reads the response's `state` from the bytes the realloc freed.
+ * `open` runs inside that callback: whatever it allocates natively (ws.subscribe, a timer, a send
+ * that spills) may land there, and when the byte read has the connection-close flag set and the
+ * response-pending flag clear, cork sends FIN and closes the socket (strace: the 101 and the first
+ * message written, then shutdown and close in the same call). It was seen on 10 to 45 % of the
+ * servers whose upgrade waited for Redis, more often in processes that had run other servers (a
+ * busier heap); an upgrade decided inside uWS's own handler takes another path and never was. The
+ * fix upstream compares the socket's context too (uWebSockets pull request 1929, "Fix cork()
+ * closing a WebSocket that was upgraded asynchronously", newer than this build). Until a build
+ * with it can be used, nothing of the route's runs between the realloc and that check:
+ * test/ws-upgrade-open.test.ts reproduces the drop on every socket without this and none with it.
+ */
+export function socketBehavior<T>(behavior: SocketRouteSpec<T>['behavior']): SocketRouteSpec<T>['behavior'] {
+  const { open, close } = behavior;
+  return {
+    ...behavior,
+    open: (ws) => {
+      if (!open) return;
+      queueMicrotask(() => {
+        if (!ws.getUserData().closed) open(ws);
+      });
+    },
+    close: (ws, code, message) => {
+      ws.getUserData().closed = true;
+      close?.(ws, code, message);
+    },
   };
 }

@@ -120,15 +120,15 @@ export function mapStreamDoc(perAddress: number): RouteDoc {
     description:
       'Upgrades to a WebSocket (`Upgrade: websocket`), no credential: `hello` with the feed\'s ETag on open, one `station` message ' +
       'per station whose five-state values (or `open_now`) changed, `changed` with the new ETag when the station set or static ' +
-      'fields changed (read the feed again), `heartbeat` every 25 s. The client sends nothing. At most ' +
-      `${perAddress} open per client address on each instance. See "Public map feed" above.`,
+      'fields changed (read the feed again), `heartbeat` every 25 s. The client sends nothing. Opening one counts once against ' +
+      `the rate limit; at most ${perAddress} open per client address. See "Public map feed" above.`,
     security: [],
     responses: {
       '101': { description: 'Switching to the WebSocket protocol.' },
       '426': problem('Not a WebSocket upgrade request: connect with `Upgrade: websocket`.', {
         plain_get: { value: problemBody(426, 'Upgrade Required', 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".') },
       }),
-      '429': problem('Too many open streams from this address.', {
+      '429': problem('Too many open streams from this address, or the rate limit exhausted.', {
         too_many_streams: { value: problemBody(429, 'Too Many Requests', 'throttled', `At most ${perAddress} open streams per client address: close one, or retry later.`) },
       }, { 'Retry-After': headerRef('Retry-After') }),
       '500': responseRef('InternalError'),

@@ -4,7 +4,6 @@ import type { Family } from '../../http/family.js';
 import type { FamilyPolicy } from '../../http/policy.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import type { RateLimit, RateLimiter } from '../../infra/rate-limit.js';
-import type { Request } from '../../http/request.js';
 
 /** The licence of what the public map publishes, as export v2's: CC BY 4.0, as a `Link` header (RFC 8288). */
 export const MAP_LICENCE_LINK = '<https://creativecommons.org/licenses/by/4.0/>; rel="license"';
@@ -20,10 +19,6 @@ export const MAP_POLICY: FamilyPolicy = {
   },
 };
 
-/** The stream's path (./stream.ts), whose upgrades the rate limit leaves to the stream's own per-address cap. */
-const MAP_STREAM_ROUTE = '/map/v1/stream';
-const isStreamUpgrade = (req: Request) => req.route === MAP_STREAM_ROUTE && req.headers.upgrade?.toLowerCase() === 'websocket';
-
 /** The public map's limit: MAP_RATE_LIMIT requests per minute per client address (default 120). */
 export const MAP_LIMIT: RateLimit = { limit: 120, windowSeconds: 60, name: 'minute' };
 /** Whom the limit counts, in the refusal's words. */
@@ -38,7 +33,7 @@ export interface MapLimitDeps {
 
 /**
  * The public map's family: `/map/…`, no credential, problem bodies, the licence and open CORS. Every
- * route (not the stream's upgrade, which has its own cap) spends one request of the client address's budget (counted in Redis,
+ * route and the stream's upgrade spend one request of the client address's budget (counted in Redis,
  * so every instance shares it; the address honours TRUST_PROXY): its routes are public, and the family
  * runs its guard on them (`guardsOnPublicRoutes`). Without limits (`limits` undefined) nothing is counted.
  */
@@ -47,8 +42,7 @@ export function mapFamily(limits?: MapLimitDeps): Family {
     ? [
         rateLimitGuard(limits.limiter, {
           limits: [{ ...MAP_LIMIT, limit: limits.perMinute }],
-          // The stream's upgrade is decided at once, without Redis (see ./stream.ts): not counted here.
-          key: (req) => (isStreamUpgrade(req) ? undefined : `map:address:${req.clientAddress}`),
+          key: (req) => `map:address:${req.clientAddress}`,
           style: PROBLEM_ERRORS,
           per: MAP_PER,
           log: limits.log,

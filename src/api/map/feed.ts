@@ -26,11 +26,15 @@ import { featureParts, staticFields, type FeatureParts, type LivePart, type Stat
  * settling, and a client hears of a change well within a second.
  *
  * The static fields (operator, address, version) come from PostgreSQL with one query per registry
- * reload (`refreshStatics`), never per request.
+ * reload (`refreshStatics`), never per request. While that query runs after a reload, the feed stays as
+ * it was (for STATICS_WAIT_MS at most): a reload then makes one new body and one `changed`, and no body
+ * lists a new station without its operator and address, nor a moved one at its old address.
  */
 
 /** How long changes are gathered before the feed settles and the stream is told. */
 export const SETTLE_DELAY_MS = 50;
+/** How long a registry reload waits for its stations' static fields before the feed settles without them. */
+export const STATICS_WAIT_MS = 1000;
 
 /** What the stream is told of each settling that changed something. */
 export type FeedChange =
@@ -79,6 +83,8 @@ export class MapFeed {
   private staticsRead: Promise<void> | undefined;
   /** Reads of the static fields started. */
   private reads = 0;
+  /** When the latest read of the static fields started (performance.now()), while it is under way. */
+  private readingSince: number | undefined;
   private readonly dirty = new Set<string>();
   private seen = { registry: -1, statics: -1, availability: -1, until: Number.NEGATIVE_INFINITY };
   private current: FeedBody | undefined;
@@ -105,6 +111,9 @@ export class MapFeed {
   /** Told of every registry reload: the static fields are read again, then the feed settles. */
   refreshStatics(): Promise<void> {
     const sequence = ++this.reads;
+    this.readingSince = performance.now();
+    // A read that takes too long: the feed settles without it (see `settle`).
+    const waited = setTimeout(() => this.schedule(), STATICS_WAIT_MS).unref();
     const read = (async () => {
       try {
         const rows = await this.deps.readStatics();
@@ -112,9 +121,14 @@ export class MapFeed {
         if (sequence !== this.reads) return;
         this.statics = new Map(rows.map((row) => [row.hrs_id, staticFields(row)]));
         this.staticsVersion++;
-        this.schedule();
       } catch (err) {
         this.deps.log.warn({ err }, 'reading the stations for the public map failed: their static fields stay as they were');
+      } finally {
+        clearTimeout(waited);
+        if (sequence === this.reads) {
+          this.readingSince = undefined;
+          this.schedule();
+        }
       }
     })();
     this.staticsRead = read;
@@ -173,6 +187,9 @@ export class MapFeed {
     const at = this.now();
     const { stations, status, opening } = this.deps;
     const seen = { registry: stations.version, statics: this.staticsVersion, availability: status.availabilityVersion, until: this.seen.until };
+    // The registry reloaded and its stations' static fields are being read: the body stays as it was
+    // until they are (every change since is settled then), so a reload makes one body, not two.
+    if (this.current !== undefined && seen.registry !== this.seen.registry && this.awaitingStatics()) return this.current;
     const whole =
       this.current === undefined ||
       seen.registry !== this.seen.registry ||
@@ -213,11 +230,18 @@ export class MapFeed {
     return this.current;
   }
 
+  /** Whether a read of the static fields is under way, started less than STATICS_WAIT_MS ago. */
+  private awaitingStatics(): boolean {
+    return this.readingSince !== undefined && performance.now() - this.readingSince < STATICS_WAIT_MS;
+  }
+
   /** The body over every held feature, sorted by hrs_id, with its validators. */
   private build(at: Date): FeedBody {
     const features = [...this.held.keys()].sort().map((id) => this.held.get(id)!.parts.json).join(',');
     const etag = `"${createHash('sha256').update(features).digest('base64url').slice(0, 27)}"`;
-    const lastModified = Math.floor(at.getTime() / 1000);
+    // Never before the body it replaces, were the clock to step back: a date a client holds must not
+    // seem newer than a later body (If-Modified-Since would keep its copy).
+    const lastModified = Math.max(Math.floor(at.getTime() / 1000), this.current?.lastModified ?? 0);
     const body = new EncodedBody(`{"type":"FeatureCollection","generated_at":${JSON.stringify(at.toISOString())},"features":[${features}]}`);
     return { body, etag, lastModified, sharedSecond: this.current !== undefined && this.current.lastModified >= lastModified };
   }

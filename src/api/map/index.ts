@@ -4,6 +4,7 @@ import { mapStationRows } from '../../../db/queries/map.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { RateLimiter } from '../../infra/rate-limit.js';
+import type { Redis } from '../../infra/redis.js';
 import type { Config } from '../../config.js';
 import { mapFamily } from './family.js';
 import { MapFeed, type MapFeedDeps } from './feed.js';
@@ -12,6 +13,7 @@ import { detailRoutes } from './detail.js';
 import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
 import { detailDoc, mapStreamDoc, photoDoc } from './docs.js';
+import { StreamSlots } from '../../push/stream-slots.js';
 import { mapPageRoutes } from './page.js';
 
 /**
@@ -22,8 +24,9 @@ import { mapPageRoutes } from './page.js';
  */
 export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   /** PUBLIC_MAP (`publicMap`), MAP_STYLE_URL (`mapStyleUrl`), MAP_RATE_LIMIT (`mapRateLimit`), MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`). */
-  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapStreamsPerAddress'>;
+  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapStreamsPerAddress' | 'redisPrefix'>;
   sql: Sql;
+  redis: Redis;
   /** The base of the links export v2's records carry (BASE_URL). */
   baseUrl: () => string;
   status: MapFeedDeps['status'] & { station(hrsId: string): Record<string, unknown> | undefined };
@@ -35,8 +38,12 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
 export interface MapApi {
   family: Family;
   feed: MapFeed;
-  /** Starts listening to the live status and registers the stream (once every other socket route is). */
-  start(): void;
+  /**
+   * Starts listening to the live status, registers the stream (once every other socket route is) and
+   * reads the stations' static fields: settled before the platform listens, so a stream's first `hello`
+   * already names the feed's ETag.
+   */
+  start(): Promise<void>;
   /** The registry reloaded: the static fields are read again. */
   stationsChanged(): void;
   close(): void;
@@ -49,12 +56,14 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
   feedRoute(server, family, feed);
   detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(), photo: photoDoc() } });
+  const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
   return {
     start: () => {
-      void feed.start();
-      stream = mapStream({ server, family, feed, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress) });
+      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress) });
+      // Never rejects: a failed read is logged, and the next reload reads again.
+      return feed.start();
     },
     family,
     feed,

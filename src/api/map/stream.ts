@@ -4,19 +4,14 @@ import type { RouteDoc } from '../../http/contract.js';
 import { HttpError } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer, SocketData } from '../../http/server.js';
+import { STREAM_RETRY_AFTER_SECONDS, type Slot, type StreamSlots } from '../../push/stream-slots.js';
 import type { FeedChange, MapFeed } from './feed.js';
 
 /**
  * The public map's stream, `GET /map/v1/stream` (WebSocket): no credential, at most
- * MAP_STREAMS_PER_ADDRESS open per client address on each instance, and one uWS topic every stream
- * subscribes to, so a change is serialised once and sent to all.
- *
- * The upgrade is decided at once, from memory: no Redis round trip (the rate limit does not count the
- * upgrade, the per-address count is this instance's). With this uWebSockets.js build a socket upgraded
- * after an asynchronous step (a Redis answer) was seen to be dropped without a close frame (1006) right
- * after opening, now and then for every socket of a server, while one upgraded at once never was; the
- * open streams per address are few and long-lived, so counting them per instance costs little (behind a
- * load balancer spreading one address over n instances, an address may hold n times the limit).
+ * MAP_STREAMS_PER_ADDRESS open per client address across every instance (Redis leases, as the status
+ * stream's per-user slots: src/push/stream-slots.ts; when Redis cannot answer, a stream is let through),
+ * and one uWS topic every stream subscribes to, so a change is serialised once and sent to all.
  *
  * Server → client, JSON text frames: `hello` with the feed's ETag on open; `station` once per station
  * whose five-state values (or open_now) changed, a settling of the feed after the change
@@ -43,11 +38,8 @@ export const MAP_CLOSE = {
 } as const;
 
 interface StreamState {
-  address: string;
+  slot: Slot | undefined;
 }
-
-/** A refused stream may retry once one of its address's streams closed: a minute is the advice. */
-export const STREAM_RETRY_AFTER_SECONDS = 60;
 
 type Socket = WebSocket<SocketData<StreamState>>;
 
@@ -55,6 +47,7 @@ export interface MapStreamDeps {
   server: HttpServer;
   family: Family;
   feed: MapFeed;
+  slots: StreamSlots;
   /** MAP_STREAMS_PER_ADDRESS. */
   perAddress: number;
   log: Logger;
@@ -63,15 +56,7 @@ export interface MapStreamDeps {
 
 /** Registers the socket route; returns what closes it (every stream told 1001) at shutdown. */
 export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: number } {
-  const { server, feed } = deps;
-  /** Open streams per client address (this instance's). */
-  const perAddress = new Map<string, number>();
-  const release = (address: string | undefined) => {
-    if (address === undefined) return;
-    const left = (perAddress.get(address) ?? 1) - 1;
-    if (left > 0) perAddress.set(address, left);
-    else perAddress.delete(address);
-  };
+  const { server, feed, slots, log } = deps;
   const sockets = new Set<Socket>();
   let closing = false;
   const broadcast = (message: unknown) => void server.app.publish(TOPIC, JSON.stringify(message), false, false);
@@ -82,25 +67,24 @@ export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: 
   const heartbeat = setInterval(() => {
     if (sockets.size > 0) broadcast({ type: 'heartbeat', at: new Date().toISOString() });
   }, HEARTBEAT_MS).unref();
+  slots.start();
   server.socket<StreamState>({
     family: deps.family,
     path: MAP_STREAM_PATH,
     messageAuth: false,
     public: true,
     ...(deps.doc ? { doc: deps.doc } : {}),
-    admit: (req) => {
+    admit: async (req) => {
       if (closing) throw new HttpError(503, 'unavailable', 'The server is shutting down.', { headers: { 'Retry-After': '1' } });
-      const address = req.clientAddress;
-      const held = perAddress.get(address) ?? 0;
-      if (held >= deps.perAddress) {
+      const slot = await slots.take(req.clientAddress);
+      if (slot === false) {
         throw new HttpError(429, 'throttled', `At most ${deps.perAddress} open streams per client address: close one, or retry later.`, {
           headers: { 'Retry-After': String(STREAM_RETRY_AFTER_SECONDS) },
         });
       }
-      perAddress.set(address, held + 1);
-      return { address };
+      return { slot };
     },
-    release: (state) => release(state.address),
+    release: (state) => slots.release(state.slot),
     behavior: {
       maxPayloadLength: 64 * 1024,
       idleTimeout: IDLE_TIMEOUT_SECONDS,
@@ -113,8 +97,11 @@ export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: 
           ws.end(MAP_CLOSE.shuttingDown.code, MAP_CLOSE.shuttingDown.reason);
           return;
         }
+        // The ETag first: reading it settles the feed, and what that settling tells the others is in
+        // this ETag already; subscribed after it, the stream's first message is always the hello.
+        const etag = feed.etag ?? null;
         ws.subscribe(TOPIC);
-        ws.send(JSON.stringify({ type: 'hello', etag: feed.etag ?? null }), false, false);
+        ws.send(JSON.stringify({ type: 'hello', etag }), false, false);
       },
       message: (ws: Socket, message: ArrayBuffer, isBinary: boolean) => {
         if (isBinary) ws.end(MAP_CLOSE.binary.code, MAP_CLOSE.binary.reason);
@@ -122,7 +109,7 @@ export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: 
       },
       close: (ws: Socket) => {
         sockets.delete(ws);
-        release(ws.getUserData().state?.address);
+        slots.release(ws.getUserData().state?.slot);
       },
     },
   });
@@ -135,6 +122,7 @@ export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: 
       off();
       clearInterval(heartbeat);
       for (const ws of sockets) ws.end(MAP_CLOSE.shuttingDown.code, MAP_CLOSE.shuttingDown.reason);
+      void slots.close().catch((err: unknown) => log.warn({ err }, 'giving back the map streams\' slots failed'));
     },
   };
 }
