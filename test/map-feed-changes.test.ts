@@ -30,7 +30,7 @@ function world() {
   let availabilityVersion = 0;
   const statusListeners: ((c: { hrsId: string; category: string }) => void)[] = [];
   const openingListeners: ((c: { hrsId: string }) => void)[] = [];
-  let staticRows: MapStationRow[] = [{ hrs_id: 'BERLA', operator_name: 'H2', address: { street: 'Ring', house_number: '1', city: 'Berlin' }, country: 'de', postcode: null, modified_ms: 0 }];
+  let staticRows: MapStationRow[] = [{ hrs_id: 'BERLA', operator_name: 'H2', address: { street: 'Ring', house_number: '1', city: 'Berlin' }, country: 'de', postcode: null, city: null, modified_ms: 0 }];
   /** While set, a read of the static fields waits for it (a slow PostgreSQL). */
   let gate: Promise<void> | undefined;
   const directory = {
@@ -169,8 +169,8 @@ t.test('a registry reload makes one new body and one changed, with the static fi
       all.set('ADDED', { hrsId: 'ADDED', name: 'Added', heavyDuty: false, layout: LAYOUT, point: { lat: 50, lon: 8 } });
     },
     [
-      { hrs_id: 'ADDED', operator_name: 'H2 Nord', address: { street: 'Weg', house_number: '2', city: 'Kiel' }, country: 'de', postcode: null, modified_ms: 1 },
-      { hrs_id: 'BERLA', operator_name: 'H2', address: { street: 'Allee', house_number: '9', city: 'Berlin' }, country: 'de', postcode: null, modified_ms: 1 },
+      { hrs_id: 'ADDED', operator_name: 'H2 Nord', address: { street: 'Weg', house_number: '2', city: 'Kiel' }, country: 'de', postcode: null, city: null, modified_ms: 1 },
+      { hrs_id: 'BERLA', operator_name: 'H2', address: { street: 'Allee', house_number: '9', city: 'Berlin' }, country: 'de', postcode: null, city: null, modified_ms: 1 },
     ],
   );
   const reading = w.feed.refreshStatics();

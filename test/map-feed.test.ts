@@ -69,6 +69,7 @@ t.test('valid GeoJSON of every station with coordinates, its static fields, and 
   t.match(berla.properties.modified_at, /^\d{4}-\d\d-\d\dT/);
   t.same(Object.keys(berla.properties), ['hrs_id', 'name', 'operator', 'street', 'postcode', 'city', 'country', 'heavy_duty', 'time_zone', 'open_now', 'fuelling_options', 'modified_at']);
   t.match(body.features[2]!.properties, { street: 'Am Hafen 7, 20457 Hamburg', postcode: null, city: null, country: 'DE', heavy_duty: true }, 'a one-line address; the country beside it');
+  t.match(body.features[1]!.properties, { street: null, city: 'München', country: null }, 'the city beside the coordinates (v1.1\'s AFIR details), with no address');
   t.match(body.features[1]!.properties, { open_now: false, fuelling_options: [{ fuelling_option: '700ld', status: 'CLOSED', reason: 'outside_opening_hours', datetime: null }] });
 
   await postSignals(p, 'availability', [

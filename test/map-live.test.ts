@@ -1,6 +1,7 @@
 /**
  * The public map live, in Debian's Chromium against a real platform: a signal posted through import v2
- * turns the station's marker, its list entry and its open panel within 2 seconds, without a reload;
+ * turns the station's marker, its list entry and its open panel within 2 seconds, without a reload,
+ * and leaves the view where the user put it;
  * when the service goes away the page says the connection is lost, and when it is back (a restart on
  * the same port) the page says so and is live again.
  */
@@ -52,10 +53,21 @@ t.test('a signal through import v2 turns the marker, the list and the open panel
   t.match(await page.locator('#panel .status-item[data-option="700ld"] .status-reason').textContent(), 'maintenance', 'the reason in words');
   t.notOk(requests.some((url) => url.endsWith('/') || url.includes('/map/v1/stations')), 'no reload, no refetch: the stream carried it');
 
+  // Zoomed out (the zoom buttons beside the open panel) to see the stations around it: a live change
+  // leaves the view where the user put it, it does not bring the station close again.
+  const inView = `document.querySelectorAll('.maplibregl-marker button').length > 1`;
+  for (let i = 0; i < 6 && !(await page.evaluate<boolean>(inView)); i++) {
+    await page.getByRole('button', { name: 'Zoom out' }).click();
+    await page.waitForSelector('#map[data-idle="true"]');
+  }
+  t.ok(await page.evaluate<boolean>(inView), 'zoomed out, the stations around it show');
   await postSignals(p, 'availability', [{ ...BERLA_AVAILABLE, datetime: ago(0) }]);
   await page.waitForSelector('.maplibregl-marker [data-hrs-id="BERLA"][data-status="AVAILABLE"]', { timeout: 2000 });
   await page.waitForSelector('#panel .status-item[data-option="700ld"][data-status="AVAILABLE"]', { timeout: 2000 });
   t.pass('and back to available');
+  await page.waitForTimeout(800);
+  await page.waitForSelector('#map[data-idle="true"]');
+  t.ok(await page.evaluate<boolean>(inView), 'the view stayed zoomed out');
   t.same(problems, [], 'no console error');
 });
 

@@ -11,6 +11,7 @@ import { createTransport } from 'nodemailer';
 import { findSignInLink, parseBanner } from './helpers/demo-process.js';
 
 const BANNER = `HRS signal platform demo on http://127.0.0.1:4321: 12 stations, signals every 60 s.
+  public map: http://127.0.0.1:4321/ (no token; the feed: http://127.0.0.1:4321/map/v1/stations.geojson)
   export v2 token: demo-export-v2-token (also the DATEX II publications: http://127.0.0.1:4321/datex2/v3/table and http://127.0.0.1:4321/datex2/v3/status)
   live dashboard: http://127.0.0.1:4321/admin/ (admin token: demo-admin-token-0001)
   portal: http://127.0.0.1:4321/portal/ (sign in with a link e-mailed to demo-user@demo-h2.example: API tokens; staff@demo-h2.example: operator staff; manager@demo-monitoring.example: originator manager)
@@ -27,12 +28,26 @@ t.test('the banner\'s fields, read by what each line says', async (t) => {
     portal: 'http://127.0.0.1:4321/portal/',
     accounts: { tokenOwner: 'demo-user@demo-h2.example', staff: 'staff@demo-h2.example', manager: 'manager@demo-monitoring.example' },
     mailFolder: '/tmp/state/demo-mail',
+    map: { page: 'http://127.0.0.1:4321/', feed: 'http://127.0.0.1:4321/map/v1/stations.geojson' },
   });
   const reworded = BANNER.replace(
     /  portal: .*\n/,
     '  portal: http://127.0.0.1:4321/portal/\n    API tokens: demo-user@demo-h2.example\n    operator staff: staff@demo-h2.example\n    originator manager: manager@demo-monitoring.example\n',
   ).replace('kept as .eml files in /tmp/state/demo-mail', 'kept as .eml and .txt files in /tmp/state/demo-mail.');
   t.match(parseBanner(reworded), { accounts: { tokenOwner: 'demo-user@demo-h2.example', staff: 'staff@demo-h2.example', manager: 'manager@demo-monitoring.example' }, mailFolder: '/tmp/state/demo-mail' }, 'an account per line, role first');
+  t.same(
+    parseBanner(BANNER.replace(/  public map: .*\n/, '  public map: http://127.0.0.1:4321/\n    its feed: http://127.0.0.1:4321/map/v1/stations.geojson.\n'))?.map,
+    { page: 'http://127.0.0.1:4321/', feed: 'http://127.0.0.1:4321/map/v1/stations.geojson' },
+    'the feed on a line of its own',
+  );
+  t.same(
+    parseBanner(BANNER.replace(/  public map: .*\n/, '  public map: http://127.0.0.1:4321/ (the feed: http://127.0.0.1:4321/map/v1/stations.geojson, no token)\n'))?.map,
+    { page: 'http://127.0.0.1:4321/', feed: 'http://127.0.0.1:4321/map/v1/stations.geojson' },
+    'its words in another order',
+  );
+  const noMap = parseBanner(BANNER.replace(/  public map: .*\n/, ''));
+  t.equal(noMap?.portal, 'http://127.0.0.1:4321/portal/', 'complete without the public map\'s line (PUBLIC_MAP=false)');
+  t.equal(noMap?.map, undefined, 'the map is then undefined');
   t.equal(parseBanner(BANNER.replace(/  live dashboard: .*\n/, '')), undefined, 'not complete without the dashboard\'s line');
   t.equal(parseBanner(BANNER.replace(/operator staff/, 'staff')), undefined, 'nor without an account of each role');
 });

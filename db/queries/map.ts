@@ -11,9 +11,13 @@ export interface MapStationRow {
   operator_name: string;
   /** `details.address`: a line of text, or an object (street, house_number, postal_code, city, country); null when absent. */
   address: unknown;
-  /** `details.country` and `details.postcode`, which some registries give beside (or instead of) the address. */
+  /**
+   * `details.country`, `details.postcode` and `details.city`, which some registries give beside (or
+   * instead of) the address: v1.1's static (AFIR) details carry the city at their top level.
+   */
   country: unknown;
   postcode: unknown;
+  city: unknown;
   /** `static_modified_at`, epoch ms. */
   modified_ms: number;
 }
@@ -23,6 +27,7 @@ export async function mapStationRows(sql: Sql): Promise<MapStationRow[]> {
   const rows = await sql<(Omit<MapStationRow, 'modified_ms'> & { modified_ms: string })[]>`
     SELECT s.hrs_id, o.name AS operator_name,
            s.details -> 'address' AS address, s.details -> 'country' AS country, s.details -> 'postcode' AS postcode,
+           s.details -> 'city' AS city,
            floor(extract(epoch FROM s.static_modified_at) * 1000)::bigint AS modified_ms
     FROM stations s JOIN operators o ON o.id = s.operator_id
     WHERE NOT s.sandbox

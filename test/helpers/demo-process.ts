@@ -27,6 +27,11 @@ export interface Banner {
   accounts: { tokenOwner: string; staff: string; manager: string };
   /** Where the e-mails are kept as files. */
   mailFolder: string;
+  /**
+   * The public map (`public map: <url>`) and its GeoJSON feed (`feed: <url>`, on that line or its own);
+   * undefined when the banner has no such line (the demo runs with PUBLIC_MAP=false).
+   */
+  map: { page: string; feed: string } | undefined;
 }
 
 export interface DemoProcess {
@@ -62,6 +67,8 @@ export function parseBanner(text: string): Banner | undefined {
   const dashboard = /\bdashboard: (https?:\/\/\S+)/.exec(text)?.[1];
   const adminToken = /\badmin token: ([^)\s]+)/.exec(text)?.[1];
   const exportV2Token = /\bexport v2 token: (\S+)/.exec(text)?.[1];
+  const mapPage = /\bpublic map: (https?:\/\/[^\s)]+)/.exec(text)?.[1];
+  const mapFeed = /\bfeed: (https?:\/\/[^\s)]+)/.exec(text)?.[1]?.replace(/[.,;]$/, '');
   const mailFolder = /kept as [^\n]*? in (\/\S+)/.exec(text)?.[1]?.replace(/[.,;]$/, '');
   const accounts = { tokenOwner: account(text, 'API tokens'), staff: account(text, 'operator staff'), manager: account(text, 'originator manager') };
   if (!portal || !dashboard || !adminToken || !exportV2Token || !mailFolder || !accounts.tokenOwner || !accounts.staff || !accounts.manager) return undefined;
@@ -73,6 +80,7 @@ export function parseBanner(text: string): Banner | undefined {
     portal,
     accounts: accounts as Banner['accounts'],
     mailFolder,
+    map: mapPage && mapFeed ? { page: mapPage, feed: mapFeed } : undefined,
   };
 }
 

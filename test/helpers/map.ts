@@ -9,7 +9,8 @@ export function closedNow(): string {
 
 /**
  * The public map's test registry: BERLA (700ld, 350ld; an address object), TRUCK (700ld, 700hd, 350hd;
- * a one-line address) and CLOSD (closed now) have coordinates; HAMBG has none, so the map leaves it
+ * a one-line address) and CLOSD (closed now; its city beside the coordinates, as v1.1's AFIR details
+ * give it) have coordinates; HAMBG has none, so the map leaves it
  * out. mon-1 is live for the availability of BERLA, TRUCK and CLOSD through import v2, and BERLA's usage.
  */
 export function mapFixture() {
@@ -28,7 +29,7 @@ export function mapFixture() {
     name: 'Closed Now',
     opening_hours: closedNow(),
     time_zone: 'UTC',
-    details: { lat: 48.1, lon: 11.5 },
+    details: { lat: 48.1, lon: 11.5, city: 'München' },
     v1_fuel_types: ['700car'],
   } as Record<string, unknown>);
   f.assignments.push(

@@ -40,8 +40,10 @@ const country = (value: unknown): string | null => {
 /**
  * A station's static fields from its row: the address is `details.address`, an object (`street` and
  * `house_number` make the street line, `postal_code`, `city`, `country`) or one line of text (then
- * the street line, the rest null); the postcode and the country fall back to `details.postcode` and
- * `details.country`, as some registries give them beside the address.
+ * the street line, the rest null); the postcode, the city and the country fall back to
+ * `details.postcode`, `details.city` and `details.country`, as some registries give them beside the
+ * address (v1.1's AFIR details have the city there; without it the map could not find a station by its
+ * city, nor say where it is).
  */
 export function staticFields(row: MapStationRow | undefined): StaticFields {
   if (row === undefined) return NO_STATICS;
@@ -52,7 +54,7 @@ export function staticFields(row: MapStationRow | undefined): StaticFields {
     operator: row.operator_name,
     street: typeof row.address === 'string' ? text(row.address) : street === null ? house : house === null ? street : `${street} ${house}`,
     postcode: text(fields.postal_code) ?? text(fields.postcode) ?? text(row.postcode),
-    city: text(fields.city),
+    city: text(fields.city) ?? text(row.city),
     country: country(fields.country) ?? country(row.country),
     modifiedAt: new Date(row.modified_ms).toISOString(),
   };

@@ -10,6 +10,7 @@ const STORAGE_KEY = 'hrs-map-language';
 
 let catalogue = {};
 let language = 'en';
+let locale = 'en';
 let plurals = new Intl.PluralRules('en');
 
 /** The language to start with: the stored choice, else the browser's, else English. */
@@ -28,12 +29,29 @@ export function initialLanguage() {
   return 'en';
 }
 
+/**
+ * The browser's own variant of the language for dates and numbers (en-GB: "27 Nov 2026, 10:40 CET";
+ * plain `en` would write "Nov 27, 2026, 10:40 AM GMT+1"), else the language itself.
+ */
+function regionalLocale(lang) {
+  for (const tag of navigator.languages ?? [navigator.language]) {
+    if (String(tag).toLowerCase().split('-')[0] !== lang) continue;
+    try {
+      return Intl.getCanonicalLocales(String(tag))[0];
+    } catch {
+      // not a valid tag: the next one, else the language
+    }
+  }
+  return lang;
+}
+
 /** Loads a language's catalogue and applies it to the static elements; `remember`: keep the choice. */
 export async function setLanguage(lang, remember = false) {
   const res = await fetch(`/map/i18n/${lang}.json`);
   if (!res.ok) throw new Error(`catalogue ${lang}: ${res.status}`);
   catalogue = await res.json();
   language = lang;
+  locale = regionalLocale(lang);
   plurals = new Intl.PluralRules(lang);
   if (remember) {
     try {
@@ -50,6 +68,8 @@ export async function setLanguage(lang, remember = false) {
 }
 
 export const currentLanguage = () => language;
+/** The locale for dates, numbers and sorting: the language in the browser's regional variant. */
+export const currentLocale = () => locale;
 
 /** The catalogue's text for `key` with `{name}` filled from `vars`; the key itself when missing (seen in tests). */
 export function t(key, vars = {}) {
@@ -60,7 +80,7 @@ export function t(key, vars = {}) {
 /** A counted phrase: `key_one` or `key_other` by the language's plural rules. */
 export function tCount(key, count, vars = {}) {
   const form = plurals.select(count) === 'one' ? 'one' : 'other';
-  return t(`${key}_${form}`, { ...vars, count: count.toLocaleString(language) });
+  return t(`${key}_${form}`, { ...vars, count: count.toLocaleString(locale) });
 }
 
 /** A duration in words, rounded to minutes below two hours, hours below two days, else days. */

@@ -9,7 +9,7 @@
  * items at once took the browser over a second to style and lay out, on every redraw, while the map
  * waited for the same thread. The count above it is always the whole number.
  */
-import { currentLanguage, t, tCount } from './i18n.js';
+import { currentLocale, t, tCount } from './i18n.js';
 import { stateClass, stateLetter, stateName } from './status.js';
 
 /** Great-circle distance in km (haversine). */
@@ -52,7 +52,7 @@ export class StationList {
 
   /** Renders `features` (each with `best` in its properties); `selected`: the open station's hrs_id. */
   render(features, selected) {
-    const collator = new Intl.Collator(currentLanguage());
+    const collator = new Intl.Collator(currentLocale());
     const rows = features.map((f) => ({ f, km: this.position ? distanceKm(this.position, f.geometry.coordinates) : null }));
     rows.sort((a, b) => (a.km !== null && b.km !== null ? a.km - b.km : 0) || collator.compare(a.f.properties.name, b.f.properties.name));
     const focusedId = document.activeElement?.closest?.('#station-list') ? document.activeElement.dataset.hrsId : null;
@@ -107,7 +107,7 @@ export class StationList {
     name.textContent = p.name;
     const meta = document.createElement('span');
     meta.className = 'item-meta';
-    const distance = km === null ? null : t('distance_km', { km: km.toLocaleString(currentLanguage(), { maximumFractionDigits: km < 10 ? 1 : 0 }) });
+    const distance = km === null ? null : t('distance_km', { km: km.toLocaleString(currentLocale(), { maximumFractionDigits: km < 10 ? 1 : 0 }) });
     meta.textContent = [p.city, stateName(p.best), distance].filter(Boolean).join(' · ');
     button.append(badge, name, meta);
     li.append(button);

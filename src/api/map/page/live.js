@@ -5,7 +5,7 @@
  * jitter, so a restarted server is not met by every page at once). The page says when the connection
  * is lost, and when nothing has arrived for 60 s (the heartbeats stopped: the data may be stale).
  */
-import { durationWords, t } from './i18n.js';
+import { currentLocale, durationWords, t } from './i18n.js';
 
 const STALE_AFTER_MS = 60_000;
 const MAX_BACKOFF_MS = 30_000;
@@ -42,7 +42,7 @@ export class LiveStream {
       if (this.socket !== socket) return;
       document.body.dataset.live = 'closed';
       this.lost = true;
-      this.handlers.notice('lost', t('connection_lost', { time: this.dataAsOf.toLocaleTimeString(document.documentElement.lang, { hour: '2-digit', minute: '2-digit' }) }));
+      this.handlers.notice('lost', t('connection_lost', { time: this.dataAsOf.toLocaleTimeString(currentLocale(), { hour: '2-digit', minute: '2-digit' }) }));
       const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
       this.attempt++;
       setTimeout(() => this.connect(), delay);

@@ -48,6 +48,7 @@ export class StationMap {
     this.closeZoom = styleUrl ? 13 : 9;
     this.markers = new Map(); // key → { marker, element }
     this.selected = null;
+    this.pending = null; // { feature, panel } to bring into view once the hidden map shows (a phone's list view)
     this.data = { type: 'FeatureCollection', features: [] };
     this.shown = false; // stations shown since the last idle: it tells how many were drawn
     this.map = new MapLibreMap({
@@ -75,6 +76,10 @@ export class StationMap {
       container.dataset.idle = 'true'; // drawn, tiles loaded, markers placed (the browser tests wait for it)
     });
     this.map.on('movestart', () => (container.dataset.idle = 'false'));
+    // MapLibre follows its container's size: a map shown again (the phone's "Map") brings the open station into view.
+    this.map.on('resize', () => {
+      if (this.pending && container.clientHeight > 0) this.bringIntoView(this.pending.feature, this.pending.panel);
+    });
     this.map.on('dataloading', () => (container.dataset.idle = 'false'));
   }
 
@@ -118,15 +123,42 @@ export class StationMap {
     this.map.fitBounds([[w, s], [e, n]], { padding: { top: 60, right: 60, bottom: 90, left: 60 }, maxZoom: this.closeZoom, duration: 0 });
   }
 
-  /** Marks the open station's marker and brings it into view. */
+  /**
+   * Marks the open station's marker and, when another station is opened (or the panel closed), brings it
+   * into view. The page renders again on every live message and filter change: the same station left
+   * open leaves the view where the user put it (zoomed out to see the stations around it).
+   */
   select(feature) {
-    this.selected = feature?.properties.hrs_id ?? null;
+    const id = feature?.properties.hrs_id ?? null;
+    const changed = id !== this.selected;
+    this.selected = id;
     for (const { element } of this.markers.values()) element.classList.toggle('selected', element.dataset.hrsId === this.selected);
-    if (!feature) return;
-    // The station beside the panel, not under it: above the phone's bottom sheet, left of the desktop's side panel.
-    const narrow = matchMedia('(max-width: 899px)').matches;
-    const offset = narrow ? [0, -Math.round(this.map.getContainer().clientHeight * 0.35)] : [-200, 0];
-    this.ready.then(() => this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), this.closeZoom), offset, duration: 400 }));
+    if (changed) this.bringIntoView(feature);
+  }
+
+  /**
+   * The station beside the panel, not under it: the map's padding leaves out what the panel covers (the
+   * phone's bottom sheet, the desktop's side panel), so the station is centred in the part in sight and
+   * the zoom buttons zoom around it; with no station, the padding goes. A hidden map (no size) waits
+   * until it shows, then centres the last station chosen (with no padding if its panel was closed
+   * meanwhile: the phone's list, a station opened and closed, then "Map").
+   */
+  bringIntoView(feature, panel = feature !== null) {
+    const container = this.map.getContainer();
+    if (container.clientHeight === 0) {
+      this.pending = feature ? { feature, panel } : { feature: this.pending?.feature ?? null, panel: false };
+      return;
+    }
+    this.pending = null;
+    const none = { top: 0, right: 0, bottom: 0, left: 0 };
+    this.ready.then(() => {
+      if (!feature) return this.map.easeTo({ padding: none, duration: 300 });
+      const narrow = matchMedia('(max-width: 899px)').matches;
+      let padding = none;
+      if (panel && narrow) padding = { ...none, bottom: Math.round(Math.min(innerHeight * 0.5, container.clientHeight * 0.75)) };
+      else if (panel) padding = { ...none, right: Math.min(400, Math.round(container.clientWidth / 2)) };
+      this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), this.closeZoom), padding, duration: 400 });
+    });
   }
 
   resize() {
@@ -179,7 +211,8 @@ export class StationMap {
   }
 
   drawStation(element, p) {
-    const label = t('marker_label', { name: p.name, city: p.city ?? '', status: stateName(p.best) });
+    // A station whose registry gives no city is named alone ("Hamburg Port: Closed", not "Hamburg Port, : Closed").
+    const label = p.city ? t('marker_label', { name: p.name, city: p.city, status: stateName(p.best) }) : t('marker_label_no_city', { name: p.name, status: stateName(p.best) });
     const className = `marker ${stateClass(p.best)}${p.hrs_id === this.selected ? ' selected' : ''}`;
     if (element.className !== className) element.className = className;
     if (element.getAttribute('aria-label') !== label) element.setAttribute('aria-label', label);
@@ -188,6 +221,7 @@ export class StationMap {
     element.dataset.status = p.best;
   }
 
+  /** A cluster's name starts with what it shows ("3/10 stations available"), so speech input finds it by its text (WCAG 2.5.3). */
   drawCluster(element, p) {
     const label = t('cluster_label', { count: p.point_count, available: p.available });
     if (element.getAttribute('aria-label') === label && element.dataset.clusterId === String(p.cluster_id)) return;

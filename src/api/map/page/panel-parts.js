@@ -3,7 +3,7 @@
  * nodes (never HTML strings: every value is the registry's text, shown as text). Times are the
  * station's own, in its zone, named.
  */
-import { currentLanguage, t } from './i18n.js';
+import { currentLocale, t } from './i18n.js';
 import { OPTIONS, reasonWords, stateClass, stateLetter, stateName } from './status.js';
 
 /** An element with a class and children (strings become text). */
@@ -24,10 +24,10 @@ export function stationTime(iso, zone) {
   // dateStyle and timeStyle do not combine with timeZoneName: the parts are named one by one.
   const options = { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' };
   try {
-    return `${new Intl.DateTimeFormat(currentLanguage(), { ...options, timeZone: zone }).format(new Date(iso))} (${zone})`;
+    return `${new Intl.DateTimeFormat(currentLocale(), { ...options, timeZone: zone }).format(new Date(iso))} (${zone})`;
   } catch {
     // an unknown zone: UTC, said so
-    return new Intl.DateTimeFormat(currentLanguage(), { ...options, timeZone: 'UTC' }).format(new Date(iso));
+    return new Intl.DateTimeFormat(currentLocale(), { ...options, timeZone: 'UTC' }).format(new Date(iso));
   }
 }
 
@@ -62,7 +62,7 @@ export function statusList(properties) {
 /** The week's opening hours in words, one line a day from today. */
 export function weekList(detail) {
   if (!detail.opening_hours) return el('p', 'muted', t('panel_hours_unknown'));
-  const day = new Intl.DateTimeFormat(currentLanguage(), { weekday: 'long', day: 'numeric', month: 'short', timeZone: 'UTC' });
+  const day = new Intl.DateTimeFormat(currentLocale(), { weekday: 'long', day: 'numeric', month: 'short', timeZone: 'UTC' });
   return el(
     'dl',
     'week',
@@ -79,7 +79,10 @@ export function weekList(detail) {
   );
 }
 
-/** Ongoing and upcoming events: kind, time span in the station's zone, description. */
+/**
+ * Ongoing and upcoming events: kind, time span in the station's zone ("since …, until …" for one under
+ * way, "… to …" for one to come), description.
+ */
 export function eventList(events, zone) {
   if (!events || events.length === 0) return el('p', 'muted', t('panel_no_events'));
   const now = Date.now();
@@ -88,11 +91,9 @@ export function eventList(events, zone) {
     'event-list',
     ...events.map((e) => {
       const from = stationTime(e.starts_at, zone);
-      const span = e.ends_at
-        ? Date.parse(e.starts_at) <= now
-          ? `${t('panel_event_ongoing', { from })}; ${t('panel_event_range', { from, to: stationTime(e.ends_at, zone) })}`
-          : t('panel_event_range', { from, to: stationTime(e.ends_at, zone) })
-        : t('panel_event_open_ended', { from });
+      const to = e.ends_at ? stationTime(e.ends_at, zone) : null;
+      const ongoing = Date.parse(e.starts_at) <= now;
+      const span = to ? t(ongoing ? 'panel_event_ongoing' : 'panel_event_range', { from, to }) : t(ongoing ? 'panel_event_ongoing_open' : 'panel_event_open_ended', { from });
       return el('li', null, el('strong', null, t(`event_${e.kind}`)), ' ', el('span', null, span), e.description ? el('span', 'event-text', e.description) : null);
     }),
   );
@@ -110,7 +111,7 @@ export function priceList(detail) {
     'ul',
     'plain',
     ...products.map((p) => {
-      const price = new Intl.NumberFormat(currentLanguage(), { style: 'currency', currency: p.currency, minimumFractionDigits: 2, maximumFractionDigits: 3 }).format(Number(p.gross_price));
+      const price = new Intl.NumberFormat(currentLocale(), { style: 'currency', currency: p.currency, minimumFractionDigits: 2, maximumFractionDigits: 3 }).format(Number(p.gross_price));
       const product = stage.has(p.id) ? t('panel_product', { stage: stage.get(p.id) }) : p.id;
       return el('li', null, t('panel_price', { product, price }));
     }),
@@ -121,7 +122,7 @@ export function priceList(detail) {
 export function greenList(record) {
   const declared = (record.products ?? []).filter((p) => p.green_hydrogen_share !== null);
   if (declared.length === 0) return el('p', 'muted', t('panel_green_unknown'));
-  const number = new Intl.NumberFormat(currentLanguage(), { maximumFractionDigits: 1 });
+  const number = new Intl.NumberFormat(currentLocale(), { maximumFractionDigits: 1 });
   return el('ul', 'plain', ...declared.map((p) => el('li', null, t('panel_green_value', { stage: p.pressure_stage, share: number.format(p.green_hydrogen_share) }))));
 }
 
