@@ -28,8 +28,6 @@ import { importV11Api } from './api/import-v1.1/index.js';
 import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
 import { mapApi, type MapApi } from './api/map/index.js';
-import { mapPageReply } from './api/map/page.js';
-import type { Request } from './http/request.js';
 import { metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
 import type { Config } from './config.js';
 import { RateLimiter } from './infra/rate-limit.js';
@@ -237,8 +235,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   const map = mapApi(server, { config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl });
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
-  const mapPage = map ? (req: Request) => mapPageReply(req, { styleUrl: config.mapStyleUrl }) : undefined;
-  indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH, ...(mapPage ? { mapPage } : {}) });
+  indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH, ...(map ? { mapPage: map.page } : {}) });
   metrics.watch({
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
   });

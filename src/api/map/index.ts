@@ -14,7 +14,9 @@ import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
 import { detailDoc, mapStreamDoc, photoDoc } from './docs.js';
 import { StreamSlots } from '../../push/stream-slots.js';
-import { mapPageRoutes } from './page.js';
+import { mapPageReply, mapPageRoutes } from './page.js';
+import type { Reply } from '../../http/errors.js';
+import type { Request } from '../../http/request.js';
 
 /**
  * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false,
@@ -44,6 +46,8 @@ export interface MapApi {
    * already names the feed's ETag.
    */
   start(): Promise<void>;
+  /** The map page, the answer of `/` to a browser (the index page's route asks for it). */
+  page: (req: Request) => Reply;
   /** The registry reloaded: the static fields are read again. */
   stationsChanged(): void;
   close(): void;
@@ -67,6 +71,7 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
     },
     family,
     feed,
+    page: (req) => mapPageReply(req, { styleUrl: deps.config.mapStyleUrl }),
     stationsChanged: () => void feed.refreshStatics(),
     close: () => {
       stream?.close();
