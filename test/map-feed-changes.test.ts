@@ -174,13 +174,20 @@ t.test('a registry reload makes one new body and one changed, with the static fi
     ],
   );
   const reading = w.feed.refreshStatics();
-  // A request while the read is under way: the body as it was, not one with the old address or no operator.
-  t.equal((await w.feed.body()).etag, before.etag, 'the body stays as it was while the static fields are read');
-  t.equal(await w.feed.feature('ADDED'), undefined);
+  // A request while the read is under way waits for it: never a body with the old address or no operator,
+  // nor the body from before the reload.
+  let answered = false;
+  const during = w.feed.body().then((body) => ((answered = true), body));
+  await settled();
+  t.equal(answered, false, 'a request during the read waits for it');
+  t.same(w.told, [], 'and nothing is told meanwhile');
   release();
   await reading;
+  const got = await during;
+  t.not(got.etag, before.etag, 'then it gets the new registry\'s body');
   await settled();
   const after = await w.feed.body();
+  t.equal(got.etag, after.etag, 'the one new body');
   t.same(w.told, [{ type: 'changed', etag: after.etag }], 'one changed, naming the new body');
   const features = await featuresOf(w.feed);
   t.same(features.map((f) => f.id), ['ADDED', 'BERLA']);

@@ -141,9 +141,19 @@ export class MapFeed {
     return () => this.listeners.delete(listener);
   }
 
-  /** The current body, settled now; waits for the first read of the static fields. */
+  /**
+   * The current body, settled now; waits for the first read of the static fields, and, after a registry
+   * reload, for the read it started (STATICS_WAIT_MS at most): a request right after a reload gets the
+   * new registry's stations, not the body from before it.
+   */
   async body(): Promise<FeedBody> {
     if (this.staticsVersion === 0) await this.staticsRead;
+    else if (this.deps.stations.version !== this.seen.registry && this.awaitingStatics()) {
+      const left = STATICS_WAIT_MS - (performance.now() - this.readingSince!);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.staticsRead, new Promise((resolve) => (timer = setTimeout(resolve, left).unref()))]);
+      clearTimeout(timer);
+    }
     return this.settle();
   }
 
