@@ -11,7 +11,7 @@
  * stations of the clusters plus the single stations), and the first time the page's timeline gets a
  * mark `map:stations-drawn`: what the benchmark (test/bench/map.bench.ts) times a load by.
  */
-import { AttributionControl, Map as MapLibreMap, Marker, NavigationControl } from '/map/vendor/maplibre-gl.mjs';
+import { AttributionControl, Map as MapLibreMap, Marker, NavigationControl } from './vendor/maplibre-gl.mjs';
 import { t } from './i18n.js';
 import { stateClass, stateLetter, stateName } from './status.js';
 
