@@ -5,11 +5,10 @@
  * and the licence, the per-address rate limit, and PUBLIC_MAP=false.
  */
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
-import { request } from 'node:http';
 import t from 'tap';
 import { getIssues } from '@placemarkio/check-geojson';
 import { TOKENS } from './helpers/fixtures.js';
-import { mapFixture } from './helpers/map.js';
+import { mapFixture, raw } from './helpers/map.js';
 import { get, postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
 
@@ -18,18 +17,6 @@ const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOStri
 /** A high limit, so that only the rate-limit test meets it. */
 const ENV = { MAP_RATE_LIMIT: '100000' };
 
-/** Raw bytes and headers, without fetch's own decoding (to see the encoded body as sent). */
-function raw(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 interface Entry { fuelling_option: string; status: string; reason: string; datetime: string | null }
 interface Feature { id: string; geometry: { coordinates: number[] }; properties: Record<string, unknown> & { fuelling_options: Entry[]; open_now: boolean } }

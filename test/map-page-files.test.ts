@@ -5,25 +5,14 @@
  * catalogues: the same keys in every language, and every key the page's files name is in them.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import t from 'tap';
+import { raw } from './helpers/map.js';
 import { getIssues } from '@placemarkio/check-geojson';
 import { startTestPlatform } from './helpers/platform.js';
 
 const PAGE = new URL('../src/api/map/page/', import.meta.url);
 
-function raw(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 t.test('the basemap: Natural Earth as valid GeoJSON, brotli or gzip, revalidated by its ETag', async (t) => {
   const p = await startTestPlatform(t);

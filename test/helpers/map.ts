@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { legacyFixture } from './fixtures.js';
 
 /** Opening hours that are closed now: one hour, twelve hours from now (UTC). */
@@ -38,4 +39,17 @@ export function mapFixture() {
     { originator: 'mon-1', hrs_id: 'BERLA', signal_type: 'usage', state: 'live' },
   );
   return f;
+}
+
+/** Raw bytes and headers, without fetch's own decoding (to see the encoded body as sent). */
+export function raw(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
