@@ -204,7 +204,19 @@ t.test('an address opened while signed out is opened after signing in from the e
   await second.goto(`${p.url}/portal/#sign-in=${secret}`);
   await visible(second, '#view-link');
   await second.getByRole('button', { name: 'Sign in', exact: true }).click();
-  await hashIs(second, '#/stations/HAMBG/layout');
+  await hashIs(second, '#/stations/HAMBG/layout').catch(async (err: Error) => {
+    // What the page shows instead (the view, its messages, what this browser kept), so a failure says why.
+    const state = await second.evaluate(() => {
+      const doc = (globalThis as any).document;
+      return {
+        view: doc.body.dataset.view,
+        hash: (globalThis as any).location.hash,
+        messages: [...doc.querySelectorAll('[role=status], [role=alert], .message')].map((el: any) => el.textContent.trim()).filter(Boolean),
+        kept: (globalThis as any).localStorage.getItem('hrs-portal:return'),
+      };
+    });
+    throw new Error(`${err.message}; the page: ${JSON.stringify(state)}; problems: ${JSON.stringify(problems)}`);
+  });
   await visible(second, '#pane-layout');
   t.equal(await second.locator('#station-title').textContent(), 'HAMBG · Hamburg Port', 'the view asked for before signing in');
 
