@@ -161,6 +161,27 @@ export const envSchema = z
           return false;
         }
       }, 'must list IP addresses or CIDR ranges (or loopback, linklocal, uniquelocal), separated by commas, e.g. "10.0.0.0/8, ::1"'),
+    DELETED_RETENTION_DAYS: z.coerce
+      .number({ error: 'must be a number of days' })
+      .int('must be a whole number of days')
+      .min(1, 'must be at least 1')
+      .max(3660, 'must be at most 3660')
+      .default(30),
+    WEBHOOK_SECRET_KEY: z.preprocess(
+      blankAsUnset,
+      z
+        .string()
+        .regex(/^[A-Za-z0-9+/_-]{43}=?$|^[0-9a-fA-F]{64}$/, 'must be 32 random bytes, as 64 hex digits or base64 (e.g. `openssl rand -base64 32`)')
+        .optional(),
+    ),
+    WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false'], { error: 'must be true or false' }).default('false'),
+    WEBHOOK_GIVE_UP_AFTER: seconds(86_400),
+    WEBHOOK_SECRET_OVERLAP: seconds(86_400),
+    WEBHOOK_TIMEOUT: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .positive('must be more than 0')
+      .max(60, 'must be at most 60')
+      .default(10),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
   })
@@ -236,6 +257,21 @@ export interface Config {
    * with the time it was received, and the write may take a moment to commit.
    */
   historyLagMs: number;
+  /** How long a removed station's or event's tombstone stays in export v2's delta (DELETED_RETENTION_DAYS, 30). */
+  deletedRetentionDays: number;
+  /**
+   * The key webhook secrets are encrypted with (WEBHOOK_SECRET_KEY: 32 bytes, hex or base64); unset:
+   * webhooks cannot be created (the portal's webhook endpoints answer 503 saying so).
+   */
+  webhookSecretKey: Buffer | undefined;
+  /** Webhook URLs may be plain HTTP to loopback addresses (WEBHOOK_ALLOW_LOOPBACK; tests and development). */
+  webhookAllowLoopback: boolean;
+  /** A subscription whose deliveries have failed this long is disabled and its owner told (WEBHOOK_GIVE_UP_AFTER, 24 hours). */
+  webhookGiveUpAfterMs: number;
+  /** After a secret's rotation, how long messages are signed with the previous secret as well (WEBHOOK_SECRET_OVERLAP, 24 hours). */
+  webhookSecretOverlapMs: number;
+  /** How long one delivery waits for the receiver's answer (WEBHOOK_TIMEOUT, 10 seconds). */
+  webhookTimeoutMs: number;
   /** The DATEX II publications' `publicationCreator`: its country (DATEX2_COUNTRY, ISO 3166-1 alpha-2) and identifier (DATEX2_PUBLISHER). */
   datex2Publisher: { country: string; nationalIdentifier: string };
   /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */
@@ -325,6 +361,12 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     historyEveryMs: env.HISTORY_EVERY * 1000,
     historyLagMs: env.HISTORY_LAG * 1000,
     datex2Publisher: { country: env.DATEX2_COUNTRY, nationalIdentifier: env.DATEX2_PUBLISHER },
+    deletedRetentionDays: env.DELETED_RETENTION_DAYS,
+    webhookSecretKey: env.WEBHOOK_SECRET_KEY === undefined ? undefined : secretKey(env.WEBHOOK_SECRET_KEY),
+    webhookAllowLoopback: env.WEBHOOK_ALLOW_LOOPBACK === 'true',
+    webhookGiveUpAfterMs: env.WEBHOOK_GIVE_UP_AFTER * 1000,
+    webhookSecretOverlapMs: env.WEBHOOK_SECRET_OVERLAP * 1000,
+    webhookTimeoutMs: env.WEBHOOK_TIMEOUT * 1000,
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
     importV1RateLimit: env.IMPORT_V1_RATE_LIMIT,
     exportV1RateLimit: env.EXPORT_V1_RATE_LIMIT,
@@ -342,6 +384,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     pushIdleTimeoutSeconds: env.PUSH_IDLE_TIMEOUT,
     pushMaxBacklogBytes: env.PUSH_MAX_BACKLOG,
   };
+}
+
+/** WEBHOOK_SECRET_KEY's 32 bytes: 64 hex digits, else base64 or base64url. */
+function secretKey(text: string): Buffer {
+  return /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, 'hex') : Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
 }
 
 const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

@@ -1,0 +1,113 @@
+-- The change log: what data users follow without reading everything again. Export v2's delta
+-- (`GET /v2/hrs?updated_since=`, `GET /v2/hrs/events?updated_since=`) reads its `station` and `event`
+-- rows; webhooks deliver every topic in `seq` order:
+--   station  a production station was created, its exported static content changed, or it was deleted
+--            (written by the triggers below; payload null: the record is read when it is delivered)
+--   event    a station event was created, changed, ended (its end passed: written by a sweep) or deleted
+--            (payload: the event as export v2 lists it)
+--   status   a station's status of one signal category changed (a reading, its freshness, the layout)
+--   option   a station's five-state status of one fuelling option changed
+-- The `status` and `option` rows are recorded by every server instance that sees the change (each keeps
+-- the live status of every station); `change_key` makes them one row.
+--
+-- `seq` is taken by hrs_change_seq(), which first takes a transaction-level advisory lock: transactions
+-- that write the log write it one after another, so `seq` order is commit order and a reader that has
+-- seen `seq` N has seen every change up to N. Writers that change several stations in one transaction
+-- take the same lock before their first row (hrs_lock_change_log()), so they cannot deadlock with a
+-- writer that locked one of those stations first.
+CREATE SEQUENCE change_log_seq;
+
+CREATE TABLE change_log (
+  seq        bigint PRIMARY KEY,
+  topic      text NOT NULL CHECK (topic IN ('station', 'event', 'status', 'option')),
+  hrs_id     text NOT NULL,
+  -- station: the hrs_id; event: hrs_id/event id; status: hrs_id/category; option: hrs_id/fuelling option
+  entity     text NOT NULL,
+  change     text NOT NULL CHECK (change IN ('created', 'changed', 'ended', 'deleted')),
+  at         timestamptz NOT NULL,
+  change_key text,
+  payload    jsonb
+);
+CREATE UNIQUE INDEX change_log_key_idx ON change_log (change_key) WHERE change_key IS NOT NULL;
+CREATE INDEX change_log_topic_seq_idx ON change_log (topic, seq);
+CREATE INDEX change_log_at_idx ON change_log (at);
+
+-- Where the log starts: a delta from before it (or from before what has been pruned) is refused.
+CREATE TABLE change_log_horizon (
+  singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+  started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  -- The newest seq removed by pruning (0: nothing pruned yet).
+  pruned_seq bigint NOT NULL DEFAULT 0
+);
+INSERT INTO change_log_horizon DEFAULT VALUES;
+
+CREATE FUNCTION hrs_lock_change_log() RETURNS void LANGUAGE sql AS $$
+  SELECT pg_advisory_xact_lock(hashtext('hrs change log'))
+$$;
+
+CREATE FUNCTION hrs_change_seq() RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM hrs_lock_change_log();
+  RETURN nextval('change_log_seq');
+END $$;
+
+-- One row of the log (the lock first, then the time: `at` never goes back as `seq` goes up).
+CREATE FUNCTION hrs_log_change(p_topic text, p_hrs_id text, p_entity text, p_change text, p_payload jsonb) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+  s bigint := hrs_change_seq();
+BEGIN
+  INSERT INTO change_log (seq, topic, hrs_id, entity, change, at, payload)
+  VALUES (s, p_topic, p_hrs_id, p_entity, p_change, clock_timestamp(), p_payload);
+  -- Webhook workers LISTEN: told once per transaction, at its commit.
+  PERFORM pg_notify('hrs_change_log', '');
+END $$;
+
+CREATE FUNCTION hrs_log_station_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    PERFORM hrs_log_change('station', NEW.hrs_id, NEW.hrs_id, 'created', NULL);
+  ELSIF TG_OP = 'UPDATE' THEN
+    PERFORM hrs_log_change('station', NEW.hrs_id, NEW.hrs_id, 'changed', NULL);
+  ELSE
+    PERFORM hrs_log_change('station', OLD.hrs_id, OLD.hrs_id, 'deleted', NULL);
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER stations_log_created AFTER INSERT ON stations
+  FOR EACH ROW WHEN (NOT NEW.sandbox) EXECUTE FUNCTION hrs_log_station_change();
+CREATE TRIGGER stations_log_changed AFTER UPDATE OF static_modified_at ON stations
+  FOR EACH ROW WHEN (NOT NEW.sandbox AND OLD.static_modified_at IS DISTINCT FROM NEW.static_modified_at)
+  EXECUTE FUNCTION hrs_log_station_change();
+CREATE TRIGGER stations_log_deleted AFTER DELETE ON stations
+  FOR EACH ROW WHEN (NOT OLD.sandbox) EXECUTE FUNCTION hrs_log_station_change();
+
+-- An event as export v2 lists it.
+CREATE FUNCTION hrs_event_json(e station_events) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_build_object('id', e.id, 'kind', e.kind, 'starts_at', e.starts_at, 'ends_at', e.ends_at, 'description', e.description)
+$$;
+
+-- Events of production stations only. A station's removal removes its events without a row each: the
+-- station's tombstone says it (the station row is gone when its events' cascade runs).
+CREATE FUNCTION hrs_log_event_change() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  e station_events := CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM stations WHERE hrs_id = e.hrs_id AND NOT sandbox) THEN
+    RETURN NULL;
+  END IF;
+  IF TG_OP = 'INSERT' THEN
+    PERFORM hrs_log_change('event', e.hrs_id, e.hrs_id || '/' || e.id, 'created', hrs_event_json(e));
+  ELSIF TG_OP = 'UPDATE' THEN
+    IF hrs_event_json(OLD) IS DISTINCT FROM hrs_event_json(NEW) THEN
+      PERFORM hrs_log_change('event', e.hrs_id, e.hrs_id || '/' || e.id, 'changed', hrs_event_json(e));
+    END IF;
+  ELSE
+    PERFORM hrs_log_change('event', e.hrs_id, e.hrs_id || '/' || e.id, 'deleted', jsonb_build_object('id', e.id));
+  END IF;
+  RETURN NULL;
+END $$;
+
+CREATE TRIGGER station_events_log AFTER INSERT OR UPDATE OR DELETE ON station_events
+  FOR EACH ROW EXECUTE FUNCTION hrs_log_event_change();

@@ -1,0 +1,19 @@
+-- Webhook subscriptions: a token owner's HTTPS endpoint and the changes it wants, delivered from the
+-- change log (0014) in `seq` order by the webhook workers. `cursor_seq`: every change up to it has been
+-- delivered or was not wanted.
+CREATE TABLE webhook_subscriptions (
+  id          text PRIMARY KEY CHECK (id ~ '^wh_[a-z0-9]{16,40}$'),
+  user_id     text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  url         text NOT NULL CHECK (url ~ '^https?://'),
+  description text NOT NULL DEFAULT '',
+  -- station_status (topic status), fuelling_options (option), station_records (station), events (event)
+  kinds       text[] NOT NULL CHECK (cardinality(kinds) > 0 AND kinds <@ ARRAY['station_status', 'fuelling_options', 'station_records', 'events']),
+  hrs_ids     text[],
+  -- minLon, minLat, maxLon, maxLat
+  bbox        float8[] CHECK (bbox IS NULL OR cardinality(bbox) = 4),
+  state       text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'disabled', 'unsubscribed')),
+  cursor_seq  bigint NOT NULL,
+  created_at  timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX webhook_subscriptions_user_idx ON webhook_subscriptions (user_id);
+CREATE INDEX webhook_subscriptions_active_idx ON webhook_subscriptions (state) WHERE state = 'active';
