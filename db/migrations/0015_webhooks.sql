@@ -13,6 +13,11 @@ CREATE TABLE webhook_subscriptions (
   bbox        float8[] CHECK (bbox IS NULL OR cardinality(bbox) = 4),
   state       text NOT NULL DEFAULT 'active' CHECK (state IN ('active', 'disabled', 'unsubscribed')),
   cursor_seq  bigint NOT NULL,
+  -- The signing secret sealed with WEBHOOK_SECRET_KEY (src/domain/webhooks/secrets.ts); after a rotation
+  -- the previous one signs too until previous_secret_until.
+  secret_sealed          bytea NOT NULL,
+  previous_secret_sealed bytea,
+  previous_secret_until  timestamptz,
   created_at  timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX webhook_subscriptions_user_idx ON webhook_subscriptions (user_id);
