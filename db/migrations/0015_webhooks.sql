@@ -18,7 +18,29 @@ CREATE TABLE webhook_subscriptions (
   secret_sealed          bytea NOT NULL,
   previous_secret_sealed bytea,
   previous_secret_until  timestamptz,
+  secret_rotated_at      timestamptz,
+  -- Delivery's state: failing since the first failure of the message now pending (null: not failing);
+  -- disabled (state 'disabled') after WEBHOOK_GIVE_UP_AFTER of failures, or unsubscribed by a 410.
+  failing_since    timestamptz,
+  disabled_at      timestamptz,
+  disabled_reason  text,
+  last_delivery_at timestamptz,
   created_at  timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX webhook_subscriptions_user_idx ON webhook_subscriptions (user_id);
 CREATE INDEX webhook_subscriptions_active_idx ON webhook_subscriptions (state) WHERE state = 'active';
+
+-- Every delivery attempt (changes or ping); the newest 100 per subscription are kept.
+CREATE TABLE webhook_deliveries (
+  id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  subscription_id text NOT NULL REFERENCES webhook_subscriptions (id) ON DELETE CASCADE,
+  message_id      text NOT NULL,
+  kind            text NOT NULL CHECK (kind IN ('changes', 'ping')),
+  changes         integer NOT NULL DEFAULT 0,
+  attempt         integer NOT NULL,
+  status_code     integer,
+  error           text,
+  latency_ms      integer,
+  at              timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX webhook_deliveries_subscription_idx ON webhook_deliveries (subscription_id, id DESC);
