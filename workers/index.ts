@@ -11,6 +11,8 @@ import { startSandboxWorker } from './sandbox/processor.js';
 import { startHistoryWorker } from './history/processor.js';
 import { historyJobs } from './history/jobs.js';
 import { startChangeLogWorker } from './change-log/processor.js';
+
+export { scheduleChangeLog } from './change-log/processor.js';
 import type { StationLookup } from '../src/domain/stations.js';
 import { Bus } from '../src/infra/bus.js';
 
