@@ -15,7 +15,7 @@ import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js
  * last change its copy equals the full list: every record as the list shows it, no removed station left.
  */
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 150);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
 const ENV = { EXPORT_V2_RATE_LIMIT_MINUTE: '1000000', EXPORT_V2_RATE_LIMIT_DAY: '1000000' };
 
 /** The stations the runs play with (besides the fixture's BERLA and HAMBG, which only the operator's rename touches). */
