@@ -30,7 +30,8 @@ CREATE TABLE change_log (
 );
 CREATE UNIQUE INDEX change_log_key_idx ON change_log (change_key) WHERE change_key IS NOT NULL;
 CREATE INDEX change_log_topic_seq_idx ON change_log (topic, seq);
-CREATE INDEX change_log_at_idx ON change_log (at);
+-- By time within a topic: a delta from a time (the first change after it), pruning by age.
+CREATE INDEX change_log_topic_at_idx ON change_log (topic, at);
 
 -- Where the log starts: a delta from before it (or from before what has been pruned) is refused.
 -- Pruning (db/queries/change-log.ts) removes `station` and `event` rows as a prefix in `seq` order, so

@@ -32,13 +32,15 @@ export async function changeLogHead(sql: Sql): Promise<number> {
 }
 
 /**
- * The position just before the first change after `at` (by the changes' `at`), with the horizon: the
- * head when nothing changed since. A change whose `at` is earlier than a change before it (a clock set
- * back) may come after the position too: read again, never missed.
+ * The position just before the first station or event change after `at` (by the changes' `at`), with
+ * the horizon: the head when none came since. A change whose `at` is earlier than a change before it
+ * (a clock set back) may come after the position too: read again, never missed. Status and option
+ * rows are not looked at (the delta does not list them; there are many more of them).
  */
 export async function positionAfter(sql: Sql, at: Date): Promise<{ position: number; horizon: ChangeHorizon }> {
   const [row] = await sql<{ position: string; pruned_seq: string; oldest: Date }[]>`
-    SELECT coalesce((SELECT min(seq) FROM change_log WHERE at > ${at}) - 1,
+    SELECT coalesce(least((SELECT min(seq) FROM change_log WHERE topic = 'station' AND at > ${at}),
+                          (SELECT min(seq) FROM change_log WHERE topic = 'event' AND at > ${at})) - 1,
                     greatest((SELECT max(seq) FROM change_log), h.pruned_seq, 0))::text AS position,
            h.pruned_seq::text, greatest(h.started_at, h.pruned_at) AS oldest
     FROM change_log_horizon h`;
@@ -164,6 +166,8 @@ export async function pruneChangeLog(sql: Sql, retentionDays: number, statusMaxA
     const [statuses] = await tx<{ n: number }[]>`
       WITH gone AS (
         DELETE FROM change_log WHERE topic IN ('status', 'option') AND at < now() - make_interval(secs => ${statusMaxAgeMs / 1000})
+          -- Never the newest row: the log's head (what sync tokens name) must not go back.
+          AND seq < (SELECT max(seq) FROM change_log)
         RETURNING 1
       )
       SELECT count(*)::int AS n FROM gone`;
