@@ -169,6 +169,18 @@ t.test('the 410: a point older than the log holds, after pruning and before its 
   t.same(ids(await ok(p, `/v2/hrs?since=${middle}`)), ['QAAAC'], 'a token after the horizon still works');
 });
 
+t.test('pruning never takes the log\'s head back: a token naming the newest row stays valid in a quiet log', async (t) => {
+  const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
+  await p.sql`INSERT INTO change_log (seq, topic, hrs_id, entity, change, at, payload)
+              VALUES (hrs_change_seq(), 'status', 'BERLA', 'BERLA/availability', 'changed', now() - interval '30 hours', '{}'),
+                     (hrs_change_seq(), 'status', 'BERLA', 'BERLA/usage', 'changed', now() - interval '26 hours', '{}')`;
+  const token = (await ok(p, '/v2/hrs?limit=1')).sync_token;
+  t.equal((await changeLogUpkeep(unbounded(p.sql), p.parts.config)).pruned_statuses, 1, 'the older status row only');
+  const [left] = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM change_log WHERE topic = 'status'`;
+  t.equal(left!.n, 1, 'the newest row stays, old as it is');
+  t.same(await ok(p, `/v2/hrs?since=${token}`), { next: null, sync_token: token, results: [] }, 'the token still names a position of the log');
+});
+
 t.test('400s: a malformed time or token, both at once, with offset or a geo filter, a bad limit', async (t) => {
   const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
   const token = (await ok(p, '/v2/hrs?limit=1')).sync_token;
