@@ -10,7 +10,7 @@ import { publishedSignalBatches, SignalWriter } from '../db/queries/signals.js';
 import { LiveStatus } from '../machines/live-status.js';
 import { OpeningClock } from '../machines/opening-clock.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
-import { startWorkers, type Workers } from '../workers/index.js';
+import { scheduleChangeLog, startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue, openQueues, type OpenQueues } from '../workers/queues.js';
 import { IMPORT_AREA, ROOT_AREA } from './api/areas.js';
 import { docRoutes } from './api/docs/routes.js';
@@ -211,7 +211,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   };
   const exportV2 = exportV2Api(server, {
     sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl,
-    stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays,
+    stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays, deletedRetentionDays: config.deletedRetentionDays,
   });
   const datex2 = datex2Api(server, {
     sql, tokens, limiter, limits: exportV2Limits(config), log, status, stations: registry, opening: parts.opening, publisher: config.datex2Publisher,
@@ -283,10 +283,11 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   await scheduleSandbox(served.queues.get(QUEUES.sandbox), parts.config.sandbox).catch((err: unknown) =>
     log.error({ err }, 'scheduling the sandbox simulator failed'),
   );
-  // The status history's jobs (materialiser, roll-up, partitions); never fatal either.
+  // The status history's jobs (materialiser, roll-up, partitions) and the change log's upkeep; never fatal either.
   await scheduleHistory(served.queues.get(QUEUES.history), parts.config.historyEveryMs).catch((err: unknown) =>
     log.error({ err }, 'scheduling the status history jobs failed'),
   );
+  await scheduleChangeLog(served.queues.get(QUEUES.changeLog)).catch((err: unknown) => log.error({ err }, 'scheduling the change log upkeep failed'));
   served.push.start();
   await served.map?.start();
 }

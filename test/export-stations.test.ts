@@ -84,8 +84,10 @@ t.test('pagination: limits, offsets, the last page, past the end, absolute links
   const link = (limit: number, offset: number) => `${base}/v2/hrs?limit=${limit}&offset=${offset}`;
 
   const first = await body(p, '/v2/hrs');
-  t.same(Object.keys(first), ['count', 'next', 'previous', 'results']);
-  t.same({ ...first, results: ids(first) }, { count: 23, next: null, previous: null, results: all }, 'default limit 100: everything, by hrs_id');
+  t.same(Object.keys(first), ['count', 'next', 'previous', 'sync_token', 'results']);
+  t.match(first.sync_token, /^[A-Za-z0-9_-]+$/, 'every page carries the delta extension\'s sync_token');
+  const { sync_token: _, ...plain } = first;
+  t.same({ ...plain, results: ids(first) }, { count: 23, next: null, previous: null, results: all }, 'default limit 100: everything, by hrs_id');
 
   const cases: [string, number, string | null, string | null, string[]][] = [
     ['limit=5', 23, link(5, 5), null, all.slice(0, 5)],
@@ -110,7 +112,7 @@ t.test('pagination: limits, offsets, the last page, past the end, absolute links
   // No fuelling_option filter on v2 (spec), and no other parameter: refused, never silently ignored.
   const unknown = await get(`${p.url}/v2/hrs?limit=5&fuelling_option=700ld&foo=bar`, TOKENS.export_v2);
   t.equal(unknown.status, 400, 'unknown parameters are refused');
-  t.match(await unknown.json(), { code: 'invalid_parameter', detail: 'unknown parameter(s): fuelling_option, foo; this path takes limit, offset, bbox, near, radius_km.' });
+  t.match(await unknown.json(), { code: 'invalid_parameter', detail: 'unknown parameter(s): fuelling_option, foo; this path takes limit, offset, since, updated_since, bbox, near, radius_km.' });
 
   const other = await startTestPlatform(t, { env: { ...ENV, BASE_URL: 'https://export.example.org/hrs-platform/' }, fixture: baseFixture() });
   const page = await body(other, '/v2/hrs?limit=1');

@@ -10,6 +10,9 @@ import { QUEUES, openQueue } from './queues.js';
 import { startSandboxWorker } from './sandbox/processor.js';
 import { startHistoryWorker } from './history/processor.js';
 import { historyJobs } from './history/jobs.js';
+import { startChangeLogWorker } from './change-log/processor.js';
+
+export { scheduleChangeLog } from './change-log/processor.js';
 import type { StationLookup } from '../src/domain/stations.js';
 import { Bus } from '../src/infra/bus.js';
 
@@ -87,6 +90,9 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
     const history = startHistoryWorker({ redis, redisPrefix: config.redisPrefix, log, jobs });
     workers.push({ name: history.name, close: () => history.close() });
   }
+  // The change log's upkeep (events' ends, pruning): needs PostgreSQL only.
+  const changeLog = startChangeLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log, settings: config });
+  workers.push({ name: changeLog.name, close: () => changeLog.close() });
   if (config.sandbox) {
     const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });
     workers.push({ name: sandbox.name, close: () => sandbox.close() });

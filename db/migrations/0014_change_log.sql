@@ -30,14 +30,21 @@ CREATE TABLE change_log (
 );
 CREATE UNIQUE INDEX change_log_key_idx ON change_log (change_key) WHERE change_key IS NOT NULL;
 CREATE INDEX change_log_topic_seq_idx ON change_log (topic, seq);
-CREATE INDEX change_log_at_idx ON change_log (at);
+-- By time within a topic: a delta from a time (the first change after it), pruning by age.
+CREATE INDEX change_log_topic_at_idx ON change_log (topic, at);
 
 -- Where the log starts: a delta from before it (or from before what has been pruned) is refused.
+-- Pruning (db/queries/change-log.ts) removes `station` and `event` rows as a prefix in `seq` order, so
+-- a position (a sync token) is complete when it is `pruned_seq` or later, and a time when it is
+-- `started_at` and `pruned_at` or later. `status` and `option` rows (webhooks only) are pruned sooner
+-- and apart: the horizon does not concern them.
 CREATE TABLE change_log_horizon (
   singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
   started_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  -- The newest seq removed by pruning (0: nothing pruned yet).
-  pruned_seq bigint NOT NULL DEFAULT 0
+  -- The newest seq of the station and event rows removed by pruning (0: nothing pruned yet).
+  pruned_seq bigint NOT NULL DEFAULT 0,
+  -- The newest `at` of those rows (null: nothing pruned yet).
+  pruned_at  timestamptz
 );
 INSERT INTO change_log_horizon DEFAULT VALUES;
 
@@ -63,9 +70,15 @@ BEGIN
   PERFORM pg_notify('hrs_change_log', '');
 END $$;
 
+-- A station that becomes a sandbox sample (or stops being one) leaves (enters) the published list:
+-- deleted (created) for the delta.
 CREATE FUNCTION hrs_log_station_change() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   IF TG_OP = 'INSERT' THEN
+    PERFORM hrs_log_change('station', NEW.hrs_id, NEW.hrs_id, 'created', NULL);
+  ELSIF TG_OP = 'UPDATE' AND NEW.sandbox THEN
+    PERFORM hrs_log_change('station', NEW.hrs_id, NEW.hrs_id, 'deleted', NULL);
+  ELSIF TG_OP = 'UPDATE' AND OLD.sandbox THEN
     PERFORM hrs_log_change('station', NEW.hrs_id, NEW.hrs_id, 'created', NULL);
   ELSIF TG_OP = 'UPDATE' THEN
     PERFORM hrs_log_change('station', NEW.hrs_id, NEW.hrs_id, 'changed', NULL);
@@ -77,19 +90,27 @@ END $$;
 
 CREATE TRIGGER stations_log_created AFTER INSERT ON stations
   FOR EACH ROW WHEN (NOT NEW.sandbox) EXECUTE FUNCTION hrs_log_station_change();
-CREATE TRIGGER stations_log_changed AFTER UPDATE OF static_modified_at ON stations
-  FOR EACH ROW WHEN (NOT NEW.sandbox AND OLD.static_modified_at IS DISTINCT FROM NEW.static_modified_at)
+CREATE TRIGGER stations_log_changed AFTER UPDATE OF static_modified_at, sandbox ON stations
+  FOR EACH ROW WHEN (OLD.sandbox IS DISTINCT FROM NEW.sandbox
+                     OR (NOT NEW.sandbox AND OLD.static_modified_at IS DISTINCT FROM NEW.static_modified_at))
   EXECUTE FUNCTION hrs_log_station_change();
 CREATE TRIGGER stations_log_deleted AFTER DELETE ON stations
   FOR EACH ROW WHEN (NOT OLD.sandbox) EXECUTE FUNCTION hrs_log_station_change();
 
--- An event as export v2 lists it.
-CREATE FUNCTION hrs_event_json(e station_events) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
-  SELECT jsonb_build_object('id', e.id, 'kind', e.kind, 'starts_at', e.starts_at, 'ends_at', e.ends_at, 'description', e.description)
+-- An instant as export v2 writes it (JavaScript's toISOString: UTC, milliseconds, `Z`), whatever the
+-- session's time zone.
+CREATE FUNCTION hrs_instant_text(t timestamptz) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
 $$;
 
--- Events of production stations only. A station's removal removes its events without a row each: the
--- station's tombstone says it (the station row is gone when its events' cascade runs).
+-- An event as export v2 lists it.
+CREATE FUNCTION hrs_event_json(e station_events) RETURNS jsonb LANGUAGE sql IMMUTABLE AS $$
+  SELECT jsonb_build_object('id', e.id, 'kind', e.kind, 'starts_at', hrs_instant_text(e.starts_at),
+                            'ends_at', hrs_instant_text(e.ends_at), 'description', e.description)
+$$;
+
+-- Events of production stations only. A station's removal removes its events by cascade, when the
+-- station row is gone: their `deleted` rows are written before it (hrs_log_station_events_removed).
 CREATE FUNCTION hrs_log_event_change() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
   e station_events := CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;
@@ -111,3 +132,60 @@ END $$;
 
 CREATE TRIGGER station_events_log AFTER INSERT OR UPDATE OR DELETE ON station_events
   FOR EACH ROW EXECUTE FUNCTION hrs_log_event_change();
+
+-- A production station's removal: a `deleted` row for each of its events first, so that a client of the
+-- events delta (or a webhook of kind `events`) alone sees them go; the station's own row follows.
+CREATE FUNCTION hrs_log_station_events_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  e station_events;
+BEGIN
+  FOR e IN SELECT * FROM station_events WHERE hrs_id = OLD.hrs_id ORDER BY id LOOP
+    PERFORM hrs_log_change('event', e.hrs_id, e.hrs_id || '/' || e.id, 'deleted', jsonb_build_object('id', e.id));
+  END LOOP;
+  RETURN OLD;
+END $$;
+
+CREATE TRIGGER stations_log_events_removed BEFORE DELETE ON stations
+  FOR EACH ROW WHEN (NOT OLD.sandbox) EXECUTE FUNCTION hrs_log_station_events_removed();
+
+-- The `change_key` of an event's end: the event and the instant (µs) it ended at.
+CREATE FUNCTION hrs_event_end_key(e station_events) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+  SELECT 'event.ended:' || e.hrs_id || '/' || e.id || '@' || (extract(epoch FROM e.ends_at) * 1000000)::bigint
+$$;
+
+-- What the sweep looks through: events by their end.
+CREATE INDEX station_events_ends_at_idx ON station_events (ends_at) WHERE ends_at IS NOT NULL;
+
+-- The `ended` rows: one per event whose `ends_at` has passed, written by a sweep (the change-log job
+-- every 30 seconds, and every events delta before it reads). `change_key` names the event and the end
+-- it reached, so sweeps on several processes write one row, and an event whose end is moved and passes
+-- again ends again. Events that ended before `p_since` (the retention's start) are left alone: their
+-- rows would be pruned at once. Checked without the lock first (most sweeps find nothing); returns how
+-- many rows it wrote.
+CREATE FUNCTION hrs_log_ended_events(p_since timestamptz) RETURNS integer LANGUAGE plpgsql AS $$
+DECLARE
+  n integer;
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM station_events e JOIN stations s ON s.hrs_id = e.hrs_id AND NOT s.sandbox
+    WHERE e.ends_at <= clock_timestamp() AND e.ends_at > p_since
+      AND NOT EXISTS (SELECT 1 FROM change_log c WHERE c.change_key = hrs_event_end_key(e))
+  ) THEN
+    RETURN 0;
+  END IF;
+  PERFORM hrs_lock_change_log();
+  -- Under the lock, so this statement's snapshot sees every other sweep's rows; one `at` for all.
+  INSERT INTO change_log (seq, topic, hrs_id, entity, change, at, change_key, payload)
+  SELECT nextval('change_log_seq'), 'event', e.hrs_id, e.hrs_id || '/' || e.id, 'ended', clock_timestamp(), hrs_event_end_key(e), hrs_event_json(e)
+  FROM (SELECT e.* FROM station_events e JOIN stations s ON s.hrs_id = e.hrs_id AND NOT s.sandbox
+        WHERE e.ends_at <= clock_timestamp() AND e.ends_at > p_since
+          AND NOT EXISTS (SELECT 1 FROM change_log c WHERE c.change_key = hrs_event_end_key(e))
+        ORDER BY e.ends_at, e.hrs_id, e.id) e
+  ON CONFLICT (change_key) WHERE change_key IS NOT NULL DO NOTHING;
+  GET DIAGNOSTICS n = ROW_COUNT;
+  IF n > 0 THEN
+    PERFORM pg_notify('hrs_change_log', '');
+  END IF;
+  RETURN n;
+END $$;
+

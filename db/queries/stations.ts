@@ -297,10 +297,14 @@ export async function uncheckedPhoto(sql: Sql, hrsId: string): Promise<{ bytes: 
  * (null); its `static_modified_at` moves. False when another instance did it first.
  */
 export async function settleUncheckedPhoto(sql: Sql, hrsId: string, was: Buffer, photo: { bytes: Buffer; mediaType: string; sha256: Buffer } | null): Promise<boolean> {
-  const rows = await sql`
+  // The change log's lock before the station's row, as every writer of stations takes them.
+  const rows = await sql.begin(async (tx) => {
+    await tx`SELECT hrs_lock_change_log()`;
+    return tx`
     UPDATE stations SET photo = ${photo?.bytes ?? null}, photo_media_type = ${photo?.mediaType ?? null},
       photo_sha256 = ${photo?.sha256 ?? null}, photo_checked = true, static_modified_at = clock_timestamp()
     WHERE hrs_id = ${hrsId} AND NOT photo_checked AND photo_sha256 = ${was}
     RETURNING hrs_id`;
+  });
   return rows.length > 0;
 }

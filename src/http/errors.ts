@@ -6,7 +6,13 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail: string,
-    readonly options: { headers?: Record<string, string>; body?: unknown; closeConnection?: CloseConnection } = {},
+    readonly options: {
+      headers?: Record<string, string>;
+      body?: unknown;
+      /** Members a problem body (RFC 9457 §3.2 extension members) carries besides the standard ones. */
+      extensions?: Record<string, unknown>;
+      closeConnection?: CloseConnection;
+    } = {},
   ) {
     super(detail);
   }
@@ -73,7 +79,7 @@ export const DRF_ERRORS: ErrorStyle = {
 export const PROBLEM_ERRORS: ErrorStyle = {
   name: 'problem',
   reply(err) {
-    const problem = { type: 'about:blank', title: statusText(err.status), status: err.status, detail: err.detail, code: err.code };
+    const problem = { type: 'about:blank', title: statusText(err.status), status: err.status, detail: err.detail, code: err.code, ...err.options.extensions };
     return {
       status: err.status,
       headers: { 'Content-Type': PROBLEM_TYPE, ...(err.options.headers ?? {}) },

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Tx } from '../../db/connect.js';
 import type { LayoutInput } from '../../db/queries/layouts.js';
+import { lockChangeLog } from '../../db/queries/change-log.js';
 import { stationRecord, type EventRow, type ImportTokenRow, type StationRecordRow } from '../../db/queries/portal-registry.js';
 import type { UserRoles } from '../../db/queries/roles.js';
 import { CATEGORIES } from '../domain/categories/index.js';
@@ -81,8 +82,13 @@ export const tokenAudit = (t: ImportTokenRow) => ({
   revoked_at: t.revoked_at?.toISOString() ?? null,
 });
 
-/** Locks the station's row for the transaction; its operator. */
+/**
+ * Locks the station's row for the transaction; its operator. The change log's lock comes first: every
+ * writer takes it before any station row (a registry load holds it while it locks many), so a station
+ * locked here can never wait on the log while the log's holder waits on the station.
+ */
 export async function lockStation(tx: Tx, hrsId: string): Promise<string> {
+  await lockChangeLog(tx);
   const record = await stationRecord(tx, hrsId, true);
   if (!record) throw noSuchStation(hrsId);
   return record.operator;

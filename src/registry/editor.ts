@@ -1,5 +1,6 @@
 import type { Sql, Tx } from '../../db/connect.js';
 import { deleteLayout } from '../../db/queries/layouts.js';
+import { lockChangeLog } from '../../db/queries/change-log.js';
 import { activeImportTokens, allStationEvents, assignmentState, insertImportToken, lockOriginatorTokens, originatorRow, readLayout, revokeImportToken, setAssignment, setCallLogMode, setStationPhoto, stationEvent, stationRecord, takenEventIds, updateStationFields, type ImportTokenRow, type StationRecordRow, type StoredLayout } from '../../db/queries/portal-registry.js';
 import { knownIds, replaceUserRoles, userRoles, type UserRoles } from '../../db/queries/roles.js';
 import { insertAudit, type AuditEntry } from '../../db/queries/audit.js';
@@ -65,6 +66,7 @@ export class RegistryEditor {
    */
   updateStation(actor: Actor, hrsId: string, record: StationRecord, check?: (before: StationRecordRow) => void): Promise<StationRecordRow> {
     return this.change(async (tx, audit) => {
+      await lockChangeLog(tx);
       const before = await stationRecord(tx, hrsId, true);
       if (!before) throw noSuchStation(hrsId);
       check?.(before);
@@ -216,6 +218,8 @@ export class RegistryEditor {
   broadcastEvent(actor: Actor, operatorId: string, hrsIds: readonly string[], input: Partial<EventFixture>): Promise<{ id: string; hrs_ids: string[]; event: EventFixture }> {
     return this.change(async (tx, audit) => {
       const event = validEvent({ ...input, id: input.id ?? newEventId() });
+      // Many stations: the change log's lock before the first of them (lockStation takes it too).
+      await lockChangeLog(tx);
       const stations = [...new Set(hrsIds)].sort();
       for (const hrsId of stations) {
         const operator = await lockStation(tx, hrsId);
@@ -250,6 +254,7 @@ export class RegistryEditor {
       }
     }
     return this.change(async (tx, audit) => {
+      await lockChangeLog(tx);
       const before = await stationRecord(tx, hrsId, true);
       if (!before) throw noSuchStation(hrsId);
       if (!(await setStationPhoto(tx, hrsId, photo))) return { result: before.photo };

@@ -26,6 +26,7 @@ declare module '../../http/openapi.js' {
       | 'portalSessionMaxMs'
       | 'revealLinkTtlMs'
       | 'tokenReminderOffsetsMs'
+      | 'deletedRetentionDays'
     >;
     reference: ReferenceData;
   }

@@ -29,6 +29,8 @@ export interface ExportV2Deps {
   /** STATUS_UNKNOWN_AFTER and HISTORY_RETENTION_DAYS, for the history extension. */
   unknownAfterMs: number;
   retentionDays: number;
+  /** DELETED_RETENTION_DAYS: how far back the delta reaches (the events' `ended` sweep skips older ends). */
+  deletedRetentionDays: number;
 }
 
 export interface ExportV2Api {
@@ -50,7 +52,7 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   // The geo extension's spatial index, over the registry as loaded before the routes exist.
   const points = new StationPoints(deps.stations);
   statusRoutes(server, family, deps.status, points);
-  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations });
+  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations, deletedRetentionDays: deps.deletedRetentionDays });
   historyRoutes(server, family, deps);
   return {
     family,

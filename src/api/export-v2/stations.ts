@@ -9,9 +9,11 @@ import type { HttpServer } from '../../http/server.js';
 import { StationRecords } from '../export/records.js';
 import { COMMA, conditionalHeaders, eventsReply, notModified, notModifiedSince, photoReply, stationRecordReply } from '../export/replies.js';
 import { textQuery } from '../../http/query.js';
-import { eventListSchema, stationPageSchema, stationRecordSchema } from '../../domain/export-v2/schemas.js';
+import { eventDeltaSchema, eventListSchema, stationListAnswerSchema, stationRecordSchema } from '../../domain/export-v2/schemas.js';
+import { deltaStart, eventDeltaReply, listSyncToken, stationDeltaReply } from './delta.js';
 import { eventsDoc, photoDoc } from '../export/docs.js';
 import { listStationsDoc, stationDoc } from './docs/stations.js';
+import { eventDeltaDoc } from './docs/delta.js';
 import { feature, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, withDistance, type GeoMatches, type StationPoints } from './geo.js';
 import type { GeoFilter } from '../../domain/geo.js';
 
@@ -27,6 +29,10 @@ import type { GeoFilter } from '../../domain/geo.js';
  *
  * The geo extension (./geo.ts): with `bbox` or `near` the list's stations are those the spatial index
  * in memory finds, in its order; their records are the same kept ones, read by id.
+ *
+ * The delta extension (./delta.ts): with `since` or `updated_since` the list answers the stations
+ * changed after that point (same kept records, tombstones for removed ones), and `GET /v2/hrs/events`
+ * the events changed; every list answer carries the change log's `sync_token`.
  */
 export interface StationRouteDeps {
   sql: Sql;
@@ -36,6 +42,8 @@ export interface StationRouteDeps {
   points: StationPoints;
   /** The registry the index is built from: the version it loaded, and a reload when PostgreSQL is past it. */
   registry: LoadedRegistry;
+  /** DELETED_RETENTION_DAYS (the delta, ./delta.ts). */
+  deletedRetentionDays: number;
 }
 
 /** What a geo answer needs to know of the registry in memory (src/registry/registry.ts). */
@@ -51,7 +59,25 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
   const { sql } = deps;
   const records = new StationRecords(sql, deps.baseUrl);
   const list = new StationList(deps, records);
-  server.route({ family, method: 'GET', path: '/v2/hrs', query: textQuery('limit', 'offset', ...GEO_PARAMETERS), response: { 200: stationPageSchema }, doc: listStationsDoc(), handler: (req) => list.page(req) });
+  server.route({
+    family,
+    method: 'GET',
+    path: '/v2/hrs',
+    query: textQuery('limit', 'offset', 'since', 'updated_since', ...GEO_PARAMETERS),
+    response: { 200: stationListAnswerSchema },
+    doc: listStationsDoc(),
+    handler: (req) => list.page(req),
+  });
+  // The events' delta (./delta.ts); a static segment, so never taken for a station's hrs_id (five capitals).
+  server.route({
+    family,
+    method: 'GET',
+    path: '/v2/hrs/events',
+    query: textQuery('limit', 'since', 'updated_since'),
+    response: { 200: eventDeltaSchema },
+    doc: eventDeltaDoc(),
+    handler: (req) => eventDeltaReply(sql, deps.baseUrl(), deps.deletedRetentionDays, req),
+  });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', response: { 200: stationRecordSchema }, doc: stationDoc(), handler: (req) => stationRecordReply(sql, records, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', response: { 200: eventListSchema }, doc: eventsDoc(), handler: (req) => eventsReply(sql, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', doc: photoDoc(), handler: (req) => photoReply(sql, req) });
@@ -91,13 +117,17 @@ class StationList {
   ) {}
 
   async page(req: Request): Promise<Reply> {
+    const delta = deltaStart(req);
+    if (delta) return stationDeltaReply(this.deps.sql, this.records, this.deps.baseUrl(), delta.start, delta.limit);
     const { limit, offset } = pageParameters(req.query);
     const filter = geoFilterOf(req);
     const since = ifModifiedSince(req);
+    // Before the page: a client that reads the whole list, then syncs from here, misses nothing.
+    const token = await listSyncToken(this.deps.sql);
     const read = filter ? await this.filtered(filter, limit, offset, since) : await this.unfiltered(limit, offset, since);
     if (typeof read === 'number') return withVary(notModified(read));
     const matches = read.matches;
-    const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset };
+    const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset, token };
     const distances = matches?.distances;
     const records = distances ? read.bodies.map((body, i) => body && withDistance(body, distances.get(read.heads[i]!.hrsId)!)) : read.bodies;
     const headers = { ...conditionalHeaders(read.newestUs), Vary: VARY_ACCEPT };
@@ -167,12 +197,12 @@ const withVary = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.heade
  * `items` under `name`. Records are kept encoded: the page is a copy of bytes, not a 500 kB string to
  * encode again.
  */
-function listBody(open: string, links: { base: string; count: number; limit: number; offset: number }, name: string, items: readonly Buffer[]): Buffer {
-  const { base, count, limit, offset } = links;
+function listBody(open: string, links: { base: string; count: number; limit: number; offset: number; token: string }, name: string, items: readonly Buffer[]): Buffer {
+  const { base, count, limit, offset, token } = links;
   const link = (at: number) => JSON.stringify(`${base}limit=${limit}&offset=${at}`);
   const next = offset + limit < count ? link(offset + limit) : 'null';
   const previous = offset > 0 ? link(Math.max(0, offset - limit)) : 'null';
-  const parts: Buffer[] = [Buffer.from(`${open}"count":${count},"next":${next},"previous":${previous},"${name}":[`)];
+  const parts: Buffer[] = [Buffer.from(`${open}"count":${count},"next":${next},"previous":${previous},"sync_token":"${token}","${name}":[`)];
   items.forEach((item, index) => {
     if (index > 0) parts.push(COMMA);
     parts.push(item);

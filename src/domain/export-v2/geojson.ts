@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { hrsIdSchema } from './fields.js';
-import { stationRecordSchema } from './stations.js';
+import { listSyncToken, stationRecordSchema } from './stations.js';
 import { stationStatusSchema } from './schemas.js';
 
 /**
@@ -59,6 +59,7 @@ export const stationFeatureCollectionSchema = z
     count: z.int().min(0).meta({ description: 'As in the JSON answer: how many stations the list (or its filter) has, those without coordinates included.' }),
     next: z.url().nullable().meta({ description: 'The next page, or null on the last one.' }),
     previous: z.url().nullable().meta({ description: 'The previous page, or null on the first one.' }),
+    sync_token: listSyncToken,
     features: z.array(stationFeatureSchema).meta({ description: 'The page\'s stations that have coordinates, in the JSON answer\'s order.' }),
   })
   .meta({
@@ -72,6 +73,7 @@ export const stationFeatureCollectionSchema = z
         count: 1,
         next: null,
         previous: null,
+        sync_token: 'aHJzLXN5bmM6MTo0ODIxMw',
         features: [{ type: 'Feature', id: 'BERLA', geometry: POINT, properties: { distance_km: 12.345, ...BERLA_RECORD } }],
       },
     ],

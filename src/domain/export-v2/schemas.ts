@@ -13,6 +13,7 @@ import { hrsIdSchema } from './fields.js';
 /** The station records, reference lists and problem details (./stations.ts), exported from here as before the split. */
 export { hrsIdSchema };
 export * from './stations.js';
+export * from './delta.js';
 import { distanceKm } from './stations.js';
 
 const section = (definition: CategoryDefinition) =>

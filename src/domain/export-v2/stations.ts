@@ -246,11 +246,23 @@ export const stationRecordSchema = z
     ],
   });
 
+/**
+ * The list's sync token (extension, ./delta.ts): the change log's position read before the page, so
+ * that a client that reads the whole list and then syncs from its first page's token misses nothing.
+ */
+export const listSyncToken = z.string().regex(/^[A-Za-z0-9_-]+$/).meta({
+  description:
+    'Extension (delta sync): an opaque position in the change log, read before this page. Read the whole list, then pass the ' +
+    'first page\'s `sync_token` as `since` to receive every change made since (changes during the read included).',
+  examples: ['aHJzLXN5bmM6MTo0ODIxMw'],
+});
+
 export const stationPageSchema = z
   .strictObject({
     count: z.int().min(0).meta({ description: 'How many stations there are in all (with `bbox` or `near`: how many it finds).' }),
     next: z.url().nullable().meta({ description: 'The next page, or null on the last one.' }),
     previous: z.url().nullable().meta({ description: 'The previous page, or null on the first one.' }),
+    sync_token: listSyncToken,
     results: z.array(stationRecordSchema).meta({
       description: 'The page\'s stations, sorted by `hrs_id` (with `near`: by `distance_km`, then `hrs_id`).',
     }),
@@ -263,6 +275,7 @@ export const stationPageSchema = z
         count: 2,
         next: 'https://hrs.example.org/v2/hrs?limit=1&offset=1',
         previous: null,
+        sync_token: 'aHJzLXN5bmM6MTo0ODIxMw',
         results: [
           {
             ...EXAMPLE_HEADS.BERLA,

@@ -21,6 +21,7 @@ import {
 import { bearerScheme, requestIdHeader, retryAfterHeader, wwwAuthenticateHeader } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import { geoProblemExamples } from './geo.js';
+import { deltaProblemExamples } from './delta.js';
 import { internalErrorResponse, lastModifiedHeader, notModifiedResponse, problem, problemBody, stationNotFoundResponse, stationParameters, unauthorizedExamples } from '../../export/docs.js';
 
 /** The export v2 document's components: the security scheme, schemas, parameters, headers and shared responses. */
@@ -139,11 +140,12 @@ function rateLimitHeaders(config: DocContext['config']): DocDefinition['headers'
 export function responses(config: DocContext['config']): DocDefinition['responses'] {
   return {
     NotModified: notModifiedResponse(),
-    BadRequest: problem('A query parameter is malformed, out of range or given twice (never clamped), or the geo filter (extension) is refused.', {
+    BadRequest: problem('A query parameter is malformed, out of range or given twice (never clamped), or the geo filter or delta (extensions) refuse the combination.', {
       bad_limit: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: must be a whole number from 1 to 500.') },
       bad_offset: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'offset: must be a whole number, 0 or more.') },
       twice: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: give it once (got 2 values).') },
       ...geoProblemExamples(),
+      ...deltaProblemExamples(),
     }),
     BadGeoParameter: problem('Extension: the geo filter is malformed, out of range, given twice or incomplete, or both filters are given.', geoProblemExamples()),
     StationNotFound: stationNotFoundResponse(),

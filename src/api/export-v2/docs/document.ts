@@ -3,11 +3,12 @@ import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
 import { historyParameters, historyResponses } from './history.js';
 import { geoParameters, geoSchemas } from './geo.js';
+import { deltaParameters, deltaResponses, deltaSchemas } from './delta.js';
 import { info, tags } from './info.js';
 
 /**
  * The export v2 document's definition: the info and tags, the components (./components.ts, the
- * history extension's from ./history.ts, the geo extension's from ./geo.ts). Its operations are the routes' own `doc` (../stations.ts,
+ * history extension's from ./history.ts, the geo extension's from ./geo.ts, the delta's from ./delta.ts). Its operations are the routes' own `doc` (../stations.ts,
  * ../status.ts, ../history.ts, ../index.ts), the status stream's (./push.ts, on its socket route) and
  * the DATEX II publications' (../../datex2/docs.ts: same tokens and limits, no document of their own)
  * and the public map's feed (../../map/docs.ts: public, limited per client address).
@@ -22,10 +23,10 @@ export function exportV2Document(context: DocContext): DocDefinition {
     tags: tags(),
     securitySchemes: securitySchemes(),
     requestSchemas: {},
-    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, ...geoSchemas() },
-    parameters: { ...parameters(), ...historyParameters(), ...geoParameters() },
+    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, ...geoSchemas(), ...deltaSchemas() },
+    parameters: { ...parameters(), ...historyParameters(), ...geoParameters(), ...deltaParameters() },
     headers: headers(context.config),
-    responses: { ...responses(context.config), ...historyResponses() },
+    responses: { ...responses(context.config), ...historyResponses(), ...deltaResponses() },
     everyResponseHeaders: ['X-Request-Id', 'Link'],
     afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
   };

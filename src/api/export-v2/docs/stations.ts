@@ -3,6 +3,8 @@ import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
 import { COMMON, conditionalResponses } from '../../export/docs.js';
 import { geoJsonContent, geoParameterRefs } from './geo.js';
+import { stationDeltaSchema } from '../../../domain/export-v2/delta.js';
+import { deltaParameterRefs } from './delta.js';
 
 /**
  * The operations on static station data: the station list and one station record (its events and photo:
@@ -13,7 +15,10 @@ import { geoJsonContent, geoParameterRefs } from './geo.js';
 
 /** `GET /v2/hrs`: the station list, a page at a time; conditional; the geo extension's filters and GeoJSON. */
 export function listStationsDoc(): RouteDoc {
-  const ok = conditionalResponses('One page of station records (GeoJSON on request: extension).', examplesOf(stationPageSchema));
+  const ok = conditionalResponses(
+    'One page of station records (GeoJSON on request: extension), or with `since` or `updated_since` one page of the delta (extension; not conditional).',
+    { ...examplesOf(stationPageSchema), ...examplesOf(stationDeltaSchema, ['delta']) },
+  );
   return {
     tags: ['Stations'],
     operationId: 'listStations',
@@ -24,12 +29,16 @@ export function listStationsDoc(): RouteDoc {
       '`Last-Modified` also moves when a station is added or removed). There is no `fuelling_option` filter on v2.\n\n' +
       'Extension beyond the specification (see "Extension: geo queries"): `bbox`, or `near` with `radius_km`, list only ' +
       'the stations with coordinates they find (`near`: nearest first, each record with its `distance_km`), paged and ' +
-      'conditional alike; `Accept: application/geo+json` answers a GeoJSON FeatureCollection.',
-    parameters: [parameterRef('limit'), parameterRef('offset'), ...geoParameterRefs(), parameterRef('If-Modified-Since')],
+      'conditional alike; `Accept: application/geo+json` answers a GeoJSON FeatureCollection.\n\n' +
+      'Extension (see "Extension: delta sync"): every page carries `sync_token`; with `since` (a `sync_token`) or `updated_since` ' +
+      '(a time) the answer is the delta: only the stations changed after that point, each once as it is now (a removed one as ' +
+      'its tombstone), in the order of their changes, paged by `next`. A point older than the change log holds is a 410.',
+    parameters: [parameterRef('limit'), parameterRef('offset'), ...geoParameterRefs(), ...deltaParameterRefs(), parameterRef('If-Modified-Since')],
     responses: {
       ...ok,
       '200': { ...ok['200'], headers: { ...ok['200'].headers, Vary: VARY_HEADER }, content: { ...ok['200'].content, ...geoJsonContent('StationFeatureCollection') } },
       '400': responseRef('BadRequest'),
+      '410': responseRef('SyncExpired'),
       ...COMMON,
     },
   };
