@@ -49,6 +49,12 @@ function conforms(t: Test, method: string, route: string, answer: PortalAnswer, 
   return answer.body;
 }
 
+/** A documented example of a response. */
+function example(method: string, route: string, status: number, name: string): unknown {
+  const response = deref(document, document.paths[route][method.toLowerCase()].responses[String(status)]);
+  return deref(document, response.content['application/problem+json'].examples[name]).value;
+}
+
 const LIST = '/portal/v1/webhooks';
 const ONE = '/portal/v1/webhooks/{id}';
 const PUBLIC_URL = 'https://93.184.215.14/hooks/hrs';
@@ -187,6 +193,7 @@ t.test('at most 5 per account, unsubscribed ones not counted', async (t) => {
   t.equal(ids.filter(Boolean).length, 5);
   const refused = conforms(t, 'POST', LIST, await create(alice, { url: PUBLIC_URL, kinds: ['events'] }), 409);
   t.match(refused, { code: 'webhook_limit', detail: /5 webhook subscriptions already/ });
+  t.same(refused, example('POST', LIST, 409, 'limit'), 'as documented');
   t.equal((await create(staff, { url: PUBLIC_URL, kinds: ['events'] })).status, 201, 'another account has its own 5');
   await p.sql`UPDATE webhook_subscriptions SET state = 'unsubscribed' WHERE id = ${ids[0]!}`;
   const sixth = await create(alice, { url: PUBLIC_URL, kinds: ['events'] });
@@ -194,7 +201,7 @@ t.test('at most 5 per account, unsubscribed ones not counted', async (t) => {
   t.equal((await alice.call('GET', LIST)).body.webhooks.length, 6, 'the list shows the unsubscribed one too');
   t.equal((await create(alice, { url: PUBLIC_URL, kinds: ['events'] })).status, 409);
   const again = await alice.call('PATCH', `${LIST}/${ids[0]!}`, { state: 'active' });
-  t.match(conforms(t, 'PATCH', ONE, again, 409), { code: 'webhook_unsubscribed' }, 'an unsubscribed one is not re-enabled');
+  t.same(conforms(t, 'PATCH', ONE, again, 409), example('PATCH', ONE, 409, 'unsubscribed'), 'an unsubscribed one is not re-enabled');
   for (const id of [...ids, sixth.body.id]) await alice.call('DELETE', `${LIST}/${id}`);
   await p.sql`DELETE FROM webhook_subscriptions`;
 });
@@ -331,7 +338,9 @@ t.test('without WEBHOOK_SECRET_KEY every webhook route answers 503', async (t) =
     ['GET', `${LIST}/wh_x/deliveries`, `${ONE}/deliveries`],
   ];
   for (const [method, path, route, body] of routes) {
-    t.match(conforms(t, method, route, await client.call(method, path, body), 503), { code: 'webhooks_not_configured', detail: /WEBHOOK_SECRET_KEY/ }, `${method} ${path}`);
+    const problem = conforms(t, method, route, await client.call(method, path, body), 503);
+    t.match(problem, { code: 'webhooks_not_configured', detail: /WEBHOOK_SECRET_KEY/ }, `${method} ${path}`);
+    t.same(problem, example(method, route, 503, 'not_configured'), 'as documented');
   }
   t.equal((await p.sql`SELECT 1 FROM webhook_subscriptions`).length, 0, 'nothing made');
 });
