@@ -2,8 +2,8 @@
  * The export v2 document's `webhooks` (OpenAPI 3.1): the `hrs.changes` and `webhook.ping` messages,
  * every change type the contract names with its schema (status sections are those of
  * `GET /v2/hrs/{hrs_id}/status`), the Standard Webhooks headers, an example signature that really is
- * the HMAC of its example, and the guide's receiver, run here: it accepts a signed message and refuses
- * one with a wrong signature.
+ * the HMAC of its example, and the guide's receiver, run here: it accepts a signed message (applied
+ * once when sent again) and refuses one with a wrong signature.
  */
 import { spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -115,8 +115,8 @@ t.test('the guide: delivery rules as configured, and a receiver that works', asy
   // In the project's folder, so it finds the standardwebhooks package as a reader's project would.
   const dir = await mkdtemp(join(process.cwd(), '.receiver-'));
   t.teardown(() => rm(dir, { recursive: true, force: true }));
-  await writeFile(join(dir, 'receiver.mjs'), code!.replace('.listen(8000)', `.listen(${port})`));
-  const child = spawn(process.execPath, [join(dir, 'receiver.mjs')], { env: { ...process.env, HRS_WEBHOOK_SECRET: EXAMPLE_WEBHOOK_SECRET }, stdio: ['ignore', 'pipe', 'pipe'] });
+  await writeFile(join(dir, 'receiver.mjs'), code!.replace('.listen(9000)', `.listen(${port})`));
+  const child = spawn(process.execPath, [join(dir, 'receiver.mjs')], { env: { ...process.env, WEBHOOK_SECRET: EXAMPLE_WEBHOOK_SECRET }, stdio: ['ignore', 'pipe', 'pipe'] });
   t.teardown(() => void child.kill());
   let out = '';
   child.stdout.on('data', (chunk) => (out += chunk));
@@ -134,8 +134,11 @@ t.test('the guide: delivery rules as configured, and a receiver that works', asy
       }
     }
   };
-  t.equal(await send('whsec_' + Buffer.alloc(24, 7).toString('base64')), 400, 'another secret\'s signature: refused');
+  t.equal(await send('whsec_' + Buffer.alloc(24, 7).toString('base64')), 401, 'another secret\'s signature: refused');
   t.equal(await send(EXAMPLE_WEBHOOK_SECRET), 204, 'signed with the secret: accepted');
   await until('the receiver\'s output', () => (out.includes('4713 status.changed') ? true : undefined), 10_000);
   t.match(out, /4711 station\.changed BERLA\n4712 event\.created BERLA\n4713 status\.changed BERLA/, 'and read, change by change');
+  t.equal(await send(EXAMPLE_WEBHOOK_SECRET), 204, 'the same message again: accepted');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.equal(out.split('4711 station.changed BERLA').length - 1, 1, 'and applied once (its webhook-id seen)');
 });
