@@ -285,6 +285,8 @@ t.test('re-enable: state, failures forgotten, a deliver job queued', async (t) =
   t.equal(queued.length, 1, 'one deliver job');
   t.same(queued[0]!.data, { subscriptionId: made.id });
   t.equal(queued[0]!.id, deliverJobId(made.id));
+  t.equal(conforms(t, 'PATCH', ONE, await alice.call('PATCH', path, { state: 'active' }), 200).state, 'active', 'asked again of an active one: 200');
+  t.equal((await jobs('deliver')).length, 1, 'its job queued again is the one waiting');
   await queue.obliterate({ force: true });
   await alice.call('DELETE', path);
 });
