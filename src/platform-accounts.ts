@@ -12,6 +12,7 @@ import type { RateLimiter } from './infra/rate-limit.js';
 import type { HttpServer } from './http/server.js';
 import type { PlatformParts } from './platform-parts.js';
 import { RegistryEditor } from './registry/editor.js';
+import { redisUsable } from './infra/redis.js';
 import { PersonalTokens } from './registry/personal-tokens.js';
 
 /**
@@ -23,6 +24,8 @@ import { PersonalTokens } from './registry/personal-tokens.js';
 export interface AccountWiring {
   baseUrl: () => string;
   mailQueue: Queue;
+  /** The `webhooks` queue: pings and re-enabled subscriptions. */
+  webhookQueue: Queue;
   limiter: RateLimiter;
 }
 
@@ -32,7 +35,7 @@ const unqueued = () =>
 
 export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring: AccountWiring): { admin: Family; portal: Family } {
   const { config, log, sql, redis, announcements } = parts;
-  const { baseUrl, mailQueue, limiter } = wiring;
+  const { baseUrl, mailQueue, webhookQueue, limiter } = wiring;
   const personalTokens = new PersonalTokens(sql, { reminderOffsetsMs: config.tokenReminderOffsetsMs });
   const mail = new MailProducer(mailQueue, redis, log);
   const committed = async (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => {
@@ -53,6 +56,10 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
     baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs,
     recordTokenUse: () => parts.tokens.flushLastUsed(),
+    webhooks: {
+      secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs, queue: webhookQueue,
+      queueReady: () => redisUsable(redis),
+    },
   });
   return { admin, portal };
 }

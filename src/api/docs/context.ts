@@ -27,6 +27,9 @@ declare module '../../http/openapi.js' {
       | 'revealLinkTtlMs'
       | 'tokenReminderOffsetsMs'
       | 'deletedRetentionDays'
+      | 'webhookTimeoutMs'
+      | 'webhookGiveUpAfterMs'
+      | 'webhookSecretOverlapMs'
     >;
     reference: ReferenceData;
   }

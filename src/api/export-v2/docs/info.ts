@@ -5,6 +5,7 @@ import { HISTORY_DESCRIPTION } from './history.js';
 import { GEO_DESCRIPTION } from './geo.js';
 import { deltaDescription } from './delta.js';
 import { DATEX2_DESCRIPTION } from '../../datex2/docs.js';
+import { webhooksDescription } from './webhooks.js';
 
 /** The export v2 document's info (its description is the guide a data user reads first) and tags. */
 
@@ -58,7 +59,7 @@ export function info(context: DocContext): DocDefinition['info'] {
     title: 'HRS signal platform: Export API v2',
     version: context.version,
     summary: 'Data users read stations, their layout and real-time status, events, photos and reference lists.',
-    description: [OVERVIEW, ...accessSections(context.config), ...HTTP_SECTIONS, pushDescription(context.config), HISTORY_DESCRIPTION, GEO_DESCRIPTION, deltaDescription(context.config), DATEX2_DESCRIPTION, VERSIONING].join('\n\n'),
+    description: [OVERVIEW, ...accessSections(context.config), ...HTTP_SECTIONS, pushDescription(context.config), HISTORY_DESCRIPTION, GEO_DESCRIPTION, deltaDescription(context.config), webhooksDescription(context.config), DATEX2_DESCRIPTION, VERSIONING].join('\n\n'),
     license: { name: 'CC BY 4.0 (exported data)', identifier: 'CC-BY-4.0' },
   };
 }
