@@ -34,7 +34,7 @@ async function platform(t: Parameters<typeof startTestPlatform>[0], env: Record<
 /** The log rows after `after` of these topics, as (seq, type, hrs_id). */
 async function logged(p: TestPlatform, after: string, topics: string[]) {
   const rows = await p.sql<{ seq: string; topic: string; change: string; hrs_id: string }[]>`
-    SELECT seq::text, topic, change, hrs_id FROM change_log WHERE seq > ${after}::bigint AND topic = ANY(${topics}) ORDER BY seq`;
+    SELECT seq::text, topic, change, hrs_id FROM change_log WHERE seq > ${after}::bigint AND topic = ANY(${topics}) ORDER BY change_log.seq`;
   return rows.map((r) => ({ seq: r.seq, type: `${r.topic}.${r.change}`, hrs_id: r.hrs_id }));
 }
 
