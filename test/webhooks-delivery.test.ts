@@ -17,6 +17,14 @@ import { newWebhookSecret } from '../src/domain/webhooks/secrets.js';
 
 type Fixture = ReturnType<typeof baseFixture>;
 type Station = Record<string, unknown>;
+interface Event {
+  id: string;
+  kind: string;
+  starts_at: string;
+  ends_at: string | null;
+  description: string;
+}
+const eventsOf = (f: Fixture, i: number) => (f.stations[i] as Station).events as Event[];
 
 /** The base registry with coordinates: BERLA in Berlin, HAMBG in Hamburg. */
 function placed(): Fixture {
@@ -58,11 +66,11 @@ t.test('station and event changes made by the registry writer arrive in order, s
   // 1: BERLA renamed and a new event; 2: HAMBG renamed, BERLA's event changed; 3: MUNCH added, HAMBG removed.
   const f1 = placed();
   (f1.stations[0] as Station).name = 'Berlin Airport T2';
-  f1.stations[0]!.events!.push({ id: 'ev-2', kind: 'closure', starts_at: '2026-12-24T00:00:00Z', ends_at: '2026-12-26T00:00:00Z', description: 'Holidays' });
+  eventsOf(f1, 0).push({ id: 'ev-2', kind: 'closure', starts_at: '2026-12-24T00:00:00Z', ends_at: '2026-12-26T00:00:00Z', description: 'Holidays' });
   await p.load(f1);
   const f2 = structuredClone(f1);
   (f2.stations[1] as Station).name = 'Hamburg Port Süd';
-  f2.stations[0]!.events![0]!.description = 'Compressor service (extended)';
+  eventsOf(f2, 0)[0]!.description = 'Compressor service (extended)';
   await p.load(f2);
   const f3 = structuredClone(f2);
   f3.stations.splice(1, 1);
