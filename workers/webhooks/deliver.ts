@@ -147,7 +147,8 @@ export async function deliver(ctx: DeliveryContext, job: Job, token: string | un
         const pending: Pending | undefined =
           sub.pending_message_id !== null ? { id: sub.pending_message_id, body: sub.pending_body!, changes: sub.pending_changes! } : await formNext(ctx, sub);
         if (!pending) return { outcome: 'caught up', sent };
-        const attempt = sub.pending_message_id !== null ? sub.pending_attempts + 1 : 1;
+        // Attempts count within a series of failures: one forgotten (enabled again) starts a new series.
+        const attempt = sub.pending_message_id !== null && sub.failing_since !== null ? sub.pending_attempts + 1 : 1;
         const outcome = await attemptDelivery(ctx, sub, pending);
         await recordAttempt(ctx.sql, { subscriptionId, messageId: pending.id, kind: 'changes', changes: pending.changes, attempt, ...outcome });
         const code = outcome.statusCode ?? 0;
