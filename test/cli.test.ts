@@ -64,7 +64,7 @@ t.test('the help names every worker that runs, and PORT', async (t) => {
   const help = await helpOf(['--help']);
   const workers = Object.values(QUEUES);
   t.equal(workers.length, 6, 'six BullMQ queues, each with its worker');
-  t.match(help, /^  worker +run only the BullMQ workers \(mail, call log, status history, change log, sandbox, webhooks\), to scale them out$/m, 'the summary names all six');
+  t.match(help, /^  worker +run only the BullMQ workers \(mail, call log, status history, change log, webhooks, sandbox\), to scale them out$/m, 'the summary names all six');
   const workerHelp = await helpOf(['worker', '--help']);
   for (const queue of workers) t.match(workerHelp, new RegExp(`^  ${WORKERS[queue].name}: \\S`, 'm'), `hrs worker --help says what the ${queue} worker does`);
   t.match(help, /^  PORT=9090 +where `hrs serve` and `hrs demo` listen \(default 8080; HOST, default 127\.0\.0\.1\)$/m, 'hrs --help names PORT');

@@ -15,6 +15,7 @@ import { startChangeLogWorker } from './change-log/processor.js';
 export { scheduleChangeLog } from './change-log/processor.js';
 import type { StationLookup } from '../src/domain/stations.js';
 import { Bus } from '../src/infra/bus.js';
+import { startWebhookWorker, type WebhookTiming } from './webhooks/processor.js';
 
 export interface Workers {
   names: string[];
@@ -27,6 +28,8 @@ export interface WorkerPorts {
    * Without it the history worker does not run here.
    */
   stations?: () => StationLookup | Promise<StationLookup>;
+  /** The webhook worker's retry backoff, polling and sweep periods, give-up time (tests shorten them). */
+  webhookTiming?: Partial<WebhookTiming>;
 }
 
 /** Starts every BullMQ worker this configuration allows; `close` lets active jobs finish. */
@@ -93,6 +96,23 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   // The change log's upkeep (events' ends, pruning): needs PostgreSQL only.
   const changeLog = startChangeLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log, settings: config });
   workers.push({ name: changeLog.name, close: () => changeLog.close() });
+  if (config.webhookSecretKey) {
+    const started = startWebhookWorker({
+      redis,
+      redisPrefix: config.redisPrefix,
+      sql,
+      log,
+      secretKey: config.webhookSecretKey,
+      baseUrl: config.baseUrl,
+      timeoutMs: config.webhookTimeoutMs,
+      allowLoopback: config.webhookAllowLoopback,
+      giveUpAfterMs: config.webhookGiveUpAfterMs,
+      stations: ports.stations,
+      timing: ports.webhookTiming,
+    });
+    started.catch((err: unknown) => log.error({ err }, 'the webhook worker did not start'));
+    workers.push({ name: QUEUES.webhooks, close: async () => (await started.catch(() => undefined))?.close() });
+  }
   if (config.sandbox) {
     const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });
     workers.push({ name: sandbox.name, close: () => sandbox.close() });

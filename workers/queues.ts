@@ -6,12 +6,6 @@ import type { Redis } from '../src/infra/redis.js';
 export const QUEUES = { mail: 'mail', callLog: 'call-log', sandbox: 'sandbox', history: 'history', changeLog: 'change-log', webhooks: 'webhooks' } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
-/**
- * The id of a subscription's `deliver` job in the `webhooks` queue: one waiting job per subscription
- * (BullMQ refuses a custom id with one `:`, so the contract's `deliver:<id>` is written `deliver-<id>`).
- */
-export const deliverJobId = (subscriptionId: string) => `deliver-${subscriptionId}`;
-
 export function bullPrefix(redisPrefix: string): string {
   return `${redisPrefix}:bull`;
 }

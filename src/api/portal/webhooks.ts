@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Queue } from 'bullmq';
+import type { JobsOptions, Queue } from 'bullmq';
 import { z } from 'zod';
 import type { Sql } from '../../../db/connect.js';
 import {
@@ -23,7 +23,7 @@ import type { Family } from '../../http/family.js';
 import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { portalBody } from '../accounts/input.js';
-import { deliverJobId } from '../../../workers/queues.js';
+import { deliverJob, PING_JOB } from '../../../workers/webhooks/jobs.js';
 import { webhookDocs } from './docs/webhooks.js';
 import { portalUserOf } from './family.js';
 import { fieldErrors, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused } from './webhook-words.js';
@@ -133,7 +133,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
   };
 
   /** Adds a job to the `webhooks` queue, or a 503 saying it could not be (Redis unavailable). */
-  const enqueue = async (name: 'deliver' | 'ping', data: Record<string, string>, opts: { jobId?: string } = {}) => {
+  const enqueue = async (name: 'deliver' | 'ping', data: Record<string, string>, opts: JobsOptions = {}) => {
     if (!deps.queueReady()) throw queueUnavailable();
     const added = deps.queue.add(name, data, opts);
     added.catch(() => {});
@@ -193,7 +193,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     const updated = await updateWebhook(sql, portalUserOf(req).id, id, fields, state === 'active');
     if (!updated) throw noSuchWebhook(id);
     // Asked again after a 503 (it is active already then), the job is added again: one waits per subscription.
-    if (state === 'active' && updated.state === 'active') await enqueue('deliver', { subscriptionId: id }, { jobId: deliverJobId(id) });
+    if (state === 'active' && updated.state === 'active') await enqueue('deliver', { subscriptionId: id }, deliverJob(id).opts);
     return json(200, webhookView(updated));
   }, true);
 
@@ -213,7 +213,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     const n = await nextPing(sql, portalUserOf(req).id, id);
     if (n === undefined) throw noSuchWebhook(id);
     const messageId = `msg_${id}_ping_${n}`;
-    await enqueue('ping', { subscriptionId: id, messageId });
+    await enqueue(PING_JOB, { subscriptionId: id, messageId }, { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } });
     return json(202, { message_id: messageId });
   });
 
