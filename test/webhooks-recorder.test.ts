@@ -1,0 +1,169 @@
+/**
+ * The change log's `status` and `option` rows that every server instance records for webhooks
+ * (src/webhooks/recorder.ts): nothing without a subscription that wants them, a row per status change
+ * and per changed five-state value of a fuelling option after an import v2 signal, the freshness
+ * fallback's rows, and one row per change when two instances on one database both see it.
+ */
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { TOPICS_EVERY_MS } from '../src/webhooks/recorder.js';
+import { ADMIN_TOKEN, get, postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
+import { until } from './helpers/wait.js';
+
+function fixture() {
+  const f = baseFixture();
+  f.assignments = berlaAssignments();
+  return f;
+}
+
+interface LogRow {
+  seq: string;
+  topic: string;
+  hrs_id: string;
+  entity: string;
+  change: string;
+  change_key: string | null;
+  payload: Record<string, any>;
+}
+
+const rows = (p: TestPlatform) =>
+  p.sql<LogRow[]>`SELECT seq, topic, hrs_id, entity, change, change_key, payload FROM change_log WHERE topic IN ('status', 'option') ORDER BY seq`;
+
+/** An active subscription of alice's for `kinds` (the columns the recorder reads; the secret is no concern here). */
+async function subscribe(p: TestPlatform, kinds: string[]): Promise<string> {
+  const id = `wh_${randomBytes(8).toString('hex')}`;
+  await p.sql`
+    INSERT INTO webhook_subscriptions (id, user_id, url, kinds, cursor_seq, secret_sealed)
+    VALUES (${id}, 'alice', 'http://127.0.0.1:9/hook', ${kinds}, 0, ${Buffer.from([0])})`;
+  return id;
+}
+
+/** Waits until the instance records exactly `topics` (it reads the subscriptions every TOPICS_EVERY_MS). */
+async function recording(p: TestPlatform, topics: string[]): Promise<void> {
+  const want = [...topics].sort().join();
+  await until(
+    `the recorder to take topics ${want}`,
+    () => {
+      const told = p.logs.lines.filter((l) => l.msg === 'webhook changes recorded for these topics').at(-1);
+      return told && [...(told.topics as string[])].sort().join() === want ? true : undefined;
+    },
+    TOPICS_EVERY_MS + 5000,
+  );
+}
+
+const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+
+const availability = (datetime: string, n1 = true) => [
+  { hrs: 'BERLA', datetime, nozzles: [{ id: 'N1', available: n1 }, { id: 'N2', available: false }], station: { maintenance: false, limitedly_available: false } },
+];
+
+async function statusOf(p: TestPlatform): Promise<Record<string, any>> {
+  const res = await get(`${p.url}/v2/hrs/BERLA/status`, TOKENS.export_v2);
+  return (await res.json()) as Record<string, any>;
+}
+
+/** The webhook change counter of an instance's /metrics, by `topic outcome`. */
+async function counted(p: TestPlatform): Promise<Record<string, number>> {
+  const text = await (await get(`${p.url}/metrics`, ADMIN_TOKEN)).text();
+  const out: Record<string, number> = {};
+  for (const m of text.matchAll(/^hrs_webhook_change_rows_total\{topic="(\w+)",outcome="(\w+)"\} (\d+)/gm)) out[`${m[1]} ${m[2]}`] = Number(m[3]);
+  return out;
+}
+
+const settle = () => new Promise((resolve) => setTimeout(resolve, 400));
+
+t.test('nothing without a subscription; a signal gives the status row and a row per fuelling option', async (t) => {
+  const p = await startTestPlatform(t, { fixture: fixture() });
+  await postSignals(p, 'availability', availability(ago(60)));
+  await settle();
+  t.same(await rows(p), [], 'no subscription: no rows');
+
+  // Only station_status wanted: status rows, no option rows.
+  await subscribe(p, ['station_status', 'events']);
+  await recording(p, ['status']);
+  const first = ago(30);
+  await postSignals(p, 'availability', availability(first));
+  const status = await until('the status row', async () => ((await rows(p)).length > 0 ? rows(p) : undefined));
+  await settle();
+  t.equal((await rows(p)).length, 1, 'one row, no option rows');
+  const published = await statusOf(p);
+  t.match(status[0], { topic: 'status', hrs_id: 'BERLA', entity: 'BERLA/availability', change: 'changed' });
+  t.same(status[0]!.payload, { category: 'availability', freshness: 'fresh', status: published.availability }, 'the section as GET /v2/hrs/BERLA/status shows it');
+  t.match(status[0]!.change_key, /^status\|BERLA\|availability\|/);
+
+  // Both kinds: the next signal gives its status row and one row per option, in this order.
+  await subscribe(p, ['fuelling_options']);
+  await recording(p, ['status', 'option']);
+  const second = ago(20);
+  await postSignals(p, 'availability', availability(second));
+  const after = await until('three more rows', async () => {
+    const all = await rows(p);
+    return all.length >= 4 ? all : undefined;
+  });
+  await settle();
+  t.equal((await rows(p)).length, 4);
+  t.same(after.slice(1).map((r) => r.topic), ['status', 'option', 'option']);
+  t.ok(after.every((r, i) => i === 0 || BigInt(r.seq) > BigInt(after[i - 1]!.seq)), 'seq ascending');
+  const at = new Date(second).toISOString();
+  t.same(
+    after.slice(2).map((r) => ({ entity: r.entity, payload: r.payload })),
+    [
+      { entity: 'BERLA/700ld', payload: { fuelling_option: '700ld', status: 'AVAILABLE', reason: 'reported_available', datetime: at } },
+      { entity: 'BERLA/350ld', payload: { fuelling_option: '350ld', status: 'UNAVAILABLE', reason: 'reported_unavailable', datetime: at } },
+    ],
+    'the export v1.1 summary per option',
+  );
+  const summary = (await (await get(`${p.url}/v1.1/hrs/BERLA/status`, TOKENS.export_v1)).json()) as { fuelling_options: { status: string; datetime: string | null }[] };
+  t.same(summary.fuelling_options.map((o) => [o.status, o.datetime && new Date(o.datetime).toISOString()]), [['AVAILABLE', at], ['UNAVAILABLE', at]], 'as export v1.1 answers');
+
+  // The same reading again: received anew, so its section (received_datetime) changed; the options' values did not.
+  await postSignals(p, 'availability', availability(second));
+  const again = await until('the status row of the repeated reading', async () => {
+    const all = await rows(p);
+    return all.length >= 5 ? all : undefined;
+  });
+  await settle();
+  t.equal((await rows(p)).length, 5, 'a status row, no option rows');
+  t.same(again[4]!.payload.status, (await statusOf(p)).availability, 'with the new received_datetime');
+  t.not(again[4]!.payload.status.received_datetime, after[1]!.payload.status.received_datetime);
+  t.same(await counted(p), { 'status written': 3, 'option written': 2 }, 'counted on /metrics');
+
+  // No subscription any more: nothing recorded.
+  await p.sql`UPDATE webhook_subscriptions SET state = 'disabled'`;
+  await recording(p, []);
+  await postSignals(p, 'availability', availability(ago(5), false));
+  await settle();
+  t.equal((await rows(p)).length, 5, 'subscriptions disabled: no rows');
+});
+
+t.test('two instances on one database: one row per change, the freshness fallback included', async (t) => {
+  const a = await startTestPlatform(t, { fixture: fixture(), env: { STATUS_STALE_AFTER: '1', STATUS_UNKNOWN_AFTER: '2' } });
+  const b = await startTestPlatform(t, { sameStoreAs: a });
+  await subscribe(a, ['station_status', 'fuelling_options']);
+  await Promise.all([recording(a, ['status', 'option']), recording(b, ['status', 'option'])]);
+  const datetime = new Date().toISOString();
+  await postSignals(a, 'availability', availability(datetime));
+  // fresh, stale, unknown: three status rows; the options' values, then UNKNOWN no_signal.
+  const all = await until('the fallback recorded', async () => {
+    const found = await rows(a);
+    return found.some((r) => r.topic === 'option' && r.payload.reason === 'no_signal') && found.some((r) => r.payload.freshness === 'unknown') ? found : undefined;
+  }, 15_000);
+  await settle();
+  t.equal((await rows(a)).length, all.length, 'nothing more came');
+  const status = all.filter((r) => r.topic === 'status');
+  t.same(status.map((r) => r.payload.freshness), ['fresh', 'stale', 'unknown'], 'one row per freshness, however many instances saw it');
+  t.equal(status[1]!.payload.status.freshness, 'stale', 'the stale section says so');
+  t.equal(status[2]!.payload.status, null, 'unknown: not published');
+  const options = all.filter((r) => r.topic === 'option').map((r) => `${r.payload.fuelling_option} ${r.payload.status} ${r.payload.reason}`);
+  t.same(options, ['700ld AVAILABLE reported_available', '350ld UNAVAILABLE reported_unavailable', '700ld UNKNOWN no_signal', '350ld UNKNOWN no_signal']);
+  t.equal(new Set(all.map((r) => r.change_key)).size, all.length, 'every key once');
+  // Both instances recorded every change; the log kept one row of each.
+  const [ca, cb] = await Promise.all([until('a to count', async () => ((await counted(a))['status written'] !== undefined ? counted(a) : undefined)), counted(b)]);
+  for (const topic of ['status', 'option']) {
+    const total = (c: Record<string, number>) => (c[`${topic} written`] ?? 0) + (c[`${topic} duplicate`] ?? 0);
+    t.equal(total(ca), all.filter((r) => r.topic === topic).length, `${topic}: a recorded every change`);
+    t.equal(total(cb), all.filter((r) => r.topic === topic).length, `${topic}: b recorded every change`);
+    t.equal((ca[`${topic} written`] ?? 0) + (cb[`${topic} written`] ?? 0), all.filter((r) => r.topic === topic).length, `${topic}: written once between them`);
+  }
+});
