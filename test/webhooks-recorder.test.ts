@@ -2,12 +2,18 @@
  * The change log's `status` and `option` rows that every server instance records for webhooks
  * (src/webhooks/recorder.ts): nothing without a subscription that wants them, a row per status change
  * and per changed five-state value of a fuelling option after an import v2 signal, the freshness
- * fallback's rows, and one row per change when two instances on one database both see it.
+ * fallback's rows, and one row per change when two instances on one database both see it; on its own
+ * (a registry, a live status and a PostgreSQL of the test's): the buffer while PostgreSQL fails, the
+ * change keys, the options' rows as a station closes and opens.
  */
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { TOPICS_EVERY_MS } from '../src/webhooks/recorder.js';
-import { ADMIN_TOKEN, get, postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import type { RecordedChange } from '../db/queries/recorded-changes.js';
+import type { StatusChange } from '../machines/status-change.js';
+import type { StationEntry } from '../src/domain/stations.js';
+import { createLogger } from '../src/log.js';
+import { ChangeRecorder, FLUSH_DELAY_MS, RETRY_MS, TOPICS_EVERY_MS } from '../src/webhooks/recorder.js';
+import { ADMIN_TOKEN, get, logCapture, postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { until } from './helpers/wait.js';
 
@@ -166,4 +172,149 @@ t.test('two instances on one database: one row per change, the freshness fallbac
     t.equal(total(cb), all.filter((r) => r.topic === topic).length, `${topic}: b recorded every change`);
     t.equal((ca[`${topic} written`] ?? 0) + (cb[`${topic} written`] ?? 0), all.filter((r) => r.topic === topic).length, `${topic}: written once between them`);
   }
+});
+
+// --- the recorder on its own, over a registry, a live status and a PostgreSQL of the test's -----------
+
+const LAYOUT = {
+  nozzles: new Map([['N1', { dispenser: 'D1', fuellingOptions: ['700ld'] }]]),
+  dispensers: new Map([['D1', ['N1']]]),
+  storages: new Set<string>(),
+  products: new Set<string>(),
+};
+
+/** One station open 10:00-22:00 (UTC) with a held availability reading; PostgreSQL that can fail; listeners the test calls. */
+function world(options: { bufferRows?: number; kinds: string[] }) {
+  let now = new Date('2026-11-30T21:59:00Z');
+  let version = 1000;
+  const station: StationEntry = { hrsId: 'BERLA', name: 'Berlin', heavyDuty: false, layout: LAYOUT, openingHours: 'Mo-Su 10:00-22:00', timeZone: 'UTC', point: null };
+  const reading = { datetime: Date.parse('2026-11-30T21:58:00Z'), receivedAt: Date.parse('2026-11-30T21:58:01Z'), payload: { station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: true }] } };
+  const statusListeners = new Set<(c: StatusChange) => void>();
+  const openingListeners = new Set<(c: { hrsId: string }) => void>();
+  const stored: RecordedChange[] = [];
+  const keys = new Set<string>();
+  const logs = logCapture();
+  const counts: Record<string, number> = {};
+  const w = {
+    down: false,
+    kinds: new Set(options.kinds),
+    stored,
+    logs,
+    counts,
+    setNow: (iso: string) => (now = new Date(iso)),
+    bumpRegistry: () => version++,
+    listeners: () => statusListeners.size + openingListeners.size,
+    change(datetime: number, cause: StatusChange['cause'] = 'signal', section: Record<string, unknown> | null = { datetime }) {
+      for (const l of statusListeners) l({ hrsId: 'BERLA', category: 'usage', cause, previous: 'fresh', freshness: 'fresh', section, datetime, receivedAt: datetime, originatorId: 'mon-1' });
+    },
+    openingChanged: () => {
+      for (const l of openingListeners) l({ hrsId: 'BERLA' });
+    },
+    recorder: undefined as unknown as ChangeRecorder,
+  };
+  w.recorder = new ChangeRecorder({
+    stations: {
+      station: (id) => (id === 'BERLA' ? station : undefined),
+      stationIds: () => ['BERLA'][Symbol.iterator](),
+      hasLiveSource: () => true,
+      get loadedVersionUs() {
+        return version;
+      },
+    },
+    status: {
+      published: () => ({ reading, freshness: 'fresh' }),
+      availabilityVersion: 0,
+      onChange: (l) => (statusListeners.add(l), () => statusListeners.delete(l)),
+    },
+    opening: { onChange: (l) => (openingListeners.add(l), () => openingListeners.delete(l)) },
+    wantedKinds: async () => w.kinds,
+    write: async (rows) => {
+      if (w.down) throw new Error('connection refused');
+      const written: Record<string, number> = {};
+      for (const row of rows) {
+        if (keys.has(row.change_key)) continue;
+        keys.add(row.change_key);
+        stored.push(row);
+        written[row.topic] = (written[row.topic] ?? 0) + 1;
+      }
+      return written;
+    },
+    log: createLogger('info', logs.stream),
+    counted: (topic, outcome, n) => void (counts[`${topic} ${outcome}`] = (counts[`${topic} ${outcome}`] ?? 0) + n),
+    now: () => now,
+    topicsEveryMs: 60_000,
+    bufferRows: options.bufferRows,
+  });
+  return w;
+}
+
+const flushed = () => new Promise((resolve) => setTimeout(resolve, FLUSH_DELAY_MS + 30));
+
+t.test('PostgreSQL failing: the rows wait in order, the oldest past the buffer are dropped and counted', async (t) => {
+  const w = world({ bufferRows: 5, kinds: ['station_status'] });
+  await w.recorder.start();
+  t.teardown(() => w.recorder.close());
+  w.down = true;
+  for (let i = 1; i <= 3; i++) w.change(i);
+  await flushed();
+  t.same(w.stored, [], 'nothing written while it fails');
+  t.equal(w.logs.lines.filter((l) => l.msg === 'recording webhook changes failed: they are kept and tried again').length, 1, 'warned once');
+  for (let i = 4; i <= 8; i++) w.change(i);
+  await until('the buffer to overflow', () => (w.counts['status dropped'] === 3 ? true : undefined), 5000);
+  t.match(w.logs.lines.find((l) => l.msg === 'webhook changes dropped: PostgreSQL has not taken them and the buffer is full'), { level: 40, dropped: 3, kept: 5 });
+  w.down = false;
+  await until('the kept rows written', () => (w.stored.length === 5 ? true : undefined), RETRY_MS + 3000);
+  t.same(w.stored.map((r) => r.payload.status), [4, 5, 6, 7, 8].map((datetime) => ({ datetime })), 'the newest five, in order');
+  t.ok(w.logs.lines.some((l) => l.msg === 'webhook changes recorded again'), 'the recovery said');
+  t.same(w.counts, { 'status dropped': 3, 'status written': 5, 'status duplicate': 0 });
+  // The same change again (as another instance's recorder would make it): its key is taken.
+  w.change(8);
+  await flushed();
+  t.equal(w.stored.length, 5, 'a change recorded already is not recorded again');
+  t.equal(w.counts['status duplicate'], 1);
+  // A registry change bringing back a section seen before is a change of its own.
+  w.bumpRegistry();
+  w.change(8, 'registry');
+  await flushed();
+  t.equal(w.stored.length, 6);
+  t.match(w.stored[5]!.change_key, /\|r1001$/, 'the registry version in the key');
+});
+
+t.test('options: seeded without a row, a row per change of the opening period, none for what did not change', async (t) => {
+  const w = world({ kinds: [] });
+  await w.recorder.start();
+  t.teardown(() => w.recorder.close());
+  t.equal(w.listeners(), 0, 'no topic wanted: nothing listened to');
+  w.kinds = new Set(['fuelling_options']);
+  await w.recorder.refreshTopics();
+  t.same([...w.recorder.topics], ['option']);
+  t.equal(w.listeners(), 2, 'the live status and the opening clock');
+  w.openingChanged();
+  await flushed();
+  t.same(w.stored, [], 'the value it started with is no change');
+  w.change(Date.parse('2026-11-30T21:58:00Z'));
+  await flushed();
+  t.same(w.stored, [], 'a status change of another category leaves the options alone');
+
+  const value = () => w.stored.map((r) => `${r.payload.status} ${r.payload.reason}`);
+  w.setNow('2026-11-30T22:00:00Z');
+  w.openingChanged();
+  await flushed();
+  w.setNow('2026-12-01T10:00:00Z');
+  w.openingChanged();
+  await flushed();
+  w.openingChanged();
+  await flushed();
+  w.setNow('2026-12-01T22:00:00Z');
+  w.openingChanged();
+  await flushed();
+  t.same(value(), ['CLOSED outside_opening_hours', 'AVAILABLE reported_available', 'CLOSED outside_opening_hours'], 'closed, open, closed again; nothing for a change that changed nothing');
+  t.same(w.stored[0]!.payload, { fuelling_option: '700ld', status: 'CLOSED', reason: 'outside_opening_hours', datetime: '2026-11-30T21:58:00.000Z' });
+  t.match(w.stored[0]!.change_key, `|p${Date.parse('2026-12-01T10:00:00Z')}|`, 'the period named by its end');
+  t.equal(new Set(w.stored.map((r) => r.change_key)).size, 3, 'closed twice: two keys');
+  t.same(w.stored.map((r) => r.entity), ['BERLA/700ld', 'BERLA/700ld', 'BERLA/700ld']);
+
+  w.kinds = new Set();
+  await w.recorder.refreshTopics();
+  t.equal(w.listeners(), 0, 'no subscription any more: nothing listened to');
 });

@@ -49,6 +49,8 @@ export interface RecorderDeps extends OptionSources {
   now?: () => Date;
   /** Overrides TOPICS_EVERY_MS. */
   topicsEveryMs?: number;
+  /** Overrides BUFFER_ROWS. */
+  bufferRows?: number;
 }
 
 /** The recorder over PostgreSQL: what it writes and what it reads of the subscriptions. */
@@ -187,7 +189,7 @@ export class ChangeRecorder {
     if (this.options.pending) rows.push(...this.options.changes(this.now()));
     if (rows.length === 0) return;
     this.buffer.push(...rows);
-    const over = this.buffer.length - BUFFER_ROWS;
+    const over = this.buffer.length - (this.deps.bufferRows ?? BUFFER_ROWS);
     if (over > 0) this.drop(over);
   }
 
