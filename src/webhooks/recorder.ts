@@ -12,8 +12,8 @@ import { isProduction, OptionValues, statusRow, type HeardStatus, type OptionSou
  * Every instance records what it sees; the change keys (./change-rows.ts) make one row of each change.
  *
  * Never on the request path and never failing one: a change heard is kept in memory and written, with
- * the others, FLUSH_DELAY_MS later in one statement (at most WRITE_ROWS rows; more are written at once
- * one statement after another). While PostgreSQL fails, the rows wait (retried every RETRY_MS) up to
+ * the others, FLUSH_DELAY_MS later (at once when WRITE_ROWS are waiting) in one statement of at most
+ * WRITE_ROWS rows, one statement after another, one at a time. While PostgreSQL fails, the rows wait (retried every RETRY_MS) up to
  * BUFFER_ROWS; past that the oldest are dropped, counted and warned of.
  *
  * Only the topics some active subscription wants are recorded: the kinds of the active subscriptions
@@ -165,7 +165,12 @@ export class ChangeRecorder {
       datetime: change.datetime,
       registryVersion: change.cause === 'registry' || change.cause === 'removed' ? this.deps.stations.loadedVersionUs : undefined,
     });
-    this.schedule();
+    // A full statement's worth is written without waiting out the delay (never within this call).
+    if (this.heard.length >= WRITE_ROWS && this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      this.schedule(0);
+    } else this.schedule();
   }
 
   private touchOption(hrsId: string): void {
