@@ -174,6 +174,51 @@ t.test('two instances on one database: one row per change, the freshness fallbac
   }
 });
 
+t.test('registry changes: a section withdrawn and back, a station removed; once each over two instances', async (t) => {
+  const a = await startTestPlatform(t, { fixture: fixture() });
+  const b = await startTestPlatform(t, { sameStoreAs: a });
+  await subscribe(a, ['station_status', 'fuelling_options']);
+  await Promise.all([recording(a, ['status', 'option']), recording(b, ['status', 'option'])]);
+  const datetime = ago(10);
+  await postSignals(a, 'availability', availability(datetime));
+  await postSignals(a, 'pricing', [{ hrs: 'BERLA', datetime, products: [{ id: 'P700', gross_price: '13.850', currency: 'EUR' }] }]);
+  await until('both status rows', async () => ((await rows(a)).filter((r) => r.topic === 'status').length === 2 ? true : undefined));
+  const pricing = (await statusOf(a)).pricing;
+  const reload = async (f: ReturnType<typeof fixture>) => {
+    await a.load(f);
+    await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
+  };
+  const pricingRows = async (n: number) =>
+    until(`${n} pricing rows`, async () => {
+      const found = (await rows(a)).filter((r) => r.entity === 'BERLA/pricing');
+      return found.length >= n ? found : undefined;
+    });
+
+  const f = fixture();
+  f.assignments = berlaAssignments('testing');
+  await reload(f);
+  await pricingRows(2);
+  f.assignments = berlaAssignments('live');
+  await reload(f);
+  const back = await pricingRows(3);
+  t.same(back.map((r) => r.payload.status), [pricing, null, pricing], 'published, withdrawn (no live source), published again');
+  t.match(back[1]!.change_key, /\|r\d+$/, 'a registry change: the registry version in its key');
+  t.not(back[2]!.change_key, back[0]!.change_key, 'the same section again is a change of its own');
+
+  f.stations = f.stations.filter((s) => s.hrs_id !== 'BERLA');
+  f.assignments = f.assignments.filter((x) => x.hrs_id !== 'BERLA');
+  await reload(f);
+  const removed = await until('the removal rows', async () => {
+    const found = (await rows(a)).filter((r) => r.topic === 'status').slice(4);
+    return found.length >= 2 ? found : undefined;
+  });
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const all = await rows(a);
+  t.same(removed.map((r) => [r.entity, r.payload.freshness, r.payload.status]).sort(), [['BERLA/availability', null, null], ['BERLA/pricing', null, null]], 'the station left: its sections are gone');
+  t.same(all.filter((r) => r.topic === 'option').map((r) => `${r.entity} ${r.payload.status}`), ['BERLA/700ld AVAILABLE', 'BERLA/350ld UNAVAILABLE'], 'the pricing assignment and the removal change no option value');
+  t.equal(all.filter((r) => r.topic === 'status').length, 6, 'two signals, two registry changes of pricing, two removals: once each');
+});
+
 // --- the recorder on its own, over a registry, a live status and a PostgreSQL of the test's -----------
 
 const LAYOUT = {
