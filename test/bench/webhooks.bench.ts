@@ -237,11 +237,12 @@ async function run(given: BenchOptions): Promise<void> {
   options.print();
   options.print(
     table(
-      ['run', 'signals', '204s', 'max lag ms', 'p50 ms', 'p99 ms', 'machine CPU', 'server CPU', 'server µs/req', 'PG µs/req'],
+      ['run', 'signals', '204s', 'other', 'max lag ms', 'p50 ms', 'p99 ms', 'machine CPU', 'server CPU', 'server µs/req', 'PG µs/req'],
       runs.map((r) => [
         r.label,
         integer(r.posted.ackAt.length),
         integer(r.answered),
+        integer(r.posted.refused + r.posted.errors),
         fixed(r.posted.maxLagMs, 1),
         fixed(r.roundTrip.p50, 2),
         fixed(r.roundTrip.p99, 2),
@@ -252,8 +253,9 @@ async function run(given: BenchOptions): Promise<void> {
       ]),
     ),
   );
+  for (const r of runs) if (r.posted.firstProblem) options.print(`${r.label}: ${integer(r.posted.refused)} answered otherwise, ${integer(r.posted.errors)} failed; the first: ${r.posted.firstProblem}`);
   options.print(
-    'p50/p99: the POST round trip. machine CPU: cores busy over the whole machine (what else ran shows here). server µs/req: ' +
+    'other: signals answered otherwise than 204, or failed. max lag: how late a signal left against its schedule. p50/p99: the POST round trip. machine CPU: cores busy over the whole machine (what else ran shows here). server µs/req: ' +
       'the platform process\'s CPU time over the measured seconds per signal answered 204; PG: every PostgreSQL process\'s.',
   );
   options.print(`change-log rows the platform recorded during the measured run: ${Object.entries(recorded).map(([topic, n]) => `${topic} ${integer(n)}`).join(', ') || 'none'}`);
