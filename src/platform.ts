@@ -53,6 +53,7 @@ import { scheduleHistory } from '../workers/history/processor.js';
 import { VERSION } from './version.js';
 import { expiringTokens } from '../db/queries/credential-reminders.js';
 import { compileTrust } from './http/client-address.js';
+import { changeRecorder, type ChangeRecorder } from './webhooks/recorder.js';
 
 /**
  * The composition root: builds every module with only what it needs, wires who tells whom (the bus,
@@ -170,6 +171,8 @@ interface Served {
   calls: ImportCallWatch;
   /** The public map and its feed; none with PUBLIC_MAP=false. */
   map: MapApi | undefined;
+  /** Status and fuelling-option changes written to the change log for webhooks. */
+  recorder: ChangeRecorder;
 }
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
@@ -239,7 +242,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
   metrics.watch({
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
   });
-  return { server, push, families, exportV2, datex2, queues, calls, outlet, map };
+  const recorder = changeRecorder({ sql, status, opening: parts.opening, stations: registry, log, counted: metrics.webhookChanges });
+  return { server, push, families, exportV2, datex2, queues, calls, outlet, map, recorder };
 }
 
 /** The status stream and the admins' feed, on the export v2 and admin families. */
@@ -290,6 +294,8 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   await scheduleChangeLog(served.queues.get(QUEUES.changeLog)).catch((err: unknown) => log.error({ err }, 'scheduling the change log upkeep failed'));
   served.push.start();
   await served.map?.start();
+  registry.onReload((changed) => served.recorder.stationsChanged(changed));
+  await served.recorder.start();
 }
 
 /** Where the running platform stands: stopping (readiness says 503), and the port it listens on. */
@@ -340,6 +346,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
   } catch (err) {
     clearInterval(running.flushTimer);
     await served.push.close();
+    await served.recorder.close();
     await served.calls.close();
     await served.queues.close();
     await workers?.close();
@@ -368,8 +375,9 @@ async function shutdown(running: Running, reason: string): Promise<void> {
   served.map?.close();
   if (!(await drained(served.server, config.shutdownTimeoutMs))) log.warn('requests still in flight at the shutdown timeout');
   served.server.closeConnections();
-  // Other instances hear of the last readings before the bus closes.
+  // Other instances hear of the last readings before the bus closes; the last changes are recorded.
   await served.outlet.flushed();
+  await served.recorder.close();
   clearInterval(running.flushTimer);
   await served.calls.close();
   await running.workers?.close();

@@ -79,6 +79,12 @@ export class PlatformMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [this.registry],
   });
+  private readonly webhookChangeRows = new Counter({
+    name: 'hrs_webhook_change_rows_total',
+    help: 'Status and fuelling-option changes this instance recorded for webhooks, by change-log topic and outcome (written; duplicate: another instance had written it; dropped: PostgreSQL failed and the buffer was full).',
+    labelNames: ['topic', 'outcome'] as const,
+    registers: [this.registry],
+  });
 
   constructor(version: string) {
     const info = new Gauge({ name: 'hrs_build_info', help: 'The running version (always 1).', labelNames: ['version'] as const, registers: [this.registry] });
@@ -114,6 +120,11 @@ export class PlatformMetrics {
   readonly committed = (rows: number, seconds: number): void => {
     this.commitRows.observe(rows);
     this.commitSeconds.observe(seconds);
+  };
+
+  /** The webhook change recorder: `rows` of `topic` had `outcome`. */
+  readonly webhookChanges = (topic: string, outcome: 'written' | 'duplicate' | 'dropped', rows: number): void => {
+    if (rows > 0) this.webhookChangeRows.inc({ topic, outcome }, rows);
   };
 
   /** The exposition text. */
