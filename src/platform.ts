@@ -10,7 +10,7 @@ import { publishedSignalBatches, SignalWriter } from '../db/queries/signals.js';
 import { LiveStatus } from '../machines/live-status.js';
 import { OpeningClock } from '../machines/opening-clock.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
-import { scheduleChangeLog, startWorkers, type Workers } from '../workers/index.js';
+import { startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue, openQueues, type OpenQueues } from '../workers/queues.js';
 import { IMPORT_AREA, ROOT_AREA } from './api/areas.js';
 import { docRoutes } from './api/docs/routes.js';
@@ -48,8 +48,7 @@ import { installSandbox, removeSandbox } from './registry/sandbox.js';
 import { TokenStore } from './registry/tokens.js';
 import { accountFamilies } from './platform-accounts.js';
 import type { Families, PlatformParts } from './platform-parts.js';
-import { scheduleSandbox } from '../workers/sandbox/schedule.js';
-import { scheduleHistory } from '../workers/history/processor.js';
+import { scheduleJobs } from '../workers/schedules.js';
 import { VERSION } from './version.js';
 import { expiringTokens } from '../db/queries/credential-reminders.js';
 import { compileTrust } from './http/client-address.js';
@@ -283,15 +282,7 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   registry.onReload(readForDatex2);
   readForDatex2();
   announcements.onTokensChanged(() => served.push.tokensChanged());
-  // The sandbox simulator's minute job (removed when SANDBOX is off); never fatal, as the stations.
-  await scheduleSandbox(served.queues.get(QUEUES.sandbox), parts.config.sandbox).catch((err: unknown) =>
-    log.error({ err }, 'scheduling the sandbox simulator failed'),
-  );
-  // The status history's jobs (materialiser, roll-up, partitions) and the change log's upkeep; never fatal either.
-  await scheduleHistory(served.queues.get(QUEUES.history), parts.config.historyEveryMs).catch((err: unknown) =>
-    log.error({ err }, 'scheduling the status history jobs failed'),
-  );
-  await scheduleChangeLog(served.queues.get(QUEUES.changeLog)).catch((err: unknown) => log.error({ err }, 'scheduling the change log upkeep failed'));
+  await scheduleJobs(served.queues, parts.config, log);
   served.push.start();
   await served.map?.start();
   registry.onReload((changed) => served.recorder.stationsChanged(changed));

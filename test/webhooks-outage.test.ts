@@ -1,5 +1,5 @@
 /**
- * Webhook delivery through failures: a receiver that refuses connections and then answers 503 while
+ * Webhook delivery through failures: a receiver that refuses connections for two minutes and then answers 503 while
  * more than a hundred changes are made and the workers restart, then comes back (every change
  * delivered once, in order; a resent message keeps its webhook-id and body); a receiver that never
  * recovers (the subscription disabled at the give-up time and its owner e-mailed through the outbox);
@@ -14,6 +14,8 @@ import { until } from './helpers/wait.js';
 import { deliveredChanges, receiver, subscribe, TEST_TIMING, webhookKey, workersOf, type Received } from './helpers/webhooks.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** How long the receiver stays down (refusing connections) before it answers 503, then 200. */
+const OUTAGE_MS = 120_000;
 type Fixture = ReturnType<typeof baseFixture>;
 interface Event {
   id: string;
@@ -70,7 +72,7 @@ function checkResends(t: Test, received: Received[]) {
   t.ok(received.every((r) => (r.verified?.data.changes?.length ?? 0) <= 100), 'at most 100 changes a message');
 }
 
-t.test('receiver down, then 503, then back, workers restarted meanwhile: every change once, in order', async (t) => {
+t.test('receiver down for two minutes, then 503, then back, workers restarted meanwhile: every change once, in order', async (t) => {
   const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
   const key = p.parts.config.webhookSecretKey!;
   const start = await head(p);
@@ -79,6 +81,7 @@ t.test('receiver down, then 503, then back, workers restarted meanwhile: every c
   r.state.secrets.push(sub.secret);
   let workers = workersOf(t, p);
   await r.down();
+  const downAt = Date.now();
 
   await p.load(withEvents(events(10, 120)));
   await until('failed attempts while the receiver is down', async () => {
@@ -94,7 +97,10 @@ t.test('receiver down, then 503, then back, workers restarted meanwhile: every c
   await workers.close();
   await p.load(withEvents(events(10, 120, ' (moved)'), 'Berlin Airport T1'));
   workers = workersOf(t, p);
-  await sleep(1500);
+  // Down for two minutes in all, retried all along (the test's backoff is short).
+  await sleep(Math.max(1500, OUTAGE_MS - (Date.now() - downAt)));
+  const attempts = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = ${sub.id} AND error IS NOT NULL`;
+  t.ok(attempts[0]!.n >= 10, `retried while down for ${Math.round((Date.now() - downAt) / 1000)} s (${attempts[0]!.n} failed attempts kept)`);
   await r.up();
   r.state.answer = () => 503;
   await until('503 answers', () => (r.received.filter((x) => x.status === 503).length >= 3 ? true : undefined));
