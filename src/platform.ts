@@ -52,7 +52,7 @@ import { scheduleJobs } from '../workers/schedules.js';
 import { VERSION } from './version.js';
 import { expiringTokens } from '../db/queries/credential-reminders.js';
 import { compileTrust } from './http/client-address.js';
-import { changeRecorder, type ChangeRecorder } from './webhooks/recorder.js';
+import { changeRecorder, type ChangeRecorder } from './push/webhooks/recorder.js';
 
 /**
  * The composition root: builds every module with only what it needs, wires who tells whom (the bus,

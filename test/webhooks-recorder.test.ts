@@ -1,6 +1,6 @@
 /**
  * The change log's `status` and `option` rows that every server instance records for webhooks
- * (src/webhooks/recorder.ts): nothing without a subscription that wants them, a row per status change
+ * (src/push/webhooks/recorder.ts): nothing without a subscription that wants them, a row per status change
  * and per changed five-state value of a fuelling option after an import v2 signal, the freshness
  * fallback's rows, and one row per change when two instances on one database both see it; on its own
  * (a registry, a live status and a PostgreSQL of the test's): the buffer while PostgreSQL fails, the
@@ -12,7 +12,7 @@ import type { RecordedChange } from '../db/queries/recorded-changes.js';
 import type { StatusChange } from '../machines/status-change.js';
 import type { StationEntry } from '../src/domain/stations.js';
 import { createLogger } from '../src/log.js';
-import { ChangeRecorder, FLUSH_DELAY_MS, RETRY_MS, TOPICS_EVERY_MS } from '../src/webhooks/recorder.js';
+import { ChangeRecorder, FLUSH_DELAY_MS, RETRY_MS, TOPICS_EVERY_MS } from '../src/push/webhooks/recorder.js';
 import { ADMIN_TOKEN, get, logCapture, postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { until } from './helpers/wait.js';

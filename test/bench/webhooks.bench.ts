@@ -14,7 +14,7 @@
  *    the kinds BENCH_WEBHOOK_KINDS names (default `station_status`; comma-separated), their URL the
  *    receiver's, each with its own secret sealed as the platform seals them, no worker running: the
  *    same figures, the server now recording every change in the change log
- *    (src/webhooks/recorder.ts), and the rows it recorded;
+ *    (src/push/webhooks/recorder.ts), and the rows it recorded;
  * 3. with every subscription disabled (the platform notices within TOPICS_EVERY_MS): the first run's
  *    figures once more, so drift on a shared machine shows; nothing may be recorded in it. The goal
  *    compares the second run with the mean of the first and the third;
@@ -39,7 +39,7 @@ import { randomBytes } from 'node:crypto';
 import { availableParallelism, cpus } from 'node:os';
 import { connect, type Sql } from '../../db/connect.js';
 import { newWebhookSecret, sealSecret } from '../../src/domain/webhooks/secrets.js';
-import { TOPICS_EVERY_MS } from '../../src/webhooks/recorder.js';
+import { TOPICS_EVERY_MS } from '../../src/push/webhooks/recorder.js';
 import { Child } from './lib/child.js';
 import { printGoals, type Goal } from './lib/cpu-report.js';
 import { STATUS_STATIONS, stationIds } from './lib/fixtures.js';

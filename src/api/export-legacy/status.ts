@@ -4,7 +4,7 @@ import { DIALECT_CODES, toCanonical, type Dialect } from '../../domain/import-v1
 import { openingAt } from '../../domain/opening-hours.js';
 import { toV11Summary, toV1Summary, type OptionSummary } from '../../domain/status/summary.js';
 import type { StationEntry } from '../../domain/stations.js';
-import { stationSummary, type SummaryDeps } from '../export/summary.js';
+import { stationSummary, type SummaryDeps } from '../../domain/status/station-summary.js';
 import type { PublishedReading } from '../../domain/categories/index.js';
 import { EncodedBody, encodedJson } from '../../http/encoding.js';
 import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/errors.js';
@@ -23,7 +23,7 @@ import { listSummaryDoc, summaryDoc } from './docs/status.js';
  * legacy, whichever is newest) and its freshness, its opening hours at this instant in its time zone,
  * and the options it provides, so a station is never shown `CLOSED` after it opened. The sandbox
  * token sees the sandbox's sample stations only, every other token production stations only. The
- * summary itself is shared with the public map's feed (../export/summary.ts).
+ * summary itself is shared with the public map's feed (src/domain/status/station-summary.ts).
  */
 
 export type { SummaryDeps };

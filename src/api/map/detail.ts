@@ -6,7 +6,7 @@ import type { HttpServer } from '../../http/server.js';
 import type { RouteDoc } from '../../http/contract.js';
 import type { StationRecords } from '../export/records.js';
 import { isMapped, type MapFeed } from './feed.js';
-import type { SummaryDeps } from '../export/summary.js';
+import type { SummaryDeps } from '../../domain/status/station-summary.js';
 import { weekHours } from './week.js';
 import { mapStationDetailSchema } from '../../domain/map/schemas.js';
 

@@ -4,13 +4,13 @@ import type { MapStationRow } from '../../../db/queries/map.js';
 import { openingAt } from '../../domain/opening-hours.js';
 import type { StationEntry } from '../../domain/stations.js';
 import { EncodedBody } from '../../http/encoding.js';
-import { stationSummary, type SummaryDeps } from '../export/summary.js';
+import { stationSummary, type SummaryDeps } from '../../domain/status/station-summary.js';
 import { featureParts, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
 
 /**
  * The public map's feed, `GET /map/v1/stations.geojson`, and the changes its stream tells: every
  * production station with coordinates as a GeoJSON Feature, sorted by hrs_id, with its five-state
- * values computed exactly as export v1.1's `GET /v1.1/hrs/status` computes them (../export/summary.ts).
+ * values computed exactly as export v1.1's `GET /v1.1/hrs/status` computes them (src/domain/status/station-summary.ts).
  *
  * One body is kept per change, identity bytes with gzip and brotli made on first demand, under a
  * strong ETag (a digest of the features) and a Last-Modified. It is settled, that is compared with

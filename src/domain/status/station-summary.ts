@@ -1,8 +1,8 @@
-import { providedOptions } from '../../domain/import-v1/options.js';
-import { openingAt } from '../../domain/opening-hours.js';
-import { summarize, type OptionSummary } from '../../domain/status/summary.js';
-import type { StationDirectory, StationEntry } from '../../domain/stations.js';
-import type { PublishedReading } from '../../domain/categories/index.js';
+import { providedOptions } from '../import-v1/options.js';
+import { openingAt } from '../opening-hours.js';
+import { summarize, type OptionSummary } from './summary.js';
+import type { StationDirectory, StationEntry } from '../stations.js';
+import type { PublishedReading } from '../categories/index.js';
 
 /**
  * One station's five-state summary per fuelling option, from what is in memory: the published

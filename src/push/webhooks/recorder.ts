@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import type { Sql } from '../../db/connect.js';
-import { recordChanges, wantedKinds, type RecordedChange } from '../../db/queries/recorded-changes.js';
-import type { StatusChange } from '../../machines/status-change.js';
+import type { Sql } from '../../../db/connect.js';
+import { recordChanges, wantedKinds, type RecordedChange } from '../../../db/queries/recorded-changes.js';
+import type { StatusChange } from '../../../machines/status-change.js';
 import { isProduction, OptionValues, statusRow, type HeardStatus, type OptionSources } from './change-rows.js';
 
 /**

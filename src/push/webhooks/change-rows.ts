@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { RecordedChange } from '../../db/queries/recorded-changes.js';
-import type { Category } from '../domain/categories/index.js';
-import { nextChange, openingAt } from '../domain/opening-hours.js';
-import type { OptionSummary } from '../domain/status/summary.js';
-import type { StationDirectory, StationEntry } from '../domain/stations.js';
-import { stationSummary, type AvailabilitySource } from '../api/export/summary.js';
+import type { RecordedChange } from '../../../db/queries/recorded-changes.js';
+import type { Category } from '../../domain/categories/index.js';
+import { nextChange, openingAt } from '../../domain/opening-hours.js';
+import type { OptionSummary } from '../../domain/status/summary.js';
+import type { StationDirectory, StationEntry } from '../../domain/stations.js';
+import { stationSummary, type AvailabilitySource } from '../../domain/status/station-summary.js';
 
 /**
  * The change log's `status` and `option` rows as every server instance makes them from what it holds
