@@ -1,127 +1,19 @@
 /**
- * Webhook delivery through failures: a receiver that refuses connections for two minutes and then answers 503 while
- * more than a hundred changes are made and the workers restart, then comes back (every change
- * delivered once, in order; a resent message keeps its webhook-id and body); a receiver that never
- * recovers (the subscription disabled at the give-up time and its owner e-mailed through the outbox);
- * a Redis restart that loses every job (the sweep makes them again: nothing lost).
+ * Webhook delivery through failures: a receiver that never recovers (the subscription disabled at the
+ * give-up time and its owner e-mailed through the outbox); a Redis restart that loses every job (the
+ * sweep makes them again: nothing lost). A receiver down for two minutes, then back:
+ * webhooks-receiver-down.test.ts.
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { baseFixture } from './helpers/fixtures.js';
-import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { startTestPlatform } from './helpers/platform.js';
 import { privateRedis } from './helpers/private-services.js';
 import { smtpSink } from './helpers/smtp.js';
 import { until } from './helpers/wait.js';
-import { deliveredChanges, receiver, subscribe, TEST_TIMING, webhookKey, workersOf, type Received } from './helpers/webhooks.js';
+import { deliveredChanges, receiver, subscribe, TEST_TIMING, webhookKey, workersOf } from './helpers/webhooks.js';
+import { checkResends, events, head, loggedSeqs, withEvents } from './helpers/webhook-outage.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-/** How long the receiver stays down (refusing connections) before it answers 503, then 200. */
-const OUTAGE_MS = 120_000;
-type Fixture = ReturnType<typeof baseFixture>;
-interface Event {
-  id: string;
-  kind: string;
-  starts_at: string;
-  ends_at: string | null;
-  description: string;
-}
-
-/** `n` events for BERLA (ids ev-<from>…), as a registry file lists them. */
-function events(from: number, n: number, note = ''): Event[] {
-  return Array.from({ length: n }, (_, i) => ({
-    id: `ev-${from + i}`,
-    kind: 'maintenance',
-    starts_at: '2027-01-01T08:00:00Z',
-    ends_at: '2027-01-01T12:00:00Z',
-    description: `Service ${from + i}${note}`,
-  }));
-}
-
-/** The base registry with BERLA's events replaced (each load is one transaction of the registry writer). */
-function withEvents(list: Event[], name = 'Berlin Airport'): Fixture {
-  const f = baseFixture();
-  (f.stations[0] as Record<string, unknown>).events = list;
-  (f.stations[0] as Record<string, unknown>).name = name;
-  return f;
-}
-
-async function loggedSeqs(p: TestPlatform, after: string): Promise<{ seq: string; hrs_id: string; type: string }[]> {
-  const rows = await p.sql<{ seq: string; hrs_id: string; topic: string; change: string }[]>`
-    SELECT seq::text, hrs_id, topic, change FROM change_log WHERE seq > ${after}::bigint AND topic IN ('station', 'event') ORDER BY change_log.seq`;
-  return rows.map((r) => ({ seq: r.seq, hrs_id: r.hrs_id, type: `${r.topic}.${r.change}` }));
-}
-
-const head = async (p: TestPlatform) => (await p.sql<{ h: string }[]>`SELECT COALESCE(max(seq), 0)::text AS h FROM change_log`)[0]!.h;
-
-/** Every request's webhook-id has one body, and no change travelled under two ids. */
-function checkResends(t: Test, received: Received[]) {
-  const bodies = new Map<string, Set<string>>();
-  const idOfSeq = new Map<string, string>();
-  let clash = 0;
-  for (const r of received) {
-    const id = String(r.headers['webhook-id']);
-    bodies.set(id, (bodies.get(id) ?? new Set()).add(r.body));
-    for (const c of r.verified?.data.changes ?? []) {
-      const seen = idOfSeq.get(String(c.seq));
-      if (seen !== undefined && seen !== id) clash++;
-      idOfSeq.set(String(c.seq), id);
-    }
-  }
-  t.ok([...bodies.values()].every((b) => b.size === 1), `a resent message keeps its body (${bodies.size} ids, ${received.length} requests)`);
-  t.equal(clash, 0, 'no change was sent under two webhook-ids');
-  t.ok(received.every((r) => r.verified !== undefined), 'every request verifies');
-  t.ok(received.every((r) => (r.verified?.data.changes?.length ?? 0) <= 100), 'at most 100 changes a message');
-}
-
-t.test('receiver down for two minutes, then 503, then back, workers restarted meanwhile: every change once, in order', async (t) => {
-  const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
-  const key = p.parts.config.webhookSecretKey!;
-  const start = await head(p);
-  const r = await receiver(t, []);
-  const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] });
-  r.state.secrets.push(sub.secret);
-  let workers = workersOf(t, p);
-  await r.down();
-  const downAt = Date.now();
-
-  await p.load(withEvents(events(10, 120)));
-  await until('failed attempts while the receiver is down', async () => {
-    const [row] = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = ${sub.id} AND error IS NOT NULL`;
-    return row!.n >= 3 ? true : undefined;
-  });
-  const [failing] = await p.sql<{ failing_since: Date | null; pending_message_id: string | null }[]>`
-    SELECT failing_since, pending_message_id FROM webhook_subscriptions WHERE id = ${sub.id}`;
-  t.ok(failing!.failing_since, 'failing since the first failure');
-  t.ok(failing!.pending_message_id, 'the message pending');
-
-  // The workers stop mid-outage and start again; changes go on.
-  await workers.close();
-  await p.load(withEvents(events(10, 120, ' (moved)'), 'Berlin Airport T1'));
-  workers = workersOf(t, p);
-  // Down for two minutes in all, retried all along (the test's backoff is short).
-  await sleep(Math.max(1500, OUTAGE_MS - (Date.now() - downAt)));
-  const attempts = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = ${sub.id} AND error IS NOT NULL`;
-  t.ok(attempts[0]!.n >= 10, `retried while down for ${Math.round((Date.now() - downAt) / 1000)} s (${attempts[0]!.n} failed attempts kept)`);
-  await r.up();
-  r.state.answer = () => 503;
-  await until('503 answers', () => (r.received.filter((x) => x.status === 503).length >= 3 ? true : undefined));
-  await p.load(withEvents(events(10, 60, ' (moved)'), 'Berlin Airport T2'));
-  r.state.answer = () => 200;
-
-  const expected = await loggedSeqs(p, start);
-  t.ok(expected.length > 250, `many changes (${expected.length})`);
-  await until('every change delivered', () => (deliveredChanges(r).length >= expected.length ? true : undefined), 60_000);
-  await sleep(1500);
-  const got = deliveredChanges(r).map((c) => ({ seq: c.seq, hrs_id: c.hrs_id, type: c.type }));
-  t.same(got, expected, 'every change once, in seq order');
-  checkResends(t, r.received);
-  const resent = r.received.filter((x) => x.status === 503).map((x) => x.headers['webhook-id']);
-  t.ok(resent.length > 0 && resent.every((id) => r.delivered().some((d) => d.headers['webhook-id'] === id)), 'each message refused with 503 was delivered later under its id');
-  const [row] = await p.sql<{ failing_since: Date | null; state: string; cursor_seq: string; n: number }[]>`
-    SELECT failing_since, state, cursor_seq::text, (SELECT count(*)::int FROM webhook_deliveries WHERE subscription_id = ${sub.id}) AS n
-    FROM webhook_subscriptions WHERE id = ${sub.id}`;
-  t.same({ failing: row!.failing_since, state: row!.state, cursor: row!.cursor_seq }, { failing: null, state: 'active', cursor: expected[expected.length - 1]!.seq }, 'failures forgotten, cursor at the end');
-  t.ok(row!.n <= 100, `at most 100 attempts kept (${row!.n})`);
-});
 
 t.test('giving up disables the subscription and e-mails its owner once', async (t) => {
   const smtp = await smtpSink(t);
