@@ -45,6 +45,7 @@ import { printGoals, type Goal } from './lib/cpu-report.js';
 import { STATUS_STATIONS, stationIds } from './lib/fixtures.js';
 import { SignalPacer, type PacedSignals } from './lib/paced-signals.js';
 import { MachineCpu } from './lib/machine-cpu.js';
+import { messageFloor } from './lib/webhook-floor.js';
 import { ProcessCpu } from './lib/process-cpu.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { fixed, integer, table } from './lib/table.js';
@@ -163,6 +164,7 @@ async function run(given: BenchOptions): Promise<void> {
   let sql: Sql | undefined;
   const runs: ImportRun[] = [];
   let deliveries: Deliveries | undefined;
+  let floor: { micros: number; bytes: number } | undefined;
   let workerNames: string[] = [];
   let recorded: Record<string, number> = {};
   try {
@@ -239,6 +241,7 @@ async function run(given: BenchOptions): Promise<void> {
       };
       deliveries = { due: signals.length * SUBSCRIPTIONS, ...a, ...a.counts, drainMs, workerMicros };
     }
+    floor = await messageFloor(sql);
   } finally {
     await sql?.end({ timeout: 1 });
     await tearDown(space, children);
@@ -301,6 +304,15 @@ async function run(given: BenchOptions): Promise<void> {
     options.print(
       `deliveries: not measured: the workers startWorkers started (${workerNames.join(', ') || 'none'}) include no webhook delivery worker ` +
         '(queue `webhooks`); with one, this run measures them as it stands.',
+    );
+  }
+  if (floor && Number.isFinite(floor.micros)) {
+    // What the goal asks of the machine at the least: every signal to every subscription, 100 changes a message.
+    const messagesPerSecond = (RATE * SUBSCRIPTIONS) / 100;
+    options.print(
+      `floor: forming, signing and verifying one message of 100 recorded status changes (${integer(floor.bytes)} bytes) costs ${fixed(floor.micros, 0)} µs of CPU ` +
+        `with nothing else; ${integer(RATE)} signals/s to ${integer(SUBSCRIPTIONS)} subscriptions is ${integer(RATE * SUBSCRIPTIONS)} changes/s, ${integer(messagesPerSecond)} such ` +
+        `messages/s: ${fixed((messagesPerSecond * floor.micros) / 1e6, 2)} CPU-seconds per second before any HTTP, PostgreSQL or Redis, on ${availableParallelism()} CPUs`,
     );
   }
   options.print();
