@@ -336,6 +336,8 @@
     notice('Your session has ended. Sign in again.', 'error');
   }
 
+  window.HrsPortal.sessionEnded = sessionEnded;
+
   els.signInForm.addEventListener('submit', function (event) {
     event.preventDefault();
     clearMessages();
