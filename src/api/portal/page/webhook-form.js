@@ -48,7 +48,7 @@
     var id = function (name) {
       return prefix + '-' + name;
     };
-    var url = h('input', { id: id('url'), type: 'url', inputmode: 'url', autocomplete: 'off', spellcheck: 'false', maxlength: '2000', required: true, 'aria-describedby': id('url-help') + ' ' + id('url-error'), placeholder: 'https://example.com/hrs-hook' });
+    var url = h('input', { id: id('url'), type: 'url', inputmode: 'url', autocomplete: 'off', spellcheck: 'false', maxlength: '2000', required: true, 'aria-describedby': id('url-help') + ' ' + id('url-error') });
     var kindBoxes = KINDS.map(function (kind) {
       return h('input', { id: id('kind-' + kind.value), type: 'checkbox', value: kind.value, 'aria-describedby': id('kind-' + kind.value + '-help') });
     });
@@ -56,7 +56,7 @@
     var corners = CORNERS.map(function (corner) {
       return h('input', { id: id('bbox-' + corner.key), type: 'number', step: 'any', min: corner.min, max: corner.max, inputmode: 'decimal', 'aria-describedby': id('bbox-help') + ' ' + id('bbox-error') });
     });
-    var description = h('input', { id: id('description'), type: 'text', autocomplete: 'off', maxlength: '500', 'aria-describedby': id('description-error') });
+    var description = h('input', { id: id('description'), type: 'text', autocomplete: 'off', maxlength: '200', 'aria-describedby': id('description-error') });
     var submit = h('button', { id: id('submit'), class: 'button', type: 'submit', text: submitText });
 
     var kindsBox = h('fieldset', { class: 'kinds', 'aria-describedby': id('kinds-error') }, [h('legend', { text: 'What to send' })].concat(
@@ -133,14 +133,14 @@
     function read() {
       clear();
       var address = url.value.trim();
-      if (!/^https?:\/\/\S+$/i.test(address)) return { field: 'url', problem: 'Enter the endpoint’s address, starting with https://.' };
+      if (!/^https?:\/\/\S+$/i.test(address)) return { field: 'url', problem: 'Enter the endpoint’s full address, beginning with “https:”.' };
       var kinds = kindBoxes.filter(function (box) {
         return box.checked;
       }).map(function (box) {
         return box.value;
       });
       if (kinds.length === 0) return { field: 'kinds', problem: 'Choose at least one kind of change to send.' };
-      var ids = hrsIds.value.split(/[\s,;]+/).filter(Boolean);
+      var ids = hrsIds.value.toUpperCase().split(/[\s,;]+/).filter(Boolean);
       var filled = corners.filter(function (input) {
         return input.value.trim() !== '';
       });
