@@ -23,6 +23,8 @@ import { PersonalTokens } from './registry/personal-tokens.js';
 export interface AccountWiring {
   baseUrl: () => string;
   mailQueue: Queue;
+  /** The `webhooks` queue: pings and re-enabled subscriptions. */
+  webhookQueue: Queue;
   limiter: RateLimiter;
 }
 
@@ -32,7 +34,7 @@ const unqueued = () =>
 
 export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring: AccountWiring): { admin: Family; portal: Family } {
   const { config, log, sql, redis, announcements } = parts;
-  const { baseUrl, mailQueue, limiter } = wiring;
+  const { baseUrl, mailQueue, webhookQueue, limiter } = wiring;
   const personalTokens = new PersonalTokens(sql, { reminderOffsetsMs: config.tokenReminderOffsetsMs });
   const mail = new MailProducer(mailQueue, redis, log);
   const committed = async (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => {
@@ -53,6 +55,9 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
     baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs,
     recordTokenUse: () => parts.tokens.flushLastUsed(),
+    webhooks: {
+      secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs, queue: webhookQueue,
+    },
   });
   return { admin, portal };
 }

@@ -3,8 +3,14 @@ import type { Logger } from 'pino';
 import type { Redis } from '../src/infra/redis.js';
 
 /** The platform's BullMQ queues; their keys live under `${REDIS_PREFIX}:bull`. */
-export const QUEUES = { mail: 'mail', callLog: 'call-log', sandbox: 'sandbox', history: 'history' } as const;
+export const QUEUES = { mail: 'mail', callLog: 'call-log', sandbox: 'sandbox', history: 'history', webhooks: 'webhooks' } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+
+/**
+ * The id of a subscription's `deliver` job in the `webhooks` queue: one waiting job per subscription
+ * (BullMQ refuses a custom id with one `:`, so the contract's `deliver:<id>` is written `deliver-<id>`).
+ */
+export const deliverJobId = (subscriptionId: string) => `deliver-${subscriptionId}`;
 
 export function bullPrefix(redisPrefix: string): string {
   return `${redisPrefix}:bull`;

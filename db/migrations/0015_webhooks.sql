@@ -25,6 +25,8 @@ CREATE TABLE webhook_subscriptions (
   disabled_at      timestamptz,
   disabled_reason  text,
   last_delivery_at timestamptz,
+  -- Pings asked for so far: the n of a ping's message id (`msg_<id>_ping_<n>`), so each ping is its own message.
+  pings       integer NOT NULL DEFAULT 0,
   created_at  timestamptz NOT NULL DEFAULT clock_timestamp()
 );
 CREATE INDEX webhook_subscriptions_user_idx ON webhook_subscriptions (user_id);

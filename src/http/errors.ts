@@ -6,7 +6,13 @@ export class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     readonly detail: string,
-    readonly options: { headers?: Record<string, string>; body?: unknown; closeConnection?: CloseConnection } = {},
+    readonly options: {
+      headers?: Record<string, string>;
+      body?: unknown;
+      /** Members a problem body (PROBLEM_ERRORS) carries beside the standard ones (RFC 9457 extension members). */
+      extensions?: Record<string, unknown>;
+      closeConnection?: CloseConnection;
+    } = {},
   ) {
     super(detail);
   }
@@ -73,7 +79,9 @@ export const DRF_ERRORS: ErrorStyle = {
 export const PROBLEM_ERRORS: ErrorStyle = {
   name: 'problem',
   reply(err) {
-    const problem = { type: 'about:blank', title: statusText(err.status), status: err.status, detail: err.detail, code: err.code };
+    const standard = { type: 'about:blank', title: statusText(err.status), status: err.status, detail: err.detail, code: err.code };
+    // Extension members after the standard ones, never replacing one of them.
+    const problem = { ...standard, ...err.options.extensions, ...standard };
     return {
       status: err.status,
       headers: { 'Content-Type': PROBLEM_TYPE, ...(err.options.headers ?? {}) },

@@ -35,6 +35,7 @@ import { portalActor } from './access.js';
 import { portalBody } from '../accounts/input.js';
 import { portalOriginatorRoutes } from './originators.js';
 import { portalHistoryRoutes } from './history.js';
+import { portalWebhookRoutes, type WebhookDeps } from './webhooks.js';
 import { closeSessionDoc, getSessionDoc, openSessionDoc, sessionStateDoc, signInDoc } from './docs/session.js';
 import { changeExpiryDoc, createTokenDoc, listTokensDoc, revealDoc, revokeTokenDoc } from './docs/tokens.js';
 import type { HistoryDeps } from '../history.js';
@@ -85,6 +86,8 @@ export interface PortalDeps extends PortalSettings {
    * few seconds), so a token list read just after a use shows it.
    */
   recordTokenUse?: () => Promise<unknown>;
+  /** The webhook subscriptions' settings and queue. */
+  webhooks: Omit<WebhookDeps, 'sql'>;
 }
 
 /** A token as the page lists it: never its value or hash. */
@@ -337,5 +340,6 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
   portalStationRoutes(server, family, deps);
   portalOriginatorRoutes(server, family, { ...deps, recordTokenUse });
   portalHistoryRoutes(server, family, deps);
+  portalWebhookRoutes(server, family, { sql, ...deps.webhooks });
   return family;
 }

@@ -259,8 +259,15 @@ export const portalProblemSchema = z
     code: z.string().regex(/^[a-z_]+$/).meta({
       description:
         'A stable, machine-readable error code: `invalid_body`, `parse_error`, `not_authenticated`, `forbidden_origin`, ' +
-        '`not_found`, `token_rule`, `link_gone`, `throttled`, `payload_too_large`, `unsupported_media_type`, `internal_error`, …',
+        '`not_found`, `token_rule`, `link_gone`, `throttled`, `payload_too_large`, `unsupported_media_type`, `internal_error`, ' +
+        '`invalid_field`, `url_refused`, `webhook_limit`, `webhooks_not_configured`, …',
       examples: ['link_gone'],
+    }),
+    errors: z.record(z.string(), z.string()).optional().meta({
+      description:
+        'With `invalid_field` and `url_refused` (webhooks): what is wrong with each field, by its top-level name (`(body)` for the ' +
+        'body as a whole), so a form can show each message beside its field.',
+      examples: [{ kinds: 'must name at least one kind' }],
     }),
   })
   .meta({

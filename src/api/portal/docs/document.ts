@@ -2,13 +2,14 @@ import type { FamilyDocument } from '../../../http/openapi.js';
 import { headers, parameters, requestSchemas, responses, responseSchemas, securitySchemes } from './components.js';
 import { info, tags } from './info.js';
 import { historyParameters, historySchemas } from './history.js';
+import { webhookParameters, webhookRequestSchemas, webhookSchemas } from './webhooks.js';
 
 /**
  * The portal document (`/portal/v1/doc/`), as the family value declares it (../family.ts): the JSON
  * API of the API tokens page, its public operations (asking for a sign-in link, using it, using a
  * reveal link) and those needing the session cookie, and the operations of operator staff and
  * originator managers. Its operations are the routes' own `doc` (../index.ts, ../stations.ts,
- * ../originators.ts, ../history.ts; their parts in this folder). The page and its files (`/portal/`,
+ * ../originators.ts, ../history.ts, ../webhooks.ts; their parts in this folder). The page and its files (`/portal/`,
  * public routes outside `/portal/v1/`) are not operations. The schemas are those of
  * src/domain/portal/schemas.ts and ../bodies.ts, which the API parses its requests with.
  */
@@ -21,9 +22,9 @@ export const PORTAL_DOCUMENT: FamilyDocument = {
     info: info(context),
     tags: tags(),
     securitySchemes: securitySchemes(context.config),
-    requestSchemas: requestSchemas(),
-    responseSchemas: { ...responseSchemas(), ...historySchemas() },
-    parameters: { ...parameters(), ...historyParameters() },
+    requestSchemas: { ...requestSchemas(), ...webhookRequestSchemas() },
+    responseSchemas: { ...responseSchemas(), ...historySchemas(), ...webhookSchemas() },
+    parameters: { ...parameters(), ...historyParameters(), ...webhookParameters() },
     headers: headers(context.config),
     responses: responses(context.config),
     // The portal has no rate-limit headers: its limits (sign-in, failed authentications) show only in a 429.

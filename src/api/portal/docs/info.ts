@@ -144,6 +144,7 @@ export function info(context: DocContext): DocDefinition['info'] {
 export const tags = (): DocDefinition['tags'] => [
   { name: 'Sign-in', description: 'Asking for a sign-in link, using it, the session and signing out.' },
   { name: 'Tokens', description: 'The signed-in account\'s personal export v2 tokens.' },
+  { name: 'Webhooks', description: 'The signed-in account\'s webhook subscriptions: changes POSTed to its own endpoint, signed.' },
   { name: 'Reveal', description: 'Using a link by which an admin hands over a token.' },
   { name: 'Stations', description: 'Operator staff: their stations\' records.' },
   { name: 'Layouts', description: 'Operator staff: the draft layout, its diff and its confirmation.' },

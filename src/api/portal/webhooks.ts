@@ -1,0 +1,204 @@
+import { randomBytes } from 'node:crypto';
+import type { Queue } from 'bullmq';
+import { z } from 'zod';
+import type { Sql } from '../../../db/connect.js';
+import {
+  deleteWebhook,
+  insertWebhook,
+  knownStations,
+  nextPing,
+  rotateWebhookSecret,
+  updateWebhook,
+  userWebhook,
+  userWebhooks,
+  webhookDeliveries,
+  type DeliveryRow,
+  type WebhookRow,
+} from '../../../db/queries/webhooks.js';
+import { urlRefusal } from '../../domain/webhooks/addresses.js';
+import { newWebhookSecret, sealSecret } from '../../domain/webhooks/secrets.js';
+import { MAX_DELIVERIES_SHOWN, MAX_WEBHOOKS, newWebhookSchema, webhookPatchSchema } from '../../domain/webhooks/schemas.js';
+import { json, type Reply } from '../../http/errors.js';
+import type { Family } from '../../http/family.js';
+import { parseJson, type Request } from '../../http/request.js';
+import type { HttpServer } from '../../http/server.js';
+import { portalBody } from '../accounts/input.js';
+import { deliverJobId } from '../../../workers/queues.js';
+import { webhookDocs } from './docs/webhooks.js';
+import { portalUserOf } from './family.js';
+import { fieldErrors, limitReached, noSuchWebhook, notConfigured, unsubscribedRefusal, urlRefused } from './webhook-words.js';
+
+/**
+ * A token owner's webhook subscriptions (`/portal/v1/webhooks`): list, make (the signing secret in
+ * the answer, once), read, change, re-enable, delete, rotate the secret (the previous one signs on
+ * for WEBHOOK_SECRET_OVERLAP), ping, and the last deliveries. Each account sees only its own (another
+ * account's is a 404, admins' included). The URL is checked against server-side request forgery
+ * when it is set (src/domain/webhooks/addresses.ts); delivery checks every connection again. Pings and
+ * re-enabled subscriptions become jobs of the `webhooks` queue, which the webhook workers process.
+ */
+
+export interface WebhookDeps {
+  sql: Sql;
+  /** WEBHOOK_SECRET_KEY: without it no route works (503 `webhooks_not_configured`). */
+  secretKey: Buffer | undefined;
+  /** WEBHOOK_ALLOW_LOOPBACK. */
+  allowLoopback: boolean;
+  /** WEBHOOK_SECRET_OVERLAP: how long a rotated secret still signs. */
+  overlapMs: number;
+  /** The `webhooks` queue. */
+  queue: Queue;
+}
+
+const NO_STORE = { 'Cache-Control': 'no-store' };
+const WEBHOOK_ID = z.object({ id: z.string() });
+
+/** A new subscription's id: `wh_` and 24 lowercase letters and digits. */
+function newWebhookId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return `wh_${[...randomBytes(24)].map((b) => alphabet[b % alphabet.length]).join('')}`;
+}
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+/** A subscription as its owner sees it. */
+export function webhookView(row: WebhookRow) {
+  return {
+    id: row.id,
+    url: row.url,
+    description: row.description,
+    kinds: row.kinds,
+    hrs_ids: row.hrs_ids,
+    bbox: row.bbox,
+    state: row.state,
+    created_at: row.created_at.toISOString(),
+    disabled_at: iso(row.disabled_at),
+    disabled_reason: row.disabled_reason,
+    failing_since: iso(row.failing_since),
+    last_delivery_at: iso(row.last_delivery_at),
+    secret_rotated_at: iso(row.secret_rotated_at),
+    previous_secret_valid_until: iso(row.previous_secret_until),
+  };
+}
+
+const deliveryView = (d: DeliveryRow) => ({ ...d, at: d.at.toISOString() });
+
+export function portalWebhookRoutes(server: HttpServer, family: Family, deps: WebhookDeps): void {
+  const { sql } = deps;
+  const docs = webhookDocs();
+  /** The key, or the 503 that says webhooks are not set up on this platform. */
+  const key = (): Buffer => {
+    if (!deps.secretKey) throw notConfigured();
+    return deps.secretKey;
+  };
+  const route = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, handler: (req: Request, id: string) => Promise<Reply>, body = false) =>
+    server.route({
+      family,
+      method,
+      path,
+      doc: docs[`${method} ${path}`],
+      ...(path.includes(':id') ? { params: WEBHOOK_ID } : {}),
+      ...(body ? { body: true } : {}),
+      handler: async (req) => {
+        key();
+        return handler(req, req.params.id ?? '');
+      },
+    });
+
+  /** The body through the text rule and its schema; a bad field is a 400 `invalid_field` naming each. */
+  const parsed = <T extends z.ZodType>(req: Request, schema: T): z.output<T> => {
+    const result = portalBody(schema).safeParse(parseJson(req));
+    if (!result.success) throw fieldErrors(result.error.issues);
+    return result.data as z.output<T>;
+  };
+
+  /** The checks beyond the schema: the URL may be reached, the stations exist. */
+  const checked = async (fields: { url?: string; hrs_ids?: string[] | null }) => {
+    if (fields.url !== undefined) {
+      const refused = await urlRefusal(fields.url, deps.allowLoopback);
+      if (refused) throw urlRefused(refused);
+    }
+    if (fields.hrs_ids) {
+      const known = await knownStations(sql, fields.hrs_ids);
+      const unknown = fields.hrs_ids.filter((id) => !known.has(id));
+      if (unknown.length > 0) {
+        const shown = unknown.slice(0, 10).join(', ') + (unknown.length > 10 ? ` and ${unknown.length - 10} more` : '');
+        throw fieldErrors([{ path: ['hrs_ids'], message: `no station ${shown}` }]);
+      }
+    }
+  };
+
+  const own = async (req: Request, id: string) => {
+    const row = await userWebhook(sql, portalUserOf(req).id, id);
+    if (!row) throw noSuchWebhook(id);
+    return row;
+  };
+
+  route('GET', '/portal/v1/webhooks', async (req) => {
+    const rows = await userWebhooks(sql, portalUserOf(req).id);
+    return json(200, { webhooks: rows.map(webhookView) }, NO_STORE);
+  });
+
+  route('POST', '/portal/v1/webhooks', async (req) => {
+    const body = parsed(req, newWebhookSchema);
+    await checked(body);
+    const id = newWebhookId();
+    const secret = newWebhookSecret();
+    const created = await insertWebhook(
+      sql,
+      {
+        id,
+        userId: portalUserOf(req).id,
+        url: body.url,
+        description: body.description ?? '',
+        kinds: body.kinds,
+        hrs_ids: body.hrs_ids ?? null,
+        bbox: body.bbox ?? null,
+        secretSealed: sealSecret(key(), secret, id),
+      },
+      MAX_WEBHOOKS,
+    );
+    if (created === 'limit') throw limitReached();
+    return json(201, { ...webhookView(created), secret }, NO_STORE);
+  }, true);
+
+  route('GET', '/portal/v1/webhooks/:id', async (req, id) => json(200, webhookView(await own(req, id)), NO_STORE));
+
+  route('PATCH', '/portal/v1/webhooks/:id', async (req, id) => {
+    const { state, ...fields } = parsed(req, webhookPatchSchema);
+    const before = await own(req, id);
+    if (state === 'active' && before.state === 'unsubscribed') {
+      throw unsubscribedRefusal();
+    }
+    await checked(fields);
+    const updated = await updateWebhook(sql, portalUserOf(req).id, id, fields, state === 'active');
+    if (!updated) throw noSuchWebhook(id);
+    if (updated.reenabled) await deps.queue.add('deliver', { subscriptionId: id }, { jobId: deliverJobId(id) });
+    return json(200, webhookView(updated.row));
+  }, true);
+
+  route('DELETE', '/portal/v1/webhooks/:id', async (req, id) => {
+    if (!(await deleteWebhook(sql, portalUserOf(req).id, id))) throw noSuchWebhook(id);
+    return { status: 204 };
+  });
+
+  route('POST', '/portal/v1/webhooks/:id/rotate-secret', async (req, id) => {
+    const secret = newWebhookSecret();
+    const row = await rotateWebhookSecret(sql, portalUserOf(req).id, id, sealSecret(key(), secret, id), deps.overlapMs);
+    if (!row) throw noSuchWebhook(id);
+    return json(200, { secret, previous_secret_valid_until: row.previous_secret_until!.toISOString() }, NO_STORE);
+  });
+
+  route('POST', '/portal/v1/webhooks/:id/ping', async (req, id) => {
+    const n = await nextPing(sql, portalUserOf(req).id, id);
+    if (n === undefined) throw noSuchWebhook(id);
+    const messageId = `msg_${id}_ping_${n}`;
+    await deps.queue.add('ping', { subscriptionId: id, messageId });
+    return json(202, { message_id: messageId });
+  });
+
+  route('GET', '/portal/v1/webhooks/:id/deliveries', async (req, id) => {
+    await own(req, id);
+    const rows = await webhookDeliveries(sql, id, MAX_DELIVERIES_SHOWN);
+    return json(200, { deliveries: rows.map(deliveryView) }, NO_STORE);
+  });
+}
