@@ -12,6 +12,7 @@ import { startHistoryWorker } from './history/processor.js';
 import { historyJobs } from './history/jobs.js';
 import type { StationLookup } from '../src/domain/stations.js';
 import { Bus } from '../src/infra/bus.js';
+import { startWebhookWorker, type WebhookTiming } from './webhooks/processor.js';
 
 export interface Workers {
   names: string[];
@@ -24,6 +25,8 @@ export interface WorkerPorts {
    * Without it the history worker does not run here.
    */
   stations?: () => StationLookup | Promise<StationLookup>;
+  /** The webhook worker's retry backoff, polling and sweep periods, give-up time (tests shorten them). */
+  webhookTiming?: Partial<WebhookTiming>;
 }
 
 /** Starts every BullMQ worker this configuration allows; `close` lets active jobs finish. */
@@ -86,6 +89,23 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
     const jobs = historyJobs(sql, ports.stations, config);
     const history = startHistoryWorker({ redis, redisPrefix: config.redisPrefix, log, jobs });
     workers.push({ name: history.name, close: () => history.close() });
+  }
+  if (config.webhookSecretKey) {
+    const started = startWebhookWorker({
+      redis,
+      redisPrefix: config.redisPrefix,
+      sql,
+      log,
+      secretKey: config.webhookSecretKey,
+      baseUrl: config.baseUrl,
+      timeoutMs: config.webhookTimeoutMs,
+      allowLoopback: config.webhookAllowLoopback,
+      giveUpAfterMs: config.webhookGiveUpAfterMs,
+      stations: ports.stations,
+      timing: ports.webhookTiming,
+    });
+    started.catch((err: unknown) => log.error({ err }, 'the webhook worker did not start'));
+    workers.push({ name: QUEUES.webhooks, close: async () => (await started.catch(() => undefined))?.close() });
   }
   if (config.sandbox) {
     const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });

@@ -1,0 +1,95 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { guardedLookup, refusalOf, RefusedAddressError } from '../../src/domain/webhooks/addresses.js';
+import { VERSION } from '../../src/version.js';
+
+/**
+ * One attempt to deliver a webhook message: signed per Standard Webhooks with every secret that signs
+ * now (the new one first during a rotation's overlap), POSTed once with a deadline over a connection
+ * whose every address is checked against the forgery rules (guardedLookup for names, refusalOf for IP
+ * literals, which are never looked up). Redirects are not followed: a 3xx is a failed attempt.
+ */
+
+/** What an attempt came to: an HTTP status, or why none was had. */
+export interface AttemptOutcome {
+  statusCode: number | null;
+  error: string | null;
+  latencyMs: number | null;
+}
+
+/** The `webhook-signature` value: one `v1,<base64>` per secret, separated by spaces. */
+export function signatures(secrets: readonly string[], messageId: string, at: Date, body: string): string {
+  return secrets.map((secret) => new Webhook(secret).sign(messageId, at, body)).join(' ');
+}
+
+/** The User-Agent every delivery carries. */
+export const USER_AGENT = `hrs-signal-platform-webhooks/${VERSION}`;
+
+/** At most this much of an answer is read (and dropped): receivers are told to answer quickly and briefly. */
+const ANSWER_BYTES = 64 * 1024;
+
+export interface SendOptions {
+  timeoutMs: number;
+  allowLoopback: boolean;
+}
+
+/** POSTs a message; never throws (a failure is an outcome with its reason). */
+export async function sendMessage(url: string, messageId: string, body: string, secrets: readonly string[], options: SendOptions): Promise<AttemptOutcome> {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    return { statusCode: null, error: 'refused: the URL is not valid', latencyMs: null };
+  }
+  if (target.protocol !== 'https:' && target.protocol !== 'http:') return { statusCode: null, error: `refused: ${target.protocol} is not HTTP`, latencyMs: null };
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) {
+    const refused = refusalOf(host, options.allowLoopback);
+    if (refused) return { statusCode: null, error: `refused: ${refused}`, latencyMs: null };
+  }
+  const at = new Date();
+  const payload = Buffer.from(body, 'utf8');
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(payload.length),
+    'user-agent': USER_AGENT,
+    'webhook-id': messageId,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signatures(secrets, messageId, at, body),
+  };
+  const started = performance.now();
+  const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise<AttemptOutcome>((resolve) => {
+    let settled = false;
+    const finish = (outcome: Omit<AttemptOutcome, 'latencyMs'>, connected: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({ ...outcome, latencyMs: connected ? Math.round(performance.now() - started) : null });
+    };
+    const req = request(target, { method: 'POST', headers, lookup: guardedLookup(options.allowLoopback) as never, agent: false }, (res: IncomingMessage) => {
+      let read = 0;
+      res.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read > ANSWER_BYTES) res.destroy();
+      });
+      const done = () => finish({ statusCode: res.statusCode ?? null, error: (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300 ? null : `answered ${res.statusCode}` }, true);
+      res.on('end', done);
+      res.on('close', done);
+      res.on('error', done);
+    });
+    let connected = false;
+    req.on('socket', (socket) => socket.on('connect', () => (connected = true)));
+    const timer = setTimeout(() => {
+      finish({ statusCode: null, error: `no answer within ${options.timeoutMs} ms` }, connected);
+      req.destroy();
+    }, options.timeoutMs);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (err instanceof RefusedAddressError || err.code === 'EWEBHOOKADDRESS') return finish({ statusCode: null, error: `refused: ${err.message}` }, false);
+      finish({ statusCode: null, error: err.code ? `${err.code}: ${err.message}` : err.message }, connected);
+    });
+    req.end(payload);
+  });
+}
