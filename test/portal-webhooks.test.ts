@@ -177,16 +177,16 @@ t.test('a token owner adds a webhook, sees its secret once, pings, edits, re-ena
   t.equal(await text(page, '#webhook-secret-value'), '', 'Back: the secret dropped from the page');
   t.equal(await page.locator('#webhook-rows tr').count(), 1, 'the list: one webhook');
   t.match(await text(page, `#webhook-rows tr[data-webhook-id="${id}"] td[data-label="Changes"]`), /^Station status, Fuelling optionsFor stations BERLA in the area 13, 52.3, 13.8, 52.7$/);
-  t.notMatch(await text(page, `#webhook-rows tr[data-webhook-id="${id}"] td[data-label="Last delivery"]`), /none yet/, 'the last delivery listed');
 
   // Another, unsubscribed by its receiver: said so in the list, not counted.
   const owner = await signedIn(p, OWNER);
   const other = await owner.call('POST', '/portal/v1/webhooks', { url: `${hook.url}/2`, kinds: ['events'] });
   t.equal(other.status, 201);
-  await p.sql`UPDATE webhook_subscriptions SET state = 'unsubscribed', disabled_at = now() WHERE id = ${other.body.id}`;
+  await p.sql`UPDATE webhook_subscriptions SET state = 'unsubscribed', disabled_at = now(), last_delivery_at = now() - interval '1 day' WHERE id = ${other.body.id}`;
   await page.reload();
   await page.locator(`#webhook-rows tr[data-webhook-id="${other.body.id}"]`).waitFor();
   t.match(await text(page, `#webhook-rows tr[data-webhook-id="${other.body.id}"] td[data-label="State"]`), /^unsubscribed\s+Unsubscribed by the receiver: it answered 410 Gone on .+\. Nothing is sent any more\.$/);
+  t.match(await page.locator(`#webhook-rows tr[data-webhook-id="${other.body.id}"] td[data-label="Last delivered"] time`).getAttribute('datetime'), /^\d{4}-/, 'when changes were last delivered to it');
   t.match(await text(page, '#webhooks-count'), /You have 1 of 5 webhooks\./, 'the unsubscribed one not counted');
   t.same(await seriousViolations(page), [], 'the list: no serious or critical violation');
 

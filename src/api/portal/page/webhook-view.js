@@ -86,7 +86,7 @@
     };
     fact('Id', h('span', { class: 'mono', text: s.id }));
     fact('Created', shared.timeElement(s.created_at));
-    fact('Last delivery', s.last_delivery_at ? shared.timeElement(s.last_delivery_at) : 'none yet');
+    fact('Changes last delivered', s.last_delivery_at ? shared.timeElement(s.last_delivery_at) : 'not yet');
     fact('Secret rotated', s.secret_rotated_at ? shared.timeElement(s.secret_rotated_at) : 'never');
     if (s.previous_secret_valid_until && Date.parse(s.previous_secret_valid_until) > Date.now()) fact('Old secret signs until', shared.timeElement(s.previous_secret_valid_until));
   }

@@ -161,7 +161,7 @@
         endpoint,
         h('td', { 'data-label': 'Changes' }, [document.createTextNode(Form.kindWords(sub.kinds)), h('span', { class: 'help', text: 'For ' + filterWords(sub) })]),
         h('td', { 'data-label': 'State' }, [stateElement(sub)]),
-        h('td', { 'data-label': 'Last delivery' }, [sub.last_delivery_at ? timeElement(sub.last_delivery_at) : document.createTextNode('none yet')]),
+        h('td', { 'data-label': 'Last delivered' }, [sub.last_delivery_at ? timeElement(sub.last_delivery_at) : document.createTextNode('not yet')]),
       ]));
     });
     $('webhooks-table').hidden = subscriptions.length === 0;
