@@ -39,6 +39,15 @@ const originator = (ok: number): Record<Principal, number> => ({ staff: 403, oth
 /** Routes of any signed-in account (its own tokens, the lists filtered by its roles). */
 const anyAccount = (ok: number): Record<Principal, number> => ({ staff: ok, otherStaff: ok, manager: ok, admin: ok, none: ok, anonymous: 401 });
 
+/** Routes on one webhook subscription, the admin's: only its owner finds it (an admin included, nobody else's). */
+const ownerOnly = (ok: number): Record<Principal, number> => ({ staff: 404, otherStaff: 404, manager: 404, admin: ok, none: 404, anonymous: 401 });
+const HOOK = { url: 'https://93.184.215.14/hook', kinds: ['events'] };
+/** A fresh webhook subscription of the admin's (the older ones deleted: an account may have 5). */
+async function adminWebhook(admin: PortalClient): Promise<Record<string, string>> {
+  for (const hook of (await ok(admin.call('GET', '/portal/v1/webhooks'), 'the webhooks')).webhooks) await admin.call('DELETE', `/portal/v1/webhooks/${hook.id}`);
+  return { id: (await ok(admin.call('POST', '/portal/v1/webhooks', HOOK), 'a webhook')).id };
+}
+
 const draft = {
   dispensers: [{ external_id: 'D1', is_certified: true, nozzles: [
     { external_id: 'N1', connector_type: 'H70', vehicle_side: 'left', is_certified: true, fuelling_options: ['700ld'] },
@@ -123,6 +132,15 @@ const MATRIX: Entry[] = [
   { method: 'GET', route: '/portal/v1/originators/:originator_id/stations/:hrs_id/timeline', expect: originator(200) },
   { method: 'GET', route: '/portal/v1/originators/:originator_id/stations/:hrs_id/reliability', expect: originator(200) },
   { method: 'GET', route: '/portal/v1/originators/:originator_id/reliability', expect: originator(200) },
+
+  { method: 'GET', route: '/portal/v1/webhooks', expect: anyAccount(200) },
+  { method: 'POST', route: '/portal/v1/webhooks', body: HOOK, expect: anyAccount(201) },
+  { method: 'GET', route: '/portal/v1/webhooks/:id', setup: adminWebhook, expect: ownerOnly(200) },
+  { method: 'PATCH', route: '/portal/v1/webhooks/:id', setup: adminWebhook, body: { description: 'matrix' }, expect: ownerOnly(200) },
+  { method: 'DELETE', route: '/portal/v1/webhooks/:id', setup: adminWebhook, expect: ownerOnly(204) },
+  { method: 'POST', route: '/portal/v1/webhooks/:id/rotate-secret', setup: adminWebhook, expect: ownerOnly(200) },
+  { method: 'POST', route: '/portal/v1/webhooks/:id/ping', setup: adminWebhook, expect: ownerOnly(202) },
+  { method: 'GET', route: '/portal/v1/webhooks/:id/deliveries', setup: adminWebhook, expect: ownerOnly(200) },
 ];
 
 /** The path parameters every entry may use. */
@@ -157,7 +175,11 @@ function fromElsewhere(method: string, path: string, options: { body?: Buffer | 
 const fill = (route: string, params: Record<string, string>) => route.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name]!));
 
 let server: HttpServer | undefined;
-const p: TestPlatform = await startTestPlatform(t, { fixture: portalFixture(), routes: (s) => (server = s) });
+const p: TestPlatform = await startTestPlatform(t, {
+  fixture: portalFixture(),
+  routes: (s) => (server = s),
+  env: { WEBHOOK_SECRET_KEY: '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+});
 await grantPortalRoles(p);
 // The history published (the timeline and figures answer 503 before its first run).
 await publishHistory(p);

@@ -30,6 +30,7 @@ import {
   tokenExpiryRequestSchema,
   tokenListSchema,
 } from '../src/domain/portal/schemas.js';
+import { newWebhookSchema, webhookPatchSchema } from '../src/domain/webhooks/schemas.js';
 import { isWellFormedToken, MAX_ACTIVE_PERSONAL_TOKENS } from '../src/domain/token-values.js';
 import type { HttpServer } from '../src/http/server.js';
 import { baseFixture } from './helpers/fixtures.js';
@@ -245,8 +246,8 @@ t.test('documented operations are exactly the portal\'s JSON routes; the page an
     .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
     .sort();
   t.same(documented, portal.filter((r) => !NOT_OPERATIONS.includes(r.key)).map((r) => r.key).sort(), 'documented = the routes under /portal/ but the page\'s');
-  t.equal(documented.length, 10 + 20 + 6 + 7, 'the token owners\' 10, operator staff\'s 20, originator managers\' 6, the history\'s 7');
-  t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 20 + 6 + 7, 'all but the four public ones need the session');
+  t.equal(documented.length, 10 + 20 + 6 + 7 + 8, 'the token owners\' 10, operator staff\'s 20, originator managers\' 6, the history\'s 7, the webhooks\' 8');
+  t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 20 + 6 + 7 + 8, 'all but the four public ones need the session');
   t.same(portal.filter((r) => NOT_OPERATIONS.includes(r.key)).map((r) => [r.key, r.auth]).sort(), NOT_OPERATIONS.map((key) => [key, 'none']), 'the rest: public files');
   for (const path of Object.keys(document.paths)) t.ok(path.startsWith('/portal/v1/'), `${path} is under /portal/v1/`);
 
@@ -298,6 +299,8 @@ t.test('every example validates against its schema; request examples pass the AP
     ['/portal/v1/tokens', 'post', newTokenRequestSchema],
     ['/portal/v1/tokens/{id}', 'patch', tokenExpiryRequestSchema],
     ['/portal/v1/reveal', 'post', revealRequestSchema],
+    ['/portal/v1/webhooks', 'post', newWebhookSchema],
+    ['/portal/v1/webhooks/{id}', 'patch', webhookPatchSchema],
   ];
   for (const [path, method, schema] of requests) {
     const examples = document.paths[path][method].requestBody.content['application/json'].examples as Record<string, Json>;

@@ -71,6 +71,11 @@ export interface DocDefinition {
    */
   everyResponseHeaders: string[];
   afterAuthenticationHeaders: string[];
+  /**
+   * Requests the service makes to its users' endpoints (OpenAPI 3.1 `webhooks`: Path Item Objects by
+   * name), described beside the operations; none when absent.
+   */
+  webhooks?: Record<string, Json>;
 }
 
 export type OpenApiDocument = Json & {
@@ -154,6 +159,7 @@ export function buildDocument(definition: DocDefinition, routes: readonly Route[
       Object.values(paths).some((item) => Object.values(item).some((op) => (op.tags as string[] | undefined)?.includes(tag.name as string))),
     ),
     paths,
+    ...(definition.webhooks ? { webhooks: definition.webhooks } : {}),
     components: {
       schemas,
       responses,

@@ -26,6 +26,9 @@ declare module '../../http/openapi.js' {
       | 'portalSessionMaxMs'
       | 'revealLinkTtlMs'
       | 'tokenReminderOffsetsMs'
+      | 'webhookTimeoutMs'
+      | 'webhookGiveUpAfterMs'
+      | 'webhookSecretOverlapMs'
     >;
     reference: ReferenceData;
   }

@@ -4,13 +4,15 @@ import { headers, parameters, responses, responseSchemas, securitySchemes } from
 import { historyParameters, historyResponses } from './history.js';
 import { geoParameters, geoSchemas } from './geo.js';
 import { info, tags } from './info.js';
+import { webhookPayloadSchemas, webhooks } from './webhooks.js';
 
 /**
  * The export v2 document's definition: the info and tags, the components (./components.ts, the
  * history extension's from ./history.ts, the geo extension's from ./geo.ts). Its operations are the routes' own `doc` (../stations.ts,
  * ../status.ts, ../history.ts, ../index.ts), the status stream's (./push.ts, on its socket route) and
  * the DATEX II publications' (../../datex2/docs.ts: same tokens and limits, no document of their own)
- * and the public map's feed (../../map/docs.ts: public, limited per client address).
+ * and the public map's feed (../../map/docs.ts: public, limited per client address). Its `webhooks` are
+ * the messages webhook subscriptions receive (./webhooks.ts).
  */
 export function exportV2Document(context: DocContext): DocDefinition {
   return {
@@ -22,12 +24,14 @@ export function exportV2Document(context: DocContext): DocDefinition {
     tags: tags(),
     securitySchemes: securitySchemes(),
     requestSchemas: {},
-    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, ...geoSchemas() },
+    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, ...geoSchemas(), ...webhookPayloadSchemas() },
     parameters: { ...parameters(), ...historyParameters(), ...geoParameters() },
     headers: headers(context.config),
     responses: { ...responses(context.config), ...historyResponses() },
     everyResponseHeaders: ['X-Request-Id', 'Link'],
     afterAuthenticationHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    // The messages POSTed to the endpoints of webhook subscriptions (./webhooks.ts).
+    webhooks: webhooks(context.version),
   };
 }
 

@@ -4,6 +4,7 @@ import { rateLimits } from './components.js';
 import { HISTORY_DESCRIPTION } from './history.js';
 import { GEO_DESCRIPTION } from './geo.js';
 import { DATEX2_DESCRIPTION } from '../../datex2/docs.js';
+import { webhooksDescription } from './webhooks.js';
 
 /** The export v2 document's info (its description is the guide a data user reads first) and tags. */
 
@@ -57,7 +58,7 @@ export function info(context: DocContext): DocDefinition['info'] {
     title: 'HRS signal platform: Export API v2',
     version: context.version,
     summary: 'Data users read stations, their layout and real-time status, events, photos and reference lists.',
-    description: [OVERVIEW, ...accessSections(context.config), ...HTTP_SECTIONS, pushDescription(context.config), HISTORY_DESCRIPTION, GEO_DESCRIPTION, DATEX2_DESCRIPTION, VERSIONING].join('\n\n'),
+    description: [OVERVIEW, ...accessSections(context.config), ...HTTP_SECTIONS, pushDescription(context.config), HISTORY_DESCRIPTION, GEO_DESCRIPTION, webhooksDescription(context.config), DATEX2_DESCRIPTION, VERSIONING].join('\n\n'),
     license: { name: 'CC BY 4.0 (exported data)', identifier: 'CC-BY-4.0' },
   };
 }
