@@ -251,7 +251,7 @@ export async function unsentMail(sql: Sql, afterId: string, limit: number): Prom
 export interface MailListing {
   key: string;
   kind: TokenMailKind;
-  token_id: string;
+  token_id: string | null;
   recipient: string;
   due_at: Date;
   state: string;

@@ -75,7 +75,7 @@ export async function changesFor(sql: Sql, sub: Pick<DeliverySubscription, 'hrs_
     SELECT seq::text, topic, hrs_id, change, at, payload FROM change_log
     WHERE seq > ${afterSeq}::bigint AND topic = ANY(${topics as string[]})
       AND (${sub.hrs_ids}::text[] IS NULL OR hrs_id = ANY(${sub.hrs_ids}::text[]))
-    ORDER BY seq LIMIT ${limit}`;
+    ORDER BY change_log.seq LIMIT ${limit}`;
 }
 
 /** The newest seq of the log (0 when empty). */
@@ -87,7 +87,7 @@ export async function logHead(sql: Sql): Promise<string> {
 /** The topics and stations of the log rows after `afterSeq` (at most `limit` rows), and the last seq read. */
 export async function newChanges(sql: Sql, afterSeq: string, limit: number): Promise<{ topic: string; hrs_id: string; seq: string }[]> {
   return sql<{ topic: string; hrs_id: string; seq: string }[]>`
-    SELECT topic, hrs_id, seq::text FROM change_log WHERE seq > ${afterSeq}::bigint ORDER BY seq LIMIT ${limit}`;
+    SELECT topic, hrs_id, seq::text FROM change_log WHERE seq > ${afterSeq}::bigint ORDER BY change_log.seq LIMIT ${limit}`;
 }
 
 /** Active subscriptions behind `headSeq` wanting one of these kinds for one of these stations. */

@@ -3,6 +3,8 @@ import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { claimMail, failMail, markMailSent, releaseMail, type ClaimedMail } from '../../db/queries/token-mail.js';
+import { claimWebhookMail, isWebhookMailKey, type ClaimedWebhookMail } from '../../db/queries/webhook-mail.js';
+import { renderWebhookDisabledMail } from '../../src/domain/webhook-mail.js';
 import type { Redis } from '../../src/infra/redis.js';
 import { QUEUES, bullPrefix } from '../queues.js';
 import { renderCredentialReminder, renderTokenMail } from '../../src/domain/token-mail.js';
@@ -30,6 +32,9 @@ const CLAIM_MS = 2 * 60_000;
 /** BullMQ's own lock duration and stalled-job check interval, which a shorter claim shortens. */
 const BULLMQ_LOCK_MS = 30_000;
 
+/** An e-mail of the outbox, claimed: about a token, or about a webhook subscription. */
+export type OutboxMail = ClaimedMail | ClaimedWebhookMail;
+
 export interface RenderedMail {
   subject: string;
   text: string;
@@ -46,8 +51,8 @@ export interface MailWorkerOptions {
   outbox?: {
     sql: Sql;
     queue: Queue;
-    render: (mail: ClaimedMail) => RenderedMail;
-    sent?: (mail: ClaimedMail) => void;
+    render: (mail: OutboxMail) => RenderedMail;
+    sent?: (mail: OutboxMail) => void;
     /**
      * The expiry reminders of import and legacy export tokens, found by each sweep
      * (src/registry/credential-reminders.ts): the schedule (TOKEN_REMINDERS) and the ADMIN_EMAILS
@@ -78,9 +83,10 @@ export function pooled(smtpUrl: string): string {
   return url.toString();
 }
 
-/** How outbox e-mails are rendered: the token e-mail of its kind, linking to the portal, times in the zone. */
-export function tokenMailRenderer(portalUrl: string, timeZone: string): (mail: ClaimedMail) => RenderedMail {
+/** How outbox e-mails are rendered: the token (or webhook) e-mail of its kind, linking to the portal, times in the zone. */
+export function tokenMailRenderer(portalUrl: string, timeZone: string): (mail: OutboxMail) => RenderedMail {
   return (m) => {
+    if (m.kind === 'webhook_disabled') return renderWebhookDisabledMail({ recipient: m.owner, subscription: m.subscription, portalUrl, timeZone });
     // A reminder sent more than a day late (the platform was down) names the days really left.
     const daysLeft =
       m.daysBefore === null ? undefined : m.expiresAt ? daysLeftAt({ daysBefore: m.daysBefore, dueAt: m.dueAt, expiresAt: m.expiresAt }, m.claimedAt) : m.daysBefore;
@@ -130,7 +136,9 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
     const parsed = outboxJobSchema.safeParse(job.data);
     if (!parsed.success) throw new UnrecoverableError(`invalid outbox job: ${parsed.error.message}`);
     const { key } = parsed.data;
-    const claim = await claimMail(outbox.sql, key, claimMs, { adminEmails: outbox.reminders?.adminEmails });
+    const claim = isWebhookMailKey(key)
+      ? await claimWebhookMail(outbox.sql, key, claimMs)
+      : await claimMail(outbox.sql, key, claimMs, { adminEmails: outbox.reminders?.adminEmails });
     if (claim.outcome === 'skip' && claim.reason === 'claimed') {
       // Another worker holds the claim. Alive, it sends the e-mail; dead (its job came back as stalled
       // before its claim lapsed), nobody would: ending the job here would leave the e-mail unsent, its

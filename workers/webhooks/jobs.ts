@@ -5,7 +5,7 @@ import { z } from 'zod';
  * The jobs of the `webhooks` queue. They are kicks: the change log, the cursors and the pending
  * messages live in PostgreSQL, so a job lost (Redis flushed or restarted) is made again by the sweep
  * and loses nothing.
- * - `deliver` {subscriptionId}, job id `deliver:<id>`: delivers the subscription's messages in order
+ * - `deliver` {subscriptionId}, job id `deliver-<id>`: delivers the subscription's messages in order
  *   until it has caught up (one job per subscription at a time: its id is deterministic).
  * - `ping` {subscriptionId, messageId}: one `webhook.ping` message, outside the change sequence.
  * - `sweep` (repeatable): a `deliver` job for every active subscription behind the log.
@@ -18,9 +18,12 @@ export const SWEEP_JOB = 'sweep';
 export const deliverJobSchema = z.strictObject({ subscriptionId: z.string().min(1).max(100) });
 export const pingJobSchema = z.strictObject({ subscriptionId: z.string().min(1).max(100), messageId: z.string().min(1).max(200) });
 
-/** The id of a subscription's `deliver` job: at most one waits or runs at a time. */
+/**
+ * The id of a subscription's `deliver` job: at most one waits or runs at a time. (`deliver-`, not
+ * `deliver:`: BullMQ refuses a custom id with one colon, its own separator.)
+ */
 export function deliverJobId(subscriptionId: string): string {
-  return `deliver:${subscriptionId}`;
+  return `deliver-${subscriptionId}`;
 }
 
 /**

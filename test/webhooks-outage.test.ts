@@ -1,0 +1,178 @@
+/**
+ * Webhook delivery through failures: a receiver that refuses connections and then answers 503 while
+ * more than a hundred changes are made and the workers restart, then comes back (every change
+ * delivered once, in order; a resent message keeps its webhook-id and body); a receiver that never
+ * recovers (the subscription disabled at the give-up time and its owner e-mailed through the outbox);
+ * a Redis restart that loses every job (the sweep makes them again: nothing lost).
+ */
+import t, { type Test } from 'tap';
+import { baseFixture } from './helpers/fixtures.js';
+import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { privateRedis } from './helpers/private-services.js';
+import { smtpSink } from './helpers/smtp.js';
+import { until } from './helpers/wait.js';
+import { deliveredChanges, receiver, subscribe, TEST_TIMING, webhookKey, workersOf, type Received } from './helpers/webhooks.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+type Fixture = ReturnType<typeof baseFixture>;
+type Event = NonNullable<Fixture['stations'][0]['events']>[number];
+
+/** `n` events for BERLA (ids ev-<from>…), as a registry file lists them. */
+function events(from: number, n: number, note = ''): Event[] {
+  return Array.from({ length: n }, (_, i) => ({
+    id: `ev-${from + i}`,
+    kind: 'maintenance',
+    starts_at: '2027-01-01T08:00:00Z',
+    ends_at: '2027-01-01T12:00:00Z',
+    description: `Service ${from + i}${note}`,
+  }));
+}
+
+/** The base registry with BERLA's events replaced (each load is one transaction of the registry writer). */
+function withEvents(list: Event[], name = 'Berlin Airport'): Fixture {
+  const f = baseFixture();
+  f.stations[0]!.events = list;
+  (f.stations[0] as Record<string, unknown>).name = name;
+  return f;
+}
+
+async function loggedSeqs(p: TestPlatform, after: string): Promise<{ seq: string; hrs_id: string; type: string }[]> {
+  const rows = await p.sql<{ seq: string; hrs_id: string; topic: string; change: string }[]>`
+    SELECT seq::text, hrs_id, topic, change FROM change_log WHERE seq > ${after}::bigint AND topic IN ('station', 'event') ORDER BY change_log.seq`;
+  return rows.map((r) => ({ seq: r.seq, hrs_id: r.hrs_id, type: `${r.topic}.${r.change}` }));
+}
+
+const head = async (p: TestPlatform) => (await p.sql<{ h: string }[]>`SELECT COALESCE(max(seq), 0)::text AS h FROM change_log`)[0]!.h;
+
+/** Every request's webhook-id has one body, and no change travelled under two ids. */
+function checkResends(t: Test, received: Received[]) {
+  const bodies = new Map<string, Set<string>>();
+  const idOfSeq = new Map<string, string>();
+  let clash = 0;
+  for (const r of received) {
+    const id = String(r.headers['webhook-id']);
+    bodies.set(id, (bodies.get(id) ?? new Set()).add(r.body));
+    for (const c of r.verified?.data.changes ?? []) {
+      const seen = idOfSeq.get(String(c.seq));
+      if (seen !== undefined && seen !== id) clash++;
+      idOfSeq.set(String(c.seq), id);
+    }
+  }
+  t.ok([...bodies.values()].every((b) => b.size === 1), `a resent message keeps its body (${bodies.size} ids, ${received.length} requests)`);
+  t.equal(clash, 0, 'no change was sent under two webhook-ids');
+  t.ok(received.every((r) => r.verified !== undefined), 'every request verifies');
+  t.ok(received.every((r) => (r.verified?.data.changes?.length ?? 0) <= 100), 'at most 100 changes a message');
+}
+
+t.test('receiver down, then 503, then back, workers restarted meanwhile: every change once, in order', async (t) => {
+  const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
+  const key = p.parts.config.webhookSecretKey!;
+  const start = await head(p);
+  const r = await receiver(t, []);
+  const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] });
+  r.state.secrets.push(sub.secret);
+  let workers = workersOf(t, p);
+  await r.down();
+
+  await p.load(withEvents(events(10, 120)));
+  await until('failed attempts while the receiver is down', async () => {
+    const [row] = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = ${sub.id} AND error IS NOT NULL`;
+    return row!.n >= 3 ? true : undefined;
+  });
+  const [failing] = await p.sql<{ failing_since: Date | null; pending_message_id: string | null }[]>`
+    SELECT failing_since, pending_message_id FROM webhook_subscriptions WHERE id = ${sub.id}`;
+  t.ok(failing!.failing_since, 'failing since the first failure');
+  t.ok(failing!.pending_message_id, 'the message pending');
+
+  // The workers stop mid-outage and start again; changes go on.
+  await workers.close();
+  await p.load(withEvents(events(10, 120, ' (moved)'), 'Berlin Airport T1'));
+  workers = workersOf(t, p);
+  await sleep(1500);
+  await r.up();
+  r.state.answer = () => 503;
+  await until('503 answers', () => (r.received.filter((x) => x.status === 503).length >= 3 ? true : undefined));
+  await p.load(withEvents(events(10, 60, ' (moved)'), 'Berlin Airport T2'));
+  r.state.answer = () => 200;
+
+  const expected = await loggedSeqs(p, start);
+  t.ok(expected.length > 250, `many changes (${expected.length})`);
+  await until('every change delivered', () => (deliveredChanges(r).length >= expected.length ? true : undefined), 60_000);
+  await sleep(1500);
+  const got = deliveredChanges(r).map((c) => ({ seq: c.seq, hrs_id: c.hrs_id, type: c.type }));
+  t.same(got, expected, 'every change once, in seq order');
+  checkResends(t, r.received);
+  const resent = r.received.filter((x) => x.status === 503).map((x) => x.headers['webhook-id']);
+  t.ok(resent.length > 0 && resent.every((id) => r.delivered().some((d) => d.headers['webhook-id'] === id)), 'each message refused with 503 was delivered later under its id');
+  const [row] = await p.sql<{ failing_since: Date | null; state: string; cursor_seq: string; n: number }[]>`
+    SELECT failing_since, state, cursor_seq::text, (SELECT count(*)::int FROM webhook_deliveries WHERE subscription_id = ${sub.id}) AS n
+    FROM webhook_subscriptions WHERE id = ${sub.id}`;
+  t.same({ failing: row!.failing_since, state: row!.state, cursor: row!.cursor_seq }, { failing: null, state: 'active', cursor: expected[expected.length - 1]!.seq }, 'failures forgotten, cursor at the end');
+  t.ok(row!.n <= 100, `at most 100 attempts kept (${row!.n})`);
+});
+
+t.test('giving up disables the subscription and e-mails its owner once', async (t) => {
+  const smtp = await smtpSink(t);
+  const p = await startTestPlatform(t, {
+    fixture: baseFixture(),
+    env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true', SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'HRS <no-reply@hrs.example>' },
+  });
+  const key = p.parts.config.webhookSecretKey!;
+  const r = await receiver(t, []);
+  const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_records'] });
+  r.state.secrets.push(sub.secret);
+  r.state.answer = () => 503;
+  await p.sql`UPDATE webhook_subscriptions SET description = 'ERP sync' WHERE id = ${sub.id}`;
+  workersOf(t, p, { ...TEST_TIMING, giveUpAfterMs: 2500 });
+  await p.load(withEvents([], 'Berlin Airport (renamed)'));
+  const disabled = await until('the subscription disabled', async () => {
+    const [row] = await p.sql<{ state: string; disabled_at: Date | null; disabled_reason: string | null; failing_since: Date | null }[]>`
+      SELECT state, disabled_at, disabled_reason, failing_since FROM webhook_subscriptions WHERE id = ${sub.id}`;
+    return row!.state === 'disabled' ? row! : undefined;
+  }, 30_000);
+  t.match(disabled.disabled_reason, /no delivery succeeded for 3 s|no delivery succeeded for 2\.5 s|503/, 'the reason names the last failure');
+  const failedFor = disabled.disabled_at!.getTime() - disabled.failing_since!.getTime();
+  t.ok(failedFor >= 2500 && failedFor < 6000, `disabled at the give-up time (${failedFor} ms after the first failure)`);
+  const attempts = r.received.length;
+  t.ok(attempts >= 3, `retried meanwhile (${attempts} attempts)`);
+
+  const mail = await until('the e-mail', () => smtp.received[0], 20_000);
+  t.same(mail.to, ['alice@example.org'], 'to the owner');
+  t.match(mail.mail.subject, /webhook "ERP sync" was disabled/);
+  t.match(mail.mail.text, new RegExp(r.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'names the endpoint');
+  t.match(mail.mail.text, /503/, 'and the last error');
+  t.match(String(mail.mail.html), /ERP sync/, 'an HTML part like the other e-mails');
+  await until('the outbox row sent', async () => {
+    const [row] = await p.sql<{ state: string }[]>`SELECT state FROM mail_outbox WHERE subscription_id = ${sub.id}`;
+    return row?.state === 'sent' ? true : undefined;
+  });
+  await p.load(withEvents([], 'Berlin Airport (renamed again)'));
+  await sleep(2000);
+  t.equal(r.received.length, attempts, 'nothing sent to a disabled subscription');
+  t.equal(smtp.received.length, 1, 'one e-mail');
+});
+
+t.test('a Redis restart loses every job and nothing else: the sweep makes them again', async (t) => {
+  const redis = await privateRedis(t);
+  const p = await startTestPlatform(t, { fixture: baseFixture(), env: { REDIS_URL: redis.url, WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
+  const key = p.parts.config.webhookSecretKey!;
+  const start = await head(p);
+  const r = await receiver(t, []);
+  const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] });
+  r.state.secrets.push(sub.secret);
+  // Slow retries: a delayed retry job is waiting in Redis when it goes.
+  workersOf(t, p, { ...TEST_TIMING, backoff: { baseMs: 3000, capMs: 3000 } });
+  r.state.answer = () => 503;
+  await p.load(withEvents(events(10, 5)));
+  await until('a failed attempt', () => (r.received.length >= 1 ? true : undefined));
+  await redis.stop();
+  await p.load(withEvents(events(10, 8), 'Berlin Airport T3'));
+  await sleep(1000);
+  await redis.start();
+  r.state.answer = () => 200;
+  const expected = await loggedSeqs(p, start);
+  await until('every change delivered after the restart', () => (deliveredChanges(r).length >= expected.length ? true : undefined), 40_000);
+  await sleep(1000);
+  t.same(deliveredChanges(r).map((c) => ({ seq: c.seq, hrs_id: c.hrs_id, type: c.type })), expected, 'every change once, in order');
+  checkResends(t, r.received);
+});
