@@ -20,7 +20,6 @@
   var dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
   var subscriptions = [];
-  var loaded = false;
   var addForm = Form.build($('webhook-add-form'), 'webhook-add', 'Add webhook');
 
   // --- shared with webhook-view.js -------------------------------------------------------------------
@@ -137,7 +136,6 @@
         return;
       }
       unavailable(false);
-      loaded = true;
       subscriptions = result.body.webhooks;
       render();
     });
@@ -214,7 +212,6 @@
     say($('webhooks-message'), '');
     if (document.body.dataset.view !== 'tokens') {
       subscriptions = [];
-      loaded = false;
       render();
       addForm.fill(null);
     }
@@ -237,16 +234,11 @@
       problemText: problemText,
       say: say,
       timeElement: timeElement,
-      when: when,
       stateElement: stateElement,
-      filterWords: filterWords,
       stopped: stopped,
       navigated: navigated,
       replace: replace,
       remove: remove,
-      isLoaded: function () {
-        return loaded;
-      },
     },
   };
 })();
