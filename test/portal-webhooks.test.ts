@@ -144,7 +144,11 @@ t.test('a token owner adds a webhook, sees its secret once, pings, edits, re-ena
   await screenshot(page, 'portal-webhooks-desktop');
   t.same(await seriousViolations(page), [], 'a webhook\'s view with its deliveries: no serious or critical violation');
 
-  // Its settings changed.
+  // Its settings changed: only what changed is sent.
+  const patches: unknown[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'PATCH') patches.push(request.postDataJSON());
+  });
   const edit = page.locator('#webhook-edit-form');
   await edit.getByLabel('Events').uncheck();
   await edit.getByLabel('Fuelling options').check();
@@ -155,6 +159,9 @@ t.test('a token owner adds a webhook, sees its secret once, pings, edits, re-ena
   await edit.getByRole('button', { name: 'Save settings' }).click();
   await page.locator('#webhook-edit-message[data-kind="ok"]').waitFor();
   t.match(await stored(p, id), { kinds: ['station_status', 'fuelling_options'], bbox: [13, 52.3, 13.8, 52.7], hrs_ids: ['BERLA'] }, 'the change stored');
+  await edit.getByRole('button', { name: 'Save settings' }).click();
+  await page.locator('#webhook-edit-message', { hasText: 'Nothing to save' }).waitFor();
+  t.same(patches, [{ kinds: ['station_status', 'fuelling_options'], bbox: [13, 52.3, 13.8, 52.7] }], 'the kinds and the area sent, once: saved again unchanged, nothing is');
 
   // Disabled by failures (as the worker leaves it): the state in words, and re-enabled.
   await p.sql`UPDATE webhook_subscriptions SET state = 'disabled', disabled_at = now() - interval '2 hours', disabled_reason = 'deliveries failed for 24 hours (last: HTTP 503)' WHERE id = ${id}`;

@@ -181,11 +181,25 @@
     say(message, words, 'ok');
   }
 
+  /**
+   * The fields the form changes, alone (an unchanged URL is not checked again: its host may not resolve
+   * at this moment, and saving a description should not depend on it).
+   */
+  function changes(value) {
+    var patch = {};
+    Object.keys(value).forEach(function (field) {
+      if (JSON.stringify(value[field]) !== JSON.stringify(sub[field])) patch[field] = value[field];
+    });
+    return patch;
+  }
+
   $('webhook-edit-form').addEventListener('submit', function (event) {
     event.preventDefault();
     var read = editForm.read();
     if (read.field) return editForm.refuse(read.field, read.problem);
-    call('PATCH', '', read.value, editForm.submit, function (result) {
+    var patch = changes(read.value);
+    if (Object.keys(patch).length === 0) return editForm.say('Nothing to save: the settings are as they were.', 'info');
+    call('PATCH', '', patch, editForm.submit, function (result) {
       if (result.status === 200 && result.body && result.body.id) {
         changed(result, 'Settings saved.');
         editForm.say('Settings saved.', 'ok');
