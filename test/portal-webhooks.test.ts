@@ -127,7 +127,7 @@ t.test('a token owner adds a webhook, sees its secret once, pings, edits, re-ena
   t.match(await text(page, '#webhook-state'), /active\s+Active: changes are sent as they happen\./);
 
   // A test ping: its delivery row appears, and the receiver got it signed with the secret shown.
-  await page.getByRole('button', { name: 'Send a test ping' }).click();
+  await page.getByRole('button', { name: 'Send test ping' }).click();
   await page.locator('#webhook-detail-message', { hasText: `Test ping msg_${id}_ping_1` }).waitFor();
   const row = page.locator(`#delivery-rows tr[data-message-id="msg_${id}_ping_1"]`);
   await row.waitFor();
@@ -168,7 +168,7 @@ t.test('a token owner adds a webhook, sees its secret once, pings, edits, re-ena
   await page.reload();
   await visible(page, '#webhook-enable');
   t.match(await text(page, '#webhook-state'), /disabled\s+Disabled since .+: deliveries failed for 24 hours \(last: HTTP 503\)\. Nothing is sent until you re-enable it\./, 'disabled since when, and why');
-  t.ok(await page.getByRole('button', { name: 'Send a test ping' }).isDisabled(), 'no ping while disabled');
+  t.ok(await page.getByRole('button', { name: 'Send test ping' }).isDisabled(), 'no ping while disabled');
   await page.getByRole('button', { name: 'Re-enable' }).click();
   await page.locator('#webhook-detail-message', { hasText: 'Re-enabled' }).waitFor();
   t.match(await stored(p, id), { state: 'active', disabled_at: null }, 're-enabled');
@@ -328,7 +328,7 @@ t.test('on a phone (390 px): the list, the form and a webhook\'s view fit the wi
   const { id } = await addThroughForm(page, `${hook.url}/with/a/rather/long/path/that/would/not/fit/on/one/line/of/a/phone`);
   t.equal(await overflow(page), 0, 'the secret: no horizontal scroll');
   await page.getByRole('button', { name: 'Done', exact: true }).click();
-  await page.getByRole('button', { name: 'Send a test ping' }).click();
+  await page.getByRole('button', { name: 'Send test ping' }).click();
   await page.locator(`#delivery-rows tr[data-message-id="msg_${id}_ping_1"]`).waitFor();
   t.equal(await overflow(page), 0, 'a webhook with its deliveries: no horizontal scroll');
   t.same(await seriousViolations(page), [], 'a webhook\'s view: no serious or critical violation');
