@@ -163,11 +163,15 @@ t.test('a token owner adds a webhook, sees its secret once, pings, edits, re-ena
   await page.locator('#webhook-edit-message', { hasText: 'Nothing to save' }).waitFor();
   t.same(patches, [{ kinds: ['station_status', 'fuelling_options'], bbox: [13, 52.3, 13.8, 52.7] }], 'the kinds and the area sent, once: saved again unchanged, nothing is');
 
-  // Disabled by failures (as the worker leaves it): the state in words, and re-enabled.
-  await p.sql`UPDATE webhook_subscriptions SET state = 'disabled', disabled_at = now() - interval '2 hours', disabled_reason = 'deliveries failed for 24 hours (last: HTTP 503)' WHERE id = ${id}`;
+  // Failing (retried), then disabled by failures (as the worker leaves it): the state in words, and re-enabled.
+  await p.sql`UPDATE webhook_subscriptions SET failing_since = now() - interval '1 hour' WHERE id = ${id}`;
+  await page.reload();
+  await page.locator('#webhook-state .pill-failing').waitFor();
+  t.match(await text(page, '#webhook-state'), /^failing\s+Active, but deliveries fail since .+: they are retried, and the webhook is disabled if they keep failing\.$/, 'failing since when');
+  await p.sql`UPDATE webhook_subscriptions SET state = 'disabled', disabled_at = now() - interval '2 hours', disabled_reason = 'no delivery succeeded for 24 hours (last attempt: answered 503)' WHERE id = ${id}`;
   await page.reload();
   await visible(page, '#webhook-enable');
-  t.match(await text(page, '#webhook-state'), /disabled\s+Disabled since .+: deliveries failed for 24 hours \(last: HTTP 503\)\. Nothing is sent until you re-enable it\./, 'disabled since when, and why');
+  t.match(await text(page, '#webhook-state'), /disabled\s+Disabled since .+: no delivery succeeded for 24 hours \(last attempt: answered 503\)\. Nothing is sent until you re-enable it\./, 'disabled since when, and why');
   t.ok(await page.getByRole('button', { name: 'Send test ping' }).isDisabled(), 'no ping while disabled');
   await page.getByRole('button', { name: 'Re-enable' }).click();
   await page.locator('#webhook-detail-message', { hasText: 'Re-enabled' }).waitFor();
