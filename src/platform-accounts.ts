@@ -12,6 +12,7 @@ import type { RateLimiter } from './infra/rate-limit.js';
 import type { HttpServer } from './http/server.js';
 import type { PlatformParts } from './platform-parts.js';
 import { RegistryEditor } from './registry/editor.js';
+import { redisUsable } from './infra/redis.js';
 import { PersonalTokens } from './registry/personal-tokens.js';
 
 /**
@@ -57,6 +58,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     recordTokenUse: () => parts.tokens.flushLastUsed(),
     webhooks: {
       secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs, queue: webhookQueue,
+      queueReady: () => redisUsable(redis),
     },
   });
   return { admin, portal };

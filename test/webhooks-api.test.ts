@@ -118,6 +118,20 @@ t.test('a subscription made after a change starts after it; defaults for what is
   conforms(t, 'GET', ONE, await alice.call('GET', `${LIST}/${created.id}`), 404);
 });
 
+t.test('a change being written when a subscription is made: the subscription waits for it, and starts after it', async (t) => {
+  let seq = '';
+  let answer: Promise<PortalAnswer> | undefined;
+  await p.sql.begin(async (tx) => {
+    await tx`SELECT hrs_log_change('station', 'BERLA', 'BERLA', 'changed', NULL)`;
+    seq = (await tx<{ seq: string }[]>`SELECT max(seq)::text AS seq FROM change_log`)[0]!.seq;
+    answer = create(alice, { url: PUBLIC_URL, kinds: ['station_records'] });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  });
+  const created = (await answer!).body;
+  t.equal((await storedRow(created.id)).cursor_seq, seq, 'the change committed meanwhile is before its start (not half-seen)');
+  await alice.call('DELETE', `${LIST}/${created.id}`);
+});
+
 t.test('bad fields: 400 invalid_field, errors per field, nothing made', async (t) => {
   const cases: [string, unknown, string, RegExp][] = [
     ['no body fields', {}, 'url', /Invalid input|expected string/],
@@ -204,6 +218,12 @@ t.test('at most 5 per account, unsubscribed ones not counted', async (t) => {
   t.same(conforms(t, 'PATCH', ONE, again, 409), example('PATCH', ONE, 409, 'unsubscribed'), 'an unsubscribed one is not re-enabled');
   for (const id of [...ids, sixth.body.id]) await alice.call('DELETE', `${LIST}/${id}`);
   await p.sql`DELETE FROM webhook_subscriptions`;
+  // Requests at once cannot pass the limit together.
+  for (let i = 0; i < 3; i++) await create(alice, { url: PUBLIC_URL, kinds: ['events'] });
+  const racing = await Promise.all(Array.from({ length: 5 }, () => create(alice, { url: PUBLIC_URL, kinds: ['events'] })));
+  t.same(racing.map((r) => r.status).sort(), [201, 201, 409, 409, 409], 'five at once with three made: two more');
+  t.equal((await p.sql`SELECT 1 FROM webhook_subscriptions WHERE user_id = ${ACCOUNTS.none}`).length, 5);
+  await p.sql`DELETE FROM webhook_subscriptions`;
 });
 
 t.test('another account\'s subscription is not found, an admin\'s request included', async (t) => {
@@ -265,6 +285,8 @@ t.test('re-enable: state, failures forgotten, a deliver job queued', async (t) =
   t.equal(queued.length, 1, 'one deliver job');
   t.same(queued[0]!.data, { subscriptionId: made.id });
   t.equal(queued[0]!.id, deliverJobId(made.id));
+  t.equal(conforms(t, 'PATCH', ONE, await alice.call('PATCH', path, { state: 'active' }), 200).state, 'active', 'asked again of an active one: 200');
+  t.equal((await jobs('deliver')).length, 1, 'its job queued again is the one waiting');
   await queue.obliterate({ force: true });
   await alice.call('DELETE', path);
 });

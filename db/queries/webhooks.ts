@@ -97,8 +97,8 @@ export async function insertWebhook(
 
 /**
  * Changes the fields given of the account's subscription. With `reenable`, a disabled subscription
- * becomes active again, its failures forgotten (delivery resumes at its cursor); `reenabled` says
- * whether it was disabled. Undefined when the account has no subscription of that id.
+ * becomes active again, its failures forgotten (delivery resumes at its cursor). Undefined when the
+ * account has no subscription of that id.
  */
 export async function updateWebhook(
   sql: Sql,
@@ -106,7 +106,7 @@ export async function updateWebhook(
   id: string,
   fields: Partial<WebhookFields>,
   reenable: boolean,
-): Promise<{ row: WebhookRow; reenabled: boolean } | undefined> {
+): Promise<WebhookRow | undefined> {
   return sql.begin(async (tx) => {
     const [before] = await tx<{ state: string }[]>`SELECT state FROM webhook_subscriptions WHERE user_id = ${userId} AND id = ${id} FOR UPDATE`;
     if (!before) return undefined;
@@ -121,14 +121,12 @@ export async function updateWebhook(
     if (fields.kinds !== undefined) set('kinds', fields.kinds, '::text[]');
     if (fields.hrs_ids !== undefined) set('hrs_ids', fields.hrs_ids, '::text[]');
     if (fields.bbox !== undefined) set('bbox', fields.bbox, '::float8[]');
-    const reenabled = reenable && before.state === 'disabled';
-    if (reenabled) sets.push(`state = 'active', disabled_at = NULL, disabled_reason = NULL, failing_since = NULL`);
+    if (reenable && before.state === 'disabled') sets.push(`state = 'active', disabled_at = NULL, disabled_reason = NULL, failing_since = NULL`);
     if (sets.length > 0) {
       values.push(userId, id);
       await tx.unsafe(`UPDATE webhook_subscriptions SET ${sets.join(', ')} WHERE user_id = $${values.length - 1} AND id = $${values.length}`, values as never[]);
     }
-    const row = (await userWebhook(tx, userId, id))!;
-    return { row, reenabled };
+    return userWebhook(tx, userId, id);
   });
 }
 

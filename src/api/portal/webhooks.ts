@@ -18,7 +18,7 @@ import {
 import { urlRefusal } from '../../domain/webhooks/addresses.js';
 import { newWebhookSecret, sealSecret } from '../../domain/webhooks/secrets.js';
 import { MAX_DELIVERIES_SHOWN, MAX_WEBHOOKS, newWebhookSchema, webhookPatchSchema } from '../../domain/webhooks/schemas.js';
-import { json, type Reply } from '../../http/errors.js';
+import { HttpError, json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
@@ -26,7 +26,7 @@ import { portalBody } from '../accounts/input.js';
 import { deliverJobId } from '../../../workers/queues.js';
 import { webhookDocs } from './docs/webhooks.js';
 import { portalUserOf } from './family.js';
-import { fieldErrors, limitReached, noSuchWebhook, notConfigured, unsubscribedRefusal, urlRefused } from './webhook-words.js';
+import { fieldErrors, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused } from './webhook-words.js';
 
 /**
  * A token owner's webhook subscriptions (`/portal/v1/webhooks`): list, make (the signing secret in
@@ -47,7 +47,12 @@ export interface WebhookDeps {
   overlapMs: number;
   /** The `webhooks` queue. */
   queue: Queue;
+  /** Whether Redis takes commands now (a job can be queued). */
+  queueReady: () => boolean;
 }
+
+/** How long adding a job may keep the request waiting before it is told the job could not be queued. */
+const QUEUE_WAIT_MS = 2000;
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const WEBHOOK_ID = z.object({ id: z.string() });
@@ -127,6 +132,21 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     }
   };
 
+  /** Adds a job to the `webhooks` queue, or a 503 saying it could not be (Redis unavailable). */
+  const enqueue = async (name: 'deliver' | 'ping', data: Record<string, string>, opts: { jobId?: string } = {}) => {
+    if (!deps.queueReady()) throw queueUnavailable();
+    const added = deps.queue.add(name, data, opts);
+    added.catch(() => {});
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([added, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(queueUnavailable()), QUEUE_WAIT_MS)))]);
+    } catch (err) {
+      throw err instanceof HttpError ? err : queueUnavailable();
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
   const own = async (req: Request, id: string) => {
     const row = await userWebhook(sql, portalUserOf(req).id, id);
     if (!row) throw noSuchWebhook(id);
@@ -172,8 +192,9 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     await checked(fields);
     const updated = await updateWebhook(sql, portalUserOf(req).id, id, fields, state === 'active');
     if (!updated) throw noSuchWebhook(id);
-    if (updated.reenabled) await deps.queue.add('deliver', { subscriptionId: id }, { jobId: deliverJobId(id) });
-    return json(200, webhookView(updated.row));
+    // Asked again after a 503 (it is active already then), the job is added again: one waits per subscription.
+    if (state === 'active' && updated.state === 'active') await enqueue('deliver', { subscriptionId: id }, { jobId: deliverJobId(id) });
+    return json(200, webhookView(updated));
   }, true);
 
   route('DELETE', '/portal/v1/webhooks/:id', async (req, id) => {
@@ -192,7 +213,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     const n = await nextPing(sql, portalUserOf(req).id, id);
     if (n === undefined) throw noSuchWebhook(id);
     const messageId = `msg_${id}_ping_${n}`;
-    await deps.queue.add('ping', { subscriptionId: id, messageId });
+    await enqueue('ping', { subscriptionId: id, messageId });
     return json(202, { message_id: messageId });
   });
 

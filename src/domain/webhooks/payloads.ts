@@ -99,7 +99,7 @@ const changesExample = {
         seq: '4713', type: 'status.changed', hrs_id: 'BERLA', at: '2027-03-01T12:00:00.310Z', category: 'availability', freshness: 'fresh',
         status: DEFINITIONS[0].section.example,
       },
-      { seq: '4714', type: 'fuelling_option.changed', hrs_id: 'BERLA', at: '2027-03-01T12:00:00.310Z', fuelling_option: '700ld', status: 'AVAILABLE', reason: 'AVAILABLE', datetime: '2027-03-01T12:00:00Z' },
+      { seq: '4714', type: 'fuelling_option.changed', hrs_id: 'BERLA', at: '2027-03-01T12:00:00.310Z', fuelling_option: '700ld', status: 'AVAILABLE', reason: 'reported_available', datetime: '2027-03-01T12:00:00Z' },
       { seq: '4715', type: 'station.deleted', hrs_id: 'OLDST', at: '2027-03-01T12:00:00.900Z' },
     ],
   },

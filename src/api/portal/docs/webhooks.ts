@@ -11,7 +11,7 @@ import {
 } from '../../../domain/webhooks/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, headerRef, responseRef, schemaRef } from '../../../http/openapi.js';
-import { fieldErrors, limitReached, noSuchWebhook, notConfigured, unsubscribedRefusal, urlRefused } from '../webhook-words.js';
+import { fieldErrors, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused } from '../webhook-words.js';
 import { BODY_ERRORS, json, parseErrorExample, problem, problemOf, SESSION_ERRORS, type Examples } from './shared.js';
 
 /**
@@ -56,8 +56,14 @@ const badFields = (): Examples => ({
 
 const notFound = () =>
   problem('The account has no subscription with this `id` (another account\'s are not found either).', { not_found: example(noSuchWebhook('wh_3k9v2m7q1x8c5t4b6n0p')) });
-const unavailable = () =>
-  problem('Webhooks are not set up on this platform (`WEBHOOK_SECRET_KEY` is not set): no webhook operation works.', { not_configured: example(notConfigured()) });
+const unavailable = (queues: boolean) =>
+  queues
+    ? problem(
+        'Webhooks are not set up on this platform (`WEBHOOK_SECRET_KEY` is not set: no webhook operation works), or the job could not be ' +
+          'queued (`queue_unavailable`: Redis is unavailable; try again after `Retry-After` seconds).',
+        { not_configured: example(notConfigured()), queue_unavailable: example(queueUnavailable()) },
+      )
+    : problem('Webhooks are not set up on this platform (`WEBHOOK_SECRET_KEY` is not set): no webhook operation works.', { not_configured: example(notConfigured()) });
 
 interface Operation {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -68,6 +74,8 @@ interface Operation {
   body?: { schema: string; zod: typeof newWebhookSchema | typeof webhookPatchSchema };
   ok: { status: string; description: string; schema?: string; zod?: Parameters<typeof examplesOf>[0]; noStore?: boolean };
   more?: Record<string, unknown>;
+  /** It queues a job (a 503 when it cannot). */
+  queues?: boolean;
 }
 
 function operation(op: Operation): RouteDoc {
@@ -104,7 +112,7 @@ function operation(op: Operation): RouteDoc {
       ...(changes ? { '403': responseRef('ForbiddenOrigin') } : {}),
       ...(byId ? { '404': notFound() } : {}),
       ...op.more,
-      '503': unavailable(),
+      '503': unavailable(op.queues ?? false),
       ...SESSION_ERRORS,
     },
   };
@@ -137,9 +145,11 @@ export function webhookDocs(): Record<string, RouteDoc> {
       method: 'PATCH', path: '/portal/v1/webhooks/:id', id: 'changeWebhook', summary: 'Change a subscription, or re-enable it',
       description:
         'Changes the fields given. `"state": "active"` re-enables a disabled subscription: its failures are forgotten and delivery ' +
-        'resumes where it stopped (nothing is skipped). An unsubscribed one (its receiver answered 410) cannot be re-enabled.',
+        'resumes where it stopped (nothing is skipped). An unsubscribed one (its receiver answered 410) cannot be re-enabled. Asked of an ' +
+        'active one, it queues its delivery again (after a 503 `queue_unavailable`, say).',
       body: { schema: 'WebhookPatch', zod: webhookPatchSchema },
       ok: { status: '200', description: 'The subscription as it is now.', schema: 'Webhook', zod: webhookSchema },
+      queues: true,
       more: { '409': problem('Re-enabling a subscription its receiver unsubscribed.', { unsubscribed: example(unsubscribedRefusal()) }) },
     },
     {
@@ -159,6 +169,7 @@ export function webhookDocs(): Record<string, RouteDoc> {
       method: 'POST', path: '/portal/v1/webhooks/:id/ping', id: 'pingWebhook', summary: 'Send a test message',
       description: 'Queues a `webhook.ping` message to the URL; its delivery shows in the deliveries.',
       ok: { status: '202', description: 'Queued.', schema: 'PingAccepted', zod: pingAcceptedSchema },
+      queues: true,
     },
     {
       method: 'GET', path: '/portal/v1/webhooks/:id/deliveries', id: 'listWebhookDeliveries', summary: 'The last deliveries',
