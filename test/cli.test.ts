@@ -64,7 +64,7 @@ t.test('the help names every worker that runs, and PORT', async (t) => {
   const help = await helpOf(['--help']);
   const workers = Object.values(QUEUES);
   t.equal(workers.length, 5, 'five BullMQ queues, each with its worker');
-  t.match(help, /^  worker +run only the BullMQ workers \(mail, call log, status history, sandbox, webhooks\), to scale them out$/m, 'the summary names all five');
+  t.match(help, /^  worker +run only the BullMQ workers \(mail, call log, status history, webhooks, sandbox\), to scale them out$/m, 'the summary names all five');
   const workerHelp = await helpOf(['worker', '--help']);
   for (const queue of workers) t.match(workerHelp, new RegExp(`^  ${WORKERS[queue].name}: \\S`, 'm'), `hrs worker --help says what the ${queue} worker does`);
   t.match(help, /^  PORT=9090 +where `hrs serve` and `hrs demo` listen \(default 8080; HOST, default 127\.0\.0\.1\)$/m, 'hrs --help names PORT');

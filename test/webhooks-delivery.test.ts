@@ -17,6 +17,14 @@ import { newWebhookSecret } from '../src/domain/webhooks/secrets.js';
 
 type Fixture = ReturnType<typeof baseFixture>;
 type Station = Record<string, unknown>;
+interface Event {
+  id: string;
+  kind: string;
+  starts_at: string;
+  ends_at: string | null;
+  description: string;
+}
+const eventsOf = (f: Fixture, i: number) => (f.stations[i] as Station).events as Event[];
 
 /** The base registry with coordinates: BERLA in Berlin, HAMBG in Hamburg. */
 function placed(): Fixture {
@@ -58,11 +66,11 @@ t.test('station and event changes made by the registry writer arrive in order, s
   // 1: BERLA renamed and a new event; 2: HAMBG renamed, BERLA's event changed; 3: MUNCH added, HAMBG removed.
   const f1 = placed();
   (f1.stations[0] as Station).name = 'Berlin Airport T2';
-  f1.stations[0]!.events!.push({ id: 'ev-2', kind: 'closure', starts_at: '2026-12-24T00:00:00Z', ends_at: '2026-12-26T00:00:00Z', description: 'Holidays' });
+  eventsOf(f1, 0).push({ id: 'ev-2', kind: 'closure', starts_at: '2026-12-24T00:00:00Z', ends_at: '2026-12-26T00:00:00Z', description: 'Holidays' });
   await p.load(f1);
   const f2 = structuredClone(f1);
   (f2.stations[1] as Station).name = 'Hamburg Port Süd';
-  f2.stations[0]!.events![0]!.description = 'Compressor service (extended)';
+  eventsOf(f2, 0)[0]!.description = 'Compressor service (extended)';
   await p.load(f2);
   const f3 = structuredClone(f2);
   f3.stations.splice(1, 1);
@@ -218,4 +226,54 @@ t.test('during a rotation both secrets sign; after the overlap only the new one'
   t.equal(String(second.headers['webhook-signature']).split(' ').length, 1, 'one signature after the overlap');
   t.ok(new Webhook(sub.secret).verify(second.body, plain(second.headers)), 'the new secret verifies');
   t.throws(() => new Webhook(old).verify(second.body, plain(second.headers)), 'the previous one no longer does');
+});
+
+t.test('status and fuelling option changes carry their payload; kinds choose the topics', async (t) => {
+  const { p, key } = await platform(t);
+  const r = await receiver(t, []);
+  const other = await receiver(t, []);
+  const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_status', 'fuelling_options'] });
+  const eventsOnly = await subscribe(p.sql, key, { url: other.url, kinds: ['events'] });
+  r.state.secrets.push(sub.secret);
+  other.state.secrets.push(eventsOnly.secret);
+  workersOf(t, p);
+  const status = { category: 'availability', freshness: 'fresh', status: { state: 'open', updated_at: '2026-11-27T10:00:00Z' } };
+  const option = { fuelling_option: '700ld', status: 'available', reason: null, datetime: '2026-11-27T10:00:00Z' };
+  // As the servers record them: seq from hrs_change_seq(), one row per change_key, a notification at commit.
+  await p.sql.begin(async (tx) => {
+    await tx`INSERT INTO change_log (seq, topic, hrs_id, entity, change, at, change_key, payload)
+             VALUES (hrs_change_seq(), 'status', 'BERLA', 'BERLA/availability', 'changed', clock_timestamp(), 'status:BERLA:availability:1', ${tx.json(status)})`;
+    await tx`INSERT INTO change_log (seq, topic, hrs_id, entity, change, at, change_key, payload)
+             VALUES (hrs_change_seq(), 'option', 'BERLA', 'BERLA/700ld', 'changed', clock_timestamp(), 'option:BERLA:700ld:1', ${tx.json(option)})`;
+    await tx`SELECT pg_notify('hrs_change_log', '')`;
+  });
+  await until('both changes', () => (deliveredChanges(r).length >= 2 ? true : undefined));
+  const [s, o] = deliveredChanges(r);
+  t.match(s, { type: 'status.changed', hrs_id: 'BERLA', ...status }, 'status.changed spreads category, freshness, status');
+  t.match(o, { type: 'fuelling_option.changed', hrs_id: 'BERLA', ...option }, 'fuelling_option.changed spreads the option summary');
+  t.same(Object.keys(s!), ['seq', 'type', 'hrs_id', 'at', 'category', 'freshness', 'status'], 'common fields first');
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.equal(other.received.length, 0, 'a subscription to events receives none of them');
+});
+
+t.test('only the newest 100 attempts of a subscription are kept', async (t) => {
+  const { p, key } = await platform(t);
+  const sub = await subscribe(p.sql, key, { url: 'http://127.0.0.1:9/hook', kinds: ['events'] });
+  const { recordAttempt } = await import('../db/queries/webhook-delivery.js');
+  for (let i = 1; i <= 105; i++) {
+    await recordAttempt(p.sql, { subscriptionId: sub.id, messageId: `msg_${sub.id}_1_1`, kind: 'changes', changes: 1, attempt: i, statusCode: 503, error: 'answered 503', latencyMs: 3 });
+  }
+  const rows = await p.sql<{ attempt: number }[]>`SELECT attempt FROM webhook_deliveries WHERE subscription_id = ${sub.id} ORDER BY id`;
+  t.equal(rows.length, 100, '100 kept');
+  t.same([rows[0]!.attempt, rows[99]!.attempt], [6, 105], 'the newest');
+});
+
+t.test('the retry schedule: exponential from 5 s, at most 10 minutes, full jitter', async (t) => {
+  const { retryDelayMs, DEFAULT_BACKOFF } = await import('../src/domain/webhooks/messages.js');
+  const top = () => 0.999999;
+  t.same([1, 2, 3, 4].map((a) => Math.round(retryDelayMs(a, DEFAULT_BACKOFF, top) / 1000)), [5, 10, 20, 40], 'doubling from 5 s');
+  t.equal(Math.round(retryDelayMs(30, DEFAULT_BACKOFF, top) / 1000), 600, 'capped at 10 minutes');
+  t.equal(retryDelayMs(3, DEFAULT_BACKOFF, () => 0), 0, 'jitter down to nothing');
+  const samples = Array.from({ length: 200 }, () => retryDelayMs(3, DEFAULT_BACKOFF));
+  t.ok(samples.every((d) => d >= 0 && d < 20_000) && new Set(samples).size > 100, 'uniform within the ceiling');
 });

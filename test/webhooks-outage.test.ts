@@ -15,7 +15,13 @@ import { deliveredChanges, receiver, subscribe, TEST_TIMING, webhookKey, workers
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 type Fixture = ReturnType<typeof baseFixture>;
-type Event = NonNullable<Fixture['stations'][0]['events']>[number];
+interface Event {
+  id: string;
+  kind: string;
+  starts_at: string;
+  ends_at: string | null;
+  description: string;
+}
 
 /** `n` events for BERLA (ids ev-<from>…), as a registry file lists them. */
 function events(from: number, n: number, note = ''): Event[] {
@@ -31,7 +37,7 @@ function events(from: number, n: number, note = ''): Event[] {
 /** The base registry with BERLA's events replaced (each load is one transaction of the registry writer). */
 function withEvents(list: Event[], name = 'Berlin Airport'): Fixture {
   const f = baseFixture();
-  f.stations[0]!.events = list;
+  (f.stations[0] as Record<string, unknown>).events = list;
   (f.stations[0] as Record<string, unknown>).name = name;
   return f;
 }

@@ -40,7 +40,12 @@ export async function startDispatcher(options: { sql: Sql; queue: Queue; log: Lo
     if (all.length === 0) return 0;
     const states = await Promise.all(all.map((id) => queue.getJobState(deliverJobId(id))));
     all.forEach((id, i) => (states[i] === 'active' ? recheck.add(id) : recheck.delete(id)));
-    await queue.addBulk(all.map(deliverJob));
+    // One add each, not addBulk: BullMQ's bulk add runs its scripts in a MULTI, which fails for good
+    // (NOSCRIPT) against a Redis restarted since the scripts were loaded; a single add loads them again.
+    await Promise.all(all.map((id) => {
+      const job = deliverJob(id);
+      return queue.add(job.name, job.data, job.opts);
+    }));
     return all.length;
   };
 

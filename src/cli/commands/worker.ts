@@ -15,8 +15,8 @@ export const WORKERS: Record<QueueName, { name: string; does: string }> = {
   [QUEUES.mail]: { name: 'mail', does: 'sends the token e-mails and sweeps up unsent ones (only with SMTP_URL set)' },
   [QUEUES.callLog]: { name: 'call log', does: "writes the import APIs' call logs to PostgreSQL" },
   [QUEUES.history]: { name: 'status history', does: 'materialises the status history, rolls up its hours, keeps its partitions' },
-  [QUEUES.sandbox]: { name: 'sandbox', does: "posts the export v1.1 sandbox's simulated signals every minute (unless SANDBOX=off)" },
   [QUEUES.webhooks]: { name: 'webhooks', does: 'delivers the change log to webhook subscriptions, signed, and their test pings (only with WEBHOOK_SECRET_KEY set)' },
+  [QUEUES.sandbox]: { name: 'sandbox', does: "posts the export v1.1 sandbox's simulated signals every minute (unless SANDBOX=off)" },
 };
 
 const workerList = Object.values(WORKERS);

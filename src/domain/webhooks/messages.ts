@@ -57,6 +57,18 @@ export function passes(row: Pick<ChangeRow, 'topic' | 'hrs_id' | 'change'>, filt
 /** A change as a message carries it: seq, type, hrs_id, at, then what its type says. */
 export type Change = { seq: string; type: string; hrs_id: string; at: string } & Record<string, unknown>;
 
+const STATUS_FIELDS = ['category', 'freshness', 'status'];
+const OPTION_FIELDS = ['fuelling_option', 'status', 'reason', 'datetime'];
+
+/** A payload's fields in the documented order (jsonb keeps its own), any others after them. */
+function ordered(payload: Record<string, unknown> | null, first: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!payload) return out;
+  for (const key of first) if (key in payload) out[key] = payload[key];
+  for (const [key, value] of Object.entries(payload)) if (!(key in out)) out[key] = value;
+  return out;
+}
+
 /** The change a log row tells of; `baseUrl` makes a station's record URL. */
 export function changeOf(row: ChangeRow, baseUrl: string): Change {
   const common = { seq: String(row.seq), hrs_id: row.hrs_id, at: row.at.toISOString() };
@@ -68,9 +80,9 @@ export function changeOf(row: ChangeRow, baseUrl: string): Change {
     case 'event':
       return { seq: common.seq, type: `event.${row.change}`, hrs_id: common.hrs_id, at: common.at, event: row.payload };
     case 'status':
-      return { seq: common.seq, type: 'status.changed', hrs_id: common.hrs_id, at: common.at, ...(row.payload ?? {}) };
+      return { seq: common.seq, type: 'status.changed', hrs_id: common.hrs_id, at: common.at, ...ordered(row.payload, STATUS_FIELDS) };
     case 'option':
-      return { seq: common.seq, type: 'fuelling_option.changed', hrs_id: common.hrs_id, at: common.at, ...(row.payload ?? {}) };
+      return { seq: common.seq, type: 'fuelling_option.changed', hrs_id: common.hrs_id, at: common.at, ...ordered(row.payload, OPTION_FIELDS) };
     default:
       throw new Error(`change log row ${row.seq} has an unknown topic ${row.topic}`);
   }
