@@ -120,7 +120,7 @@ const ERRORS =
   'Errors are RFC 9457 problem details (`application/problem+json`: `type`, `title`, `status`, `detail`) with a ' +
   'stable `code`; the `detail` is meant to be shown to the person as it is. A body that is not JSON gets 400 ' +
   '`parse_error`, one that does not fit the request\'s schema (unknown fields included) 400 `invalid_body` naming each ' +
-  'field. No string or key of a body may hold U+0000 or an unpaired surrogate (`name: must not contain the NUL ' +
+  'field (the webhook operations: 400 `invalid_field`, with an `errors` member mapping each field to its message). No string or key of a body may hold U+0000 or an unpaired surrogate (`name: must not contain the NUL ' +
   'character (U+0000)`), and names and ids may not be made only of spaces or control characters (`name: must not be ' +
   'blank (only spaces or control characters)`); such a body changes nothing. An unknown path gets 404; a known path with another method gets 405 with `Allow`; `HEAD` works wherever ' +
   '`GET` does. A 500 is an unexpected platform error: please report it with the response\'s `X-Request-Id`. A 503 ' +
