@@ -277,3 +277,37 @@ t.test('the retry schedule: exponential from 5 s, at most 10 minutes, full jitte
   const samples = Array.from({ length: 200 }, () => retryDelayMs(3, DEFAULT_BACKOFF));
   t.ok(samples.every((d) => d >= 0 && d < 20_000) && new Set(samples).size > 100, 'uniform within the ceiling');
 });
+
+t.test('a station the registry at hand does not know yet is placed from its row for a bbox', async (t) => {
+  const { p, key } = await platform(t);
+  const r = await receiver(t, []);
+  const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_records'], bbox: [11, 48, 12, 49] });
+  r.state.secrets.push(sub.secret);
+  // A registry that has not caught up: it knows no station.
+  workersOf(t, p, undefined, () => ({ station: () => undefined }));
+  const f = placed();
+  f.stations.push({ hrs_id: 'MUNCH', operator: 'h2-demo', name: 'München Nord', heavy_duty: false, details: { city: 'München', lat: 48.2, lon: 11.6 } } as never);
+  (f.stations[0] as Station).name = 'Berlin Airport (outside the box)';
+  await p.load(f);
+  await until('the creation', () => (deliveredChanges(r).length >= 1 ? true : undefined));
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  t.same(deliveredChanges(r).map((c) => `${c.type} ${c.hrs_id}`), ['station.created MUNCH'], 'MUNCH in the box, BERLA not');
+});
+
+t.test('an endpoint that does not answer in WEBHOOK_TIMEOUT is a failed attempt', async (t) => {
+  const { blackhole } = await import('./helpers/private-services.js');
+  const { p, key } = await platform(t, { WEBHOOK_TIMEOUT: '1' });
+  const hole = await blackhole(t);
+  const sub = await subscribe(p.sql, key, { url: `http://127.0.0.1:${hole.port}/hook`, kinds: ['station_records'] });
+  workersOf(t, p);
+  const f = placed();
+  (f.stations[0] as Station).name = 'Berlin Airport (renamed)';
+  const started = Date.now();
+  await p.load(f);
+  const row = await until('the failed attempt', async () => {
+    const [d] = await p.sql<{ error: string | null; status_code: number | null }[]>`SELECT error, status_code FROM webhook_deliveries WHERE subscription_id = ${sub.id} ORDER BY id LIMIT 1`;
+    return d;
+  });
+  t.same(row, { error: 'no answer within 1000 ms', status_code: null }, 'the deadline is the reason');
+  t.ok(Date.now() - started >= 1000, 'after the deadline');
+});

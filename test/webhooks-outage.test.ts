@@ -156,6 +156,26 @@ t.test('giving up disables the subscription and e-mails its owner once', async (
   await sleep(2000);
   t.equal(r.received.length, attempts, 'nothing sent to a disabled subscription');
   t.equal(smtp.received.length, 1, 'one e-mail');
+
+  // Enabled again as the portal does it (state active, failures forgotten): delivery resumes with the
+  // message it stopped at, under the same id, then the change made while it was disabled.
+  const stoppedAt = String(r.received[r.received.length - 1]!.headers['webhook-id']);
+  r.state.answer = () => 200;
+  await p.sql`UPDATE webhook_subscriptions SET state = 'active', disabled_at = NULL, disabled_reason = NULL, failing_since = NULL WHERE id = ${sub.id}`;
+  await until('both changes after enabling', () => (deliveredChanges(r).length >= 2 ? true : undefined));
+  const [first, second] = r.delivered();
+  t.equal(first!.headers['webhook-id'], stoppedAt, 'the pending message first, under its id');
+  t.same(deliveredChanges(r).map((c) => c.type), ['station.changed', 'station.changed'], 'then the change made meanwhile');
+  t.not(second!.headers['webhook-id'], stoppedAt, 'in a message of its own');
+  checkResends(t, r.received);
+  // The receiver has the request before the worker records its answer.
+  const recorded = await until('the attempts recorded', async () => {
+    const rows = await p.sql<{ attempt: number; status_code: number | null; message_id: string }[]>`
+      SELECT attempt, status_code, message_id FROM webhook_deliveries WHERE subscription_id = ${sub.id} ORDER BY id`;
+    return rows.length >= attempts + 2 ? rows : undefined;
+  });
+  t.same(recorded.slice(0, attempts).map((d) => d.attempt), Array.from({ length: attempts }, (_, i) => i + 1), 'the failed attempts counted 1, 2, 3 …');
+  t.same(recorded.slice(attempts).map((d) => [d.attempt, d.status_code]), [[1, 200], [1, 200]], 'enabled again: a new series, delivered at its first attempt');
 });
 
 t.test('a Redis restart loses every job and nothing else: the sweep makes them again', async (t) => {

@@ -214,3 +214,11 @@ export async function recordAttempt(sql: Sql, a: DeliveryAttempt): Promise<void>
         SELECT id FROM webhook_deliveries WHERE subscription_id = ${a.subscriptionId} ORDER BY id DESC OFFSET ${DELIVERIES_KEPT - 1} LIMIT 1)`;
   });
 }
+
+/** The details of these stations (where their coordinates are), for stations the registry at hand does not know yet. */
+export async function stationDetails(sql: Sql, hrsIds: readonly string[]): Promise<Map<string, Record<string, unknown>>> {
+  if (hrsIds.length === 0) return new Map();
+  const rows = await sql<{ hrs_id: string; details: Record<string, unknown> }[]>`
+    SELECT hrs_id, details FROM stations WHERE hrs_id = ANY(${hrsIds as string[]})`;
+  return new Map(rows.map((r) => [r.hrs_id, r.details]));
+}

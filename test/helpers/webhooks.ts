@@ -9,6 +9,7 @@ import { newWebhookSecret, sealSecret } from '../../src/domain/webhooks/secrets.
 import { startWorkers, type Workers } from '../../workers/index.js';
 import type { WebhookTiming } from '../../workers/webhooks/processor.js';
 import type { TestPlatform } from './platform.js';
+import type { StationLookup } from '../../src/domain/stations.js';
 
 /** A WEBHOOK_SECRET_KEY for a test (32 random bytes, hex). */
 export function webhookKey(): string {
@@ -113,8 +114,8 @@ export async function subscribe(
 export const TEST_TIMING: Partial<WebhookTiming> = { backoff: { baseMs: 100, capMs: 1000 }, pollEveryMs: 500, sweepEveryMs: 2000 };
 
 /** The platform's workers (the webhook worker among them), closed when the test ends unless closed before. */
-export function workersOf(t: Test, p: TestPlatform, timing: Partial<WebhookTiming> = TEST_TIMING): Workers {
-  const workers = startWorkers(p.parts.config, p.parts.redis, p.sql, createLogger(process.env.WEBHOOK_TEST_LOG ?? 'silent'), { stations: () => p.parts.registry, webhookTiming: timing });
+export function workersOf(t: Test, p: TestPlatform, timing: Partial<WebhookTiming> = TEST_TIMING, stations: () => StationLookup = () => p.parts.registry): Workers {
+  const workers = startWorkers(p.parts.config, p.parts.redis, p.sql, createLogger(process.env.WEBHOOK_TEST_LOG ?? 'silent'), { stations, webhookTiming: timing });
   let closed = false;
   t.teardown(() => (closed ? undefined : workers.close()));
   return {

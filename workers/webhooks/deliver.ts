@@ -11,10 +11,12 @@ import {
   recordAttempt,
   releaseDelivery,
   skipTo,
+  stationDetails,
   storePending,
   type DeliverySubscription,
 } from '../../db/queries/webhook-delivery.js';
 import type { StationLookup } from '../../src/domain/stations.js';
+import { coordinatesOf } from '../../src/domain/coordinates.js';
 import {
   changeOf,
   changesBody,
@@ -76,12 +78,20 @@ async function formNext(ctx: DeliveryContext, sub: DeliverySubscription): Promis
   const topics = topicsOf(sub.kinds);
   if (topics.length === 0) return undefined;
   const lookup = sub.bbox === null || !ctx.stations ? undefined : await ctx.stations();
-  const pointOf = (hrsId: string) => lookup?.station(hrsId)?.point;
-  const filter = { hrsIds: sub.hrs_ids, bbox: lookup ? sub.bbox : null };
+  // A station the registry at hand does not know yet (its creation committed a moment ago, the
+  // registry not reloaded since) is placed from its row.
+  const places = new Map<string, { lat: number; lon: number } | null>();
+  const pointOf = (hrsId: string) => lookup?.station(hrsId)?.point ?? places.get(hrsId);
+  const filter = { hrsIds: sub.hrs_ids, bbox: sub.bbox };
   const wanted: Change[] = [];
   let scanned = sub.cursor_seq;
   scan: for (;;) {
     const rows = await changesFor(ctx.sql, sub, topics, scanned, PAGE);
+    if (sub.bbox !== null) {
+      const unknown = [...new Set(rows.map((r) => r.hrs_id))].filter((id) => !lookup?.station(id)?.point && !places.has(id));
+      const details = await stationDetails(ctx.sql, unknown);
+      for (const id of unknown) places.set(id, validPoint(details.get(id)));
+    }
     for (const row of rows) {
       if (passes(row, filter, pointOf)) wanted.push(changeOf(row, ctx.baseUrl));
       scanned = row.seq;
@@ -102,6 +112,12 @@ async function formNext(ctx: DeliveryContext, sub: DeliverySubscription): Promis
   };
   if (!(await storePending(ctx.sql, sub.id, message))) throw new Error(`subscription ${sub.id} got a pending message meanwhile`);
   return message;
+}
+
+/** The coordinates a station's details give, when they are a valid WGS 84 point. */
+function validPoint(details: Record<string, unknown> | undefined): { lat: number; lon: number } | null {
+  const point = details ? coordinatesOf(details) : undefined;
+  return point && Math.abs(point.lat) <= 90 && Math.abs(point.lon) <= 180 ? point : null;
 }
 
 /** Moves the job to the delayed set until `at` (epoch ms) and ends this run of it. */
@@ -131,7 +147,8 @@ export async function deliver(ctx: DeliveryContext, job: Job, token: string | un
         const pending: Pending | undefined =
           sub.pending_message_id !== null ? { id: sub.pending_message_id, body: sub.pending_body!, changes: sub.pending_changes! } : await formNext(ctx, sub);
         if (!pending) return { outcome: 'caught up', sent };
-        const attempt = sub.pending_message_id !== null ? sub.pending_attempts + 1 : 1;
+        // Attempts count within a series of failures: one forgotten (enabled again) starts a new series.
+        const attempt = sub.pending_message_id !== null && sub.failing_since !== null ? sub.pending_attempts + 1 : 1;
         const outcome = await attemptDelivery(ctx, sub, pending);
         await recordAttempt(ctx.sql, { subscriptionId, messageId: pending.id, kind: 'changes', changes: pending.changes, attempt, ...outcome });
         const code = outcome.statusCode ?? 0;
