@@ -62,6 +62,10 @@ const NOT_OPERATIONS = [
   'GET /portal/v1/doc/',
   'GET /portal/v1/doc/assets/{name}',
   'GET /portal/v1/doc/schema',
+  'GET /portal/webhook-form.js',
+  'GET /portal/webhook-view.js',
+  'GET /portal/webhooks.css',
+  'GET /portal/webhooks.js',
 ];
 
 let server: HttpServer | undefined;

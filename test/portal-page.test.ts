@@ -327,6 +327,10 @@ const FILES = [
   { path: '/portal/router.js', file: 'router.js', type: /^text\/javascript; charset=utf-8$/ },
   { path: '/portal/layout-pane.js', file: 'layout-pane.js', type: /^text\/javascript; charset=utf-8$/ },
   { path: '/portal/station-events.js', file: 'station-events.js', type: /^text\/javascript; charset=utf-8$/ },
+  { path: '/portal/webhook-form.js', file: 'webhook-form.js', type: /^text\/javascript; charset=utf-8$/ },
+  { path: '/portal/webhooks.js', file: 'webhooks.js', type: /^text\/javascript; charset=utf-8$/ },
+  { path: '/portal/webhook-view.js', file: 'webhook-view.js', type: /^text\/javascript; charset=utf-8$/ },
+  { path: '/portal/webhooks.css', file: 'webhooks.css', type: /^text\/css; charset=utf-8$/ },
 ];
 
 const CSP =
@@ -359,12 +363,16 @@ t.test('the page, its script and style sheet are served public, with the strict 
 t.test('no inline script or style; every file and element referred to exists', async (t) => {
   const html = readFileSync(new URL('index.html', PAGE_DIR), 'utf8');
   const script = readFileSync(new URL('portal.js', PAGE_DIR), 'utf8');
-  const registryScript = ['registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
-  const css = ['portal.css', 'registry.css', 'timeline.css'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
+  const registryScript = ['registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js', 'webhook-form.js', 'webhooks.js', 'webhook-view.js'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
+  const css = ['portal.css', 'registry.css', 'timeline.css', 'webhooks.css'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
   const tags = parseTags(html);
 
   const scripts = tags.filter((tag) => tag.name === 'script');
-  t.same(scripts.map((s) => s.attributes.src), ['/portal/portal.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/registry.js', '/portal/router.js'], 'seven scripts, from files');
+  t.same(
+    scripts.map((s) => s.attributes.src),
+    ['/portal/portal.js', '/portal/webhook-form.js', '/portal/webhooks.js', '/portal/webhook-view.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/registry.js', '/portal/router.js'],
+    'ten scripts, from files',
+  );
   t.ok(scripts.every((s) => s.content!.trim() === ''), 'with nothing inline');
   t.same(tags.filter((tag) => tag.name === 'style'), [], 'no style element');
   const styled = tags.filter((tag) => 'style' in tag.attributes).map((tag) => tag.name);
@@ -378,7 +386,11 @@ t.test('no inline script or style; every file and element referred to exists', a
   const referred = tags.flatMap((tag) => [tag.attributes.src, tag.name === 'link' ? tag.attributes.href : undefined]).filter((v): v is string => v !== undefined);
   t.same(
     referred.sort(),
-    ['/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/registry.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/router.js', '/portal/timeline.css', '/favicon.svg'].sort(),
+    [
+      '/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/registry.js', '/portal/layout-editor.js', '/portal/layout-pane.js',
+      '/portal/station-events.js', '/portal/timeline.js', '/portal/router.js', '/portal/timeline.css', '/portal/webhook-form.js', '/portal/webhooks.js',
+      '/portal/webhook-view.js', '/portal/webhooks.css', '/favicon.svg',
+    ].sort(),
     'the page loads its scripts, its style sheets and the service\'s icon',
   );
   for (const path of referred.filter((r) => r.startsWith('/portal/'))) {
@@ -416,7 +428,7 @@ t.test('no inline script or style; every file and element referred to exists', a
     ['another origin', /https?:\/\/(?!www\.w3\.org\/2000\/svg')/],
   ] as const) {
     t.notMatch(script, pattern, `the script uses no ${what}`);
-    t.notMatch(registryScript, pattern, `registry.js, layout-editor.js, layout-pane.js, station-events.js, timeline.js and router.js use no ${what}`);
+    t.notMatch(registryScript, pattern, `registry.js, layout-editor.js, layout-pane.js, station-events.js, timeline.js, router.js and the webhook scripts use no ${what}`);
   }
   t.notMatch(css, /@import|url\(\s*['"]?(https?:|\/\/)/, 'the style sheet loads nothing from elsewhere');
 });

@@ -1,13 +1,15 @@
 /**
  * The portal's views on a phone (390 × 844, touch) in a headless Chromium against the real API: the API
  * tokens, the stations list, every tab of an open station, the originators list and an open originator
- * (with import tokens, figures, the stations it reports on, a station's timeline) each fit the width —
+ * (with import tokens, figures, the stations it reports on, a station's timeline), the webhooks and a
+ * webhook's view each fit the width —
  * the page never scrolls sideways (a wide chart may scroll inside its own box) — and no control is
  * covered by another element: each one is what a tap at its centre reaches. "Signals of BERLA" is
  * tapped for real and opens the station's timeline. Screenshots of each view: test/output/portal-*-phone.png.
  */
 import t from 'tap';
 import { mkdirSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
@@ -73,7 +75,7 @@ const covered = (page: Page, selector: string): Promise<string[]> => page.evalua
 })()`);
 
 t.test('at 390 px every view fits the width and every control can be tapped', { skip }, async (t) => {
-  const p = await startTestPlatform(t, { fixture: portalFixture() });
+  const p = await startTestPlatform(t, { fixture: portalFixture(), env: { WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
   await grantPortalRoles(p);
   // Two hours of BERLA's readings (its figures, a table of three periods, and its timeline to show),
   // import tokens with long names (a table of seven columns).
@@ -154,6 +156,22 @@ t.test('at 390 px every view fits the width and every control can be tapped', { 
   await page.waitForTimeout(200);
   await check('an originator with a station\'s timeline', '#ws-originators');
   await page.screenshot({ path: OUTPUT + 'portal-originator-phone.png', fullPage: true });
+
+  // A webhook with a long address and every kind: the list and its view.
+  const hook = await admin.call('POST', '/portal/v1/webhooks', {
+    url: 'http://127.0.0.1:9/hrs/receivers/fleet-dashboard/a-rather-long-path-segment-for-a-phone',
+    kinds: ['station_status', 'fuelling_options', 'station_records', 'events'],
+    hrs_ids: ['BERLA', 'HAMBG'],
+    description: 'Fleet dashboard of the north-east depots',
+  });
+  if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${JSON.stringify(hook.body)}`);
+  await page.goto(`${p.url}/portal/#/webhooks`);
+  await page.locator('#webhook-rows tr').first().waitFor();
+  await check('the webhooks', '#ws-webhooks');
+  await page.goto(`${p.url}/portal/#/webhooks/${hook.body.id}`);
+  await page.locator('#webhook-body').waitFor({ state: 'visible' });
+  await page.locator('#no-deliveries').waitFor({ state: 'visible' });
+  await check('a webhook', '#ws-webhooks');
 
   t.same(problems, [], 'no page error, console error or CSP violation');
 });

@@ -128,7 +128,7 @@ t.test('managers land on their originators, token owners on their tokens; both k
   const owner = await openPortalAs(t, p, ACCOUNTS.none);
   await hashIs(owner.page, '#/tokens');
   t.ok(await owner.page.locator('#view-tokens').isVisible(), 'a token owner on the tokens');
-  t.ok(await owner.page.locator('#workspaces').isHidden(), 'with no other tab');
+  t.same(await owner.page.locator('#workspaces .tab:visible').allTextContents(), ['API tokens', 'Webhooks'], 'with the webhooks beside, no other tab');
   await owner.page.goto(`${p.url}/portal/#/stations/BERLA`);
   await hashIs(owner.page, '#/tokens');
   t.same(owner.problems, [], 'token owner: no error');

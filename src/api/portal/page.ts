@@ -3,7 +3,8 @@ import { pageFileRoutes, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
 import type { HttpServer } from '../../http/server.js';
 
 /**
- * The portal's web page: a page, its scripts (portal.js: sign-in and personal tokens; registry.js:
+ * The portal's web page: a page, its scripts (portal.js: sign-in and personal tokens; webhooks.js,
+ * webhook-view.js and webhook-form.js: the user's webhook subscriptions; registry.js:
  * operator staff's and originator managers' views; layout-pane.js and station-events.js: a station's
  * Layout and Events tabs; layout-editor.js: the draft layout as a form;
  * timeline.js: a station's signals, timeline and reliability; router.js: an address per view) and style sheets from ./page/, served by the service
@@ -11,7 +12,10 @@ import type { HttpServer } from '../../http/server.js';
  * same origin, with the session cookie the browser sends by itself; serving the files needs no session.
  */
 
-const FILES = ['index.html', 'portal.js', 'registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js', 'portal.css', 'registry.css', 'timeline.css'];
+const FILES = [
+  'index.html', 'portal.js', 'webhook-form.js', 'webhooks.js', 'webhook-view.js', 'registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js',
+  'portal.css', 'registry.css', 'timeline.css', 'webhooks.css',
+];
 
 /** Everything the page loads comes from this service; the API it calls is same-origin. */
 export const PORTAL_PAGE_SECURITY = SAME_ORIGIN_PAGE;

@@ -336,6 +336,8 @@
     notice('Your session has ended. Sign in again.', 'error');
   }
 
+  window.HrsPortal.sessionEnded = sessionEnded;
+
   els.signInForm.addEventListener('submit', function (event) {
     event.preventDefault();
     clearMessages();
@@ -892,7 +894,14 @@
     if (link) openLink(link);
   });
 
+  // The secret leaves the address bar at once; the page starts once every script of it has run (each
+  // is fetched on its own: an answer arriving before router.js listens would not be routed).
   var link = readFragment();
-  if (link) openLink(link);
-  else home();
+  var start = function () {
+    if (link) openLink(link);
+    else home();
+  };
+  // Deferred scripts run before DOMContentLoaded, the document already 'interactive'.
+  if (document.readyState === 'complete') start();
+  else document.addEventListener('DOMContentLoaded', start);
 })();

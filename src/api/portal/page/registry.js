@@ -16,8 +16,8 @@
     return document.getElementById(id);
   };
   var body = document.body;
-  var tabs = { '': $('ws-tokens-tab'), stations: $('ws-stations-tab'), originators: $('ws-originators-tab') };
-  var spaces = { stations: $('ws-stations'), originators: $('ws-originators') };
+  var tabs = { '': $('ws-tokens-tab'), webhooks: $('ws-webhooks-tab'), stations: $('ws-stations-tab'), originators: $('ws-originators-tab') };
+  var spaces = { webhooks: $('ws-webhooks'), stations: $('ws-stations'), originators: $('ws-originators') };
   var dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
   var roles = null;
@@ -61,7 +61,7 @@
     document.dispatchEvent(new CustomEvent('hrs-portal:' + name, { detail: detail }));
   }
 
-  /** Shows the tabs the roles allow once the user is on the tokens page (signed in). */
+  /** Shows the tabs the roles allow once the user is on the tokens page (signed in); the tokens and the webhooks are everyone's. */
   function onView() {
     var signedIn = body.dataset.view === 'tokens';
     if (!signedIn) {
@@ -79,12 +79,12 @@
       var manager = roles.admin || roles.originators.length > 0;
       tabs.stations.hidden = !operatorStaff;
       tabs.originators.hidden = !manager;
-      $('workspaces').hidden = !operatorStaff && !manager;
+      $('workspaces').hidden = false;
       tell('roles', roles);
     });
   }
 
-  /** Opens a workspace ('' is the API tokens page). */
+  /** Opens a workspace ('' is the API tokens page); the webhooks' (webhooks.js) drops what it shows once left. */
   function open(name) {
     if (name) body.dataset.workspace = name;
     else delete body.dataset.workspace;
@@ -96,6 +96,8 @@
     });
     $('view-tokens').hidden = name !== '' || body.dataset.view !== 'tokens';
     forgetImportValue();
+    if (name === 'webhooks') window.HrsWebhooks.show();
+    else window.HrsWebhooks.leave();
     if (name === 'stations') loadStations();
     if (name === 'originators') loadOriginators();
   }

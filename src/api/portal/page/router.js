@@ -1,5 +1,5 @@
 // The portal page's addresses: every view has its own, in the fragment (`/portal/#/tokens`,
-// `#/stations`, `#/stations/BERLA`, `#/stations/BERLA/layout`, `#/originators`, `#/originators/o1`),
+// `#/webhooks`, `#/webhooks/wh_…`, `#/stations`, `#/stations/BERLA`, `#/stations/BERLA/layout`, `#/originators`, `#/originators/o1`),
 // so Back and Forward move between views, a reload returns to the view, and a view can be linked to.
 // The sign-in and reveal links (`#sign-in=…`, `#reveal=…`) are portal.js's and left alone here.
 //
@@ -37,12 +37,12 @@
     }
   }
 
-  /** A path as its parts: { space: 'tokens' | 'stations' | 'originators', id, pane }, or null when it names no view. */
+  /** A path as its parts: { space: 'tokens' | 'webhooks' | 'stations' | 'originators', id, pane }, or null when it names no view. */
   function parse(path) {
     var parts = (path || '').split('/').slice(1);
     var space = parts[0];
     if (space === 'tokens' && parts.length === 1) return { space: space };
-    if (space !== 'stations' && space !== 'originators') return null;
+    if (space !== 'stations' && space !== 'originators' && space !== 'webhooks') return null;
     if (parts.length === 1) return { space: space };
     var id = decode(parts[1]);
     if (!id) return null;
@@ -85,6 +85,10 @@
     current = path;
     if (route.space === 'tokens') {
       registry.open('');
+    } else if (route.space === 'webhooks') {
+      registry.open('webhooks');
+      if (route.id) window.HrsWebhooks.openSubscription(route.id);
+      else window.HrsWebhooks.closeSubscription();
     } else if (route.space === 'stations') {
       registry.open('stations');
       if (route.id) registry.openStation(route.id, route.pane);
@@ -98,7 +102,7 @@
   }
 
   function titleOf(route) {
-    var words = { tokens: 'API tokens', stations: 'Stations', originators: 'Originators' }[route.space];
+    var words = { tokens: 'API tokens', webhooks: 'Webhooks', stations: 'Stations', originators: 'Originators' }[route.space];
     var parts = [words];
     if (route.id) parts.unshift(route.id);
     if (route.pane) parts.unshift(route.pane.charAt(0).toUpperCase() + route.pane.slice(1));
