@@ -107,7 +107,7 @@ t.test('a mail job is delivered over SMTP with the configured sender', async (t)
   const smtp = await startSmtp(t);
   t.teardown(smtp.close);
   const { workers, queue } = await mailSetup(t, { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM });
-  t.same(workers.names, ['mail', 'call-log']);
+  t.same(workers.names, ['mail', 'call-log', 'change-log']);
 
   const job = await queue.add('token-created', { to: 'alice@example.org', subject: 'Your token', text: 'hello' });
   await until('the message to arrive', () => (smtp.received.length > 0 ? true : undefined));
@@ -153,7 +153,7 @@ t.test('an invalid mail job fails at once, without retries and without sending',
   t.equal(smtp.connections(), 0, 'the SMTP server was not even contacted');
 });
 
-t.test('without SMTP_URL no mail worker starts (the call-log worker needs none)', async (t) => {
+t.test('without SMTP_URL no mail worker starts (the call-log and change-log workers need none)', async (t) => {
   const config = testConfig(t, { MAIL_FROM });
   t.equal(config.smtpUrl, undefined);
   const redis = await openRedis(config.redisUrl, 'hrs-test');
@@ -164,5 +164,5 @@ t.test('without SMTP_URL no mail worker starts (the call-log worker needs none)'
     await closeRedis(redis);
     await sql.end({ timeout: 1 });
   });
-  t.same(workers.names, ['call-log']);
+  t.same(workers.names, ['call-log', 'change-log']);
 });

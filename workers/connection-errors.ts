@@ -35,3 +35,15 @@ export function logWorkerErrors(worker: Worker, redis: Redis, log: Logger, what:
     else log.error({ err }, `${what} error`);
   });
 }
+
+/**
+ * Closes a BullMQ worker. Closed while its blocking connection is still opening, a worker can leave
+ * that connection open (and the process running): it is let finish opening first, briefly, so an
+ * unreachable Redis does not hold up a shutdown.
+ */
+export async function closeWhenReady(worker: Worker, waitMs = 2000): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([worker.waitUntilReady().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+  clearTimeout(timer);
+  await worker.close();
+}

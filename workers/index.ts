@@ -7,6 +7,7 @@ import { startCallLogWorker } from './call-log/processor.js';
 import { startMailWorker, tokenMailRenderer } from './mail/processor.js';
 import { scheduleSweep } from './mail/outbox.js';
 import { QUEUES, openQueue } from './queues.js';
+import { closeWhenReady } from './connection-errors.js';
 import { startSandboxWorker } from './sandbox/processor.js';
 import { startHistoryWorker } from './history/processor.js';
 import { historyJobs } from './history/jobs.js';
@@ -76,11 +77,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
     workers.push({
       name: mail.name,
       async close() {
-        // A BullMQ worker closed before it is ready can leave its connection open: let it get ready first.
-        let timer: NodeJS.Timeout | undefined;
-        await Promise.race([mail.waitUntilReady().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
-        clearTimeout(timer);
-        await mail.close();
+        await closeWhenReady(mail);
         await queue.close();
       },
     });
@@ -91,11 +88,11 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   if (ports.stations) {
     const jobs = historyJobs(sql, ports.stations, config);
     const history = startHistoryWorker({ redis, redisPrefix: config.redisPrefix, log, jobs });
-    workers.push({ name: history.name, close: () => history.close() });
+    workers.push({ name: history.name, close: () => closeWhenReady(history) });
   }
   // The change log's upkeep (events' ends, pruning): needs PostgreSQL only.
   const changeLog = startChangeLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log, settings: config });
-  workers.push({ name: changeLog.name, close: () => changeLog.close() });
+  workers.push({ name: changeLog.name, close: () => closeWhenReady(changeLog) });
   if (config.webhookSecretKey) {
     const started = startWebhookWorker({
       redis,
@@ -115,7 +112,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   }
   if (config.sandbox) {
     const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });
-    workers.push({ name: sandbox.name, close: () => sandbox.close() });
+    workers.push({ name: sandbox.name, close: () => closeWhenReady(sandbox) });
   }
   return {
     names: workers.map((w) => w.name),

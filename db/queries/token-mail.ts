@@ -182,13 +182,9 @@ export async function claimMail(sql: Sql, key: string, leaseMs: number, options:
       row.kind === 'expiring' &&
       (row.revoked_at !== null || row.expires_at?.getTime() !== row.intent_expires_at?.getTime() || recipientAs === undefined)
     ) {
-      await tx`UPDATE mail_outbox SET state = 'cancelled', claimed_until = NULL WHERE key = ${key}`;
-      return { outcome: 'cancelled' };
+      return cancelOutboxMail(tx, key);
     }
-    await tx`
-      UPDATE mail_outbox SET state = 'sending', claimed_until = clock_timestamp() + ${`${leaseMs} milliseconds`}::interval,
-                             attempts = attempts + 1
-      WHERE key = ${key}`;
+    await claimOutboxMail(tx, key, leaseMs);
     return {
       outcome: 'claimed',
       mail: {
@@ -220,6 +216,20 @@ export async function claimMail(sql: Sql, key: string, leaseMs: number, options:
 }
 
 /** The e-mail was accepted by the SMTP server: the ledger says sent, for good. */
+/** An e-mail of the outbox that is no longer due (its reason is gone): cancelled, never sent. */
+export async function cancelOutboxMail(tx: Tx | Sql, key: string): Promise<{ outcome: 'cancelled' }> {
+  await tx`UPDATE mail_outbox SET state = 'cancelled', claimed_until = NULL WHERE key = ${key}`;
+  return { outcome: 'cancelled' };
+}
+
+/** An e-mail of the outbox claimed for sending for `leaseMs` (another worker may take it once the claim lapses). */
+export async function claimOutboxMail(tx: Tx | Sql, key: string, leaseMs: number): Promise<void> {
+  await tx`
+    UPDATE mail_outbox SET state = 'sending', claimed_until = clock_timestamp() + ${`${leaseMs} milliseconds`}::interval,
+                           attempts = attempts + 1
+    WHERE key = ${key}`;
+}
+
 export async function markMailSent(sql: Sql, key: string, messageId: string): Promise<void> {
   await sql`
     UPDATE mail_outbox SET state = 'sent', sent_at = clock_timestamp(), message_id = ${messageId}, claimed_until = NULL, last_error = NULL

@@ -1,4 +1,5 @@
 import type { Sql } from '../connect.js';
+import { cancelOutboxMail, claimOutboxMail } from './token-mail.js';
 
 /*
  * The webhook e-mails of the outbox (migrations 0006, 0016): written when a subscription is disabled
@@ -62,13 +63,9 @@ export async function claimWebhookMail(sql: Sql, key: string, leaseMs: number): 
       return { outcome: 'skip', reason: 'claimed', lapsesInMs: Math.max(0, (row.claimed_until?.getTime() ?? 0) - row.now.getTime()) };
     }
     if (row.id === null || row.sub_state !== 'disabled' || row.disabled_at === null) {
-      await tx`UPDATE mail_outbox SET state = 'cancelled', claimed_until = NULL WHERE key = ${key}`;
-      return { outcome: 'cancelled' };
+      return cancelOutboxMail(tx, key);
     }
-    await tx`
-      UPDATE mail_outbox SET state = 'sending', claimed_until = clock_timestamp() + ${`${leaseMs} milliseconds`}::interval,
-                             attempts = attempts + 1
-      WHERE key = ${key}`;
+    await claimOutboxMail(tx, key, leaseMs);
     return {
       outcome: 'claimed',
       mail: {

@@ -1,11 +1,8 @@
 import { Worker, createNodeRedisClient, UnrecoverableError, type Job, type Queue } from 'bullmq';
-import type { Logger } from 'pino';
-import type { Sql } from '../../db/connect.js';
 import { readSubscription, recordAttempt } from '../../db/queries/webhook-delivery.js';
 import type { Redis } from '../../src/infra/redis.js';
-import type { StationLookup } from '../../src/domain/stations.js';
 import { DEFAULT_BACKOFF, pingBody, type Backoff } from '../../src/domain/webhooks/messages.js';
-import { logWorkerErrors } from '../connection-errors.js';
+import { closeWhenReady, logWorkerErrors } from '../connection-errors.js';
 import { scheduleMail } from '../mail/outbox.js';
 import { QUEUES, bullPrefix, openQueue } from '../queues.js';
 import { deliver, signingSecrets, type DeliveryContext } from './deliver.js';
@@ -36,17 +33,10 @@ export const DEFAULT_WEBHOOK_TIMING: WebhookTiming = { backoff: DEFAULT_BACKOFF,
 /** Subscriptions delivered to at once by one worker (each waits on its receiver, never on the CPU). */
 const CONCURRENCY = 16;
 
-export interface WebhookWorkerOptions {
+/** What a delivery needs (./deliver.ts), and the queue's Redis and the timing. */
+export interface WebhookWorkerOptions extends Pick<DeliveryContext, 'sql' | 'log' | 'secretKey' | 'baseUrl' | 'timeoutMs' | 'allowLoopback' | 'giveUpAfterMs' | 'stations'> {
   redis: Redis;
   redisPrefix: string;
-  sql: Sql;
-  log: Logger;
-  secretKey: Buffer;
-  baseUrl: string;
-  timeoutMs: number;
-  allowLoopback: boolean;
-  giveUpAfterMs: number;
-  stations?: () => StationLookup | Promise<StationLookup>;
   timing?: Partial<WebhookTiming>;
 }
 
@@ -132,11 +122,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     async close() {
       options.redis.off('ready', resume);
       await dispatcher.close();
-      // A BullMQ worker closed before it is ready can leave its connection open: let it get ready first.
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([worker.waitUntilReady().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]);
-      clearTimeout(timer);
-      await worker.close();
+      await closeWhenReady(worker);
       await queue.close();
       await mailQueue.close();
     },
