@@ -58,7 +58,7 @@ WIDTHS.forEach((width, index) => {
     await page.getByLabel(/event kind/i).selectOption('maintenance');
     await page.getByLabel(/^starts/i).fill(dayAhead(2, 9));
     await page.getByLabel(/^ends/i).fill(dayAhead(2, 11));
-    await page.getByLabel(/^description/i).fill(description);
+    await page.getByLabel('Description', { exact: true }).fill(description);
     t.equal(await overflow(page), 0, 'the Events tab fits the width (no horizontal scroll)');
     await page.getByRole('button', { name: 'Announce' }).click();
     await page.getByRole('status').filter({ hasText: /announced/i }).waitFor();
