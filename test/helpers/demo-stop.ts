@@ -104,7 +104,8 @@ export class Demo {
     t.teardown(() => demo.kill());
     const ready = options.ready ?? /Stop with Ctrl-C/;
     await until('the demo to start', () => (ready.test(launched.output()) ? true : launched.child.exitCode !== null ? false : undefined), 120_000, 100);
-    t.equal(launched.child.exitCode, null, 'the demo runs');
+    // What it printed, when it did not start: the failure says why.
+    t.equal(launched.child.exitCode, null, 'the demo runs', launched.child.exitCode === null ? {} : { output: launched.output().slice(-4000) });
     demo.record();
     return demo;
   }
