@@ -37,13 +37,23 @@ export function logWorkerErrors(worker: Worker, redis: Redis, log: Logger, what:
 }
 
 /**
- * Closes a BullMQ worker. Closed while its blocking connection is still opening, a worker can leave
- * that connection open (and the process running): it is let finish opening first, briefly, so an
- * unreachable Redis does not hold up a shutdown.
+ * How to close a BullMQ worker, made when it starts. Closed while its blocking connection is still
+ * opening, a worker can leave that connection open (and the process running): a worker not yet ready
+ * is let finish opening first, briefly, so an unreachable Redis does not hold up a shutdown. A worker
+ * that was ready closes at once (its Redis may be stopping with the rest).
  */
-export async function closeWhenReady(worker: Worker, waitMs = 2000): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([worker.waitUntilReady().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
-  clearTimeout(timer);
-  await worker.close();
+export function closerOf(worker: Worker, waitMs = 2000): () => Promise<void> {
+  let ready = false;
+  const opened = worker.waitUntilReady().then(
+    () => void (ready = true),
+    () => undefined,
+  );
+  return async () => {
+    if (!ready) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([opened, new Promise((resolve) => (timer = setTimeout(resolve, waitMs)))]);
+      clearTimeout(timer);
+    }
+    await worker.close();
+  };
 }

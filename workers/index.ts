@@ -7,7 +7,7 @@ import { startCallLogWorker } from './call-log/processor.js';
 import { startMailWorker, tokenMailRenderer } from './mail/processor.js';
 import { scheduleSweep } from './mail/outbox.js';
 import { QUEUES, openQueue } from './queues.js';
-import { closeWhenReady } from './connection-errors.js';
+import { closerOf } from './connection-errors.js';
 import { startSandboxWorker } from './sandbox/processor.js';
 import { startHistoryWorker } from './history/processor.js';
 import { historyJobs } from './history/jobs.js';
@@ -72,12 +72,13 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
         },
       },
     });
+    const closeMail = closerOf(mail);
     // The sweep runs where e-mails can be sent: it gives unsent ones their jobs again.
     void scheduleSweep(queue, config.mailSweepEveryMs).catch((err: unknown) => log.warn({ err }, 'scheduling the mail sweep failed'));
     workers.push({
       name: mail.name,
       async close() {
-        await closeWhenReady(mail);
+        await closeMail();
         await queue.close();
       },
     });
@@ -88,11 +89,11 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   if (ports.stations) {
     const jobs = historyJobs(sql, ports.stations, config);
     const history = startHistoryWorker({ redis, redisPrefix: config.redisPrefix, log, jobs });
-    workers.push({ name: history.name, close: () => closeWhenReady(history) });
+    workers.push({ name: history.name, close: closerOf(history) });
   }
   // The change log's upkeep (events' ends, pruning): needs PostgreSQL only.
   const changeLog = startChangeLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log, settings: config });
-  workers.push({ name: changeLog.name, close: () => closeWhenReady(changeLog) });
+  workers.push({ name: changeLog.name, close: closerOf(changeLog) });
   if (config.webhookSecretKey) {
     const started = startWebhookWorker({
       redis,
@@ -112,7 +113,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   }
   if (config.sandbox) {
     const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });
-    workers.push({ name: sandbox.name, close: () => closeWhenReady(sandbox) });
+    workers.push({ name: sandbox.name, close: closerOf(sandbox) });
   }
   return {
     names: workers.map((w) => w.name),

@@ -2,7 +2,7 @@ import { Worker, createNodeRedisClient, UnrecoverableError, type Job, type Queue
 import { readSubscription, recordAttempt } from '../../db/queries/webhook-delivery.js';
 import type { Redis } from '../../src/infra/redis.js';
 import { DEFAULT_BACKOFF, pingBody, type Backoff } from '../../src/domain/webhooks/messages.js';
-import { closeWhenReady, logWorkerErrors } from '../connection-errors.js';
+import { closerOf, logWorkerErrors } from '../connection-errors.js';
 import { scheduleMail } from '../mail/outbox.js';
 import { QUEUES, bullPrefix, openQueue } from '../queues.js';
 import { deliver, signingSecrets, type DeliveryContext } from './deliver.js';
@@ -106,6 +106,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   );
   worker.on('failed', (job, err) => log.warn({ job_id: job?.id, err }, 'webhooks job failed'));
   logWorkerErrors(worker, options.redis, log, 'webhooks worker');
+  const closeWorker = closerOf(worker);
 
   // The sweep's schedule, made again whenever Redis comes back (a restarted Redis has forgotten it and
   // every job), and a sweep at once then: nothing waits for the next period.
@@ -122,7 +123,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     async close() {
       options.redis.off('ready', resume);
       await dispatcher.close();
-      await closeWhenReady(worker);
+      await closeWorker();
       await queue.close();
       await mailQueue.close();
     },
