@@ -22,7 +22,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** pino's levels: info 30, warn 40, error 50. */
 const INFO = 30;
 
-t.test('hrs serve with its four workers: one warning per Redis outage, one info line when it ends', async (t) => {
+t.test('hrs serve with its five workers: one warning per Redis outage, one info line when it ends', async (t) => {
   const redis = await privateRedis(t);
   const smtp = await smtpSink(t);
   const config = testConfig(t, { REDIS_URL: redis.url, SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, SANDBOX: 'on', LOG_LEVEL: 'info' });
@@ -32,7 +32,7 @@ t.test('hrs serve with its four workers: one warning per Redis outage, one info 
   await loadFixture(platform.parts.sql, baseFixture(), { baseDir: process.cwd() });
   t.equal(platform.parts.config.sandbox, true);
   const listening = logs.lines.find((l) => l.msg === 'listening');
-  t.same(listening?.workers, ['mail', 'call-log', 'history', 'sandbox'], 'four workers run in the process');
+  t.same(listening?.workers, ['mail', 'call-log', 'history', 'change-log', 'sandbox'], 'five workers run in the process');
   await sleep(1000);
 
   const beforeOutage = logs.lines.length;
