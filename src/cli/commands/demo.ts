@@ -3,6 +3,7 @@ import { unbounded } from '../../../db/deadline.js';
 import { SANDBOX_STATIONS, SANDBOX_TOKEN } from '../../domain/sandbox.js';
 import { registryMessage } from '../../infra/bus.js';
 import { ensureStateDir, stateDir } from '../../local/state.js';
+import { demoWebhookKey } from '../demo/webhook-key.js';
 import { startPlatform } from '../../platform.js';
 import { loadFixture, loadFixtureIntoEmpty } from '../../registry/file/load.js';
 import { UsageError, untilSignal, type Command } from '../command.js';
@@ -75,6 +76,16 @@ export const demo: Command = {
       });
       config.smtpUrl = sink.url;
     }
+    // And webhooks: without WEBHOOK_SECRET_KEY the demo seals their secrets with a key of its own, kept in
+    // the state folder, and lets them reach receivers on this machine (loopback) unless told otherwise.
+    let webhookKeyFile: string | undefined;
+    if (config.webhookSecretKey === undefined) {
+      const dir = stateDir(io.env);
+      ensureStateDir(dir);
+      webhookKeyFile = join(dir, 'demo-webhook-key');
+      config.webhookSecretKey = demoWebhookKey(webhookKeyFile);
+      if (io.env.WEBHOOK_ALLOW_LOOPBACK === undefined || io.env.WEBHOOK_ALLOW_LOOPBACK === '') config.webhookAllowLoopback = true;
+    }
     const log = io.logger(config);
     let platform;
     try {
@@ -137,6 +148,9 @@ export const demo: Command = {
         sink
           ? `  e-mails: SMTP_URL is not set, so they go to a local SMTP sink and are kept as .eml files in ${sink.folder} (the text beside each as .txt; sign-in links are printed here too)`
           : '  e-mails: sent through SMTP_URL',
+        webhookKeyFile
+          ? `  webhooks: on the portal's Webhooks page (their secrets sealed with a key kept in ${webhookKeyFile}${config.webhookAllowLoopback ? '; receivers on this machine allowed' : ''})`
+          : '  webhooks: on the portal\'s Webhooks page (secrets sealed with WEBHOOK_SECRET_KEY)',
         `  try: curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.export_v2}' ${base}/v2/fuel-type`,
         `       curl -s -H 'Authorization: Bearer ${DEMO_TOKENS.import_v2}' ${base}/import/v2/active-stations/`,
         `Stop with Ctrl-C. Press Enter (or kill -USR2 ${process.pid}) to see this again; a summary follows every ${summaryEvery === 60 ? 'minute' : `${summaryEvery} s`}.`,
