@@ -3,8 +3,10 @@ import { SANDBOX_TOKEN } from '../src/domain/sandbox.js';
 import { until } from './helpers/wait.js';
 import { connect } from '../db/connect.js';
 import { isAbsolute, join } from 'node:path';
-import { readdir, readFile } from 'node:fs/promises';
-import { DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, demoFixture } from '../src/cli/demo/fixture.js';
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { hashSecret } from '../src/api/secrets.js';
+import { DEMO_ADMIN_TOKEN, DEMO_LEGACY_STATIONS, DEMO_TOKENS, DEMO_USER_EMAIL, demoFixture } from '../src/cli/demo/fixture.js';
 import { readPhoto } from '../src/registry/file/photo.js';
 import { testConfig } from './helpers/platform.js';
 import { HRS, freePort, start, waitFor } from './helpers/process.js';
@@ -49,6 +51,19 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   t.match(demo.output(), new RegExp(`live dashboard: ${url}/admin/ \\(admin token: ${DEMO_ADMIN_TOKEN}\\)`));
   t.match(demo.output(), new RegExp(`public map: ${url}/ \\(no token; the feed: ${url}/map/v1/stations\\.geojson\\)`), 'the public map first');
   t.equal((await fetch(`${url}/admin/`)).status, 200, 'the dashboard is served');
+  // Webhooks work with no setting: the demo's own key in its state folder, receivers on this machine allowed.
+  const keyLine = /webhooks: on the portal's Webhooks page \(their secrets sealed with a key kept in (\S+); receivers on this machine allowed\)/.exec(demo.output());
+  t.ok(keyLine, 'the banner says where the webhook key is kept');
+  if (keyLine) t.equal((await stat(keyLine[1]!)).mode & 0o777, 0o600, 'the key is readable by its owner only');
+  const [user] = await sql<{ id: string }[]>`SELECT id FROM users WHERE lower(email) = ${DEMO_USER_EMAIL}`;
+  const session = randomBytes(32).toString('base64url');
+  await sql`INSERT INTO portal_sessions (hash, user_id, expires_at) VALUES (${hashSecret(session)}, ${user!.id}, clock_timestamp() + interval '1 hour')`;
+  const subscribed = await fetch(`${url}/portal/v1/webhooks`, {
+    method: 'POST',
+    headers: { Origin: url, Cookie: `hrs_portal=${session}`, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ url: 'http://127.0.0.1:9/hook', kinds: ['events'] }),
+  });
+  t.equal(subscribed.status, 201, 'the demo user subscribes a receiver on this machine');
   const calls = await fetch(`${url}/admin/v1/call-logs`, { headers: { Authorization: `Bearer ${DEMO_ADMIN_TOKEN}` } });
   t.not(calls.status, 401, 'the demo admin token works');
   const res = await fetch(`${url}/import/v2/active-stations/`, { headers: { Authorization: `Bearer ${DEMO_TOKENS.import_v2}` } });
