@@ -67,14 +67,14 @@ export class RefusedAddressError extends Error {
  * A `lookup` for http(s).request: resolves like dns.lookup, then refuses the connection when any
  * address the name resolves to may not be reached.
  */
-export function guardedLookup(allowLoopback: boolean) {
+export function guardedLookup(allowLoopback: boolean, resolver: Resolver = systemResolver) {
   return (
     hostname: string,
     options: { family?: number | string; all?: boolean } | number,
     callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
     const opts = typeof options === 'number' ? { family: options } : options;
-    dnsLookup(hostname, { family: Number(opts.family ?? 0) as 0 | 4 | 6, all: true }, (err, addresses) => {
+    resolver(hostname, Number(opts.family ?? 0) as 0 | 4 | 6, (err, addresses) => {
       if (err) return callback(err, []);
       const refused = addresses.map((a) => refusalOf(a.address, allowLoopback)).find((reason) => reason !== undefined);
       if (refused) return callback(new RefusedAddressError(`${hostname}: ${refused}`), []);
@@ -85,12 +85,17 @@ export function guardedLookup(allowLoopback: boolean) {
   };
 }
 
+/** How names are resolved: every address of a name (the system's resolver, dns.lookup, unless a test gives its own). */
+export type Resolver = (hostname: string, family: 0 | 4 | 6, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+
+const systemResolver: Resolver = (hostname, family, callback) => dnsLookup(hostname, { family, all: true }, callback);
+
 /** Every address a host name (or IP literal) stands for. */
-export function resolveAll(host: string): Promise<string[]> {
+export function resolveAll(host: string, resolver: Resolver = systemResolver): Promise<string[]> {
   const bare = host.replace(/^\[|\]$/g, '');
   if (isIP(bare)) return Promise.resolve([bare]);
   return new Promise((resolve, reject) => {
-    dnsLookup(bare, { all: true }, (err, addresses) => (err ? reject(err) : resolve(addresses.map((a) => a.address))));
+    resolver(bare, 0, (err, addresses) => (err ? reject(err) : resolve(addresses.map((a) => a.address))));
   });
 }
 
@@ -99,7 +104,7 @@ export function resolveAll(host: string): Promise<string[]> {
  * WEBHOOK_ALLOW_LOOPBACK), no credentials in it, and a host whose every address may be reached.
  * Resolves to the reason it may not, or undefined.
  */
-export async function urlRefusal(text: string, allowLoopback: boolean): Promise<string | undefined> {
+export async function urlRefusal(text: string, allowLoopback: boolean, resolver: Resolver = systemResolver): Promise<string | undefined> {
   let url: URL;
   try {
     url = new URL(text);
@@ -111,7 +116,7 @@ export async function urlRefusal(text: string, allowLoopback: boolean): Promise<
   if (url.hash) return 'must not have a fragment (#…)';
   let addresses: string[];
   try {
-    addresses = await resolveAll(url.hostname);
+    addresses = await resolveAll(url.hostname, resolver);
   } catch {
     return `the host ${url.hostname} does not resolve`;
   }
