@@ -16,7 +16,7 @@
  * while the next tests run. The run ends with its ten slowest test files.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,7 +73,7 @@ env[DROPS_VARIABLE] = join(state, 'test-databases-to-drop');
 env[SERVER_VARIABLE] = serverOf(databaseRoot);
 const drops = dropReleased(databaseRoot, env[DROPS_VARIABLE]);
 
-const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), process.argv.slice(2), { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
+const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), tapArguments(process.argv.slice(2)), { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
 const times = noteFileTimes(tap.stdout, process.stdout);
 // Ctrl-C reaches tap through the terminal; a SIGTERM sent to this process alone is passed on.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => tap.kill(signal));
@@ -84,3 +84,31 @@ if (env[TEMPLATE_VARIABLE]) await dropTemplate(databaseRoot, template).catch(() 
 await local.stop();
 rmSync(state, { recursive: true, force: true });
 process.exit(code);
+
+/**
+ * Files that take minutes, mostly waiting (a receiver down for two minutes): started first, so the
+ * other jobs' files run beside them instead of after them.
+ */
+const LONG_FIRST = ['test/webhooks-receiver-down.test.ts'];
+
+/**
+ * tap's arguments: as given when they name files; else every test file (package.json's `tap.include`
+ * less `tap.exclude`: test/bench/), alphabetically, with LONG_FIRST at the head.
+ */
+function tapArguments(given: string[]): string[] {
+  if (given.some((arg) => !arg.startsWith('-'))) return given;
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (path !== 'test/bench') walk(path);
+      } else if (entry.name.endsWith('.test.ts')) files.push(path);
+    }
+  };
+  walk('test');
+  files.sort();
+  const first = LONG_FIRST.filter((file) => files.includes(file));
+  return [...given, ...first, ...files.filter((file) => !first.includes(file))];
+}
+
