@@ -26,6 +26,13 @@ import { noteFileTimes, slowestFiles } from './helpers/file-times.js';
 import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, SERVER_VARIABLE, serverOf, TEMPLATE_VARIABLE } from './helpers/databases.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * Files that take minutes, mostly waiting (a receiver down for two minutes): started first, so the
+ * other jobs' files run beside them instead of after them.
+ */
+const LONG_FIRST = ['test/webhooks-receiver-down.test.ts'];
+
 const DEFAULT_ROOT = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const state = mkdtempSync(join(tmpdir(), 'hrs-test-'));
@@ -84,12 +91,6 @@ if (env[TEMPLATE_VARIABLE]) await dropTemplate(databaseRoot, template).catch(() 
 await local.stop();
 rmSync(state, { recursive: true, force: true });
 process.exit(code);
-
-/**
- * Files that take minutes, mostly waiting (a receiver down for two minutes): started first, so the
- * other jobs' files run beside them instead of after them.
- */
-const LONG_FIRST = ['test/webhooks-receiver-down.test.ts'];
 
 /**
  * tap's arguments: as given when they name files; else every test file (package.json's `tap.include`
