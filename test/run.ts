@@ -16,7 +16,7 @@
  * while the next tests run. The run ends with its ten slowest test files.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,13 +26,6 @@ import { noteFileTimes, slowestFiles } from './helpers/file-times.js';
 import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, SERVER_VARIABLE, serverOf, TEMPLATE_VARIABLE } from './helpers/databases.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
-
-/**
- * Files that take minutes, mostly waiting (a receiver down for two minutes): started first, so the
- * other jobs' files run beside them instead of after them.
- */
-const LONG_FIRST = ['test/webhooks-receiver-down.test.ts'];
-
 const DEFAULT_ROOT = 'postgres://postgres@127.0.0.1:5432/postgres';
 
 const state = mkdtempSync(join(tmpdir(), 'hrs-test-'));
@@ -80,7 +73,7 @@ env[DROPS_VARIABLE] = join(state, 'test-databases-to-drop');
 env[SERVER_VARIABLE] = serverOf(databaseRoot);
 const drops = dropReleased(databaseRoot, env[DROPS_VARIABLE]);
 
-const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), tapArguments(process.argv.slice(2)), { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
+const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), process.argv.slice(2), { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
 const times = noteFileTimes(tap.stdout, process.stdout);
 // Ctrl-C reaches tap through the terminal; a SIGTERM sent to this process alone is passed on.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => tap.kill(signal));
@@ -91,25 +84,3 @@ if (env[TEMPLATE_VARIABLE]) await dropTemplate(databaseRoot, template).catch(() 
 await local.stop();
 rmSync(state, { recursive: true, force: true });
 process.exit(code);
-
-/**
- * tap's arguments: as given when they name files; else every test file (package.json's `tap.include`
- * less `tap.exclude`: test/bench/), alphabetically, with LONG_FIRST at the head.
- */
-function tapArguments(given: string[]): string[] {
-  if (given.some((arg) => !arg.startsWith('-'))) return given;
-  const files: string[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
-      const path = `${dir}/${entry.name}`;
-      if (entry.isDirectory()) {
-        if (path !== 'test/bench') walk(path);
-      } else if (entry.name.endsWith('.test.ts')) files.push(path);
-    }
-  };
-  walk('test');
-  files.sort();
-  const first = LONG_FIRST.filter((file) => files.includes(file));
-  return [...given, ...first, ...files.filter((file) => !first.includes(file))];
-}
-
