@@ -2,7 +2,7 @@
  * Webhook delivery through failures: a receiver that never recovers (the subscription disabled at the
  * give-up time and its owner e-mailed through the outbox); a Redis restart that loses every job (the
  * sweep makes them again: nothing lost). A receiver down for two minutes, then back:
- * webhooks-receiver-down.test.ts.
+ * receiver-down-webhooks.test.ts.
  */
 import t from 'tap';
 import { baseFixture } from './helpers/fixtures.js';
