@@ -78,6 +78,7 @@ export class StationMap {
     this.map.on('movestart', () => (container.dataset.idle = 'false'));
     // MapLibre follows its container's size: a map shown again (the phone's "Map") brings the open station into view.
     this.map.on('resize', () => {
+      this.markTop();
       if (this.pending && container.clientHeight > 0) this.bringIntoView(this.pending.feature, this.pending.panel);
     });
     this.map.on('dataloading', () => (container.dataset.idle = 'false'));
@@ -150,15 +151,35 @@ export class StationMap {
       return;
     }
     this.pending = null;
+    this.markTop();
     const none = { top: 0, right: 0, bottom: 0, left: 0 };
     this.ready.then(() => {
       if (!feature) return this.map.easeTo({ padding: none, duration: 300 });
       const narrow = matchMedia('(max-width: 899px)').matches;
       let padding = none;
-      if (panel && narrow) padding = { ...none, bottom: Math.round(Math.min(innerHeight * 0.5, container.clientHeight * 0.75)) };
+      if (panel && narrow) padding = { ...none, bottom: this.sheetCover() };
       else if (panel) padding = { ...none, right: Math.min(400, Math.round(container.clientWidth / 2)) };
       this.map.easeTo({ center: feature.geometry.coordinates, zoom: Math.max(this.map.getZoom(), this.closeZoom), padding, duration: 400 });
     });
+  }
+
+  /** Tells the phone's bottom sheet where the map starts (its height leaves the map a strip above it). */
+  markTop() {
+    const top = Math.round(this.map.getContainer().getBoundingClientRect().top);
+    document.documentElement.style.setProperty('--map-top', `${top}px`);
+  }
+
+  /**
+   * How much of the map the phone's bottom sheet covers: from the sheet's top (at its full height, which
+   * map.css bounds) to the map's bottom, at most three quarters of the map.
+   */
+  sheetCover() {
+    const container = this.map.getContainer();
+    const sheet = document.getElementById('panel');
+    const full = sheet ? parseFloat(getComputedStyle(sheet).maxHeight) : NaN;
+    const sheetTop = innerHeight - (Number.isFinite(full) ? full : innerHeight * 0.5);
+    const cover = container.getBoundingClientRect().bottom - sheetTop;
+    return Math.round(Math.max(0, Math.min(cover, container.clientHeight * 0.75)));
   }
 
   resize() {
