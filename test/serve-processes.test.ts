@@ -150,3 +150,29 @@ t.test('hrs serve --processes 2', async (t) => {
     for (const pid of seen) t.notOk(alive(pid), `process ${pid} is gone`);
   });
 });
+
+t.test('a second signal stops every process at once: exit 1, no process left', async (t) => {
+  const config = testConfig(t);
+  const port = await freePort();
+  const env = {
+    DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix,
+    HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', SANDBOX: 'off',
+    // The servers would wait a minute before closing: only the second signal ends it early.
+    SHUTDOWN_DELAY: '60',
+  };
+  const set = start(process.execPath, [HRS, 'serve', '--processes', '2', '--no-workers'], env);
+  let pids: number[] = [];
+  t.teardown(async () => {
+    for (const pid of [set.child.pid!, ...pids]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
+  const ready = await until('the set to listen', () => logs(set).find((l) => l.msg === 'listening' && l.pids), 60_000);
+  pids = ready.pids!;
+  t.equal(ready.worker_pid, undefined, '--no-workers: no worker process');
+  set.child.kill('SIGTERM');
+  await until('both servers to begin their shutdown', () => (logs(set).filter((l) => l.msg === 'shutting down').length === 2 ? true : undefined));
+  set.child.kill('SIGTERM');
+  const { code } = await set.exited;
+  t.equal(code, 1, 'exit 1, as hrs serve exits on a second signal');
+  for (const pid of pids) await until(`server process ${pid} to be gone`, () => (alive(pid) ? undefined : true), 5000);
+  t.pass('no server process is left');
+});
