@@ -105,7 +105,7 @@ async function startSet(processes: number, databaseUrl: string, prefix: string):
   const child: ChildProcess = spawn(process.execPath, [...NODE_FLAGS, HRS, 'serve', '--no-workers', '--processes', String(processes)], {
     cwd: ROOT,
     env: {
-      ...process.env, DATABASE_URL: databaseUrl, REDIS_PREFIX: prefix, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'warn',
+      ...process.env, DATABASE_URL: databaseUrl, REDIS_PREFIX: prefix, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'error',
       ADMIN_TOKEN, SANDBOX: 'off', IMPORT_V2_RATE_LIMIT: RATE_LIMIT, EXPORT_V2_RATE_LIMIT_MINUTE: RATE_LIMIT, EXPORT_V2_RATE_LIMIT_DAY: RATE_LIMIT,
     },
     stdio: ['ignore', 'inherit', 'inherit'],
