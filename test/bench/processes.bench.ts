@@ -27,7 +27,7 @@ import { ROOT } from './lib/child.js';
 import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine, serverMicros } from './lib/cpu-report.js';
 import { IMPORT_V2_STATIONS, STATUS_STATIONS, statusFixture, stationIds } from './lib/fixtures.js';
 import { measure, type MeasuredServer, type Measurement } from './lib/load.js';
-import { childrenOf, cpuMillis } from './lib/pid-cpu.js';
+import { childrenOf, cpuMillis, residentMegabytes } from './lib/pid-cpu.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { SECTIONS, seedAllSections } from './lib/status-seed.js';
 import { fixed, integer, table } from './lib/table.js';
@@ -163,6 +163,8 @@ interface Row {
   result: Measurement;
   /** Cores each serving process kept busy over the measured seconds: the supervisor first when there is one. */
   perProcess: number[];
+  /** Resident megabytes of each serving process at the end of the measured seconds, in the same order. */
+  memory: number[];
 }
 
 async function measureSet(set: ServerSet, target: Target, options: BenchOptions): Promise<Row> {
@@ -186,8 +188,14 @@ async function measureSet(set: ServerSet, target: Target, options: BenchOptions)
       },
     },
   );
-  const perProcess = [...after.keys()].sort((a, b) => (a === set.pid ? -1 : b === set.pid ? 1 : a - b)).map((pid) => ((after.get(pid)! - (before.get(pid) ?? 0)) / (endedMs - startedMs)));
-  return { target, processes: set.processes, result, perProcess };
+  const order = [...after.keys()].sort((a, b) => (a === set.pid ? -1 : b === set.pid ? 1 : a - b));
+  const perProcess = order.map((pid) => (after.get(pid)! - (before.get(pid) ?? 0)) / (endedMs - startedMs));
+  return { target, processes: set.processes, result, perProcess, memory: order.map(residentMegabytes) };
+}
+
+/** Per-process figures, the supervisor's (first, when there is one) named. */
+function perProcessCell(processes: number, cells: string[]): string {
+  return (processes > 1 ? [`supervisor ${cells[0]}`, ...cells.slice(1)] : cells).join(' / ');
 }
 
 async function run(options: BenchOptions): Promise<void> {
@@ -227,8 +235,8 @@ async function run(options: BenchOptions): Promise<void> {
   const first = (target: Target) => rows.find((r) => r.target === target && r.processes === counts[0])!;
   options.print(
     table(
-      ['target', 'processes', 'req/s', `× ${counts[0]}'s`, 'p99 ms', 'non-2xx', 'errors', ...CPU_HEADERS, `µs/req × ${counts[0]}'s`, 'cores per process'],
-      rows.map(({ target, processes, result: r, perProcess }) => [
+      ['target', 'processes', 'req/s', `× ${counts[0]}'s`, 'p99 ms', 'non-2xx', 'errors', ...CPU_HEADERS, `µs/req × ${counts[0]}'s`, 'cores per process', 'MB per process'],
+      rows.map(({ target, processes, result: r, perProcess, memory }) => [
         target.label,
         String(processes),
         integer(r.requestsPerSecond),
@@ -238,13 +246,14 @@ async function run(options: BenchOptions): Promise<void> {
         integer(r.errors),
         ...cpuCells(r),
         fixed(serverMicros(r) / serverMicros(first(target).result), 2),
-        (processes > 1 ? ['supervisor ' + fixed(perProcess[0]!, 2), ...perProcess.slice(1).map((c) => fixed(c, 2))] : perProcess.map((c) => fixed(c, 2))).join(' / '),
+        perProcessCell(processes, perProcess.map((c) => fixed(c, 2))),
+        perProcessCell(processes, memory.map((mb) => integer(mb))),
       ]),
     ),
   );
   options.print();
   options.print(CPU_LEGEND.replace('the server process kept busy', 'the supervisor and every server process kept busy (summed)'));
-  options.print('cores per process: each serving process\'s share of the server CPU (the supervisor first).');
+  options.print('cores per process: each serving process\'s share of the server CPU; MB per process: its resident memory at the end (the supervisor first).');
   for (const target of TARGETS) {
     const base = first(target).result;
     for (const row of rows.filter((r) => r.target === target && r.processes !== counts[0])) {

@@ -30,3 +30,13 @@ export function childrenOf(pid: number): number[] {
     .map(Number)
     .filter((candidate) => statFields(candidate)?.[1] === String(pid));
 }
+
+/** Resident memory of `pid` in megabytes (VmRSS), NaN once it is gone. */
+export function residentMegabytes(pid: number): number {
+  try {
+    const kb = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'latin1'))?.[1];
+    return kb === undefined ? Number.NaN : Number(kb) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
