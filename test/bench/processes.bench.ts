@@ -257,14 +257,20 @@ async function run(options: BenchOptions): Promise<void> {
   for (const target of TARGETS) {
     const base = first(target).result;
     for (const row of rows.filter((r) => r.target === target && r.processes !== counts[0])) {
-      const micros = serverMicros(row.result);
       options.print(
         `${target.label}: ${row.processes} processes answer ${fixed(row.result.requestsPerSecond / base.requestsPerSecond, 2)}× the requests ` +
-          `of ${counts[0]} at ${fixed(micros / serverMicros(base), 2)}× the server CPU per request (${fixed(micros, 1)} µs): ` +
-          `one core of hrs carries about ${integer(1e6 / micros)} such requests per second`,
+          `of ${counts[0]} at ${fixed(serverMicros(row.result) / serverMicros(base), 2)}× the server CPU per request (${fixed(serverMicros(row.result), 1)} µs)`,
       );
     }
+    options.print(
+      `${target.label}: at ${fixed(serverMicros(base), 1)} µs a request, ${counts[0]} process(es) kept busy on a core each would carry about ` +
+        `${integer((1e6 / serverMicros(base)) * counts[0]!)} requests per second`,
+    );
   }
+  options.print(
+    'CPU per request grows as each process gets fewer requests per event-loop turn (fewer answers share each rate-limit call to ' +
+      'Redis and each group commit to PostgreSQL): more processes pay off once one process keeps its core busy, not before.',
+  );
   const bound = rows.filter((r) => r.result.loaderCpu >= 0.9);
   if (bound.length > 0) options.print(`Note: the load generator used a whole core in ${bound.length} run(s): there the rate is bounded by the generator.`);
 }
