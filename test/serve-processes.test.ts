@@ -47,6 +47,9 @@ async function metrics(port: number): Promise<string> {
   return res.body;
 }
 
+/** The 40 readiness checks of the first subtest, over both processes (none is made after). */
+const READYZ_40 = /^hrs_http_requests_total\{family="root",route="\/readyz",method="GET",status="200"\} 40$/m;
+
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -76,16 +79,16 @@ t.test('hrs serve --processes 2', async (t) => {
 
   await t.test('the kernel spreads connections over both; /metrics adds them up', async (t) => {
     const before = logs(set).length;
-    for (let i = 0; i < 40; i++) t.match(await get(port, '/healthz'), { status: 200 });
+    for (let i = 0; i < 40; i++) t.match(await get(port, '/readyz'), { status: 200 });
     // Each process writes its log lines when it can: all 40 are awaited.
     const answers = await until('the 40 request log lines', () => {
-      const found = logs(set).slice(before).filter((l) => l.msg === 'request' && l.path === '/healthz');
+      const found = logs(set).slice(before).filter((l) => l.msg === 'request' && l.path === '/readyz');
       return found.length >= 40 ? found : undefined;
     });
     const answeredBy = new Set(answers.map((l) => l.process));
     t.same([...answeredBy].sort(), [1, 2], 'requests on 40 connections were answered by process 1 and by process 2');
     const text = await metrics(port);
-    t.match(text, /^hrs_http_requests_total\{family="root",route="\/healthz",method="GET",status="200"\} 40$/m, 'counters: the sum over the processes');
+    t.match(text, READYZ_40, 'counters: the sum over the processes');
     for (const slot of [1, 2]) t.match(text, new RegExp(`^process_start_time_seconds\\{process="${slot}"\\} \\d+`, 'm'), `gauges: process ${slot}'s own`);
     t.equal(text.match(/^hrs_build_info\{/gm)?.length, 1, 'a fact of the whole set: once');
     t.match(await get(port, '/metrics'), { status: 401 }, '/metrics still takes a token');
@@ -125,6 +128,7 @@ t.test('hrs serve --processes 2', async (t) => {
     t.ok(answered > 20, 'the port kept answering');
     const text = await metrics(port);
     for (const slot of [1, 2]) t.match(text, new RegExp(`^process_start_time_seconds\\{process="${slot}"\\}`, 'm'), `process ${slot} is in /metrics again`);
+    t.match(text, READYZ_40, 'the counts of the process that died stay in the sums');
   });
 
   await t.test('SIGTERM stops the servers, then the worker, and exits 0', async (t) => {

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../log.js';
 import { NODE_FLAGS } from '../../node-flags.js';
-import { combinedText, GATHER_TIMEOUT_MS, type MetricsJson } from './metrics.js';
+import { combinedText, countsOf, GATHER_TIMEOUT_MS, mergedCounts, type MetricsJson } from './metrics.js';
 import { isMessage, PROCESS_SLOT, type Message } from './messages.js';
 
 /**
@@ -59,6 +59,9 @@ export class ProcessSet {
   private starting: { resolve: () => void; reject: (err: Error) => void } | undefined;
   private gathering = 0;
   private readonly gathers = new Map<number, { bySlot: Map<number, MetricsJson>; expected: number; done: () => void }>();
+  /** Each server's metrics as last collected, and the counts of those that died since (kept in the sums). */
+  private readonly lastSeen = new Map<number, MetricsJson>();
+  private retired: MetricsJson[] = [];
 
   constructor(private readonly options: ProcessSetOptions) {
     for (let slot = 1; slot <= options.servers; slot++) this.slots.push(this.slot('server', slot));
@@ -157,7 +160,9 @@ export class ProcessSet {
     });
     clearTimeout(timer);
     this.gathers.delete(id);
-    return combinedText(bySlot);
+    for (const [slot, metrics] of bySlot) this.lastSeen.set(slot, metrics);
+    if (this.retired.length > 1) this.retired = [await mergedCounts(this.retired)];
+    return combinedText(bySlot, this.retired);
   }
 
   private exited(slot: Slot, child: ChildProcess, code: number | null, signal: NodeJS.Signals | null): void {
@@ -175,6 +180,9 @@ export class ProcessSet {
       this.starting = undefined;
       return;
     }
+    const last = this.lastSeen.get(slot.slot);
+    this.lastSeen.delete(slot.slot);
+    if (last && slot.kind === 'server') this.retired.push(countsOf(last));
     if (Date.now() - slot.startedAt >= STEADY_MS) slot.deathsInARow = 0;
     const pause = Math.min(RESTART_FIRST_MS * 2 ** slot.deathsInARow, RESTART_CAP_MS);
     slot.deathsInARow++;

@@ -6,10 +6,10 @@ import { isMessage, type Message } from './messages.js';
 /**
  * `/metrics` for every server process of `hrs serve --processes`: whichever process a scrape reaches
  * asks the supervisor, which collects each process's metrics over IPC and adds them up. Counters and
- * histograms are summed (a process restarted starts them from zero, which Prometheus's rate() takes
- * as a counter reset); gauges are given per process, with a `process` label (its slot, 1 to N),
+ * histograms are summed; gauges are given per process, with a `process` label (its slot, 1 to N),
  * except the ones every process reads alike from shared state (declared with the `first`
- * aggregator: queue jobs, DATEX II stations left out, the build), given once.
+ * aggregator: queue jobs, DATEX II stations left out, the build), given once. The counts of a
+ * process that died stay in the sums (`countsOf`).
  */
 
 export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
@@ -17,8 +17,8 @@ export type MetricsJson = Awaited<ReturnType<Registry['getMetricsAsJSON']>>;
 /** How long the supervisor waits for a process's metrics, and a process for the supervisor's answer. */
 export const GATHER_TIMEOUT_MS = 2000;
 
-/** The exposition text for the processes' metrics, by slot. */
-export async function combinedText(bySlot: Map<number, MetricsJson>): Promise<string> {
+/** The exposition text for the processes' metrics, by slot, with the counts of processes that died (`retired`). */
+export async function combinedText(bySlot: Map<number, MetricsJson>, retired: MetricsJson[] = []): Promise<string> {
   const labelled = [...bySlot].map(([slot, metrics]) =>
     metrics.map((metric) => {
       if (String(metric.type) !== 'gauge' || metric.aggregator === 'first') return metric;
@@ -26,7 +26,21 @@ export async function combinedText(bySlot: Map<number, MetricsJson>): Promise<st
       return { ...metric, aggregator: 'sum' as const, values };
     }),
   );
-  return AggregatorRegistry.aggregate(labelled).metrics();
+  return AggregatorRegistry.aggregate([...labelled, ...retired]).metrics();
+}
+
+/**
+ * What a process that died leaves to the sums: its counters and histograms as last collected, so a
+ * restart does not make them fall (which rate() would take for a reset of the whole sum). What it
+ * counted after its last scrape is lost with it.
+ */
+export function countsOf(metrics: MetricsJson): MetricsJson {
+  return metrics.filter((metric) => ['counter', 'histogram'].includes(String(metric.type)));
+}
+
+/** Several processes' counts as one (the retired ones add up over many restarts). */
+export function mergedCounts(sets: MetricsJson[]): Promise<MetricsJson> {
+  return AggregatorRegistry.aggregate(sets).getMetricsAsJSON();
 }
 
 /**
