@@ -69,6 +69,8 @@ export interface PlatformOptions {
   workers?: boolean;
   /** Registers further routes beside the platform's own (embedding, tests of the HTTP core). */
   routes?: (server: HttpServer, parts: PlatformParts & { families: Families }) => void;
+  /** `hrs serve --processes`: HOST:PORT shared with the set's other processes, the metrics handed over (scrapes answer for all). */
+  process?: { reusePort: true; metrics: (metrics: PlatformMetrics) => void };
 }
 
 export interface RunningPlatform {
@@ -175,9 +177,10 @@ interface Served {
 }
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
-function serve(parts: PlatformParts, lifecycle: Lifecycle): Served {
+function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOptions): Served {
   const { config, log, sql, redis, bus, announcements, tokens, registry, reference, status } = parts;
   const metrics = new PlatformMetrics(VERSION);
+  options.process?.metrics(metrics);
   const server = new HttpServer({
     log,
     maxBodyBytes: config.maxBodyBytes,
@@ -253,10 +256,8 @@ function pushLayer(parts: PlatformParts, server: HttpServer, families: Families,
     families: { stream: families.export_v2, admin: families.admin },
     log,
     settings: {
-      streamsPerUser: config.pushStreamsPerUser,
-      authTimeoutMs: config.pushAuthTimeoutMs,
-      idleTimeoutSeconds: config.pushIdleTimeoutSeconds,
-      maxBacklogBytes: config.pushMaxBacklogBytes,
+      streamsPerUser: config.pushStreamsPerUser, authTimeoutMs: config.pushAuthTimeoutMs,
+      idleTimeoutSeconds: config.pushIdleTimeoutSeconds, maxBacklogBytes: config.pushMaxBacklogBytes,
     },
     status: parts.status,
     streamDoc: streamStatusDoc(config.pushStreamsPerUser),
@@ -321,7 +322,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
   let served: Served;
   let workers: Workers | undefined;
   try {
-    served = serve(parts, lifecycle);
+    served = serve(parts, lifecycle, options);
     await wire(parts, served);
     docRoutes(served.server, { config, reference: parts.reference });
     options.routes?.(served.server, { ...parts, families: served.families });
@@ -333,7 +334,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
   const flushLastUsed = () => parts.tokens.flushLastUsed().catch((err) => log.warn({ err }, 'recording token last-used times failed'));
   const running: Running = { config, log, parts, served, workers, lifecycle, flushLastUsed, flushTimer: setInterval(flushLastUsed, LAST_USED_FLUSH_MS).unref() };
   try {
-    lifecycle.port = await served.server.listen(config.host, config.port);
+    lifecycle.port = await served.server.listen(config.host, config.port, { reusePort: options.process?.reusePort === true });
   } catch (err) {
     clearInterval(running.flushTimer);
     await served.push.close();

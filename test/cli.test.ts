@@ -24,6 +24,8 @@ t.test('help and usage errors', async (t) => {
   r = await hrs(['serve', '--help']);
   t.equal(r.code, 0);
   t.match(r.stdout, /Usage: hrs serve \[--no-workers\]/);
+  t.match(r.stdout, /\[--processes N\|auto\]/, 'serve takes --processes');
+  t.match(r.stdout, /^--processes N serves HOST:PORT from N processes/m, 'and says what it does');
   r = await hrs(['load', '--help']);
   t.match(r.stdout, /Usage: hrs load FILE/);
   for (const command of ['serve', 'demo']) {
@@ -42,6 +44,7 @@ t.test('help and usage errors', async (t) => {
   for (const [args, pattern] of [
     [['frobnicate'], /^hrs: unknown command "frobnicate"/],
     [['serve', '--bogus'], /^hrs: Unknown option '--bogus'/],
+    [['serve', '--processes', '0'], /^hrs: --processes takes a whole number from 1, or auto \(given "0"\)$/],
     [['load'], /^hrs: expected 1 argument \(usage: hrs load FILE\)$/],
     [['migrate', 'extra'], /^hrs: expected no arguments/],
   ] as const) {

@@ -62,6 +62,8 @@ export function catchStopSignals(env: Record<string, string | undefined> = proce
   for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
   stopping.wrapper = npmWrapper(env);
   if (stopping.wrapper) stopping.unwatch = watchWrapper(stopping.wrapper, () => onSignal('npm exited'));
+  // A process of `hrs serve --processes` (forked with an IPC channel): its supervisor gone, it stops too.
+  if (process.send) process.once('disconnect', () => onSignal('supervisor exited'));
 }
 
 function onSignal(signal: string): void {

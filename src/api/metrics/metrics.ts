@@ -36,6 +36,8 @@ const BATCH_BUCKETS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000];
 export class PlatformMetrics {
   readonly registry = new Registry();
   private sources: MetricSources | undefined;
+  /** Where the exposition text comes from instead of this registry alone (`hrs serve --processes`: every process's). */
+  private gather: (() => Promise<string>) | undefined;
   private readonly requests = new Counter({
     name: 'hrs_http_requests_total',
     help: 'HTTP requests answered, by API family, route pattern (unmatched: no route took it), method and status.',
@@ -87,7 +89,8 @@ export class PlatformMetrics {
   });
 
   constructor(version: string) {
-    const info = new Gauge({ name: 'hrs_build_info', help: 'The running version (always 1).', labelNames: ['version'] as const, registers: [this.registry] });
+    // One fact for the whole platform: when the processes of `hrs serve --processes` are added up, the first one's.
+    const info = new Gauge({ name: 'hrs_build_info', help: 'The running version (always 1).', labelNames: ['version'] as const, registers: [this.registry], aggregator: 'first' });
     info.set({ version }, 1);
     this.scraped();
     collectDefaultMetrics({ register: this.registry });
@@ -127,9 +130,14 @@ export class PlatformMetrics {
     if (rows > 0) this.webhookChangeRows.inc({ topic, outcome }, rows);
   };
 
-  /** The exposition text. */
+  /** The exposition text: this registry's, or what `gatherWith` says (every process's). */
   text(): Promise<string> {
-    return this.registry.metrics();
+    return this.gather ? this.gather() : this.registry.metrics();
+  }
+
+  /** Scrapes answer with `gather`'s text from now on (src/cli/supervisor/metrics.ts: every process of the set). */
+  gatherWith(gather: () => Promise<string>): void {
+    this.gather = gather;
   }
 
   get contentType(): string {
@@ -165,6 +173,7 @@ export class PlatformMetrics {
       help: 'Stations left out of the DATEX II publications because the AFIR profile requires what they lack, by reason (no_capacity: no cumulative_daily_hydrogen_capacity; no_coordinates). A station lacking both counts under both.',
       labelNames: ['reason'] as const,
       registers: [this.registry],
+      aggregator: 'first',
       collect() {
         this.reset();
         for (const [reason, n] of Object.entries(metrics.sources?.datex2LeftOut?.() ?? {})) this.set({ reason }, n);
@@ -191,6 +200,8 @@ export class PlatformMetrics {
       help: 'BullMQ jobs by queue and state (failed: jobs that exhausted their attempts and are kept); left out when Redis does not answer.',
       labelNames: ['queue', 'state'] as const,
       registers: [this.registry],
+      // Every process counts the same queues in Redis: added up, the first one's counts.
+      aggregator: 'first',
       async collect() {
         this.reset();
         type Counts = Record<string, Record<string, number>>;

@@ -110,15 +110,18 @@ export interface MeasureHooks {
   windowEnd?: () => void;
 }
 
+/** What a measurement reads of the server: a ./child.ts child, or anything that reports its CPU alike (../processes.bench.ts). */
+export type MeasuredServer = Pick<Child, 'name' | 'cpuMicros' | 'profile'>;
+
 /**
  * Drives `url` from a separate process (wrk by default, see ./wrk.ts; autocannon on request) and
  * samples the server's CPU, PostgreSQL's and Redis' over the measured seconds.
  */
-export async function measure(server: Child, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks = {}): Promise<Measurement> {
+export async function measure(server: MeasuredServer, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks = {}): Promise<Measurement> {
   return (target.generator ?? 'wrk') === 'wrk' ? measureWithWrk(server, target, options, hooks) : measureWithAutocannon(server, target, options, hooks);
 }
 
-async function measureWithWrk(server: Child, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks): Promise<Measurement> {
+async function measureWithWrk(server: MeasuredServer, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks): Promise<Measurement> {
   const database = new ProcessCpu(['postgres']);
   const redis = new ProcessCpu(['redis-server']);
   const loader = new ProcessCpu(['wrk']);
@@ -183,7 +186,7 @@ async function measureWithWrk(server: Child, target: LoadTarget, options: BenchO
 }
 
 /** Drives `url` with autocannon from a separate process and samples the server's CPU around it. */
-async function measureWithAutocannon(server: Child, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks): Promise<Measurement> {
+async function measureWithAutocannon(server: MeasuredServer, target: LoadTarget, options: BenchOptions, hooks: MeasureHooks): Promise<Measurement> {
   const request: LoadRequest = {
     url: target.url,
     headers: target.headers ?? {},
