@@ -1,0 +1,92 @@
+import { createSentinel, type RedisSentinelType } from 'redis';
+import type { RedisSentinelSettings } from '../redis-config.js';
+import type { Redis } from './redis.js';
+
+/**
+ * A Redis client that follows the master of a Sentinel group (REDIS_SENTINELS), node-redis's own
+ * RedisSentinel: it asks the Sentinels for the master, listens to them for `+switch-master`, and on a
+ * failover moves its connections, its subscriptions included, to the new master by itself. It has the
+ * client's commands, `multi`, scripts, pub/sub, `duplicate()`, `isReady`/`isOpen` and its lifecycle
+ * events, so the platform and BullMQ's node-redis wrapper use it as they use a client of one server;
+ * `sentinelClient` fills in the two differences they meet (below).
+ */
+
+/** What a client of one Redis is told by REDIS_URL, applied to the master the Sentinels name. */
+export interface MasterOptions {
+  username?: string;
+  password?: string;
+  database?: number;
+  tls: boolean;
+}
+
+/** REDIS_URL's user name, password, database number and `rediss:` (its host and port are the Sentinels' to say). */
+export function masterOptionsOf(url: string): MasterOptions {
+  const parsed = new URL(url);
+  const path = parsed.pathname.replace(/^\//, '');
+  return {
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(path ? { database: Number(path) } : {}),
+    tls: parsed.protocol === 'rediss:',
+  };
+}
+
+/** What happened to a connection of the set; node-redis reports the master's as type MASTER. */
+interface ClientErrorEvent {
+  type: string;
+  error: Error;
+}
+
+export interface SentinelClientOptions {
+  /** The connection name (CLIENT SETNAME) of its connections to the master. */
+  name: string;
+  connectTimeoutMs: number;
+  /** Called on every failed command connection to the master (it is gone, or unreachable from here). */
+  onMasterLost: (client: Redis) => void;
+  /** Listeners it may have before Node warns (see REDIS_LISTENERS). */
+  maxListeners: number;
+}
+
+/** A client (not yet connected) of the master the Sentinels name. */
+export function sentinelClient(url: string, settings: RedisSentinelSettings, options: SentinelClientOptions): Redis {
+  const { tls, ...master } = masterOptionsOf(url);
+  const sentinel = createSentinel({
+    name: settings.name,
+    sentinelRootNodes: settings.nodes,
+    nodeClientOptions: {
+      ...master,
+      name: options.name,
+      socket: {
+        connectTimeout: options.connectTimeoutMs,
+        ...(tls ? { tls: true as const } : {}),
+        // Until the Sentinels name another master: the same capped backoff as a client of one server.
+        reconnectStrategy: (retries: number) => Math.min(retries * 100, 3000),
+      },
+    },
+    sentinelClientOptions: { socket: { connectTimeout: options.connectTimeoutMs } },
+  });
+  return following(sentinel, options);
+}
+
+function following(sentinel: RedisSentinelType, options: SentinelClientOptions): Redis {
+  const client = sentinel as unknown as Redis;
+  client.on('error', () => {});
+  client.setMaxListeners(options.maxListeners);
+  // The Sentinel reports a lost master connection as a `client-error` and stays ready until the
+  // Sentinels have agreed on a new master (down-after-milliseconds plus the election): an `error`
+  // lets the owner log the outage as for a client of one server, and `onMasterLost` lets requests
+  // fail at once meanwhile instead of waiting REDIS_TIMEOUT each.
+  sentinel.on('client-error', (event: ClientErrorEvent) => {
+    if (event.type !== 'MASTER') return;
+    client.emit('error', event.error);
+    options.onMasterLost(client);
+  });
+  // BullMQ's wrapper closes the connections it owns (a worker's blocking one, a duplicate) with
+  // quit(), which RedisSentinel lacks: QUIT is a command of one connection, and it holds several.
+  Object.assign(client, { quit: () => sentinel.close() });
+  // Duplicates (the bus's subscriber, BullMQ's blocking connections) follow the master the same way.
+  const duplicate = sentinel.duplicate.bind(sentinel);
+  // Only the client itself is asked whether Redis is usable (redisUsable), so only it is marked.
+  Object.assign(client, { duplicate: () => following(duplicate(), { ...options, onMasterLost: () => {} }) });
+  return client;
+}
