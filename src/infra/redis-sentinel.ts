@@ -8,7 +8,7 @@ import type { Redis } from './redis.js';
  * failover moves its connections, its subscriptions included, to the new master by itself. It has the
  * client's commands, `multi`, scripts, pub/sub, `duplicate()`, `isReady`/`isOpen` and its lifecycle
  * events, so the platform and BullMQ's node-redis wrapper use it as they use a client of one server;
- * `sentinelClient` fills in the two differences they meet (below).
+ * `sentinelClient` fills in the three differences they meet (below).
  */
 
 /** What a client of one Redis is told by REDIS_URL, applied to the master the Sentinels name. */
@@ -31,10 +31,17 @@ export function masterOptionsOf(url: string): MasterOptions {
   };
 }
 
-/** What happened to a connection of the set; node-redis reports the master's as type MASTER. */
-interface ClientErrorEvent {
-  type: string;
-  error: Error;
+/**
+ * Errors of its connections to one of the Sentinels (`Sentinel Client (host:port): …`, with
+ * passthroughClientErrorEvents): another Sentinel is asked meanwhile, so Redis itself is not down.
+ */
+export function isSentinelNodeError(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('Sentinel Client (');
+}
+
+/** Errors of its connections to the master (`Master Client (host:port): …`): it is gone or unreachable from here. */
+function isMasterError(err: unknown): boolean {
+  return err instanceof Error && err.message.startsWith('Master Client (');
 }
 
 export interface SentinelClientOptions {
@@ -64,6 +71,9 @@ export function sentinelClient(url: string, settings: RedisSentinelSettings, opt
       },
     },
     sentinelClientOptions: { socket: { connectTimeout: options.connectTimeoutMs } },
+    // Its connections' errors as `error` events, which it otherwise keeps to itself (an internal
+    // `client-error` it does not pass on): the owner learns of a lost master at once.
+    passthroughClientErrorEvents: true,
   });
   return following(sentinel, options);
 }
@@ -72,18 +82,20 @@ function following(sentinel: RedisSentinelType, options: SentinelClientOptions):
   const client = sentinel as unknown as Redis;
   client.on('error', () => {});
   client.setMaxListeners(options.maxListeners);
-  // The Sentinel reports a lost master connection as a `client-error` and stays ready until the
-  // Sentinels have agreed on a new master (down-after-milliseconds plus the election): an `error`
-  // lets the owner log the outage as for a client of one server, and `onMasterLost` lets requests
-  // fail at once meanwhile instead of waiting REDIS_TIMEOUT each.
-  sentinel.on('client-error', (event: ClientErrorEvent) => {
-    if (event.type !== 'MASTER') return;
-    client.emit('error', event.error);
-    options.onMasterLost(client);
+  // A lost master connection leaves the Sentinel ready (isReady) until the Sentinels have agreed on
+  // a new master (down-after-milliseconds plus the election): `onMasterLost` lets requests fail at
+  // once meanwhile, as with a client of one server that is disconnected, instead of each waiting
+  // REDIS_TIMEOUT for a command sent to nobody.
+  client.on('error', (err: unknown) => {
+    if (isMasterError(err)) options.onMasterLost(client);
   });
   // BullMQ's wrapper closes the connections it owns (a worker's blocking one, a duplicate) with
   // quit(), which RedisSentinel lacks: QUIT is a command of one connection, and it holds several.
   Object.assign(client, { quit: () => sentinel.close() });
+  // Its sendCommand takes first whether the command only reads (it may then go to a replica), the
+  // client's takes the arguments first: BullMQ's wrapper sends CLIENT LIST and CLIENT INFO with it.
+  const send = sentinel.sendCommand.bind(sentinel);
+  Object.assign(client, { sendCommand: (args: string[], commandOptions?: object) => send(false, args, commandOptions) });
   // Duplicates (the bus's subscriber, BullMQ's blocking connections) follow the master the same way.
   const duplicate = sentinel.duplicate.bind(sentinel);
   // Only the client itself is asked whether Redis is usable (redisUsable), so only it is marked.

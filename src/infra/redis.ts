@@ -2,7 +2,7 @@ import { createClient, ErrorReply, type RedisClientType } from 'redis';
 import type { Logger } from 'pino';
 import { redactUrl } from '../config.js';
 import { describeSentinels, type RedisSentinelSettings } from '../redis-config.js';
-import { sentinelClient } from './redis-sentinel.js';
+import { isSentinelNodeError, sentinelClient } from './redis-sentinel.js';
 
 export type Redis = RedisClientType;
 
@@ -65,7 +65,7 @@ export async function openRedis(url: string, name: string, options: OpenRedisOpt
   try {
     // A Sentinel set none of which answers, or that names a master nobody reaches, is retried for a
     // while inside connect(): bounded like a client of one server.
-    await withDeadline(client.connect(), options.sentinel ? 3 * CONNECT_TIMEOUT_MS : undefined);
+    await withDeadline(client.connect(), options.sentinel ? 2 * CONNECT_TIMEOUT_MS : undefined);
     await client.ping();
   } catch (err) {
     await Promise.resolve(client.destroy()).catch(() => {});
@@ -211,7 +211,8 @@ export function watchRedis(client: Redis, log: Logger, what = 'Redis'): { readon
   const state = { down: false };
   let since = 0;
   client.on('error', (err: Error) => {
-    if (state.down) return;
+    // One Sentinel of several gone is not Redis gone: the client asks another.
+    if (state.down || isSentinelNodeError(err)) return;
     state.down = true;
     since = Date.now();
     log.warn({ err: { type: err.constructor.name, message: err.message } }, `${what} unavailable: ${DEGRADED}`);
