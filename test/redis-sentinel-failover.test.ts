@@ -12,7 +12,8 @@
 import t, { type Test } from 'tap';
 import { createClient } from 'redis';
 import { createLogger } from '../src/log.js';
-import { closeRedis, openRedis, redisUsable } from '../src/infra/redis.js';
+import { closeRedis, openRedis, redisUsable, RedisUnavailableError } from '../src/infra/redis.js';
+import { sentinelNodes } from '../src/redis-config.js';
 import { PersonalTokens } from '../src/registry/personal-tokens.js';
 import { startWorkers } from '../workers/index.js';
 import { outboxMessageId } from '../workers/mail/job.js';
@@ -187,6 +188,9 @@ const tally = (answers: Answer[]) => {
 t.test('Redis master killed: the Sentinels promote the replica and every part follows it', async (t) => {
   const set = await startRedisSentinelSet();
   t.teardown(() => set.stop());
+  const refused = await openRedis('redis://127.0.0.1:6379', 'hrs', { sentinel: { nodes: sentinelNodes(set.sentinels)!, name: 'no-such-group' } }).catch((err: unknown) => err);
+  t.match(refused, { constructor: RedisUnavailableError, message: /master group no-such-group.*REDIS_SENTINEL_NAME/ }, 'a group the Sentinels do not watch is an error at start that says what to check');
+
   const smtp = await smtpSink(t);
   const sentinelEnv = { REDIS_SENTINELS: set.sentinels, REDIS_SENTINEL_NAME: set.name };
   const a = await startTestPlatform(t, {
