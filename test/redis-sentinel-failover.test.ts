@@ -12,7 +12,7 @@
 import t, { type Test } from 'tap';
 import { createClient } from 'redis';
 import { createLogger } from '../src/log.js';
-import { closeRedis, openRedis, redisUsable, RedisUnavailableError } from '../src/infra/redis.js';
+import { closeRedis, openRedis, redisUsable, RedisUnavailableError, watchRedis } from '../src/infra/redis.js';
 import { sentinelNodes } from '../src/redis-config.js';
 import { PersonalTokens } from '../src/registry/personal-tokens.js';
 import { startWorkers } from '../workers/index.js';
@@ -20,7 +20,7 @@ import { outboxMessageId } from '../workers/mail/job.js';
 import { sweepMail } from '../workers/mail/outbox.js';
 import { openQueue, QUEUES } from '../workers/queues.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
-import { get, startTestPlatform, type TestPlatform } from './helpers/platform.js';
+import { get, logCapture, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { startRedisSentinelSet } from './helpers/redis-sentinel.js';
 import { smtpSink } from './helpers/smtp.js';
 import { until } from './helpers/wait.js';
@@ -204,7 +204,10 @@ t.test('Redis master killed: the Sentinels promote the replica and every part fo
   // The workers as `hrs worker` runs them: a Redis client of their own.
   const workerRedis = await openRedis(config.redisUrl, 'hrs-worker', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
   t.teardown(() => closeRedis(workerRedis));
-  const workers = startWorkers(config, workerRedis, a.sql, createLogger('silent'));
+  const workerLogs = logCapture();
+  const workerLog = createLogger('info', workerLogs.stream);
+  watchRedis(workerRedis, workerLog);
+  const workers = startWorkers(config, workerRedis, a.sql, workerLog);
   t.teardown(() => workers.close());
   const mailQueue = openQueue(QUEUES.mail, workerRedis, config.redisPrefix);
   t.teardown(() => mailQueue.close());
@@ -260,4 +263,13 @@ t.test('Redis master killed: the Sentinels promote the replica and every part fo
   t.pass('the token e-mail was sent');
 
   await everyPart(t, a, b, onB, smtp, 'after the failover');
+
+  // The failover is an outage of Redis in the logs, once each way, and nothing else (the request log's
+  // error lines for the sign-ins refused meanwhile are those answers).
+  for (const [who, lines] of [['A', a.logs.lines], ['B', b.logs.lines], ['the workers', workerLogs.lines]] as const) {
+    const said = lines.filter((line) => !(line.msg === 'request' && line.status === 503)).map((line) => `${String(line.level)} ${String(line.msg)}`);
+    t.ok(said.some((line) => /^40 Redis unavailable/.test(line)), `${who}: Redis unavailable (a warning)`);
+    t.ok(said.some((line) => /^30 Redis available again/.test(line)), `${who}: Redis available again`);
+    t.same(said.filter((line) => Number(line.split(' ')[0]) >= 50), [], `${who}: no error lines`);
+  }
 });

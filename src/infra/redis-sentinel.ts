@@ -1,4 +1,4 @@
-import { createSentinel, type RedisSentinelType } from 'redis';
+import { ClientClosedError, createSentinel, type RedisSentinelType } from 'redis';
 import type { RedisSentinelSettings } from '../redis-config.js';
 import type { Redis } from './redis.js';
 
@@ -8,7 +8,7 @@ import type { Redis } from './redis.js';
  * failover moves its connections, its subscriptions included, to the new master by itself. It has the
  * client's commands, `multi`, scripts, pub/sub, `duplicate()`, `isReady`/`isOpen` and its lifecycle
  * events, so the platform and BullMQ's node-redis wrapper use it as they use a client of one server;
- * `sentinelClient` fills in the three differences they meet (below).
+ * `sentinelClient` fills in the four differences they meet (below).
  */
 
 /** What a client of one Redis is told by REDIS_URL, applied to the master the Sentinels name. */
@@ -96,6 +96,19 @@ function following(sentinel: RedisSentinelType, options: SentinelClientOptions):
   // client's takes the arguments first: BullMQ's wrapper sends CLIENT LIST and CLIENT INFO with it.
   const send = sentinel.sendCommand.bind(sentinel);
   Object.assign(client, { sendCommand: (args: string[], commandOptions?: object) => send(false, args, commandOptions) });
+  // A command still waiting for its turn on the connection when the client is closed (BullMQ's
+  // blocking BZPOPMIN as its worker closes) finds no connection, and RedisSentinel fails it with a
+  // TypeError; a client of one server says it is closed, which BullMQ takes as the end of a close.
+  const self = (sentinel as unknown as { _self: { _execute: (readonly: unknown, fn: unknown) => Promise<unknown> } })._self;
+  const execute = self._execute.bind(self);
+  self._execute = async (readonly, fn) => {
+    try {
+      return await execute(readonly, fn);
+    } catch (err) {
+      if (err instanceof TypeError && !sentinel.isOpen) throw new ClientClosedError();
+      throw err;
+    }
+  };
   // Duplicates (the bus's subscriber, BullMQ's blocking connections) follow the master the same way.
   const duplicate = sentinel.duplicate.bind(sentinel);
   // Only the client itself is asked whether Redis is usable (redisUsable), so only it is marked.
