@@ -268,7 +268,8 @@ t.test('Redis master killed: the Sentinels promote the replica and every part fo
   // error lines for the sign-ins refused meanwhile are those answers).
   for (const [who, lines] of [['A', a.logs.lines], ['B', b.logs.lines], ['the workers', workerLogs.lines]] as const) {
     const said = lines.filter((line) => !(line.msg === 'request' && line.status === 503)).map((line) => `${String(line.level)} ${String(line.msg)}`);
-    t.ok(said.some((line) => /^40 Redis unavailable/.test(line)), `${who}: Redis unavailable (a warning)`);
+    const warning = lines.find((line) => line.level === 40 && /^Redis unavailable/.test(String(line.msg)));
+    t.match(warning, { err: { message: /^Master Client \(127\.0\.0\.1:\d+\): / } }, `${who}: Redis unavailable (a warning naming the lost master)`);
     t.ok(said.some((line) => /^30 Redis available again/.test(line)), `${who}: Redis available again`);
     t.same(said.filter((line) => Number(line.split(' ')[0]) >= 50), [], `${who}: no error lines`);
   }

@@ -42,7 +42,7 @@ export async function openRedis(url: string, name: string, options: OpenRedisOpt
         name,
         connectTimeoutMs: CONNECT_TIMEOUT_MS,
         maxListeners: REDIS_LISTENERS,
-        onMasterLost: (lost) => stall(lost, 0),
+        onMasterLost: markLost,
       })
     : (createClient({
         url,
@@ -171,6 +171,17 @@ function stall(client: Redis, ms: number): void {
   if (stalled.has(client)) return;
   stalled.add(client);
   client.emit('stalled', ms);
+  awaitAnswer(client);
+}
+
+/**
+ * Marks a client whose master connection failed (a client that follows a Sentinel group stays ready
+ * meanwhile) as not usable until Redis answers; its `error` event, which reported the failure, is what
+ * watchRedis logs.
+ */
+function markLost(client: Redis): void {
+  if (stalled.has(client)) return;
+  stalled.add(client);
   awaitAnswer(client);
 }
 
