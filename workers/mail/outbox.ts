@@ -101,6 +101,11 @@ export async function sweepMail(sql: Sql, queue: Queue, redis: Redis): Promise<{
   return { unsent, added };
 }
 
+/** A sweep now, besides the schedule's (Redis is back: jobs added just before it went may be lost). */
+export async function sweepNow(queue: Queue): Promise<void> {
+  await queue.add(SWEEP_JOB, {}, { attempts: 3, removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } });
+}
+
 /** The sweep's schedule: every `everyMs` (an hour by default), and once at once. */
 export async function scheduleSweep(queue: Queue, everyMs: number): Promise<void> {
   await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: everyMs }, { name: SWEEP_JOB, opts: { attempts: 3, removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } } });
