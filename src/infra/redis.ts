@@ -4,6 +4,11 @@ import { redactUrl } from '../config.js';
 import { describeSentinels, type RedisSentinelSettings } from '../redis-config.js';
 import { isSentinelNodeError, sentinelClient } from './redis-sentinel.js';
 
+/**
+ * A Redis client as the platform uses it: node-redis's client of one server (REDIS_URL), or its
+ * RedisSentinel, which follows the master a Sentinel group names (REDIS_SENTINELS; see
+ * redis-sentinel.ts for how it stands in for the client).
+ */
 export type Redis = RedisClientType;
 
 /** Raised when Redis cannot be reached at start. */
