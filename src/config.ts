@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { compileTrust, trustEntries } from './http/client-address.js';
+import { redisSentinelEnv, redisSentinelOf, type RedisSentinelSettings } from './redis-config.js';
 
 /** Raised when the environment does not describe a usable configuration. */
 export class ConfigError extends Error {
@@ -48,6 +49,7 @@ export const envSchema = z
       .string()
       .regex(/^[A-Za-z0-9_.-]+$/, 'may hold only letters, digits, ".", "_" and "-"')
       .default('hrs'),
+    ...redisSentinelEnv,
     BASE_URL: z.preprocess(blankAsUnset, url(['http:', 'https:']).optional()),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     MAX_BODY_BYTES: z.coerce
@@ -197,6 +199,8 @@ export interface Config {
   host: string;
   databaseUrl: string;
   redisUrl: string;
+  /** REDIS_SENTINELS and REDIS_SENTINEL_NAME: the master is found through them (REDIS_URL's host and port are not used). */
+  redisSentinel?: RedisSentinelSettings;
   redisPrefix: string;
   /** Absolute base for links the API returns; no trailing slash. */
   baseUrl: string;
@@ -332,6 +336,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     host: env.HOST,
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
+    redisSentinel: redisSentinelOf(env),
     redisPrefix: env.REDIS_PREFIX,
     baseUrl: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, ''),
     baseUrlDerived: env.BASE_URL === undefined,

@@ -87,7 +87,7 @@ async function openStores(config: Readonly<Config>, log: Logger): Promise<{ sql:
   const { sql, applied } = await openMigrated(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
   if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
   try {
-    const redis = await openRedis(config.redisUrl, 'hrs', { waitMs: config.redisTimeoutMs });
+    const redis = await openRedis(config.redisUrl, 'hrs', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
     watchRedis(redis, log);
     return { sql, redis };
   } catch (err) {

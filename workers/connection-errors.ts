@@ -20,7 +20,10 @@ export function isConnectionError(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (CONNECTION_ERRORS.has(err.constructor.name) || CONNECTION_ERRORS.has(err.name)) return true;
   const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && CONNECTION_CODES.has(code);
+  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
+  // A client that follows a Sentinel group reports its connections' errors wrapped, naming the node
+  // (`Master Client (host:port): …`), with node-redis's own error as the cause.
+  return err.cause !== undefined && err.cause !== err && isConnectionError(err.cause);
 }
 
 /**

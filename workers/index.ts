@@ -5,7 +5,7 @@ import type { Config } from '../src/config.js';
 import type { Redis } from '../src/infra/redis.js';
 import { startCallLogWorker } from './call-log/processor.js';
 import { startMailWorker, tokenMailRenderer } from './mail/processor.js';
-import { scheduleSweep } from './mail/outbox.js';
+import { scheduleSweep, sweepNow } from './mail/outbox.js';
 import { QUEUES, openQueue } from './queues.js';
 import { closerOf } from './connection-errors.js';
 import { startSandboxWorker } from './sandbox/processor.js';
@@ -73,11 +73,21 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
       },
     });
     const closeMail = closerOf(mail);
-    // The sweep runs where e-mails can be sent: it gives unsent ones their jobs again.
+    // The sweep runs where e-mails can be sent: it gives unsent ones their jobs again. Its schedule is
+    // made again, and a sweep run at once, whenever Redis comes back: a restarted Redis has forgotten
+    // every job and the schedule, a replica promoted by Sentinel lacks what the master took in its last
+    // instant, and a token e-mail whose job was lost should not wait for the next period.
     void scheduleSweep(queue, config.mailSweepEveryMs).catch((err: unknown) => log.warn({ err }, 'scheduling the mail sweep failed'));
+    const resume = () => {
+      void scheduleSweep(queue, config.mailSweepEveryMs)
+        .then(() => sweepNow(queue))
+        .catch((err: unknown) => log.warn({ err }, 'scheduling the mail sweep failed'));
+    };
+    redis.on('ready', resume);
     workers.push({
       name: mail.name,
       async close() {
+        redis.off('ready', resume);
         await closeMail();
         await queue.close();
       },

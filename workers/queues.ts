@@ -29,6 +29,30 @@ export function openQueue(name: QueueName, redis: Redis, redisPrefix: string, lo
   return queue;
 }
 
+type BulkJob = Parameters<Queue['addBulk']>[0][number];
+
+/** Whether Redis refused a script it does not hold (NOSCRIPT), alone or as one reply of a MULTI. */
+function lacksScripts(err: unknown): boolean {
+  const replies = (err as { replies?: unknown[] }).replies ?? [];
+  return [err, ...replies].some((e) => e instanceof Error && e.message.startsWith('NOSCRIPT'));
+}
+
+/**
+ * The jobs added as one bulk (one round trip), or one by one when Redis lacks BullMQ's scripts: its
+ * bulk add sends them as EVALSHA inside a MULTI, where a NOSCRIPT cannot be answered by loading the
+ * script, so it fails for good against a Redis restarted (or a replica promoted by Sentinel) since
+ * they were loaded; a single add loads them again. Job ids are deterministic, so jobs the bulk did add
+ * are not added twice.
+ */
+export async function addJobs(queue: Queue, jobs: BulkJob[]): Promise<void> {
+  try {
+    await queue.addBulk(jobs);
+  } catch (err) {
+    if (!lacksScripts(err)) throw err;
+    for (const job of jobs) await queue.add(job.name, job.data, job.opts);
+  }
+}
+
 /** The platform's queues, one of each, opened together. */
 export interface OpenQueues {
   /** Jobs per queue name and state (BullMQ `getJobCounts`). */

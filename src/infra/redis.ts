@@ -1,7 +1,14 @@
 import { createClient, ErrorReply, type RedisClientType } from 'redis';
 import type { Logger } from 'pino';
 import { redactUrl } from '../config.js';
+import { describeSentinels, type RedisSentinelSettings } from '../redis-config.js';
+import { isSentinelNodeError, sentinelClient } from './redis-sentinel.js';
 
+/**
+ * A Redis client as the platform uses it: node-redis's client of one server (REDIS_URL), or its
+ * RedisSentinel, which follows the master a Sentinel group names (REDIS_SENTINELS; see
+ * redis-sentinel.ts for how it stands in for the client).
+ */
 export type Redis = RedisClientType;
 
 /** Raised when Redis cannot be reached at start. */
@@ -23,16 +30,33 @@ export const REDIS_LISTENERS = 40;
 /** How long a command may go unanswered by default (REDIS_TIMEOUT's default), in milliseconds. */
 export const DEFAULT_REDIS_WAIT_MS = 2000;
 
-export async function openRedis(url: string, name: string, options: { waitMs?: number } = {}): Promise<Redis> {
+export interface OpenRedisOptions {
+  /** REDIS_TIMEOUT in milliseconds (default DEFAULT_REDIS_WAIT_MS). */
+  waitMs?: number;
+  /** REDIS_SENTINELS and REDIS_SENTINEL_NAME: the master is the one these Sentinels name, followed through failovers. */
+  sentinel?: RedisSentinelSettings;
+}
+
+/** How long connecting may take before the server counts as unreachable, at start and on every reconnect. */
+const CONNECT_TIMEOUT_MS = 5000;
+
+export async function openRedis(url: string, name: string, options: OpenRedisOptions = {}): Promise<Redis> {
   let started = false;
-  const client = createClient({
-    url,
-    name,
-    socket: {
-      connectTimeout: 5000,
-      reconnectStrategy: (retries: number, cause: Error) => (started ? Math.min(retries * 100, 3000) : cause),
-    },
-  }) as unknown as Redis;
+  const client = options.sentinel
+    ? sentinelClient(url, options.sentinel, {
+        name,
+        connectTimeoutMs: CONNECT_TIMEOUT_MS,
+        maxListeners: REDIS_LISTENERS,
+        onMasterLost: markLost,
+      })
+    : (createClient({
+        url,
+        name,
+        socket: {
+          connectTimeout: CONNECT_TIMEOUT_MS,
+          reconnectStrategy: (retries: number, cause: Error) => (started ? Math.min(retries * 100, 3000) : cause),
+        },
+      }) as unknown as Redis);
   // node-redis emits 'error' for every failed reconnect; the owner logs them.
   client.on('error', () => {});
   // BullMQ wraps this client for every queue and worker of the process (createNodeRedisClient), and its
@@ -40,33 +64,59 @@ export async function openRedis(url: string, name: string, options: { waitMs?: n
   // bound stays a leak detector (a queue opened per request would still pass it) without warning about
   // the queues the platform means to have.
   client.setMaxListeners(REDIS_LISTENERS);
+  const where = options.sentinel
+    ? { what: `The master named by ${describeSentinels(options.sentinel)}`, help: SENTINEL_HELP(options.sentinel.name) }
+    : { what: `Redis at ${redactUrl(url)}`, help: HOW_TO_START };
   try {
-    await client.connect();
+    // A Sentinel set none of which answers, or that names a master nobody reaches, is retried for a
+    // while inside connect(): bounded like a client of one server.
+    await withDeadline(client.connect(), options.sentinel ? 2 * CONNECT_TIMEOUT_MS : undefined);
     await client.ping();
   } catch (err) {
-    await client.destroy();
-    throw new RedisUnavailableError(openingFailure(url, err));
+    await Promise.resolve(client.destroy()).catch(() => {});
+    throw new RedisUnavailableError(openingFailure(where, err));
   }
   started = true;
   waits.set(client, options.waitMs ?? DEFAULT_REDIS_WAIT_MS);
   return client;
 }
 
+async function withDeadline<T>(promise: Promise<T>, ms: number | undefined): Promise<T> {
+  if (ms === undefined) return promise;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no master reached within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+const SENTINEL_HELP = (name: string) =>
+  `check that REDIS_SENTINELS lists running Sentinels and that they watch a master group named ${name} ` +
+  `(\`redis-cli -p 26379 SENTINEL GET-MASTER-ADDR-BY-NAME ${name}\` on a Sentinel's machine names its master), ` +
+  'or set REDIS_SENTINEL_NAME to the name in their `sentinel monitor` line';
+
 /**
  * Why opening failed, in words: the server answered with an error (a database index out of range, a
- * wrong password) is the server's own reason; otherwise it is not reachable and how to start one.
+ * wrong password) is the server's own reason; otherwise it is not reachable and how to start one (or,
+ * with Sentinels, what to check).
  */
-function openingFailure(url: string, err: unknown): string {
+function openingFailure(where: { what: string; help: string }, err: unknown): string {
   // The reconnect strategy's refusal wraps the error it was given.
   const wrapped = err as { originalError?: unknown; socketError?: unknown };
   const reply = [err, wrapped.originalError, wrapped.socketError].find((e) => e instanceof ErrorReply);
   if (reply instanceof ErrorReply) {
     const reason = reply.message.replace(/^ERR /, '');
     const hint = /DB index/i.test(reason) ? ' (a Redis server has databases 0-15 unless configured otherwise: fix the number in REDIS_URL)' : '';
-    return `Redis at ${redactUrl(url)} refused the connection: ${reason}${hint}`;
+    return `${where.what} refused the connection: ${reason}${hint}`;
   }
   const reason = err instanceof Error ? err.message || err.constructor.name : String(err);
-  return `Redis at ${redactUrl(url)} is not reachable (${reason}); ${HOW_TO_START}`;
+  return `${where.what} is not reachable (${reason}); ${where.help}`;
 }
 
 /** A command refused at once because the client is not connected (instead of waiting in its offline queue). */
@@ -126,12 +176,37 @@ function stall(client: Redis, ms: number): void {
   if (stalled.has(client)) return;
   stalled.add(client);
   client.emit('stalled', ms);
+  awaitAnswer(client);
+}
+
+/**
+ * Marks a client whose master connection failed (a client that follows a Sentinel group stays ready
+ * meanwhile) as not usable until Redis answers; its `error` event, which reported the failure, is what
+ * watchRedis logs.
+ */
+function markLost(client: Redis): void {
+  if (stalled.has(client)) return;
+  stalled.add(client);
+  awaitAnswer(client);
+}
+
+/**
+ * Clears the mark once Redis answers a PING (Redis answers in order: it is answered once everything
+ * sent before it is), or once the client says it is not ready (then `isReady` speaks for it). A PING
+ * refused while the client still says it is ready was not answered either (node-redis's own command
+ * timeout; a master followed through Sentinels that is gone while they have not yet named another):
+ * it is sent again.
+ */
+function awaitAnswer(client: Redis): void {
   const answered = () => {
     if (stalled.delete(client)) client.emit('answering');
   };
-  // Redis answers in order: this PING is answered once everything sent before it is.
+  const refused = () => {
+    if (!client.isReady || !stalled.has(client)) return answered();
+    setTimeout(() => awaitAnswer(client), 100).unref();
+  };
   try {
-    client.ping().then(answered, answered);
+    client.ping().then(answered, refused);
   } catch {
     answered();
   }
@@ -152,7 +227,8 @@ export function watchRedis(client: Redis, log: Logger, what = 'Redis'): { readon
   const state = { down: false };
   let since = 0;
   client.on('error', (err: Error) => {
-    if (state.down) return;
+    // One Sentinel of several gone is not Redis gone: the client asks another.
+    if (state.down || isSentinelNodeError(err)) return;
     state.down = true;
     since = Date.now();
     log.warn({ err: { type: err.constructor.name, message: err.message } }, `${what} unavailable: ${DEGRADED}`);

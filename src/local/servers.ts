@@ -7,7 +7,7 @@ import { StateClaim, rememberedPorts, runningServers, stateDir } from './state.j
 
 /**
  * Zero set-up: which PostgreSQL and Redis a command uses when the environment names none.
- * - DATABASE_URL / REDIS_URL set: that server, always; nothing is started (an unreachable one stays
+ * - DATABASE_URL / REDIS_URL (or REDIS_SENTINELS) set: that server, always; nothing is started (an unreachable one stays
  *   the error it is).
  * - unset, and something answers on the default local port: that server, as before.
  * - unset, and nothing answers (or `--embedded`): a local server of this process's own, with its data
@@ -45,17 +45,22 @@ export interface Provided {
   stop(): Promise<void>;
 }
 
+/** Whether the environment names a Redis: REDIS_URL, or Sentinels that name the master (REDIS_SENTINELS). */
+function redisNamed(env: Record<string, string | undefined>): boolean {
+  return env.REDIS_URL !== undefined || (env.REDIS_SENTINELS ?? '').trim() !== '';
+}
+
 export async function provideServers(options: ProvideOptions): Promise<Provided> {
   const { env, defaults } = options;
   const [postgresAnswers, redisAnswers] = await Promise.all([
     env.DATABASE_URL !== undefined || options.force ? true : answers(defaults.postgres.host, defaults.postgres.port),
-    env.REDIS_URL !== undefined || options.force ? true : answers(defaults.redis.host, defaults.redis.port),
+    redisNamed(env) || options.force ? true : answers(defaults.redis.host, defaults.redis.port),
   ]);
   const startPostgres = env.DATABASE_URL === undefined && (options.force === true || !postgresAnswers);
-  const startRedis = env.REDIS_URL === undefined && (options.force === true || !redisAnswers);
+  const startRedis = !redisNamed(env) && (options.force === true || !redisAnswers);
   if (options.force) {
     if (env.DATABASE_URL !== undefined) options.say('DATABASE_URL is set: --embedded starts no PostgreSQL.');
-    if (env.REDIS_URL !== undefined) options.say('REDIS_URL is set: --embedded starts no Redis.');
+    if (redisNamed(env)) options.say(`${env.REDIS_URL !== undefined ? 'REDIS_URL' : 'REDIS_SENTINELS'} is set: --embedded starts no Redis.`);
   }
   if (!startPostgres && !startRedis) return { servers: [], stop: async () => {} };
   const why = (name: string, { host, port }: { host: string; port: number }) =>
@@ -136,7 +141,7 @@ export async function serversInUse(env: Record<string, string | undefined>, defa
   if (!running) return {};
   const [postgresAnswers, redisAnswers] = await Promise.all([
     env.DATABASE_URL !== undefined ? true : answers(defaults.postgres.host, defaults.postgres.port),
-    env.REDIS_URL !== undefined ? true : answers(defaults.redis.host, defaults.redis.port),
+    redisNamed(env) ? true : answers(defaults.redis.host, defaults.redis.port),
   ]);
   const found: InUse = {};
   if (!postgresAnswers && running.postgres) found.databaseUrl = running.postgres.url;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { unsentMail } from '../../db/queries/token-mail.js';
 import type { Redis } from '../../src/infra/redis.js';
+import { addJobs } from '../queues.js';
 import { OUTBOX_JOB, SWEEP_JOB, outboxJobId, type OutboxJob } from './job.js';
 
 /**
@@ -52,7 +53,7 @@ export async function scheduleMail(
   }
   try {
     const now = Date.now();
-    await within(queue.addBulk(intents.map((i) => jobOf(i.key, i.dueAt, now))), SCHEDULE_WAIT_MS, () => new Error(`no answer from Redis within ${SCHEDULE_WAIT_MS} ms`));
+    await within(addJobs(queue, intents.map((i) => jobOf(i.key, i.dueAt, now))), SCHEDULE_WAIT_MS, () => new Error(`no answer from Redis within ${SCHEDULE_WAIT_MS} ms`));
     return intents.length;
   } catch (err) {
     log.warn({ err, mails: intents.length }, 'token e-mails not scheduled now: the sweep will schedule them');
@@ -93,11 +94,16 @@ export async function sweepMail(sql: Sql, queue: Queue, redis: Redis): Promise<{
     const missing = page.filter((_, i) => Number(exists[i]) === 0);
     if (missing.length > 0) {
       const now = Date.now();
-      await queue.addBulk(missing.map((row) => jobOf(row.key, row.due_at, now)));
+      await addJobs(queue, missing.map((row) => jobOf(row.key, row.due_at, now)));
       added += missing.length;
     }
   }
   return { unsent, added };
+}
+
+/** A sweep now, besides the schedule's (Redis is back: jobs added just before it went may be lost). */
+export async function sweepNow(queue: Queue): Promise<void> {
+  await queue.add(SWEEP_JOB, {}, { attempts: 3, removeOnComplete: { count: 10 }, removeOnFail: { count: 50 } });
 }
 
 /** The sweep's schedule: every `everyMs` (an hour by default), and once at once. */

@@ -32,9 +32,14 @@ export class MailProducer {
     await scheduleMail(this.queue, intents, this.log, { isReady: redisUsable(this.redis) });
   }
 
-  /** Whether Redis is connected, so a link can be queued now. */
+  /**
+   * Whether a link can be queued now: Redis connected and answering, as `sendLink` asks. A sign-in for
+   * an unknown address sends nothing but must be answered as a known one would be, so this is the
+   * same test: connected alone would let an unknown address through (202) while a known one is
+   * refused (503) during a frozen Redis or a Sentinel failover.
+   */
   ready(): boolean {
-    return this.redis.isReady;
+    return redisUsable(this.redis);
   }
 
   /**

@@ -33,7 +33,7 @@ export const load: Command = {
 async function announce(config: Config, summary: LoadSummary, io: Io): Promise<void> {
   let redis;
   try {
-    redis = await openRedis(config.redisUrl, 'hrs-load');
+    redis = await openRedis(config.redisUrl, 'hrs-load', { sentinel: config.redisSentinel });
   } catch (err) {
     io.err(`warning: loaded, but running instances were not told (${(err as Error).message})`);
     return;

@@ -40,7 +40,7 @@ export const worker: Command = {
     const sql = await openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
     let redis;
     try {
-      redis = await openRedis(config.redisUrl, 'hrs-worker', { waitMs: config.redisTimeoutMs });
+      redis = await openRedis(config.redisUrl, 'hrs-worker', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
     } catch (err) {
       await sql.end({ timeout: 1 });
       throw err;
