@@ -1,5 +1,6 @@
 import postgres from 'postgres';
 import { redactUrl } from '../src/config.js';
+import { databaseName as nameIn, sessionAttrs, withDatabase } from '../src/database-url.js';
 import { bounded, PoolConnections } from './deadline.js';
 import { DatabaseUnavailableError } from './errors.js';
 
@@ -32,7 +33,8 @@ const MAX_RECONNECT_DELAY_S = 0.05;
  * request after it connects at once.
  */
 export function connect(url: string, options: postgres.Options<{}> & DatabaseTimeouts = {}): Sql {
-  const { timeoutMs, ...rest } = options;
+  const { timeoutMs, ...given } = options;
+  const rest = { ...primaryOnly(url), ...given };
   const serverBounds: postgres.Options<{}> =
     timeoutMs === undefined
       ? {}
@@ -54,6 +56,19 @@ export function connect(url: string, options: postgres.Options<{}> & DatabaseTim
 
 const timeouts = new WeakMap<Sql, number>();
 
+/**
+ * `target_session_attrs=read-write` of a host list, as postgres.js must be told it. postgres.js 3.4
+ * decides "read-write" from `default_transaction_read_only` alone, which a hot standby of PostgreSQL 14
+ * or later reports as off: it would keep a connection to the standby and every write there would fail.
+ * "primary" asks what libpq's read-write also checks, whether the server is in hot standby
+ * (`in_hot_standby`, or `pg_is_in_recovery()` on older servers), so the pool connects to the primary
+ * only, tries the hosts in turn while there is none (a failover), and holds its queries meanwhile
+ * (each bounded by DATABASE_TIMEOUT, db/deadline.ts).
+ */
+function primaryOnly(url: string): postgres.Options<{}> {
+  return sessionAttrs(url) === 'read-write' ? { target_session_attrs: 'primary' } : {};
+}
+
 /** The bound a pool was opened with (`timeoutMs`), if any: how long work may wait for it. */
 export function timeoutOf(sql: Sql): number | undefined {
   return timeouts.get(sql);
@@ -67,18 +82,20 @@ const CONNECTION_CODES = new Set([
 
 /**
  * Whether an error says PostgreSQL is unavailable rather than that a statement was wrong: it cannot
- * be reached or dropped the connection, it is shutting down or starting (57P01-57P03), a statement ran
- * out of time (57014), or any connection exception (class 08). A request that met one may succeed later.
+ * be reached or dropped the connection, it is shutting down, starting or recovering (57P01-57P03), a
+ * statement ran out of time (57014), any connection exception (class 08), or a write met a server
+ * that takes no writes (25006: a standby, or a primary being demoted during a failover; the
+ * statement, and its transaction, were refused whole). A request that met one may succeed later.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (err instanceof DatabaseUnavailableError) return true;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
-  return CONNECTION_CODES.has(code) || code === '57014' || /^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code);
+  return CONNECTION_CODES.has(code) || code === '57014' || code === '25006' || /^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code);
 }
 
 function databaseName(url: string): string {
-  const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+  const name = nameIn(url);
   if (!name) throw new DatabaseUnavailableError(`DATABASE_URL ${redactUrl(url)} names no database`);
   return name;
 }
@@ -93,9 +110,7 @@ function unreachable(url: string, err: unknown): DatabaseUnavailableError {
 /** Creates the database DATABASE_URL names when it does not exist yet. */
 export async function ensureDatabase(url: string): Promise<void> {
   const name = databaseName(url);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const sql = connect(admin.toString(), { max: 1 });
+  const sql = connect(withDatabase(url, 'postgres'), { max: 1 });
   try {
     const [found] = await sql`SELECT 1 AS one FROM pg_database WHERE datname = ${name}`;
     if (!found) await sql`CREATE DATABASE ${sql(name)}`;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { databaseHosts } from './database-url.js';
 import { compileTrust, trustEntries } from './http/client-address.js';
 
 /** Raised when the environment does not describe a usable configuration. */
@@ -42,7 +43,13 @@ export const envSchema = z
   .object({
     PORT: z.coerce.number({ error: 'must be a port number' }).int().min(0).max(65535).default(8080),
     HOST: z.string().min(1).default('127.0.0.1'),
-    DATABASE_URL: url(['postgres:', 'postgresql:']).default(DEFAULT_DATABASE_URL),
+    DATABASE_URL: z
+      .string()
+      .refine(
+        (value) => databaseHosts(value) !== undefined,
+        'must be a URL starting with postgres:// or postgresql:// (several hosts: postgres://h1:5432,h2:5432/hrs?target_session_attrs=read-write)',
+      )
+      .default(DEFAULT_DATABASE_URL),
     REDIS_URL: url(['redis:', 'rediss:']).default(DEFAULT_REDIS_URL),
     REDIS_PREFIX: z
       .string()
@@ -403,12 +410,4 @@ function durations(text: string): [number, number] {
 }
 
 /** A URL fit for messages and logs: the password is replaced. */
-export function redactUrl(value: string): string {
-  try {
-    const parsed = new URL(value);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparseable URL)';
-  }
-}
+export { redactUrl } from './database-url.js';
