@@ -1,0 +1,50 @@
+import t from 'tap';
+import { importLoad, platformOnPair, storedRequests, summary } from './helpers/failover-load.js';
+import { startPostgresPair } from './helpers/postgres-cluster.js';
+
+/**
+ * A PostgreSQL failover under a steady import v2 load, with a synchronous replica: the platform's
+ * DATABASE_URL names both servers (target_session_attrs=read-write). The primary is killed (SIGKILL,
+ * as a lost machine), the replica promoted a moment later (as a cluster manager or an operator
+ * would); the same platform, never restarted, must find the new primary by itself.
+ */
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+t.test('synchronous replica: every acknowledged signal survives the primary; clients see 204 or 503 + Retry-After only', async (t) => {
+  const pair = await startPostgresPair({ synchronous: true });
+  t.teardown(() => pair.stop());
+  const platform = await platformOnPair(t, pair, { DATABASE_TIMEOUT: '2' });
+  const load = importLoad(platform.url, 6);
+  await sleep(2000);
+  const before = load.acknowledged.size;
+  const killedAt = performance.now();
+  await pair.killPrimary();
+  // Time for a cluster manager to notice; meanwhile the platform has no primary.
+  await sleep(1000);
+  await pair.promoteReplica();
+  const promotedAt = performance.now();
+  // Load until the platform has served for two seconds on the new primary.
+  for (let waited = 0; waited < 20_000; waited += 100) {
+    const back = load.answers.filter((a) => a.status === 204 && a.sentAt > promotedAt);
+    if (back.length > 0 && performance.now() - back[0]!.answeredAt > 2000) break;
+    await sleep(100);
+  }
+  await load.stop();
+
+  const seen = summary(load.answers, killedAt);
+  t.comment(`${before} requests acknowledged before the kill, ${load.acknowledged.size} in all; promotion ${Math.round(promotedAt - killedAt)} ms after the kill`);
+  t.comment(`after the kill: statuses ${JSON.stringify(seen.statuses)}, Retry-After ${JSON.stringify(seen.retryAfters)}, longest request ${Math.round(seen.longestMs)} ms, served again ${Math.round(seen.servedAgainMs ?? -1)} ms after the kill`);
+  t.ok(before > 20, `a real load was acknowledged before the kill (${before} requests)`);
+  const odd = load.answers.filter((a) => a.status !== 204 && !(a.status === 503 && a.retryAfter !== null));
+  t.same(odd.map((a) => a.status), [], 'every answer is a 204, or a 503 with Retry-After (never a 500, never a dropped request)');
+  t.ok(seen.servedAgainMs !== undefined, 'the same platform serves imports again on the promoted replica');
+
+  const stored = await storedRequests(pair.replicaUrl);
+  const lost = [...load.acknowledged].filter((r) => stored.get(r) !== 2);
+  t.same(lost, [], `every acknowledged request is on the new primary, both transmissions (${load.acknowledged.size} requests)`);
+  const half = [...stored].filter(([, n]) => n !== 2);
+  t.same(half, [], 'no request is half-stored');
+  const res = await fetch(`${platform.url}/readyz`);
+  t.equal(res.status, 200, 'the platform is ready again');
+});
