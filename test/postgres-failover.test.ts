@@ -14,14 +14,14 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 t.test('synchronous replica: every acknowledged signal survives the primary; clients see 204 or 503 + Retry-After only', async (t) => {
   const pair = await startPostgresPair({ synchronous: true });
   t.teardown(() => pair.stop());
-  const platform = await platformOnPair(t, pair, { DATABASE_TIMEOUT: '2' });
+  const platform = await platformOnPair(t, pair, { DATABASE_TIMEOUT: '1' });
   const load = importLoad(platform.url, 6);
   await sleep(2000);
   const before = load.acknowledged.size;
   const killedAt = performance.now();
   await pair.killPrimary();
-  // Time for a cluster manager to notice; meanwhile the platform has no primary.
-  await sleep(1000);
+  // Time for a cluster manager to notice, longer than DATABASE_TIMEOUT: meanwhile the platform has no primary.
+  await sleep(2500);
   await pair.promoteReplica();
   const promotedAt = performance.now();
   // Load until the platform has served for two seconds on the new primary.
