@@ -72,10 +72,10 @@ export interface ImportLoad {
 }
 
 /**
- * `clients` clients each posting two transmissions (two stations) per request, one request after
- * the other, with `pauseMs` between: a steady load, its answers recorded.
+ * `clients` clients each posting two transmissions (two of `stations`, mon-1's) per request, one
+ * request after the other: a steady load, its answers recorded.
  */
-export function importLoad(baseUrl: string, clients: number, pauseMs = 0): ImportLoad {
+export function importLoad(baseUrl: string, clients: number, stations: readonly string[] = STATIONS): ImportLoad {
   const answers: Answered[] = [];
   const acknowledged = new Set<number>();
   let next = 0;
@@ -90,7 +90,7 @@ export function importLoad(baseUrl: string, clients: number, pauseMs = 0): Impor
   const client = async () => {
     while (running) {
       const request = next++;
-      const pair = [STATIONS[request % 20]!, STATIONS[(request + 7) % 20]!];
+      const pair = [stations[request % stations.length]!, stations[(request + 7) % stations.length]!];
       const sentAt = performance.now();
       let status = 0;
       let retryAfter: string | null = null;
@@ -108,7 +108,6 @@ export function importLoad(baseUrl: string, clients: number, pauseMs = 0): Impor
       }
       answers.push({ request, sentAt, answeredAt: performance.now(), status, retryAfter });
       if (status === 204) acknowledged.add(request);
-      if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
     }
   };
   const running_ = Array.from({ length: clients }, client);
