@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { databaseHosts } from './database-url.js';
+import { databaseHosts, redactUrl } from './database-url.js';
 import { compileTrust, trustEntries } from './http/client-address.js';
 
 /** Raised when the environment does not describe a usable configuration. */
@@ -328,7 +328,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const problems = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? 'environment');
       const given = source[name];
-      const shown = name === 'ADMIN_TOKEN' || name === 'METRICS_TOKEN' || given === undefined ? '' : ` (got "${given}")`;
+      // A URL's password is never repeated (an unparseable one may hold it anywhere: not repeated at all).
+      const value = name.endsWith('_URL') && given !== undefined ? redactUrl(given) : given;
+      const shown = name === 'ADMIN_TOKEN' || name === 'METRICS_TOKEN' || value === undefined ? '' : ` (got "${value}")`;
       return `${name} ${issue.message}${shown}`;
     });
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
@@ -410,4 +412,4 @@ function durations(text: string): [number, number] {
 }
 
 /** A URL fit for messages and logs: the password is replaced. */
-export { redactUrl } from './database-url.js';
+export { redactUrl };
