@@ -1,4 +1,5 @@
 import t from 'tap';
+import { connect } from '../db/connect.js';
 import { importLoad, platformOnPair, storedRequests, summary } from './helpers/failover-load.js';
 import { startPostgresPair } from './helpers/postgres-cluster.js';
 
@@ -14,7 +15,23 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 t.test('synchronous replica: every acknowledged signal survives the primary; clients see 204 or 503 + Retry-After only', async (t) => {
   const pair = await startPostgresPair({ synchronous: true });
   t.teardown(() => pair.stop());
+
+  // postgres.js alone would take the standby for read-write (PostgreSQL 14+ reports it with
+  // default_transaction_read_only off), and each reconnection tries the next host first.
+  const [primaryHost, replicaHost] = [new URL(pair.primaryUrl).host, new URL(pair.replicaUrl).host];
+  const standbyFirst = connect(pair.url.replace(`${primaryHost},${replicaHost}`, `${replicaHost},${primaryHost}`), { timeoutMs: 5000, max: 4 });
+  const servers = await Promise.all(
+    Array.from({ length: 12 }, () => standbyFirst<{ recovery: boolean }[]>`SELECT pg_is_in_recovery() AS recovery, pg_sleep(0.05)`),
+  );
+  await standbyFirst.end({ timeout: 1 });
+  t.same(new Set(servers.map(([row]) => row!.recovery)), new Set([false]), 'with the standby named first, every connection is to the primary');
+
   const platform = await platformOnPair(t, pair, { DATABASE_TIMEOUT: '1' });
+  // As the webhook dispatcher listens (workers/webhooks/dispatcher.ts): postgres.js listens again when its connection drops.
+  const listener = connect(pair.url, { timeoutMs: 1000 });
+  t.teardown(() => listener.end({ timeout: 1 }));
+  let notified = 0;
+  await listener.listen('hrs_change_log', () => notified++);
   const load = importLoad(platform.url, 6);
   await sleep(2000);
   const before = load.acknowledged.size;
@@ -45,6 +62,14 @@ t.test('synchronous replica: every acknowledged signal survives the primary; cli
   t.same(lost, [], `every acknowledged request is on the new primary, both transmissions (${load.acknowledged.size} requests)`);
   const half = [...stored].filter(([, n]) => n !== 2);
   t.same(half, [], 'no request is half-stored');
+  notified = 0; // the load's own changes notify too: only what the new primary sends counts
+  const notifier = connect(pair.replicaUrl, { max: 1 });
+  t.teardown(() => notifier.end({ timeout: 1 }));
+  for (let tries = 0; notified === 0 && tries < 100; tries++) {
+    await notifier`SELECT pg_notify('hrs_change_log', '')`;
+    await sleep(100);
+  }
+  t.ok(notified > 0, 'a LISTEN made on the old primary hears notifications on the new one');
   const res = await fetch(`${platform.url}/readyz`);
   t.equal(res.status, 200, 'the platform is ready again');
 });
