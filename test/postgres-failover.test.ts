@@ -1,5 +1,6 @@
 import t from 'tap';
-import { connect } from '../db/connect.js';
+import { connect, ensureDatabase } from '../db/connect.js';
+import { withDatabase } from '../src/database-url.js';
 import { importLoad, platformOnPair, storedRequests, summary } from './helpers/failover-load.js';
 import { startPostgresPair } from './helpers/postgres-cluster.js';
 
@@ -25,6 +26,11 @@ t.test('synchronous replica: every acknowledged signal survives the primary; cli
   );
   await standbyFirst.end({ timeout: 1 });
   t.same(new Set(servers.map(([row]) => row!.recovery)), new Set([false]), 'with the standby named first, every connection is to the primary');
+  // As `hrs migrate` and `hrs serve` create a missing database: on the primary, whatever the order.
+  await ensureDatabase(withDatabase(pair.url.replace(`${primaryHost},${replicaHost}`, `${replicaHost},${primaryHost}`), 'hrs_created'));
+  const created = connect(withDatabase(pair.primaryUrl, 'hrs_created'), { max: 1 });
+  t.same(await created`SELECT current_database() AS name`, [{ name: 'hrs_created' }], 'a missing database is created through the host list');
+  await created.end({ timeout: 1 });
 
   const platform = await platformOnPair(t, pair, { DATABASE_TIMEOUT: '1' });
   // As the webhook dispatcher listens (workers/webhooks/dispatcher.ts): postgres.js listens again when its connection drops.
