@@ -1,6 +1,7 @@
+import { connect as dial, type Socket } from 'node:net';
 import postgres from 'postgres';
 import { redactUrl } from '../src/config.js';
-import { databaseName as nameIn, sessionAttrs, withDatabase } from '../src/database-url.js';
+import { databaseHosts, databaseName as nameIn, isHostList, sessionAttrs, withDatabase, type DatabaseAddress } from '../src/database-url.js';
 import { bounded, PoolConnections } from './deadline.js';
 import { DatabaseUnavailableError } from './errors.js';
 
@@ -63,10 +64,59 @@ const timeouts = new WeakMap<Sql, number>();
  * "primary" asks what libpq's read-write also checks, whether the server is in hot standby
  * (`in_hot_standby`, or `pg_is_in_recovery()` on older servers), so the pool connects to the primary
  * only, tries the hosts in turn while there is none (a failover), and holds its queries meanwhile
- * (each bounded by DATABASE_TIMEOUT, db/deadline.ts).
+ * (each bounded by DATABASE_TIMEOUT, db/deadline.ts). The hosts of a list are dialled by hostDialer.
  */
 function primaryOnly(url: string): postgres.Options<{}> {
-  return sessionAttrs(url) === 'read-write' ? { target_session_attrs: 'primary' } : {};
+  if (!isHostList(url)) return sessionAttrs(url) === 'read-write' ? { target_session_attrs: 'primary' } : {};
+  const hosts = databaseHosts(url);
+  return {
+    ...(sessionAttrs(url) === 'read-write' ? { target_session_attrs: 'primary' as const } : {}),
+    ...(hosts ? { socket: hostDialer(hosts) } : {}),
+  };
+}
+
+/**
+ * A connection closed sooner than this after it was opened, or that never heard from its server, did
+ * not yield a session (refused, unreachable, silent, or not the primary).
+ */
+const SETTLED_MS = 100;
+/** While every host failed in turn: the least time between two attempts of a pool, per host. */
+const RETRY_EVERY_MS = 25;
+
+/**
+ * Opens the connections of a pool on a host list (postgres.js's `socket` option). postgres.js itself
+ * tries the next host on every new connection (so half of them first open a session on the standby
+ * and are turned away), and while no host is the primary (a failover) it tries them again at once,
+ * opening sessions on the standby back to back. Here every connection goes to the host that served
+ * last; one that fails (see SETTLED_MS: a lost machine that never answers too) moves the pool on to
+ * the next host; and once every host failed in turn, attempts are spaced RETRY_EVERY_MS / hosts
+ * apart until one holds.
+ */
+function hostDialer(hosts: DatabaseAddress[]): () => Promise<Socket> {
+  let current = 0;
+  let failures = 0;
+  let nextSlot = 0;
+  return async () => {
+    if (failures >= hosts.length) {
+      const at = Math.max(performance.now(), nextSlot);
+      nextSlot = at + RETRY_EVERY_MS / hosts.length;
+      if (at > performance.now()) await new Promise((resolve) => setTimeout(resolve, at - performance.now()));
+    }
+    const index = current;
+    const { host, port } = hosts[index]!;
+    const opened = performance.now();
+    // Named on the socket as postgres.js does, for its error messages and TLS server name.
+    const socket = Object.assign(dial(port, host), { host, port });
+    socket.once('close', () => {
+      if ((socket.bytesRead > 0 && performance.now() - opened >= SETTLED_MS) || current !== index) return;
+      current = (index + 1) % hosts.length;
+      failures++;
+    });
+    setTimeout(() => {
+      if (!socket.destroyed && socket.bytesRead > 0) failures = 0;
+    }, SETTLED_MS).unref();
+    return socket;
+  };
 }
 
 /** The bound a pool was opened with (`timeoutMs`), if any: how long work may wait for it. */

@@ -1,7 +1,9 @@
 import t from 'tap';
-import { isDatabaseUnavailable } from '../db/connect.js';
+import { connect, isDatabaseUnavailable } from '../db/connect.js';
 import { classifyUnavailable } from '../src/api/unavailable.js';
 import { loadConfig, redactUrl } from '../src/config.js';
+import { freshDatabase } from './helpers/platform.js';
+import { blackhole } from './helpers/private-services.js';
 import { databaseHosts, databaseName, isHostList, sessionAttrs, withDatabase } from '../src/database-url.js';
 
 /** DATABASE_URL's forms, the one-host URL and libpq's host list, and the errors a failover makes clients meet. */
@@ -71,4 +73,18 @@ t.test('what a client meets on a standby or a server being promoted is unavailab
     t.match(classifyUnavailable(err), { status: 503, options: { headers: { 'Retry-After': '5' } } });
   }
   t.notOk(isDatabaseUnavailable(Object.assign(new Error('unique'), { code: '23505' })), 'a statement that was wrong stays an error');
+});
+
+t.test('a host list whose first host is a lost machine (accepts, never answers): the pool moves on and stays on the next', async (t) => {
+  const hole = await blackhole(t);
+  const { config } = await freshDatabase(t);
+  const server = new URL(config.databaseUrl).host;
+  const url = `${config.databaseUrl.replace(server, `127.0.0.1:${hole.port},${server}`)}?target_session_attrs=read-write`;
+  const sql = connect(url, { timeoutMs: 1000, max: 4 });
+  t.teardown(() => sql.end({ timeout: 0 }));
+  const first = await sql`SELECT 1`.catch((err: unknown) => err);
+  t.ok(isDatabaseUnavailable(first), 'the first connection waited on the lost host: unavailable');
+  // Every further connection goes to the host that answered, none waits on the lost one again.
+  const results = await Promise.allSettled(Array.from({ length: 12 }, () => sql`SELECT pg_sleep(0.05)`));
+  t.same(results.map((r) => r.status), Array(12).fill('fulfilled'), 'every later statement is answered (4 connections opened meanwhile)');
 });
