@@ -42,7 +42,7 @@ export function isHostList(url: string): boolean {
 }
 
 /**
- * The hosts the URL names, in order (port 5432 where none is given, as postgres.js does for the first);
+ * The hosts the URL names, in order (port 5432 where none is given, as libpq reads a list);
  * undefined when it is not a URL of `protocols` or a host is malformed.
  */
 export function databaseHosts(url: string, protocols = ['postgres:', 'postgresql:']): DatabaseAddress[] | undefined {
