@@ -1,5 +1,7 @@
+import { connect as dial, type Socket } from 'node:net';
 import postgres from 'postgres';
 import { redactUrl } from '../src/config.js';
+import { databaseHosts, databaseName as nameIn, isHostList, sessionAttrs, withDatabase, type DatabaseAddress } from '../src/database-url.js';
 import { bounded, PoolConnections } from './deadline.js';
 import { DatabaseUnavailableError } from './errors.js';
 
@@ -32,7 +34,8 @@ const MAX_RECONNECT_DELAY_S = 0.05;
  * request after it connects at once.
  */
 export function connect(url: string, options: postgres.Options<{}> & DatabaseTimeouts = {}): Sql {
-  const { timeoutMs, ...rest } = options;
+  const { timeoutMs, ...given } = options;
+  const rest = { ...primaryOnly(url), ...given };
   const serverBounds: postgres.Options<{}> =
     timeoutMs === undefined
       ? {}
@@ -54,6 +57,68 @@ export function connect(url: string, options: postgres.Options<{}> & DatabaseTim
 
 const timeouts = new WeakMap<Sql, number>();
 
+/**
+ * `target_session_attrs=read-write` of a host list, as postgres.js must be told it. postgres.js 3.4
+ * decides "read-write" from `default_transaction_read_only` alone, which a hot standby of PostgreSQL 14
+ * or later reports as off: it would keep a connection to the standby and every write there would fail.
+ * "primary" asks what libpq's read-write also checks, whether the server is in hot standby
+ * (`in_hot_standby`, or `pg_is_in_recovery()` on older servers), so the pool connects to the primary
+ * only, tries the hosts in turn while there is none (a failover), and holds its queries meanwhile
+ * (each bounded by DATABASE_TIMEOUT, db/deadline.ts). The hosts of a list are dialled by hostDialer.
+ */
+function primaryOnly(url: string): postgres.Options<{}> {
+  if (!isHostList(url)) return sessionAttrs(url) === 'read-write' ? { target_session_attrs: 'primary' } : {};
+  const hosts = databaseHosts(url);
+  return {
+    ...(sessionAttrs(url) === 'read-write' ? { target_session_attrs: 'primary' as const } : {}),
+    ...(hosts ? { socket: hostDialer(hosts) } : {}),
+  };
+}
+
+/**
+ * A connection closed sooner than this after it was opened, or that never heard from its server, did
+ * not yield a session (refused, unreachable, silent, or not the primary).
+ */
+const SETTLED_MS = 100;
+/** While every host failed in turn: the least time between two attempts of a pool, per host. */
+const RETRY_EVERY_MS = 25;
+
+/**
+ * Opens the connections of a pool on a host list (postgres.js's `socket` option). postgres.js itself
+ * tries the next host on every new connection (so half of them first open a session on the standby
+ * and are turned away), and while no host is the primary (a failover) it tries them again at once,
+ * opening sessions on the standby back to back. Here every connection goes to the host that served
+ * last; one that fails (see SETTLED_MS: a lost machine that never answers too) moves the pool on to
+ * the next host; and once every host failed in turn, attempts are spaced RETRY_EVERY_MS / hosts
+ * apart until one holds.
+ */
+function hostDialer(hosts: DatabaseAddress[]): () => Promise<Socket> {
+  let current = 0;
+  let failures = 0;
+  let nextSlot = 0;
+  return async () => {
+    if (failures >= hosts.length) {
+      const at = Math.max(performance.now(), nextSlot);
+      nextSlot = at + RETRY_EVERY_MS / hosts.length;
+      if (at > performance.now()) await new Promise((resolve) => setTimeout(resolve, at - performance.now()));
+    }
+    const index = current;
+    const { host, port } = hosts[index]!;
+    const opened = performance.now();
+    // Named on the socket as postgres.js does, for its error messages and TLS server name.
+    const socket = Object.assign(dial(port, host), { host, port });
+    socket.once('close', () => {
+      if ((socket.bytesRead > 0 && performance.now() - opened >= SETTLED_MS) || current !== index) return;
+      current = (index + 1) % hosts.length;
+      failures++;
+    });
+    setTimeout(() => {
+      if (!socket.destroyed && socket.bytesRead > 0) failures = 0;
+    }, SETTLED_MS).unref();
+    return socket;
+  };
+}
+
 /** The bound a pool was opened with (`timeoutMs`), if any: how long work may wait for it. */
 export function timeoutOf(sql: Sql): number | undefined {
   return timeouts.get(sql);
@@ -67,18 +132,20 @@ const CONNECTION_CODES = new Set([
 
 /**
  * Whether an error says PostgreSQL is unavailable rather than that a statement was wrong: it cannot
- * be reached or dropped the connection, it is shutting down or starting (57P01-57P03), a statement ran
- * out of time (57014), or any connection exception (class 08). A request that met one may succeed later.
+ * be reached or dropped the connection, it is shutting down, starting or recovering (57P01-57P03), a
+ * statement ran out of time (57014), any connection exception (class 08), or a write met a server
+ * that takes no writes (25006: a standby, or a primary being demoted during a failover; the
+ * statement, and its transaction, were refused whole). A request that met one may succeed later.
  */
 export function isDatabaseUnavailable(err: unknown): boolean {
   if (err instanceof DatabaseUnavailableError) return true;
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return false;
-  return CONNECTION_CODES.has(code) || code === '57014' || /^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code);
+  return CONNECTION_CODES.has(code) || code === '57014' || code === '25006' || /^57P0[123]$/.test(code) || /^08[0-9A-Z]{3}$/.test(code);
 }
 
 function databaseName(url: string): string {
-  const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
+  const name = nameIn(url);
   if (!name) throw new DatabaseUnavailableError(`DATABASE_URL ${redactUrl(url)} names no database`);
   return name;
 }
@@ -93,9 +160,7 @@ function unreachable(url: string, err: unknown): DatabaseUnavailableError {
 /** Creates the database DATABASE_URL names when it does not exist yet. */
 export async function ensureDatabase(url: string): Promise<void> {
   const name = databaseName(url);
-  const admin = new URL(url);
-  admin.pathname = '/postgres';
-  const sql = connect(admin.toString(), { max: 1 });
+  const sql = connect(withDatabase(url, 'postgres'), { max: 1 });
   try {
     const [found] = await sql`SELECT 1 AS one FROM pg_database WHERE datname = ${name}`;
     if (!found) await sql`CREATE DATABASE ${sql(name)}`;

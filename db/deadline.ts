@@ -75,6 +75,8 @@ interface Scope {
   onConnection?(connection: Connection): void;
   /** The pool's connections. */
   connections?: PoolConnections;
+  /** Statements commit by themselves (outside a transaction). */
+  autocommit?: boolean;
 }
 
 /** The connection each backend key object (one per postgres.js connection) belongs to. */
@@ -108,6 +110,14 @@ function isQuery(value: unknown): value is RawQuery {
 function mayChangeData(query: RawQuery): boolean {
   const text = query.strings.join(' ').replace(/\bfor\s+(no\s+key\s+)?update\b/gi, '');
   return !/^\s*(select|values|show|table)\b/i.test(text) || /\b(insert|update|delete|merge|nextval|setval|pg_notify)\b/i.test(text);
+}
+
+/** Errors that say the connection ended without an answer (not a server's error response). */
+const LOST_CONNECTION = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+
+function lostConnection(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && LOST_CONNECTION.has(code);
 }
 
 /** What a statement that missed its deadline before it was sent runs instead, if it ever is. */
@@ -151,6 +161,9 @@ function arm<T>(value: T, scope: Scope): T {
       const connection = query.state ? connectionOf.get(query.state) : undefined;
       if (connection && closedByDeadline.has(connection) && (err as { code?: unknown } | null)?.code === 'CONNECTION_DESTROYED') {
         reject(scope.expired(query, true));
+      } else if (scope.autocommit && query.state !== null && lostConnection(err) && mayChangeData(query)) {
+        // Sent, and the server went away before answering (a primary lost in a failover): it may have committed.
+        reject(new DatabaseTimeoutError(`PostgreSQL closed the connection before confirming a change; it may have been applied`, true));
       } else reject(err);
     };
     query.options.onexecute = (connection) => {
@@ -197,6 +210,7 @@ function statementScope(ms: number, connections?: PoolConnections, by?: number):
   const at = by ?? performance.now() + ms;
   return {
     connections,
+    autocommit: true,
     deadline: () => at,
     expired: (query, sent) =>
       sent && mayChangeData(query)
@@ -248,7 +262,11 @@ function boundedBegin(raw: Sql, ms: number, connections?: PoolConnections, deadl
         (err: unknown) => {
           clearTimeout(timer);
           // A statement of it missed the deadline: whatever its rollback met, nothing was applied.
-          reject(timedOut && !committing ? notApplied() : err);
+          if (timedOut && !committing) reject(notApplied());
+          // COMMIT was sent and the server went away before answering (a primary lost in a failover).
+          else if (committing && lostConnection(err)) {
+            reject(new DatabaseTimeoutError('PostgreSQL closed the connection before confirming a COMMIT; the transaction may have been applied', true));
+          } else reject(err);
         },
       );
     });

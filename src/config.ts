@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { databaseHosts, redactUrl } from './database-url.js';
 import { compileTrust, trustEntries } from './http/client-address.js';
 import { redisSentinelEnv, redisSentinelOf, type RedisSentinelSettings } from './redis-config.js';
 
@@ -43,7 +44,13 @@ export const envSchema = z
   .object({
     PORT: z.coerce.number({ error: 'must be a port number' }).int().min(0).max(65535).default(8080),
     HOST: z.string().min(1).default('127.0.0.1'),
-    DATABASE_URL: url(['postgres:', 'postgresql:']).default(DEFAULT_DATABASE_URL),
+    DATABASE_URL: z
+      .string()
+      .refine(
+        (value) => databaseHosts(value) !== undefined,
+        'must be a URL starting with postgres:// or postgresql:// (several hosts: postgres://h1:5432,h2:5432/hrs?target_session_attrs=read-write)',
+      )
+      .default(DEFAULT_DATABASE_URL),
     REDIS_URL: url(['redis:', 'rediss:']).default(DEFAULT_REDIS_URL),
     REDIS_PREFIX: z
       .string()
@@ -325,7 +332,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     const problems = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0] ?? 'environment');
       const given = source[name];
-      const shown = name === 'ADMIN_TOKEN' || name === 'METRICS_TOKEN' || given === undefined ? '' : ` (got "${given}")`;
+      // A URL's password is never repeated (an unparseable one may hold it anywhere: not repeated at all).
+      const value = name.endsWith('_URL') && given !== undefined ? redactUrl(given) : given;
+      const shown = name === 'ADMIN_TOKEN' || name === 'METRICS_TOKEN' || value === undefined ? '' : ` (got "${value}")`;
       return `${name} ${issue.message}${shown}`;
     });
     throw new ConfigError(`invalid configuration: ${problems.join('; ')}`);
@@ -408,12 +417,4 @@ function durations(text: string): [number, number] {
 }
 
 /** A URL fit for messages and logs: the password is replaced. */
-export function redactUrl(value: string): string {
-  try {
-    const parsed = new URL(value);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparseable URL)';
-  }
-}
+export { redactUrl };

@@ -122,6 +122,10 @@ async function holdingProxy(t: Test, port: number) {
       if (direction !== 'down') held.up = true;
       if (direction !== 'up') held.down = true;
     },
+    /** Closes every connection through it at once, as a server machine lost. */
+    drop() {
+      for (const pair of pairs.splice(0)) (pair.client.destroy(), pair.server.destroy());
+    },
     release() {
       held.up = held.down = false;
       for (const [to, queue] of queues) {
@@ -230,4 +234,49 @@ t.test('a transaction whose connection the server closes under it: an error answ
   // Its ROLLBACK would be written to the closed socket on the next turn of the event loop.
   await new Promise((resolve) => setTimeout(resolve, 300));
   t.equal((await sql`SELECT 1 AS one`)[0]?.one, 1, 'the pool goes on');
+});
+
+t.test('a failover while a change is out: its 503 says whether it may have been applied', async (t) => {
+  const { config, sql: direct } = await freshDatabase(t);
+  await direct`CREATE TABLE lost_rows (id int)`;
+  const proxy = await holdingProxy(t, Number(new URL(config.databaseUrl).port));
+  const url = new URL(config.databaseUrl);
+  url.port = String(proxy.port);
+  const sql = connect(url.toString(), { timeoutMs: 5000, max: 1 });
+  t.teardown(() => sql.end({ timeout: 0 }));
+  await sql`SELECT 1`;
+  const dropSoon = () => setTimeout(() => proxy.drop(), 200);
+
+  // A statement that commits by itself reaches the server; the connection is lost before its answer.
+  proxy.hold('down');
+  dropSoon();
+  const single = await timed(sql`INSERT INTO lost_rows VALUES (1)`);
+  t.ok(single.err instanceof DatabaseTimeoutError && single.err.mayHaveApplied, `a single change: may have been applied (${String(single.err)})`);
+  t.match(classifyUnavailable(single.err), { status: 503, detail: /may have been applied/ });
+
+  // A transaction whose COMMIT was sent.
+  proxy.release();
+  const committed = await timed(
+    sql.begin(async (tx) => {
+      await tx`INSERT INTO lost_rows VALUES (2)`;
+      proxy.hold('down');
+      dropSoon();
+    }),
+  );
+  t.ok(committed.err instanceof DatabaseTimeoutError && committed.err.mayHaveApplied, `a sent COMMIT: may have been applied (${String(committed.err)})`);
+
+  // A transaction lost before its COMMIT: nothing of it was applied, and the answer says so.
+  proxy.release();
+  const open = await timed(
+    sql.begin(async (tx) => {
+      await tx`INSERT INTO lost_rows VALUES (3)`;
+      proxy.drop();
+      await tx`SELECT 1`;
+    }),
+  );
+  t.ok(isDatabaseUnavailable(open.err) && !(open.err instanceof DatabaseTimeoutError && open.err.mayHaveApplied), `before COMMIT: unavailable, not applied (${String(open.err)})`);
+  t.equal(classifyUnavailable(open.err)?.detail, 'The database is unavailable; try again later.');
+  proxy.release();
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  t.same((await direct<{ id: number }[]>`SELECT id FROM lost_rows ORDER BY id`).map((r) => r.id), [1, 2], 'the answers were truthful: 1 and 2 applied, 3 not');
 });
