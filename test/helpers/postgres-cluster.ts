@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
+import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -39,7 +39,27 @@ export interface PostgresPair {
   stop(): Promise<void>;
 }
 
-const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+/** The newest PostgreSQL of Debian's packages (/usr/lib/postgresql/<major>/bin), or PG_BIN. */
+const BIN =
+  process.env.PG_BIN ??
+  join(
+    '/usr/lib/postgresql',
+    (existsSync('/usr/lib/postgresql') ? readdirSync('/usr/lib/postgresql') : []).filter((v) => /^\d+$/.test(v)).sort((a, b) => Number(b) - Number(a))[0] ?? '15',
+    'bin',
+  );
+
+/** Why a pair cannot run here (a test's `skip`), or undefined: PostgreSQL's server tools, and as root its `postgres` user. */
+export function postgresPairMissing(): string | undefined {
+  for (const tool of ['initdb', 'pg_ctl', 'postgres', 'pg_basebackup']) {
+    try {
+      accessSync(join(BIN, tool), constants.X_OK);
+    } catch {
+      return `${join(BIN, tool)} is not installed (Debian package postgresql, or PG_BIN naming its bin folder)`;
+    }
+  }
+  if (userInfo().uid === 0 && !readFileSync('/etc/passwd', 'utf8').split('\n').some((line) => line.startsWith('postgres:'))) return 'no postgres user to run PostgreSQL as (it refuses root)';
+  return undefined;
+}
 /** The replica's name (its `cluster_name`, which its WAL receiver reports as application_name). */
 const REPLICA_NAME = 'hrs_replica';
 

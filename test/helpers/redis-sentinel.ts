@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,18 @@ export interface RedisSentinelSet {
   /** Resolves with the new master's port once the Sentinels name another one and it accepts writes. */
   waitForFailover(oldPort: number, timeoutMs?: number): Promise<number>;
   stop(): Promise<void>;
+}
+
+/** Why the set cannot run here (a test's `skip`), or undefined: Debian's redis-server and redis-sentinel. */
+export function redisSentinelMissing(): string | undefined {
+  for (const binary of ['/usr/bin/redis-server', '/usr/bin/redis-sentinel']) {
+    try {
+      accessSync(binary, constants.X_OK);
+    } catch {
+      return `${binary} is not installed (Debian package ${binary.split('/').pop()}; CI installs it in .ci/run)`;
+    }
+  }
+  return undefined;
 }
 
 const NAME = 'hrs-test';
