@@ -1,6 +1,7 @@
 import t from 'tap';
 import { openMigrated } from '../db/migrate.js';
 import { loadFixture } from '../src/registry/file/load.js';
+import { availability } from './helpers/deploy.js';
 import { baseFixture, TOKENS } from './helpers/fixtures.js';
 import { postgresPairMissing, startPostgresPair } from './helpers/postgres-cluster.js';
 import { HRS, freePort, start, waitFor, type Running } from './helpers/process.js';
@@ -18,14 +19,6 @@ import { until } from './helpers/wait.js';
 
 const STATIONS = Array.from({ length: 8 }, (_, i) => `FAIL${String.fromCharCode(65 + i)}`);
 const skip = postgresPairMissing() ?? redisSentinelMissing();
-
-const availability = (hrs: string, id: string, available: boolean) => ({
-  hrs,
-  datetime: new Date().toISOString(),
-  transmission_id: id,
-  nozzles: [{ id: 'N1', available }],
-  station: { maintenance: false, limitedly_available: false },
-});
 
 interface Seen {
   acknowledged: string[];

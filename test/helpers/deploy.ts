@@ -104,7 +104,8 @@ function http10(port: number, path: string): Promise<string> {
   });
 }
 
-const availability = (hrs: string, id: string, available: boolean) => ({
+/** An import v2 availability item for a station with one nozzle N1. */
+export const availability = (hrs: string, id: string, available: boolean) => ({
   hrs,
   datetime: new Date().toISOString(),
   transmission_id: id,
