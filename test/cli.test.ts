@@ -74,6 +74,7 @@ t.test('the help names every worker that runs, and PORT', async (t) => {
   for (const command of ['serve', 'demo']) {
     t.match(await helpOf([command, '--help']), /HTTP: HOST:PORT, by default 127\.0\.0\.1:8080\. PORT=9090 listens on another port/, `${command} --help says how to choose the port`);
   }
+  t.match(await helpOf(['serve', '--help']), /DATABASE_URL may name a primary and its standbys[^]*REDIS_SENTINELS=host:port/, 'serve --help names the failover settings');
 });
 
 t.test('--version and version print the package version', async (t) => {

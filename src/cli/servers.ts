@@ -18,7 +18,10 @@ export const SERVERS_HELP =
   'across runs in $HRS_STATE_DIR (default $XDG_STATE_HOME/hrs or ~/.local/state/hrs; /var/lib/hrs as root);\n' +
   '`hrs reset-local` deletes it. A line says what was started, at which address, and where its data is.\n' +
   'However hrs is stopped (a signal to it, to its process group or to the npm running it; even SIGKILL,\n' +
-  'through a watchdog beside each server), the local servers stop with it.';
+  'through a watchdog beside each server), the local servers stop with it.\n\n' +
+  'Failover: DATABASE_URL may name a primary and its standbys (postgres://u@db1,db2/hrs?target_session_attrs=\n' +
+  'read-write) and REDIS_SENTINELS=host:port,... with REDIS_SENTINEL_NAME the Redis master; hrs follows both\n' +
+  'through a failover (docs/deploy.md).';
 
 const LOCAL_DEFAULTS: Defaults = { postgres: hostAndPort(DEFAULT_DATABASE_URL, 5432), redis: hostAndPort(DEFAULT_REDIS_URL, 6379) };
 
