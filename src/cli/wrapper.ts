@@ -73,14 +73,26 @@ function running(pid: number): boolean {
   return isAlive(pid) && procStat(pid)?.[0] !== 'Z';
 }
 
-/** Calls `gone` once when a process of the wrapper exits (checked every `everyMs`); returns the unwatch. */
+/** How long a wrapper's exit waits before it counts: a signal that made npm exit is taken first. */
+const SETTLE_MS = 50;
+
+/**
+ * Calls `gone` once when a process of the wrapper exits (checked every `everyMs`); returns the unwatch.
+ * A signal sent to the whole group reaches npm and hrs together, and npm exits at once: seen a moment
+ * later, its exit is not taken for a stop of its own when the signal's handler has run meanwhile (the
+ * unwatch it calls cancels it), so the stop's reason is the signal, and no second stop is counted.
+ */
 export function watchWrapper(wrapper: Wrapper, gone: () => void, everyMs = 500): () => void {
   const parent = process.ppid;
+  let settling: NodeJS.Timeout | undefined;
   const timer = setInterval(() => {
     if (process.ppid === parent && wrapper.pids.every(running)) return;
     clearInterval(timer);
-    gone();
+    settling = setTimeout(gone, SETTLE_MS);
   }, everyMs);
   timer.unref();
-  return () => clearInterval(timer);
+  return () => {
+    clearInterval(timer);
+    clearTimeout(settling);
+  };
 }
