@@ -17,6 +17,7 @@
 import { availableParallelism, cpus } from 'node:os';
 import { connect, type Sql } from '../../db/connect.js';
 import { TOKENS } from '../helpers/fixtures.js';
+import { checkTarget, NOW } from './lib/check.js';
 import { Child } from './lib/child.js';
 import { IMPORT_V2_STATIONS, stationIds } from './lib/fixtures.js';
 import { measure, type Measurement } from './lib/load.js';
@@ -30,7 +31,6 @@ const PATH = '/import/v2/signal/availability/';
 /** Far above anything one load generator reaches, so no request is throttled. */
 const RATE_LIMIT = '100000000';
 /** In the bodies, stands for the time the request is built (see LoadRequest.nowPlaceholder). */
-const NOW = '@@now@@';
 /** Server CPU per single-transmission request the platform should stay within, in microseconds. */
 const GOAL_SINGLE_MICROS = 90;
 /** Single-transmission req/s as a share of the storage floor's that the platform should reach. */
@@ -114,16 +114,7 @@ const TARGETS: Target[] = [
 ];
 
 async function check(url: string, target: Target): Promise<void> {
-  const body = target.bodies?.[0]?.split(NOW).join(new Date().toISOString());
-  const res = await fetch(url, { method: target.method, headers: target.headers, body });
-  const text = await res.text();
-  let good = false;
-  try {
-    good = res.status === target.status && target.expect(text);
-  } catch {
-    good = false;
-  }
-  if (!good) throw new Error(`${target.label} answered ${res.status} ${text.slice(0, 300)}; not benchmarking that`);
+  const res = await checkTarget(url, target);
   if (target.server === 'platform' && res.headers.get('ratelimit-limit') !== RATE_LIMIT) {
     throw new Error(
       `${target.label}: RateLimit-Limit is ${res.headers.get('ratelimit-limit')}, not ${RATE_LIMIT}: ` +

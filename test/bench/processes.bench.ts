@@ -23,6 +23,7 @@ import { loadFixture } from '../../src/registry/file/load.js';
 import { TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN } from '../helpers/platform.js';
 import { freePort, HRS } from '../helpers/process.js';
+import { checkTarget, NOW } from './lib/check.js';
 import { ROOT } from './lib/child.js';
 import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine, serverMicros } from './lib/cpu-report.js';
 import { IMPORT_V2_STATIONS, STATUS_STATIONS, statusFixture, stationIds } from './lib/fixtures.js';
@@ -43,7 +44,6 @@ function processCounts(): number[] {
 }
 
 const RATE_LIMIT = '100000000';
-const NOW = '@@now@@';
 const STATIONS = stationIds(STATUS_STATIONS);
 const FIXED = STATIONS[Math.floor(STATIONS.length / 2)]!;
 const EXPORT_HEADERS = { Authorization: `Bearer ${TOKENS.export_v2}` };
@@ -144,19 +144,6 @@ async function startSet(processes: number, databaseUrl: string, prefix: string):
   }
 }
 
-async function check(port: number, target: Target): Promise<void> {
-  const body = target.bodies?.[0]?.split(NOW).join(new Date().toISOString());
-  const res = await fetch(`http://127.0.0.1:${port}${target.path}`, { method: target.method, headers: target.headers, body });
-  const text = await res.text();
-  let good = false;
-  try {
-    good = res.status === target.status && target.expect(text);
-  } catch {
-    good = false;
-  }
-  if (!good) throw new Error(`${target.label} answered ${res.status} ${text.slice(0, 300)}; not benchmarking that`);
-}
-
 interface Row {
   target: Target;
   processes: number;
@@ -168,7 +155,7 @@ interface Row {
 }
 
 async function measureSet(set: ServerSet, target: Target, options: BenchOptions): Promise<Row> {
-  await check(set.port, target);
+  await checkTarget(`http://127.0.0.1:${set.port}${target.path}`, target);
   const before = new Map<number, number>();
   const after = new Map<number, number>();
   let startedMs = 0;
