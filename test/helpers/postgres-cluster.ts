@@ -3,6 +3,7 @@ import { accessSync, chmodSync, chownSync, constants, existsSync, mkdirSync, mkd
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
+import { withChildren } from './private-services.js';
 import { freePort } from './process.js';
 
 /**
@@ -96,21 +97,6 @@ function postmasterPid(data: string): number {
   } catch {
     return 0;
   }
-}
-
-/** The process and its children (read from /proc). */
-function withChildren(pid: number): number[] {
-  const children: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(entry));
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return [pid, ...children];
 }
 
 function kill(pids: number[]): void {

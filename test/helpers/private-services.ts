@@ -37,8 +37,8 @@ export interface PrivatePostgres {
   thaw(): void;
 }
 
-/** The process and its children (read from /proc), so that a frozen server is frozen whole. */
-function withChildren(pid: number): number[] {
+/** The process and its children (read from /proc): a server frozen or killed whole. */
+export function withChildren(pid: number): number[] {
   const children: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
