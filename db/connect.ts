@@ -67,8 +67,7 @@ const timeouts = new WeakMap<Sql, number>();
  * (each bounded by DATABASE_TIMEOUT, db/deadline.ts). The hosts of a list are dialled by hostDialer.
  */
 function primaryOnly(url: string): postgres.Options<{}> {
-  if (!isHostList(url)) return sessionAttrs(url) === 'read-write' ? { target_session_attrs: 'primary' } : {};
-  const hosts = databaseHosts(url);
+  const hosts = isHostList(url) ? databaseHosts(url) : undefined;
   return {
     ...(sessionAttrs(url) === 'read-write' ? { target_session_attrs: 'primary' as const } : {}),
     ...(hosts ? { socket: hostDialer(hosts) } : {}),
