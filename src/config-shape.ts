@@ -106,8 +106,10 @@ export interface Config {
   publicMap: boolean;
   /** A MapLibre style document replacing the built-in offline basemap (MAP_STYLE_URL). */
   mapStyleUrl: string | undefined;
-  /** Requests per minute per client address on the public map's endpoints (MAP_RATE_LIMIT). */
+  /** Requests per minute per client address on the public map's data: feed, details, photos, streams' upgrades (MAP_RATE_LIMIT). */
   mapRateLimit: number;
+  /** Requests per day (24 hours) per client address on the same endpoints (MAP_RATE_LIMIT_DAY). */
+  mapRateLimitDay: number;
   /** Open public streams per client address (MAP_STREAMS_PER_ADDRESS). */
   mapStreamsPerAddress: number;
   /** Export v2 requests per minute per user (burst; the spec's 60). */

@@ -11,6 +11,7 @@ import { TOKENS } from './helpers/fixtures.js';
 import { mapFixture, raw } from './helpers/map.js';
 import { get, postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { until } from './helpers/wait.js';
+import { loadConfig } from '../src/config.js';
 
 const FEED = '/map/v1/stations.geojson';
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
@@ -180,6 +181,40 @@ t.test('behind a trusted proxy each forwarded address has its own budget; withou
   t.equal(await from(p, '203.0.113.2'), 200, 'another address has its own');
   const q = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '2' } });
   t.same([await from(q, '203.0.113.1'), await from(q, '203.0.113.2'), await from(q, '203.0.113.3')], [200, 200, 429], 'without TRUST_PROXY: one budget for the peer');
+});
+
+t.test('the daily cap per client address: MAP_RATE_LIMIT_DAY over the feed, details and photos, 429 with Retry-After', async (t) => {
+  t.equal(loadConfig({}).mapRateLimitDay, 2000, '2000 a day by default');
+  t.throws(() => loadConfig({ MAP_RATE_LIMIT_DAY: '0' }), { message: /MAP_RATE_LIMIT_DAY must be at least 1 \(got "0"\)/ });
+  const p = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '100000', MAP_RATE_LIMIT_DAY: '3', TRUST_PROXY: '127.0.0.1' } });
+  const from = async (path: string, address: string) => {
+    const res = await fetch(`${p.url}${path}`, { headers: { 'X-Forwarded-For': address } });
+    return { res, text: await res.text() };
+  };
+  const spent: [number, string | null, string | null][] = [];
+  for (const path of [FEED, '/map/v1/stations/BERLA', '/map/v1/stations/BERLA/photo']) {
+    const { res } = await from(path, '203.0.113.1');
+    spent.push([res.status, res.headers.get('ratelimit-limit'), res.headers.get('ratelimit-remaining')]);
+  }
+  t.same(spent, [[200, '3', '2'], [200, '3', '1'], [404, '3', '0']], 'the feed, a detail and a photo (here none: a 404) each spend one of the day\'s three');
+  for (const path of ['/map/app.js', '/map/v1/config']) t.equal((await from(path, '203.0.113.1')).res.status, 200, `${path}: the page's own files are not counted`);
+
+  for (const path of [FEED, '/map/v1/stations/BERLA']) {
+    const { res, text } = await from(path, '203.0.113.1');
+    t.equal(res.status, 429, `${path}: refused past the day's count`);
+    t.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+    const wait = Number(res.headers.get('retry-after'));
+    t.ok(wait > 86_000 && wait <= 86_400, `Retry-After: when the first request leaves the day (${wait} s)`);
+    t.same(JSON.parse(text), {
+      type: 'about:blank',
+      title: 'Too Many Requests',
+      status: 429,
+      detail: `Rate limit exceeded: at most 3 requests per day per client address. Retry in ${wait} seconds (about 24 hours).`,
+      code: 'throttled',
+    });
+    t.equal(res.headers.get('access-control-allow-origin'), '*', 'CORS on the refusal too');
+  }
+  t.equal((await from(FEED, '203.0.113.2')).res.status, 200, 'another address has a day of its own');
 });
 
 t.test('a CORS preflight is answered without a credential', async (t) => {

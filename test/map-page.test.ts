@@ -34,13 +34,16 @@ async function feed(p: TestPlatform): Promise<Feature[]> {
   return ((await (await fetch(`${p.url}/map/v1/stations.geojson`)).json()) as { features: Feature[] }).features;
 }
 
-/** A platform with the map's fixture and BERLA available, TRUCK unavailable (CLOSD is closed now). */
+/** A platform with the map's fixture and BERLA available (and its 700 bar priced), TRUCK unavailable (CLOSD is closed now). */
 async function mapPlatform(t: { teardown(fn: () => unknown): void }): Promise<TestPlatform> {
-  const p = await startTestPlatform(t, { env: ENV, fixture: mapFixture() });
+  const fixture = mapFixture();
+  fixture.assignments = fixture.assignments.map((a) => (a.hrs_id === 'BERLA' && a.signal_type === 'pricing' ? { ...a, state: 'live' } : a));
+  const p = await startTestPlatform(t, { env: ENV, fixture });
   await postSignals(p, 'availability', [
     { hrs: 'BERLA', datetime: ago(5), station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: true }, { id: 'N2', available: false }] },
     { hrs: 'TRUCK', datetime: ago(4), station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'T1', available: false }, { id: 'T3', available: false }] },
   ]);
+  await postSignals(p, 'pricing', [{ hrs: 'BERLA', datetime: ago(5), products: [{ id: 'P700', gross_price: '13.850', net_price: '11.639', currency: 'EUR' }] }]);
   for (let i = 0; i < 50 && best((await feed(p)).find((f) => f.properties.hrs_id === 'BERLA')!) !== 'AVAILABLE'; i++) await new Promise((r) => setTimeout(r, 100));
   return p;
 }
@@ -255,6 +258,12 @@ t.test('every value\'s letter passes WCAG AA on its marker; axe finds nothing se
   const p = await mapPlatform(t);
   const { page, problems } = await openMap(t, p, '#/station/BERLA');
   await page.locator('#panel:not([hidden])').waitFor();
+  await page.locator('#panel[data-state="ready"]').waitFor();
+  // What the panel showed from the record and the pricing section, now from the driver's view.
+  const sections = await page.locator('#panel .panel-section').evaluateAll((nodes) => Object.fromEntries(nodes.map((n) => [n.querySelector('h3')?.textContent, [...n.children].slice(1).map((c) => (c as unknown as { innerText: string }).innerText).join('\n')])));
+  t.equal(sections['Prices'], '700 bar, cars: €13.85 per kg', 'the live price, per fuelling option, gross only');
+  t.equal(sections['Green hydrogen share'], '350 bar, cars: 50 %', 'the declared green share, per fuelling option');
+  t.equal(sections['Certification'], '1 of 2 nozzles certified');
   const colours = await page.evaluate<{ status: string; color: string; background: string }[]>(
     `[...document.querySelectorAll('#legend .badge')].map((b) => ({ status: b.className, color: getComputedStyle(b).color, background: getComputedStyle(b).backgroundColor }))`,
   );

@@ -56,7 +56,7 @@ const GOAL_DRAWN_MS = 1500;
  */
 const READINGS = { spreadMs: 30 * 60_000, pricingSpreadMs: 26 * 3_600_000 };
 /** Far above anything one load generator reaches. */
-const LIMITS = { EXPORT_V2_RATE_LIMIT_MINUTE: '100000000', EXPORT_V2_RATE_LIMIT_DAY: '100000000', MAP_RATE_LIMIT: '100000000' };
+const LIMITS = { EXPORT_V2_RATE_LIMIT_MINUTE: '100000000', EXPORT_V2_RATE_LIMIT_DAY: '100000000', MAP_RATE_LIMIT: '100000000', MAP_RATE_LIMIT_DAY: '100000000' };
 const AUTH = { Authorization: `Bearer ${TOKENS.export_v2}` };
 const FEED = '/map/v1/stations.geojson';
 

@@ -9,16 +9,22 @@ import { isMapped, type MapFeed } from './feed.js';
 import type { SummaryDeps } from '../../domain/status/station-summary.js';
 import { weekHours } from './week.js';
 import { mapStationDetailSchema } from '../../domain/map/schemas.js';
+import { driverOptions, nozzleCertification, type DriverLayout, type DriverPricing } from '../../domain/map/driver.js';
+import type { StationEntry } from '../../domain/stations.js';
+import type { LivePart } from './feature.js';
 
 /**
  * The station panel's detail, `GET /map/v1/stations/{hrs_id}`, and the photo, `GET
  * /map/v1/stations/{hrs_id}/photo`: for a station the map shows (a production station with
- * coordinates; any other is a 404, as an unknown one). The detail joins what the panel needs in one
- * answer: the station's Feature exactly as the feed lists it, its export v2 record exactly as `GET
- * /v2/hrs/{hrs_id}` gives it (the same kept bytes: ../export/records.ts), its opening hours and the
- * next seven days' intervals (./week.ts), its ongoing and upcoming events as `GET
- * /v2/hrs/{hrs_id}/events` lists them, its live prices as `GET /v2/hrs/{hrs_id}/status` has them (null
- * when none are published), and the map's own link to the photo.
+ * coordinates; any other is a 404, as an unknown one). The detail is a driver's view, joined in one
+ * answer: the station's Feature exactly as the feed lists it (name, position, operator, address), its
+ * opening hours and the next seven days' intervals (./week.ts), per fuelling option the feed's
+ * five-state value with the gross price and green share of what its nozzles dispense
+ * (src/domain/map/driver.ts), how many nozzles are certified, its ongoing and upcoming events (what and
+ * when, as `GET /v2/hrs/{hrs_id}/events` lists them, without their ids), and the map's own link to the
+ * photo. The record behind it (export v2's, read from the same kept bytes: ../export/records.ts) is not
+ * passed on: its dispenser, nozzle, storage and product ids, and the net prices, stay with export v2's
+ * personal tokens and their limits.
  */
 
 export interface DetailDeps {
@@ -52,22 +58,16 @@ export function detailRoutes(server: HttpServer, family: Family, deps: DetailDep
       const hrsId = req.params.hrs_id!;
       const station = mapped(hrsId);
       const at = now();
-      const [feature, head, events] = await Promise.all([deps.feed.feature(hrsId), stationHead(deps.sql, hrsId), currentEvents(deps.sql, hrsId, at)]);
+      const [held, head, events] = await Promise.all([deps.feed.station(hrsId), stationHead(deps.sql, hrsId), currentEvents(deps.sql, hrsId, at)]);
       const record = head ? (await deps.records.get([head])).bodies[0] : undefined;
       // Removed between the registry's view and the reads.
-      if (feature === undefined || record === undefined || events === undefined) throw unknownStation(hrsId);
-      const pricing = deps.status.station(hrsId)?.pricing as { freshness?: string } | null | undefined;
-      const hasPhoto = (JSON.parse(record.toString('utf8')) as { photo_url?: unknown }).photo_url != null;
-      const rest = {
-        opening_hours: station.openingHours ?? null,
-        week: weekHours(station.openingHours, station.timeZone, at, station.holidayCountry),
-        events: events.map((e) => ({ id: e.id, kind: e.kind, starts_at: e.starts_at.toISOString(), ends_at: e.ends_at?.toISOString() ?? null, description: e.description })),
-        prices: pricing != null && pricing.freshness !== 'unknown' ? pricing : null,
-        photo: hasPhoto ? `/map/v1/stations/${hrsId}/photo` : null,
-      };
-      // The feature and the record as their own bytes, so they are exactly what the feed and export v2 give.
-      const rested = JSON.stringify(rest).slice(1);
-      const body = `{"hrs_id":${JSON.stringify(hrsId)},"feature":${feature},"record":${record.toString('utf8')},${rested}`;
+      if (held === undefined || record === undefined || events === undefined) throw unknownStation(hrsId);
+      const pricing = deps.status.station(hrsId)?.pricing as (DriverPricing & { freshness?: string }) | null | undefined;
+      const body = detailBody(station, held, JSON.parse(record.toString('utf8')) as DriverLayout & { photo_url?: unknown }, {
+        at,
+        events,
+        pricing: pricing != null && pricing.freshness !== 'unknown' ? pricing : null,
+      });
       return { status: 200, headers: { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-cache' }, body };
     },
   });
@@ -86,4 +86,24 @@ export function detailRoutes(server: HttpServer, family: Family, deps: DetailDep
       return { status: 200, headers: { 'Content-Type': photo.mediaType, 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache' }, body: photo.bytes };
     },
   });
+}
+
+interface Live {
+  at: Date;
+  events: NonNullable<Awaited<ReturnType<typeof currentEvents>>>;
+  /** The published pricing section; null when none is (or it is unknown). */
+  pricing: DriverPricing | null;
+}
+
+/** The detail's body: the feed's Feature as its own bytes (exactly what the feed gives), then the driver's view. */
+function detailBody(station: StationEntry, held: { feature: string; live: LivePart }, record: DriverLayout & { photo_url?: unknown }, live: Live): string {
+  const rest = {
+    opening_hours: station.openingHours ?? null,
+    week: weekHours(station.openingHours, station.timeZone, live.at, station.holidayCountry),
+    fuelling_options: driverOptions(held.live.fuelling_options, record, live.pricing),
+    certification: nozzleCertification(record),
+    events: live.events.map((e) => ({ kind: e.kind, starts_at: e.starts_at.toISOString(), ends_at: e.ends_at?.toISOString() ?? null, description: e.description })),
+    photo: record.photo_url != null ? `/map/v1/stations/${station.hrsId}/photo` : null,
+  };
+  return `{"hrs_id":${JSON.stringify(station.hrsId)},"feature":${held.feature},${JSON.stringify(rest).slice(1)}`;
 }

@@ -1,5 +1,3 @@
-import { z } from 'zod';
-import { stationRecordSchema } from '../../domain/export-v2/stations.js';
 import type { RouteDoc } from '../../http/contract.js';
 import { headerRef, parameterRef, responseRef } from '../../http/openapi.js';
 import { problem, problemBody } from '../export/docs.js';
@@ -7,14 +5,17 @@ import { problem, problemBody } from '../export/docs.js';
 /**
  * The public map's feed, detail, photo and stream as operations of the export v2 document (its
  * `alsoPublic` paths: ../export-v2/docs/document.ts): public (`security: []`), CC BY 4.0 like the rest
- * of export v2, limited per client address rather than per user. docs/api-export.md, "Public map
- * feed", says the same in prose.
+ * of export v2, limited per client address rather than per user (MAP_RATE_LIMIT a minute and
+ * MAP_RATE_LIMIT_DAY a day, as configured). docs/api-export.md, "Public map feed", says the same in prose.
  */
 
 const TAGS = ['Public map'];
 
-/** The export v2 record's own example: the detail carries the record exactly as `GET /v2/hrs/{hrs_id}` gives it. */
-const RECORD_EXAMPLE = (z.globalRegistry.get(stationRecordSchema)?.examples as unknown[] | undefined)?.[0] ?? {};
+/** The map's limits as configured, for the refusals' examples. */
+export interface MapDocLimits {
+  perMinute: number;
+  perDay: number;
+}
 
 const FEATURE_EXAMPLE = {
   type: 'Feature',
@@ -28,14 +29,45 @@ const FEATURE_EXAMPLE = {
   },
 };
 
-const RATE_LIMITED = {
-  '429': responseRef('TooManyRequests'),
+/** The 429 of the map's data routes: per client address, not per user as export v2's own. */
+const rateLimited = ({ perMinute, perDay }: MapDocLimits) => ({
+  '429': problem(
+    `A limit of the client address is exhausted: at most ${perMinute} requests per minute and ${perDay} per day (24 hours), over the ` +
+      'feed, the details, the photos and the streams\' upgrades together; nothing was processed. `Retry-After` says when one is allowed again.',
+    {
+      minute: { value: problemBody(429, 'Too Many Requests', 'throttled', `Rate limit exceeded: at most ${perMinute} requests per minute per client address. Retry in 12 seconds.`) },
+      day: {
+        value: problemBody(429, 'Too Many Requests', 'throttled', `Rate limit exceeded: at most ${perDay} requests per day per client address. Retry in 5400 seconds (about 1 hour 30 minutes).`),
+      },
+    },
+    { 'Retry-After': headerRef('Retry-After') },
+  ),
   '500': responseRef('InternalError'),
+});
+
+/** The detail's example: BERLA with its 700 bar price. */
+const DETAIL_EXAMPLE = {
+  hrs_id: 'BERLA',
+  feature: FEATURE_EXAMPLE,
+  opening_hours: 'Mo-Su 06:00-22:00',
+  week: [{ date: '2026-11-27', intervals: [{ from: '06:00', to: '22:00' }] }],
+  fuelling_options: [
+    {
+      ...FEATURE_EXAMPLE.properties.fuelling_options[0],
+      gross_price: '13.850',
+      currency: 'EUR',
+      price_datetime: '2026-11-27T06:00:00.000Z',
+      green_hydrogen_share: 80,
+    },
+  ],
+  certification: { nozzles: 2, certified: 2 },
+  events: [{ kind: 'maintenance', starts_at: '2026-12-01T08:00:00.000Z', ends_at: '2026-12-01T12:00:00.000Z', description: 'Compressor service' }],
+  photo: '/map/v1/stations/BERLA/photo',
 };
 
 const notOnMap = (hrsId = 'OSLO1') => problemBody(404, 'Not Found', 'not_found', `No station with hrs_id "${hrsId}" on the map.`);
 
-export function feedDoc(): RouteDoc {
+export function feedDoc(limits: MapDocLimits): RouteDoc {
   return {
     tags: TAGS,
     operationId: 'getMapStations',
@@ -60,40 +92,39 @@ export function feedDoc(): RouteDoc {
         },
       },
       '304': responseRef('NotModified'),
-      ...RATE_LIMITED,
+      ...rateLimited(limits),
     },
   };
 }
 
-export function detailDoc(): RouteDoc {
+export function detailDoc(limits: MapDocLimits): RouteDoc {
   return {
     tags: TAGS,
     operationId: 'getMapStation',
-    summary: 'One station\'s panel: feature, record, hours, events, prices',
+    summary: 'One station as a driver sees it: feature, hours, per-option status and price, events',
     description:
-      'What the map\'s station panel shows, in one answer: the station\'s Feature exactly as in the feed, its record exactly as ' +
-      '`GET /v2/hrs/{hrs_id}` answers it, its opening hours and the next seven days\' intervals in its time zone (`[]` closed all ' +
-      'day, `00:00`–`24:00` open all day), its ongoing and upcoming events as `GET /v2/hrs/{hrs_id}/events` lists them, its live ' +
-      'pricing section as `GET /v2/hrs/{hrs_id}/status` has it (null when none is published) and the link to its photo (null when ' +
-      'none). No credential. A station the map does not show (unknown, a sandbox station, no coordinates) is a 404.',
+      'What the map\'s station panel shows, in one answer: the station\'s Feature exactly as in the feed (name, position, operator, ' +
+      'address), its opening hours and the next seven days\' intervals in its time zone (`[]` closed all day, `00:00`–`24:00` open all ' +
+      'day), per fuelling option the five-state status of the feed with the gross price (and its time) and the green hydrogen share ' +
+      'of the product its nozzles dispense, how many nozzles are certified, its ongoing and upcoming events (kind, times, ' +
+      'description) and the link to its photo (null when none). No credential. A driver\'s view only: the station\'s record ' +
+      '(dispensers, nozzles, storages, products and their ids) and net prices are `GET /v2/hrs/{hrs_id}` and ' +
+      '`GET /v2/hrs/{hrs_id}/status`, for personal tokens and their limits (the detail carried both, `record` and `prices`, until ' +
+      'they moved there). A station the map does not show (unknown, a sandbox station, no coordinates) is a 404.',
     security: [],
     parameters: [parameterRef('hrs_id')],
     responses: {
       '200': {
         description: 'The panel\'s data.',
-        content: {
-          'application/json': {
-            examples: { example: { value: { hrs_id: 'BERLA', feature: FEATURE_EXAMPLE, record: RECORD_EXAMPLE, opening_hours: 'Mo-Su 06:00-22:00', week: [{ date: '2026-11-27', intervals: [{ from: '06:00', to: '22:00' }] }], events: [], prices: null, photo: '/map/v1/stations/BERLA/photo' } } },
-          },
-        },
+        content: { 'application/json': { examples: { example: { value: DETAIL_EXAMPLE } } } },
       },
       '404': problem('The map shows no station with this id.', { not_on_map: { value: notOnMap() } }),
-      ...RATE_LIMITED,
+      ...rateLimited(limits),
     },
   };
 }
 
-export function photoDoc(): RouteDoc {
+export function photoDoc(limits: MapDocLimits): RouteDoc {
   return {
     tags: TAGS,
     operationId: 'getMapStationPhoto',
@@ -107,12 +138,12 @@ export function photoDoc(): RouteDoc {
         not_on_map: { value: notOnMap() },
         no_photo: { value: problemBody(404, 'Not Found', 'not_found', 'Station "BERLA" has no photo.') },
       }),
-      ...RATE_LIMITED,
+      ...rateLimited(limits),
     },
   };
 }
 
-export function mapStreamDoc(perAddress: number): RouteDoc {
+export function mapStreamDoc(perAddress: number, limits: MapDocLimits): RouteDoc {
   return {
     tags: TAGS,
     operationId: 'streamMapStations',
@@ -128,8 +159,9 @@ export function mapStreamDoc(perAddress: number): RouteDoc {
       '426': problem('Not a WebSocket upgrade request: connect with `Upgrade: websocket`.', {
         plain_get: { value: problemBody(426, 'Upgrade Required', 'upgrade_required', 'This endpoint is a WebSocket: connect with "Upgrade: websocket".') },
       }),
-      '429': problem('Too many open streams from this address, or the rate limit exhausted.', {
+      '429': problem('Too many open streams from this address, or a limit of the client address exhausted (per minute or per day).', {
         too_many_streams: { value: problemBody(429, 'Too Many Requests', 'throttled', `At most ${perAddress} open streams per client address: close one, or retry later.`) },
+        day: { value: problemBody(429, 'Too Many Requests', 'throttled', `Rate limit exceeded: at most ${limits.perDay} requests per day per client address. Retry in 5400 seconds (about 1 hour 30 minutes).`) },
       }, { 'Retry-After': headerRef('Retry-After') }),
       '500': responseRef('InternalError'),
     },

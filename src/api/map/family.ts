@@ -21,6 +21,13 @@ export const MAP_POLICY: FamilyPolicy = {
 
 /** The public map's limit: MAP_RATE_LIMIT requests per minute per client address (default 120). */
 export const MAP_LIMIT: RateLimit = { limit: 120, windowSeconds: 60, name: 'minute' };
+/**
+ * The public map's daily cap: MAP_RATE_LIMIT_DAY requests per day (a sliding 24 hours) per client
+ * address (default 2000). A driver's day is a few hundred (a page load spends the feed and the
+ * stream's upgrade, an opened station its detail and photo); the per-minute limit alone would let one
+ * address read 172,800 a day.
+ */
+export const MAP_DAY_LIMIT: RateLimit = { limit: 2000, windowSeconds: 86_400, name: 'day' };
 /** Whom the limit counts, in the refusal's words. */
 export const MAP_PER = 'client address';
 
@@ -29,19 +36,30 @@ export interface MapLimitDeps {
   log: Logger;
   /** Requests per minute per client address (MAP_RATE_LIMIT). */
   perMinute: number;
+  /** Requests per day per client address (MAP_RATE_LIMIT_DAY). */
+  perDay: number;
+}
+
+/** The map's limits as configured: per minute, then per day. */
+export function mapLimits(settings: Pick<MapLimitDeps, 'perMinute' | 'perDay'>): RateLimit[] {
+  return [
+    { ...MAP_LIMIT, limit: settings.perMinute },
+    { ...MAP_DAY_LIMIT, limit: settings.perDay },
+  ];
 }
 
 /**
  * The public map's family: `/map/…`, no credential, problem bodies, the licence and open CORS. Every
  * route and the stream's upgrade spend one request of the client address's budget (counted in Redis,
  * so every instance shares it; the address honours TRUST_PROXY): its routes are public, and the family
- * runs its guard on them (`guardsOnPublicRoutes`). Without limits (`limits` undefined) nothing is counted.
+ * runs its guard on them (`guardsOnPublicRoutes`); both limits count every such request, and one refused
+ * counts against neither. Without limits (`limits` undefined) nothing is counted.
  */
 export function mapFamily(limits?: MapLimitDeps): Family {
   const guards = limits
     ? [
         rateLimitGuard(limits.limiter, {
-          limits: [{ ...MAP_LIMIT, limit: limits.perMinute }],
+          limits: mapLimits(limits),
           key: (req) => `map:address:${req.clientAddress}`,
           style: PROBLEM_ERRORS,
           per: MAP_PER,

@@ -6,21 +6,21 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { notModified } from '../../http/static.js';
 import type { FeedBody, MapFeed } from './feed.js';
-import { feedDoc } from './docs.js';
+import type { RouteDoc } from '../../http/contract.js';
 import { mapFeatureCollectionSchema } from '../../domain/map/schemas.js';
 
 /** The feed's media type (RFC 7946). */
 export const GEOJSON_TYPE = 'application/geo+json';
 
 /** `GET /map/v1/stations.geojson`: the kept body, conditional (`If-None-Match`, `If-Modified-Since`), gzip or brotli. */
-export function feedRoute(server: HttpServer, family: Family, feed: MapFeed): void {
+export function feedRoute(server: HttpServer, family: Family, feed: MapFeed, doc?: RouteDoc): void {
   server.route({
     family,
     public: true,
     method: 'GET',
     path: '/map/v1/stations.geojson',
     response: { 200: mapFeatureCollectionSchema },
-    doc: feedDoc(),
+    ...(doc ? { doc } : {}),
     handler: async (req) => feedReply(req, await feed.body()),
   });
 }

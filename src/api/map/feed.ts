@@ -164,8 +164,14 @@ export class MapFeed {
 
   /** One station's Feature as the feed lists it (settled now), or undefined when the map does not show it. */
   async feature(hrsId: string): Promise<string | undefined> {
+    return (await this.station(hrsId))?.feature;
+  }
+
+  /** One station's Feature and its live part (its five-state values), settled now; undefined when the map does not show it. */
+  async station(hrsId: string): Promise<{ feature: string; live: LivePart } | undefined> {
     await this.body();
-    return this.held.get(hrsId)?.parts.json;
+    const held = this.held.get(hrsId);
+    return held === undefined ? undefined : { feature: held.parts.json, live: held.live };
   }
 
   close(): void {

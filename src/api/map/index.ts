@@ -12,7 +12,7 @@ import { feedRoute } from './feed-routes.js';
 import { detailRoutes } from './detail.js';
 import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
-import { detailDoc, mapStreamDoc, photoDoc } from './docs.js';
+import { detailDoc, feedDoc, mapStreamDoc, photoDoc } from './docs.js';
 import { StreamSlots } from '../../push/stream-slots.js';
 import { mapPageReply, mapPageRoutes } from './page.js';
 import type { Reply } from '../../http/errors.js';
@@ -25,8 +25,11 @@ import type { Request } from '../../http/request.js';
  * (its files, the basemap, the config; the page itself is `/`'s) are ./page.ts's, on the same family.
  */
 export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
-  /** PUBLIC_MAP (`publicMap`), MAP_STYLE_URL (`mapStyleUrl`), MAP_RATE_LIMIT (`mapRateLimit`), MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`). */
-  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapStreamsPerAddress' | 'redisPrefix'>;
+  /**
+   * PUBLIC_MAP (`publicMap`), MAP_STYLE_URL (`mapStyleUrl`), MAP_RATE_LIMIT (`mapRateLimit`), MAP_RATE_LIMIT_DAY (`mapRateLimitDay`),
+   * MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`).
+   */
+  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapRateLimitDay' | 'mapStreamsPerAddress' | 'redisPrefix'>;
   sql: Sql;
   redis: Redis;
   /** The base of the links export v2's records carry (BASE_URL). */
@@ -55,17 +58,18 @@ export interface MapApi {
 
 export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   if (!deps.config.publicMap) return undefined;
-  const family = mapFamily({ limiter: deps.limiter, log: deps.log, perMinute: deps.config.mapRateLimit });
+  const limits = { perMinute: deps.config.mapRateLimit, perDay: deps.config.mapRateLimitDay };
+  const family = mapFamily({ limiter: deps.limiter, log: deps.log, ...limits });
   server.family(family);
   const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
-  feedRoute(server, family, feed);
-  detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(), photo: photoDoc() } });
+  feedRoute(server, family, feed, feedDoc(limits));
+  detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(limits), photo: photoDoc(limits) } });
   const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
   return {
     start: () => {
-      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress) });
+      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress, limits) });
       // Never rejects: a failed read is logged, and the next reload reads again.
       return feed.start();
     },

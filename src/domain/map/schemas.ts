@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { CATEGORY } from '../categories/index.js';
-import { eventListSchema, stationRecordSchema } from '../export-v2/stations.js';
+import { price } from '../export-v2/section-fields.js';
+import { eventSchema } from '../export-v2/stations.js';
 import { summaryReasonSchema, summaryStateSchema } from '../status/summary.js';
-import { FUELLING_OPTIONS } from '../vocabulary.js';
+import { CURRENCIES, FUELLING_OPTIONS } from '../vocabulary.js';
 
 /**
  * The public map's feed and station detail as zod schemas: what the export v2 document (which lists
@@ -49,15 +49,42 @@ export const mapFeatureCollectionSchema = z.strictObject({
 
 const interval = z.strictObject({ from: z.string().regex(/^\d\d:\d\d$/), to: z.string().regex(/^\d\d:\d\d$/) });
 
+/** One fuelling option on the station panel: the feed's entry, then what the option costs and holds. */
+export const mapStationOptionSchema = mapEntrySchema
+  .extend({
+    gross_price: price('The VAT-inclusive price of the product the option\'s nozzles dispense; null when none is published.').nullable(),
+    currency: z.enum(CURRENCIES).nullable().meta({ description: 'ISO 4217 currency of `gross_price`; null with no price.' }),
+    price_datetime: z.iso.datetime({ offset: true }).nullable().meta({ description: 'When the price was measured; null with no price.' }),
+    green_hydrogen_share: z.number().min(0).max(100).nullable().meta({ description: 'That product\'s share of renewable hydrogen in per cent; null until the operator declares it.' }),
+  })
+  .meta({
+    title: 'Map station option',
+    description:
+      'One fuelling option as a driver sees it: its five-state status exactly as the feed gives it, and the gross price and green ' +
+      'hydrogen share of the product its nozzles dispense (of several, the one with the lowest published price; a product mapped ' +
+      'to no nozzle counts for the options of its pressure stage that no mapped product serves).',
+  });
+
+/** An event on the station panel: what it is and when, without the record's id. */
+const mapEventSchema = eventSchema.omit({ id: true }).meta({ title: 'Map station event' });
+
 export const mapStationDetailSchema = z.strictObject({
   hrs_id: z.string(),
   feature: mapFeatureSchema,
-  record: stationRecordSchema,
   opening_hours: text,
   week: z.array(z.strictObject({ date: z.iso.date(), intervals: z.array(interval) })).meta({
     description: 'Seven days from today in the station\'s time zone: `[]` closed all day, `00:00`–`24:00` open all day.',
   }),
-  events: eventListSchema,
-  prices: CATEGORY.pricing.section.schema.nullable().meta({ description: 'The pricing section of `GET /v2/hrs/{hrs_id}/status`; null when none is published.' }),
+  fuelling_options: z.array(mapStationOptionSchema).meta({ description: 'Every option the station provides, in the feed\'s order.' }),
+  certification: z
+    .strictObject({ nozzles: z.int().min(0), certified: z.int().min(0) })
+    .nullable()
+    .meta({ description: 'How many nozzles the station has and how many are certified (nozzle and dispenser both); null until its layout is confirmed.' }),
+  events: z.array(mapEventSchema).meta({ description: 'The station\'s events not over yet (an event without `ends_at` is ongoing), by start time.' }),
   photo: text.meta({ description: 'The photo\'s path on the map (`/map/v1/stations/{hrs_id}/photo`); null when there is none.' }),
-}).meta({ title: 'Map station detail', description: 'What the map\'s station panel shows.' });
+}).meta({
+  title: 'Map station detail',
+  description:
+    'What the map\'s station panel shows: a driver\'s view. The station\'s record (dispensers, nozzles, storages, products and ' +
+    'their ids) and net prices are export v2\'s, for personal tokens.',
+});

@@ -1,6 +1,6 @@
 import { MESSAGES } from '../../auth.js';
 import { DEFINITIONS } from '../../../domain/categories/index.js';
-import { mapEntrySchema, mapFeatureCollectionSchema, mapFeatureSchema, mapStationDetailSchema } from '../../../domain/map/schemas.js';
+import { mapEntrySchema, mapFeatureCollectionSchema, mapFeatureSchema, mapStationDetailSchema, mapStationOptionSchema } from '../../../domain/map/schemas.js';
 import {
   dispenserSchema,
   eventListSchema,
@@ -69,6 +69,7 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   MapStation: mapFeatureSchema,
   MapEntry: mapEntrySchema,
   MapStationDetail: mapStationDetailSchema,
+  MapStationOption: mapStationOptionSchema,
 });
 
 /**

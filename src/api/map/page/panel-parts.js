@@ -1,5 +1,6 @@
 /**
- * The station panel's sections, each built from the detail (GET /map/v1/stations/{hrs_id}) as DOM
+ * The station panel's sections, each built from the detail (GET /map/v1/stations/{hrs_id}: the feed's
+ * Feature, the week, per fuelling option its value, price and green share, events, certification) as DOM
  * nodes (never HTML strings: every value is the registry's text, shown as text). Times are the
  * station's own, in its zone, named.
  */
@@ -31,10 +32,12 @@ export function stationTime(iso, zone) {
   }
 }
 
-/** Per fuelling option: the value (letter, colour, words), its reason, the last update. */
-export function statusList(properties) {
-  const zone = properties.time_zone ?? 'UTC';
-  const entries = [...(properties.fuelling_options ?? [])].sort((a, b) => OPTIONS.indexOf(a.fuelling_option) - OPTIONS.indexOf(b.fuelling_option));
+/** The options in the fuel-type list's order. */
+const ordered = (options) => [...(options ?? [])].sort((a, b) => OPTIONS.indexOf(a.fuelling_option) - OPTIONS.indexOf(b.fuelling_option));
+
+/** Per fuelling option (`options`: the detail's, or the feed's): the value (letter, colour, words), its reason, the last update. */
+export function statusList(options, zone = 'UTC') {
+  const entries = ordered(options);
   return el(
     'ul',
     'status-list',
@@ -99,38 +102,32 @@ export function eventList(events, zone) {
   );
 }
 
-/** The products' pressure stage by id, from the record's layout. */
-const stages = (record) => new Map((record.products ?? []).map((p) => [p.external_id, p.pressure_stage]));
-
-/** Live prices per product ("700 bar: 13.85 EUR per kg"). */
+/** Live prices per fuelling option ("700 bar, cars: 13.85 EUR per kg"). */
 export function priceList(detail) {
-  const products = detail.prices?.products ?? [];
-  if (products.length === 0) return el('p', 'muted', t('panel_no_prices'));
-  const stage = stages(detail.record);
+  const priced = ordered(detail.fuelling_options).filter((o) => o.gross_price !== null);
+  if (priced.length === 0) return el('p', 'muted', t('panel_no_prices'));
   return el(
     'ul',
     'plain',
-    ...products.map((p) => {
-      const price = new Intl.NumberFormat(currentLocale(), { style: 'currency', currency: p.currency, minimumFractionDigits: 2, maximumFractionDigits: 3 }).format(Number(p.gross_price));
-      const product = stage.has(p.id) ? t('panel_product', { stage: stage.get(p.id) }) : p.id;
-      return el('li', null, t('panel_price', { product, price }));
+    ...priced.map((o) => {
+      const price = new Intl.NumberFormat(currentLocale(), { style: 'currency', currency: o.currency, minimumFractionDigits: 2, maximumFractionDigits: 3 }).format(Number(o.gross_price));
+      return el('li', null, t('panel_price', { option: t(`option_${o.fuelling_option}`), price }));
     }),
   );
 }
 
-/** The green hydrogen share per product, as the operator declared it. */
-export function greenList(record) {
-  const declared = (record.products ?? []).filter((p) => p.green_hydrogen_share !== null);
+/** The green hydrogen share per fuelling option, as the operator declared it for the product dispensed. */
+export function greenList(detail) {
+  const declared = ordered(detail.fuelling_options).filter((o) => o.green_hydrogen_share !== null);
   if (declared.length === 0) return el('p', 'muted', t('panel_green_unknown'));
   const number = new Intl.NumberFormat(currentLocale(), { maximumFractionDigits: 1 });
-  return el('ul', 'plain', ...declared.map((p) => el('li', null, t('panel_green_value', { stage: p.pressure_stage, share: number.format(p.green_hydrogen_share) }))));
+  return el('ul', 'plain', ...declared.map((o) => el('li', null, t('panel_green_value', { option: t(`option_${o.fuelling_option}`), share: number.format(o.green_hydrogen_share) }))));
 }
 
 /** How many of the station's nozzles are certified (nozzle and dispenser both). */
-export function certification(record) {
-  if (!record.dispensers) return el('p', 'muted', t('panel_layout_unconfirmed'));
-  const nozzles = record.dispensers.flatMap((d) => d.nozzles);
-  return el('p', null, t('panel_certified', { certified: nozzles.filter((n) => n.is_effectively_certified).length, total: nozzles.length }));
+export function certification(detail) {
+  if (!detail.certification) return el('p', 'muted', t('panel_layout_unconfirmed'));
+  return el('p', null, t('panel_certified', { certified: detail.certification.certified, total: detail.certification.nozzles }));
 }
 
 /** A `geo:` URI for the phone's maps app and a route on OpenStreetMap. */

@@ -1,7 +1,8 @@
 /**
  * The station panel (a side panel on a desktop, a bottom sheet on a phone): opened from the address
- * (`#/station/BERLA`), it reads GET /map/v1/stations/{hrs_id} and shows the station; the stream's
- * `station` messages update its status section in place. Escape and the Close button close it.
+ * (`#/station/BERLA`), it reads GET /map/v1/stations/{hrs_id} (a driver's view of the station) and
+ * shows it; the stream's `station` messages update its status section in place. Escape and the Close
+ * button close it.
  */
 import { t } from './i18n.js';
 import { certification, directions, el, eventList, greenList, priceList, section, statusList, weekList } from './panel-parts.js';
@@ -76,14 +77,16 @@ export class StationPanel {
     delete document.body.dataset.panel;
   }
 
-  /** A stream message for the open station: its values and open_now replace the detail's. */
+  /** A stream message for the open station: its values and open_now replace the detail's (each option keeps its price). */
   update(message) {
     if (!this.detail || message.hrs_id !== this.hrsId) return;
     const properties = this.detail.feature.properties;
     properties.fuelling_options = message.fuelling_options;
     properties.open_now = message.open_now;
+    const before = new Map((this.detail.fuelling_options ?? []).map((o) => [o.fuelling_option, o]));
+    this.detail.fuelling_options = message.fuelling_options.map((entry) => ({ gross_price: null, green_hydrogen_share: null, ...before.get(entry.fuelling_option), ...entry }));
     const status = this.body.querySelector('.status-list');
-    if (status) status.replaceWith(statusList(properties));
+    if (status) status.replaceWith(statusList(this.detail.fuelling_options, properties.time_zone ?? undefined));
   }
 
   /** The whole panel again (a new language, a refreshed feed). */
@@ -110,14 +113,14 @@ export class StationPanel {
         address ? el('dd', null, address) : null,
       ),
       p.heavy_duty ? el('p', 'tag', t('panel_heavy_duty')) : null,
-      section(t('panel_status'), statusList(p)),
+      section(t('panel_status'), statusList(d.fuelling_options, zone)),
       section(t('panel_directions'), directions(p, d.feature.geometry.coordinates)),
       section(t('panel_hours'), weekList(d)),
       section(t('panel_events'), eventList(d.events, zone)),
       photo,
       section(t('panel_prices'), priceList(d)),
-      section(t('panel_green'), greenList(d.record)),
-      section(t('panel_certification'), certification(d.record)),
+      section(t('panel_green'), greenList(d)),
+      section(t('panel_certification'), certification(d)),
     ];
     this.body.replaceChildren(...sections.filter((node) => node !== null));
     this.root.dataset.state = 'ready';
