@@ -98,6 +98,27 @@ export function textFaults(value: unknown): { path: JsonPath; problem: string }[
 export const TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
 export const NAME_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*[^\\s\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF][^\\u0000\\uD800-\\uDFFF]*$';
 
+/**
+ * A zod string of at most `max` characters, the limit checked before anything else: a longer value is
+ * refused with that one message, and nothing after the limit (a pattern, a format, a parser, a
+ * refinement, the checks of the object around it) ever reads it. zod 4 otherwise goes on with every
+ * check and refinement after a failed `max` (it only stops at an aborting issue): an opening-hours
+ * check ran for seconds on a value its 1,000-character limit had already refused. Every text field of
+ * every input starts with it (test/input-bounds.test.ts walks the routes' schemas to hold it so).
+ * `params` are the string's own (its refusal of a value that is not a string).
+ */
+export function boundedString(max: number, message = `must be at most ${max} characters`, params?: Parameters<typeof z.string>[0]): z.ZodString {
+  return z.string(params).max(max, { error: message, abort: true });
+}
+
+/** The longest ISO 8601 date-time an input takes (with an offset and nanoseconds it has 35 characters). */
+export const DATE_TIME_MAX_LENGTH = 64;
+
+/** An ISO 8601 date-time with a UTC offset, refused in `message`'s words, its length bounded first. */
+export function boundedDateTime(message: string): z.ZodString {
+  return boundedString(DATE_TIME_MAX_LENGTH, message).check(z.iso.datetime({ offset: true, error: message }));
+}
+
 /** A zod string checked by the text rule, with the portal's words, documented by its pattern. */
 export function storedText<T extends z.ZodString>(schema: T): T {
   return schema
