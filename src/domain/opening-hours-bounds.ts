@@ -14,7 +14,7 @@
  *   instead of Montag"), or one such word longer than {@link OPENING_HOURS_MAX_WORD} letters.
  * Within these bounds the package checks any value of up to 1,000 characters in a few milliseconds
  * (test/bench/parsers.bench.ts measures the worst found). Real opening hours use a fraction of them:
- * "Mo-Fr 06:00-22:00; Sa,Su,PH 08:00-20:00; Dec 24 06:00-14:00; Dec 25,26 off" has 43 parts.
+ * "Mo-Fr 06:00-22:00; Sa,Su,PH 08:00-20:00; Dec 24 06:00-14:00; Dec 25,26 off" has 48 parts.
  */
 
 /** The most characters opening hours may have (the registry file's and the portal's limit). */

@@ -349,9 +349,10 @@ function nextChangeOf(e: Evaluation, at: number): Date | null {
       continue;
     }
     if (candidate === null) {
-      // No change within the window: the next one starts before its end (by more than a clock jumps),
-      // so that a change at its very end is not missed.
-      if (windowEnd >= horizon) return null;
+      // No change within a month of hours that are the same every week: the state never changes.
+      // Otherwise the next window starts before this one's end (by more than a clock jumps), so that a
+      // change at its very end is not missed.
+      if (windowEnd >= horizon || oh.isWeekStable()) return null;
       cursor = windowEnd;
       continue;
     }

@@ -141,3 +141,27 @@ export function storedName<T extends z.ZodString>(schema: T): T {
     })
     .meta({ pattern: NAME_PATTERN }) as T;
 }
+
+/**
+ * `value` without the strings its schema's length limits refused (the paths of `too_big` issues of
+ * strings), copied only along those paths: for rules that read a request as it came, beside its schema
+ * (import v2's and v1's), so that they never read, echo or parse a value its limit refused.
+ */
+export function withoutRefused(value: unknown, issues: readonly z.core.$ZodIssue[]): unknown {
+  let result = value;
+  for (const issue of issues) {
+    if (issue.code === 'too_big' && issue.origin === 'string' && issue.path.length > 0) result = omitAt(result, issue.path);
+  }
+  return result;
+}
+
+function omitAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const [head, ...rest] = path;
+  const copy = (Array.isArray(value) ? [...(value as unknown[])] : { ...value }) as Record<PropertyKey, unknown>;
+  if (rest.length === 0) {
+    if (Array.isArray(copy)) copy[head as number] = undefined;
+    else delete copy[head as PropertyKey];
+  } else copy[head as PropertyKey] = omitAt(copy[head as PropertyKey], rest);
+  return copy;
+}

@@ -6,8 +6,8 @@ import type { BlockingSection } from '../../http/server.js';
 /**
  * The event-loop guard: one process's event loop measured (`perf_hooks.monitorEventLoopDelay`), and
  * every stall longer than EVENT_LOOP_STALL (1 s by default) reported as it ends: one warning in the log
- * with its length and, when a request's own checks and handler ran that long in one go, the request
- * (its method and route), and in `/metrics` (a counter of stalls, the longest delay seen). While the
+ * with its length and, when a request's own checks and handler ran at least that long in one go, the
+ * request (its method and route), and in `/metrics` (a counter of stalls, the longest delay seen). While the
  * loop is blocked nothing at all is answered, `/healthz` included: a stall is what an instance that
  * "froze" did, and this is how the next one is seen.
  */
@@ -60,8 +60,8 @@ export class EventLoopGuard {
     }
     if (delayMs < this.options.thresholdMs) return;
     this.stalls.inc();
-    // The request is named when its own synchronous work was most of the stall.
-    const request = section && section.ms >= delayMs / 2 ? { method: section.method, route: section.route, request_ms: Math.round(section.ms) } : {};
+    // The request is named when its own synchronous work was a stall by itself.
+    const request = section && section.ms >= this.options.thresholdMs ? { method: section.method, route: section.route, request_ms: Math.round(section.ms) } : {};
     const during = 'route' in request ? ` while ${request.method} ${request.route} was being handled` : '';
     this.options.log.warn({ stall_ms: Math.round(delayMs), ...request }, `the event loop was blocked for ${Math.round(delayMs)} ms${during}: nothing was answered meanwhile`);
   }

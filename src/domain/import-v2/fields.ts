@@ -46,6 +46,12 @@ const TEXT_MAX_LENGTH = 200;
 /** The longest decimal string read (a decimal has at most 8 digits; leading zeros are not counted, but not endless). */
 const DECIMAL_MAX_LENGTH = 100;
 
+/** The `hrs` a transmission names, when it is text within the text limit (what the call log records). */
+export function stationNamed(raw: unknown): string | undefined {
+  const hrs = raw !== null && typeof raw === 'object' ? (raw as { hrs?: unknown }).hrs : undefined;
+  return typeof hrs === 'string' && hrs.length <= TEXT_MAX_LENGTH ? hrs : undefined;
+}
+
 export const text = () =>
   boundedString(TEXT_MAX_LENGTH, `Ensure this field has no more than ${TEXT_MAX_LENGTH} characters.`, { error: presence(() => 'Not a valid string.') })
     .min(1, 'This field may not be blank.')
