@@ -42,13 +42,17 @@ export function longValue(example: unknown, length: number): string {
   return unit.repeat(Math.ceil(length / unit.length)).slice(0, length);
 }
 
-/** The requests of one route: one per text field of its body and one per query parameter. */
-export function targetsOf(route: AnyRoute, sizes: { body: number; query: number }): InputTarget[] {
+/**
+ * The requests of one route: one per text field of its body and one per query parameter. The rest of
+ * each body is the schema's example, or `current` (what the resource is now, for a PUT or PATCH whose
+ * schema has none), so that the checks of the object around the field run too.
+ */
+export function targetsOf(route: AnyRoute, sizes: { body: number; query: number }, current?: unknown): InputTarget[] {
   const targets: InputTarget[] = [];
   const bodySchema = route.body instanceof z.ZodType ? route.body : route.body === true ? rawBodySchema(route) : undefined;
   if (route.body === true && bodySchema === undefined) throw new Error(`${route.method} ${route.path} reads its body itself: name its schema in rawBodySchema`);
   if (bodySchema instanceof z.ZodType) {
-    const base = exampleOf(bodySchema) ?? {};
+    const base = exampleOf(bodySchema) ?? current ?? {};
     for (const field of textFields(bodySchema)) {
       const value = longValue(valueAt(base, field.path) ?? exampleOf(field.schema), sizes.body);
       targets.push({ route, what: `body ${fieldLabel(field)}`, body: JSON.stringify(withValueAt(base, field.path, value)) });
