@@ -32,7 +32,7 @@ const BUDGET_MS = 10;
 const MEGABYTE = 1_000_000;
 /** Random opening hours tried (within their bounds), and how many times each check is repeated. */
 const RANDOM_HOURS = Number(process.env.BENCH_RANDOM_HOURS ?? 2000);
-const REPEAT = 3;
+const REPEAT = 2;
 
 /** The worst of `REPEAT` runs of `check` on each input; each input made anew so that no cache answers. */
 function worst(inputs: (() => unknown)[], check: (input: unknown) => unknown): number {
@@ -52,10 +52,10 @@ let salt = 0;
 /** A value unseen before (the opening-hours cache keys on the text): its last character varies. */
 const fresh = (text: string) => () => text.slice(0, -1) + String.fromCharCode(0x21 + (salt++ % 90));
 
-/** The shapes a field's value of `length` characters takes: its example repeated, one letter, digits, random text, spaces. */
+/** The shapes a field's value of `length` characters takes: its example repeated, one letter, `a.` repeated, random text. */
 function shapesOf(example: unknown, length: number): (() => string)[] {
   const random = () => Array.from({ length }, () => String.fromCharCode(0x20 + Math.floor(Math.random() * 95))).join('');
-  return [longValue(example, length), 'x'.repeat(length), '1'.repeat(length), `${'a.'.repeat(length)}`.slice(0, length), ' '.repeat(length)].map(fresh).concat(random);
+  return [longValue(example, length), 'x'.repeat(length), `${'a.'.repeat(length)}`.slice(0, length)].map(fresh).concat(random);
 }
 
 interface Row {
@@ -77,7 +77,7 @@ function fieldRows(name: string, schema: z.ZodType, base: unknown): Row[] {
         what: `${name} ${field.path.join('.')}`,
         limit: String(limit),
         atLimit: worst(shapesOf(example, Math.min(limit, MEGABYTE)), check),
-        atMegabyte: worst(shapesOf(example, MEGABYTE).slice(0, 2), check),
+        atMegabyte: worst(shapesOf(example, MEGABYTE).slice(0, 1), check),
       };
     });
 }
@@ -121,7 +121,7 @@ function queryRows(): Row[] {
     what,
     limit: String(QUERY_VALUE_MAX_LENGTH),
     atLimit: worst(shapesOf(examples[i], QUERY_VALUE_MAX_LENGTH), parse),
-    atMegabyte: worst(shapesOf(examples[i], MEGABYTE).slice(0, 2), parse),
+    atMegabyte: worst(shapesOf(examples[i], MEGABYTE).slice(0, 1), parse),
   }));
 }
 
