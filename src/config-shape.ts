@@ -58,6 +58,8 @@ export interface Config {
   redisTimeoutMs: number;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
+  /** A blocked event loop at least this long is reported in the log and `/metrics` (EVENT_LOOP_STALL, 1 s). */
+  eventLoopStallMs: number;
   /**
    * The proxies whose `X-Forwarded-For` / `Forwarded` name the client (TRUST_PROXY: addresses, CIDR
    * ranges; none by default): see src/http/client-address.ts.

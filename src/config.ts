@@ -195,6 +195,7 @@ export const envSchema = z
       .default(10),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
+    EVENT_LOOP_STALL: z.coerce.number({ error: 'must be a number of seconds' }).min(0.01, 'must be at least 0.01').max(600, 'must be at most 600').default(1),
   })
   .refine((env) => env.STATUS_STALE_AFTER < env.STATUS_UNKNOWN_AFTER, {
     path: ['STATUS_STALE_AFTER'],
@@ -253,6 +254,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     redisTimeoutMs: env.REDIS_TIMEOUT * 1000,
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
+    eventLoopStallMs: env.EVENT_LOOP_STALL * 1000,
     trustProxy: trustEntries(env.TRUST_PROXY),
     historyRetentionDays: env.HISTORY_RETENTION_DAYS,
     historyEveryMs: env.HISTORY_EVERY * 1000,

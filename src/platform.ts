@@ -28,7 +28,7 @@ import { importV11Api } from './api/import-v1.1/index.js';
 import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
 import { mapApi, type MapApi } from './api/map/index.js';
-import { metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
+import { EventLoopGuard, metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
 import type { Config } from './config.js';
 import { RateLimiter } from './infra/rate-limit.js';
 import { HttpServer } from './http/server.js';
@@ -174,6 +174,8 @@ interface Served {
   map: MapApi | undefined;
   /** Status and fuelling-option changes written to the change log for webhooks. */
   recorder: ChangeRecorder;
+  /** Stalls of the event loop, reported in the log and the metrics. */
+  loop: EventLoopGuard;
 }
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
@@ -245,7 +247,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
   });
   const recorder = changeRecorder({ sql, status, opening: parts.opening, stations: registry, log, counted: metrics.webhookChanges });
-  return { server, push, families, exportV2, datex2, queues, calls, outlet, map, recorder };
+  const loop = new EventLoopGuard({ log, thresholdMs: config.eventLoopStallMs, registry: metrics.registry, sections: server });
+  return { server, push, families, exportV2, datex2, queues, calls, outlet, map, recorder, loop };
 }
 
 /** The status stream and the admins' feed, on the export v2 and admin families. */
@@ -343,6 +346,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
     await served.queues.close();
     await workers?.close();
     await closeParts(parts);
+    served.loop.stop();
     throw err;
   }
   log.info({ host: config.host, port: lifecycle.port, base_url: lifecycle.baseUrl(), workers: workers?.names ?? [] }, 'listening');
@@ -376,6 +380,7 @@ async function shutdown(running: Running, reason: string): Promise<void> {
   await served.queues.close();
   await running.flushLastUsed();
   await closeParts(running.parts);
+  served.loop.stop();
   log.info('stopped');
 }
 

@@ -91,6 +91,8 @@ t.test('hrs serve --processes 2', async (t) => {
     t.match(text, READYZ_40, 'counters: the sum over the processes');
     for (const slot of [1, 2]) t.match(text, new RegExp(`^process_start_time_seconds\\{process="${slot}"\\} \\d+`, 'm'), `gauges: process ${slot}'s own`);
     t.equal(text.match(/^hrs_build_info\{/gm)?.length, 1, 'a fact of the whole set: once');
+    t.match(text, /^hrs_event_loop_stalls_total \d+/m, 'the event-loop stalls: the sum over the processes');
+    for (const slot of [1, 2]) t.match(text, new RegExp(`^hrs_event_loop_delay_max_seconds\\{process="${slot}"\\} [\\d.e-]+`, 'm'), `the longest delay: process ${slot}'s own`);
     t.match(await get(port, '/metrics'), { status: 401 }, '/metrics still takes a token');
   });
 

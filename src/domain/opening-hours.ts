@@ -1,5 +1,6 @@
 import OpeningHours from 'opening_hours';
 import { plainOpeningHoursMessage } from './opening-hours-advice.js';
+import { openingHoursOutOfBounds } from './opening-hours-bounds.js';
 
 /**
  * A station's opening hours (OpenStreetMap `opening_hours` syntax) evaluated in the station's own
@@ -44,6 +45,8 @@ import { plainOpeningHoursMessage } from './opening-hours-advice.js';
  *   05:30, 18:30): computing them needs coordinates and real instants, which the wall-clock
  *   frame above does not give the package.
  * - Each (hours, country) is parsed once and kept (parsing costs about a millisecond).
+ * - Hours outside the bounds of ./opening-hours-bounds.ts (length, parts, unknown words) are never
+ *   handed to the package, which would take seconds over some of them: they do not parse.
  */
 
 /** ISO 3166-1 alpha-2 country, for public holidays (`PH`); any case. */
@@ -58,6 +61,13 @@ export function holidayCountry(country: unknown): string | null {
 const HORIZON_MS = 5 * 366 * 86_400_000;
 /** Beyond any real offset change: how far back a clock that goes back may land. */
 const MAX_JUMP_MS = 26 * 3_600_000;
+/**
+ * How far the package is asked to look for a change at once. It takes time that grows faster than the
+ * span it searches when the state does not change (hours that close on public holidays and nothing
+ * else: 14 ms for 240 days, more than 100 s for its default of five years), so a long search is made
+ * of windows of a month.
+ */
+const WINDOW_MS = 31 * 86_400_000;
 const DAY_MS = 86_400_000;
 const MAX_STEPS = 1_000;
 const MAX_CACHED = 10_000;
@@ -83,12 +93,17 @@ function parse(hours: string, country: HolidayCountry): Parsed {
   const hit = parsedCache.get(key);
   if (hit) return hit;
   let parsed: Parsed;
-  try {
-    // An address without coordinates: holidays by country, variable times by the package's defaults.
-    const where = cc ? { address: { country_code: cc } } : {};
-    parsed = { ok: true, oh: new OpeningHours(hours, where as never, { mode: 0, locale: 'en' } as never) };
-  } catch (err) {
-    parsed = { ok: false, reason: reasonOf(err) };
+  const outside = openingHoursOutOfBounds(hours);
+  if (outside) {
+    parsed = { ok: false, reason: outside.end === 0 ? outside.reason : reasonOf(`${hours.slice(0, outside.end)} <--- (${outside.reason})`) };
+  } else {
+    try {
+      // An address without coordinates: holidays by country, variable times by the package's defaults.
+      const where = cc ? { address: { country_code: cc } } : {};
+      parsed = { ok: true, oh: new OpeningHours(hours, where as never, { mode: 0, locale: 'en' } as never) };
+    } catch (err) {
+      parsed = { ok: false, reason: reasonOf(err) };
+    }
   }
   if (parsedCache.size >= MAX_CACHED) parsedCache.delete(parsedCache.keys().next().value as string);
   parsedCache.set(key, parsed);
@@ -121,15 +136,16 @@ export function checkOpeningHours(hours: string, country?: HolidayCountry): stri
     // Some problems (a country without holiday data) only show when evaluating.
     const probe = new Date();
     parsed.oh.getState(probe);
-    parsed.oh.getNextChange(probe);
+    parsed.oh.getNextChange(probe, new Date(probe.getTime() + WINDOW_MS));
+    // The parser guesses where a value is ambiguous ("9 to 5" is 09:00-05:00, overnight): a published
+    // CLOSED must not rest on a guess, so a value it had to correct is refused with its reasons.
+    const warnings: string[] = parsed.oh.getWarnings();
+    if (warnings.length > 0) {
+      return `${warnings.map((w) => plainOpeningHoursMessage(w.replace(/\s+/g, ' ').trim())).join('; ')} (it would be read as "${parsed.oh.prettifyValue()}"; write it so)`;
+    }
   } catch (err) {
+    // The package's warnings can fail on values it parsed ("Infinite loop" on a long run of guesses).
     return reasonOf(err);
-  }
-  // The parser guesses where a value is ambiguous ("9 to 5" is 09:00-05:00, overnight): a published
-  // CLOSED must not rest on a guess, so a value it had to correct is refused with its reasons.
-  const warnings: string[] = parsed.oh.getWarnings();
-  if (warnings.length > 0) {
-    return `${warnings.map((w) => plainOpeningHoursMessage(w.replace(/\s+/g, ' ').trim())).join('; ')} (it would be read as "${parsed.oh.prettifyValue()}"; write it so)`;
   }
   return undefined;
 }
@@ -317,26 +333,29 @@ export function nextChange(hours: string | null | undefined, timeZone: string | 
 function nextChangeOf(e: Evaluation, at: number): Date | null {
   const { oh, f } = e;
   const open = openAt(e, at);
+  const horizon = at + HORIZON_MS;
   let cursor = at;
-  for (let step = 0; step < MAX_STEPS && cursor - at <= HORIZON_MS; step++) {
-    const wall = wallClock(f, cursor);
-    // The package's next change, with the clock running on without a daylight-saving jump.
-    const change = oh.getNextChange(toPackage(wall));
-    let candidate: number | null = change === undefined ? null : instantOf(f, fromPackage(change), cursor);
-    if (candidate === null) {
-      // Nothing changes any more from this clock time on, nor from a day before it (as far back as
-      // a clock going back can land): the state never changes again.
-      if (oh.getNextChange(new Date(toPackage(wall).getTime() - MAX_JUMP_MS)) === undefined) return null;
-    }
+  for (let step = 0; step < MAX_STEPS && cursor <= horizon; step++) {
+    const from = toPackage(wallClock(f, cursor));
+    // The package's next change within a window, with the clock running on without a daylight-saving jump.
+    const change = oh.getNextChange(from, new Date(from.getTime() + WINDOW_MS));
+    const candidate: number | null = change === undefined ? null : instantOf(f, fromPackage(change), cursor);
+    const windowEnd = Math.min(cursor + WINDOW_MS - MAX_JUMP_MS, horizon);
     // A daylight-saving transition before that change moves the clock; it may change the state itself.
-    const limit = candidate ?? at + HORIZON_MS;
-    const transition = firstOffsetChange(f, cursor, limit);
+    const transition = firstOffsetChange(f, cursor, candidate ?? windowEnd);
     if (transition !== null && (candidate === null || transition <= candidate)) {
       if (openAt(e, transition) !== open) return new Date(transition);
       cursor = transition;
       continue;
     }
-    if (candidate === null) return null;
+    if (candidate === null) {
+      // No change within a month of hours that are the same every week: the state never changes.
+      // Otherwise the next window starts before this one's end (by more than a clock jumps), so that a
+      // change at its very end is not missed.
+      if (windowEnd >= horizon || oh.isWeekStable()) return null;
+      cursor = windowEnd;
+      continue;
+    }
     if (openAt(e, candidate) !== open) return new Date(candidate);
     cursor = candidate;
   }

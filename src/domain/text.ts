@@ -98,6 +98,27 @@ export function textFaults(value: unknown): { path: JsonPath; problem: string }[
 export const TEXT_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*$';
 export const NAME_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*[^\\s\\u0000-\\u001F\\u007F-\\u009F\\uD800-\\uDFFF][^\\u0000\\uD800-\\uDFFF]*$';
 
+/**
+ * A zod string of at most `max` characters, the limit checked before anything else: a longer value is
+ * refused with that one message, and nothing after the limit (a pattern, a format, a parser, a
+ * refinement, the checks of the object around it) ever reads it. zod 4 otherwise goes on with every
+ * check and refinement after a failed `max` (it only stops at an aborting issue): an opening-hours
+ * check ran for seconds on a value its 1,000-character limit had already refused. Every text field of
+ * every input starts with it (test/input-bounds.test.ts walks the routes' schemas to hold it so).
+ * `params` are the string's own (its refusal of a value that is not a string).
+ */
+export function boundedString(max: number, message = `must be at most ${max} characters`, params?: Parameters<typeof z.string>[0]): z.ZodString {
+  return z.string(params).max(max, { error: message, abort: true });
+}
+
+/** The longest ISO 8601 date-time an input takes (with an offset and nanoseconds it has 35 characters). */
+export const DATE_TIME_MAX_LENGTH = 64;
+
+/** An ISO 8601 date-time with a UTC offset, refused in `message`'s words, its length bounded first. */
+export function boundedDateTime(message: string): z.ZodString {
+  return boundedString(DATE_TIME_MAX_LENGTH, message).check(z.iso.datetime({ offset: true, error: message }));
+}
+
 /** A zod string checked by the text rule, with the portal's words, documented by its pattern. */
 export function storedText<T extends z.ZodString>(schema: T): T {
   return schema
@@ -119,4 +140,28 @@ export function storedName<T extends z.ZodString>(schema: T): T {
       if (problem) ctx.addIssue({ code: 'custom', message: problem, input: value });
     })
     .meta({ pattern: NAME_PATTERN }) as T;
+}
+
+/**
+ * `value` without the strings its schema's length limits refused (the paths of `too_big` issues of
+ * strings), copied only along those paths: for rules that read a request as it came, beside its schema
+ * (import v2's and v1's), so that they never read, echo or parse a value its limit refused.
+ */
+export function withoutRefused(value: unknown, issues: readonly z.core.$ZodIssue[]): unknown {
+  let result = value;
+  for (const issue of issues) {
+    if (issue.code === 'too_big' && issue.origin === 'string' && issue.path.length > 0) result = omitAt(result, issue.path);
+  }
+  return result;
+}
+
+function omitAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  const [head, ...rest] = path;
+  const copy = (Array.isArray(value) ? [...(value as unknown[])] : { ...value }) as Record<PropertyKey, unknown>;
+  if (rest.length === 0) {
+    if (Array.isArray(copy)) copy[head as number] = undefined;
+    else delete copy[head as PropertyKey];
+  } else copy[head as PropertyKey] = omitAt(copy[head as PropertyKey], rest);
+  return copy;
 }

@@ -101,11 +101,15 @@ function bodyValue(schema: z.ZodType, req: Request): unknown {
   return parseJson(req);
 }
 
-/** The query's values by the schema's names, each name's first value (the cache-buster is no value of the route's). */
+/**
+ * The query's values by the schema's names (every name given, for a schema that takes any), each name's
+ * first value (the cache-buster is no value of the route's).
+ */
 function queryValues(schema: QuerySchema, req: Request): Record<string, string> {
   const values: Record<string, string> = {};
   if (!req.hasQuery) return values;
-  for (const name of queryNames(schema)) {
+  const names = schema.def.catchall === undefined ? queryNames(schema) : [...new Set(req.query.keys())];
+  for (const name of names) {
     const value = name === CACHE_BUSTER ? null : req.query.get(name);
     if (value !== null) values[name] = value;
   }

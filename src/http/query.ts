@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedString } from '../domain/text.js';
 import { badRequest } from './errors.js';
 import type { Request } from './request.js';
 import type { Method } from './router.js';
@@ -14,6 +15,16 @@ import type { Method } from './router.js';
  */
 export const CACHE_BUSTER = '_';
 
+/**
+ * The longest value a query parameter takes (a station id, a date-time, a bounding box, a page's
+ * cursor are all far shorter): a longer one is refused with a 400 naming the parameter before anything
+ * reads it.
+ */
+export const QUERY_VALUE_MAX_LENGTH = 1000;
+
+/** A query parameter's value as the core checks it: text of at most {@link QUERY_VALUE_MAX_LENGTH} characters. */
+export const queryValue = () => boundedString(QUERY_VALUE_MAX_LENGTH);
+
 /** A query schema: its keys are the parameters the route takes (./contract.ts checks their values). */
 export type QuerySchema = z.ZodObject;
 
@@ -22,14 +33,14 @@ export type QuerySchema = z.ZodObject;
  * name optional text. The names are still all it takes.
  */
 export function textQuery(...names: string[]): QuerySchema {
-  return z.object(Object.fromEntries(names.map((name) => [name, z.string().optional()])));
+  return z.object(Object.fromEntries(names.map((name) => [name, queryValue().optional()])));
 }
 
 /**
  * The query schema of a route that passes its query string on as it came (a redirect): any name is
  * taken, none is read.
  */
-export const ANY_QUERY: QuerySchema = z.object({}).catchall(z.string());
+export const ANY_QUERY: QuerySchema = z.object({}).catchall(queryValue());
 
 /** The names a query schema takes, in its order. */
 export const queryNames = (schema: QuerySchema | undefined): string[] => (schema ? Object.keys(schema.shape) : []);

@@ -47,6 +47,14 @@ export interface Answered {
   seconds: number;
 }
 
+/** One request's synchronous stretch: its input checks and its handler up to the handler's first await. */
+export interface BlockingSection {
+  method: string;
+  /** The route's path pattern. */
+  route: string;
+  ms: number;
+}
+
 export interface HttpServerOptions {
   log: Logger;
   maxBodyBytes: number;
@@ -86,8 +94,10 @@ export class HttpServer {
   private boundPort: number | undefined;
   private inFlight = 0;
   private readonly registered: RouteInfo[] = [];
+  private readonly specs: AnyRoute[] = [];
   private idle: (() => void)[] = [];
   private attempts: AuthAttempts | undefined;
+  private longest: BlockingSection | undefined;
 
   constructor(private readonly options: HttpServerOptions) {
     this.fallback = this.family(options.fallback);
@@ -97,6 +107,18 @@ export class HttpServer {
   /** Every registered route, in registration order: for documents. */
   routes(): readonly RouteInfo[] {
     return this.registered;
+  }
+
+  /** Every registered route with its contract (schemas of path, query and body), in registration order: for checks over all of them. */
+  contracts(): readonly AnyRoute[] {
+    return this.specs;
+  }
+
+  /** The longest synchronous stretch of one request since the last call (what ran when the event loop stalled). */
+  takeLongestSection(): BlockingSection | undefined {
+    const longest = this.longest;
+    this.longest = undefined;
+    return longest;
   }
 
   /** The port listened on, once listening. */
@@ -133,6 +155,7 @@ export class HttpServer {
       ...(spec.response ? { response: spec.response } : {}),
     });
     this.router.add(spec.method, spec.path, spec);
+    this.specs.push(spec);
     return this;
   }
 
@@ -323,7 +346,13 @@ export class HttpServer {
     else if (family.family.guardsOnPublicRoutes) await this.guarded(family, req);
     if (body) req.body = await body;
     if (req.abort.aborted) throw new Error('request aborted');
-    return route.handler(req, checkInput(route, req, family.family.invalid ?? defaultInvalid));
+    const started = performance.now();
+    try {
+      return route.handler(req, checkInput(route, req, family.family.invalid ?? defaultInvalid));
+    } finally {
+      const ms = performance.now() - started;
+      if (this.longest === undefined || ms > this.longest.ms) this.longest = { method: req.method, route: route.path, ms };
+    }
   }
 
   /** The family's authentication, then its guards in order. */

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { storedName } from '../../domain/text.js';
+import { boundedString, storedName } from '../../domain/text.js';
 import { CALL_LOG_MODES } from '../../domain/vocabulary.js';
 
 /** The bodies the admin API takes for an account's roles and a family's call-log mode. */
 
 export const rolesRequestSchema = z.strictObject({
   admin: z.boolean({ error: 'must be true or false' }),
-  operators: z.array(storedName(z.string().min(1).max(64))).max(1000),
-  originators: z.array(storedName(z.string().min(1).max(64))).max(1000),
+  operators: z.array(storedName(boundedString(64).min(1))).max(1000),
+  originators: z.array(storedName(boundedString(64).min(1))).max(1000),
 });
 
 export const callLogModeSchema = z.strictObject({

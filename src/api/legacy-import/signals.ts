@@ -1,6 +1,7 @@
 import { SignalWriter, type StoredTransmission } from '../../../db/queries/signals.js';
 import type { Dialect, V1Signal } from '../../domain/import-v1/validate.js';
 import { validateV1BatchInSlices } from '../../domain/import-v1/validate.js';
+import { stationNamed } from '../../domain/import-v2/fields.js';
 import type { PublishedSignal, Receipt } from '../../domain/signals.js';
 import type { OriginatorLookup, StationLookup } from '../../domain/stations.js';
 import { json, type Reply } from '../../http/errors.js';
@@ -90,7 +91,7 @@ async function receive(deps: LegacySignalDeps, familyName: string, dialect: Dial
 /** The `hrs` values a list names, in order (what the call log records). */
 function stationsNamed(body: unknown): string[] {
   if (!Array.isArray(body)) return [];
-  return body.flatMap((s) => (s !== null && typeof s === 'object' && typeof (s as { hrs?: unknown }).hrs === 'string' ? [(s as { hrs: string }).hrs] : []));
+  return body.flatMap((s) => stationNamed(s) ?? []);
 }
 
 function stored(deps: LegacySignalDeps, originatorId: string, req: Request, s: V1Signal): StoredTransmission {

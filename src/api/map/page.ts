@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, extname, join } from 'node:path';
 import { z } from 'zod';
+import { boundedString } from '../../domain/text.js';
 import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { SAME_ORIGIN_PAGE } from '../../http/page-files.js';
@@ -75,7 +76,7 @@ export function mapPageReply(req: Request, deps: MapPageDeps): Reply {
 const require = createRequire(import.meta.url);
 
 /** The worker's URL carries MapLibre's version as `?v=` (its cache-buster); nothing else is taken. */
-const VENDOR_QUERY = z.object({ v: z.string().max(40).optional() });
+const VENDOR_QUERY = z.object({ v: boundedString(40).optional() });
 
 /**
  * The page's files, MapLibre's, the basemap and the settings: public routes of the map family, with its

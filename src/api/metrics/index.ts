@@ -4,6 +4,7 @@ import { metricsFamily, type MetricsTokens } from './family.js';
 import type { PlatformMetrics } from './metrics.js';
 
 export { PlatformMetrics, QUEUE_STATES, type MetricSources, type TransmissionOutcome } from './metrics.js';
+export { EventLoopGuard } from './event-loop.js';
 
 export interface MetricsDeps extends MetricsTokens {
   metrics: PlatformMetrics;

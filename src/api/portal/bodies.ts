@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { HRS_ID_PATTERN } from '../../domain/vocabulary.js';
-import { BLANK_NAME, storedName } from '../../domain/text.js';
+import { BLANK_NAME, boundedDateTime, boundedString, storedName } from '../../domain/text.js';
 import { eventPatchSchema, eventShape, checkEvent, checkStationRecord, layoutSchema, newEventSchema, stationRecordSchema, stationRecordShape } from '../../registry/file/schema.js';
 import { photoInfoSchema } from './views.js';
 
@@ -14,7 +14,7 @@ import { photoInfoSchema } from './views.js';
 
 export { stationRecordSchema, layoutSchema as draftLayoutSchema, newEventSchema, eventPatchSchema };
 
-const isoDatetime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a UTC offset' });
+const isoDatetime = boundedDateTime('must be an ISO 8601 date-time with a UTC offset');
 
 /**
  * The fields `GET /portal/v1/stations/{hrs_id}` shows beside the record, which its `PUT` takes back so
@@ -22,8 +22,8 @@ const isoDatetime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 d
  * `read_only` when it would change it, and `static_modified_at` makes the `PUT` conditional (409).
  */
 export const stationReadOnlyShape = {
-  hrs_id: z.string().optional().meta({ description: 'Read-only: may be sent back as `GET` gave it; another id is a 400 `read_only`.' }),
-  operator: z.string().optional().meta({
+  hrs_id: boundedString(64).optional().meta({ description: 'Read-only: may be sent back as `GET` gave it; another id is a 400 `read_only`.' }),
+  operator: boundedString(64).optional().meta({
     description: 'Read-only: may be sent back as `GET` gave it; another operator is a 400 `read_only` (admins move a station with a registry file).',
   }),
   photo: photoInfoSchema.nullable().optional().meta({
@@ -56,7 +56,7 @@ export const broadcastSchema = z
     ...eventShape,
     id: eventShape.id.optional(),
     hrs_ids: z
-      .array(z.string().regex(HRS_ID_PATTERN, 'must be exactly five uppercase letters (^[A-Z]{5}$)'))
+      .array(boundedString(5, 'must be exactly five uppercase letters (^[A-Z]{5}$)').regex(HRS_ID_PATTERN, 'must be exactly five uppercase letters (^[A-Z]{5}$)'))
       .min(1, 'must name at least one station')
       .max(10_000)
       .optional()
@@ -90,7 +90,7 @@ export const assignmentRequestSchema = z.strictObject({
 
 export const newImportTokenSchema = z.strictObject({
   generation: z.enum(['import_v2', 'import_v1'], { error: 'must be import_v2 or import_v1 (import v1 and v1.1 share their tokens)' }),
-  name: storedName(z.string().trim().min(1, BLANK_NAME).max(100, 'must be at most 100 characters')),
+  name: storedName(boundedString(100).trim().min(1, BLANK_NAME)),
   expires_at: isoDatetime.optional(),
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedString } from '../../domain/text.js';
 import { CALL_LOG_MODES, GENERATIONS } from '../../domain/vocabulary.js';
 import { eventSchema, layoutSchema } from '../../registry/file/schema.js';
 import { namedSchema } from '../../domain/portal/schemas.js';
@@ -40,7 +41,7 @@ export const photoInfoSchema = z
   .strictObject({
     media_type: z.enum(['image/jpeg', 'image/png', 'image/webp']),
     bytes: z.number().int().min(1),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
+    sha256: boundedString(64, 'must be 64 lowercase hexadecimal digits').regex(/^[0-9a-f]{64}$/),
   })
   .meta({ title: 'Photo', description: 'The stored photo: its media type (told from its bytes), size and SHA-256.' });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { NULL_WHEN, entityId, sectionTimes } from '../export-v2/section-fields.js';
-import { bool, entry, envelopeShape, list, presence, text } from '../import-v2/fields.js';
+import { bool, decimalString, entry, envelopeShape, list, presence, text } from '../import-v2/fields.js';
 import { AT_LEAST_ONE_STORAGE_VALUE, BEYOND_SCHEMA, KG_MAXIMUM, KG_PATTERN } from '../import-v2/formats.js';
 import { checkStorages, resolveIds } from '../import-v2/rules.js';
 import { entriesOf, type CategoryDefinition } from './definition.js';
@@ -16,7 +16,7 @@ const storageSchema = entry({
     entry({
       id: text().meta({ description: 'Registered storage identifier.', examples: ['S1'] }),
       remaining_kg: z
-        .union([z.string(), z.number()], { error: presence(() => 'A valid number is required.') })
+        .union([decimalString(), z.number()], { error: presence(() => 'A valid number is required.') })
         .nullish()
         .meta({
           description:

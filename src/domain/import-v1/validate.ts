@@ -7,6 +7,7 @@ import { V1_MESSAGES } from './messages.js';
 import { providedOptions, type Dialect } from './options.js';
 import { checkDispensers, type NotProvided } from './rules.js';
 import { V1_SCHEMAS } from './schemas.js';
+import { withoutRefused } from '../text.js';
 
 export type { Dialect };
 
@@ -102,9 +103,9 @@ const failed = (errors: ErrorTree, raw: unknown): Counted<V1Outcome> => ({ outco
 
 function validateOne(dialect: Dialect, raw: unknown, registry: StationLookup, now: Date): Counted<V1Outcome> {
   const isObject = raw !== null && typeof raw === 'object' && !Array.isArray(raw);
-  const input = (isObject ? raw : {}) as Record<string, unknown>;
+  const given = (isObject ? raw : {}) as Record<string, unknown>;
   // A list longer than the limit is reported alone, without looking into any entry.
-  if (Array.isArray(input.dispensers) && input.dispensers.length > LIMITS.entries) {
+  if (Array.isArray(given.dispensers) && given.dispensers.length > LIMITS.entries) {
     const errors = new ErrorTree();
     errors.add(['dispensers'], V1_MESSAGES.tooLong(LIMITS.entries));
     return failed(errors, raw);
@@ -114,6 +115,8 @@ function validateOne(dialect: Dialect, raw: unknown, registry: StationLookup, no
   if (!parsed.success) for (const issue of parsed.error.issues) errors.add(issue.path as (string | number)[], issue.message);
   if (!isObject) return failed(errors, raw);
 
+  // The rules read the signal as it came, but never a value its length limit refused.
+  const input = (parsed.success ? raw : withoutRefused(raw, parsed.error.issues)) as Record<string, unknown>;
   const station = typeof input.hrs === 'string' ? registry.station(input.hrs) : undefined;
   // Import v2's envelope rules; a fresh set each time: v1 accepts several signals for one station.
   const measuredAt = checkEnvelope(input, errors, station, new Set(), now);

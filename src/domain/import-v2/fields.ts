@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DATETIME_PATTERN, STATION_PATTERN, TEXT_PATTERN } from './formats.js';
 import { LIMITS } from './limits.js';
-import { codePoint, textFault } from '../text.js';
+import { boundedString, codePoint, textFault } from '../text.js';
 
 /**
  * The parts import v2 transmissions are made of, with the API's field messages: the envelope every
@@ -41,11 +41,20 @@ export function unstorableProblem(value: string): string | undefined {
   return fault.kind === 'nul' ? 'Null characters are not allowed.' : `Surrogate characters are not allowed: ${codePoint(fault.code)}.`;
 }
 
+/** The longest text field of a transmission. */
+const TEXT_MAX_LENGTH = 200;
+/** The longest decimal string read (a decimal has at most 8 digits; leading zeros are not counted, but not endless). */
+const DECIMAL_MAX_LENGTH = 100;
+
+/** The `hrs` a transmission names, when it is text within the text limit (what the call log records). */
+export function stationNamed(raw: unknown): string | undefined {
+  const hrs = raw !== null && typeof raw === 'object' ? (raw as { hrs?: unknown }).hrs : undefined;
+  return typeof hrs === 'string' && hrs.length <= TEXT_MAX_LENGTH ? hrs : undefined;
+}
+
 export const text = () =>
-  z
-    .string({ error: presence(() => 'Not a valid string.') })
+  boundedString(TEXT_MAX_LENGTH, `Ensure this field has no more than ${TEXT_MAX_LENGTH} characters.`, { error: presence(() => 'Not a valid string.') })
     .min(1, 'This field may not be blank.')
-    .max(200, 'Ensure this field has no more than 200 characters.')
     .meta({ pattern: TEXT_PATTERN })
     .superRefine((value, ctx) => {
       const problem = unstorableProblem(value);
@@ -65,7 +74,9 @@ export const choice = <T extends readonly [string, ...string[]]>(values: T) =>
   z.enum(values, { error: presence((input) => `"${String(input)}" is not a valid choice.`) });
 /** A decimal as a JSON string; its digits are checked by the rules. */
 export const decimalString = () =>
-  z.string({ error: presence(() => 'A valid number is required. Send the decimal as a string, e.g. "12.345".') });
+  boundedString(DECIMAL_MAX_LENGTH, `Ensure this field has no more than ${DECIMAL_MAX_LENGTH} characters.`, {
+    error: presence(() => 'A valid number is required. Send the decimal as a string, e.g. "12.345".'),
+  });
 
 export const envelopeShape = {
   hrs: text().meta({

@@ -2,8 +2,9 @@ import { CATEGORY, type Category } from '../categories/index.js';
 import type { StationLookup } from '../stations.js';
 import { batchRun, runInSlices, runWhole, type BatchRun } from './batch.js';
 import { ErrorTree } from './errors.js';
-import { typeName } from './fields.js';
+import { stationNamed, typeName } from './fields.js';
 import { checkEnvelope, type Raw } from './rules.js';
+import { withoutRefused } from '../text.js';
 
 import { LIMIT_MESSAGES, LIMITS } from './limits.js';
 
@@ -69,7 +70,7 @@ function startBatch(category: Category, body: unknown, registry: StationLookup, 
     },
     () => ({ errors: { non_field_errors: [LIMIT_MESSAGES.notValidated] }, count: 1 }),
     (results) => {
-      const stationIds = body.flatMap((raw) => (raw && typeof raw === 'object' && typeof raw.hrs === 'string' ? [raw.hrs] : []));
+      const stationIds = body.flatMap((raw) => stationNamed(raw) ?? []);
       if (results.some((r) => 'errors' in r)) {
         return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
       }
@@ -104,7 +105,8 @@ function validateOne(category: Category, raw: unknown, registry: StationLookup, 
   if (!parsed.success) for (const issue of parsed.error.issues) errors.add(issue.path as (string | number)[], issue.message);
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { errors: errors.toJSON(raw), count: errors.count };
 
-  const input = raw as Raw;
+  // The rules read the transmission as it came, but never a value its length limit refused.
+  const input = (parsed.success ? raw : withoutRefused(raw, parsed.error.issues)) as Raw;
   const station = typeof input.hrs === 'string' ? registry.station(input.hrs) : undefined;
   const measuredAt = checkEnvelope(input, errors, station, seen, now);
   const payload = definition.check(input, errors, station, parsed.success ? parsed.data : undefined);

@@ -9,7 +9,7 @@ import {
   TOKEN_RANDOM_BYTES,
   tokenHint,
 } from '../token-values.js';
-import { BLANK_NAME, storedName } from '../text.js';
+import { BLANK_NAME, boundedDateTime, boundedString, storedName } from '../text.js';
 
 /**
  * The bodies of the portal's JSON API (`/portal/v1/`, src/api/portal/index.ts): the requests, which the
@@ -29,15 +29,14 @@ export const EXAMPLE_SECRET = 'q3Jd0vXkZr8mWb2Yt5LpN7aHc4UeS1fGx6iKo9RwE-s';
 const EXAMPLE_VALUE = newTokenValue('export_v2', () => Uint8Array.from({ length: TOKEN_RANDOM_BYTES }, (_, i) => (i * 37 + 11) % 256));
 const instantExample = '2027-03-01T12:00:00.000Z';
 
-const secret = (message: string) => z.string().regex(LINK_SECRET_PATTERN, message);
-const expiresAt = () =>
-  z.iso.datetime({ offset: true, error: 'must be a date and time in ISO 8601, e.g. 2027-03-01T12:00:00Z' });
+const secret = (message: string) => boundedString(43, message).regex(LINK_SECRET_PATTERN, message);
+const expiresAt = () => boundedDateTime('must be a date and time in ISO 8601, e.g. 2027-03-01T12:00:00Z');
 
 // Requests ------------------------------------------------------------------------------------------
 
 export const signInRequestSchema = z
   .strictObject({
-    email: z.email('must be an e-mail address').max(254).meta({ description: 'The account\'s e-mail address (compared without case).', examples: ['alice@example.org'] }),
+    email: boundedString(254, 'must be an e-mail address (at most 254 characters)').check(z.email('must be an e-mail address')).meta({ description: 'The account\'s e-mail address (compared without case).', examples: ['alice@example.org'] }),
   })
   .meta({ title: 'Sign-in request', description: 'The address a sign-in link is to be sent to.', examples: [{ email: 'alice@example.org' }] });
 
@@ -65,7 +64,7 @@ const expiryRule = `at least ${minDays} day and at most ${maxDays} days from now
 
 export const newTokenRequestSchema = z
   .strictObject({
-    name: storedName(z.string().trim().min(1, BLANK_NAME).max(100, 'must be at most 100 characters'))
+    name: storedName(boundedString(100).trim().min(1, BLANK_NAME))
       .meta({ description: 'What the token is for, 1 to 100 characters (surrounding spaces are dropped).', examples: ['laptop'] }),
     expires_at: expiresAt()
       .optional()

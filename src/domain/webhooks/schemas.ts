@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedString } from '../text.js';
 import { HRS_ID_PATTERN } from '../vocabulary.js';
 
 /**
@@ -23,7 +24,7 @@ export const MAX_DELIVERIES_SHOWN = 100;
 
 const repeated = (values: readonly string[]) => [...new Set(values.filter((v, i) => values.indexOf(v) !== i))];
 
-const url = z.string().max(2000, 'must be at most 2000 characters').meta({
+const url = boundedString(2000).meta({
   description:
     'Where the messages are POSTed: an `https://` URL whose host resolves to public addresses only (plain `http://` only to a loopback ' +
     'address, where the platform allows it for development). No user name, password or fragment.',
@@ -46,7 +47,7 @@ const kinds = z
   });
 
 const hrsIds = z
-  .array(z.string().regex(HRS_ID_PATTERN, 'must be exactly five uppercase letters (^[A-Z]{5}$)'))
+  .array(boundedString(5, 'must be exactly five uppercase letters (^[A-Z]{5}$)').regex(HRS_ID_PATTERN, 'must be exactly five uppercase letters (^[A-Z]{5}$)'))
   .min(1, 'must name at least one station (null: every station)')
   .max(MAX_WEBHOOK_STATIONS, `must name at most ${MAX_WEBHOOK_STATIONS} stations`)
   .superRefine((values, ctx) => {
@@ -73,9 +74,7 @@ const bbox = z
     examples: [[13.0, 52.3, 13.8, 52.7]],
   });
 
-const description = z
-  .string()
-  .max(MAX_WEBHOOK_DESCRIPTION, `must be at most ${MAX_WEBHOOK_DESCRIPTION} characters`)
+const description = boundedString(MAX_WEBHOOK_DESCRIPTION)
   .meta({ description: 'A note for the owner; empty by default.', examples: ['Fleet dashboard, Berlin'] });
 
 /** `POST /portal/v1/webhooks`. */

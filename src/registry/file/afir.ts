@@ -1,5 +1,6 @@
 import { parsePhoneNumberWithError } from 'libphonenumber-js';
 import { z } from 'zod';
+import { boundedString } from '../../domain/text.js';
 
 /**
  * A station's static (AFIR) details in a registry file: exported as given on export v1.1 and v2, and
@@ -12,13 +13,13 @@ const coordinates = z.strictObject({
   lon: z.number({ error: 'must be a number' }).min(-180, 'must be from -180 to 180').max(180, 'must be from -180 to 180'),
 });
 
-const text = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(2000, 'must be at most 2000 characters');
+const text = boundedString(2000, 'must be at most 2000 characters', { error: 'must be a string' }).min(1, 'must not be empty');
 const texts = z.array(text, { error: 'must be a list of strings' });
 const measure = (unit: string) => z.number({ error: `must be a number (${unit})` }).positive(`must be more than 0 (${unit})`);
 const count = z.number({ error: 'must be a whole number' }).int('must be a whole number').min(0, 'must be 0 or more');
 
 /** E.164 (`+` and up to 15 digits), and a number that can exist (libphonenumber's metadata). */
-const e164 = z.string({ error: 'must be a string' }).superRefine((value, ctx) => {
+const e164 = boundedString(16, 'must be a valid phone number in E.164 form, e.g. +493012345678 (at most 16 characters)', { error: 'must be a string' }).superRefine((value, ctx) => {
   const message = `must be a valid phone number in E.164 form, e.g. +493012345678 (got "${value}")`;
   if (!/^\+[1-9]\d{1,14}$/.test(value)) {
     ctx.addIssue({ code: 'custom', message });
@@ -49,8 +50,13 @@ export const afirDetailsSchema = z.looseObject(
     access_restrictions: text.optional(),
     payment_methods: texts.optional(),
     authorisation_methods: texts.optional(),
-    contact: z.looseObject({ email: z.email('must be an e-mail address').optional(), website: z.url('must be a URL').optional() }).optional(),
-    nuts_region: z.string({ error: 'must be a string' }).regex(/^[A-Z]{2}[A-Z0-9]{0,3}$/, 'must be a NUTS code (two letters, then up to three letters or digits), e.g. DE300').optional(),
+    contact: z
+      .looseObject({
+        email: boundedString(254, 'must be an e-mail address (at most 254 characters)').check(z.email('must be an e-mail address')).optional(),
+        website: boundedString(2000, 'must be a URL of at most 2000 characters').check(z.url('must be a URL')).optional(),
+      })
+      .optional(),
+    nuts_region: boundedString(5, 'must be a NUTS code (two letters, then up to three letters or digits), e.g. DE300', { error: 'must be a string' }).regex(/^[A-Z]{2}[A-Z0-9]{0,3}$/, 'must be a NUTS code (two letters, then up to three letters or digits), e.g. DE300').optional(),
     location_directions: text.optional(),
     vehicle_types: z.array(z.enum(VEHICLE_CATEGORIES, { error: `must be one of ${VEHICLE_CATEGORIES.join(', ')}` }), { error: 'must be a list' }).optional(),
     max_vehicle_mass: measure('t').optional(),
