@@ -194,7 +194,7 @@ export const envSchema = z
       .default(10),
     WEBHOOK_RESOLVE_TIMEOUT: z.coerce
       .number({ error: 'must be a number of seconds' })
-      .positive('must be more than 0')
+      .min(0.1, 'must be at least 0.1')
       .max(30, 'must be at most 30')
       .default(3),
     WEBHOOK_RATE_LIMIT: requests(10),

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { AuthAttempts } from './auth.js';
 import type { TrustProxy } from './client-address.js';
+import { watchDeadline } from './deadline.js';
 import { checkInput, defaultInvalid, type AnyRoute, type RouteInfo, type RouteSpec } from './contract.js';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
@@ -290,35 +291,14 @@ export class HttpServer {
     const body = this.startBody(route, req, res, family, finish);
     if (body === false) return;
     this.inFlight++;
-    const timer = this.deadline(family, req, body, () => done, finish);
+    const deadline = watchDeadline(family.family.deadline, req, body, () => done, (err) => finish(family.errors.reply(err)));
     this.handle(route, family, req, body)
       .then(finish, (err: unknown) => (done ? undefined : finish(failure(err, family, req, this.options.classify))))
       .finally(() => {
-        clearTimeout(timer.current);
+        deadline.clear();
         this.inFlight--;
         if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
       });
-  }
-
-  /**
-   * The family's deadline on a request (Family.deadline): armed once the body has arrived (at once
-   * without one), it answers with the family's refusal if nothing else has by then.
-   */
-  private deadline(family: FamilyState, req: Request, body: Promise<Buffer> | undefined, answered: () => boolean, finish: (reply: Reply) => void) {
-    const timer: { current?: NodeJS.Timeout } = {};
-    const deadline = family.family.deadline;
-    if (!deadline) return timer;
-    const arm = () => {
-      if (answered()) return;
-      timer.current = setTimeout(() => {
-        if (answered() || req.abort.aborted) return;
-        req.log.warn({ method: req.method, path: req.path, deadline_ms: deadline.ms }, 'request not answered within its deadline');
-        finish(family.errors.reply(deadline.refusal(req)));
-      }, deadline.ms);
-    };
-    if (body) body.then(arm, () => undefined);
-    else arm();
-    return timer;
   }
 
   /**

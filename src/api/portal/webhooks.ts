@@ -98,7 +98,7 @@ const deliveryView = (d: DeliveryRow) => ({ ...d, at: d.at.toISOString() });
 
 export function portalWebhookRoutes(server: HttpServer, family: Family, deps: WebhookDeps): void {
   const { sql } = deps;
-  const docs = webhookDocs();
+  const docs = webhookDocs(deps.perMinute);
   /** The key, or the 503 that says webhooks are not set up on this platform. */
   const key = (): Buffer => {
     if (!deps.secretKey) throw notConfigured();
