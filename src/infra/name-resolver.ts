@@ -28,6 +28,8 @@ export interface NameResolverOptions {
   concurrency?: number;
   /** Names that may wait for a turn (64); one more fails at once with EBUSY. */
   waiting?: number;
+  /** The DNS servers to ask (`address:port`), for tests; those of /etc/resolv.conf when absent. */
+  servers?: string[];
 }
 
 const failure = (code: string, message: string, hostname: string): NodeJS.ErrnoException => Object.assign(new Error(message), { code, hostname });
@@ -110,13 +112,12 @@ function combine(hostname: string, results: PromiseSettledResult<LookupAddress[]
 /** The platform's resolver of webhook host names (see above). */
 export function boundedResolver(options: NameResolverOptions): Resolver {
   const turns = new Turns(options.concurrency ?? 16, options.waiting ?? 64);
-  const timeoutMs = options.timeoutMs;
   return (hostname, family, callback) => {
     if (isIP(hostname)) return callback(null, [{ address: hostname, family: isIP(hostname) }]);
     if (LOCALHOST.test(hostname)) return callback(null, LOOPBACK.filter((a) => family === 0 || a.family === family));
     const turn = turns.take();
     if (turn === false) return callback(failure('EBUSY', `too many host names are being resolved at once; ${hostname} was not tried`, hostname), []);
-    resolveBounded(hostname, family, timeoutMs, turn).then(
+    resolveBounded(hostname, family, options, turn).then(
       (addresses) => callback(null, addresses),
       (err: NodeJS.ErrnoException) => callback(err, []),
     );
@@ -124,9 +125,11 @@ export function boundedResolver(options: NameResolverOptions): Resolver {
 }
 
 /** One name: its turn, then its queries, all within `timeoutMs` of the call. */
-async function resolveBounded(hostname: string, family: 0 | 4 | 6, timeoutMs: number, turn: Turn): Promise<LookupAddress[]> {
+async function resolveBounded(hostname: string, family: 0 | 4 | 6, options: NameResolverOptions, turn: Turn): Promise<LookupAddress[]> {
+  const { timeoutMs } = options;
   // c-ares's own timeout is per try and grows with each; the bound below is the one that holds.
   const resolver = new dns.Resolver({ timeout: Math.max(100, Math.ceil(timeoutMs / 2)), tries: 2 });
+  if (options.servers) resolver.setServers(options.servers);
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
