@@ -36,7 +36,9 @@ import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured
  * the answer, once), read, change, re-enable, delete, rotate the secret (the previous one signs on
  * for WEBHOOK_SECRET_OVERLAP), ping, and the last deliveries. Each account sees only its own (another
  * account's is a 404, admins' included). The URL is checked against server-side request forgery
- * when it is set (src/domain/webhooks/addresses.ts); delivery checks every connection again. Pings and
+ * when it is set (src/domain/webhooks/addresses.ts), its host name resolved by the bounded resolver
+ * (src/infra/name-resolver.ts: a 503 `host_unresolved` when no answer came in time); delivery checks
+ * every connection again. Setting a URL and pinging spend the account's WEBHOOK_RATE_LIMIT. Pings and
  * re-enabled subscriptions become jobs of the `webhooks` queue, which the webhook workers process.
  */
 
