@@ -113,10 +113,12 @@ function combine(hostname: string, results: PromiseSettledResult<LookupAddress[]
 export function boundedResolver(options: NameResolverOptions): Resolver {
   const turns = new Turns(options.concurrency ?? 16, options.waiting ?? 64);
   return (hostname, family, callback) => {
-    if (isIP(hostname)) return callback(null, [{ address: hostname, family: isIP(hostname) }]);
-    if (LOCALHOST.test(hostname)) return callback(null, LOOPBACK.filter((a) => family === 0 || a.family === family));
+    // Answered after this turn, as dns.lookup answers: a connection attaches its listeners first.
+    const soon = (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => process.nextTick(callback, err, addresses);
+    if (isIP(hostname)) return soon(null, [{ address: hostname, family: isIP(hostname) }]);
+    if (LOCALHOST.test(hostname)) return soon(null, LOOPBACK.filter((a) => family === 0 || a.family === family));
     const turn = turns.take();
-    if (turn === false) return callback(failure('EBUSY', `too many host names are being resolved at once; ${hostname} was not tried`, hostname), []);
+    if (turn === false) return soon(failure('EBUSY', `too many host names are being resolved at once; ${hostname} was not tried`, hostname), []);
     resolveBounded(hostname, family, options, turn).then(
       (addresses) => callback(null, addresses),
       (err: NodeJS.ErrnoException) => callback(err, []),
