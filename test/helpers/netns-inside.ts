@@ -7,28 +7,9 @@
  * listen, and `query NAME` for each query it swallows.
  */
 import { createSocket } from 'node:dgram';
-import { connect, createServer, type Socket } from 'node:net';
+import { relay, type End } from './relay.js';
 
-interface Forward {
-  listen: number | string;
-  target: number | string;
-}
-
-const plan = JSON.parse(process.argv[2] ?? '{}') as { forwards: Forward[] };
-
-/** A TCP port on the namespace's loopback, or a Unix socket path. */
-const endpoint = (at: number | string) => (typeof at === 'number' ? { port: at, host: '127.0.0.1' } : { path: at });
-
-function relay(forward: Forward): Promise<void> {
-  const server = createServer((inbound: Socket) => {
-    const outbound = connect(endpoint(forward.target));
-    inbound.pipe(outbound).pipe(inbound);
-    const end = () => (inbound.destroy(), outbound.destroy());
-    inbound.on('error', end).on('close', end);
-    outbound.on('error', end).on('close', end);
-  });
-  return new Promise((resolve, reject) => server.once('error', reject).listen(endpoint(forward.listen), resolve));
-}
+const plan = JSON.parse(process.argv[2] ?? '{}') as { forwards: { listen: End; target: End }[] };
 
 /** The name a DNS query asks for (its question's labels, after the 12-byte header). */
 function questionName(packet: Buffer): string {
@@ -42,5 +23,5 @@ function questionName(packet: Buffer): string {
 const swallow = createSocket('udp4');
 swallow.on('message', (packet) => process.stdout.write(`query ${questionName(packet)}\n`));
 await new Promise<void>((resolve, reject) => swallow.once('error', reject).bind(53, '127.0.0.1', resolve));
-await Promise.all(plan.forwards.map(relay));
+await Promise.all(plan.forwards.map((f) => relay(f.listen, f.target)));
 process.stdout.write('ready\n');

@@ -1,11 +1,12 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders } from 'node:http';
-import { connect, createServer, type Server } from 'node:net';
+import type { Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ROOT } from './process.js';
+import { relay } from './relay.js';
 
 /**
  * A network namespace whose resolver never answers (`ip netns`, as root): its resolv.conf names
@@ -75,10 +76,19 @@ export interface Namespace {
   name: string;
   /** Starts a program in the namespace, its output kept. */
   exec(command: string, args: string[], env: Record<string, string>): { child: ChildProcess; output: () => string };
-  /** The Unix socket that reaches a TCP port of the namespace's loopback (see `expose`). */
+  /** The Unix socket that reaches one of the namespace's `exposed` TCP ports. */
   unixPath(port: number): string;
   /** The names of the queries the silent resolver has read, in order (one per query: A and AAAA are two). */
   queries(): string[];
+}
+
+/** A namespace with its loopback up, resolv.conf naming 127.0.0.1 and `hosts` in its hosts file. */
+function makeNamespace(name: string, hosts: Record<string, string>): void {
+  ip('netns', 'add', name);
+  ip('-n', name, 'link', 'set', 'lo', 'up');
+  mkdirSync(`/etc/netns/${name}`, { recursive: true });
+  writeFileSync(`/etc/netns/${name}/resolv.conf`, 'nameserver 127.0.0.1\n');
+  writeFileSync(`/etc/netns/${name}/hosts`, ['127.0.0.1 localhost', ...Object.entries(hosts).map(([host, address]) => `${address} ${host}`)].join('\n') + '\n');
 }
 
 /** The namespace's port for each of this machine's ports: the same number, so a URL only changes its host. */
@@ -90,16 +100,22 @@ function relayPlan(dir: string, hostPorts: number[], exposed: number[]) {
   return { forwards };
 }
 
-/** This machine's side of a relay: a Unix socket that connects to 127.0.0.1:port. */
-function hostRelay(path: string, port: number): Promise<Server> {
-  const server = createServer((inbound) => {
-    const outbound = connect(port, '127.0.0.1');
-    inbound.pipe(outbound).pipe(inbound);
-    const end = () => (inbound.destroy(), outbound.destroy());
-    inbound.on('error', end).on('close', end);
-    outbound.on('error', end).on('close', end);
+type Started = { child: ChildProcess; output: () => string };
+
+/** Resolves once the helper inside listens; from then on its `query NAME` lines fill `queries`. */
+function insideReady(inside: Started, queries: string[]): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let seen = 0;
+    inside.child.stdout!.on('data', () => {
+      const lines = inside.output().split('\n').slice(0, -1);
+      for (const line of lines.slice(seen)) {
+        if (line === 'ready') resolve();
+        else if (line.startsWith('query ')) queries.push(line.slice(6));
+      }
+      seen = lines.length;
+    });
+    inside.child.once('exit', (code) => reject(new Error(`the namespace's helper exited (${code}): ${inside.output()}`)));
   });
-  return new Promise((resolve, reject) => server.once('error', reject).listen(path, () => resolve(server)));
 }
 
 /**
@@ -119,15 +135,11 @@ export async function silentResolverNamespace(t: Teardown, options: { hosts: Rec
     removeNamespace(name);
     rmSync(dir, { recursive: true, force: true });
   });
-  ip('netns', 'add', name);
-  ip('-n', name, 'link', 'set', 'lo', 'up');
-  mkdirSync(`/etc/netns/${name}`, { recursive: true });
-  writeFileSync(`/etc/netns/${name}/resolv.conf`, 'nameserver 127.0.0.1\n');
-  writeFileSync(`/etc/netns/${name}/hosts`, ['127.0.0.1 localhost', ...Object.entries(options.hosts).map(([host, address]) => `${address} ${host}`)].join('\n') + '\n');
-  for (const port of options.hostPorts) servers.push(await hostRelay(join(dir, `host-${port}.sock`), port));
+  makeNamespace(name, options.hosts);
+  for (const port of options.hostPorts) servers.push(await relay(join(dir, `host-${port}.sock`), port));
 
   const queries: string[] = [];
-  const exec = (command: string, args: string[], env: Record<string, string>) => {
+  const exec = (command: string, args: string[], env: Record<string, string>): Started => {
     const child = spawn('ip', ['netns', 'exec', name, command, ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     children.push(child);
     let output = '';
@@ -136,18 +148,7 @@ export async function silentResolverNamespace(t: Teardown, options: { hosts: Rec
     return { child, output: () => output };
   };
   const inside = exec(process.execPath, ['--import', 'tsx', INSIDE, JSON.stringify(relayPlan(dir, options.hostPorts, options.exposed))], {});
-  await new Promise<void>((resolve, reject) => {
-    let seen = 0;
-    inside.child.stdout!.on('data', () => {
-      const lines = inside.output().split('\n').slice(0, -1);
-      for (const line of lines.slice(seen)) {
-        if (line === 'ready') resolve();
-        else if (line.startsWith('query ')) queries.push(line.slice(6));
-      }
-      seen = lines.length;
-    });
-    inside.child.once('exit', (code) => reject(new Error(`the namespace's helper exited (${code}): ${inside.output()}`)));
-  });
+  await insideReady(inside, queries);
   return {
     name,
     exec,
