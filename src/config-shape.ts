@@ -89,6 +89,18 @@ export interface Config {
   webhookSecretOverlapMs: number;
   /** How long one delivery waits for the receiver's answer (WEBHOOK_TIMEOUT, 10 seconds). */
   webhookTimeoutMs: number;
+  /**
+   * How long resolving a webhook URL's host name may take, its wait for a turn included
+   * (WEBHOOK_RESOLVE_TIMEOUT, 3 seconds): see src/infra/name-resolver.ts.
+   */
+  webhookResolveTimeoutMs: number;
+  /** Webhook subscriptions made, URLs changed and test pings sent per minute per account (WEBHOOK_RATE_LIMIT, 10). */
+  webhookRateLimit: number;
+  /**
+   * How long a portal request may go without an answer once its body has arrived (PORTAL_REQUEST_TIMEOUT,
+   * 15 seconds): past it the answer is a 503 with Retry-After, whatever the request still waits on.
+   */
+  portalRequestTimeoutMs: number;
   /** The DATEX II publications' `publicationCreator`: its country (DATEX2_COUNTRY, ISO 3166-1 alpha-2) and identifier (DATEX2_PUBLISHER). */
   datex2Publisher: { country: string; nationalIdentifier: string };
   /** Import v2 requests per minute per signal originator (the spec's 300 unless an operator raises it). */

@@ -193,6 +193,17 @@ export const envSchema = z
       .positive('must be more than 0')
       .max(60, 'must be at most 60')
       .default(10),
+    WEBHOOK_RESOLVE_TIMEOUT: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .min(0.1, 'must be at least 0.1')
+      .max(30, 'must be at most 30')
+      .default(3),
+    WEBHOOK_RATE_LIMIT: requests(10),
+    PORTAL_REQUEST_TIMEOUT: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .positive('must be more than 0')
+      .max(600, 'must be at most 600')
+      .default(15),
     SHUTDOWN_DELAY: z.coerce.number().min(0).max(120).default(0),
     SHUTDOWN_TIMEOUT: z.coerce.number().positive().max(600).default(10),
     EVENT_LOOP_STALL: z.coerce.number({ error: 'must be a number of seconds' }).min(0.01, 'must be at least 0.01').max(600, 'must be at most 600').default(1),
@@ -266,6 +277,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookGiveUpAfterMs: env.WEBHOOK_GIVE_UP_AFTER * 1000,
     webhookSecretOverlapMs: env.WEBHOOK_SECRET_OVERLAP * 1000,
     webhookTimeoutMs: env.WEBHOOK_TIMEOUT * 1000,
+    webhookResolveTimeoutMs: env.WEBHOOK_RESOLVE_TIMEOUT * 1000,
+    webhookRateLimit: env.WEBHOOK_RATE_LIMIT,
+    portalRequestTimeoutMs: env.PORTAL_REQUEST_TIMEOUT * 1000,
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
     importV1RateLimit: env.IMPORT_V1_RATE_LIMIT,
     exportV1RateLimit: env.EXPORT_V1_RATE_LIMIT,

@@ -13,6 +13,7 @@ import type { HttpServer } from './http/server.js';
 import type { PlatformParts } from './platform-parts.js';
 import { RegistryEditor } from './registry/editor.js';
 import { redisUsable } from './infra/redis.js';
+import { boundedResolver } from './infra/name-resolver.js';
 import { PersonalTokens } from './registry/personal-tokens.js';
 
 /**
@@ -54,11 +55,12 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     sql, log, limiter, personalTokens, sendMail, mailReady: () => mail.ready(), committed, tokensChanged, timeZone: config.mailTimeZone, editor,
     allOriginators: () => listOriginators(sql, SANDBOX_ORIGINATOR),
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
-    baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs,
+    baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs, requestTimeoutMs: config.portalRequestTimeoutMs,
     recordTokenUse: () => parts.tokens.flushLastUsed(),
     webhooks: {
       secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs, queue: webhookQueue,
       queueReady: () => redisUsable(redis),
+      resolver: boundedResolver({ timeoutMs: config.webhookResolveTimeoutMs }), limiter, perMinute: config.webhookRateLimit,
     },
   });
   return { admin, portal };

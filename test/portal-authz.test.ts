@@ -178,7 +178,8 @@ let server: HttpServer | undefined;
 const p: TestPlatform = await startTestPlatform(t, {
   fixture: portalFixture(),
   routes: (s) => (server = s),
-  env: { WEBHOOK_SECRET_KEY: '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef' },
+  // Every webhook route's cases make a subscription (and ping it): more than WEBHOOK_RATE_LIMIT's 10 a minute.
+  env: { WEBHOOK_SECRET_KEY: '0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef', WEBHOOK_RATE_LIMIT: '1000' },
 });
 await grantPortalRoles(p);
 // The history published (the timeline and figures answer 503 before its first run).

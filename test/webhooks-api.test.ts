@@ -22,7 +22,8 @@ const KEY = randomBytes(32);
 const OVERLAP_SECONDS = 5400;
 const p = await startTestPlatform(t, {
   fixture: portalFixture(),
-  env: { WEBHOOK_SECRET_KEY: KEY.toString('hex'), WEBHOOK_SECRET_OVERLAP: String(OVERLAP_SECONDS) },
+  // The per-account limit on what reaches out has its own test (test/webhooks-limits.test.ts); these make dozens a minute.
+  env: { WEBHOOK_SECRET_KEY: KEY.toString('hex'), WEBHOOK_SECRET_OVERLAP: String(OVERLAP_SECONDS), WEBHOOK_RATE_LIMIT: '1000' },
 });
 await grantPortalRoles(p);
 

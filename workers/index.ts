@@ -16,6 +16,7 @@ import { startChangeLogWorker } from './change-log/processor.js';
 export { scheduleChangeLog } from './change-log/processor.js';
 import type { StationLookup } from '../src/domain/stations.js';
 import { Bus } from '../src/infra/bus.js';
+import { boundedResolver } from '../src/infra/name-resolver.js';
 import { startWebhookWorker, type WebhookTiming } from './webhooks/processor.js';
 
 export interface Workers {
@@ -114,6 +115,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
       baseUrl: config.baseUrl,
       timeoutMs: config.webhookTimeoutMs,
       allowLoopback: config.webhookAllowLoopback,
+      resolver: boundedResolver({ timeoutMs: config.webhookResolveTimeoutMs }),
       giveUpAfterMs: config.webhookGiveUpAfterMs,
       stations: ports.stations,
       timing: ports.webhookTiming,

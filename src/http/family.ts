@@ -62,4 +62,16 @@ export interface Family {
   readonly invalid?: (problem: InvalidInput) => HttpError;
   /** Its OpenAPI document, built at start from the routes registered for it (./openapi.ts); none when absent. */
   readonly document?: FamilyDocument;
+  /**
+   * How long a request of its routes may go without an answer once its body has arrived (or from its
+   * start, without one): past it, it is answered with `refusal` (a 503 with Retry-After, say), whatever
+   * it still waits on, and what it comes to later is dropped. None when absent.
+   */
+  readonly deadline?: RequestDeadline;
+}
+
+/** A family's bound on the time to answer a request: see `Family.deadline`. */
+export interface RequestDeadline {
+  ms: number;
+  refusal: (req: Request) => HttpError;
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { AuthAttempts } from './auth.js';
 import type { TrustProxy } from './client-address.js';
+import { watchDeadline } from './deadline.js';
 import { checkInput, defaultInvalid, type AnyRoute, type RouteInfo, type RouteSpec } from './contract.js';
 import { HttpError, notFound, type Reply } from './errors.js';
 import type { Family, Guard, Observer } from './family.js';
@@ -313,9 +314,11 @@ export class HttpServer {
     const body = this.startBody(route, req, res, family, finish);
     if (body === false) return;
     this.inFlight++;
+    const deadline = watchDeadline(family.family.deadline, req, body, () => done, (err) => finish(family.errors.reply(err)));
     this.handle(route, family, req, body)
-      .then(finish, (err: unknown) => finish(failure(err, family, req, this.options.classify)))
+      .then(finish, (err: unknown) => (done ? undefined : finish(failure(err, family, req, this.options.classify))))
       .finally(() => {
+        deadline.clear();
         this.inFlight--;
         if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
       });

@@ -28,6 +28,7 @@ import {
   type Backoff,
   type Change,
 } from '../../src/domain/webhooks/messages.js';
+import type { Resolver } from '../../src/domain/webhooks/addresses.js';
 import { openSecret } from '../../src/domain/webhooks/secrets.js';
 import { sendMessage, type AttemptOutcome } from './send.js';
 
@@ -47,6 +48,8 @@ export interface DeliveryContext {
   baseUrl: string;
   timeoutMs: number;
   allowLoopback: boolean;
+  /** How receivers' host names are resolved (src/infra/name-resolver.ts). */
+  resolver: Resolver;
   giveUpAfterMs: number;
   backoff: Backoff;
   /** The registry now, for the coordinates a bbox filter needs. */
@@ -180,7 +183,7 @@ async function attemptDelivery(ctx: DeliveryContext, sub: DeliverySubscription, 
   } catch {
     return { statusCode: null, error: 'the signing secret does not open with WEBHOOK_SECRET_KEY', latencyMs: null };
   }
-  return sendMessage(sub.url, pending.id, pending.body, secrets, { timeoutMs: ctx.timeoutMs, allowLoopback: ctx.allowLoopback });
+  return sendMessage(sub.url, pending.id, pending.body, secrets, { timeoutMs: ctx.timeoutMs, allowLoopback: ctx.allowLoopback, resolver: ctx.resolver });
 }
 
 /**

@@ -34,7 +34,7 @@ export const DEFAULT_WEBHOOK_TIMING: WebhookTiming = { backoff: DEFAULT_BACKOFF,
 const CONCURRENCY = 16;
 
 /** What a delivery needs (./deliver.ts), and the queue's Redis and the timing. */
-export interface WebhookWorkerOptions extends Pick<DeliveryContext, 'sql' | 'log' | 'secretKey' | 'baseUrl' | 'timeoutMs' | 'allowLoopback' | 'giveUpAfterMs' | 'stations'> {
+export interface WebhookWorkerOptions extends Pick<DeliveryContext, 'sql' | 'log' | 'secretKey' | 'baseUrl' | 'timeoutMs' | 'allowLoopback' | 'resolver' | 'giveUpAfterMs' | 'stations'> {
   redis: Redis;
   redisPrefix: string;
   timing?: Partial<WebhookTiming>;
@@ -60,6 +60,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     baseUrl: options.baseUrl,
     timeoutMs: options.timeoutMs,
     allowLoopback: options.allowLoopback,
+    resolver: options.resolver,
     giveUpAfterMs: timing.giveUpAfterMs ?? options.giveUpAfterMs,
     backoff: timing.backoff,
     stations: options.stations,
@@ -80,7 +81,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
       secrets = undefined;
     }
     const outcome = secrets
-      ? await sendMessage(sub.url, messageId, pingBody(sub.id, new Date()), secrets, { timeoutMs: options.timeoutMs, allowLoopback: options.allowLoopback })
+      ? await sendMessage(sub.url, messageId, pingBody(sub.id, new Date()), secrets, { timeoutMs: options.timeoutMs, allowLoopback: options.allowLoopback, resolver: options.resolver })
       : { statusCode: null, error: 'the signing secret does not open with WEBHOOK_SECRET_KEY', latencyMs: null };
     await recordAttempt(options.sql, { subscriptionId, messageId, kind: 'ping', changes: 0, attempt: job.attemptsMade + 1, ...outcome });
     return { outcome: outcome.error ?? 'delivered', status_code: outcome.statusCode };

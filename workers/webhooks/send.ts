@@ -2,14 +2,14 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { guardedLookup, refusalOf, RefusedAddressError } from '../../src/domain/webhooks/addresses.js';
+import { guardedLookup, refusalOf, RefusedAddressError, type Resolver } from '../../src/domain/webhooks/addresses.js';
 import { VERSION } from '../../src/version.js';
 
 /**
  * One attempt to deliver a webhook message: signed per Standard Webhooks with every secret that signs
  * now (the new one first during a rotation's overlap), POSTed once with a deadline over a connection
- * whose every address is checked against the forgery rules (guardedLookup for names, refusalOf for IP
- * literals, which are never looked up). Redirects are not followed: a 3xx is a failed attempt.
+ * whose every address is checked against the forgery rules (guardedLookup for names, resolved by the
+ * bounded resolver it is given; refusalOf for IP literals, which are never looked up). Redirects are not followed: a 3xx is a failed attempt.
  */
 
 /** What an attempt came to: an HTTP status, or why none was had. */
@@ -33,6 +33,8 @@ const ANSWER_BYTES = 64 * 1024;
 export interface SendOptions {
   timeoutMs: number;
   allowLoopback: boolean;
+  /** How the receiver's host name is resolved (src/infra/name-resolver.ts: bounded, off libuv's threads). */
+  resolver: Resolver;
 }
 
 /** POSTs a message; never throws (a failure is an outcome with its reason). */
@@ -69,7 +71,7 @@ export async function sendMessage(url: string, messageId: string, body: string, 
       clearTimeout(timer);
       resolve({ ...outcome, latencyMs: connected ? Math.round(performance.now() - started) : null });
     };
-    const req = request(target, { method: 'POST', headers, lookup: guardedLookup(options.allowLoopback) as never, agent: false }, (res: IncomingMessage) => {
+    const req = request(target, { method: 'POST', headers, lookup: guardedLookup(options.allowLoopback, options.resolver) as never, agent: false }, (res: IncomingMessage) => {
       let read = 0;
       res.on('data', (chunk: Buffer) => {
         read += chunk.length;

@@ -9,7 +9,7 @@ import type { Request } from '../../http/request.js';
 import { hashSecret } from '../secrets.js';
 import { PORTAL_DOCUMENT } from './docs/document.js';
 import { invalidInput } from '../accounts/input.js';
-import { NOT_SIGNED_IN, originRefusal, SESSION_COOKIE } from './session-words.js';
+import { NOT_SIGNED_IN, notAnsweredInTime, originRefusal, SESSION_COOKIE } from './session-words.js';
 
 /**
  * The portal family (`/portal/`): the page and its JSON API under `/portal/v1/`, for token owners.
@@ -27,6 +27,8 @@ export interface PortalSettings {
   /** Seconds a session may go unused (PORTAL_SESSION_IDLE) and may last at all (PORTAL_SESSION_MAX). */
   idleMs: number;
   maxMs: number;
+  /** How long a request may go without an answer (PORTAL_REQUEST_TIMEOUT): past it, a 503 with Retry-After. None when absent. */
+  requestTimeoutMs?: number;
 }
 
 /** The principal of a portal request: the signed-in account. */
@@ -106,5 +108,6 @@ export function portalFamily(settings: PortalSettings): Family {
     guards: [(req) => checkOrigin(req, settings.baseUrl())],
     invalid: invalidInput,
     document: PORTAL_DOCUMENT,
+    ...(settings.requestTimeoutMs ? { deadline: { ms: settings.requestTimeoutMs, refusal: (req) => notAnsweredInTime(req.method, settings.requestTimeoutMs!) } } : {}),
   };
 }

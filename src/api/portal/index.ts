@@ -87,7 +87,7 @@ export interface PortalDeps extends PortalSettings {
    */
   recordTokenUse?: () => Promise<unknown>;
   /** The webhook subscriptions' settings and queue. */
-  webhooks: Omit<WebhookDeps, 'sql'>;
+  webhooks: Omit<WebhookDeps, 'sql' | 'log'>;
 }
 
 /** A token as the page lists it: never its value or hash. */
@@ -340,6 +340,6 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
   portalStationRoutes(server, family, deps);
   portalOriginatorRoutes(server, family, { ...deps, recordTokenUse });
   portalHistoryRoutes(server, family, deps);
-  portalWebhookRoutes(server, family, { sql, ...deps.webhooks });
+  portalWebhookRoutes(server, family, { sql, log: deps.log, ...deps.webhooks });
   return family;
 }

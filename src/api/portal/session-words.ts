@@ -57,3 +57,17 @@ export const LINK_GONE = {
   signIn: 'This sign-in link was used already or has expired: ask for a new one.',
   reveal: 'This link was used already or has expired: ask the platform contact for a new one.',
 } as const;
+
+/**
+ * The 503 of a request the portal could not answer within PORTAL_REQUEST_TIMEOUT (whatever it still
+ * waits on): a read may simply be asked again; a change may still be applied when what it waited on
+ * resumes, and the answer says so.
+ */
+export function notAnsweredInTime(method: string, timeoutMs: number): HttpError {
+  const within = `within ${describeWait(Math.max(1, Math.round(timeoutMs / 1000)))}`;
+  const detail =
+    method === 'GET' || method === 'HEAD'
+      ? `The platform could not answer ${within}: try again later.`
+      : `The platform could not finish this request ${within}: the change may still be applied. Check before sending it again, or try again later.`;
+  return new HttpError(503, 'service_unavailable', detail, { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
+}

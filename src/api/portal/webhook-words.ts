@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import { MAX_WEBHOOKS } from '../../domain/webhooks/schemas.js';
 import { HttpError } from '../../http/errors.js';
+import type { RateLimit } from '../../infra/rate-limit.js';
+import { RETRY_AFTER_SECONDS } from '../unavailable.js';
 import { fieldName } from '../accounts/input.js';
 
 /**
@@ -39,3 +41,27 @@ export const queueUnavailable = () =>
 
 export const notConfigured = () =>
   new HttpError(503, 'webhooks_not_configured', 'Webhooks are not set up on this platform (no WEBHOOK_SECRET_KEY): ask its operators.');
+
+/** WEBHOOK_RATE_LIMIT as a limit: what reaches out, per minute per account. */
+export const webhookLimit = (perMinute: number): RateLimit => ({
+  limit: perMinute,
+  windowSeconds: 60,
+  name: 'webhooks-minute',
+  description: `at most ${perMinute} webhook subscriptions made, URLs changed and test pings sent per minute per account`,
+});
+
+/** Why a host name could not be resolved now, by the resolver's code. */
+function unresolvedReason(hostname: string, code: string | undefined): string {
+  if (code === 'ETIMEOUT') return `the host ${hostname} could not be resolved in time (its name servers did not answer)`;
+  if (code === 'EBUSY') return `the host ${hostname} was not resolved: the platform is resolving too many host names at once`;
+  return `the host ${hostname} could not be resolved now (${code ?? 'resolver error'})`;
+}
+
+/** The 503 of a URL whose host could not be resolved now: nothing was changed; its `errors` name the field, as a refusal's do. */
+export const hostUnresolved = (hostname: string, code: string | undefined) => {
+  const reason = unresolvedReason(hostname, code);
+  return new HttpError(503, 'host_unresolved', `url: ${reason}; nothing was changed: try again shortly.`, {
+    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+    extensions: { errors: { url: reason } },
+  });
+};

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { JobsOptions, Queue } from 'bullmq';
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Sql } from '../../../db/connect.js';
 import {
@@ -15,10 +16,12 @@ import {
   type DeliveryRow,
   type WebhookRow,
 } from '../../../db/queries/webhooks.js';
-import { urlRefusal } from '../../domain/webhooks/addresses.js';
+import { NameUnavailableError, urlRefusal, type Resolver } from '../../domain/webhooks/addresses.js';
 import { newWebhookSecret, sealSecret } from '../../domain/webhooks/secrets.js';
 import { MAX_DELIVERIES_SHOWN, MAX_WEBHOOKS, newWebhookSchema, webhookPatchSchema } from '../../domain/webhooks/schemas.js';
-import { HttpError, json, type Reply } from '../../http/errors.js';
+import { HttpError, json, PROBLEM_ERRORS, type Reply } from '../../http/errors.js';
+import { rateLimitGuard } from '../../http/rate-limit-guard.js';
+import type { RateLimiter } from '../../infra/rate-limit.js';
 import type { Family } from '../../http/family.js';
 import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
@@ -26,14 +29,16 @@ import { portalBody } from '../accounts/input.js';
 import { deliverJob, PING_JOB } from '../../../workers/webhooks/jobs.js';
 import { webhookDocs } from './docs/webhooks.js';
 import { portalUserOf } from './family.js';
-import { fieldErrors, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused } from './webhook-words.js';
+import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused, webhookLimit } from './webhook-words.js';
 
 /**
  * A token owner's webhook subscriptions (`/portal/v1/webhooks`): list, make (the signing secret in
  * the answer, once), read, change, re-enable, delete, rotate the secret (the previous one signs on
  * for WEBHOOK_SECRET_OVERLAP), ping, and the last deliveries. Each account sees only its own (another
  * account's is a 404, admins' included). The URL is checked against server-side request forgery
- * when it is set (src/domain/webhooks/addresses.ts); delivery checks every connection again. Pings and
+ * when it is set (src/domain/webhooks/addresses.ts), its host name resolved by the bounded resolver
+ * (src/infra/name-resolver.ts: a 503 `host_unresolved` when no answer came in time); delivery checks
+ * every connection again. Setting a URL and pinging spend the account's WEBHOOK_RATE_LIMIT. Pings and
  * re-enabled subscriptions become jobs of the `webhooks` queue, which the webhook workers process.
  */
 
@@ -49,6 +54,12 @@ export interface WebhookDeps {
   queue: Queue;
   /** Whether Redis takes commands now (a job can be queued). */
   queueReady: () => boolean;
+  /** How URLs' host names are resolved (src/infra/name-resolver.ts: bounded in time and number). */
+  resolver: Resolver;
+  /** The shared rate limiter, and WEBHOOK_RATE_LIMIT: what reaches out (a new subscription, a URL changed, a test ping) per minute per account. */
+  limiter: RateLimiter;
+  perMinute: number;
+  log: Logger;
 }
 
 /** How long adding a job may keep the request waiting before it is told the job could not be queued. */
@@ -89,7 +100,7 @@ const deliveryView = (d: DeliveryRow) => ({ ...d, at: d.at.toISOString() });
 
 export function portalWebhookRoutes(server: HttpServer, family: Family, deps: WebhookDeps): void {
   const { sql } = deps;
-  const docs = webhookDocs();
+  const docs = webhookDocs(deps.perMinute);
   /** The key, or the 503 that says webhooks are not set up on this platform. */
   const key = (): Buffer => {
     if (!deps.secretKey) throw notConfigured();
@@ -116,11 +127,31 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     return result.data as z.output<T>;
   };
 
-  /** The checks beyond the schema: the URL may be reached, the stations exist. */
-  const checked = async (fields: { url?: string; hrs_ids?: string[] | null }) => {
+  /** What reaches out (a URL resolved, a test ping sent) spends the account's budget: 429 past it. */
+  const reachesOut = rateLimitGuard(deps.limiter, {
+    limits: [webhookLimit(deps.perMinute)],
+    key: (req) => `portal:webhooks:user:${portalUserOf(req).id}`,
+    style: PROBLEM_ERRORS,
+    log: deps.log,
+  });
+
+  /** The URL may be reached: its host resolves (503 when no answer could be had now) to addresses a delivery may go to. */
+  const reachable = async (url: string) => {
+    let refused: string | undefined;
+    try {
+      refused = await urlRefusal(url, deps.allowLoopback, deps.resolver);
+    } catch (err) {
+      if (err instanceof NameUnavailableError) throw hostUnresolved(err.hostname, err.failure.code);
+      throw err;
+    }
+    if (refused) throw urlRefused(refused);
+  };
+
+  /** The checks beyond the schema: the URL may be reached (counted against the account's budget), the stations exist. */
+  const checked = async (req: Request, fields: { url?: string; hrs_ids?: string[] | null }) => {
     if (fields.url !== undefined) {
-      const refused = await urlRefusal(fields.url, deps.allowLoopback);
-      if (refused) throw urlRefused(refused);
+      await reachesOut(req);
+      await reachable(fields.url);
     }
     if (fields.hrs_ids) {
       const known = await knownStations(sql, fields.hrs_ids);
@@ -160,7 +191,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
 
   route('POST', '/portal/v1/webhooks', async (req) => {
     const body = parsed(req, newWebhookSchema);
-    await checked(body);
+    await checked(req, body);
     const id = newWebhookId();
     const secret = newWebhookSecret();
     const created = await insertWebhook(
@@ -189,7 +220,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     if (state === 'active' && before.state === 'unsubscribed') {
       throw unsubscribedRefusal();
     }
-    await checked(fields);
+    await checked(req, fields);
     const updated = await updateWebhook(sql, portalUserOf(req).id, id, fields, state === 'active');
     if (!updated) throw noSuchWebhook(id);
     // Asked again after a 503 (it is active already then), the job is added again: one waits per subscription.
@@ -210,6 +241,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
   });
 
   route('POST', '/portal/v1/webhooks/:id/ping', async (req, id) => {
+    await reachesOut(req);
     const n = await nextPing(sql, portalUserOf(req).id, id);
     if (n === undefined) throw noSuchWebhook(id);
     const messageId = `msg_${id}_ping_${n}`;

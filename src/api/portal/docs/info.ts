@@ -124,7 +124,9 @@ const ERRORS =
   'character (U+0000)`), and names and ids may not be made only of spaces or control characters (`name: must not be ' +
   'blank (only spaces or control characters)`); such a body changes nothing. An unknown path gets 404; a known path with another method gets 405 with `Allow`; `HEAD` works wherever ' +
   '`GET` does. A 500 is an unexpected platform error: please report it with the response\'s `X-Request-Id`. A 503 ' +
-  'means the database is unavailable for the moment: retry after `Retry-After`.';
+  'means the database is unavailable for the moment, or that the request could not be answered within the portal\'s ' +
+  'deadline (`PORTAL_REQUEST_TIMEOUT`, whatever it waited on; a change\'s 503 then says it may still be applied): retry ' +
+  'after `Retry-After`.';
 
 const TRYING =
   '## Trying it out here\n\n' +

@@ -10,8 +10,10 @@ import {
   webhookSchema,
 } from '../../../domain/webhooks/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
+import { HttpError, PROBLEM_ERRORS } from '../../../http/errors.js';
 import { examplesOf, headerRef, responseRef, schemaRef } from '../../../http/openapi.js';
-import { fieldErrors, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused } from '../webhook-words.js';
+import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
+import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused, webhookLimit } from '../webhook-words.js';
 import { BODY_ERRORS, json, parseErrorExample, problem, problemOf, SESSION_ERRORS, type Examples } from './shared.js';
 
 /**
@@ -56,14 +58,33 @@ const badFields = (): Examples => ({
 
 const notFound = () =>
   problem('The account has no subscription with this `id` (another account\'s are not found either).', { not_found: example(noSuchWebhook('wh_3k9v2m7q1x8c5t4b6n0p')) });
-const unavailable = (queues: boolean) =>
-  queues
-    ? problem(
-        'Webhooks are not set up on this platform (`WEBHOOK_SECRET_KEY` is not set: no webhook operation works), or the job could not be ' +
-          'queued (`queue_unavailable`: Redis is unavailable; try again after `Retry-After` seconds).',
-        { not_configured: example(notConfigured()), queue_unavailable: example(queueUnavailable()) },
-      )
-    : problem('Webhooks are not set up on this platform (`WEBHOOK_SECRET_KEY` is not set): no webhook operation works.', { not_configured: example(notConfigured()) });
+const unavailable = (queues: boolean, resolves: boolean) => {
+  const examples = {
+    not_configured: example(notConfigured()),
+    ...(queues ? { queue_unavailable: example(queueUnavailable()) } : {}),
+    ...(resolves ? { host_unresolved: example(hostUnresolved('hooks.example.com', 'ETIMEOUT'), 'The URL\'s host name could not be resolved in time') } : {}),
+  };
+  return problem(
+    'Webhooks are not set up on this platform (`WEBHOOK_SECRET_KEY` is not set: no webhook operation works)' +
+      (queues ? ', or the job could not be queued (`queue_unavailable`: Redis is unavailable; try again after `Retry-After` seconds)' : '') +
+      (resolves
+        ? ', or the URL\'s host name could not be resolved now (`host_unresolved`: its name servers gave no answer within ' +
+          '`WEBHOOK_RESOLVE_TIMEOUT`, or the platform is resolving too many names at once; nothing was changed, try again after `Retry-After` seconds)'
+        : '') +
+      '.',
+    examples,
+  );
+};
+
+/** The 429 of an operation that reaches out (a URL resolved, a ping sent): the account's budget, or the failed-authentication throttle. */
+const throttled = (perMinute: number) =>
+  problem(
+    `The account's budget for what reaches out is spent: ${describeLimit(webhookLimit(perMinute), 'account')} (\`WEBHOOK_RATE_LIMIT\`), ` +
+      'counted on every instance together; wait `Retry-After` seconds (`RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset` tell ' +
+      'where the budget stands on every answer that spent it). Also the failed-authentication throttle, as on every operation.',
+    { throttled: example(new HttpError(429, 'throttled', PROBLEM_ERRORS.throttled(webhookLimit(perMinute).description!, describeWait(42)))) },
+    { 'Retry-After': headerRef('Retry-After') },
+  );
 
 interface Operation {
   method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -76,9 +97,13 @@ interface Operation {
   more?: Record<string, unknown>;
   /** It queues a job (a 503 when it cannot). */
   queues?: boolean;
+  /** It resolves the URL's host name (a 503 when no answer could be had). */
+  resolves?: boolean;
+  /** It spends the account's WEBHOOK_RATE_LIMIT budget (a 429 past it). */
+  limited?: boolean;
 }
 
-function operation(op: Operation): RouteDoc {
+function operation(op: Operation, perMinute: number): RouteDoc {
   const changes = op.method !== 'GET';
   const byId = op.path.includes(':id');
   const ok = op.ok.schema
@@ -112,14 +137,15 @@ function operation(op: Operation): RouteDoc {
       ...(changes ? { '403': responseRef('ForbiddenOrigin') } : {}),
       ...(byId ? { '404': notFound() } : {}),
       ...op.more,
-      '503': unavailable(op.queues ?? false),
+      '503': unavailable(op.queues ?? false, op.resolves ?? false),
       ...SESSION_ERRORS,
+      ...(op.limited ? { '429': throttled(perMinute) } : {}),
     },
   };
 }
 
 /** The operations by `METHOD path`, as ../webhooks.ts registers them. */
-export function webhookDocs(): Record<string, RouteDoc> {
+export function webhookDocs(perMinute: number): Record<string, RouteDoc> {
   const ops: Operation[] = [
     {
       method: 'GET', path: '/portal/v1/webhooks', id: 'listWebhooks', summary: 'The account\'s webhook subscriptions',
@@ -135,6 +161,8 @@ export function webhookDocs(): Record<string, RouteDoc> {
       body: { schema: 'NewWebhook', zod: newWebhookSchema },
       ok: { status: '201', description: 'Subscribed: the subscription and its secret (only here, only now).', schema: 'CreatedWebhook', zod: createdWebhookSchema, noStore: true },
       more: { '409': problem(`The account has ${MAX_WEBHOOKS} subscriptions already (unsubscribed ones not counted).`, { limit: example(limitReached()) }) },
+      resolves: true,
+      limited: true,
     },
     {
       method: 'GET', path: '/portal/v1/webhooks/:id', id: 'getWebhook', summary: 'One subscription',
@@ -150,6 +178,8 @@ export function webhookDocs(): Record<string, RouteDoc> {
       body: { schema: 'WebhookPatch', zod: webhookPatchSchema },
       ok: { status: '200', description: 'The subscription as it is now.', schema: 'Webhook', zod: webhookSchema },
       queues: true,
+      resolves: true,
+      limited: true,
       more: { '409': problem('Re-enabling a subscription its receiver unsubscribed.', { unsubscribed: example(unsubscribedRefusal()) }) },
     },
     {
@@ -170,6 +200,7 @@ export function webhookDocs(): Record<string, RouteDoc> {
       description: 'Queues a `webhook.ping` message to the URL; its delivery shows in the deliveries.',
       ok: { status: '202', description: 'Queued.', schema: 'PingAccepted', zod: pingAcceptedSchema },
       queues: true,
+      limited: true,
     },
     {
       method: 'GET', path: '/portal/v1/webhooks/:id/deliveries', id: 'listWebhookDeliveries', summary: 'The last deliveries',
@@ -177,5 +208,5 @@ export function webhookDocs(): Record<string, RouteDoc> {
       ok: { status: '200', description: 'The deliveries.', schema: 'DeliveryList', zod: deliveryListSchema, noStore: true },
     },
   ];
-  return Object.fromEntries(ops.map((op) => [`${op.method} ${op.path}`, operation(op)]));
+  return Object.fromEntries(ops.map((op) => [`${op.method} ${op.path}`, operation(op, perMinute)]));
 }
