@@ -124,7 +124,7 @@ export class Announcer {
       return;
     }
     this.sentAt = performance.now();
-    let text = `{"type":"signals","from":${JSON.stringify(this.bus.instanceId)},"signals":[`;
+    let text = `${this.bus.opening('signals')}"signals":[`;
     for (let i = 0; i < signals.length; i++) text += (i === 0 ? '' : ',') + announcementJson(signals[i]!);
     this.bus
       .publishText('signals', `${text}]}`)
