@@ -404,6 +404,7 @@ async function closeParts(parts: PlatformParts): Promise<void> {
   parts.status.close();
   parts.opening.close();
   await parts.callLog.close();
+  await parts.announcements.close();
   await parts.bus.close();
   await closeRedis(parts.redis);
   await parts.sql.end({ timeout: 5 });
