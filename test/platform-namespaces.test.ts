@@ -84,46 +84,48 @@ async function published(channel: string, act: () => Promise<unknown>): Promise<
   }
 }
 
-for (const [name, urlA, urlB] of [
-  ['different Redis database numbers', testRedisDatabase(3), testRedisDatabase(4)],
-  ['the same Redis database number', TEST_REDIS_URL, TEST_REDIS_URL],
-] as const) {
-  t.test(`two platforms on one Redis server, ${name}: neither hears the other`, async (t) => {
-    const { p: a } = await platform(t, urlA);
-    const { p: a2 } = await platform(t, urlA, a);
-    const { p: b, heard } = await platform(t, urlB);
+t.test('two platforms on one Redis server, with different and with the same database number: neither hears the other', async (t) => {
+  const urlA = testRedisDatabase(3);
+  // B on another database number of the same server, C on A's.
+  const [{ p: a }, b, c] = await Promise.all([platform(t, urlA), platform(t, testRedisDatabase(4)), platform(t, urlA)]);
+  const { p: a2 } = await platform(t, urlA, a);
+  const others = [
+    { name: 'B (another database number)', ...b },
+    { name: 'C (the same database number)', ...c },
+  ];
 
-    t.not(a.parts.config.redisPrefix, b.parts.config.redisPrefix, 'each platform has a namespace of its own');
-    for (const p of [a, b]) {
-      t.match(p.parts.config.redisPrefix, new RegExp(`^${NAMESPACE_STEM}-[0-9a-f]{16}$`), 'derived from the database: "hrs-" and the platform id');
-      t.match(p.logs.lines.find((l) => l.msg === 'redis namespace'), { redis_namespace: p.parts.config.redisPrefix, platform: p.parts.config.platformId }, 'the start says which');
-    }
-    t.equal(a2.parts.config.redisPrefix, a.parts.config.redisPrefix, 'a second instance of one platform derives the same');
+  t.equal(new Set([a, ...others.map((o) => o.p)].map((p) => p.parts.config.redisPrefix)).size, 3, 'each platform has a namespace of its own');
+  for (const p of [a, ...others.map((o) => o.p)]) {
+    t.match(p.parts.config.redisPrefix, new RegExp(`^${NAMESPACE_STEM}-[0-9a-f]{16}$`), 'derived from the database: "hrs-" and the platform id');
+    t.match(p.logs.lines.find((l) => l.msg === 'redis namespace'), { redis_namespace: p.parts.config.redisPrefix, platform: p.parts.config.platformId }, 'the start says which');
+  }
+  t.equal(a2.parts.config.redisPrefix, a.parts.config.redisPrefix, 'a second instance of one platform derives the same');
 
-    // A signal A accepted: its second instance serves it, B does not.
-    await published(a.parts.bus.channel('signals'), () => postSignals(a, 'availability', [{ hrs: 'BERLA', datetime: new Date(Date.now() - 5000).toISOString(), nozzles: [{ id: 'N1', available: true }], station: { maintenance: false, limitedly_available: false } }]));
-    await until('A\'s second instance to serve A\'s signal', async () => ((await availabilityOf(a2)) !== null ? true : undefined));
+  // A signal A accepted: its second instance serves it, the others do not.
+  await published(a.parts.bus.channel('signals'), () => postSignals(a, 'availability', [{ hrs: 'BERLA', datetime: new Date(Date.now() - 5000).toISOString(), nozzles: [{ id: 'N1', available: true }], station: { maintenance: false, limitedly_available: false } }]));
+  await until('A\'s second instance to serve A\'s signal', async () => ((await availabilityOf(a2)) !== null ? true : undefined));
 
-    // A registry change and a token revocation on A: acknowledged by A's two instances only, at once.
-    const ack = await a.parts.announcements.registryChanged({ hrsIds: ['BERLA'], tokens: true });
-    t.match(ack, { receivers: 2, acknowledged: 2, timedOut: false }, 'the edit waited for A\'s two instances only, and both acknowledged it');
-    t.equal(ack?.subscribers, 2, 'Redis counted A\'s two instances on A\'s channel, not B');
-    await a.parts.announcements.tokensChanged();
-    t.notOk(a.logs.lines.some((l) => /not acknowledged/.test(String(l.msg))), 'no edit of A waited for an instance that never answers');
+  // A registry change and a token revocation on A: acknowledged by A's two instances only, at once.
+  const ack = await a.parts.announcements.registryChanged({ hrsIds: ['BERLA'], tokens: true });
+  t.match(ack, { receivers: 2, acknowledged: 2, timedOut: false }, 'the edit waited for A\'s two instances only, and both acknowledged it');
+  t.equal(ack?.subscribers, 2, 'Redis counted A\'s two instances on A\'s channel, no other platform\'s');
+  await a.parts.announcements.tokensChanged();
+  t.notOk(a.logs.lines.some((l) => /not acknowledged/.test(String(l.msg))), 'no edit of A waited for an instance that never answers');
 
-    await marker(t, b);
-    t.same(heard.status, [], 'B\'s live status (its status, map feed, push streams and webhooks feed on it) heard nothing of A\'s signal');
-    t.equal(await availabilityOf(b), null, 'B serves no availability for BERLA: its database has none');
-    t.equal(heard.reloads, 0, 'B did not reload its registry for A\'s change');
-    t.equal(heard.tokenChanges, 0, 'B heard of no token change (A\'s revocation)');
-    t.notOk(b.logs.lines.some((l) => FOREIGN_WARNING.test(String(l.msg))), 'B found no other platform on its own bus');
+  for (const { name, p, heard } of others) {
+    await marker(t, p);
+    t.same(heard.status, [], `${name}: its live status (its status, map feed, push streams and webhooks feed on it) heard nothing of A's signal`);
+    t.equal(await availabilityOf(p), null, `${name} serves no availability for BERLA: its database has none`);
+    t.equal(heard.reloads, 0, `${name} did not reload its registry for A's change`);
+    t.equal(heard.tokenChanges, 0, `${name} heard of no token change (A's revocation)`);
+    t.notOk(p.logs.lines.some((l) => FOREIGN_WARNING.test(String(l.msg))), `${name} found no other platform on its own bus`);
+  }
 
-    // Keys, channels and queues: each platform's under its own namespace.
-    const keysA = await keysAt(urlA, a.parts.config.redisPrefix);
-    t.ok(keysA.some((k) => k.startsWith(`${a.parts.config.redisPrefix}:bull:`)), 'A\'s queues are under A\'s namespace');
-    t.ok(keysA.some((k) => k.startsWith(`${a.parts.config.redisPrefix}:listeners:${a.parts.config.platformId}`)), 'so is A\'s presence');
-  });
-}
+  // Keys, channels and queues: each platform's under its own namespace.
+  const keysA = await keysAt(urlA, a.parts.config.redisPrefix);
+  t.ok(keysA.some((k) => k.startsWith(`${a.parts.config.redisPrefix}:bull:`)), 'A\'s queues are under A\'s namespace');
+  t.ok(keysA.some((k) => k.startsWith(`${a.parts.config.redisPrefix}:listeners:${a.parts.config.platformId}`)), 'so is A\'s presence');
+});
 
 t.test('a message forged with another platform id on a platform\'s own channels is dropped, and reported once', async (t) => {
   const { p: b, heard } = await platform(t, TEST_REDIS_URL);
