@@ -12,7 +12,19 @@ export interface Config {
   redisUrl: string;
   /** REDIS_SENTINELS and REDIS_SENTINEL_NAME: the master is found through them (REDIS_URL's host and port are not used). */
   redisSentinel?: RedisSentinelSettings;
+  /**
+   * The platform's Redis namespace: every key, channel, stream and queue begins with it and ":".
+   * REDIS_PREFIX when set; otherwise "" here until `resolveNamespace` (src/infra/namespace.ts) derives it
+   * from the database's identity once the database is open.
+   */
   redisPrefix: string;
+  /** Whether REDIS_PREFIX named the namespace (rather than the database's identity). */
+  redisPrefixSet: boolean;
+  /**
+   * The platform's identity, from its PostgreSQL database (src/infra/namespace.ts): every message on the
+   * bus carries it, and one carrying another is dropped. Set by `resolveNamespace`; undefined before.
+   */
+  platformId: string | undefined;
   /** Absolute base for links the API returns; no trailing slash. */
   baseUrl: string;
   /** True when BASE_URL was not given and baseUrl follows HOST and the port actually bound. */

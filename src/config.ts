@@ -53,10 +53,14 @@ export const envSchema = z
       )
       .default(DEFAULT_DATABASE_URL),
     REDIS_URL: url(['redis:', 'rediss:']).default(DEFAULT_REDIS_URL),
-    REDIS_PREFIX: z
-      .string()
-      .regex(/^[A-Za-z0-9_.-]+$/, 'may hold only letters, digits, ".", "_" and "-"')
-      .default('hrs'),
+    // Unset: derived from the database's identity (src/infra/namespace.ts), so platforms differ by default.
+    REDIS_PREFIX: z.preprocess(
+      blankAsUnset,
+      z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]+$/, 'may hold only letters, digits, ".", "_" and "-"')
+        .optional(),
+    ),
     ...redisSentinelEnv,
     BASE_URL: z.preprocess(blankAsUnset, url(['http:', 'https:']).optional()),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -241,7 +245,9 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     databaseUrl: env.DATABASE_URL,
     redisUrl: env.REDIS_URL,
     redisSentinel: redisSentinelOf(env),
-    redisPrefix: env.REDIS_PREFIX,
+    redisPrefix: env.REDIS_PREFIX ?? '',
+    redisPrefixSet: env.REDIS_PREFIX !== undefined,
+    platformId: undefined,
     baseUrl: (env.BASE_URL ?? `http://${env.HOST}:${env.PORT}`).replace(/\/+$/, ''),
     baseUrlDerived: env.BASE_URL === undefined,
     logLevel: env.LOG_LEVEL,

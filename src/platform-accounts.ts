@@ -45,7 +45,9 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
   };
   const sendMail = (to: string, link: LinkMail) => mail.sendLink(to, link, unqueued);
   const tokensChanged = () => announcements.tokensChanged();
-  const editor = new RegistryEditor(sql, (change) => announcements.registryChanged(change));
+  const editor = new RegistryEditor(sql, async (change) => {
+    await announcements.registryChanged(change);
+  });
   const admin = adminApi(server, {
     adminToken: config.adminToken, sql, tokensChanged, personalTokens, committed, editor,
     baseUrl, revealLinkTtlMs: config.revealLinkTtlMs, timeZone: config.mailTimeZone, sendMail,

@@ -35,6 +35,7 @@ import { HttpServer } from './http/server.js';
 import { failedAuthLimit } from './api/auth.js';
 import { Announcements, Announcer } from './infra/announce.js';
 import { Bus } from './infra/bus.js';
+import { namespaceFields, resolveNamespace } from './infra/namespace.js';
 import { recheckStoredPhotos } from './registry/stored-photos.js';
 import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
 import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
@@ -83,13 +84,16 @@ export interface RunningPlatform {
 }
 
 /** PostgreSQL (created and migrated when needed) and Redis; throws a clear error if either is unreachable. */
-async function openStores(config: Readonly<Config>, log: Logger): Promise<{ sql: Sql; redis: Redis }> {
-  const { sql, applied } = await openMigrated(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
+async function openStores(given: Readonly<Config>, log: Logger): Promise<{ sql: Sql; redis: Redis; config: Readonly<Config> }> {
+  const { sql, applied } = await openMigrated(given.databaseUrl, { timeoutMs: given.databaseTimeoutMs });
   if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
   try {
+    // The Redis namespace (REDIS_PREFIX, or derived from the database) before anything touches Redis.
+    const config = Object.freeze(await resolveNamespace(given, sql));
+    log.info(namespaceFields(config), 'redis namespace');
     const redis = await openRedis(config.redisUrl, 'hrs', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
     watchRedis(redis, log);
-    return { sql, redis };
+    return { sql, redis, config };
   } catch (err) {
     await sql.end({ timeout: 1 });
     throw err;
@@ -97,9 +101,9 @@ async function openStores(config: Readonly<Config>, log: Logger): Promise<{ sql:
 }
 
 /** The in-memory state (registry, tokens, live status, receipts) and the bus that keeps it in step with other instances. */
-async function openParts(config: Readonly<Config>, log: Logger): Promise<PlatformParts> {
-  const { sql, redis } = await openStores(config, log);
-  const bus = new Bus(redis, config.redisPrefix, log);
+async function openParts(given: Readonly<Config>, log: Logger): Promise<PlatformParts> {
+  const { sql, redis, config } = await openStores(given, log);
+  const bus = new Bus(redis, config.redisPrefix, config.platformId!, log);
   const tokens = new TokenStore(sql, { sandbox: config.sandbox });
   const registry = new Registry(() => readRegistryRows(sql));
   const receipts = new Receipts(log);
@@ -319,8 +323,9 @@ interface Running {
 
 /** `hrs serve`: connections, routes, workers, and the shutdown that undoes them in order. */
 export async function startPlatform(given: Config, log: Logger, options: PlatformOptions = {}): Promise<RunningPlatform> {
-  const config: Readonly<Config> = Object.freeze({ ...given });
-  const parts = await openParts(config, log);
+  const parts = await openParts(Object.freeze({ ...given }), log);
+  // With its namespace settled (src/infra/namespace.ts).
+  const config = parts.config;
   const lifecycle = new Lifecycle(config);
   let served: Served;
   let workers: Workers | undefined;
@@ -399,6 +404,7 @@ async function closeParts(parts: PlatformParts): Promise<void> {
   parts.status.close();
   parts.opening.close();
   await parts.callLog.close();
+  await parts.announcements.close();
   await parts.bus.close();
   await closeRedis(parts.redis);
   await parts.sql.end({ timeout: 5 });

@@ -12,12 +12,14 @@ import { until } from './helpers/wait.js';
 import { TEST_REDIS_URL } from './helpers/services.js';
 
 const REDIS_URL = TEST_REDIS_URL;
+/** The platform id the buses here stand for: every message on a bus carries its platform's. */
+const PLATFORM = 'bus-test-platform';
 
 async function bus(t: Test) {
   const prefix = uniqueName('bus');
   const redis = await openRedis(REDIS_URL, 'bus-test');
   const logs = logCapture();
-  const receiver = new Bus(redis, prefix, createLogger('info', logs.stream));
+  const receiver = new Bus(redis, prefix, PLATFORM, createLogger('info', logs.stream));
   t.teardown(async () => {
     await receiver.close();
     await closeRedis(redis);
@@ -40,16 +42,16 @@ t.test('malformed messages are logged and dropped; valid ones reach every handle
   await receiver.on('signals', (message) => heard.push(message));
   const malformed = [
     'not json at all',
-    JSON.stringify({ type: 'signals', from: 'x' }),
-    JSON.stringify({ type: 'signals', from: 'x', signals: [{ ...SIGNAL, payload: 'not an object' }] }),
-    JSON.stringify({ type: 'signals', from: 'x', signals: [{ ...SIGNAL, hrs_id: 42 }] }),
-    JSON.stringify({ type: 'registry', hrs_ids: [], tokens: true }),
-    JSON.stringify({ type: 'nonsense' }),
+    JSON.stringify({ type: 'signals', from: 'x', platform: PLATFORM }),
+    JSON.stringify({ type: 'signals', from: 'x', platform: PLATFORM, signals: [{ ...SIGNAL, payload: 'not an object' }] }),
+    JSON.stringify({ type: 'signals', from: 'x', platform: PLATFORM, signals: [{ ...SIGNAL, hrs_id: 42 }] }),
+    JSON.stringify({ type: 'registry', platform: PLATFORM, hrs_ids: [], tokens: true }),
+    JSON.stringify({ type: 'nonsense', platform: PLATFORM }),
     'null',
   ];
   for (const raw of malformed) await redis.publish(channel('signals'), raw);
   const valid = { type: 'signals', from: 'x', signals: [SIGNAL] } as const;
-  await redis.publish(channel('signals'), JSON.stringify(valid));
+  await redis.publish(channel('signals'), JSON.stringify({ ...valid, platform: PLATFORM }));
   await until('the valid message', () => (heard.length > 0 ? true : undefined), 5000);
   t.same(heard, [valid], 'only the valid message reached the handler');
   const warnings = logs.lines.filter((l) => l.msg === 'malformed bus message ignored' || l.msg === 'unreadable bus message ignored');
@@ -65,7 +67,7 @@ t.test('a throwing handler is logged and the next one still runs', async (t) => 
     throw new Error('handler bug');
   });
   await receiver.on('registry', (message) => heard.push(message.hrs_ids));
-  await redis.publish(channel('registry'), JSON.stringify(registryMessage({ hrsIds: ['BERLA'], tokens: false })));
+  await redis.publish(channel('registry'), JSON.stringify({ ...registryMessage({ hrsIds: ['BERLA'], tokens: false }), platform: PLATFORM }));
   await until('the second handler', () => (heard.length > 0 ? true : undefined), 5000);
   t.same(heard, [['BERLA']]);
   t.ok(logs.lines.some((l) => l.msg === 'bus handler failed' && (l.err as { message: string }).message === 'handler bug'));
@@ -89,14 +91,14 @@ t.test('fromOthers: the messages of other instances reach the handler, this inst
   const { redis, receiver, logs, channel } = await bus(t);
   const heard: BusMessageOf<'signals'>[] = [];
   await receiver.fromOthers('signals', (message) => heard.push(message));
-  const sender = new Bus(redis, channel('signals').replace(/:bus:signals$/, ''));
+  const sender = new Bus(redis, channel('signals').replace(/:bus:signals$/, ''), PLATFORM);
   t.teardown(() => sender.close());
   // Its own, as publish sends it (type and from first), whatever the object's key order.
   await receiver.publish({ signals: [SIGNAL], from: receiver.instanceId, type: 'signals' } as BusMessageOf<'signals'>);
   // Its own id in a message whose first bytes differ (another sender's layout): read, then left out by `from`.
-  await redis.publish(channel('signals'), JSON.stringify({ signals: [SIGNAL], type: 'signals', from: receiver.instanceId }));
+  await redis.publish(channel('signals'), JSON.stringify({ signals: [SIGNAL], type: 'signals', platform: PLATFORM, from: receiver.instanceId }));
   // Its own prefix on a malformed message: dropped unread, so not even logged.
-  await redis.publish(channel('signals'), `{"type":"signals","from":${JSON.stringify(receiver.instanceId)},"signals":"broken`);
+  await redis.publish(channel('signals'), `{"type":"signals","from":${JSON.stringify(receiver.instanceId)},"platform":${JSON.stringify(PLATFORM)},"signals":"broken`);
   await sender.publish({ type: 'signals', from: sender.instanceId, signals: [SIGNAL] });
   await until('the other instance\'s message', () => (heard.length > 0 ? true : undefined), 5000);
   await new Promise((resolve) => setTimeout(resolve, 100));

@@ -8,7 +8,7 @@ import type { RegistryChange } from '../registry/editor.js';
 import { registryMessage, type AnnouncedReceipt, type AnnouncedSignal, type Bus, type BusMessageOf } from './bus.js';
 import type { Rejections, Receipts, TokenEvents } from './receipts.js';
 import { RedisNotConnectedError, type Redis } from './redis.js';
-import { acknowledgeChange, acknowledged } from './registry-acks.js';
+import { acknowledgeChange, acknowledged, markAbsent, markPresent, presentListeners, PRESENCE_EVERY_MS } from './registry-acks.js';
 
 /**
  * Everything one instance tells the others and hears from them over the bus (src/infra/bus.ts):
@@ -124,7 +124,7 @@ export class Announcer {
       return;
     }
     this.sentAt = performance.now();
-    let text = `{"type":"signals","from":${JSON.stringify(this.bus.instanceId)},"signals":[`;
+    let text = `${this.bus.opening('signals')}"signals":[`;
     for (let i = 0; i < signals.length; i++) text += (i === 0 ? '' : ',') + announcementJson(signals[i]!);
     this.bus
       .publishText('signals', `${text}]}`)
@@ -154,7 +154,19 @@ export interface AnnouncementPorts {
 }
 
 /** How long a change made here waits for every instance to have applied it. */
-const ACK_TIMEOUT_MS = 2000;
+export const ACK_TIMEOUT_MS = 2000;
+
+/** What became of a registry change's announcement (`registryChanged`). */
+export interface ChangeAcknowledged {
+  /** Subscribers Redis counted for the announcement: every platform's on the namespace's channel, over every database number. */
+  subscribers: number;
+  /** Instances of this platform waited for: the subscribers, at most as many as are present under the platform. */
+  receivers: number;
+  /** How many had applied the change when the wait ended. */
+  acknowledged: number;
+  /** Whether the wait ended at ACK_TIMEOUT_MS rather than with every receiver's acknowledgement. */
+  timedOut: boolean;
+}
 
 /**
  * Registry and token changes, token events and refused import calls, told to every instance and
@@ -164,6 +176,7 @@ const ACK_TIMEOUT_MS = 2000;
  */
 export class Announcements {
   private readonly tokenListeners = new Set<() => void>();
+  private presence: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly bus: Bus,
@@ -181,11 +194,31 @@ export class Announcements {
   async listen(apply: (signals: readonly PublishedSignal[]) => void): Promise<void> {
     const { receipts, rejections, tokenEvents } = this.local;
     await this.bus.on('registry', (message) => this.registryAnnounced(message));
+    // Present under the platform, so a change waits for this instance's acknowledgement (src/infra/registry-acks.ts).
+    await this.markPresent();
+    this.presence = setInterval(() => void this.markPresent(), PRESENCE_EVERY_MS).unref();
     await this.bus.fromOthers('signals', (message) => apply(fromAnnouncement(message.signals)));
     await this.bus.fromOthers('receipts', (message) => receipts.emit(receiptsFromAnnouncement(message.receipts)));
     await this.bus.fromOthers('rejections', (message) => rejections.emit(message.rejections));
     // Every instance's (and the workers') token events, this one's included: they all come over the bus.
     await this.bus.on('tokens', (message) => tokenEvents.emit(message.events));
+  }
+
+  private async markPresent(): Promise<void> {
+    try {
+      await markPresent(this.redis, this.prefix, this.bus.platform, this.bus.instanceId);
+    } catch (err) {
+      // The outage is reported once by watchRedis; the next renewal tries again.
+      this.log.debug({ err }, 'presence not renewed');
+    }
+  }
+
+  /** Stops listening for acknowledgements' sake: no longer present under the platform. */
+  async close(): Promise<void> {
+    if (this.presence === undefined) return;
+    clearInterval(this.presence);
+    this.presence = undefined;
+    await markAbsent(this.redis, this.prefix, this.bus.platform, this.bus.instanceId).catch((err: unknown) => this.log.debug({ err }, 'presence not withdrawn'));
   }
 
   /** Calls `listener` whenever tokens changed on any instance (a revocation). */
@@ -235,19 +268,23 @@ export class Announcements {
    * ACK_TIMEOUT_MS). The change is committed before this runs; when Redis is away the others learn of it
    * with the next announcement (a warning says so), the change itself is never undone.
    */
-  async registryChanged(change: RegistryChange): Promise<void> {
+  async registryChanged(change: RegistryChange): Promise<ChangeAcknowledged | undefined> {
     const reload = change.hrsIds.length > 0 || change.registry === true;
     if (change.tokens) this.local.tokens.invalidate();
     if (reload) await this.local.registry.reload();
     const id = randomBytes(12).toString('hex');
     try {
-      const receivers = await this.bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload, change: id, from: this.bus.instanceId }));
+      const subscribers = await this.bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload, change: id, from: this.bus.instanceId }));
+      // Only this platform's instances acknowledge: another platform's subscribers on the channel are not waited for.
+      const receivers = Math.min(subscribers, await presentListeners(this.redis, this.prefix, this.bus.platform));
       const acks = await acknowledged(this.redis, this.prefix, id, receivers, ACK_TIMEOUT_MS);
       if (acks < receivers) {
         this.log.warn({ stations: change.hrsIds, receivers, acks }, `registry change not acknowledged by every instance within ${ACK_TIMEOUT_MS} ms: the others apply it as they get to it`);
       }
+      return { subscribers, receivers, acknowledged: acks, timedOut: acks < receivers };
     } catch (err) {
       this.log.warn({ err, stations: change.hrsIds }, 'registry change not announced to other instances (Redis unavailable): they apply it with the next announcement');
+      return undefined;
     }
   }
 

@@ -20,6 +20,11 @@ import { TOKEN_EVENT_KINDS } from '../domain/token-events.js';
  *   admins' live feed on every instance, the sender's included.
  * Entries inside a message are checked by their readers (src/infra/announce.ts): one a later version
  * sends that this one does not understand is skipped, not the whole message.
+ *
+ * Every message carries `platform`, the sender's platform id (src/infra/namespace.ts). The channels are
+ * under the platform's namespace already; a message that still carries another platform's id (two
+ * platforms given one REDIS_PREFIX, a forged message) or none (an earlier version) is dropped unread,
+ * and the first such message is logged once as a warning: another platform is on this bus.
  */
 
 const announcedSignalSchema = z.object({
@@ -99,18 +104,43 @@ interface Subscription {
   othersOnly: boolean;
 }
 
-/** Instance-to-instance announcements, on one channel per kind under the configured prefix. */
+/** Instance-to-instance announcements, on one channel per kind under the platform's namespace. */
 export class Bus {
   private readonly handlers = new Map<BusType, Set<Subscription>>();
   private subscriber: Redis | undefined;
   /** This process's identity on the bus, so it can recognise its own announcements. */
   readonly instanceId = randomBytes(8).toString('hex');
+  /** Messages dropped because they carried another platform's id or none. */
+  foreignMessages = 0;
+  private foreignWarned = false;
 
+  /** The platform id once known (at once when given as a string). */
+  private platformId: string | undefined;
+  private readonly platformKnown: Promise<string>;
+
+  /**
+   * `prefix` is the platform's namespace, `platform` its id (src/infra/namespace.ts), or the id still
+   * being read (a bus that only publishes): stamped on every message sent, required of every message
+   * received.
+   */
   constructor(
     private readonly publisher: Redis,
     private readonly prefix: string,
+    platform: string | Promise<string>,
     private readonly log?: Logger,
-  ) {}
+  ) {
+    if (prefix === '' || platform === '') throw new Error('the bus needs the platform\'s namespace and id (resolveNamespace)');
+    if (typeof platform === 'string') this.platformId = platform;
+    this.platformKnown = Promise.resolve(platform).then((id) => (this.platformId = id));
+    // A failed read surfaces where the id is awaited (publish, subscribe), never as an unhandled rejection.
+    this.platformKnown.catch(() => undefined);
+  }
+
+  /** The platform id; only where it is known (a bus given it, or one that has published or subscribed). */
+  get platform(): string {
+    if (this.platformId === undefined) throw new Error('the platform id is still being read');
+    return this.platformId;
+  }
 
   channel(type: BusType): string {
     return `${this.prefix}:bus:${type}`;
@@ -123,14 +153,31 @@ export class Bus {
    * unanswered (Redis may still deliver it late): the caller decides what a missed announcement means.
    */
   async publish(message: BusMessage): Promise<number> {
-    // `type` and `from` first, so this instance knows its own message by its first bytes (fromOthers).
-    const { type, from, ...rest } = message as { type: BusType; from?: string };
-    return this.publishText(type, from === undefined ? JSON.stringify(message) : JSON.stringify({ type, from, ...rest }));
+    await this.platformKnown;
+    return this.publishText(message.type, this.serialise(message));
+  }
+
+  /**
+   * A message as it goes on the bus: `type`, `from` (when it has one) and `platform` first, so this
+   * instance knows its own message by its first bytes (fromOthers).
+   */
+  private serialise(message: BusMessage): string {
+    const { type, from, ...rest } = message as { type: BusType; from?: string; platform?: string };
+    delete rest.platform;
+    return from === undefined ? JSON.stringify({ type, platform: this.platform, ...rest }) : JSON.stringify({ type, from, platform: this.platform, ...rest });
+  }
+
+  /**
+   * How a message of `type` from this instance begins, up to the comma before its own fields: for a
+   * caller that serialises the rest itself (publishText).
+   */
+  opening(type: BusType): string {
+    return `{"type":${JSON.stringify(type)},"from":${JSON.stringify(this.instanceId)},"platform":${JSON.stringify(this.platform)},`;
   }
 
   /**
    * Announces a message already serialised by the caller (which builds it from parts it has as JSON
-   * already); it must be a valid message of `type` beginning with `type` and `from`, as `publish`
+   * already); it must be a valid message of `type` beginning with `opening(type)`, as `publish`
    * writes them: the receivers validate it like any other.
    */
   async publishText(type: BusType, text: string): Promise<number> {
@@ -140,7 +187,7 @@ export class Bus {
 
   /** Hands a message to this instance's own handlers only, as if it had come over the bus (when it could not be sent). */
   deliverLocally(message: BusMessage): void {
-    this.dispatch(message.type, JSON.stringify(message));
+    this.dispatch(message.type, this.serialise(message));
   }
 
   /** Registers a handler; the first call for a type subscribes the shared subscriber connection. */
@@ -169,6 +216,7 @@ export class Bus {
     if (!set) {
       set = new Set();
       this.handlers.set(type, set);
+      await this.platformKnown;
       this.subscriber ??= await this.openSubscriber();
       await this.subscriber.subscribe(this.channel(type), (raw) => this.dispatch(type, raw));
     }
@@ -183,9 +231,9 @@ export class Bus {
     return subscriber;
   }
 
-  /** How this instance's own messages of `type` begin as `publish` sends them (`type`, then `from`). */
+  /** How this instance's own messages of `type` begin as `publish` sends them (`type`, `from`, `platform`). */
   private ownPrefix(type: BusType): string {
-    return `{"type":${JSON.stringify(type)},"from":${JSON.stringify(this.instanceId)},`;
+    return this.opening(type);
   }
 
   private dispatch(type: BusType, raw: string): void {
@@ -214,6 +262,11 @@ export class Bus {
       this.log?.warn({ err, type }, 'unreadable bus message ignored');
       return undefined;
     }
+    // Another platform's message (or one of none) is not this platform's business, valid or not.
+    if (value !== null && typeof value === 'object' && (value as { platform?: unknown }).platform !== this.platform) {
+      this.foreign(type, (value as { platform?: unknown }).platform);
+      return undefined;
+    }
     const parsed = busMessageSchema.safeParse(value);
     if (!parsed.success || parsed.data.type !== type) {
       const issues = parsed.success ? [`type "${parsed.data.type}" on the ${type} channel`] : parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
@@ -221,6 +274,18 @@ export class Bus {
       return undefined;
     }
     return parsed.data;
+  }
+
+  /** A message of another platform (or of none): dropped; the first one is logged, once per instance. */
+  private foreign(type: BusType, platform: unknown): void {
+    this.foreignMessages++;
+    if (this.foreignWarned) return;
+    this.foreignWarned = true;
+    this.log?.warn(
+      { namespace: this.prefix, platform: this.platform, other_platform: typeof platform === 'string' ? platform.slice(0, 64) : null, type },
+      'another platform is on this Redis bus (a message with another platform id, or none, on this namespace\'s channels): its messages are dropped; ' +
+        'give each platform a REDIS_PREFIX of its own, or leave REDIS_PREFIX unset (said once)',
+    );
   }
 
   async close(): Promise<void> {

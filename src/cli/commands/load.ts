@@ -1,6 +1,7 @@
 import { openMigrated } from '../../../db/migrate.js';
 import type { Config } from '../../config.js';
 import { Bus, registryMessage } from '../../infra/bus.js';
+import { resolveNamespace } from '../../infra/namespace.js';
 import { closeRedis, openRedis } from '../../infra/redis.js';
 import { loadFixtureFile, type LoadSummary } from '../../registry/file/load.js';
 import type { Command, Io } from '../command.js';
@@ -15,10 +16,13 @@ export const load: Command = {
     'problem names its JSON path. Loading the same file twice changes nothing. The format: docs/registry-file.md.',
   positionals: 1,
   async run({ positionals }, io) {
-    const config = await configInUse(io, io.err);
-    const { sql } = await openMigrated(config.databaseUrl);
+    const given = await configInUse(io, io.err);
+    const { sql } = await openMigrated(given.databaseUrl);
     let summary: LoadSummary;
+    let config: Config;
     try {
+      // Running instances listen on the platform's namespace, derived from the database unless REDIS_PREFIX names it.
+      config = await resolveNamespace(given, sql);
       summary = await loadFixtureFile(sql, positionals[0]!);
     } finally {
       await sql.end({ timeout: 5 });
@@ -39,7 +43,7 @@ async function announce(config: Config, summary: LoadSummary, io: Io): Promise<v
     return;
   }
   try {
-    await new Bus(redis, config.redisPrefix).publish(registryMessage({ hrsIds: summary.changedStations, tokens: true }));
+    await new Bus(redis, config.redisPrefix, config.platformId!).publish(registryMessage({ hrsIds: summary.changedStations, tokens: true }));
   } finally {
     await closeRedis(redis);
   }

@@ -2,6 +2,7 @@ import { openDatabase } from '../../../db/connect.js';
 import { readRegistryRows } from '../../../db/queries/registry.js';
 import { startWorkers } from '../../../workers/index.js';
 import { QUEUES, type QueueName } from '../../../workers/queues.js';
+import { namespaceFields, resolveNamespace } from '../../infra/namespace.js';
 import { closeRedis, openRedis, watchRedis } from '../../infra/redis.js';
 import { Registry } from '../../registry/registry.js';
 import { untilSignal, type Command } from '../command.js';
@@ -34,12 +35,16 @@ export const worker: Command = {
   positionals: 0,
   async run(_, io) {
     const lines: string[] = [];
-    const config = await configInUse(io, (line) => lines.push(line));
-    const log = io.logger(config);
+    const given = await configInUse(io, (line) => lines.push(line));
+    const log = io.logger(given);
     for (const line of lines) log.info(line);
-    const sql = await openDatabase(config.databaseUrl, { timeoutMs: config.databaseTimeoutMs });
+    const sql = await openDatabase(given.databaseUrl, { timeoutMs: given.databaseTimeoutMs });
     let redis;
+    let config;
     try {
+      // The platform's Redis namespace, as `hrs serve` settles it (src/infra/namespace.ts).
+      config = await resolveNamespace(given, sql);
+      log.info(namespaceFields(config), 'redis namespace');
       redis = await openRedis(config.redisUrl, 'hrs-worker', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
     } catch (err) {
       await sql.end({ timeout: 1 });
