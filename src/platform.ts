@@ -36,7 +36,8 @@ import { failedAuthLimit } from './api/auth.js';
 import { Announcements, Announcer } from './infra/announce.js';
 import { Bus } from './infra/bus.js';
 import { recheckStoredPhotos } from './registry/stored-photos.js';
-import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
+import { closeRedis, openRedis, pingRedis, type Redis } from './infra/redis.js';
+import { watchRedis } from './infra/redis-outage.js';
 import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
 import { watchImportCalls, type ImportCallWatch } from './api/call-stats.js';
 import { dashboardRoutes } from './push/dashboard.js';
@@ -126,7 +127,7 @@ async function openParts(config: Readonly<Config>, log: Logger): Promise<Platfor
   const restored = await status.restore(publishedSignalBatches(unbounded(sql)));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
-  const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);
+  const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log, redis);
   return { config, log, sql, redis, bus, announcements, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
 }
 
