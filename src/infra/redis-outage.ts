@@ -118,11 +118,16 @@ export type RedisFailure =
  * A wait that ran out sooner (a caller's deadline, the rate limiter's batch timeout) is not an outage:
  * a debug line, and a PING within REDIS_TIMEOUT tells whether Redis is down (then the outage's one
  * warning). Any other failure is a warning of its own. A client nobody watches (a one-off command)
- * has no outage to report under: its failures are warnings.
+ * has no outage to report under: its failures are warnings, but while it is not connected debug lines.
  */
 export function redisFailed(client: Redis, log: Logger, err: unknown, msg: string, fields: Record<string, unknown> = {}, during: 'debug' | 'info' = 'debug'): RedisFailure {
   const outage = outages.get(client);
   if (outage === undefined) {
+    // Nobody reports this client's outages: a client not connected is told by whoever opened it.
+    if (!redisUsable(client)) {
+      log.debug({ err, ...fields }, msg);
+      return 'outage';
+    }
     log.warn({ err, ...fields }, msg);
     return 'fault';
   }
