@@ -37,7 +37,8 @@ import { Announcements, Announcer } from './infra/announce.js';
 import { Bus } from './infra/bus.js';
 import { namespaceFields, resolveNamespace } from './infra/namespace.js';
 import { recheckStoredPhotos } from './registry/stored-photos.js';
-import { closeRedis, openRedis, pingRedis, watchRedis, type Redis } from './infra/redis.js';
+import { closeRedis, openRedis, pingRedis, type Redis } from './infra/redis.js';
+import { watchRedis } from './infra/redis-outage.js';
 import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
 import { watchImportCalls, type ImportCallWatch } from './api/call-stats.js';
 import { dashboardRoutes } from './push/dashboard.js';
@@ -130,7 +131,7 @@ async function openParts(given: Readonly<Config>, log: Logger): Promise<Platform
   const restored = await status.restore(publishedSignalBatches(unbounded(sql)));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
-  const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log);
+  const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log, redis);
   return { config, log, sql, redis, bus, announcements, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
 }
 

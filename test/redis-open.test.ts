@@ -55,9 +55,13 @@ t.test("a caller's deadline shorter than the client's bound does not count Redis
   const redis = await openRedis(TEST_REDIS_URL, 'test-deadline', { waitMs: 300 });
   t.teardown(() => closeRedis(redis));
   const never = new Promise<never>(() => {});
-  await t.rejects(withinRedis(redis, never, 5), { code: 'REDIS_TIMEOUT' }, 'what is left of a wait runs out');
+  await t.rejects(
+    withinRedis(redis, never, 5),
+    { code: 'REDIS_DEADLINE', message: "the caller's deadline (5 ms) passed before Redis answered; not an outage (REDIS_TIMEOUT is 300 ms)" },
+    'what is left of a wait runs out: the message names the caller\'s deadline, not a Redis that did not answer',
+  );
   t.ok(redisUsable(redis), 'the client still counts as usable: the deadline was the caller\'s');
-  await t.rejects(withinRedis(redis, never), { code: 'REDIS_TIMEOUT' }, 'the client\'s own bound runs out');
+  await t.rejects(withinRedis(redis, never), { code: 'REDIS_TIMEOUT', message: 'Redis did not answer within 300 ms (REDIS_TIMEOUT)' }, 'the client\'s own bound runs out');
   t.notOk(redisUsable(redis), 'now Redis counts as not answering');
   // Redis answers the PING sent behind the "unanswered" command (here: none was sent), so it is usable again.
   for (let i = 0; i < 100 && !redisUsable(redis); i++) await new Promise((r) => setTimeout(r, 10));

@@ -12,7 +12,8 @@
 import t, { type Test } from 'tap';
 import { createClient } from 'redis';
 import { createLogger } from '../src/log.js';
-import { closeRedis, openRedis, redisUsable, RedisUnavailableError, watchRedis } from '../src/infra/redis.js';
+import { closeRedis, openRedis, redisUsable, RedisUnavailableError } from '../src/infra/redis.js';
+import { watchRedis } from '../src/infra/redis-outage.js';
 import { sentinelNodes } from '../src/redis-config.js';
 import { PersonalTokens } from '../src/registry/personal-tokens.js';
 import { startWorkers } from '../workers/index.js';

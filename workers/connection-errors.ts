@@ -1,30 +1,9 @@
 import type { Worker } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Redis } from '../src/infra/redis.js';
+import { isConnectionError } from '../src/infra/redis-outage.js';
 
-/** node-redis's errors for a connection that failed, closed or timed out (by class name: its classes are not all exported). */
-const CONNECTION_ERRORS = new Set([
-  'SocketClosedUnexpectedlyError',
-  'ConnectionTimeoutError',
-  'SocketTimeoutError',
-  'ClientClosedError',
-  'ClientOfflineError',
-  'ReconnectStrategyError',
-  'DisconnectsClientError',
-]);
-/** System errors of a TCP connection that cannot be made or was lost. */
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
-
-/** Whether an error is a Redis connection failing (not a job's or BullMQ's own fault). */
-export function isConnectionError(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  if (CONNECTION_ERRORS.has(err.constructor.name) || CONNECTION_ERRORS.has(err.name)) return true;
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === 'string' && CONNECTION_CODES.has(code)) return true;
-  // A client that follows a Sentinel group reports its connections' errors wrapped, naming the node
-  // (`Master Client (host:port): …`), with node-redis's own error as the cause.
-  return err.cause !== undefined && err.cause !== err && isConnectionError(err.cause);
-}
+export { isConnectionError } from '../src/infra/redis-outage.js';
 
 /**
  * Logs a BullMQ worker's 'error' events. Each of its connections (the command one and the blocking one)

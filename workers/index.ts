@@ -3,6 +3,7 @@ import type { Sql } from '../db/connect.js';
 import { unbounded } from '../db/deadline.js';
 import type { Config } from '../src/config.js';
 import type { Redis } from '../src/infra/redis.js';
+import { redisFailed } from '../src/infra/redis-outage.js';
 import { startCallLogWorker } from './call-log/processor.js';
 import { startMailWorker, tokenMailRenderer } from './mail/processor.js';
 import { scheduleSweep, sweepNow } from './mail/outbox.js';
@@ -80,11 +81,11 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
     // made again, and a sweep run at once, whenever Redis comes back: a restarted Redis has forgotten
     // every job and the schedule, a replica promoted by Sentinel lacks what the master took in its last
     // instant, and a token e-mail whose job was lost should not wait for the next period.
-    void scheduleSweep(queue, config.mailSweepEveryMs).catch((err: unknown) => log.warn({ err }, 'scheduling the mail sweep failed'));
+    void scheduleSweep(queue, config.mailSweepEveryMs).catch((err: unknown) => redisFailed(redis, log, err, 'scheduling the mail sweep failed'));
     const resume = () => {
       void scheduleSweep(queue, config.mailSweepEveryMs)
         .then(() => sweepNow(queue))
-        .catch((err: unknown) => log.warn({ err }, 'scheduling the mail sweep failed'));
+        .catch((err: unknown) => redisFailed(redis, log, err, 'scheduling the mail sweep failed'));
     };
     redis.on('ready', resume);
     workers.push({

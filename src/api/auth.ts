@@ -75,15 +75,17 @@ const MAX_BLOCKED = 100_000;
  * presented would never slow a client that tries a new one each time.
  * With Redis unreachable nothing is limited (as the rate limits), with a warning at most once a minute.
  */
-export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'hit'>, log: Logger, limit: RateLimit = AUTH_FAILURE_LIMIT): AuthAttempts {
+export function failedAuthLimit(limiter: Pick<RateLimiter, 'ready' | 'hit'> & Partial<Pick<RateLimiter, 'failed'>>, log: Logger, limit: RateLimit = AUTH_FAILURE_LIMIT): AuthAttempts {
   const key = (address: string) => `auth-failures:${address}`;
   /** Address → until when (epoch ms) its failures are refused. */
   const blocked = new Map<string, number>();
   let lastWarning = -Infinity;
+  // During a Redis outage the process's one warning says so (src/infra/redis-outage.ts): a debug line.
   const warn = (err: unknown) => {
     if (Date.now() - lastWarning < WARN_EVERY_MS) return;
-    lastWarning = Date.now();
-    log.warn({ err }, 'failed authentications not limited: Redis unavailable');
+    const msg = 'failed authentications not limited: Redis unavailable';
+    if (!limiter.failed) log.warn({ err }, msg);
+    if ((limiter.failed?.(log, err, msg) ?? 'fault') === 'fault') lastWarning = Date.now();
   };
   const block = (address: string) => {
     if (blocked.size >= MAX_BLOCKED) forgetExpired(blocked);

@@ -36,9 +36,9 @@ export function refusedByRateLimit(req: Request): boolean {
  *
  * When Redis is unreachable (not connected, an error, or no answer within the limiter's timeout) the request
  * goes through unlimited and without the headers — a rate limiter must not take the API down with
- * it. That is logged once per outage, with one info line when limits are enforced again; while the
- * client is not connected at all, the connection's own outage warning says so (see watchRedis) and
- * this logs at debug only.
+ * it. During a Redis outage the process's one outage warning says so (src/infra/redis-outage.ts) and
+ * this logs at debug only, as when only the limiter's timeout ran out (Redis is then asked whether it
+ * is down); another failure is a warning, once until a check succeeds again, with one info line then.
  */
 export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOptions): Guard {
   let failing = false;
@@ -46,9 +46,7 @@ export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOpti
   const failOpen = (err: unknown) => {
     if (failing) return;
     failing = true;
-    warned = limiter.ready;
-    if (warned) options.log.warn({ err }, 'rate limits not enforced: Redis unavailable, requests pass unlimited');
-    else options.log.debug({ err }, 'rate limits not enforced: Redis not connected');
+    warned = limiter.failed(options.log, err, 'rate limits not enforced: Redis unavailable, requests pass unlimited') === 'fault';
   };
   const recovered = () => {
     if (!failing) return;

@@ -7,7 +7,7 @@ import { isCategory } from '../domain/categories/index.js';
 import type { RegistryChange } from '../registry/editor.js';
 import { registryMessage, type AnnouncedReceipt, type AnnouncedSignal, type Bus, type BusMessageOf } from './bus.js';
 import type { Rejections, Receipts, TokenEvents } from './receipts.js';
-import { RedisNotConnectedError, type Redis } from './redis.js';
+import type { Redis } from './redis.js';
 import { acknowledgeChange, acknowledged, markAbsent, markPresent, presentListeners, PRESENCE_EVERY_MS } from './registry-acks.js';
 
 /**
@@ -110,10 +110,9 @@ export class Announcer {
     while (this.sending || this.pending.length > 0) await new Promise((resolve) => setTimeout(resolve, ANNOUNCE_EVERY_MS));
   }
 
-  /** While Redis is not connected its outage was warned of once (watchRedis): each lost announcement is a debug line. */
+  /** While Redis is down its outage was warned of once (src/infra/redis-outage.ts): each lost announcement is a debug line. */
   private failed(err: unknown, fields: Record<string, number>, msg: string): void {
-    if (err instanceof RedisNotConnectedError) this.log.debug({ err, ...fields }, msg);
-    else this.log.warn({ err, ...fields }, msg);
+    this.bus.failed(this.log, err, msg, fields);
   }
 
   private flushSignals(): void {
@@ -232,8 +231,15 @@ export class Announcements {
     const mine = message.change !== undefined && message.from === this.bus.instanceId;
     const applied = message.registry === false || mine ? Promise.resolve() : this.local.registry.reload();
     applied
-      .then(() => (message.change ? acknowledgeChange(this.redis, this.prefix, message.change, this.bus.instanceId) : undefined))
-      .catch((err: unknown) => this.log.error({ err }, 'reloading the registry failed'));
+      .then(
+        () =>
+          message.change
+            ? acknowledgeChange(this.redis, this.prefix, message.change, this.bus.instanceId).catch((err: unknown) =>
+                this.bus.failed(this.log, err, 'registry change applied here but not acknowledged (Redis unavailable): its instance answers after its wait', { change: message.change }),
+              )
+            : undefined,
+        (err: unknown) => this.log.error({ err }, 'reloading the registry failed'),
+      );
     if (message.tokens) for (const listener of this.tokenListeners) listener();
   }
 
@@ -257,7 +263,7 @@ export class Announcements {
       await this.bus.publish(message);
     } catch (err) {
       this.bus.deliverLocally(message);
-      this.log.warn({ err }, 'token change not announced (Redis unavailable): other instances may accept a revoked token until their token cache expires (30 s)');
+      this.bus.failed(this.log, err, 'token change not announced (Redis unavailable): other instances may accept a revoked token until their token cache expires (30 s)', {}, 'info');
     }
   }
 
@@ -283,7 +289,7 @@ export class Announcements {
       }
       return { subscribers, receivers, acknowledged: acks, timedOut: acks < receivers };
     } catch (err) {
-      this.log.warn({ err, stations: change.hrsIds }, 'registry change not announced to other instances (Redis unavailable): they apply it with the next announcement');
+      this.bus.failed(this.log, err, 'registry change not announced to other instances (Redis unavailable): they apply it with the next announcement', { stations: change.hrsIds }, 'info');
       return undefined;
     }
   }

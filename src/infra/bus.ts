@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { RedisNotConnectedError, redisUsable, withinRedis, type Redis } from './redis.js';
+import { redisFailed, type RedisFailure } from './redis-outage.js';
 import { TOKEN_EVENT_KINDS } from '../domain/token-events.js';
 
 /**
@@ -183,6 +184,14 @@ export class Bus {
   async publishText(type: BusType, text: string): Promise<number> {
     if (!redisUsable(this.publisher)) throw new RedisNotConnectedError('Redis is not connected or not answering: the announcement was not sent');
     return withinRedis(this.publisher, this.publisher.publish(this.channel(type), text));
+  }
+
+  /**
+   * Logs a failure to announce (or to use Redis on the bus's behalf) under the process's one Redis
+   * outage report (src/infra/redis-outage.ts): a debug line during an outage, a warning otherwise.
+   */
+  failed(log: Logger, err: unknown, msg: string, fields: Record<string, unknown> = {}, during: 'debug' | 'info' = 'debug'): RedisFailure {
+    return redisFailed(this.publisher, log, err, msg, fields, during);
   }
 
   /** Hands a message to this instance's own handlers only, as if it had come over the bus (when it could not be sent). */

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { redisUsable, type Redis } from './redis.js';
+import type { Logger } from 'pino';
+import { RedisDeadlineError, redisUsable, type Redis } from './redis.js';
+import { redisFailed, type RedisFailure } from './redis-outage.js';
 
 /**
  * Rate limits shared by every instance through Redis.
@@ -121,6 +123,15 @@ export class RateLimiter {
     return redisUsable(this.redis);
   }
 
+  /**
+   * Logs a check that failed (limits not enforced) under the process's one Redis outage report
+   * (src/infra/redis-outage.ts): a debug line during an outage or when only the batch timeout ran out
+   * (Redis is then asked whether it is down), a warning for any other failure.
+   */
+  failed(log: Logger, err: unknown, msg: string): RedisFailure {
+    return redisFailed(this.redis, log, err, msg);
+  }
+
   /** The Redis key of one limit of a key (the braces keep all limits of a key in one cluster slot). */
   redisKey(key: string, limit: RateLimit): string {
     return `${this.prefix}:rl:{${key}}:${limit.name ?? `${limit.windowSeconds}s`}`;
@@ -189,7 +200,7 @@ export class RateLimiter {
     try {
       // A command already sent cannot be withdrawn; past the timeout its answer is just ignored.
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`Redis gave no answer within ${this.timeoutMs} ms`)), this.timeoutMs);
+        timer = setTimeout(() => reject(new RedisDeadlineError(`the rate limits' deadline (${this.timeoutMs} ms) passed before Redis answered`)), this.timeoutMs);
       });
       const reply = (await Promise.race([this.run(keys, args), timeout])) as number[];
       let at = 0;

@@ -129,6 +129,14 @@ export class RedisTimeoutError extends Error {
   readonly code = 'REDIS_TIMEOUT';
 }
 
+/**
+ * A command whose caller's own deadline (shorter than REDIS_TIMEOUT: what was left of a wait) passed
+ * before Redis answered. It says nothing about Redis, which may answer a moment later: not an outage.
+ */
+export class RedisDeadlineError extends Error {
+  readonly code = 'REDIS_DEADLINE';
+}
+
 const waits = new WeakMap<object, number>();
 /** Clients that left a command unanswered past the bound, until Redis answers again. */
 const stalled = new WeakSet<object>();
@@ -149,8 +157,9 @@ export function redisUsable(client: Redis): boolean {
  * answers again (an announcement is then delivered late, a counter counted). A timeout at the
  * client's bound marks the client stalled (`redisUsable` false) until Redis answers a PING sent
  * behind the unanswered command. A shorter `ms` is the caller's own deadline (what is left of a wait):
- * running out of it says nothing about Redis, so it rejects without marking the client stalled, which
- * would let every other user of the client (stream slots, rate limits) fail open meanwhile.
+ * running out of it says nothing about Redis, so it rejects with a `RedisDeadlineError` that names the
+ * caller's deadline, without marking the client stalled, which would let every other user of the client
+ * (stream slots, rate limits) fail open meanwhile.
  */
 export async function withinRedis<T>(client: Redis, command: Promise<T>, ms?: number): Promise<T> {
   const clientBound = waits.get(client) ?? DEFAULT_REDIS_WAIT_MS;
@@ -162,8 +171,12 @@ export async function withinRedis<T>(client: Redis, command: Promise<T>, ms?: nu
       command,
       new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          if (bound >= clientBound) stall(client, bound);
-          reject(new RedisTimeoutError(`Redis did not answer within ${bound} ms`));
+          if (bound < clientBound) {
+            reject(new RedisDeadlineError(`the caller's deadline (${bound} ms) passed before Redis answered; not an outage (REDIS_TIMEOUT is ${clientBound} ms)`));
+            return;
+          }
+          stall(client, bound);
+          reject(new RedisTimeoutError(`Redis did not answer within ${bound} ms (REDIS_TIMEOUT)`));
         }, bound);
       }),
     ]);
@@ -217,45 +230,6 @@ export async function pingRedis(client: Redis): Promise<void> {
   if (!redisUsable(client)) throw new RedisNotConnectedError('Redis is not connected or not answering');
   await withinRedis(client, client.ping());
 }
-
-/**
- * Logs a Redis connection's outages: one warning when it is lost (or a reconnect fails first), with
- * what the platform does meanwhile, and one info line when it is back; the client's error events in
- * between (one per reconnect attempt) are not logged again. Returns whether it is down now.
- */
-export function watchRedis(client: Redis, log: Logger, what = 'Redis'): { readonly down: boolean } {
-  const state = { down: false };
-  let since = 0;
-  client.on('error', (err: Error) => {
-    // One Sentinel of several gone is not Redis gone: the client asks another.
-    if (state.down || isSentinelNodeError(err)) return;
-    state.down = true;
-    since = Date.now();
-    log.warn({ err: { type: err.constructor.name, message: err.message } }, `${what} unavailable: ${DEGRADED}`);
-  });
-  client.on('ready', () => {
-    if (!state.down) return;
-    state.down = false;
-    log.info({ down_ms: Date.now() - since }, `${what} available again`);
-  });
-  // Connected but not answering (a frozen server): the same degraded mode, one line each way.
-  client.on('stalled', (ms: number) => {
-    if (state.down) return;
-    state.down = true;
-    since = Date.now();
-    log.warn({ err: { type: 'RedisTimeoutError', message: `no answer within ${ms} ms` } }, `${what} unavailable: ${DEGRADED}`);
-  });
-  client.on('answering', () => {
-    if (!state.down || !client.isReady) return;
-    state.down = false;
-    log.info({ down_ms: Date.now() - since }, `${what} available again`);
-  });
-  return state;
-}
-
-const DEGRADED =
-  'rate limits are not enforced, announcements to other instances (readings, token revocations) and call log entries ' +
-  'are lost, and token caches expire on their own, until it is back';
 
 export async function closeRedis(client: Redis): Promise<void> {
   if (!client.isOpen) return;

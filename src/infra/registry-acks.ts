@@ -1,4 +1,4 @@
-import { RedisNotConnectedError, redisUsable, withinRedis, type Redis } from './redis.js';
+import { RedisDeadlineError, RedisNotConnectedError, redisUsable, withinRedis, type Redis } from './redis.js';
 
 /**
  * Registry changes acknowledged by every instance. A change made through the portal or the admin API
@@ -55,15 +55,23 @@ export async function presentListeners(redis: Redis, prefix: string, platform: s
 }
 
 /**
- * Waits until `receivers` instances have acknowledged the change, or `timeoutMs` passed; how many had.
- * Polls Redis: changes are rare and a confirmation is applied within milliseconds.
+ * Waits until `receivers` instances have acknowledged the change, or `timeoutMs` passed; how many had
+ * (as Redis last said). Polls Redis: changes are rare and a confirmation is applied within milliseconds.
+ * Rejects only when Redis is down (not connected, or a command unanswered for REDIS_TIMEOUT): the
+ * timeout running out during a look is the end of the wait, not an outage.
  */
 export async function acknowledged(redis: Redis, prefix: string, change: string, receivers: number, timeoutMs: number): Promise<number> {
   const deadline = Date.now() + timeoutMs;
+  let count = 0;
   for (;;) {
     // Each look waits no longer than what is left of the timeout (a Redis that stopped answering).
     if (!redisUsable(redis)) throw new RedisNotConnectedError('Redis is not connected or not answering');
-    const count = await withinRedis(redis, redis.sCard(key(prefix, change)), Math.max(1, deadline - Date.now()));
+    try {
+      count = await withinRedis(redis, redis.sCard(key(prefix, change)), Math.max(1, deadline - Date.now()));
+    } catch (err) {
+      if (err instanceof RedisDeadlineError) return count;
+      throw err;
+    }
     if (count >= receivers || Date.now() >= deadline) return count;
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
   }

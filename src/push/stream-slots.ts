@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { redisUsable, withinRedis, type Redis } from '../infra/redis.js';
+import { redisFailed } from '../infra/redis-outage.js';
 
 /**
  * How many status streams each user holds open, across every instance: one Redis sorted set per user
@@ -126,10 +127,9 @@ export class StreamSlots {
     }
   }
 
+  /** A failure other than the process's Redis outage (src/infra/redis-outage.ts, a debug line then) is a warning at most once a minute. */
   private warn(err: unknown): void {
-    const now = Date.now();
-    if (now - this.lastWarning < 60_000) return;
-    this.lastWarning = now;
-    this.log.warn({ err }, 'stream limits not enforced: Redis unavailable');
+    if (Date.now() - this.lastWarning < 60_000) return;
+    if (redisFailed(this.redis, this.log, err, 'stream limits not enforced: Redis unavailable') === 'fault') this.lastWarning = Date.now();
   }
 }

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { CallLogMode } from '../../src/domain/vocabulary.js';
 import { shouldRecord } from '../../src/domain/vocabulary.js';
 import { callLogJobSchema, callLogPayload, type CallLogEntry, type CallLogJob } from './job.js';
+import type { Redis } from '../../src/infra/redis.js';
+import { redisFailed } from '../../src/infra/redis-outage.js';
 
 /** The call-log producer: what the API process uses to enqueue a call-log job per recorded call. */
 
@@ -20,6 +22,8 @@ export class CallLogRecorder {
   constructor(
     private readonly queue: Queue,
     private readonly log: Logger,
+    /** The queue's Redis client: a failed enqueue during its outage is a debug line under the outage's one warning (src/infra/redis-outage.ts). */
+    private readonly redis?: Redis,
   ) {}
 
   /** Resolves once the entry is enqueued (or skipped, or its enqueue failed); never rejects. */
@@ -42,7 +46,9 @@ export class CallLogRecorder {
       try {
         await this.queue.add('call', job, JOB_OPTIONS);
       } catch (err) {
-        this.log.warn({ err, originator: entry.originator, request_id: entry.requestId }, 'call log entry could not be enqueued');
+        const fields = { originator: entry.originator, request_id: entry.requestId };
+        if (this.redis) redisFailed(this.redis, this.log, err, 'call log entry could not be enqueued', fields);
+        else this.log.warn({ err, ...fields }, 'call log entry could not be enqueued');
       }
     })();
     this.pending.add(added);

@@ -2,7 +2,8 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { unsentMail } from '../../db/queries/token-mail.js';
-import type { Redis } from '../../src/infra/redis.js';
+import { RedisDeadlineError, redisUsable, type Redis } from '../../src/infra/redis.js';
+import { redisFailed } from '../../src/infra/redis-outage.js';
 import { addJobs } from '../queues.js';
 import { OUTBOX_JOB, SWEEP_JOB, outboxJobId, type OutboxJob } from './job.js';
 
@@ -44,19 +45,22 @@ export async function scheduleMail(
   queue: Queue,
   intents: readonly { key: string; dueAt: Date }[],
   log: Logger,
-  redis?: Pick<Redis, 'isReady'>,
+  redis?: Redis,
 ): Promise<number> {
   if (intents.length === 0) return 0;
-  if (redis && !redis.isReady) {
+  if (redis && !redisUsable(redis)) {
     log.debug({ mails: intents.length }, 'token e-mails not scheduled now (Redis not connected): the sweep will schedule them');
     return 0;
   }
   try {
     const now = Date.now();
-    await within(addJobs(queue, intents.map((i) => jobOf(i.key, i.dueAt, now))), SCHEDULE_WAIT_MS, () => new Error(`no answer from Redis within ${SCHEDULE_WAIT_MS} ms`));
+    await within(addJobs(queue, intents.map((i) => jobOf(i.key, i.dueAt, now))), SCHEDULE_WAIT_MS, () => new RedisDeadlineError(`the e-mails' deadline (${SCHEDULE_WAIT_MS} ms) passed before Redis answered`));
     return intents.length;
   } catch (err) {
-    log.warn({ err, mails: intents.length }, 'token e-mails not scheduled now: the sweep will schedule them');
+    // During a Redis outage its one warning says so (src/infra/redis-outage.ts): a debug line.
+    const msg = 'token e-mails not scheduled now: the sweep will schedule them';
+    if (redis) redisFailed(redis, log, err, msg, { mails: intents.length });
+    else log.warn({ err, mails: intents.length }, msg);
     return 0;
   }
 }

@@ -29,7 +29,7 @@ export class MailProducer {
 
   /** Gives the committed token e-mails their jobs; never throws (the outbox sweep makes up for what it misses). */
   async schedule(intents: readonly MailIntent[]): Promise<void> {
-    await scheduleMail(this.queue, intents, this.log, { isReady: redisUsable(this.redis) });
+    await scheduleMail(this.queue, intents, this.log, this.redis);
   }
 
   /**

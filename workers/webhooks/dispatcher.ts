@@ -1,6 +1,8 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
+import type { Redis } from '../../src/infra/redis.js';
+import { redisDown, redisFailed } from '../../src/infra/redis-outage.js';
 import { logHead, newChanges, subscriptionsBehind, subscriptionsWanting } from '../../db/queries/webhook-delivery.js';
 import { KIND_TOPICS } from '../../src/domain/webhooks/messages.js';
 import { deliverJob, deliverJobId } from './jobs.js';
@@ -26,7 +28,7 @@ const PAGE = 5000;
 
 const KINDS_OF_TOPIC = new Map(Object.entries(KIND_TOPICS).map(([kind, topic]) => [topic as string, kind]));
 
-export async function startDispatcher(options: { sql: Sql; queue: Queue; log: Logger; pollEveryMs: number }): Promise<Dispatcher> {
+export async function startDispatcher(options: { sql: Sql; queue: Queue; log: Logger; pollEveryMs: number; redis?: Redis }): Promise<Dispatcher> {
   const { sql, queue, log } = options;
   // Rows before now are covered by the sweep the worker runs at its start.
   let seen = await logHead(sql);
@@ -78,7 +80,10 @@ export async function startDispatcher(options: { sql: Sql; queue: Queue; log: Lo
           await readLog();
         } while (again && !closed);
       } catch (err) {
-        log.warn({ err }, 'webhook dispatch failed: tried again at the next change or poll');
+        // During a Redis outage (its queue unreachable) the process's one outage warning says so: a debug line at each poll.
+        const msg = 'webhook dispatch failed: tried again at the next change or poll';
+        if (options.redis && redisDown(options.redis)) redisFailed(options.redis, log, err, msg);
+        else log.warn({ err }, msg);
       } finally {
         running = undefined;
       }

@@ -66,7 +66,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     stations: options.stations,
     scheduleMail: async (intent) => void (await scheduleMail(mailQueue, [intent], log, options.redis)),
   };
-  const dispatcher = await startDispatcher({ sql: options.sql, queue, log, pollEveryMs: timing.pollEveryMs });
+  const dispatcher = await startDispatcher({ sql: options.sql, queue, log, pollEveryMs: timing.pollEveryMs, redis: options.redis });
 
   const ping = async (job: Job) => {
     const parsed = pingJobSchema.safeParse(job.data);
