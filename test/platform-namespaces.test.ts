@@ -127,7 +127,7 @@ t.test('two platforms on one Redis server, with different and with the same data
   t.ok(keysA.some((k) => k.startsWith(`${a.parts.config.redisPrefix}:listeners:${a.parts.config.platformId}`)), 'so is A\'s presence');
 });
 
-t.test('a message forged with another platform id on a platform\'s own channels is dropped, and reported once', async (t) => {
+t.test('a message of another platform on a platform\'s own channels (forged, or from a platform given its namespace) is dropped, and reported once', async (t) => {
   const { p: b, heard } = await platform(t, TEST_REDIS_URL);
   const redis = b.parts.redis;
   const other = '0123456789abcdef';
@@ -148,6 +148,18 @@ t.test('a message forged with another platform id on a platform\'s own channels 
   const warnings = b.logs.lines.filter((l) => FOREIGN_WARNING.test(String(l.msg)));
   t.equal(warnings.length, 1, 'the other platform is reported once, not once per message');
   t.match(warnings[0], { level: 40, namespace: b.parts.config.redisPrefix, platform: b.parts.config.platformId, other_platform: other });
+
+  // Another platform given B's namespace as its REDIS_PREFIX: B drops what it says (reported already),
+  // and its edit waits only for its own instance although Redis counts B among the subscribers.
+  const d = await startTestPlatform(t, { fixture: fixture(), env: { REDIS_PREFIX: b.parts.config.redisPrefix, LOG_LEVEL: 'info' } });
+  t.equal(d.parts.config.redisPrefix, b.parts.config.redisPrefix, 'REDIS_PREFIX wins over the derived namespace');
+  t.not(d.parts.config.platformId, b.parts.config.platformId, 'the platform id is still the database\'s');
+  const ack = await d.parts.announcements.registryChanged({ hrsIds: ['BERLA'], tokens: true });
+  t.match(ack, { subscribers: 2, receivers: 1, acknowledged: 1, timedOut: false }, 'the edit counted its own platform\'s listener only, and was acknowledged');
+  await marker(t, b);
+  t.equal(heard.reloads + heard.tokenChanges, 0, 'B applied nothing of the other platform\'s change');
+  t.equal(b.parts.bus.foreignMessages, forged.length + 1, 'and dropped it');
+  t.equal(b.logs.lines.filter((l) => FOREIGN_WARNING.test(String(l.msg))).length, 1, 'still one warning');
 
   // The platform's own messages still go through.
   const control = { type: 'signals' as const, from: 'another-instance', signals: [reading] };
