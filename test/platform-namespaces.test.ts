@@ -12,6 +12,8 @@
 import t, { type Test } from 'tap';
 import { createClient } from 'redis';
 import type { StatusChange } from '../machines/live-status.js';
+import { serversInUseLines } from '../src/cli/servers.js';
+import { loadConfig } from '../src/config.js';
 import { NAMESPACE_STEM } from '../src/infra/namespace.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
@@ -166,4 +168,24 @@ t.test('a message of another platform on a platform\'s own channels (forged, or 
   await b.parts.bus.publish(control);
   await until('B to apply its own platform\'s reading', () => (heard.status.length > 0 ? true : undefined));
   t.not(await availabilityOf(b), null, 'a message carrying B\'s own platform id is applied');
+});
+
+t.test('hrs demo\'s lines on its servers: which PostgreSQL and Redis, named, started or found running, and the namespace', async (t) => {
+  const found = loadConfig({});
+  const resolved = { ...found, redisPrefix: 'hrs-0123456789abcdef' };
+  t.same(serversInUseLines({}, {}, resolved), [
+    '  PostgreSQL: postgres://postgres@127.0.0.1:5432/hrs, found running on its default port (DATABASE_URL is not set)',
+    '  Redis: redis://127.0.0.1:6379, found running on its default port (REDIS_URL is not set); namespace hrs-0123456789abcdef (derived from the database; REDIS_PREFIX overrides it)',
+  ]);
+  const started = { databaseUrl: 'postgres://hrs:secret@127.0.0.1:54321/hrs', redisUrl: 'redis://:secret@127.0.0.1:63790' };
+  t.same(serversInUseLines({}, started, { ...resolved, ...started }), [
+    '  PostgreSQL: postgres://hrs:***@127.0.0.1:54321/hrs, started by this process (data in the state folder)',
+    '  Redis: redis://:***@127.0.0.1:63790, started by this process (data in the state folder); namespace hrs-0123456789abcdef (derived from the database; REDIS_PREFIX overrides it)',
+  ], 'started: passwords replaced');
+  const env = { DATABASE_URL: 'postgres://app:pw@db1,db2/hrs?target_session_attrs=read-write', REDIS_SENTINELS: 's1:26379,s2', REDIS_PREFIX: 'prod' };
+  const named = loadConfig(env);
+  t.same(serversInUseLines(env, {}, named), [
+    '  PostgreSQL: postgres://app:***@db1,db2/hrs?target_session_attrs=read-write, named by DATABASE_URL',
+    '  Redis: the master "mymaster" of the Sentinels s1:26379,s2:26379, named by REDIS_SENTINELS; namespace prod (REDIS_PREFIX)',
+  ]);
 });
