@@ -48,6 +48,12 @@ t.test('hrs demo serves a living platform: every station gets all four signal ty
   t.ok(after >= before + 36, `signals keep coming (${before} → ${after})`);
 
   t.match(demo.output(), new RegExp(`export v2 token: ${DEMO_TOKENS.export_v2}`));
+  t.match(demo.output(), /^ {2}PostgreSQL: postgres:\/\/\S+, named by DATABASE_URL$/m, 'the banner says which PostgreSQL, and that the environment named it');
+  t.match(
+    demo.output(),
+    new RegExp(`^ {2}Redis: redis://\\S+, (named by REDIS_URL|found running on its default port \\(REDIS_URL is not set\\)); namespace ${config.redisPrefix} \\(REDIS_PREFIX\\)$`, 'm'),
+    'and which Redis, whether it was found running, and the namespace there',
+  );
   t.match(demo.output(), new RegExp(`live dashboard: ${url}/admin/ \\(admin token: ${DEMO_ADMIN_TOKEN}\\)`));
   t.match(demo.output(), new RegExp(`public map: ${url}/ \\(no token; the feed: ${url}/map/v1/stations\\.geojson\\)`), 'the public map first');
   t.equal((await fetch(`${url}/admin/`)).status, 200, 'the dashboard is served');

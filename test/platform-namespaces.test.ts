@@ -12,6 +12,8 @@
 import t, { type Test } from 'tap';
 import { createClient } from 'redis';
 import type { StatusChange } from '../machines/live-status.js';
+import { serversInUseLines } from '../src/cli/servers.js';
+import { loadConfig } from '../src/config.js';
 import { NAMESPACE_STEM } from '../src/infra/namespace.js';
 import { baseFixture, berlaAssignments, TOKENS } from './helpers/fixtures.js';
 import { get, postSignals, startTestPlatform, type TestPlatform } from './helpers/platform.js';
@@ -127,7 +129,7 @@ t.test('two platforms on one Redis server, with different and with the same data
   t.ok(keysA.some((k) => k.startsWith(`${a.parts.config.redisPrefix}:listeners:${a.parts.config.platformId}`)), 'so is A\'s presence');
 });
 
-t.test('a message forged with another platform id on a platform\'s own channels is dropped, and reported once', async (t) => {
+t.test('a message of another platform on a platform\'s own channels (forged, or from a platform given its namespace) is dropped, and reported once', async (t) => {
   const { p: b, heard } = await platform(t, TEST_REDIS_URL);
   const redis = b.parts.redis;
   const other = '0123456789abcdef';
@@ -149,9 +151,41 @@ t.test('a message forged with another platform id on a platform\'s own channels 
   t.equal(warnings.length, 1, 'the other platform is reported once, not once per message');
   t.match(warnings[0], { level: 40, namespace: b.parts.config.redisPrefix, platform: b.parts.config.platformId, other_platform: other });
 
+  // Another platform given B's namespace as its REDIS_PREFIX: B drops what it says (reported already),
+  // and its edit waits only for its own instance although Redis counts B among the subscribers.
+  const d = await startTestPlatform(t, { fixture: fixture(), env: { REDIS_PREFIX: b.parts.config.redisPrefix, LOG_LEVEL: 'info' } });
+  t.equal(d.parts.config.redisPrefix, b.parts.config.redisPrefix, 'REDIS_PREFIX wins over the derived namespace');
+  t.not(d.parts.config.platformId, b.parts.config.platformId, 'the platform id is still the database\'s');
+  const ack = await d.parts.announcements.registryChanged({ hrsIds: ['BERLA'], tokens: true });
+  t.match(ack, { subscribers: 2, receivers: 1, acknowledged: 1, timedOut: false }, 'the edit counted its own platform\'s listener only, and was acknowledged');
+  await marker(t, b);
+  t.equal(heard.reloads + heard.tokenChanges, 0, 'B applied nothing of the other platform\'s change');
+  t.equal(b.parts.bus.foreignMessages, forged.length + 1, 'and dropped it');
+  t.equal(b.logs.lines.filter((l) => FOREIGN_WARNING.test(String(l.msg))).length, 1, 'still one warning');
+
   // The platform's own messages still go through.
   const control = { type: 'signals' as const, from: 'another-instance', signals: [reading] };
   await b.parts.bus.publish(control);
   await until('B to apply its own platform\'s reading', () => (heard.status.length > 0 ? true : undefined));
   t.not(await availabilityOf(b), null, 'a message carrying B\'s own platform id is applied');
+});
+
+t.test('hrs demo\'s lines on its servers: which PostgreSQL and Redis, named, started or found running, and the namespace', async (t) => {
+  const found = loadConfig({});
+  const resolved = { ...found, redisPrefix: 'hrs-0123456789abcdef' };
+  t.same(serversInUseLines({}, {}, resolved), [
+    '  PostgreSQL: postgres://postgres@127.0.0.1:5432/hrs, found running on its default port (DATABASE_URL is not set)',
+    '  Redis: redis://127.0.0.1:6379, found running on its default port (REDIS_URL is not set); namespace hrs-0123456789abcdef (derived from the database; REDIS_PREFIX overrides it)',
+  ]);
+  const started = { databaseUrl: 'postgres://hrs:secret@127.0.0.1:54321/hrs', redisUrl: 'redis://:secret@127.0.0.1:63790' };
+  t.same(serversInUseLines({}, started, { ...resolved, ...started }), [
+    '  PostgreSQL: postgres://hrs:***@127.0.0.1:54321/hrs, started by this process (data in the state folder)',
+    '  Redis: redis://:***@127.0.0.1:63790, started by this process (data in the state folder); namespace hrs-0123456789abcdef (derived from the database; REDIS_PREFIX overrides it)',
+  ], 'started: passwords replaced');
+  const env = { DATABASE_URL: 'postgres://app:pw@db1,db2/hrs?target_session_attrs=read-write', REDIS_SENTINELS: 's1:26379,s2', REDIS_PREFIX: 'prod' };
+  const named = loadConfig(env);
+  t.same(serversInUseLines(env, {}, named), [
+    '  PostgreSQL: postgres://app:***@db1,db2/hrs?target_session_attrs=read-write, named by DATABASE_URL',
+    '  Redis: the master "mymaster" of the Sentinels s1:26379,s2:26379, named by REDIS_SENTINELS; namespace prod (REDIS_PREFIX)',
+  ]);
 });

@@ -1,4 +1,4 @@
-import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, type Config } from '../config.js';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, redactUrl, type Config } from '../config.js';
 import { provideServers, serversInUse, type Defaults, type Provided } from '../local/servers.js';
 import { catchStopSignals, type Io } from './command.js';
 
@@ -50,4 +50,24 @@ export async function configInUse(io: Io, say: (line: string) => void): Promise<
   if (found.databaseUrl) say(`using the local PostgreSQL of hrs process ${found.pid}`);
   if (found.redisUrl) say(`using the local Redis of hrs process ${found.pid}`);
   return io.config(found);
+}
+
+/**
+ * One line for PostgreSQL and one for Redis: which server the platform uses (passwords replaced) and
+ * whether it was named by the environment, started by this process, or found running on its default
+ * port; the Redis line names the platform's namespace there (src/infra/namespace.ts).
+ */
+export function serversInUseLines(env: Record<string, string | undefined>, local: Pick<Provided, 'databaseUrl' | 'redisUrl'>, config: Pick<Config, 'databaseUrl' | 'redisUrl' | 'redisSentinel' | 'redisPrefix' | 'redisPrefixSet'>): string[] {
+  const how = (named: string | undefined, started: boolean, variable: string) =>
+    named !== undefined ? `named by ${named}` : started ? 'started by this process (data in the state folder)' : `found running on its default port (${variable} is not set)`;
+  const sentinels = config.redisSentinel;
+  const redisNamed = env.REDIS_URL !== undefined ? 'REDIS_URL' : (env.REDIS_SENTINELS ?? '').trim() !== '' ? 'REDIS_SENTINELS' : undefined;
+  const redisAt = sentinels
+    ? `the master "${sentinels.name}" of the Sentinels ${sentinels.nodes.map((n) => `${n.host}:${n.port}`).join(',')}`
+    : redactUrl(config.redisUrl);
+  const namespace = `namespace ${config.redisPrefix} (${config.redisPrefixSet ? 'REDIS_PREFIX' : 'derived from the database; REDIS_PREFIX overrides it'})`;
+  return [
+    `  PostgreSQL: ${redactUrl(config.databaseUrl)}, ${how(env.DATABASE_URL !== undefined ? 'DATABASE_URL' : undefined, local.databaseUrl !== undefined, 'DATABASE_URL')}`,
+    `  Redis: ${redisAt}, ${how(redisNamed, local.redisUrl !== undefined, 'REDIS_URL')}; ${namespace}`,
+  ];
 }

@@ -13,7 +13,7 @@ import { backfillDemoHistory } from '../demo/backfill.js';
 import { DemoOriginator } from '../demo/originator.js';
 import { simulatedStations } from '../demo/simulated.js';
 import { startSummaries, whenAsked } from '../demo/terminal.js';
-import { SERVERS_HELP, configWithServers } from '../servers.js';
+import { SERVERS_HELP, configWithServers, serversInUseLines } from '../servers.js';
 
 /** The sign-in link of a portal sign-in e-mail's text, when it is one. */
 const SIGN_IN_LINK = /https?:\/\/\S+\/portal\/#sign-in=[\w-]+/;
@@ -128,6 +128,8 @@ export const demo: Command = {
     const banner = () =>
       [
         `HRS signal platform demo on ${base}: ${stationIds().length} stations, signals every ${interval} s.`,
+        // Which PostgreSQL and Redis, and whether they were started here or found running (the namespace settled at start).
+        ...serversInUseLines(io.env, local, platform.parts.config),
         reset
           ? '  registry: the demo file loaded again over its operator, stations, originators, accounts and tokens (--reset)'
           : loaded !== null
