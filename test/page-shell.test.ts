@@ -8,6 +8,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
+import { PAGE_FOLDERS } from '../src/api/index-page/shell.js';
 import { startTestPlatform, type TestPlatform } from './helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalClient, portalFixture, signedIn } from './helpers/portal.js';
 import { closeBrowser, skipWithoutChromium, watchedPage } from './helpers/portal-browser.js';
@@ -33,6 +34,27 @@ t.test('/portal and /admin without their slash: a 308 to the page, the query str
   t.equal(followed.status, 200, 'followed, the portal page');
   t.match(followed.headers.get('content-type'), /^text\/html/);
   t.equal((await fetch(`${p.url}/portalx`)).status, 404, 'other paths are not redirected');
+});
+
+t.test("docs/api.md names every redirect the platform answers, and API paths are never redirected", async (t) => {
+  const api = readFileSync(new URL('../docs/api.md', import.meta.url), 'utf8').replace(/\s+/g, ' ');
+  t.notMatch(api, /there is never a redirect/, 'the docs do not promise that nothing redirects');
+  const sentence = /The only redirects are [^.]*\./.exec(api)?.[0];
+  t.ok(sentence, 'the docs say which paths redirect');
+  const documented = [...(sentence ?? '').matchAll(/`(?:GET )?(\/[a-z]+)`/g)].map((m) => m[1]);
+  t.same(documented.sort(), [...PAGE_FOLDERS].sort(), `the redirects documented are the ones served (${documented.join(', ')})`);
+  const p = await startTestPlatform(t);
+  for (const folder of PAGE_FOLDERS) {
+    const res = await fetch(`${p.url}${folder}?q=1`, { redirect: 'manual' });
+    t.equal(res.status, 308, `${folder}: 308`);
+    t.equal(res.headers.get('location'), `${folder}/?q=1`, `${folder}: to its folder, the query kept`);
+  }
+  // API paths typed with or without a trailing slash: 404 (or their own answer), never a redirect.
+  for (const path of ['/v2/hrs/', '/v2/hrs/status/', '/import/v2/signal/availability', '/map/v1/stations.geojson/', '/admin/v1/tokens/', '/portal/v1/stations/', '/portal/v1', '/admin/v1', '/metrics/', '/readyz/']) {
+    const res = await fetch(`${p.url}${path}`, { redirect: 'manual' });
+    await res.arrayBuffer();
+    t.notOk(res.status >= 300 && res.status < 400, `${path}: ${res.status}, not a redirect`);
+  }
 });
 
 t.test('the icon: /favicon.svg and /favicon.ico, named by every page', async (t) => {

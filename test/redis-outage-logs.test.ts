@@ -90,6 +90,9 @@ t.test('one warning per outage however many parts of the process meet it: Redis 
       t.ok(statuses.every((s) => s < 500), `${what}: requests answered without a 5xx (${statuses.join(' ')})`);
       await sleep(300);
     }
+    const ready = await fetch(`${url}/readyz`);
+    t.equal(ready.status, 503, `${what}: readiness says not ready`);
+    await ready.arrayBuffer();
     await until(`${what}: the outage seen`, () => (logs.lines.slice(from).some((l) => /^Redis unavailable: /.test(String(l.msg))) ? true : undefined), 10_000);
     await traffic();
     await start();
@@ -110,6 +113,10 @@ t.test('one warning per outage however many parts of the process meet it: Redis 
       `${what}: a revocation that was not announced is an info line under the outage's warning`,
     );
     t.same(logs.lines.slice(from).filter((l) => l.msg === 'request' && (l.level as number) >= WARN).map((l) => [l.path, l.status]), [], `${what}: no request logged as failed`);
+    t.ok(
+      logs.lines.slice(from).some((l) => l.msg === 'request' && l.path === '/readyz' && l.status === 503 && l.level === INFO),
+      `${what}: readiness's 503 (working as designed) is an info line`,
+    );
   };
   await outage('killed', () => redis.stop(), () => redis.start());
   await outage('frozen', () => redis.freeze(), () => redis.thaw());

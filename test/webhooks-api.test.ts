@@ -372,6 +372,11 @@ t.test('without WEBHOOK_SECRET_KEY every webhook route answers 503', async (t) =
     t.same(problem, example(method, route, 503, 'not_configured'), 'as documented');
   }
   t.equal((await p.sql`SELECT 1 FROM webhook_subscriptions`).length, 0, 'nothing made');
+  // The platform working as configured is not a failure: its request lines are info lines, none an error.
+  const lines = q.logs.lines.filter((l) => l.msg === 'request' && l.status === 503);
+  t.equal(lines.length, routes.length, 'each 503 has its request line');
+  t.same([...new Set(lines.map((l) => l.level))], [30], 'at info, not error');
+  t.same(q.logs.lines.filter((l) => (l.level as number) >= 50).map((l) => l.msg), [], 'no error line');
 });
 
 t.test('every answer checked against the document', async (t) => {

@@ -12,6 +12,11 @@ export class HttpError extends Error {
       /** Members a problem body (PROBLEM_ERRORS) carries beside the standard ones (RFC 9457 extension members). */
       extensions?: Record<string, unknown>;
       closeConnection?: CloseConnection;
+      /**
+       * A 5xx that is the platform working as configured or as designed (webhooks without their key,
+       * a stream refused while the server shuts down), not a failure: its request line is an info line.
+       */
+      asConfigured?: boolean;
     } = {},
   ) {
     super(detail);
@@ -37,6 +42,8 @@ export interface Reply {
   headers?: Record<string, string>;
   body?: string | Buffer;
   closeConnection?: CloseConnection;
+  /** A 5xx that is the platform working as configured or as designed (see HttpError's option): its request line is an info line. */
+  asConfigured?: boolean;
 }
 
 export const JSON_TYPE = 'application/json; charset=utf-8';

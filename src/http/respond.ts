@@ -24,7 +24,7 @@ export function respond(log: Logger, res: HttpResponse, req: Request, reply: Rep
   if (!policy) write(res, req, reply, '', family.errors);
   else if (keepsPolicyHeaders(reply, policy)) write(res, req, reply, policy.block, family.errors);
   else write(res, req, decorate(reply, policy), '', family.errors);
-  logRequest(log, req, reply.status, started, remoteAddress);
+  logRequest(log, req, reply.status, started, remoteAddress, reply.asConfigured === true);
 }
 
 /** The reply with the headers the request gathered on its way (rate-limit state, say) under its own. */
@@ -84,9 +84,14 @@ function write(res: HttpResponse, req: Request, reply: Reply, extra: string, err
   });
 }
 
-/** One line per request (`method`, `path`, `status`, `duration_ms`, who); errors always, the rest at info. */
-export function logRequest(log: Logger, req: Request, status: number, started: number, remoteAddress: string | undefined): void {
-  if (status < 500 && !log.isLevelEnabled('info')) return;
+/**
+ * One line per request (`method`, `path`, `status`, `duration_ms`, who); a 5xx at error, the rest at
+ * info, as is a 5xx that is the platform working as configured (`asConfigured`: webhooks without their
+ * key, readiness while not ready).
+ */
+export function logRequest(log: Logger, req: Request, status: number, started: number, remoteAddress: string | undefined, asConfigured = false): void {
+  const failed = status >= 500 && !asConfigured;
+  if (!failed && !log.isLevelEnabled('info')) return;
   const entry = {
     method: req.method,
     path: req.path,
@@ -95,7 +100,7 @@ export function logRequest(log: Logger, req: Request, status: number, started: n
     duration_ms: Math.round((performance.now() - started) * 100) / 100,
     ...(req.principal ? principalFields(req.principal) : {}),
   };
-  if (status >= 500) req.log.error(entry, 'request');
+  if (failed) req.log.error(entry, 'request');
   else req.log.info(entry, 'request');
 }
 
@@ -110,7 +115,10 @@ export type ErrorClassifier = (err: unknown) => HttpError | undefined;
  * says, anything else a 500 that says nothing of its cause.
  */
 export function failure(err: unknown, family: Answering, req: Request, classify?: ErrorClassifier): Reply {
-  if (err instanceof HttpError) return family.errors.reply(err);
+  if (err instanceof HttpError) {
+    const reply = family.errors.reply(err);
+    return err.options.asConfigured ? { ...reply, asConfigured: true } : reply;
+  }
   const known = classify?.(err);
   if (known) {
     if (!req.abort.aborted) req.log.warn({ err, status: known.status, code: known.code }, 'request refused: dependency unavailable');

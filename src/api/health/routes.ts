@@ -45,11 +45,12 @@ export function healthRoutes(server: HttpServer, family: Family, deps: HealthDep
     method: 'GET',
     path: '/readyz',
     handler: async () => {
-      if (deps.isStopping()) return json(503, { status: 'shutting-down' }, { 'Retry-After': '5' });
+      // Not ready is readiness working as designed (the dependency's own outage is logged once): an info line.
+      if (deps.isStopping()) return { ...json(503, { status: 'shutting-down' }, { 'Retry-After': '5' }), asConfigured: true };
       const [postgres, redis] = await Promise.all([check(deps.pingDatabase), check(deps.pingRedis)]);
       const ready = postgres === 'ok' && redis === 'ok';
       const body = { status: ready ? 'ready' : 'not-ready', postgres, redis };
-      return ready ? json(200, body) : json(503, body, { 'Retry-After': '5' });
+      return ready ? json(200, body) : { ...json(503, body, { 'Retry-After': '5' }), asConfigured: true };
     },
   });
 }

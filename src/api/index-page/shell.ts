@@ -19,7 +19,7 @@ export const FAVICON_PATH = '/favicon.svg';
 const ICON = staticBody(readFileSync(new URL('./favicon.svg', import.meta.url)), 'image/svg+xml');
 
 /** The pages whose folder a browser may be given without its trailing slash. */
-const PAGE_FOLDERS = ['/portal', '/admin', '/developers'] as const;
+export const PAGE_FOLDERS = ['/portal', '/admin', '/developers'] as const;
 
 /** The icon is the same for every release of a page: cached for a day, revalidated after. */
 const ICON_CACHE = 'public, max-age=86400';

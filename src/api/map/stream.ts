@@ -75,7 +75,7 @@ export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: 
     public: true,
     ...(deps.doc ? { doc: deps.doc } : {}),
     admit: async (req) => {
-      if (closing) throw new HttpError(503, 'unavailable', 'The server is shutting down.', { headers: { 'Retry-After': '1' } });
+      if (closing) throw new HttpError(503, 'unavailable', 'The server is shutting down.', { headers: { 'Retry-After': '1' }, asConfigured: true });
       const slot = await slots.take(req.clientAddress);
       if (slot === false) {
         throw new HttpError(429, 'throttled', `At most ${deps.perAddress} open streams per client address: close one, or retry later.`, {

@@ -40,7 +40,7 @@ export const queueUnavailable = () =>
   new HttpError(503, 'queue_unavailable', 'The job could not be queued (Redis is unavailable): try again shortly.', { headers: { 'Retry-After': '5' } });
 
 export const notConfigured = () =>
-  new HttpError(503, 'webhooks_not_configured', 'Webhooks are not set up on this platform (no WEBHOOK_SECRET_KEY): ask its operators.');
+  new HttpError(503, 'webhooks_not_configured', 'Webhooks are not set up on this platform (no WEBHOOK_SECRET_KEY): ask its operators.', { asConfigured: true });
 
 /** WEBHOOK_RATE_LIMIT as a limit: what reaches out, per minute per account. */
 export const webhookLimit = (perMinute: number): RateLimit => ({
