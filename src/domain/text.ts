@@ -213,3 +213,20 @@ export function utf8Fault(bytes: Uint8Array): Utf8Fault | undefined {
 
 /** `utf8Fault` in words: `an encoded surrogate (U+D800 to U+DFFF) at byte offset 12 (ED A0 80)`. */
 export const utf8FaultText = (fault: Utf8Fault) => `${fault.reason} at byte offset ${fault.offset} (${fault.bytes})`;
+
+/**
+ * The one rule for an e-mail address, wherever one is accepted (sign-in, accounts and token owners in
+ * the admin API, registry files' users and operators, a station's contact, ADMIN_EMAILS): at most 254
+ * characters (RFC 5321's path limit), checked first; a local part of letters, digits and
+ * `_ ' + - .` (no leading, trailing or doubled dot); a domain of dot-separated labels of 1 to 63
+ * letters, digits and hyphens, none starting or ending with a hyphen (RFC 1035's host names), ending in
+ * a top-level label of at least two letters. Linear: the labels are separated by a character they
+ * cannot hold.
+ */
+export const EMAIL_PATTERN = /^(?!\.)(?!.*\.\.)[A-Za-z0-9_'+\-.]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+export const EMAIL_MAX_LENGTH = 254;
+
+/** A zod string that is an e-mail address by {@link EMAIL_PATTERN}, its length bounded first, refused in `message`'s words. */
+export function emailAddress(message = 'must be an e-mail address'): z.ZodString {
+  return boundedString(EMAIL_MAX_LENGTH, `${message} (at most ${EMAIL_MAX_LENGTH} characters)`).check(z.email({ pattern: EMAIL_PATTERN, error: message }));
+}
