@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { databaseHosts, redactUrl } from './database-url.js';
+import { emailAddress } from './domain/text.js';
 import { compileTrust, trustEntries } from './http/client-address.js';
 import type { Config } from './config-shape.js';
 import { redisSentinelEnv, redisSentinelOf } from './redis-config.js';
@@ -98,7 +99,7 @@ export const envSchema = z
       .string()
       .default('')
       .transform((text) => text.split(',').map((part) => part.trim()).filter((part) => part !== ''))
-      .pipe(z.array(z.email('must be e-mail addresses separated by commas, e.g. "ops@example.org,noc@example.org"')).max(50, 'must name at most 50 addresses')),
+      .pipe(z.array(emailAddress('must be e-mail addresses separated by commas, e.g. "ops@example.org,noc@example.org"')).max(50, 'must name at most 50 addresses')),
     PORTAL_SESSION_IDLE: seconds(1800),
     PORTAL_SESSION_MAX: seconds(12 * 3600),
     REVEAL_LINK_TTL: seconds(7 * 24 * 3600),

@@ -210,34 +210,36 @@ t.test('the same fuelling option twice: named under the later entry', async (t) 
   );
 });
 
-/** One signal sent alone that is stored with ignored entries: its stored form and its entry of the 400 body. */
-function noted(dialect: Dialect, one: unknown): { signal: V1Signal; notes: unknown } {
+/** One signal sent alone that must be refused: its errors, and that nothing of it is accepted. */
+function refused(dialect: Dialect, one: unknown): unknown {
   const result = checked(dialect, [one]);
   const outcome = result.outcomes[0]!;
-  if (!outcome.ok || result.body === null) throw new Error(`expected acceptance with notes, got ${JSON.stringify(result.body)}`);
-  t.strictSame(result.body, [outcome.notes], 'the answer\'s entry is the notes');
-  return { signal: outcome.signal, notes: outcome.notes };
+  if (outcome.ok || result.body === null) throw new Error(`expected a refusal, got ${JSON.stringify(result.body)}`);
+  t.strictSame(result.body, [outcome.errors], 'the answer\'s entry is its errors');
+  return outcome.errors;
 }
-const ignored = (code: string) => `Fuelling option not provided by this station: ${code}. This entry was ignored; the rest of the signal was stored.`;
+const notProvided = (code: string) => `Fuelling option not provided by this station: ${code}`;
 
-t.test('an option the station does not provide: that entry is ignored and named, the rest stored', async (t) => {
-  const one = noted('v1', signal({ maintenance: true, dispensers: [{ fuel_type: '700car', available: true }, { fuel_type: '350bus', available: true }] }));
-  t.strictSame(one.notes, { dispensers: [{}, { fuel_type: [ignored('350bus')] }] }, 'named under its entry, aligned with the request');
-  t.strictSame(one.signal.payload, {
-    station: { maintenance: true, limitedly_available: false },
-    fuelling_options: [{ fuelling_option: '700ld', available: true }, { fuelling_option: '350ld', available: null }],
-  }, 'the maintenance flag and the provided options are kept; the one left out is unknown');
-  t.equal(ignored('350bus').startsWith(V1_MESSAGES.notProvided('350bus')), true, 'the message begins with the refusal\'s words');
-  t.strictSame(noted('v1.1', signal11({ dispensers: [{ fuel_type: '700hd', available: true }] })).notes, { dispensers: [{ fuel_type: [ignored('700hd')] }] });
-  const hd = noted('v1', signal({ hrs: 'HDBUS', dispensers: [{ fuel_type: '350car', available: false }, { fuel_type: '350bus', available: false }] }));
-  t.strictSame(hd.notes, { dispensers: [{ fuel_type: [ignored('350car')] }, {}] });
-  t.strictSame(options(hd.signal), { '700ld': null, '700hd': null, '350hd': false }, 'a false for an option it lacks changes nothing');
+t.test('an option the station does not provide: the signal is refused, the entry named (nothing of it stored)', async (t) => {
+  t.strictSame(
+    refused('v1', signal({ maintenance: true, dispensers: [{ fuel_type: '700car', available: true }, { fuel_type: '350bus', available: true }] })),
+    { dispensers: [{}, { fuel_type: [notProvided('350bus')] }] },
+    'named under its entry, aligned with the request',
+  );
+  t.strictSame(refused('v1.1', signal11({ dispensers: [{ fuel_type: '700hd', available: true }] })), { dispensers: [{ fuel_type: [notProvided('700hd')] }] });
+  t.strictSame(
+    refused('v1', signal({ hrs: 'HDBUS', dispensers: [{ fuel_type: '350car', available: false }, { fuel_type: '350bus', available: false }] })),
+    { dispensers: [{ fuel_type: [notProvided('350car')] }, {}] },
+    'a false for an option it lacks is refused too',
+  );
+  t.strictSame(refused('v1', signal({ hrs: 'EMPTY', dispensers: [{ fuel_type: '700car' }] })), { dispensers: [{ fuel_type: [notProvided('700car')] }] });
+  t.strictSame(options(accepted('v1', signal({ hrs: 'HDBUS', dispensers: [{ fuel_type: '350bus', available: false }] }))), { '700ld': null, '700hd': null, '350hd': false }, 'without it, the signal is stored');
   t.strictSame(options(accepted('v1', signal({ hrs: 'V1ONL', dispensers: [{ fuel_type: '350car', available: true }] }))), { '350ld': true }, 'v1 fuel types alone');
   t.strictSame(options(accepted('v1.1', signal11({ hrs: 'V1ONL', dispensers: [{ fuel_type: '350ld', available: true }] }))), { '350ld': true }, 'and in v1.1 codes');
-  const empty = noted('v1', signal({ hrs: 'EMPTY', dispensers: [{ fuel_type: '700car' }] }));
-  t.strictSame(empty.notes, { dispensers: [{ fuel_type: [ignored('700car')] }] });
-  t.strictSame(empty.signal.payload.fuelling_options, [], 'nothing provided: just the flags');
   t.strictSame(accepted('v1', signal({ hrs: 'EMPTY', dispensers: [] })).payload.fuelling_options, [], 'a station with no option: just the flags');
+  const batch = checked('v1', [signal({ dispensers: [{ fuel_type: '350bus', available: true }] }), signal()]);
+  t.strictSame(batch.body, [{ dispensers: [{ fuel_type: [notProvided('350bus')] }] }, {}], 'in a batch: the others are accepted, {} each');
+  t.strictSame(batch.outcomes.map((o) => o.ok), [false, true]);
 });
 
 t.test('an option the station does not provide, in a signal refused for another reason: named with the refusal', async (t) => {
@@ -337,9 +339,9 @@ t.test('partial acceptance: signals are validated independently, in order', asyn
   const bad = signal({ dispensers: [{ fuel_type: '700car' }, { fuel_type: '700car' }] });
   const lacking = signal({ hrs: 'HDBUS', dispensers: [{ fuel_type: '700car' }, { fuel_type: '350car' }] });
   const result = checked('v1', [signal(), bad, signal({ hrs: 'V1ONL', dispensers: [] }), lacking]);
-  t.strictSame(result.outcomes.map((o) => o.ok), [true, false, true, true]);
-  t.strictSame(result.body, [{}, { dispensers: [{}, { fuel_type: ['Duplicate fuelling option: 700car'] }] }, {}, { dispensers: [{}, { fuel_type: [ignored('350car')] }] }]);
-  t.strictSame(result.outcomes.flatMap((o) => (o.ok ? [o.signal.hrsId] : [])), ['BERLA', 'V1ONL', 'HDBUS']);
+  t.strictSame(result.outcomes.map((o) => o.ok), [true, false, true, false]);
+  t.strictSame(result.body, [{}, { dispensers: [{}, { fuel_type: ['Duplicate fuelling option: 700car'] }] }, {}, { dispensers: [{}, { fuel_type: [notProvided('350car')] }] }]);
+  t.strictSame(result.outcomes.flatMap((o) => (o.ok ? [o.signal.hrsId] : [])), ['BERLA', 'V1ONL'], 'exactly the signals answered {}');
   t.ok(v1ValidationErrorListSchema.safeParse(result.body).success, 'the 400 body as documented');
   const all = checked('v1.1', [signal11(), signal11({ datetime: at(-20) })]);
   t.equal(all.body, null, 'all passed: no body');

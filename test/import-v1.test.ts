@@ -125,30 +125,23 @@ t.test('partial acceptance: a batch of 3 with the middle one bad stores two and 
   t.match(metrics, /^hrs_import_v1_signals_total\{family="import_v1",outcome="rejected"\} 1$/m, 'and one rejected');
 });
 
-t.test('an option the station does not provide: the rest of the signal is stored and published, the answer names the option', async (t) => {
+t.test('an option the station does not provide: that signal is refused, nothing of it stored; the others of the request are', async (t) => {
   const p = await startTestPlatform(t, { fixture: fixture() });
   // BERLA provides 700car and 350car; 350bus is a known v1 code it does not provide.
   const res = await poster(p, 'v1')([
     v1Signal({ transmission_id: 'lacking', maintenance: true, dispensers: [{ fuel_type: '700car', available: true }, { fuel_type: '350bus', available: true }] }),
+    v1Signal({ transmission_id: 'whole', datetime: ago(10) }),
   ]);
-  t.equal(res.status, 400, 'a 400, so that the originator sees the message');
+  t.equal(res.status, 400);
   t.same(await res.json(), [
-    { dispensers: [{}, { fuel_type: ['Fuelling option not provided by this station: 350bus. This entry was ignored; the rest of the signal was stored.'] }] },
-  ], 'the message, under that entry, names the option and says the rest was stored');
+    { dispensers: [{}, { fuel_type: ['Fuelling option not provided by this station: 350bus'] }] },
+    {},
+  ], 'the spec\'s partial acceptance: errors for the refused signal, {} for the stored one');
   const { published, history } = await rows(p);
-  t.same(history.map((h) => h.transmission_id), ['lacking'], 'stored');
-  t.same(published.map((row) => row.payload), [{
-    station: { maintenance: true, limitedly_available: false },
-    fuelling_options: [
-      { fuelling_option: '700ld', available: true },
-      { fuelling_option: '350ld', available: null },
-    ],
-    source: 'import_v1',
-  }], 'the maintenance flag and 700car are published; 350car, left out, is unknown');
-  const section = await until('the published section', () => availabilityOf(p, 'BERLA').then((a) => a ?? undefined));
-  t.match(section, { station: { maintenance: true } }, 'export v2 shows the maintenance flag');
-  const summary = await get(`${p.url}/v1.1/hrs/BERLA/status`, TOKENS.export_v1);
-  t.match(await summary.json(), { fuelling_options: [{ fuel_type: '700ld', status: 'UNAVAILABLE', reason: 'maintenance' }, { fuel_type: '350ld', status: 'UNAVAILABLE', reason: 'maintenance' }] }, 'and the summary: the station is in maintenance');
+  t.same(history.map((h) => h.transmission_id), ['whole'], 'only the signal answered {} is stored');
+  t.same(published.map((row) => row.transmission_id), ['whole'], 'and published: the refused one\'s maintenance flag is not');
+  const metrics = await (await get(`${p.url}/metrics`, ADMIN_TOKEN)).text();
+  t.match(metrics, /^hrs_import_v1_signals_total\{family="import_v1",outcome="rejected"\} 1$/m, 'counted as rejected');
 });
 
 t.test('two signals for one station in one request: both stored in order, the newer published', async (t) => {

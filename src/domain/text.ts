@@ -165,3 +165,68 @@ function omitAt(value: unknown, path: readonly PropertyKey[]): unknown {
   } else copy[head as PropertyKey] = omitAt(copy[head as PropertyKey], rest);
   return copy;
 }
+
+/**
+ * Where a byte sequence stops being UTF-8 (RFC 3629, as Unicode's table of well-formed sequences
+ * reads it): the byte offset of the first sequence that is not, and what is wrong with it. Undefined
+ * for UTF-8. Request bodies and registry files are refused with it rather than decoded with
+ * replacement characters: an `FF` or an encoded surrogate (`ED A0 80`) would otherwise be stored as
+ * U+FFFD without a word, while the same text escaped in JSON (`"\ud800"`) is refused by the text rule.
+ * Linear: each byte looked at once.
+ */
+export interface Utf8Fault {
+  /** The offset of the sequence's first byte. */
+  offset: number;
+  /** The bytes at fault, in hex (`ED A0 80`): the sequence up to and including the byte that breaks it. */
+  bytes: string;
+  /** What is wrong, as a phrase: `an encoded surrogate`. */
+  reason: string;
+}
+
+export function utf8Fault(bytes: Uint8Array): Utf8Fault | undefined {
+  const hex = (from: number, to: number) =>
+    Array.from(bytes.subarray(from, Math.min(to, bytes.length)), (b) => b.toString(16).toUpperCase().padStart(2, '0')).join(' ');
+  for (let i = 0; i < bytes.length; ) {
+    const lead = bytes[i]!;
+    if (lead < 0x80) {
+      i++;
+      continue;
+    }
+    const fault = (length: number, reason: string): Utf8Fault => ({ offset: i, bytes: hex(i, i + length), reason });
+    if (lead < 0xc2 || lead > 0xf4) return fault(1, lead < 0xc0 ? 'a continuation byte without a lead byte' : 'a byte that never occurs in UTF-8');
+    const length = lead < 0xe0 ? 2 : lead < 0xf0 ? 3 : 4;
+    // The second byte's range depends on the lead (no overlong form, no surrogate, nothing past U+10FFFF).
+    const [low, high] = lead === 0xe0 ? [0xa0, 0xbf] : lead === 0xed ? [0x80, 0x9f] : lead === 0xf0 ? [0x90, 0xbf] : lead === 0xf4 ? [0x80, 0x8f] : [0x80, 0xbf];
+    for (let k = 1; k < length; k++) {
+      const next = bytes[i + k];
+      if (next === undefined) return fault(k, 'an incomplete sequence at the end');
+      const [min, max] = k === 1 ? [low, high] : [0x80, 0xbf];
+      if (next >= min && next <= max) continue;
+      if (next < 0x80 || next > 0xbf) return fault(k + 1, 'an incomplete sequence');
+      const reason = lead === 0xed ? 'an encoded surrogate (U+D800 to U+DFFF)' : lead === 0xf4 ? 'a code point above U+10FFFF' : 'an overlong encoding';
+      return fault(length, reason);
+    }
+    i += length;
+  }
+  return undefined;
+}
+
+/** `utf8Fault` in words: `an encoded surrogate (U+D800 to U+DFFF) at byte offset 12 (ED A0 80)`. */
+export const utf8FaultText = (fault: Utf8Fault) => `${fault.reason} at byte offset ${fault.offset} (${fault.bytes})`;
+
+/**
+ * The one rule for an e-mail address, wherever one is accepted (sign-in, accounts and token owners in
+ * the admin API, registry files' users and operators, a station's contact, ADMIN_EMAILS): at most 254
+ * characters (RFC 5321's path limit), checked first; a local part of letters, digits and
+ * `_ ' + - .` (no leading, trailing or doubled dot); a domain of dot-separated labels of 1 to 63
+ * letters, digits and hyphens, none starting or ending with a hyphen (RFC 1035's host names), ending in
+ * a top-level label of at least two letters. Linear: the labels are separated by a character they
+ * cannot hold.
+ */
+export const EMAIL_PATTERN = /^(?!\.)(?!.*\.\.)[A-Za-z0-9_'+\-.]*[A-Za-z0-9_+-]@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$/;
+export const EMAIL_MAX_LENGTH = 254;
+
+/** A zod string that is an e-mail address by {@link EMAIL_PATTERN}, its length bounded first, refused in `message`'s words. */
+export function emailAddress(message = 'must be an e-mail address'): z.ZodString {
+  return boundedString(EMAIL_MAX_LENGTH, `${message} (at most ${EMAIL_MAX_LENGTH} characters)`).check(z.email({ pattern: EMAIL_PATTERN, error: message }));
+}

@@ -1,9 +1,11 @@
+import { isUtf8 } from 'node:buffer';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
 import type { Principal } from './auth.js';
 import { HttpError, badRequest, type CloseConnection } from './errors.js';
 import { isStorableText, type Method } from './router.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
+import { utf8Fault, utf8FaultText } from '../domain/text.js';
 
 /** Everything a handler may know about a request, copied out of uWS before the first await. */
 export interface Request {
@@ -220,7 +222,7 @@ export function parseJson(req: Request, options: JsonOptions = {}): unknown {
   if (type !== undefined && !/^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(type)) {
     throw new HttpError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request.`);
   }
-  const text = req.body?.toString('utf8') ?? '';
+  const text = req.body === undefined ? '' : utf8Text(req.body);
   if (text.trim() === '') throw badRequest('parse_error', 'JSON parse error - the request body is empty.');
   if (options.rejectDuplicateKeys || options.maxDepth !== undefined || options.maxItems) {
     const problem = structureProblem(text, {
@@ -236,6 +238,20 @@ export function parseJson(req: Request, options: JsonOptions = {}): unknown {
   } catch (err) {
     throw badRequest('parse_error', `JSON parse error - ${(err as Error).message}`);
   }
+}
+
+/**
+ * The body as text, decoded strictly: bytes that are not UTF-8 (`FF`, an encoded surrogate `ED A0 80`,
+ * an overlong form, a cut sequence) are a 400 `parse_error` naming the first one's byte offset, in the
+ * family's format like any malformed body, and nothing reads the body further. Decoding with
+ * replacement would store U+FFFD in place of what the client sent, without a word.
+ */
+function utf8Text(body: Buffer): string {
+  if (!isUtf8(body)) {
+    const fault = utf8Fault(body);
+    if (fault) throw badRequest('parse_error', `JSON parse error - the request body is not valid UTF-8: ${utf8FaultText(fault)}.`);
+  }
+  return body.toString('utf8');
 }
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c;

@@ -10,7 +10,7 @@ import { hashSecret, newSecret } from '../secrets.js';
 import { HttpError, json, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { portalBody } from '../accounts/input.js';
-import { BLANK_NAME, boundedDateTime, boundedString, storedName } from '../../domain/text.js';
+import { BLANK_NAME, boundedDateTime, boundedString, storedName, emailAddress } from '../../domain/text.js';
 import type { HttpServer } from '../../http/server.js';
 import { parseQuery, queryNames } from './query.js';
 import { ADMIN_ACTOR } from './actor.js';
@@ -28,7 +28,7 @@ import type { RegistryEditor } from '../../registry/editor.js';
 const USER_ID = /^[a-z0-9][a-z0-9._@-]{0,63}$/;
 
 const newUser = z.strictObject({
-  email: boundedString(254, 'must be an e-mail address (at most 254 characters)').check(z.email('must be an e-mail address')),
+  email: emailAddress(),
   name: storedName(boundedString(200).trim().min(1, BLANK_NAME)).nullable().optional(),
 });
 
@@ -94,7 +94,7 @@ export function adminUserRoutes(server: HttpServer, family: Family, deps: { sql:
 }
 
 const issueBody = z.strictObject({
-  email: boundedString(254, 'must be an e-mail address (at most 254 characters)').check(z.email('must be an e-mail address')),
+  email: emailAddress(),
   name: storedName(boundedString(200).trim().min(1, BLANK_NAME)).nullable().optional(),
   token_name: storedName(boundedString(100).trim().min(1, BLANK_NAME)),
   expires_at: boundedDateTime('must be a date and time in ISO 8601').optional(),

@@ -14,14 +14,8 @@ export const V1_MESSAGES = {
   invalidFuellingOption: 'Invalid fuelling option',
   /** The same fuelling option twice in one signal (under the later entry's `fuel_type`). */
   duplicateFuellingOption: (code: string) => `Duplicate fuelling option: ${code}`,
-  /** A fuelling option the station does not provide (under the entry's `fuel_type`). */
+  /** A fuelling option the station does not provide (under the entry's `fuel_type`): the signal is refused. */
   notProvided: (code: string) => `Fuelling option not provided by this station: ${code}`,
-  /**
-   * The same, in a signal that passed every other rule: the entry is ignored and the rest of the signal
-   * stored (the answer is still a 400, so that the originator sees it; the message says what was kept).
-   */
-  notProvidedIgnored: (code: string) =>
-    `Fuelling option not provided by this station: ${code}. This entry was ignored; the rest of the signal was stored.`,
 
   // Shared with import v2.
   unknownStation: MESSAGES.unknownStation,

@@ -12,9 +12,6 @@ import { toCanonical, type Dialect } from './options.js';
 type Raw = Record<string, unknown>;
 const isObject = (v: unknown): v is Raw => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The `dispensers` entries naming a known option the station does not provide: where each is, and its code. */
-export type NotProvided = { index: number; code: string }[];
-
 /**
  * The `dispensers` entries: each fuelling option at most once (a repeat is an error), and only options
  * the station provides (`provided`, canonical). An option the station does not provide is not an error
@@ -28,7 +25,6 @@ export function checkDispensers(
   errors: ErrorTree,
   station: StationEntry | undefined,
   provided: readonly string[],
-  notProvided: NotProvided = [],
 ): Map<string, boolean | null> {
   const reported = new Map<string, boolean | null>();
   const seen = new Set<string>();
@@ -40,7 +36,7 @@ export function checkDispensers(
     if (option === undefined) return; // reported by the schema
     if (seen.has(option)) errors.add(['dispensers', index, 'fuel_type'], V1_MESSAGES.duplicateFuellingOption(code));
     seen.add(option);
-    if (station && !provided.includes(option)) notProvided.push({ index, code });
+    if (station && !provided.includes(option)) errors.add(['dispensers', index, 'fuel_type'], V1_MESSAGES.notProvided(code));
     else if (!reported.has(option)) reported.set(option, typeof entry.available === 'boolean' ? entry.available : null);
   });
   return reported;

@@ -5,7 +5,7 @@ import { checkEnvelope } from '../import-v2/rules.js';
 import type { StationLookup } from '../stations.js';
 import { V1_MESSAGES } from './messages.js';
 import { providedOptions, type Dialect } from './options.js';
-import { checkDispensers, type NotProvided } from './rules.js';
+import { checkDispensers } from './rules.js';
 import { V1_SCHEMAS } from './schemas.js';
 import { withoutRefused } from '../text.js';
 
@@ -25,11 +25,8 @@ export interface V1Signal {
 }
 
 export type V1Outcome =
-  /**
-   * Accepted (stored). `notes`, when present, is the signal's entry of the 400 body: the `dispensers`
-   * entries that were ignored (an option the station does not provide), each with its message.
-   */
-  | { ok: true; signal: V1Signal; notes?: Record<string, unknown> }
+  /** Accepted (stored): its entry of a 400 body is `{}`. */
+  | { ok: true; signal: V1Signal }
   | { ok: false; errors: Record<string, unknown> };
 
 export type V1BatchResult =
@@ -41,10 +38,7 @@ export type V1BatchResult =
       kind: 'checked';
       /** One per signal, in order: the accepted ones are stored, in this order, whatever the others. */
       outcomes: V1Outcome[];
-      /**
-       * 400 body aligned with the request ({} for accepted signals, their `notes` for accepted ones with
-       * ignored entries), or null when all passed without a note
-       */
+      /** 400 body aligned with the request (`{}` for each accepted signal, the errors of each refused one), or null when all passed */
       body: unknown[] | null;
     };
 
@@ -93,8 +87,8 @@ function startBatch(dialect: Dialect, body: unknown, registry: StationLookup, no
     (raw) => validateOne(dialect, raw, registry, now),
     (): V1Outcome => ({ ok: false, errors: { non_field_errors: [V1_MESSAGES.notValidated] } }),
     (outcomes) => {
-      const answered = outcomes.some((o) => !o.ok || o.notes !== undefined);
-      return { kind: 'checked', outcomes, body: answered ? outcomes.map((o) => (o.ok ? (o.notes ?? {}) : o.errors)) : null };
+      const answered = outcomes.some((o) => !o.ok);
+      return { kind: 'checked', outcomes, body: answered ? outcomes.map((o) => (o.ok ? {} : o.errors)) : null };
     },
   );
 }
@@ -121,19 +115,8 @@ function validateOne(dialect: Dialect, raw: unknown, registry: StationLookup, no
   // Import v2's envelope rules; a fresh set each time: v1 accepts several signals for one station.
   const measuredAt = checkEnvelope(input, errors, station, new Set(), now);
   const provided = station ? providedOptions(station) : [];
-  const notProvided: NotProvided = [];
-  const reported = checkDispensers(dialect, input, errors, station, provided, notProvided);
-  if (!parsed.success || !errors.empty) {
-    // Refused for other reasons: the options it does not provide are named among its errors.
-    for (const { index, code } of notProvided) errors.add(['dispensers', index, 'fuel_type'], V1_MESSAGES.notProvided(code));
-    return failed(errors, raw);
-  }
-  let notes: Record<string, unknown> | undefined;
-  if (notProvided.length > 0) {
-    const ignored = new ErrorTree();
-    for (const { index, code } of notProvided) ignored.add(['dispensers', index, 'fuel_type'], V1_MESSAGES.notProvidedIgnored(code));
-    notes = ignored.toJSON(raw);
-  }
+  const reported = checkDispensers(dialect, input, errors, station, provided);
+  if (!parsed.success || !errors.empty) return failed(errors, raw);
 
   const data = parsed.data;
   return {
@@ -149,8 +132,7 @@ function validateOne(dialect: Dialect, raw: unknown, registry: StationLookup, no
           fuelling_options: provided.map((option) => ({ fuelling_option: option, available: reported.get(option) ?? null })),
         },
       },
-      ...(notes && { notes }),
     },
-    count: notProvided.length,
+    count: 0,
   };
 }

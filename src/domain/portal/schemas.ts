@@ -9,7 +9,7 @@ import {
   TOKEN_RANDOM_BYTES,
   tokenHint,
 } from '../token-values.js';
-import { BLANK_NAME, boundedDateTime, boundedString, storedName } from '../text.js';
+import { BLANK_NAME, boundedDateTime, boundedString, emailAddress, storedName } from '../text.js';
 
 /**
  * The bodies of the portal's JSON API (`/portal/v1/`, src/api/portal/index.ts): the requests, which the
@@ -36,7 +36,7 @@ const expiresAt = () => boundedDateTime('must be a date and time in ISO 8601, e.
 
 export const signInRequestSchema = z
   .strictObject({
-    email: boundedString(254, 'must be an e-mail address (at most 254 characters)').check(z.email('must be an e-mail address')).meta({ description: 'The account\'s e-mail address (compared without case).', examples: ['alice@example.org'] }),
+    email: emailAddress().meta({ description: 'The account\'s e-mail address (compared without case).', examples: ['alice@example.org'] }),
   })
   .meta({ title: 'Sign-in request', description: 'The address a sign-in link is to be sent to.', examples: [{ email: 'alice@example.org' }] });
 

@@ -1,6 +1,6 @@
 import { parsePhoneNumberWithError } from 'libphonenumber-js';
 import { z } from 'zod';
-import { boundedString } from '../../domain/text.js';
+import { boundedString, emailAddress } from '../../domain/text.js';
 
 /**
  * A station's static (AFIR) details in a registry file: exported as given on export v1.1 and v2, and
@@ -52,7 +52,7 @@ export const afirDetailsSchema = z.looseObject(
     authorisation_methods: texts.optional(),
     contact: z
       .looseObject({
-        email: boundedString(254, 'must be an e-mail address (at most 254 characters)').check(z.email('must be an e-mail address')).optional(),
+        email: emailAddress().optional(),
         website: boundedString(2000, 'must be a URL of at most 2000 characters').check(z.url('must be a URL')).optional(),
       })
       .optional(),

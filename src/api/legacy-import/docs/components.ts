@@ -17,7 +17,7 @@ import { IMPORT_V1_LIMIT } from '../declaration.js';
 import { detail, detailResponse, importHeaders } from '../../docs/headers.js';
 import { headerRef, schemaRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
 import type { DialectDoc } from './dialects.js';
-import { failedSignal, notProvidedNotes, OTHER_DIALECT_CODE, partialAcceptanceErrors } from './examples.js';
+import { failedSignal, notProvidedErrors, OTHER_DIALECT_CODE, partialAcceptanceErrors } from './examples.js';
 
 /** The import v1 / v1.1 documents' schemas, headers and shared responses. */
 
@@ -83,10 +83,9 @@ export function responses(d: DialectDoc, config: DocContext['config']): DocDefin
 function validationFailed(d: DialectDoc) {
   return {
     description:
-      'At least one signal failed validation, or named a fuelling option its station does not provide: the body is an ' +
-      'array aligned with the request, `{}` for each signal that passed (**it was stored**, and published when Live), ' +
-      'the errors of each one that did not, and for a signal stored without an option its station does not provide, ' +
-      `that entry's \`${V1_MESSAGES.notProvidedIgnored('<fuel_type>')}\`. Or the body as a ` +
+      'At least one signal failed validation: the body is an array aligned with the request, `{}` for each signal ' +
+      'that passed (**it was stored**, and published when Live), the errors of each one that did not (nothing of it ' +
+      `was stored; a fuelling option its station does not provide is one: \`${V1_MESSAGES.notProvided('<fuel_type>')}\`). Or the body as a ` +
       `whole is wrong (not a JSON array, more than ${LIMITS.transmissions} signals, not JSON at all, a key twice in one ` +
       'object, nested too deep): then nothing was stored.',
     content: {
@@ -103,8 +102,8 @@ function validationFailed(d: DialectDoc) {
             value: partialAcceptanceErrors(d.dialect),
           },
           option_not_provided: {
-            summary: 'The answer to the `option_not_provided` request example: the signal WAS stored, without the option the station does not provide',
-            value: notProvidedNotes(d.dialect),
+            summary: 'The answer to the `option_not_provided` request example: the signal was refused, nothing of it stored',
+            value: notProvidedErrors(d.dialect),
           },
           several_fields: {
             summary: 'Several problems in one signal, nested under `dispensers` where they belong',

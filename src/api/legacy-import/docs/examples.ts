@@ -39,13 +39,13 @@ export const partialAcceptanceErrors = (dialect: Dialect) => [
   {},
 ];
 
-/** The 400 body the `option_not_provided` request example gets: the signal was stored, the entry ignored. */
-export const notProvidedNotes = (dialect: Dialect) => [{ dispensers: [{}, { fuel_type: [V1_MESSAGES.notProvidedIgnored(NOT_PROVIDED[dialect])] }] }];
+/** The 400 body the `option_not_provided` request example gets: the signal was refused, nothing of it stored. */
+export const notProvidedErrors = (dialect: Dialect) => [{ dispensers: [{}, { fuel_type: [V1_MESSAGES.notProvided(NOT_PROVIDED[dialect])] }] }];
 
 /**
  * The request examples: all but `partial_acceptance` and `option_not_provided` are answered 204; the
  * first 400 with {@link partialAcceptanceErrors}, its first and third signals stored; the second 400 with
- * {@link notProvidedNotes}, its signal stored.
+ * {@link notProvidedErrors}, nothing stored.
  */
 export function requestExamples(dialect: Dialect): Record<string, { summary: string; description?: string; value: Signal[] }> {
   const [a, b] = CODES[dialect];
@@ -79,11 +79,11 @@ export function requestExamples(dialect: Dialect): Record<string, { summary: str
       ],
     },
     option_not_provided: {
-      summary: 'An option the station does not provide: answered 400, the signal is stored without it',
+      summary: 'An option the station does not provide: answered 400, the signal is not stored',
       description:
-        `The signal names \`${NOT_PROVIDED[dialect]}\`, which the station does not provide: that entry is ignored and ` +
-        'named in the answer (the `option_not_provided` example of the 400 response); the rest of the signal (its flags, ' +
-        `\`${a}\`) is stored and published, and \`${b}\`, left out, becomes unknown.`,
+        `The signal names \`${NOT_PROVIDED[dialect]}\`, which the station does not provide: the signal is refused, its ` +
+        'entry of the answer names the option (the `option_not_provided` example of the 400 response), and nothing of it ' +
+        `is stored; sent without that entry, it is stored (and \`${b}\`, left out, becomes unknown).`,
       value: [signal([[a, true], [NOT_PROVIDED[dialect], true]])],
     },
   };

@@ -72,9 +72,8 @@ function unknownWhenOmitted(d: DialectDoc): string {
     'without `available`), becomes unknown**; the picture of the previous signal is not kept. ' +
     heavyDuty +
     ' The options a station provides are those of its operator-confirmed layout and its registered v1 fuel types; ' +
-    'an entry naming an option it does not provide is ignored and named in the answer (a 400: `Fuelling option not ' +
-    'provided by this station: ... This entry was ignored; the rest of the signal was stored.`), the rest of the ' +
-    'signal (its flags and the other options) is stored. Only a code outside the vocabulary refuses the signal. ' +
+    'a signal naming an option it does not provide is refused and nothing of it is stored (its entry of the 400: ' +
+    '`Fuelling option not provided by this station: ...`), as a code outside the vocabulary is. ' +
     '`maintenance: true` and `limitedly_available: true` override the per-option picture downstream. An accepted Live ' +
     'signal replaces the station\'s published availability when it is the newest by `datetime`, whichever API ' +
     'generation (v1, v1.1, v2) sent the previous one. Without a new signal for 30 minutes the status falls back to unknown.'

@@ -21,8 +21,7 @@ export function messagesTable(d: DialectDoc): string {
   const rows: [string, string, string][] = [
     [V1_MESSAGES.invalidFuellingOption, '`dispensers[i].fuel_type`', `A code outside the ${d.version} vocabulary (the other version's codes included), or not a string.`],
     [V1_MESSAGES.duplicateFuellingOption(CODE), '`dispensers[i].fuel_type`', 'The same fuelling option twice in one signal (on the later entry).'],
-    [V1_MESSAGES.notProvidedIgnored(CODE), '`dispensers[i].fuel_type`', 'The station provides no such option (confirmed layout and registered v1 fuel types): the entry is ignored, **the rest of the signal was stored** (and published when Live).'],
-    [V1_MESSAGES.notProvided(CODE), '`dispensers[i].fuel_type`', 'The same, in a signal refused for another reason (named with its other errors; nothing of it stored).'],
+    [V1_MESSAGES.notProvided(CODE), '`dispensers[i].fuel_type`', 'The station provides no such option (confirmed layout and registered v1 fuel types): the signal is refused, nothing of it stored.'],
     [V1_MESSAGES.unknownStation('<hrs>'), '`hrs`', 'No station with this id is registered.'],
     [V1_MESSAGES.datetimeFormat, '`datetime`', 'Not ISO 8601 with a UTC offset, or not a real calendar date.'],
     [V1_MESSAGES.tooOld, '`datetime`', 'The reading is more than 5 minutes old.'],
@@ -63,9 +62,9 @@ function description(d: DialectDoc): string {
     '**those are stored all the same** (and published when Live) — and for each failed one an object mapping its ' +
     'fields to arrays of messages, nested for `dispensers` (e.g. ' +
     `\`{"dispensers": [{}, {"fuel_type": ["${V1_MESSAGES.invalidFuellingOption}"]}]}\`). Do not resend the signals that ` +
-    'got `{}`. A signal naming a fuelling option its station does not provide is **stored without that entry**, which ' +
-    `its answer names (\`{"dispensers": [{}, {"fuel_type": ["${V1_MESSAGES.notProvidedIgnored(CODE)}"]}]}\`): do not ` +
-    'resend it either. A body that is not a JSON array gets 400 `{"non_field_errors": ["' +
+    'got `{}`; an entry with messages is a signal that was **not** stored, whatever the messages (a fuelling option ' +
+    `its station does not provide included: \`{"dispensers": [{}, {"fuel_type": ["${V1_MESSAGES.notProvided(CODE)}"]}]}\`). ` +
+    'A body that is not a JSON array gets 400 `{"non_field_errors": ["' +
     V1_MESSAGES.notAList({}).replace(/"/g, '\\"') +
     '"]}` and nothing is stored.\n\n' +
     '**Every option in every signal.** Options left out, or sent with `available: null`, become unknown.\n\n' +
