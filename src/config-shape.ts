@@ -148,8 +148,10 @@ export interface Config {
   pushStreamsPerUser: number;
   /** How long a WebSocket without an Authorization header has to send its auth message. */
   pushAuthTimeoutMs: number;
-  /** Seconds without traffic before a WebSocket is closed; pings are sent before that. */
+  /** Seconds without traffic before a WebSocket (status stream, admins' feed, map stream) is closed; pings are sent before that. */
   pushIdleTimeoutSeconds: number;
+  /** The longest a WebSocket stays open: each is closed (1001) at a moment between 90 % of this and this. */
+  pushMaxAgeSeconds: number;
   /** Bytes a subscriber may have waiting (beyond its last snapshot) before it is closed as too slow. */
   pushMaxBacklogBytes: number;
 }

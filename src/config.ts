@@ -130,6 +130,12 @@ export const envSchema = z
       .min(8, 'must be at least 8')
       .max(960, 'must be at most 960')
       .default(60),
+    PUSH_MAX_AGE: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .int('must be a whole number of seconds')
+      .min(2, 'must be at least 2')
+      .max(604_800, 'must be at most 604800 (a week)')
+      .default(3600),
     PUSH_MAX_BACKLOG: z.coerce
       .number({ error: 'must be a number of bytes' })
       .int('must be a whole number of bytes')
@@ -303,6 +309,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     pushStreamsPerUser: env.PUSH_STREAMS_PER_USER,
     pushAuthTimeoutMs: env.PUSH_AUTH_TIMEOUT * 1000,
     pushIdleTimeoutSeconds: env.PUSH_IDLE_TIMEOUT,
+    pushMaxAgeSeconds: env.PUSH_MAX_AGE,
     pushMaxBacklogBytes: env.PUSH_MAX_BACKLOG,
   };
 }

@@ -195,6 +195,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     classify: classifyUnavailable,
     onAnswered: metrics.answered,
     trustProxy: compileTrust(config.trustProxy),
+    socketMaxAgeSeconds: config.pushMaxAgeSeconds,
   });
   // Every queue, opened once: producers that need no queue of their own use them, metrics count their jobs.
   const queues = openQueues(parts.redis, parts.config.redisPrefix);
@@ -250,6 +251,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH, ...(map ? { mapPage: map.page } : {}) });
   metrics.watch({
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
+    ...(map ? { mapStreams: () => map.openStreams } : {}),
   });
   const recorder = changeRecorder({ sql, status, opening: parts.opening, stations: registry, log, counted: metrics.webhookChanges });
   const loop = new EventLoopGuard({ log, thresholdMs: config.eventLoopStallMs, registry: metrics.registry, sections: server });

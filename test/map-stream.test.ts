@@ -231,7 +231,7 @@ async function standalone(t: { teardown(fn: () => unknown): void }, feed: MapFee
   const redis = await openRedis(TEST_REDIS_URL, 'hrs-test-map-stream');
   const prefix = `hrs-test-${randomUUID()}:map`;
   const slots = new StreamSlots(redis, prefix, 10, createLogger('silent'));
-  const stream = mapStream({ server, family, feed, slots, perAddress: 10, log: createLogger('silent') });
+  const stream = mapStream({ server, family, feed, slots, perAddress: 10, idleTimeoutSeconds: 60, log: createLogger('silent') });
   const port = await server.listen('127.0.0.1', 0);
   t.teardown(async () => {
     stream.close();

@@ -67,6 +67,8 @@ export interface HttpServerOptions {
   onAnswered?: (answered: Answered) => void;
   /** The proxies whose forwarded addresses name the client (TRUST_PROXY; see ./client-address.ts); none when undefined. */
   trustProxy?: TrustProxy;
+  /** The longest a WebSocket stays open, in seconds (PUSH_MAX_AGE; see socketBehavior in ./sockets.ts); no limit when undefined. */
+  socketMaxAgeSeconds?: number;
 }
 
 const BODY_METHODS = new Set<Method>(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -177,7 +179,7 @@ export class HttpServer {
     });
     const family = this.family(spec.family);
     this.app.ws<SocketData<T>>(spec.path, {
-      ...socketBehavior(spec.behavior),
+      ...socketBehavior(spec.behavior, this.options.socketMaxAgeSeconds),
       upgrade: upgradeHandler(spec, family, {
         log: this.options.log,
         trustProxy: this.options.trustProxy,

@@ -15,6 +15,21 @@ export interface SocketData<T> {
   state: T | undefined;
   /** Set when uWS reports the socket closed: an `open` still waiting (see {@link socketBehavior}) then never runs. */
   closed?: boolean;
+  /** Closes the socket at its maximum age (see {@link socketBehavior}); cleared when it closes. */
+  ageTimer?: NodeJS.Timeout;
+}
+
+/** The close a socket gets at its maximum age (PUSH_MAX_AGE): 1001, as at a shutdown, so a client reconnects. */
+export const MAX_AGE_CLOSE = { code: 1001, reason: 'stream at its maximum age: reconnect' } as const;
+
+/**
+ * When a socket opened now is closed for its age, in milliseconds: a whole number of seconds between
+ * 90 % of the maximum and the maximum, so that streams opened together (every client of a restarted
+ * instance) do not all come back together, and Node keeps few timer lists (one per second used).
+ */
+export function maxAgeMs(maxAgeSeconds: number, random: () => number = Math.random): number {
+  const spread = Math.floor(maxAgeSeconds / 10);
+  return (maxAgeSeconds - Math.min(spread, Math.floor(random() * (spread + 1)))) * 1000;
 }
 
 /**
@@ -123,19 +138,33 @@ export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState,
  * closing a WebSocket that was upgraded asynchronously", newer than this build). Until a build
  * with it can be used, nothing of the route's runs between the realloc and that check:
  * test/ws-upgrade-open.test.ts reproduces the drop on every socket without this and none with it.
+ *
+ * With `maxAgeSeconds` (PUSH_MAX_AGE), every socket is closed with {@link MAX_AGE_CLOSE} once it has
+ * been open that long at most ({@link maxAgeMs}): a stream never outlives the limit the docs give, a
+ * client's reconnection lands where the load balancer sends it now (an instance restarted or added
+ * gets its share back), and a proxy's old worker or process holding it after a reload is let go.
  */
-export function socketBehavior<T>(behavior: SocketRouteSpec<T>['behavior']): SocketRouteSpec<T>['behavior'] {
+export function socketBehavior<T>(behavior: SocketRouteSpec<T>['behavior'], maxAgeSeconds?: number): SocketRouteSpec<T>['behavior'] {
   const { open, close } = behavior;
   return {
     ...behavior,
     open: (ws) => {
-      if (!open) return;
+      if (!open && maxAgeSeconds === undefined) return;
       queueMicrotask(() => {
-        if (!ws.getUserData().closed) open(ws);
+        const data = ws.getUserData();
+        if (data.closed) return;
+        if (maxAgeSeconds !== undefined) {
+          data.ageTimer = setTimeout(() => {
+            if (!data.closed) ws.end(MAX_AGE_CLOSE.code, MAX_AGE_CLOSE.reason);
+          }, maxAgeMs(maxAgeSeconds)).unref();
+        }
+        open?.(ws);
       });
     },
     close: (ws, code, message) => {
-      ws.getUserData().closed = true;
+      const data = ws.getUserData();
+      data.closed = true;
+      clearTimeout(data.ageTimer);
       close?.(ws, code, message);
     },
   };

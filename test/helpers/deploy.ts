@@ -33,7 +33,7 @@ export const missing = (path: string) => {
   }
 };
 
-const STATIONS = Array.from({ length: 10 }, (_, i) => `PRX${String.fromCharCode(65 + Math.floor(i / 26))}${String.fromCharCode(65 + (i % 26))}`);
+export const STATIONS = Array.from({ length: 10 }, (_, i) => `PRX${String.fromCharCode(65 + Math.floor(i / 26))}${String.fromCharCode(65 + (i % 26))}`);
 
 /** Every replacement must happen: a shipped config that no longer has the line fails loudly. */
 export function rewrite(text: string, replacements: [RegExp, string][]): string {
@@ -113,11 +113,13 @@ export const availability = (hrs: string, id: string, available: boolean) => ({
   station: { maintenance: false, limitedly_available: false },
 });
 
-export async function setUp(t: Test): Promise<Deployment> {
+/** The test's deployment: a database with the proxy test's stations, two instances with `env` added to theirs. */
+export async function setUp(t: Test, extraEnv: Record<string, string> = {}): Promise<Deployment> {
   const { sql, config } = await freshDatabase(t);
   const f = baseFixture();
   const layout = (f.stations[0] as { layout: unknown }).layout;
-  f.stations.push(...STATIONS.map((hrs_id) => ({ hrs_id, operator: 'h2-demo', name: `Station ${hrs_id}`, layout }) as never));
+  // Coordinates put them on the public map, whose stream the stream tests follow.
+  f.stations.push(...STATIONS.map((hrs_id, i) => ({ hrs_id, operator: 'h2-demo', name: `Station ${hrs_id}`, layout, details: { coordinates: { lat: 50 + i / 10, lon: 10 } } }) as never));
   f.assignments.push(...STATIONS.map((hrs_id) => ({ originator: 'mon-1', hrs_id, signal_type: 'availability', state: 'live' })));
   await loadFixture(sql, f, { baseDir: '.' });
   const env = {
@@ -131,6 +133,7 @@ export async function setUp(t: Test): Promise<Deployment> {
     EXPORT_V2_RATE_LIMIT_DAY: '1000000',
     // As deploy/haproxy.cfg asks: longer than two failed checks a second apart.
     SHUTDOWN_DELAY: '3',
+    ...extraEnv,
   };
   const d: Deployment = { sql, env, instances: [] };
   const [a, b] = [await freePort(), await freePort()];

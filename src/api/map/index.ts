@@ -27,9 +27,9 @@ import type { Request } from '../../http/request.js';
 export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   /**
    * PUBLIC_MAP (`publicMap`), MAP_STYLE_URL (`mapStyleUrl`), MAP_RATE_LIMIT (`mapRateLimit`), MAP_RATE_LIMIT_DAY (`mapRateLimitDay`),
-   * MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`).
+   * MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`), PUSH_IDLE_TIMEOUT (`pushIdleTimeoutSeconds`: the stream's, as every WebSocket's).
    */
-  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapRateLimitDay' | 'mapStreamsPerAddress' | 'redisPrefix'>;
+  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapRateLimitDay' | 'mapStreamsPerAddress' | 'pushIdleTimeoutSeconds' | 'redisPrefix'>;
   sql: Sql;
   redis: Redis;
   /** The base of the links export v2's records carry (BASE_URL). */
@@ -49,6 +49,8 @@ export interface MapApi {
    * already names the feed's ETag.
    */
   start(): Promise<void>;
+  /** Streams open on this process (metrics). */
+  readonly openStreams: number;
   /** The map page, the answer of `/` to a browser (the index page's route asks for it). */
   page: (req: Request) => Reply;
   /** The registry reloaded: the static fields are read again. */
@@ -69,12 +71,18 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
   return {
     start: () => {
-      stream = mapStream({ server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress, limits) });
+      stream = mapStream({
+        server, family, feed, slots, perAddress: deps.config.mapStreamsPerAddress, idleTimeoutSeconds: deps.config.pushIdleTimeoutSeconds,
+        log: deps.log, doc: mapStreamDoc(deps.config.mapStreamsPerAddress, limits),
+      });
       // Never rejects: a failed read is logged, and the next reload reads again.
       return feed.start();
     },
     family,
     feed,
+    get openStreams() {
+      return stream?.open ?? 0;
+    },
     page: (req) => mapPageReply(req, { styleUrl: deps.config.mapStyleUrl }),
     stationsChanged: () => void feed.refreshStatics(),
     close: () => {

@@ -28,8 +28,6 @@ export const HEARTBEAT_MS = 25_000;
 /** A text frame the client sends is ignored up to this size; a larger one closes the stream (1009). */
 export const MAX_CLIENT_BYTES = 4096;
 const MAX_BACKPRESSURE_BYTES = 1024 * 1024;
-/** Without a pong (uWS pings a quiet socket) for this long, a socket is closed. */
-const IDLE_TIMEOUT_SECONDS = 60;
 
 export const MAP_CLOSE = {
   shuttingDown: { code: 1001, reason: 'server shutting down' },
@@ -50,6 +48,12 @@ export interface MapStreamDeps {
   slots: StreamSlots;
   /** MAP_STREAMS_PER_ADDRESS. */
   perAddress: number;
+  /**
+   * PUSH_IDLE_TIMEOUT: uWS pings a socket that has sent nothing for this long less a margin (4, 8 or
+   * 16 s), and closes it without a pong by the end. The pings, not the heartbeats, are what keep a
+   * stream open through a proxy's idle timeout (uWS's idle clock runs on what the client sends).
+   */
+  idleTimeoutSeconds: number;
   log: Logger;
   doc?: RouteDoc;
 }
@@ -87,7 +91,7 @@ export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: 
     release: (state) => slots.release(state.slot),
     behavior: {
       maxPayloadLength: 64 * 1024,
-      idleTimeout: IDLE_TIMEOUT_SECONDS,
+      idleTimeout: deps.idleTimeoutSeconds,
       sendPingsAutomatically: true,
       maxBackpressure: MAX_BACKPRESSURE_BYTES,
       closeOnBackpressureLimit: 1,

@@ -25,6 +25,8 @@ export interface MetricSources {
   queues(): Promise<Record<string, Record<string, number>>>;
   /** Stations left out of the DATEX II publications, by reason (`no_capacity`, `no_coordinates`). */
   datex2LeftOut?(): Record<string, number>;
+  /** Open streams of the public map (none while PUBLIC_MAP=false). */
+  mapStreams?(): number;
 }
 
 /** How long a scrape waits for the queue counts (Redis may be down) before leaving them out. */
@@ -159,13 +161,15 @@ export class PlatformMetrics {
     });
     new Gauge({
       name: 'hrs_push_sockets',
-      help: 'Open WebSockets by kind (stream: status streams; admin: the admins\' live feed).',
+      help: 'Open WebSockets by kind (stream: status streams; admin: the admins\' live feed; map: the public map\'s stream).',
       labelNames: ['kind'] as const,
       registers: [this.registry],
       collect() {
         this.reset();
         const push = metrics.sources?.push();
         if (push) for (const kind of ['streams', 'admins'] as const) this.set({ kind: kind.slice(0, -1) }, push[kind]);
+        const map = metrics.sources?.mapStreams?.();
+        if (map !== undefined) this.set({ kind: 'map' }, map);
       },
     });
     new Gauge({
