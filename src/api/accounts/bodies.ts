@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { uniqueItems } from '../../domain/lists.js';
 import { boundedString, storedName } from '../../domain/text.js';
 import { CALL_LOG_MODES } from '../../domain/vocabulary.js';
 
@@ -6,8 +7,8 @@ import { CALL_LOG_MODES } from '../../domain/vocabulary.js';
 
 export const rolesRequestSchema = z.strictObject({
   admin: z.boolean({ error: 'must be true or false' }),
-  operators: z.array(storedName(boundedString(64).min(1))).max(1000),
-  originators: z.array(storedName(boundedString(64).min(1))).max(1000),
+  operators: uniqueItems(z.array(storedName(boundedString(64).min(1))).max(1000), 'operator'),
+  originators: uniqueItems(z.array(storedName(boundedString(64).min(1))).max(1000), 'originator'),
 });
 
 export const callLogModeSchema = z.strictObject({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { uniqueItems } from '../../domain/lists.js';
 import { HRS_ID_PATTERN } from '../../domain/vocabulary.js';
 import { BLANK_NAME, boundedDateTime, boundedString, storedName } from '../../domain/text.js';
 import { eventPatchSchema, eventShape, checkEvent, checkStationRecord, layoutSchema, newEventSchema, stationRecordSchema, stationRecordShape } from '../../registry/file/schema.js';
@@ -55,10 +56,13 @@ export const broadcastSchema = z
   .strictObject({
     ...eventShape,
     id: eventShape.id.optional(),
-    hrs_ids: z
-      .array(boundedString(5, 'must be exactly five uppercase letters (^[A-Z]{5}$)').regex(HRS_ID_PATTERN, 'must be exactly five uppercase letters (^[A-Z]{5}$)'))
-      .min(1, 'must name at least one station')
-      .max(10_000)
+    hrs_ids: uniqueItems(
+      z
+        .array(boundedString(5, 'must be exactly five uppercase letters (^[A-Z]{5}$)').regex(HRS_ID_PATTERN, 'must be exactly five uppercase letters (^[A-Z]{5}$)'))
+        .min(1, 'must name at least one station')
+        .max(10_000),
+      'station',
+    )
       .optional()
       .meta({ description: 'The stations; left out, every station of the operator.' }),
   })

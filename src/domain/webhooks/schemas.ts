@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { repeatedValues } from '../lists.js';
 import { boundedString } from '../text.js';
 import { HRS_ID_PATTERN } from '../vocabulary.js';
 
@@ -22,7 +23,6 @@ export const MAX_WEBHOOK_DESCRIPTION = 200;
 /** Deliveries shown (and kept) per subscription. */
 export const MAX_DELIVERIES_SHOWN = 100;
 
-const repeated = (values: readonly string[]) => [...new Set(values.filter((v, i) => values.indexOf(v) !== i))];
 
 const url = boundedString(2000).meta({
   description:
@@ -35,10 +35,11 @@ const kinds = z
   .array(z.enum(WEBHOOK_KINDS, { error: `must be one of ${WEBHOOK_KINDS.join(', ')}` }))
   .min(1, 'must name at least one kind')
   .superRefine((values, ctx) => {
-    const twice = repeated(values);
+    const twice = repeatedValues(values);
     if (twice.length > 0) ctx.addIssue({ code: 'custom', message: `names ${twice.join(', ')} more than once` });
   })
   .meta({
+    uniqueItems: true,
     description:
       'The changes wanted: `station_status` (`status.changed`, a station\'s status of one category), `fuelling_options` ' +
       '(`fuelling_option.changed`, the five-state status of one fuelling option), `station_records` (`station.created`, ' +
@@ -51,9 +52,10 @@ const hrsIds = z
   .min(1, 'must name at least one station (null: every station)')
   .max(MAX_WEBHOOK_STATIONS, `must name at most ${MAX_WEBHOOK_STATIONS} stations`)
   .superRefine((values, ctx) => {
-    const twice = repeated(values);
+    const twice = repeatedValues(values);
     if (twice.length > 0) ctx.addIssue({ code: 'custom', message: `names ${twice.join(', ')} more than once` });
   })
+  .meta({ uniqueItems: true })
   .nullable()
   .meta({ description: `Only these stations (at most ${MAX_WEBHOOK_STATIONS}, each one the platform has); null or left out: every station.`, examples: [['BERLA']] });
 

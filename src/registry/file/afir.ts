@@ -1,5 +1,6 @@
 import { parsePhoneNumberWithError } from 'libphonenumber-js';
 import { z } from 'zod';
+import { uniqueItems } from '../../domain/lists.js';
 import { boundedString, emailAddress } from '../../domain/text.js';
 
 /**
@@ -14,7 +15,8 @@ const coordinates = z.strictObject({
 });
 
 const text = boundedString(2000, 'must be at most 2000 characters', { error: 'must be a string' }).min(1, 'must not be empty');
-const texts = z.array(text, { error: 'must be a list of strings' });
+/** A list of texts, each at most once (src/domain/lists.ts). */
+const texts = (what: string) => uniqueItems(z.array(text, { error: 'must be a list of strings' }), what);
 const measure = (unit: string) => z.number({ error: `must be a number (${unit})` }).positive(`must be more than 0 (${unit})`);
 const count = z.number({ error: 'must be a whole number' }).int('must be a whole number').min(0, 'must be 0 or more');
 
@@ -46,10 +48,10 @@ export const afirDetailsSchema = z.looseObject(
     coordinates: coordinates.optional(),
     entrance_coordinates: coordinates.optional(),
     owner: text.optional(),
-    amenities: texts.optional(),
+    amenities: texts('amenity').optional(),
     access_restrictions: text.optional(),
-    payment_methods: texts.optional(),
-    authorisation_methods: texts.optional(),
+    payment_methods: texts('payment method').optional(),
+    authorisation_methods: texts('authorisation method').optional(),
     contact: z
       .looseObject({
         email: emailAddress().optional(),
@@ -58,7 +60,7 @@ export const afirDetailsSchema = z.looseObject(
       .optional(),
     nuts_region: boundedString(5, 'must be a NUTS code (two letters, then up to three letters or digits), e.g. DE300', { error: 'must be a string' }).regex(/^[A-Z]{2}[A-Z0-9]{0,3}$/, 'must be a NUTS code (two letters, then up to three letters or digits), e.g. DE300').optional(),
     location_directions: text.optional(),
-    vehicle_types: z.array(z.enum(VEHICLE_CATEGORIES, { error: `must be one of ${VEHICLE_CATEGORIES.join(', ')}` }), { error: 'must be a list' }).optional(),
+    vehicle_types: uniqueItems(z.array(z.enum(VEHICLE_CATEGORIES, { error: `must be one of ${VEHICLE_CATEGORIES.join(', ')}` }), { error: 'must be a list' }), 'vehicle category').optional(),
     max_vehicle_mass: measure('t').optional(),
     max_vehicle_height: measure('m').optional(),
     max_vehicle_length: measure('m').optional(),
