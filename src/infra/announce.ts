@@ -276,7 +276,9 @@ export class Announcements {
     try {
       const subscribers = await this.bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload, change: id, from: this.bus.instanceId }));
       // Only this platform's instances acknowledge: another platform's subscribers on the channel are not waited for.
-      const receivers = Math.min(subscribers, await presentListeners(this.redis, this.prefix, this.bus.platform));
+      // (Presence unreadable: Redis's count, as before presence was kept.)
+      const present = await presentListeners(this.redis, this.prefix, this.bus.platform).catch(() => subscribers);
+      const receivers = Math.min(subscribers, present);
       const acks = await acknowledged(this.redis, this.prefix, id, receivers, ACK_TIMEOUT_MS);
       if (acks < receivers) {
         this.log.warn({ stations: change.hrsIds, receivers, acks }, `registry change not acknowledged by every instance within ${ACK_TIMEOUT_MS} ms: the others apply it as they get to it`);
