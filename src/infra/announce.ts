@@ -7,7 +7,7 @@ import { isCategory } from '../domain/categories/index.js';
 import type { RegistryChange } from '../registry/editor.js';
 import { registryMessage, type AnnouncedReceipt, type AnnouncedSignal, type Bus, type BusMessageOf } from './bus.js';
 import type { Rejections, Receipts, TokenEvents } from './receipts.js';
-import { RedisNotConnectedError, type Redis } from './redis.js';
+import { RedisNotConnectedError, redisUsable, type Redis } from './redis.js';
 import { acknowledgeChange, acknowledged, markAbsent, markPresent, presentListeners, PRESENCE_EVERY_MS } from './registry-acks.js';
 
 /**
@@ -205,6 +205,8 @@ export class Announcements {
   }
 
   private async markPresent(): Promise<void> {
+    // While Redis is away (reported once by watchRedis) the next renewal tries again.
+    if (!redisUsable(this.redis)) return;
     try {
       await markPresent(this.redis, this.prefix, this.bus.platform, this.bus.instanceId);
     } catch (err) {
@@ -218,6 +220,8 @@ export class Announcements {
     if (this.presence === undefined) return;
     clearInterval(this.presence);
     this.presence = undefined;
+    // A shutdown does not wait for a Redis that is away: the presence then lapses by itself (PRESENCE_TTL_MS).
+    if (!redisUsable(this.redis)) return;
     await markAbsent(this.redis, this.prefix, this.bus.platform, this.bus.instanceId).catch((err: unknown) => this.log.debug({ err }, 'presence not withdrawn'));
   }
 
