@@ -7,7 +7,7 @@ import { isCategory } from '../domain/categories/index.js';
 import type { RegistryChange } from '../registry/editor.js';
 import { registryMessage, type AnnouncedReceipt, type AnnouncedSignal, type Bus, type BusMessageOf } from './bus.js';
 import type { Rejections, Receipts, TokenEvents } from './receipts.js';
-import type { Redis } from './redis.js';
+import { RedisNotConnectedError, redisUsable, type Redis } from './redis.js';
 import { acknowledgeChange, acknowledged, markAbsent, markPresent, presentListeners, PRESENCE_EVERY_MS } from './registry-acks.js';
 
 /**
@@ -204,6 +204,8 @@ export class Announcements {
   }
 
   private async markPresent(): Promise<void> {
+    // While Redis is away (reported once by watchRedis) the next renewal tries again.
+    if (!redisUsable(this.redis)) return;
     try {
       await markPresent(this.redis, this.prefix, this.bus.platform, this.bus.instanceId);
     } catch (err) {
@@ -217,6 +219,8 @@ export class Announcements {
     if (this.presence === undefined) return;
     clearInterval(this.presence);
     this.presence = undefined;
+    // A shutdown does not wait for a Redis that is away: the presence then lapses by itself (PRESENCE_TTL_MS).
+    if (!redisUsable(this.redis)) return;
     await markAbsent(this.redis, this.prefix, this.bus.platform, this.bus.instanceId).catch((err: unknown) => this.log.debug({ err }, 'presence not withdrawn'));
   }
 
@@ -282,7 +286,9 @@ export class Announcements {
     try {
       const subscribers = await this.bus.publish(registryMessage({ hrsIds: change.hrsIds, tokens: change.tokens === true, registry: reload, change: id, from: this.bus.instanceId }));
       // Only this platform's instances acknowledge: another platform's subscribers on the channel are not waited for.
-      const receivers = Math.min(subscribers, await presentListeners(this.redis, this.prefix, this.bus.platform));
+      // (Presence unreadable: Redis's count, as before presence was kept.)
+      const present = await presentListeners(this.redis, this.prefix, this.bus.platform).catch(() => subscribers);
+      const receivers = Math.min(subscribers, present);
       const acks = await acknowledged(this.redis, this.prefix, id, receivers, ACK_TIMEOUT_MS);
       if (acks < receivers) {
         this.log.warn({ stations: change.hrsIds, receivers, acks }, `registry change not acknowledged by every instance within ${ACK_TIMEOUT_MS} ms: the others apply it as they get to it`);
