@@ -11,7 +11,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { LocalPostgres, LocalPostgresError, runnableBinaries } from '../src/local/postgres.js';
 import { reachable, serverUser } from '../src/local/processes.js';
-import { LocalRedis, LocalRedisError, findRedis, redisOnPath } from '../src/local/redis.js';
+import { LocalRedis, LocalRedisError, findRedis, missingBuildTools, redisOnPath } from '../src/local/redis.js';
 import { resetLocal } from '../src/local/reset.js';
 import { provideServers, serversInUse, type Defaults } from '../src/local/servers.js';
 import { StateClaim, stateDir } from '../src/local/state.js';
@@ -111,17 +111,52 @@ t.test('commands that start nothing find the servers a running hrs owns, only wh
   t.same(await serversInUse({}, await silentDefaults(), dir), {}, 'nothing once the owner has stopped');
 });
 
+/** A folder holding `node` alone (a fresh machine's PATH: no redis-server, no make, no C compiler), plus `more` commands. */
+function barePath(t: Pick<Test, 'teardown'>, more: string[] = []): string {
+  const bin = scratch(t);
+  symlinkSync(process.execPath, join(bin, 'node'));
+  for (const command of more) {
+    const found = spawnSync('sh', ['-c', `command -v ${command}`], { encoding: 'utf8' }).stdout.trim();
+    if (found) symlinkSync(found, join(bin, command));
+  }
+  return bin;
+}
+
+t.test('with neither a redis-server nor make and a C compiler, the zero set-up stops with one line saying what to install', async (t) => {
+  const bin = barePath(t);
+  const state = scratch(t);
+  const started = performance.now();
+  const run = spawnSync(process.execPath, [join(process.cwd(), 'bin', 'hrs.js'), 'serve', '--embedded'], {
+    // As on a fresh machine: node alone on the PATH (no CC either).
+    env: { HOME: state, PATH: bin, HRS_STATE_DIR: state },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  const lines = `${run.stdout}${run.stderr}`.split('\n').filter((line) => line.trim() !== '');
+  t.not(run.status, 0, `a non-zero exit (${run.status})`);
+  t.equal(lines.length, 1, `one line, no stack trace (${lines.length}: ${lines.slice(0, 3).join(' / ')})`);
+  t.match(lines[0], /^hrs serve: no redis-server on the PATH, and no make and no C compiler \(cc\) to build one: install redis-server \(apt install redis-server.*\) or make and a C compiler .* or set REDIS_URL/);
+  t.notOk(existsSync(join(state, 'postgres')), 'nothing was started first (no PostgreSQL data folder)');
+  t.ok(performance.now() - started < 30_000, 'at once');
+  // With make and a C compiler the build is tried (its own failure is tested below); a Redis built before is used.
+  t.same(missingBuildTools(barePath(t, ['make', 'cc']), ''), [], 'make and cc found');
+  t.same(missingBuildTools(bin, ''), ['make', 'C compiler (cc)']);
+  t.same(missingBuildTools(bin, '/no/such/gcc -O2'), ['make', 'C compiler (/no/such/gcc)'], 'CC names the compiler');
+});
+
 t.test('when redis-memory-server cannot build Redis, the error says what to do', async (t) => {
   // Its download stream may still touch the folder after the refusal: the folder goes when the file ends.
   const dir = scratch(root);
+  // make and a C compiler are there (else it is not tried: see above), redis-server is not.
+  const tools = barePath(t, ['make', 'cc']);
   const closed = await freePort();
   const saved = process.env.REDISMS_DOWNLOAD_MIRROR;
   process.env.REDISMS_DOWNLOAD_MIRROR = `http://127.0.0.1:${closed}`;
   t.teardown(() => (saved === undefined ? delete process.env.REDISMS_DOWNLOAD_MIRROR : (process.env.REDISMS_DOWNLOAD_MIRROR = saved)));
   const said: string[] = [];
-  const err = await findRedis(dir, (l) => said.push(l), '').then(() => undefined, (e: unknown) => e);
+  const err = await findRedis(dir, (l) => said.push(l), tools).then(() => undefined, (e: unknown) => e);
   t.type(err, LocalRedisError);
-  t.match((err as Error).message, /no redis-server on the PATH and redis-memory-server could not build one .*: install Redis .* or set REDIS_URL/);
+  t.match((err as Error).message, /no redis-server on the PATH and redis-memory-server could not build one .*: install redis-server .* or set REDIS_URL/);
   t.match(said, [/redis-memory-server is downloading and building Redis into .*redis-bin/], 'the wait was announced');
 });
 

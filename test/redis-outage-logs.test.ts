@@ -147,6 +147,13 @@ t.test("a caller's deadline passing is said as such and is no outage", async (t)
     'no warning: no outage',
   );
   t.same(logs.lines.map((l) => [l.level, l.msg]), [[20, 'something not done']], 'the caller\'s own line is a debug line');
+  // Redis answering with an error is no outage either, but a fault: a warning of its own.
+  const refused = await client.sendCommand(['NO-SUCH-COMMAND']).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  t.equal(redisFailed(client, log, refused, 'something refused'), 'fault');
+  t.same(logs.lines.filter((l) => (l.level as number) >= WARN).map((l) => l.msg), ['something refused'], 'a warning of its own, not the outage\'s');
 
   // Waiting for acknowledgements that do not come ends with the count, not an error that reads like an outage.
   const silent = { isReady: true, sCard: () => never } as unknown as Redis;

@@ -133,7 +133,8 @@ export function redisFailed(client: Redis, log: Logger, err: unknown, msg: strin
   }
   if (outage.down || !redisUsable(client)) {
     const e = err instanceof Error ? err : new Error(String(err));
-    outage.lost({ type: e.constructor.name, message: e.message });
+    // A client closed on purpose (the process stopping) is no outage.
+    if ((client as { isOpen?: boolean }).isOpen !== false) outage.lost({ type: e.constructor.name, message: e.message });
     log[during]({ err, ...fields }, msg);
     return 'outage';
   }

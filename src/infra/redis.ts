@@ -1,8 +1,7 @@
 import { createClient, ErrorReply, type RedisClientType } from 'redis';
-import type { Logger } from 'pino';
 import { redactUrl } from '../config.js';
 import { describeSentinels, type RedisSentinelSettings } from '../redis-config.js';
-import { isSentinelNodeError, sentinelClient } from './redis-sentinel.js';
+import { sentinelClient } from './redis-sentinel.js';
 
 /**
  * A Redis client as the platform uses it: node-redis's client of one server (REDIS_URL), or its

@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { delimiter, join } from 'node:path';
+import { delimiter, isAbsolute, join } from 'node:path';
 import { promisify } from 'node:util';
 import { adopt, freePort, isAlive, sleep, stopChild, waitForExit } from './processes.js';
 import { ensureStateDir } from './state.js';
@@ -24,9 +24,18 @@ export interface RedisBinary {
 
 /** The first executable `redis-server` on `searchPath`. */
 export function redisOnPath(searchPath = process.env.PATH ?? ''): string | undefined {
-  for (const folder of searchPath.split(delimiter)) {
-    if (!folder) continue;
-    const candidate = join(folder, process.platform === 'win32' ? 'redis-server.exe' : 'redis-server');
+  return commandOnPath('redis-server', searchPath);
+}
+
+/** The first executable `name` on `searchPath` (an absolute path: itself, when executable). */
+function commandOnPath(name: string, searchPath: string): string | undefined {
+  const candidates = isAbsolute(name)
+    ? [name]
+    : searchPath
+        .split(delimiter)
+        .filter((folder) => folder !== '')
+        .map((folder) => join(folder, process.platform === 'win32' ? `${name}.exe` : name));
+  for (const candidate of candidates) {
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
@@ -37,6 +46,39 @@ export function redisOnPath(searchPath = process.env.PATH ?? ''): string | undef
   return undefined;
 }
 
+/** Where redis-memory-server leaves the Redis it built in the state folder `dir`. */
+function builtRedis(dir: string): string {
+  return join(dir, 'redis-bin', 'stable', 'redis-server');
+}
+
+/** What to install where there is neither a Redis nor a way to build one. */
+export const REDIS_INSTALL_HINT =
+  'install redis-server (apt install redis-server, dnf install redis, brew install redis) or make and a C compiler ' +
+  '(apt install build-essential) to build one, or set REDIS_URL to a running Redis';
+
+/**
+ * What building Redis from source lacks on `searchPath`: `make`, and the C compiler its build runs
+ * (`$CC`, else `cc`). Empty where both are there (the download may still fail: that is said when it does).
+ */
+export function missingBuildTools(searchPath = process.env.PATH ?? '', cc = process.env.CC): string[] {
+  const compiler = cc?.trim().split(/\s+/)[0] || 'cc';
+  return [
+    ...(commandOnPath('make', searchPath) ? [] : ['make']),
+    ...(commandOnPath(compiler, searchPath) ? [] : [`C compiler (${compiler})`]),
+  ];
+}
+
+/**
+ * Throws a one-line `LocalRedisError` saying what to install when there is no `redis-server` on the
+ * PATH, none built in the state folder before, and no way to build one: checked before anything starts.
+ */
+export function ensureRedisObtainable(dir: string, searchPath = process.env.PATH ?? '', cc = process.env.CC): void {
+  if (redisOnPath(searchPath) || existsSync(builtRedis(dir))) return;
+  const missing = missingBuildTools(searchPath, cc);
+  if (missing.length === 0) return;
+  throw new LocalRedisError(`no redis-server on the PATH, and no ${missing.join(' and no ')} to build one: ${REDIS_INSTALL_HINT}`);
+}
+
 /**
  * `redis-server` from the PATH, else through redis-memory-server, which downloads Redis's source and
  * builds it into `<dir>/redis-bin` the first time (it needs network access, make and a C compiler),
@@ -45,8 +87,9 @@ export function redisOnPath(searchPath = process.env.PATH ?? ''): string | undef
 export async function findRedis(dir: string, say: (line: string) => void = () => {}, searchPath?: string): Promise<RedisBinary> {
   const onPath = redisOnPath(searchPath);
   if (onPath) return { path: onPath, origin: `${onPath} from the PATH` };
+  ensureRedisObtainable(dir, searchPath);
   const downloadDir = join(dir, 'redis-bin');
-  if (!existsSync(join(downloadDir, 'stable', 'redis-server'))) {
+  if (!existsSync(builtRedis(dir))) {
     say(`No redis-server on the PATH: redis-memory-server is downloading and building Redis into ${downloadDir} (once; a minute or two).`);
   }
   const { RedisBinary } = await import('redis-memory-server');
@@ -55,7 +98,7 @@ export async function findRedis(dir: string, say: (line: string) => void = () =>
     path = await RedisBinary.getPath({ downloadDir, version: 'stable' });
   } catch (err) {
     throw new LocalRedisError(
-      `no redis-server on the PATH and redis-memory-server could not build one (${(err as Error).message.split('\n')[0]}): install Redis (its redis-server on the PATH is enough) or set REDIS_URL`,
+      `no redis-server on the PATH and redis-memory-server could not build one (${(err as Error).message.split('\n')[0]}): ${REDIS_INSTALL_HINT}`,
     );
   }
   return { path, origin: `${path}, built by redis-memory-server` };

@@ -1,7 +1,7 @@
 import { LocalServersNotInstalledError, missingPackages } from './packages.js';
 import { answers, stopChildren } from './processes.js';
 import { LocalPostgres } from './postgres.js';
-import { LocalRedis } from './redis.js';
+import { ensureRedisObtainable, LocalRedis } from './redis.js';
 import type { LocalServer } from './server.js';
 import { StateClaim, rememberedPorts, runningServers, stateDir } from './state.js';
 
@@ -76,6 +76,8 @@ export async function provideServers(options: ProvideOptions): Promise<Provided>
   }
 
   const dir = options.dir ?? stateDir(env);
+  // Before PostgreSQL starts: without a Redis or the tools to build one, one line says what to install.
+  if (startRedis) ensureRedisObtainable(dir);
   const claim = StateClaim.take(dir);
   const ports = rememberedPorts(dir);
   let postgres: LocalPostgres | undefined;
