@@ -451,15 +451,17 @@ export async function streamsThroughProxy(t: Test, p: ProxiedDeployment): Promis
     // Between two requests, and after the last one's announcement (sent within 5 ms) has left.
     await importer.pause();
     await new Promise((resolve) => setTimeout(resolve, 100));
+    const killedAt = Date.now();
     victim.running.child.kill('SIGKILL');
     await victim.running.exited;
     importer.go();
     await until('the killed instance\'s clients reconnected', () => (clients.every((c) => c.ready && c.open) ? true : undefined), 20_000);
+    const back = (Date.now() - killedAt) / 1000;
     const moved = clients.filter((c, i) => c.lives.length > lives[i]!);
     const atResume = importer.acknowledged.length;
     await until('imports after the kill', () => (importer.acknowledged.length >= atResume + 12 ? true : undefined), 20_000);
     await importer.stop();
-    t.same(KINDS.filter((k) => !moved.some((c) => c.kind === k)), [], `clients of every kind reconnected (${moved.map((c) => c.kind).join(', ')})`);
+    t.same(KINDS.filter((k) => !moved.some((c) => c.kind === k)), [], `clients of every kind reconnected (${moved.map((c) => c.kind).join(', ')}), all back and caught up ${back.toFixed(1)} s after the kill (${StreamClient.RECONNECT_MS} ms of it their wait)`);
     t.ok(moved.every((c) => c.lives[lives[clients.indexOf(c)]! - 1]!.code === 1006), 'their streams had ended without a close frame (1006)');
     const wrong = await until('every view caught up', async () => {
       const w = await caughtUp(clients, importer, p.url);

@@ -22,6 +22,7 @@ declare module '../../http/openapi.js' {
       | 'pushStreamsPerUser'
       | 'pushAuthTimeoutMs'
       | 'pushMaxBacklogBytes'
+      | 'pushMaxAgeSeconds'
       | 'portalSessionIdleMs'
       | 'portalSessionMaxMs'
       | 'revealLinkTtlMs'

@@ -151,7 +151,8 @@ export function mapStreamDoc(perAddress: number, limits: MapDocLimits): RouteDoc
     description:
       'Upgrades to a WebSocket (`Upgrade: websocket`), no credential: `hello` with the feed\'s ETag on open, one `station` message ' +
       'per station whose five-state values (or `open_now`) changed, `changed` with the new ETag when the station set or static ' +
-      'fields changed (read the feed again), `heartbeat` every 25 s. The client sends nothing. Opening one counts once against ' +
+      'fields changed (read the feed again), `heartbeat` every 25 s. The client sends nothing. Closed with 1001 at a shutdown and ' +
+      'once open for the platform\'s maximum stream age (`PUSH_MAX_AGE`, an hour by default): reconnect. Opening one counts once against ' +
       `the rate limit; at most ${perAddress} open per client address. See "Public map feed" above.`,
     security: [],
     responses: {

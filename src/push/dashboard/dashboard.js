@@ -17,6 +17,7 @@
   var BACKOFF_FIRST_MS = 500;
   var BACKOFF_MAX_MS = 10000;
   var CLOSE_UNAUTHORIZED = 4401;
+  var CLOSE_GOING_AWAY = 1001;
   /** A connection not authenticated by then is given up and tried again. */
   var CONNECT_TIMEOUT_MS = 10000;
   // The cells and times (cells.js, loaded first); what this script adds for the others, at its end.
@@ -137,6 +138,13 @@
       socket = null;
       if (event.code === CLOSE_UNAUTHORIZED) {
         authFailed(lastError);
+        return;
+      }
+      // 1001: the server ended the stream (its maximum age, or a restart): back at once the first
+      // time (the load balancer picks the instance), with the backoff only if that fails too.
+      if (event.code === CLOSE_GOING_AWAY && backoffMs === BACKOFF_FIRST_MS) {
+        backoffMs = Math.min(backoffMs * 2, BACKOFF_MAX_MS);
+        connect();
         return;
       }
       scheduleReconnect();

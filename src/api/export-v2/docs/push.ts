@@ -54,7 +54,8 @@ export const pushDescription = (config: DocContext['config']) => [
     `${code({ type: 'error', code: 'invalid_message', detail: 'Invalid "subscribe" message - hrs_ids: ...' })} and ` +
     'the connection stays open. Codes: `invalid_message`, `not_authenticated`, `already_authenticated`, ' +
     '`authentication_failed`, `too_many_streams`, `throttled`, `unknown_station`, `not_subscribed`.',
-  '**Closing**: 1001 the server is shutting down (reconnect); 1009 a message over 64 KiB; 4000 the client fell ' +
+  '**Closing**: 1001 the server is shutting down, or the stream has been open for its maximum age ' +
+    `(${config.pushMaxAgeSeconds} s at most, closed between 90 % and 100 % of it): reconnect; 1009 a message over 64 KiB; 4000 the client fell ` +
     `too far behind (more than ${bytesText(config.pushMaxBacklogBytes)} waited to be sent to it); 4401 the token was ` +
     'refused, revoked or expired; 4408 no ' +
     '`auth` message in time; 4429 too many streams or a rate limit exhausted. The server pings idle connections; ' +

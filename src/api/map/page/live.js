@@ -1,7 +1,8 @@
 /**
  * The public stream (`/map/v1/stream`): `hello` and `changed` carry the feed's ETag (another than the
  * page's copy: refetch the feed), `station` a station's new values (applied at once), `heartbeat`
- * every 25 s. A closed connection is retried with exponential backoff (1 s doubling to 30 s, with
+ * every 25 s. A stream the server ends (1001: its maximum age, or a restart) is opened again at once;
+ * a closed connection is otherwise retried with exponential backoff (1 s doubling to 30 s, with
  * jitter, so a restarted server is not met by every page at once). The page says when the connection
  * is lost, and when nothing has arrived for 60 s (the heartbeats stopped: the data may be stale).
  */
@@ -41,6 +42,13 @@ export class LiveStream {
     socket.addEventListener('close', (event) => {
       if (this.socket !== socket) return;
       document.body.dataset.live = 'closed';
+      // 1001: the server ended the stream (its maximum age, or a restart): back at once, and nothing
+      // said unless that fails too.
+      if (event.code === 1001 && this.attempt === 0 && !this.lost) {
+        this.attempt = 1;
+        this.connect();
+        return;
+      }
       this.lost = true;
       this.handlers.notice('lost', t('connection_lost', { time: this.dataAsOf.toLocaleTimeString(currentLocale(), { hour: '2-digit', minute: '2-digit' }) }));
       const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** this.attempt) * (0.75 + Math.random() * 0.5);
