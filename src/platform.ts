@@ -36,6 +36,7 @@ import { failedAuthLimit } from './api/auth.js';
 import { Announcements, Announcer } from './infra/announce.js';
 import { Bus } from './infra/bus.js';
 import { namespaceFields, resolveNamespace } from './infra/namespace.js';
+import { databaseIdentity } from '../db/queries/platform.js';
 import { recheckStoredPhotos } from './registry/stored-photos.js';
 import { closeRedis, openRedis, pingRedis, type Redis } from './infra/redis.js';
 import { watchRedis } from './infra/redis-outage.js';
@@ -90,7 +91,7 @@ async function openStores(given: Readonly<Config>, log: Logger): Promise<{ sql: 
   if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
   try {
     // The Redis namespace (REDIS_PREFIX, or derived from the database) before anything touches Redis.
-    const config = Object.freeze(await resolveNamespace(given, sql));
+    const config = Object.freeze(await resolveNamespace(given, () => databaseIdentity(sql)));
     log.info(namespaceFields(config), 'redis namespace');
     const redis = await openRedis(config.redisUrl, 'hrs', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
     watchRedis(redis, log);

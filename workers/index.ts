@@ -17,7 +17,8 @@ import { startChangeLogWorker } from './change-log/processor.js';
 export { scheduleChangeLog } from './change-log/processor.js';
 import type { StationLookup } from '../src/domain/stations.js';
 import { Bus } from '../src/infra/bus.js';
-import { readPlatformId } from '../src/infra/namespace.js';
+import { platformIdOf } from '../src/infra/namespace.js';
+import { databaseIdentity } from '../db/queries/platform.js';
 import { boundedResolver } from '../src/infra/name-resolver.js';
 import { startWebhookWorker, type WebhookTiming } from './webhooks/processor.js';
 
@@ -43,7 +44,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   const workers: { name: string; close(): Promise<void> }[] = [];
   // Publishes only: simulated sandbox readings and token events reach every instance over the bus.
   // The platform id of a configuration not resolved here yet (REDIS_PREFIX set) is read from the database.
-  const bus = new Bus(redis, config.redisPrefix, config.platformId ?? readPlatformId(pool), log);
+  const bus = new Bus(redis, config.redisPrefix, config.platformId ?? databaseIdentity(pool).then(platformIdOf), log);
   if (config.smtpUrl) {
     const queue = openQueue(QUEUES.mail, redis, config.redisPrefix, log);
     const portalUrl = `${config.baseUrl}/portal/`;

@@ -1,6 +1,4 @@
 import { createHash } from 'node:crypto';
-import type { Sql } from '../../db/connect.js';
-import { databaseIdentity } from '../../db/queries/platform.js';
 import type { Config } from '../config-shape.js';
 
 /**
@@ -21,22 +19,24 @@ import type { Config } from '../config-shape.js';
 /** The default namespace's stem, REDIS_PREFIX's former default. */
 export const NAMESPACE_STEM = 'hrs';
 
+/** What identifies a PostgreSQL database (read by db/queries/platform.ts). */
+export interface DatabaseIdentity {
+  systemIdentifier: string;
+  databaseOid: string;
+}
+
 /** The platform id of a database identity: 16 hex digits. */
-export function platformIdOf(identity: { systemIdentifier: string; databaseOid: string }): string {
+export function platformIdOf(identity: DatabaseIdentity): string {
   return createHash('sha256').update(`${identity.systemIdentifier}/${identity.databaseOid}`).digest('hex').slice(0, 16);
 }
 
-/** The platform id of the database `sql` is connected to. */
-export async function readPlatformId(sql: Sql): Promise<string> {
-  return platformIdOf(await databaseIdentity(sql));
-}
-
 /**
- * The configuration with its namespace settled: `platformId` read from the database, `redisPrefix`
- * REDIS_PREFIX or `hrs-<platform id>`. Call once the database is open, before anything touches Redis.
+ * The configuration with its namespace settled: `platformId` from the database's identity (`identity`
+ * reads it: db/queries/platform.ts's databaseIdentity), `redisPrefix` REDIS_PREFIX or `hrs-<platform id>`.
+ * Call once the database is open, before anything touches Redis.
  */
-export async function resolveNamespace<C extends Pick<Config, 'redisPrefix' | 'redisPrefixSet' | 'platformId'>>(config: C, sql: Sql): Promise<C> {
-  const platformId = config.platformId ?? (await readPlatformId(sql));
+export async function resolveNamespace<C extends Pick<Config, 'redisPrefix' | 'redisPrefixSet' | 'platformId'>>(config: C, identity: () => Promise<DatabaseIdentity>): Promise<C> {
+  const platformId = config.platformId ?? platformIdOf(await identity());
   const redisPrefix = config.redisPrefixSet ? config.redisPrefix : `${NAMESPACE_STEM}-${platformId}`;
   return { ...config, platformId, redisPrefix };
 }

@@ -2,6 +2,7 @@ import { openMigrated } from '../../../db/migrate.js';
 import type { Config } from '../../config.js';
 import { Bus, registryMessage } from '../../infra/bus.js';
 import { resolveNamespace } from '../../infra/namespace.js';
+import { databaseIdentity } from '../../../db/queries/platform.js';
 import { closeRedis, openRedis } from '../../infra/redis.js';
 import { loadFixtureFile, type LoadSummary } from '../../registry/file/load.js';
 import type { Command, Io } from '../command.js';
@@ -22,7 +23,7 @@ export const load: Command = {
     let config: Config;
     try {
       // Running instances listen on the platform's namespace, derived from the database unless REDIS_PREFIX names it.
-      config = await resolveNamespace(given, sql);
+      config = await resolveNamespace(given, () => databaseIdentity(sql));
       summary = await loadFixtureFile(sql, positionals[0]!);
     } finally {
       await sql.end({ timeout: 5 });

@@ -3,6 +3,7 @@ import { readRegistryRows } from '../../../db/queries/registry.js';
 import { startWorkers } from '../../../workers/index.js';
 import { QUEUES, type QueueName } from '../../../workers/queues.js';
 import { namespaceFields, resolveNamespace } from '../../infra/namespace.js';
+import { databaseIdentity } from '../../../db/queries/platform.js';
 import { closeRedis, openRedis } from '../../infra/redis.js';
 import { watchRedis } from '../../infra/redis-outage.js';
 import { Registry } from '../../registry/registry.js';
@@ -44,7 +45,7 @@ export const worker: Command = {
     let config;
     try {
       // The platform's Redis namespace, as `hrs serve` settles it (src/infra/namespace.ts).
-      config = await resolveNamespace(given, sql);
+      config = await resolveNamespace(given, () => databaseIdentity(sql));
       log.info(namespaceFields(config), 'redis namespace');
       redis = await openRedis(config.redisUrl, 'hrs-worker', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
     } catch (err) {
