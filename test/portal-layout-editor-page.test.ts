@@ -183,7 +183,7 @@ t.test('the event form reads and shows times in the station\'s zone, named, what
   t.equal(await page.evaluate(() => Intl.DateTimeFormat().resolvedOptions().timeZone), 'America/New_York', 'the browser is in New York');
   await openBerla(page, 'Events');
   await page.locator('#event-rows td', { hasText: 'Compressor service' }).waitFor();
-  // ev-1 starts 2026-12-01T08:00Z: 09:00 in Berlin (03:00 in New York).
+  // ev-1 starts 2036-12-01T08:00Z: 09:00 in Berlin (03:00 in New York).
   t.match(await page.locator('#event-rows tr', { hasText: 'Compressor service' }).textContent(), /09:00.*13:00/, 'a stored event shown in Berlin time');
 
   await page.getByLabel('Event kind').selectOption('maintenance');
