@@ -1,9 +1,5 @@
 import t from 'tap';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { HAPROXY, badTokens, functional, killDuringImport, missing, rewrite, setUp, startProxy } from './helpers/deploy.js';
-import { ROOT, freePort, waitFor } from './helpers/process.js';
+import { HAPROXY, badTokens, functional, killDuringImport, missing, setUp, startHaproxy } from './helpers/deploy.js';
 import { until } from './helpers/wait.js';
 import { rawExchange } from './helpers/raw-http.js';
 
@@ -11,22 +7,8 @@ import { rawExchange } from './helpers/raw-http.js';
 
 t.test('HAProxy (deploy/haproxy.cfg) in front of two instances', { skip: missing(HAPROXY) }, async (t) => {
   const d = await setUp(t);
-  const dir = mkdtempSync(join(tmpdir(), 'hrs-haproxy-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const port = await freePort();
-  const config = rewrite(readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8'), [
-    [/bind 127\.0\.0\.1:8080/, `bind 127.0.0.1:${port}`],
-    [/server hrs1 127\.0\.0\.1:8081 /, `server hrs1 127.0.0.1:${d.instances[0]!.port} `],
-    [/server hrs2 127\.0\.0\.1:8082 /, `server hrs2 127.0.0.1:${d.instances[1]!.port} `],
-  ]);
-  const file = join(dir, 'haproxy.cfg');
-  writeFileSync(file, config);
-  const haproxy = startProxy(HAPROXY, ['-f', file, '-db']);
-  t.teardown(() => haproxy.stop());
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/readyz`, 200, 30_000).catch((err: Error) => {
-    throw new Error(`${err.message}; haproxy said: ${haproxy.output()}`);
-  });
+  const haproxy = await startHaproxy(t, d);
+  const { url, port } = haproxy;
   // Both servers pass their first checks (an HTTP/1.0 check would get no answer and mark them down).
   await new Promise((resolve) => setTimeout(resolve, 2500));
   t.notMatch(haproxy.output(), /is DOWN/, `the /readyz checks pass on both instances: ${haproxy.output()}`);

@@ -1,9 +1,6 @@
 import type { Test } from 'tap';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import WebSocket from 'ws';
-import { HAPROXY, NGINX, STATIONS, rewrite, setUp, startProxy, type Deployment } from './deploy.js';
+import { STATIONS, setUp, startHaproxy, startNginx, type Deployment } from './deploy.js';
 import { TOKENS } from './fixtures.js';
 import { ADMIN_TOKEN } from './platform.js';
 import { ROOT, freePort, waitFor } from './process.js';
@@ -50,53 +47,20 @@ export interface ProxiedDeployment {
 
 export async function nginxDeployment(t: Test): Promise<ProxiedDeployment> {
   const d = await setUp(t, ENV);
-  const prefix = mkdtempSync(join(tmpdir(), 'hrs-nginx-'));
-  // The master (root here) hands the worker processes, another user, the prefix.
-  chmodSync(prefix, 0o755);
-  t.teardown(() => rmSync(prefix, { recursive: true, force: true }));
-  const port = await freePort();
-  const config = rewrite(readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8'), [
-    [/^worker_processes auto;/m, 'worker_processes 1;'],
-    [/listen 127\.0\.0\.1:8080;/, `listen 127.0.0.1:${port};`],
-    [/server 127\.0\.0\.1:8081 /, `server 127.0.0.1:${d.instances[0]!.port} `],
-    [/server 127\.0\.0\.1:8082 /, `server 127.0.0.1:${d.instances[1]!.port} `],
+  const nginx = await startNginx(t, d, [
     [/proxy_read_timeout 300s;/, `proxy_read_timeout ${PROXY_IDLE_SECONDS}s;`],
     [/proxy_send_timeout 300s;/, `proxy_send_timeout ${PROXY_IDLE_SECONDS}s;`],
   ]);
-  const file = join(prefix, 'nginx.conf');
-  writeFileSync(file, config);
-  const nginx = startProxy(NGINX, ['-p', `${prefix}/`, '-c', file, '-e', 'stderr', '-g', 'daemon off;']);
-  t.teardown(() => nginx.stop());
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/readyz`, 200, 30_000).catch((err: Error) => {
-    throw new Error(`${err.message}; nginx said: ${nginx.output()}`);
-  });
-  return { d, url, output: nginx.output };
+  return { d, url: nginx.url, output: nginx.output };
 }
 
 export async function haproxyDeployment(t: Test): Promise<ProxiedDeployment> {
   const d = await setUp(t, ENV);
-  const dir = mkdtempSync(join(tmpdir(), 'hrs-haproxy-'));
-  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const port = await freePort();
-  const config = rewrite(readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8'), [
-    [/bind 127\.0\.0\.1:8080/, `bind 127.0.0.1:${port}`],
-    [/server hrs1 127\.0\.0\.1:8081 /, `server hrs1 127.0.0.1:${d.instances[0]!.port} `],
-    [/server hrs2 127\.0\.0\.1:8082 /, `server hrs2 127.0.0.1:${d.instances[1]!.port} `],
-    [/timeout tunnel 300s/, `timeout tunnel ${PROXY_IDLE_SECONDS}s`],
-  ]);
-  const file = join(dir, 'haproxy.cfg');
-  writeFileSync(file, config);
-  const haproxy = startProxy(HAPROXY, ['-f', file, '-db']);
-  t.teardown(() => haproxy.stop());
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/readyz`, 200, 30_000).catch((err: Error) => {
-    throw new Error(`${err.message}; haproxy said: ${haproxy.output()}`);
-  });
+  const haproxy = await startHaproxy(t, d, [[/timeout tunnel 300s/, `timeout tunnel ${PROXY_IDLE_SECONDS}s`]]);
   // Both servers in (two checks a second apart) before streams are spread over them.
   await until('both instances up', () => (/is DOWN/.test(haproxy.output()) ? undefined : true), 5_000);
   await new Promise((resolve) => setTimeout(resolve, 2500));
-  return { d, url, output: haproxy.output };
+  return { d, url: haproxy.url, output: haproxy.output };
 }
 
 type Kind = 'status' | 'admin' | 'map';

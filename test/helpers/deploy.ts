@@ -1,8 +1,10 @@
 import type { Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
+import { accessSync, chmodSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect as tcpConnect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { baseFixture, TOKENS } from './fixtures.js';
 import { freshDatabase } from './platform.js';
@@ -105,6 +107,61 @@ function http10(port: number, path: string): Promise<string> {
 }
 
 /** An import v2 availability item for a station with one nozzle N1. */
+/** A proxy started in front of a deployment's two instances, answering on `url`. */
+export interface Proxy {
+  url: string;
+  port: number;
+  output: () => string;
+}
+
+/** Waits for the proxy's first /readyz answer, failing with what the proxy said. */
+async function proxyReady(name: string, port: number, output: () => string): Promise<Proxy> {
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/readyz`, 200, 30_000).catch((err: Error) => {
+    throw new Error(`${err.message}; ${name} said: ${output()}`);
+  });
+  return { url, port, output };
+}
+
+/** The shipped deploy/nginx.conf (one worker) in front of `d`'s instances, with `more` rewrites of a test's own. */
+export async function startNginx(t: Test, d: Deployment, more: [RegExp, string][] = []): Promise<Proxy> {
+  const prefix = mkdtempSync(join(tmpdir(), 'hrs-nginx-'));
+  // The master (root here) hands the worker processes, another user, the prefix.
+  chmodSync(prefix, 0o755);
+  t.teardown(() => rmSync(prefix, { recursive: true, force: true }));
+  const port = await freePort();
+  const config = rewrite(readFileSync(join(ROOT, 'deploy/nginx.conf'), 'utf8'), [
+    [/^worker_processes auto;/m, 'worker_processes 1;'],
+    [/listen 127\.0\.0\.1:8080;/, `listen 127.0.0.1:${port};`],
+    [/server 127\.0\.0\.1:8081 /, `server 127.0.0.1:${d.instances[0]!.port} `],
+    [/server 127\.0\.0\.1:8082 /, `server 127.0.0.1:${d.instances[1]!.port} `],
+    ...more,
+  ]);
+  const file = join(prefix, 'nginx.conf');
+  writeFileSync(file, config);
+  const nginx = startProxy(NGINX, ['-p', `${prefix}/`, '-c', file, '-e', 'stderr', '-g', 'daemon off;']);
+  t.teardown(() => nginx.stop());
+  return proxyReady('nginx', port, nginx.output);
+}
+
+/** The shipped deploy/haproxy.cfg in front of `d`'s instances, with `more` rewrites of a test's own. */
+export async function startHaproxy(t: Test, d: Deployment, more: [RegExp, string][] = []): Promise<Proxy> {
+  const dir = mkdtempSync(join(tmpdir(), 'hrs-haproxy-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const port = await freePort();
+  const config = rewrite(readFileSync(join(ROOT, 'deploy/haproxy.cfg'), 'utf8'), [
+    [/bind 127\.0\.0\.1:8080/, `bind 127.0.0.1:${port}`],
+    [/server hrs1 127\.0\.0\.1:8081 /, `server hrs1 127.0.0.1:${d.instances[0]!.port} `],
+    [/server hrs2 127\.0\.0\.1:8082 /, `server hrs2 127.0.0.1:${d.instances[1]!.port} `],
+    ...more,
+  ]);
+  const file = join(dir, 'haproxy.cfg');
+  writeFileSync(file, config);
+  const haproxy = startProxy(HAPROXY, ['-f', file, '-db']);
+  t.teardown(() => haproxy.stop());
+  return proxyReady('haproxy', port, haproxy.output);
+}
+
 export const availability = (hrs: string, id: string, available: boolean) => ({
   hrs,
   datetime: new Date().toISOString(),
