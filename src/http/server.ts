@@ -96,7 +96,6 @@ export class HttpServer {
   private listenSocket: us_listen_socket | undefined;
   private boundPort: number | undefined;
   private inFlight = 0;
-  private readonly registered: RouteInfo[] = [];
   private readonly specs: AnyRoute[] = [];
   private idle: (() => void)[] = [];
   private attempts: AuthAttempts | undefined;
@@ -108,8 +107,18 @@ export class HttpServer {
   }
 
   /** Every registered route, in registration order: for documents. */
-  routes(): readonly RouteInfo[] {
-    return this.registered;
+  routes(): RouteInfo[] {
+    return this.specs.map((spec) => {
+      const query = queryNames(spec.query);
+      return {
+        method: spec.method,
+        path: spec.path,
+        auth: spec.public ? 'none' : spec.family.name,
+        ...(query.length ? { query } : {}),
+        ...(spec.doc ? { doc: spec.doc } : {}),
+        ...(spec.response ? { response: spec.response } : {}),
+      };
+    });
   }
 
   /** Every registered route with its contract (schemas of path, query and body), in registration order: for checks over all of them. */
@@ -148,15 +157,6 @@ export class HttpServer {
   route<P extends z.ZodType = z.ZodType<Record<string, string>>, Q extends QuerySchema = QuerySchema, B extends z.ZodType = z.ZodType>(spec: RouteSpec<P, Q, B>): this {
     if (!spec.public && !spec.family.auth) throw new Error(`route ${spec.method} ${spec.path}: family ${spec.family.name} has no authentication`);
     this.family(spec.family);
-    const query = queryNames(spec.query);
-    this.registered.push({
-      method: spec.method,
-      path: spec.path,
-      auth: spec.public ? 'none' : spec.family.name,
-      ...(query.length ? { query } : {}),
-      ...(spec.doc ? { doc: spec.doc } : {}),
-      ...(spec.response ? { response: spec.response } : {}),
-    });
     this.router.add(spec.method, spec.path, spec);
     this.specs.push(spec);
     return this;
