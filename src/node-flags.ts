@@ -1,6 +1,6 @@
 /**
  * The V8 options the service runs with, given on Node's command line by `bin/hrs.js`'s first line and
- * `npm start` (test/node-flags.test.ts keeps the three the same; the benchmarks start the platform
+ * `npm start` (test/system/node-flags.test.ts keeps the three the same; the benchmarks start the platform
  * with them too).
  *
  * `--max-semi-space-size=64`: the young generation may grow to 64 MB per semi-space (Node 20's

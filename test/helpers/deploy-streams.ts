@@ -8,8 +8,8 @@ import { until } from './wait.js';
 
 /**
  * The three WebSocket streams (the status stream, the admins' feed, the public map's stream) through
- * the shipped proxy configurations, for test/deploy-nginx-streams.test.ts and
- * test/deploy-haproxy-streams.test.ts: the upgrade; a stream left idle well past the proxy's idle
+ * the shipped proxy configurations, for test/system/deploy-nginx-streams.test.ts and
+ * test/system/deploy-haproxy-streams.test.ts: the upgrade; a stream left idle well past the proxy's idle
  * timeout, kept open by the platform's pings alone; every stream closed at its maximum age
  * (PUSH_MAX_AGE) and resumed; and one instance killed, its clients resuming on the other without
  * missing an update.

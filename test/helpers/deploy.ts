@@ -15,7 +15,7 @@ import { WsClient } from './ws.js';
 import type { Sql } from '../../db/connect.js';
 
 /**
- * The deployment docs/operations.md describes, tested by test/deploy-nginx.test.ts and test/deploy-haproxy.test.ts:
+ * The deployment docs/operations.md describes, tested by test/system/deploy-nginx.test.ts and test/system/deploy-haproxy.test.ts:
  * nginx and HAProxy (Debian's packages) in front of two `hrs serve` instances, each proxy run from a copy of its configuration in deploy/ with this test's
  * ports and folders written in. Through each proxy: import, export, the status stream, the portal and
  * HTTP/1.0; one instance killed while an importer posts signals (every signal answered 2xx is stored;

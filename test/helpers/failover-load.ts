@@ -10,7 +10,7 @@ import type { PostgresPair } from './postgres-cluster.js';
 
 /**
  * A steady import v2 load on a platform whose DATABASE_URL is a PostgreSQL pair's host list, and what
- * it saw through a failover: for test/postgres-failover.test.ts and the `failover` bench.
+ * it saw through a failover: for test/system/postgres-failover.test.ts and the `failover` bench.
  */
 
 export const STATIONS = Array.from({ length: 20 }, (_, i) => `FOV${String.fromCharCode(65 + Math.floor(i / 26))}${String.fromCharCode(65 + (i % 26))}`);

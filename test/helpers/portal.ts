@@ -5,7 +5,7 @@ import { ADMIN_TOKEN, type TestPlatform } from './platform.js';
 /**
  * The operator and originator portal in tests: a registry with two operators and two originators and
  * an account per role, sessions opened without e-mail (a session row for a known secret: the sign-in
- * itself is tested in test/portal.test.ts), and a browser-like client that sends the service's Origin.
+ * itself is tested in test/platform/portal.test.ts), and a browser-like client that sends the service's Origin.
  */
 
 /** The accounts of {@link portalFixture}, by role. */

@@ -1,2 +1,2 @@
-// Preloaded by test/node-flags.test.ts: says which options Node was started with.
+// Preloaded by test/system/node-flags.test.ts: says which options Node was started with.
 process.stdout.write(`execArgv: ${process.execArgv.join(' ')}\n`);

@@ -1,6 +1,6 @@
 /**
  * Sends bodies with Node's fetch (undici) from a process of its own, as a client of the platform
- * would, and counts per case the tries that read a whole 413 answer. Run by test/http-too-large.test.ts:
+ * would, and counts per case the tries that read a whole 413 answer. Run by test/system/http-too-large.test.ts:
  * in the server's own process the client's writes and the server's reads take turns on one event
  * loop, which hides what a separate client sees (its writes racing the server's close).
  *

@@ -6,7 +6,7 @@ import { CHROMIUM } from './portal-browser.js';
 import type { DemoProcess } from './demo-process.js';
 
 /**
- * The browser side of the walk-throughs (test/walkthrough-*.test.ts): Chromium at a desktop's and a
+ * The browser side of the walk-throughs (test/system/walkthrough-*.test.ts): Chromium at a desktop's and a
  * phone's size, every page error, console error and CSP violation collected, the portal's sign-in by an
  * e-mailed link as its user does it, the pages' width, and an accessibility check with axe-core.
  */

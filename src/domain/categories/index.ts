@@ -16,11 +16,11 @@ import { usage } from './usage.js';
  *   of the status object, the documents and the charts);
  * - one migration that widens the CHECK lists naming the categories (the `category` columns of
  *   `signal_latest`, `published_signals` and `signal_history`, and `assignments.signal_type`):
- *   test/categories.test.ts compares the latest of each with this list;
- * - the tests: its transmissions, section and freshness (test/categories.test.ts checks that it has
+ *   test/unit/categories.test.ts compares the latest of each with this list;
+ * - the tests: its transmissions, section and freshness (test/unit/categories.test.ts checks that it has
  *   every part, and that its examples pass its schemas);
  * - the browser pages' own lists (src/api/portal/page/registry.js and timeline.js,
- *   src/push/dashboard/dashboard.js), which test/categories.test.ts holds to this one.
+ *   src/push/dashboard/dashboard.js), which test/unit/categories.test.ts holds to this one.
  * The documents, the status object, the history and the admins' feed follow from this list.
  *
  * The four files are alike in shape on purpose: each fills the same `CategoryDefinition` (./definition.ts)

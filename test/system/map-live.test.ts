@@ -1,0 +1,117 @@
+/**
+ * The public map live, in Debian's Chromium against a real platform: a signal posted through import v2
+ * turns the station's marker, its list entry and its open panel within 2 seconds, without a reload,
+ * and leaves the view where the user put it;
+ * when the service goes away the page says the connection is lost, and when it is back (a restart on
+ * the same port) the page says so and is live again.
+ */
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { mapFixture } from '../helpers/map.js';
+import { closeBrowser, skipWithoutChromium, watchedPage } from '../helpers/portal-browser.js';
+import { freePort, postSignals, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
+
+const skip = skipWithoutChromium;
+t.teardown(closeBrowser);
+const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
+const BERLA_AVAILABLE = { hrs: 'BERLA', station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: true }, { id: 'N2', available: true }] };
+const BERLA_MAINTENANCE = { hrs: 'BERLA', station: { maintenance: true, limitedly_available: false }, nozzles: [{ id: 'N1', available: false }, { id: 'N2', available: false }] };
+
+/** The instant (epoch ms) `check` first holds in the page, polled every 25 ms for at most `ms`. */
+async function whenTrue(page: Page, check: string, ms = 5000): Promise<number | null> {
+  const start = Date.now();
+  while (Date.now() - start < ms) {
+    if (await page.evaluate<boolean>(check)) return Date.now();
+    await page.waitForTimeout(25);
+  }
+  return null;
+}
+
+async function openMap(t: { teardown(fn: () => unknown): void }, p: TestPlatform, hash: string, expected?: RegExp) {
+  const { page, problems } = await watchedPage(t, p, expected ? { expected } : {});
+  await page.goto(`${p.url}/${hash}`);
+  await page.waitForSelector('body[data-ready="true"][data-live="open"]');
+  return { page, problems };
+}
+
+t.test('a signal through import v2 turns the marker, the list and the open panel within 2 s', { skip }, async (t) => {
+  const p = await startTestPlatform(t, { env: { MAP_RATE_LIMIT: '100000' }, fixture: mapFixture() });
+  await postSignals(p, 'availability', [{ ...BERLA_AVAILABLE, datetime: ago(5) }]);
+  const { page, problems } = await openMap(t, p, '#/station/BERLA');
+  await page.waitForSelector('#panel[data-state="ready"] .status-item[data-option="700ld"][data-status="AVAILABLE"]');
+  await page.waitForSelector('.maplibregl-marker [data-hrs-id="BERLA"][data-status="AVAILABLE"]');
+  const requests: string[] = [];
+  page.on('request', (req) => requests.push(req.url()));
+
+  const posted = await postSignals(p, 'availability', [{ ...BERLA_MAINTENANCE, datetime: ago(1) }]);
+  const marker = await whenTrue(page, `document.querySelector('.maplibregl-marker [data-hrs-id="BERLA"]')?.dataset.status === 'UNAVAILABLE'`);
+  const panel = await whenTrue(page, `document.querySelector('#panel .status-item[data-option="700ld"]')?.dataset.status === 'UNAVAILABLE'`);
+  const listed = await whenTrue(page, `document.querySelector('#station-list button[data-hrs-id="BERLA"] .badge')?.classList.contains('state-unavailable')`);
+  t.ok(marker !== null && marker - posted <= 2000, `the marker turned in ${marker === null ? 'never' : `${marker - posted} ms`}`);
+  t.ok(panel !== null && panel - posted <= 2000, `the open panel turned in ${panel === null ? 'never' : `${panel - posted} ms`}`);
+  t.ok(listed !== null && listed - posted <= 2000, `the list turned in ${listed === null ? 'never' : `${listed - posted} ms`}`);
+  t.match(await page.locator('#panel .status-item[data-option="700ld"] .status-reason').textContent(), 'maintenance', 'the reason in words');
+  t.notOk(requests.some((url) => url.endsWith('/') || url.includes('/map/v1/stations')), 'no reload, no refetch: the stream carried it');
+
+  // Zoomed out (the zoom buttons beside the open panel) to see the stations around it: a live change
+  // leaves the view where the user put it, it does not bring the station close again.
+  const inView = `document.querySelectorAll('.maplibregl-marker button').length > 1`;
+  for (let i = 0; i < 6 && !(await page.evaluate<boolean>(inView)); i++) {
+    await page.getByRole('button', { name: 'Zoom out' }).click();
+    await page.waitForSelector('#map[data-idle="true"]');
+  }
+  t.ok(await page.evaluate<boolean>(inView), 'zoomed out, the stations around it show');
+  await postSignals(p, 'availability', [{ ...BERLA_AVAILABLE, datetime: ago(0) }]);
+  await page.waitForSelector('.maplibregl-marker [data-hrs-id="BERLA"][data-status="AVAILABLE"]', { timeout: 2000 });
+  await page.waitForSelector('#panel .status-item[data-option="700ld"][data-status="AVAILABLE"]', { timeout: 2000 });
+  t.pass('and back to available');
+  await page.waitForTimeout(800);
+  await page.waitForSelector('#map[data-idle="true"]');
+  t.ok(await page.evaluate<boolean>(inView), 'the view stayed zoomed out');
+  t.same(problems, [], 'no console error');
+});
+
+t.test('the page says when the connection is lost, and when it is back', { skip }, async (t) => {
+  const port = await freePort();
+  const first = await startTestPlatform(t, { env: { PORT: String(port), MAP_RATE_LIMIT: '100000' }, fixture: mapFixture() });
+  // The retries while the service is down fail, as they should: the browser logs each.
+  const { page, problems } = await openMap(t, first, '', /WebSocket connection to .* failed|ERR_CONNECTION_REFUSED/);
+  await page.waitForSelector('#connection[hidden]', { state: 'attached', timeout: 3000 }).catch(() => {});
+  t.ok(await page.locator('#connection').isHidden(), `live: no notice (${await page.locator('#connection').getAttribute('data-kind')}: ${await page.locator('#connection').textContent()})`);
+  await page.locator('.maplibregl-marker [data-hrs-id="BERLA"]').waitFor();
+
+  await first.stop('restart');
+  await page.waitForSelector('#connection[data-kind="lost"]:not([hidden])');
+  t.match(await page.locator('#connection').textContent(), /^Connection lost: reconnecting… The map shows the data as of \d\d:\d\d/, 'the page says so');
+  t.ok(await page.locator('.maplibregl-marker [data-hrs-id="BERLA"]').count(), 'the markers stay');
+
+  const second = await startTestPlatform(t, { sameStoreAs: first, port });
+  await page.waitForSelector('#connection[data-kind="back"]:not([hidden])', { timeout: 20_000 });
+  t.equal(await page.locator('#connection').textContent(), 'Connected again: the map is live.', 'and says when it is back');
+  await page.waitForSelector('#connection[hidden]', { state: 'attached', timeout: 10_000 });
+  t.pass('the notice goes');
+  await postSignals(second, 'availability', [{ ...BERLA_MAINTENANCE, datetime: ago(0) }]);
+  await page.waitForSelector('.maplibregl-marker [data-hrs-id="BERLA"][data-status="UNAVAILABLE"]', { timeout: 3000 });
+  t.pass('live again: a signal reaches the marker');
+  await second.stop('test over');
+  t.same(problems, [], 'no other console error');
+});
+
+t.test('the page says when the data may be stale: nothing, not even a heartbeat, for a minute', { skip }, async (t) => {
+  const p = await startTestPlatform(t, { env: { MAP_RATE_LIMIT: '100000' }, fixture: mapFixture() });
+  const { page, problems } = await watchedPage(t, p);
+  // The page's clock flows as usual, and can be moved forward: a minute and a half passes at once, while
+  // the server's next heartbeat is still up to 25 s away.
+  await page.clock.install();
+  await page.goto(`${p.url}/`);
+  // Polled from here: the page's own timers, which Playwright's waiting would use, are the fake clock's.
+  t.ok(await whenTrue(page, `document.body.dataset.ready === 'true' && document.body.dataset.live === 'open'`, 10_000), 'the map is live');
+  t.ok(await page.locator('#connection').isHidden(), 'live: no notice');
+  await page.clock.fastForward('01:30');
+  t.ok(await whenTrue(page, `document.getElementById('connection').dataset.kind === 'stale' && !document.getElementById('connection').hidden`), 'a stale notice');
+  t.match(await page.locator('#connection').textContent(), /^The data may be out of date: the last update reached this page 1 minute ago\.$/, 'the page says so');
+  await postSignals(p, 'availability', [{ ...BERLA_MAINTENANCE, datetime: ago(0) }]);
+  t.ok(await whenTrue(page, `document.getElementById('connection').hidden`), 'hidden again');
+  t.pass('a message arrives: the notice goes');
+  t.same(problems, [], 'no console error');
+});
