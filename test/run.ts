@@ -21,15 +21,13 @@
  *   budget, so a slow test is noticed when it lands rather than when the tier has become a long wait.
  *
  * Every run gets a temporary HRS_STATE_DIR, so nothing a test starts touches the user's own local servers.
- * Files start longest first (by the times of this machine's last run, kept in node_modules/.cache), so
- * the two tap jobs end together rather than one waiting on a long file picked last.
  *
  * Before tap starts, one migrated template database is made for the run (test/helpers/databases.ts):
  * the tests' fresh databases are copies of it, and the databases tests are done with are dropped here
  * while the next tests run. The run ends with its wall time and its ten slowest test files.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,11 +39,11 @@ import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, SERVER_VARI
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const DEFAULT_ROOT = 'postgres://postgres@127.0.0.1:5432/postgres';
 const TIERS = ['unit', 'platform', 'system'] as const;
-const TIMES = join(ROOT, 'node_modules', '.cache', 'hrs-test-times.json');
 const started = performance.now();
 
 /** The arguments: tier names, `--typecheck`, `--budget SECONDS`; the rest goes to tap as it is. */
 const tiers: string[] = [];
+const extra: string[] = [];
 const tapArgs: string[] = [];
 let typecheck = false;
 let budget = Number(process.env.TEST_BUDGET) || 0;
@@ -59,28 +57,23 @@ for (let i = 2; i < process.argv.length; i++) {
   } else tapArgs.push(arg);
 }
 
-/** The last run's seconds per file, for the order; nothing when there was none. */
-function lastTimes(): Record<string, number> {
-  try {
-    return JSON.parse(readFileSync(TIMES, 'utf8')) as Record<string, number>;
-  } catch {
-    return {};
-  }
-}
-
-/** A tier's test files, longest first by the last run (files it did not time: by size, before the timed). */
+/** A tier's test files (tap runs them in name order, two at a time). */
 function tierFiles(tier: string): string[] {
   const dir = join(ROOT, 'test', tier);
-  const files = readdirSync(dir).filter((name) => name.endsWith('.test.ts')).map((name) => relative(ROOT, join(dir, name)));
-  return files;
+  return readdirSync(dir).filter((name) => name.endsWith('.test.ts')).map((name) => relative(ROOT, join(dir, name)));
 }
-const known = lastTimes();
-const weight = (file: string) => known[file] ?? 1e9 + statSync(join(ROOT, file)).size;
-const files = tiers.flatMap(tierFiles).sort((a, b) => weight(b) - weight(a));
+// The system tier alone also runs the unit and platform files that scale their work (test/helpers/scale.ts)
+// at the full scale: every property run, outages of their real length.
+const fullScale = tiers.includes('system') && !tiers.includes('unit') && !tiers.includes('platform');
+if (fullScale) {
+  const scaled = ['unit', 'platform'].flatMap(tierFiles).filter((file) => readFileSync(join(ROOT, file), 'utf8').includes('helpers/scale.js'));
+  extra.push(...scaled);
+}
+const files = [...tiers.flatMap(tierFiles), ...extra];
 
 const state = mkdtempSync(join(tmpdir(), 'hrs-test-'));
 chmodSync(state, 0o755); // PostgreSQL's own user enters it when we are root
-const env: NodeJS.ProcessEnv = { ...process.env, HRS_STATE_DIR: state };
+const env: NodeJS.ProcessEnv = { ...process.env, HRS_STATE_DIR: state, ...(fullScale ? { TEST_SCALE: 'full' } : {}) };
 const force = ['1', 'true', 'yes'].includes((process.env.HRS_TEST_EMBEDDED ?? '').toLowerCase());
 
 const address = (url: string) => {
@@ -137,7 +130,7 @@ process.stdout.write(`# ${tiers.length ? `tiers ${tiers.join(', ')}` : 'the file
 if (!typed) process.stdout.write('# the typecheck failed (its errors are above)\n');
 const overBudget = budget > 0 && seconds > budget;
 if (overBudget) process.stdout.write(`# over budget: ${seconds.toFixed(0)} s against ${budget} s; docs/development.md says how to find the slow part\n`);
-if (times.size > 0) saveTimes(times);
+
 await drops.finish();
 if (env[TEMPLATE_VARIABLE]) await dropTemplate(databaseRoot, template).catch(() => {});
 await local.stop();
@@ -156,16 +149,4 @@ function runTypecheck(): Promise<boolean> {
       done(status === 0);
     }),
   );
-}
-
-/** Keeps this run's file times (merged into the earlier ones) for the next run's order. */
-function saveTimes(times: Map<string, number>): void {
-  try {
-    mkdirSync(join(ROOT, 'node_modules', '.cache'), { recursive: true });
-    const all = lastTimes();
-    for (const [file, ms] of times) all[file] = ms / 1000;
-    writeFileSync(TIMES, JSON.stringify(all, null, 1));
-  } catch {
-    // The order is a convenience: a read-only tree runs in size order.
-  }
 }

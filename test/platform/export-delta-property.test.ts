@@ -5,6 +5,7 @@ import { lockChangeLog } from '../../db/queries/change-log.js';
 import { deleteStations, touchOperatorStations, upsertOperator, upsertStationEvent, upsertStationRow, touchStation } from '../../db/queries/registry-file.js';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
 import { get, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * Export v2's delta as a mirror uses it: random sequences of creations, changes and removals of
@@ -15,7 +16,7 @@ import { get, startTestPlatform, type TestPlatform } from '../helpers/platform.j
  * last change its copy equals the full list: every record as the list shows it, no removed station left.
  */
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? runs(100));
 const ENV = { EXPORT_V2_RATE_LIMIT_MINUTE: '1000000', EXPORT_V2_RATE_LIMIT_DAY: '1000000' };
 
 /** The stations the runs play with (besides the fixture's BERLA and HAMBG, which only the operator's rename touches). */

@@ -4,6 +4,7 @@ import type { Sql } from '../../db/connect.js';
 import { FixtureError, loadFixture, type LoadSummary } from '../../src/registry/file/load.js';
 import { baseFixture } from '../helpers/fixtures.js';
 import { freshDatabase } from '../helpers/platform.js';
+import { runs } from '../helpers/scale.js';
 
 /** Every path to a leaf (or container) of a JSON value. */
 function paths(value: unknown, prefix: (string | number)[] = []): (string | number)[][] {
@@ -88,7 +89,7 @@ t.test('arbitrary JSON is refused with explanations and leaves the registry as i
     fc.asyncProperty(fc.jsonValue(), async (value) => {
       await loadAndCheck(value, outcomes);
     }),
-    { numRuns: 150 },
+    { numRuns: runs(150) },
   );
   t.equal(outcomes.loaded + outcomes.refused, 150, 'every value was loaded or refused');
   t.ok(outcomes.refused > 0, `${outcomes.refused} refused, none with a change to the registry`);
@@ -103,7 +104,7 @@ t.test('a valid fixture with one value replaced by arbitrary JSON loads (again w
       setAt(fixture, path, value);
       await loadAndCheck(fixture, outcomes);
     }),
-    { numRuns: 250 },
+    { numRuns: runs(250) },
   );
   t.equal(outcomes.loaded + outcomes.refused, 250, 'every fixture was loaded or refused');
   t.ok(outcomes.refused > 0, `${outcomes.refused} refused, the registry unchanged by each`);
@@ -123,7 +124,7 @@ t.test('strings at the edges of the columns are validated, not left to PostgreSQ
       setAt(fixture, path, value);
       await loadAndCheck(fixture, outcomes);
     }),
-    { numRuns: 250 },
+    { numRuns: runs(250) },
   );
   t.equal(outcomes.loaded + outcomes.refused, 250, 'every fixture was loaded or refused');
   t.ok(outcomes.refused > 0, `${outcomes.refused} refused with a path, the registry unchanged by each`);

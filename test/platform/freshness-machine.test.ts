@@ -15,6 +15,7 @@ import { FreshnessRunner, type Step } from '../../machines/runner.js';
 import { publishedSignalBatches } from '../../db/queries/signals.js';
 import { freshDatabase } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';
+import { runs } from '../helpers/scale.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -318,7 +319,7 @@ t.test('runner: every deadline ahead of the handling time is due exactly where t
         return freshnessOf(step.snapshot) === (policy.unknownAfterMs === null ? 'stale' : 'unknown');
       },
     ),
-    { numRuns: 500 },
+    { numRuns: runs(500) },
   );
   t.pass('dues match the deadlines for every age');
 });

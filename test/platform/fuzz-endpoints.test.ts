@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import type { RouteInfo } from '../../src/http/server.js';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, startTestPlatform } from '../helpers/platform.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * Every registered endpoint against arbitrary input: paths whose parameters are arbitrary Unicode
@@ -11,7 +12,7 @@ import { ADMIN_TOKEN, startTestPlatform } from '../helpers/platform.js';
  */
 
 const ANSWER_WITHIN_MS = 10_000;
-const RUNS = Number(process.env.FUZZ_RUNS ?? 500);
+const RUNS = Number(process.env.FUZZ_RUNS ?? runs(500));
 
 /** Text with what breaks naive handling mixed in: NUL, lone surrogates, pairs, controls, long runs. */
 const text = fc.oneof(

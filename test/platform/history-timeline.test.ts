@@ -10,6 +10,7 @@ import {
 } from '../../src/domain/history/timeline.js';
 import { freshnessPolicies } from '../../src/domain/categories/index.js';
 import type { StationEntry } from '../../src/domain/stations.js';
+import { runs } from '../helpers/scale.js';
 
 const MIN = 60_000;
 const policies = freshnessPolicies({ staleAfterMs: 5 * MIN, unknownAfterMs: 30 * MIN, pricingStaleAfterMs: 25 * 60 * MIN });
@@ -165,7 +166,7 @@ t.test('property: replayed in any number of runs, the intervals give the referen
       for (let k = 1; k < pieces.length; k++) if (pieces[k]!.startsAt < pieces[k - 1]!.endsAt) throw new Error('overlap');
       for (const p of intervals) if (Math.floor(p.startsAt / DAY_MS) !== Math.floor((p.endsAt - 1) / DAY_MS)) throw new Error('crosses midnight');
     }),
-    { numRuns: 300 },
+    { numRuns: runs(300) },
   );
   t.pass('300 random sequences');
 });

@@ -2,6 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { legacyFixture, TOKENS } from '../helpers/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * Import v1 and v1.1 over HTTP against one running platform, with generated bodies: valid signals,
@@ -13,7 +14,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.js';
  * are found; every station is live, so each accepted signal is one row of signal_history.
  */
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 100);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? runs(100));
 
 type Dialect = 'v1' | 'v1.1';
 const CODES: Record<Dialect, string[]> = { v1: ['700car', '350car', '350bus'], 'v1.1': ['700ld', '350ld', '700hd', '350hd'] };

@@ -2,6 +2,7 @@ import t from 'tap';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { LIMITS, LIMIT_MESSAGES } from '../../src/domain/import-v2/validate.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * Import v2 over HTTP against hostile bodies: the limits on one request (transmissions, entries per
@@ -188,7 +189,7 @@ t.test('duplicate keys: found in objects of any size, the first repeated key nam
       const problem = structureProblem(text, { duplicates: true, maxDepth: 10, maxItems: 10 });
       return problem === (first === undefined ? undefined : `duplicate key ${JSON.stringify(first)} at $[0].`);
     }),
-    { numRuns: 500 },
+    { numRuns: runs(500) },
   );
   t.pass('500 objects of up to 30 keys: a duplicate is reported exactly when there is one, the first named');
 });

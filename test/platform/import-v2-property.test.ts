@@ -2,6 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
 import { startTestPlatform } from '../helpers/platform.js';
+import { runs } from '../helpers/scale.js';
 
 const CATEGORIES = ['availability', 'usage', 'hydrogen-storage', 'pricing'] as const;
 
@@ -65,7 +66,7 @@ t.test('arbitrary and mutated bodies: never a 5xx, every 400 well formed', async
       const res = await post(category, body, TOKENS.import_v2);
       if (!wellFormed(body, res.status, res.body)) throw new Error(`${res.status} ${JSON.stringify(res.body)} for ${JSON.stringify(body)}`);
     }),
-    { numRuns: 140 },
+    { numRuns: runs(140) },
   );
   await fc.assert(
     fc.asyncProperty(
@@ -79,7 +80,7 @@ t.test('arbitrary and mutated bodies: never a 5xx, every 400 well formed', async
         if (!wellFormed(batch, res.status, res.body)) throw new Error(`${res.status} ${JSON.stringify(res.body)} for ${JSON.stringify(batch)}`);
       },
     ),
-    { numRuns: 280 },
+    { numRuns: runs(280) },
   );
   t.pass('no 5xx and no malformed 400 in 420 requests');
 });

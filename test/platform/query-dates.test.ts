@@ -3,6 +3,7 @@ import t from 'tap';
 import { INSTANT_MAX_MS, INSTANT_MIN_MS, parseInstant } from '../../src/http/dates.js';
 import { baseFixture, berlaAssignments, TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform } from '../helpers/platform.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * Date-times in query parameters (src/http/dates.ts parseInstant): impossible dates and times, and
@@ -117,7 +118,7 @@ t.test('property: accepted exactly when the calendar has the date and the instan
       if (r.ok !== inRange) throw new Error(`${text}: ${r.ok ? 'accepted' : `refused (${r.problem})`}, expected ${inRange ? 'accepted' : 'refused'}`);
       if (r.ok && r.ms !== expected) throw new Error(`${text}: ${new Date(r.ms).toISOString()} instead of ${new Date(expected!).toISOString()}`);
     }),
-    { numRuns: 20_000 },
+    { numRuns: runs(20_000) },
   );
   t.pass('20,000 date-times');
 });
@@ -134,7 +135,7 @@ t.test('property: every instant in range reads back from its ISO form, in any of
       const s = parseInstant(`${local}${zone}`);
       if (!s.ok || s.ms !== ms) throw new Error(`${local}${zone} read back as ${JSON.stringify(s)}`);
     }),
-    { numRuns: 20_000 },
+    { numRuns: runs(20_000) },
   );
   t.pass('20,000 instants');
 });

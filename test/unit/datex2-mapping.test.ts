@@ -8,6 +8,7 @@ import { siteElement, tableEnvelope, tablePublication } from '../../src/api/date
 import { writeElement } from '../../src/api/datex2/xml/writer.js';
 import type { ConfirmedLayout } from '../../src/domain/stations.js';
 import { datex2Errors } from '../helpers/datex2.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * The DATEX II publications' rules without I/O: prices, the table's objects and versions, the status
@@ -79,7 +80,7 @@ t.test('prices are rounded half up to the cent, on the digits as written', async
       const cents = Math.floor((thousandths + 5) / 10);
       return centsHalfUp(text) === `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, '0')}`;
     }),
-    { numRuns: 2000 },
+    { numRuns: runs(2000) },
   );
 });
 
@@ -344,7 +345,7 @@ t.test('arbitrary registries and situations give valid documents', async (t) => 
   const seed = Date.now() % 2 ** 31;
   const documents: string[] = [];
   let published = 0;
-  for (const [stations, situations] of fc.sample(networkArb, { numRuns: 150, seed })) {
+  for (const [stations, situations] of fc.sample(networkArb, { numRuns: runs(150), seed })) {
     const sites: SiteModel[] = [];
     const statuses: string[] = [];
     stations.forEach((s, i) => {

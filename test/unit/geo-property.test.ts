@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { buildGeoIndex, type IndexedPoint } from '../../src/domain/geo-index.js';
 import { boxHolds, EARTH_RADIUS_KM, haversineKm, parseGeoQuery, roundKm, type GeoBox, type GeoQueryValues } from '../../src/domain/geo.js';
 import { mediaQuality, prefersMedia } from '../../src/http/accept.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * The geo queries' pure parts: reading the parameters, the distance, and the spatial index checked
@@ -128,7 +129,7 @@ t.test('boxes: the index finds exactly what a scan of every station finds, sorte
       // The module's own definition agrees with the brute force.
       for (const p of points) if (boxHolds(b, p) !== inBoxBrute(b, p)) throw new Error(`boxHolds disagrees at ${JSON.stringify(p)}`);
     }),
-    { numRuns: 400 },
+    { numRuns: runs(400) },
   );
   t.ok(crossing > 50, `boxes across the antimeridian were tried (${crossing})`);
   t.ok(found > 400, `boxes found stations (${found} in all)`);
@@ -170,7 +171,7 @@ t.test('circles: the index finds exactly what a great-circle scan finds, nearest
         throw new Error(`near ${JSON.stringify(at)} r=${r}: got ${JSON.stringify(got.slice(0, 5))}…(${got.length}), expected ${JSON.stringify(expected.slice(0, 5))}…(${expected.length})`);
       }
     }),
-    { numRuns: 400 },
+    { numRuns: runs(400) },
   );
   t.ok(found > 400, `circles found stations (${found} in all)`);
 });

@@ -4,6 +4,7 @@ import { V1_TO_CANONICAL, DIALECT_CODES, providedOptions } from '../../src/domai
 import { v1NonFieldErrorsSchema, v1ValidationErrorListSchema } from '../../src/domain/import-v1/schemas.js';
 import { validateV1Batch, type Dialect, type V1BatchResult } from '../../src/domain/import-v1/validate.js';
 import type { ConfirmedLayout, StationEntry, StationLookup } from '../../src/domain/stations.js';
+import { runs } from '../helpers/scale.js';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
 const at = (offsetSeconds: number) => new Date(NOW.getTime() + offsetSeconds * 1000).toISOString();
@@ -206,7 +207,7 @@ t.test('generated signals: exactly the valid ones are accepted, with every provi
         }
       });
     }),
-    { numRuns: 1500 },
+    { numRuns: runs(1500) },
   );
   t.ok(acceptedCount > 100, `enough accepted signals generated (${acceptedCount})`);
   t.ok(refusedCount > 100, `enough refused signals generated (${refusedCount})`);
@@ -216,11 +217,11 @@ t.test('generated signals: exactly the valid ones are accepted, with every provi
 t.test('arbitrary bodies never throw and every 400 body is well formed', async (t) => {
   fc.assert(
     fc.property(fc.constantFrom(...DIALECTS), fc.jsonValue(), (dialect, body) => void check(dialect, body)),
-    { numRuns: 1000 },
+    { numRuns: runs(1000) },
   );
   fc.assert(
     fc.property(fc.constantFrom(...DIALECTS), fc.array(fc.jsonValue({ maxDepth: 3 }), { maxLength: 5 }), (dialect, body) => void check(dialect, body)),
-    { numRuns: 1000 },
+    { numRuns: runs(1000) },
   );
   fc.assert(
     fc.property(
@@ -228,7 +229,7 @@ t.test('arbitrary bodies never throw and every 400 body is well formed', async (
       fc.array(fc.dictionary(fc.constantFrom('hrs', 'datetime', 'dispensers', 'maintenance', 'limitedly_available', 'transmission_id', '__proto__', 'constructor'), fc.jsonValue({ maxDepth: 2 })), { maxLength: 4 }),
       (dialect, body) => void check(dialect, body),
     ),
-    { numRuns: 1000 },
+    { numRuns: runs(1000) },
   );
   t.pass('no throw, no malformed body');
 });
@@ -287,7 +288,7 @@ t.test('mutated valid requests: never throw, aligned bodies, the untouched signa
         if (!result.outcomes[untouched]!.ok) throw new Error(`untouched #${untouched} refused: ${JSON.stringify(result.body)} for ${JSON.stringify(batch)}`);
       },
     ),
-    { numRuns: 2000 },
+    { numRuns: runs(2000) },
   );
   t.pass('no throw, no malformed body, partial acceptance holds');
 });

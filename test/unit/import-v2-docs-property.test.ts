@@ -5,6 +5,7 @@ import { componentSchemas } from '../../src/http/openapi.js';
 import { signalSchemas } from '../../src/api/import-v2/docs/signals.js';
 import { validateBatch } from '../../src/domain/import-v2/validate.js';
 import type { StationEntry, StationLookup } from '../../src/domain/stations.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * The import v2 document is not looser than the validator: a transmission the document's JSON Schema
@@ -136,7 +137,7 @@ t.test('what the document accepts (ids registered, the described rules kept) the
         const result = validateBatch(category, [tx], registry, NOW);
         if (!result.ok) throw new Error(`valid by the document, refused: ${JSON.stringify(result.body)}`);
       }),
-      { numRuns: 3000 },
+      { numRuns: runs(3000) },
     );
     t.ok(valid >= 50, `${category}: ${valid} document-valid transmissions accepted (${refused} refused by the document)`);
     t.ok(refused >= 50, `${category}: the document refused ${refused}`);

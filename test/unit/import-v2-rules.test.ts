@@ -3,6 +3,7 @@ import { decimalProblem } from '../../src/domain/decimal.js';
 import { MESSAGES, parseMeasurementTime } from '../../src/domain/import-v2/rules.js';
 import { validateBatch } from '../../src/domain/import-v2/validate.js';
 import type { StationEntry, StationLookup } from '../../src/domain/stations.js';
+import { runs } from '../helpers/scale.js';
 
 const NOW = new Date('2026-11-22T10:00:00.000Z');
 const at = (offsetSeconds: number) => new Date(NOW.getTime() + offsetSeconds * 1000).toISOString();
@@ -234,7 +235,7 @@ t.test('measurement time: the parser agrees with the calendar for any date, frac
         return parseMeasurementTime(text)?.getTime() === expected;
       },
     ),
-    { numRuns: 2000 },
+    { numRuns: runs(2000) },
   );
   t.pass('2000 date-times: the instant when the date exists, none when it does not (30 February, 29 February of a common year)');
 });

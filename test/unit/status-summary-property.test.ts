@@ -13,6 +13,7 @@ import {
   type SummaryInput,
 } from '../../src/domain/status/summary.js';
 import { FUELLING_OPTIONS, type FuellingOption } from '../../src/domain/vocabulary.js';
+import { runs } from '../helpers/scale.js';
 
 /**
  * For any availability reading (legacy- or import-v2-shaped), layout, freshness, opening state and
@@ -149,7 +150,7 @@ t.test('summarize agrees with the reference for any reading, layout, freshness, 
       for (const entry of got) seen.add(entry.reason);
       return isDeepStrictEqual(got, reference(input));
     }),
-    { numRuns: 3000 },
+    { numRuns: runs(3000) },
   );
   t.pass('agrees on every generated input');
   t.strictSame([...seen].sort(), [...SUMMARY_REASONS].sort(), 'the inputs reached every rule of the table');
@@ -172,7 +173,7 @@ t.test('the API form of any summary is valid, v1 codes mapped and 700hd left out
         isDeepStrictEqual(v1, expectedV1)
       );
     }),
-    { numRuns: 1000 },
+    { numRuns: runs(1000) },
   );
   t.pass('every generated summary');
 });

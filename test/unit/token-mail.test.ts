@@ -19,6 +19,7 @@ import {
 import { REMINDER_DAYS, REMINDER_OFFSETS_MS, reminderKey, reminderSchedule } from '../../src/domain/token-reminders.js';
 import { newTokenValue, tokenHint } from '../../src/domain/token-values.js';
 import { GENERATIONS } from '../../src/domain/vocabulary.js';
+import { runs } from '../helpers/scale.js';
 
 const SECOND = 1000;
 const HOUR = 60 * 60 * SECOND;
@@ -241,7 +242,7 @@ t.test('no e-mail ever holds the token value', async () => {
     fc.property(rendered, ({ message, value }) =>
       [message.subject, message.text, message.html].every((part) => !part.includes(value) && !part.includes(value.slice(-49, -6))),
     ),
-    { numRuns: 500 },
+    { numRuns: runs(500) },
   );
 });
 
@@ -259,7 +260,7 @@ t.test('every token e-mail names the token and states its expiry with its zone',
         : /does not expire|did not expire/.test(text!) && /does not expire|did not expire/.test(html!);
       return named && hinted && stated;
     }),
-    { numRuns: 500 },
+    { numRuns: runs(500) },
   );
   t.ok(formatInstant(EXPIRES, 'Pacific/Chatham').endsWith(zoneName('Pacific/Chatham', EXPIRES)), 'the zone ends the stated instant');
   fc.assert(fc.property(instant, fc.constantFrom(...ZONES), (at, zone) => formatInstant(at, zone).endsWith(` ${zoneName(zone, at)}`)));
@@ -271,7 +272,7 @@ t.test('the HTML holds only its own tags, and the subject one line', async () =>
       const tags = [...message.html.matchAll(/<\/?([!a-zA-Z][a-zA-Z0-9]*)/g)].map((m) => m[1]!.toLowerCase());
       return tags.every((tag) => ALLOWED_TAGS.has(tag)) && !/[\r\n]/.test(message.subject) && message.text.endsWith('\n');
     }),
-    { numRuns: 500 },
+    { numRuns: runs(500) },
   );
 });
 
@@ -352,6 +353,6 @@ t.test('reminders: every one due after creation and now, before expiry, and none
         reminders.every((r, i) => i === 0 || reminders[i - 1]!.dueAt.getTime() < r.dueAt.getTime())
       );
     }),
-    { numRuns: 1000 },
+    { numRuns: runs(1000) },
   );
 });

@@ -25,6 +25,7 @@ import {
   tooManyTokensMessage,
 } from '../../src/domain/token-values.js';
 import { GENERATIONS, type Generation } from '../../src/domain/vocabulary.js';
+import { runs } from '../helpers/scale.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const NOW = new Date('2026-11-22T10:00:00.000Z');
@@ -41,7 +42,7 @@ t.test('crc32 is the standard CRC32', async (t) => {
   t.equal(crc32(new Uint8Array([0])), 0xd202ef8d);
   fc.assert(
     fc.property(fc.uint8Array({ maxLength: 200 }), (bytes) => crc32(bytes) === zlibCrc32(bytes)),
-    { numRuns: 500 },
+    { numRuns: runs(500) },
   );
   fc.assert(fc.property(fc.string({ unit: 'grapheme' }), (text) => crc32(text) === zlibCrc32(text)));
 });
@@ -91,7 +92,7 @@ t.test('values are well formed, whatever the generation and bytes', async () => 
         isWellFormedToken(value) === g
       );
     }),
-    { numRuns: 1000 },
+    { numRuns: runs(1000) },
   );
 });
 
@@ -113,7 +114,7 @@ t.test('any single character changed is caught', async () => {
       const changed = value.slice(0, i) + char + value.slice(i + 1);
       return isWellFormedToken(changed) === undefined;
     }),
-    { numRuns: 3000 },
+    { numRuns: runs(3000) },
   );
 });
 
@@ -195,7 +196,7 @@ t.test('expiry bounds at their edges', async (t) => {
       const allowed = offset >= DAY && offset <= 366 * DAY;
       return (checkExpiry(later(offset), NOW) === null) === allowed;
     }),
-    { numRuns: 1000 },
+    { numRuns: runs(1000) },
   );
 });
 

@@ -1,8 +1,8 @@
 /**
  * A webhook receiver down for two minutes (connections refused) while more than a hundred changes are
  * made and the workers restart, then answering 503, then back: every change delivered once, in order;
- * a resent message keeps its webhook-id and body. Its own file, named to run mid-suite: it takes over
- * two minutes, mostly waiting, and tap runs files in name order (last, it would run alone).
+ * a resent message keeps its webhook-id and body. In the system tier: it takes over two minutes, mostly
+ * waiting (test/platform/webhooks-outage.test.ts covers a short outage in the default run).
  */
 import t from 'tap';
 import { baseFixture } from '../helpers/fixtures.js';
