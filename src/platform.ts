@@ -29,7 +29,7 @@ import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
 import { mapApi, type MapApi } from './api/map/index.js';
 import { EventLoopGuard, metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { RateLimiter } from './infra/rate-limit.js';
 import { HttpServer } from './http/server.js';
 import { failedAuthLimit } from './api/auth.js';
@@ -52,9 +52,9 @@ import { TokenStore } from './registry/tokens.js';
 import { accountFamilies } from './platform-accounts.js';
 import type { Families, PlatformParts } from './platform-parts.js';
 import { scheduleJobs } from '../workers/schedules.js';
-import { VERSION } from './version.js';
+import { VERSION } from './config/version.js';
 import { expiringTokens } from '../db/queries/credential-reminders.js';
-import { compileTrust } from './http/client-address.js';
+import { compileTrust } from './config/trust-proxy.js';
 import { changeRecorder, type ChangeRecorder } from './push/webhooks/recorder.js';
 
 /**

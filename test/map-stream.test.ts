@@ -12,7 +12,7 @@ import { mapFamily } from '../src/api/map/family.js';
 import { mapStream } from '../src/api/map/stream.js';
 import { PROBLEM_ERRORS } from '../src/http/errors.js';
 import { HttpServer } from '../src/http/server.js';
-import { createLogger } from '../src/log.js';
+import { createLogger } from '../src/config/log.js';
 import { closeRedis, openRedis } from '../src/infra/redis.js';
 import { StreamSlots } from '../src/push/stream-slots.js';
 import { randomUUID } from 'node:crypto';

@@ -20,7 +20,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_REDIS_URL } from '../src/config.js';
+import { DEFAULT_REDIS_URL } from '../src/config/config.js';
 import { provideServers } from '../src/local/servers.js';
 import { noteFileTimes, slowestFiles } from './helpers/file-times.js';
 import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, SERVER_VARIABLE, serverOf, TEMPLATE_VARIABLE } from './helpers/databases.js';

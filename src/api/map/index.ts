@@ -5,7 +5,7 @@ import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { RateLimiter } from '../../infra/rate-limit.js';
 import type { Redis } from '../../infra/redis.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import { mapFamily } from './family.js';
 import { MapFeed, type MapFeedDeps } from './feed.js';
 import { feedRoute } from './feed-routes.js';
