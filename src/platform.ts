@@ -44,7 +44,7 @@ import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
 import { watchImportCalls, type ImportCallWatch } from './api/call-stats.js';
 import { dashboardRoutes } from './push/dashboard.js';
 import { createPush, type Push } from './push/push.js';
-import { StreamSlots } from './push/stream-slots.js';
+import { StreamSlots } from './infra/stream-slots.js';
 import { STREAM_PATH } from './push/subscriptions.js';
 import { Registry } from './registry/registry.js';
 import { installSandbox, removeSandbox } from './registry/sandbox.js';

@@ -14,7 +14,7 @@ import { PROBLEM_ERRORS } from '../src/http/errors.js';
 import { HttpServer } from '../src/http/server.js';
 import { createLogger } from '../src/config/log.js';
 import { closeRedis, openRedis } from '../src/infra/redis.js';
-import { StreamSlots } from '../src/push/stream-slots.js';
+import { StreamSlots } from '../src/infra/stream-slots.js';
 import { randomUUID } from 'node:crypto';
 import { dropRedisKeys } from './helpers/platform.js';
 import { TEST_REDIS_URL } from './helpers/services.js';

@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { RedisDeadlineError, redisUsable, type Redis } from './redis.js';
 import { redisFailed, type RedisFailure } from './redis-outage.js';
+import { loadScript, runScript } from './scripts.js';
 import type { RateLimit, RateLimitResult, RateLimitState } from '../domain/rate-limits.js';
 
 export type { RateLimit, RateLimitResult, RateLimitState };
@@ -28,15 +28,10 @@ export type { RateLimit, RateLimitResult, RateLimitState };
  * window; the work per batch does not grow with the number of requests it counts.
  */
 
-/**
- * The check-and-count script (./rate-limit.lua, where its KEYS, ARGV and reply are described), read
- * once at start from beside this module (`import.meta.url`): found from the sources, and from a build
- * that copies the `.lua` files beside the modules it emits.
- */
-const SCRIPT = readFileSync(new URL('./rate-limit.lua', import.meta.url), 'utf8');
+/** The check-and-count script (./rate-limit.lua, where its KEYS, ARGV and reply are described). */
+const SCRIPT = loadScript('rate-limit.lua');
 
 const MICROS = 1_000_000;
-const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
 /** Checks that go at once, whatever the interval since the last call: the round trip is shared enough. */
 const FULL_BATCH = 32;
@@ -180,14 +175,8 @@ export class RateLimiter {
     }
   }
 
-  private async run(keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await this.redis.evalSha(SCRIPT_SHA, { keys, arguments: args });
-    } catch (err) {
-      // Not loaded yet (or gone after SCRIPT FLUSH or a failover): EVAL runs and caches it.
-      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
-      return this.redis.eval(SCRIPT, { keys, arguments: args });
-    }
+  private run(keys: string[], args: string[]): Promise<unknown> {
+    return runScript(this.redis, SCRIPT, keys, args);
   }
 }
 

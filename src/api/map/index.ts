@@ -13,7 +13,7 @@ import { detailRoutes } from './detail.js';
 import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
 import { detailDoc, feedDoc, mapStreamDoc, photoDoc } from './docs.js';
-import { StreamSlots } from '../../push/stream-slots.js';
+import { StreamSlots } from '../../infra/stream-slots.js';
 import { mapPageReply, mapPageRoutes } from './page.js';
 import type { Reply } from '../../http/errors.js';
 import type { Request } from '../../http/request.js';
