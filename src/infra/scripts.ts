@@ -16,10 +16,14 @@ export interface RedisScript {
   readonly sha: string;
 }
 
+/** A script from its text (`file` names where it came from). */
+export function scriptOf(file: string, source: string): RedisScript {
+  return { file, source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
 /** Reads the script in `file` (e.g. `rate-limit.lua`) beside this module. */
 export function loadScript(file: string): RedisScript {
-  const source = readFileSync(new URL(`./${file}`, import.meta.url), 'utf8');
-  return { file, source, sha: createHash('sha1').update(source).digest('hex') };
+  return scriptOf(file, readFileSync(new URL(`./${file}`, import.meta.url), 'utf8'));
 }
 
 /**
