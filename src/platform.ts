@@ -90,7 +90,7 @@ export interface RunningPlatform {
  * reverse order. The shutdown and a start that fails half-way both stop through this one list, so the
  * order is written once: where each thing starts.
  */
-class Closers {
+export class Closers {
   private readonly started: { what: string; close: () => unknown }[] = [];
 
   constructor(private readonly log: Logger) {}
