@@ -1,7 +1,7 @@
 import { connect as dial, type Socket } from 'node:net';
 import postgres from 'postgres';
-import { redactUrl } from '../src/config.js';
-import { databaseHosts, databaseName as nameIn, isHostList, sessionAttrs, withDatabase, type DatabaseAddress } from '../src/database-url.js';
+import { redactUrl } from '../src/config/config.js';
+import { databaseHosts, databaseName as nameIn, isHostList, sessionAttrs, withDatabase, type DatabaseAddress } from '../src/config/database-url.js';
 import { bounded, PoolConnections } from './deadline.js';
 import { DatabaseUnavailableError } from './errors.js';
 

@@ -4,9 +4,9 @@ import { listOriginators } from '../db/queries/portal-registry.js';
 import { MailProducer, type LinkMail } from '../workers/mail/producer.js';
 import { adminApi } from './api/admin/index.js';
 import { portalApi } from './api/portal/index.js';
+import { queued } from './api/unavailable.js';
 import type { TokenEvent } from './domain/token-events.js';
 import { SANDBOX_ORIGINATOR } from './domain/sandbox.js';
-import { HttpError } from './http/errors.js';
 import type { Family } from './http/family.js';
 import type { RateLimiter } from './infra/rate-limit.js';
 import type { HttpServer } from './http/server.js';
@@ -30,10 +30,6 @@ export interface AccountWiring {
   limiter: RateLimiter;
 }
 
-/** The answer when a link e-mail could not be queued. */
-const unqueued = () =>
-  new HttpError(503, 'mail_unavailable', 'The e-mail could not be queued (Redis is unavailable); nothing was sent: try again shortly.', { headers: { 'Retry-After': '5' } });
-
 export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring: AccountWiring): { admin: Family; portal: Family } {
   const { config, log, sql, redis, announcements } = parts;
   const { baseUrl, mailQueue, webhookQueue, limiter } = wiring;
@@ -43,7 +39,8 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     await mail.schedule(change.mail);
     await announcements.tokenEvents(change.events);
   };
-  const sendMail = (to: string, link: LinkMail) => mail.sendLink(to, link, unqueued);
+  // A link e-mail Redis did not take: the 503 that says nothing was sent.
+  const sendMail = (to: string, link: LinkMail) => queued('mail', mail.sendLink(to, link));
   const tokensChanged = () => announcements.tokensChanged();
   const editor = new RegistryEditor(sql, async (change) => {
     await announcements.registryChanged(change);

@@ -4,7 +4,7 @@ import type { ReferenceData } from '../db/queries/reference.js';
 import type { LiveStatus } from '../machines/live-status.js';
 import type { OpeningClock } from '../machines/opening-clock.js';
 import type { CallLogRecorder } from '../workers/call-log/producer.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import type { Family } from './http/family.js';
 import type { Announcements } from './infra/announce.js';
 import type { Bus } from './infra/bus.js';

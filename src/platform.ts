@@ -29,7 +29,7 @@ import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
 import { mapApi, type MapApi } from './api/map/index.js';
 import { EventLoopGuard, metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
-import type { Config } from './config.js';
+import type { Config } from './config/config.js';
 import { RateLimiter } from './infra/rate-limit.js';
 import { HttpServer } from './http/server.js';
 import { failedAuthLimit } from './api/auth.js';
@@ -44,7 +44,7 @@ import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
 import { watchImportCalls, type ImportCallWatch } from './api/call-stats.js';
 import { dashboardRoutes } from './push/dashboard.js';
 import { createPush, type Push } from './push/push.js';
-import { StreamSlots } from './push/stream-slots.js';
+import { StreamSlots } from './infra/stream-slots.js';
 import { STREAM_PATH } from './push/subscriptions.js';
 import { Registry } from './registry/registry.js';
 import { installSandbox, removeSandbox } from './registry/sandbox.js';
@@ -52,9 +52,9 @@ import { TokenStore } from './registry/tokens.js';
 import { accountFamilies } from './platform-accounts.js';
 import type { Families, PlatformParts } from './platform-parts.js';
 import { scheduleJobs } from '../workers/schedules.js';
-import { VERSION } from './version.js';
+import { VERSION } from './config/version.js';
 import { expiringTokens } from '../db/queries/credential-reminders.js';
-import { compileTrust } from './http/client-address.js';
+import { compileTrust } from './config/trust-proxy.js';
 import { changeRecorder, type ChangeRecorder } from './push/webhooks/recorder.js';
 
 /**
@@ -85,33 +85,75 @@ export interface RunningPlatform {
   stop(reason?: string): Promise<void>;
 }
 
-/** PostgreSQL (created and migrated when needed) and Redis; throws a clear error if either is unreachable. */
-async function openStores(given: Readonly<Config>, log: Logger): Promise<{ sql: Sql; redis: Redis; config: Readonly<Config> }> {
-  const { sql, applied } = await openMigrated(given.databaseUrl, { timeoutMs: given.databaseTimeoutMs });
-  if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
-  try {
-    // The Redis namespace (REDIS_PREFIX, or derived from the database) before anything touches Redis.
-    const config = Object.freeze(await resolveNamespace(given, () => databaseIdentity(sql)));
-    log.info(namespaceFields(config), 'redis namespace');
-    const redis = await openRedis(config.redisUrl, 'hrs', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
-    watchRedis(redis, log);
-    return { sql, redis, config };
-  } catch (err) {
-    await sql.end({ timeout: 1 });
-    throw err;
+/**
+ * What the platform started, each with how it stops, in the order started: `close` stops them in the
+ * reverse order. The shutdown and a start that fails half-way both stop through this one list, so the
+ * order is written once: where each thing starts.
+ */
+export class Closers {
+  private readonly started: { what: string; close: () => unknown }[] = [];
+
+  constructor(private readonly log: Logger) {}
+
+  /**
+   * Adds what just started. Returns a function that stops it ahead of its turn (the WebSockets, told
+   * as the listener stops); it is then not stopped again.
+   */
+  add(what: string, close: () => unknown): () => Promise<void> {
+    const entry = { what, close };
+    this.started.push(entry);
+    return async () => {
+      const at = this.started.indexOf(entry);
+      if (at < 0) return;
+      this.started.splice(at, 1);
+      await entry.close();
+    };
+  }
+
+  /**
+   * Stops everything, the last started first. A failure is logged and the rest still stopped; the
+   * first one is thrown at the end.
+   */
+  async close(): Promise<void> {
+    let failed: { err: unknown } | undefined;
+    for (let next = this.started.pop(); next; next = this.started.pop()) {
+      try {
+        await next.close();
+      } catch (err) {
+        this.log.error({ err }, `stopping ${next.what} failed`);
+        failed ??= { err };
+      }
+    }
+    if (failed) throw failed.err;
   }
 }
 
+/** PostgreSQL (created and migrated when needed) and Redis; throws a clear error if either is unreachable. */
+async function openStores(given: Readonly<Config>, log: Logger, closers: Closers): Promise<{ sql: Sql; redis: Redis; config: Readonly<Config> }> {
+  const { sql, applied } = await openMigrated(given.databaseUrl, { timeoutMs: given.databaseTimeoutMs });
+  closers.add('PostgreSQL', () => sql.end({ timeout: 5 }));
+  if (applied.length > 0) log.info({ migrations: applied.map((m) => `${m.version}_${m.name}`) }, 'migrations applied');
+  // The Redis namespace (REDIS_PREFIX, or derived from the database) before anything touches Redis.
+  const config = Object.freeze(await resolveNamespace(given, () => databaseIdentity(sql)));
+  log.info(namespaceFields(config), 'redis namespace');
+  const redis = await openRedis(config.redisUrl, 'hrs', { waitMs: config.redisTimeoutMs, sentinel: config.redisSentinel });
+  closers.add('Redis', () => closeRedis(redis));
+  watchRedis(redis, log);
+  return { sql, redis, config };
+}
+
 /** The in-memory state (registry, tokens, live status, receipts) and the bus that keeps it in step with other instances. */
-async function openParts(given: Readonly<Config>, log: Logger): Promise<PlatformParts> {
-  const { sql, redis, config } = await openStores(given, log);
+async function openParts(given: Readonly<Config>, log: Logger, closers: Closers): Promise<PlatformParts> {
+  const { sql, redis, config } = await openStores(given, log, closers);
   const bus = new Bus(redis, config.redisPrefix, config.platformId!, log);
+  closers.add('the bus', () => bus.close());
   const tokens = new TokenStore(sql, { sandbox: config.sandbox });
   const registry = new Registry(() => readRegistryRows(sql));
   const receipts = new Receipts(log);
   const rejections = new Rejections(log);
   const tokenEvents = new TokenEvents(log);
   const announcements = new Announcements(bus, redis, config.redisPrefix, log, { tokens, registry, receipts, rejections, tokenEvents });
+  closers.add('the announcements', () => announcements.close());
   // At start, before any request: its transaction may take longer than a request may wait.
   await setUpSandbox(config, unbounded(sql), announcements, log);
   await recheckPhotos(unbounded(sql), announcements, log);
@@ -120,8 +162,10 @@ async function openParts(given: Readonly<Config>, log: Logger): Promise<Platform
     unknownAfterMs: config.statusUnknownAfterMs,
     pricingStaleAfterMs: config.statusPricingStaleAfterMs,
   });
+  closers.add('the live status', () => status.close());
   registry.onReload((changed) => status.stationsChanged(changed));
   const opening = new OpeningClock(registry);
+  closers.add('the opening clock', () => opening.close());
   registry.onReload((changed) => opening.stationsChanged(changed));
   await registry.reload();
   opening.start();
@@ -133,6 +177,7 @@ async function openParts(given: Readonly<Config>, log: Logger): Promise<Platform
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log, redis);
+  closers.add('the call log', () => callLog.close());
   return { config, log, sql, redis, bus, announcements, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
 }
 
@@ -182,10 +227,12 @@ interface Served {
   recorder: ChangeRecorder;
   /** Stalls of the event loop, reported in the log and the metrics. */
   loop: EventLoopGuard;
+  /** Tells the status streams, the admins' feed and the map's streams that the server goes (1001), ahead of their turn. */
+  closeSockets: () => Promise<void>;
 }
 
 /** Every family's routes, the push layer, the dashboard and the documents on one server. */
-function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOptions): Served {
+function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOptions, closers: Closers): Served {
   const { config, log, sql, redis, bus, announcements, tokens, registry, reference, status } = parts;
   const metrics = new PlatformMetrics(VERSION);
   options.process?.metrics(metrics);
@@ -200,6 +247,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   });
   // Every queue, opened once: producers that need no queue of their own use them, metrics count their jobs.
   const queues = openQueues(parts.redis, parts.config.redisPrefix);
+  closers.add('the queues', () => queues.close());
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix);
   // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
@@ -211,6 +259,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     pingRedis: () => pingRedis(redis),
   });
   const outlet = new Announcer(bus, log, { apply: (signals) => status.publish(signals), receive: (receipts) => parts.receipts.emit(receipts) });
+  // Other instances hear of the last readings before the bus closes.
+  closers.add('the announcer', () => outlet.flushed());
   const importV2 = importV2Api(server, { sql, tokens, limiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog, metrics, outlet });
   const legacyImport = {
     sql, tokens, reference, limiter, log, registry, outlet, callLog: parts.callLog,
@@ -245,8 +295,11 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   const calls = watchImportCalls(server, [families.import_v1, families['import_v1.1'], families.import_v2], {
     sql, log, rejected: (list) => announcements.rejected(list),
   });
+  closers.add('the import call watch', () => calls.close());
   const push = pushLayer(parts, server, families, exportV2.authenticate);
+  const closePush = closers.add('the status streams', () => push.close());
   const map = mapApi(server, { config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl });
+  const closeMap = closers.add('the map', () => map?.close());
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
   indexRoutes(server, ROOT_AREA, { baseUrl: lifecycle.baseUrl, version: VERSION, streamPath: STREAM_PATH, ...(map ? { mapPage: map.page } : {}) });
@@ -254,9 +307,16 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     actors: () => status.countByFreshness(), push: () => push.connections, queues: () => queues.counts(QUEUE_STATES), datex2LeftOut: () => datex2.publications.leftOutCounts(),
     ...(map ? { mapStreams: () => map.openStreams } : {}),
   });
+  // The last changes are recorded before PostgreSQL closes.
   const recorder = changeRecorder({ sql, status, opening: parts.opening, stations: registry, log, counted: metrics.webhookChanges });
+  closers.add('the change recorder', () => recorder.close());
   const loop = new EventLoopGuard({ log, thresholdMs: config.eventLoopStallMs, registry: metrics.registry, sections: server });
-  return { server, push, families, exportV2, datex2, queues, calls, outlet, map, recorder, loop };
+  closers.add('the event loop guard', () => loop.stop());
+  const closeSockets = async () => {
+    await closePush();
+    await closeMap();
+  };
+  return { server, push, families, exportV2, datex2, queues, calls, outlet, map, recorder, loop, closeSockets };
 }
 
 /** The status stream and the admins' feed, on the export v2 and admin families. */
@@ -313,84 +373,63 @@ class Lifecycle {
     this.config.baseUrlDerived && this.port !== undefined ? `http://${this.config.host}:${this.port}` : this.config.baseUrl;
 }
 
-/** What a running platform holds, in the order the shutdown undoes it. */
-interface Running {
-  config: Readonly<Config>;
-  log: Logger;
-  parts: PlatformParts;
-  served: Served;
-  workers: Workers | undefined;
-  lifecycle: Lifecycle;
-  flushLastUsed: () => Promise<unknown>;
-  flushTimer: NodeJS.Timeout;
-}
-
-/** `hrs serve`: connections, routes, workers, and the shutdown that undoes them in order. */
+/** `hrs serve`: connections, routes, workers, and the shutdown that undoes them in the reverse order. */
 export async function startPlatform(given: Config, log: Logger, options: PlatformOptions = {}): Promise<RunningPlatform> {
-  const parts = await openParts(Object.freeze({ ...given }), log);
-  // With its namespace settled (src/infra/namespace.ts).
-  const config = parts.config;
-  const lifecycle = new Lifecycle(config);
-  let served: Served;
+  const closers = new Closers(log);
+  let parts: PlatformParts;
+  let lifecycle: Lifecycle;
   let workers: Workers | undefined;
   try {
-    served = serve(parts, lifecycle, options);
+    parts = await openParts(Object.freeze({ ...given }), log, closers);
+    // With its namespace settled (src/infra/namespace.ts).
+    const config = parts.config;
+    lifecycle = new Lifecycle(config);
+    const served = serve(parts, lifecycle, options, closers);
     await wire(parts, served);
     docRoutes(served.server, { config, reference: parts.reference });
     options.routes?.(served.server, { ...parts, families: served.families });
     workers = options.workers === false ? undefined : startWorkers(config, parts.redis, parts.sql, log, { stations: () => parts.registry });
-  } catch (err) {
-    await closeParts(parts);
-    throw err;
-  }
-  const flushLastUsed = () => parts.tokens.flushLastUsed().catch((err) => log.warn({ err }, 'recording token last-used times failed'));
-  const running: Running = { config, log, parts, served, workers, lifecycle, flushLastUsed, flushTimer: setInterval(flushLastUsed, LAST_USED_FLUSH_MS).unref() };
-  try {
+    const started = workers;
+    if (started) closers.add('the workers', () => started.close());
+    const tokens = parts.tokens;
+    const flushLastUsed = () => tokens.flushLastUsed().catch((err) => log.warn({ err }, 'recording token last-used times failed'));
+    const flushTimer = setInterval(flushLastUsed, LAST_USED_FLUSH_MS).unref();
+    closers.add('the last-used times', async () => {
+      clearInterval(flushTimer);
+      await flushLastUsed();
+    });
     lifecycle.port = await served.server.listen(config.host, config.port, { reusePort: options.process?.reusePort === true });
+    closers.add('the listener', () => stopServing(config, log, served, lifecycle));
   } catch (err) {
-    clearInterval(running.flushTimer);
-    await served.push.close();
-    await served.recorder.close();
-    await served.calls.close();
-    await served.queues.close();
-    await workers?.close();
-    await closeParts(parts);
-    served.loop.stop();
+    await closers.close().catch(() => {});
     throw err;
   }
-  log.info({ host: config.host, port: lifecycle.port, base_url: lifecycle.baseUrl(), workers: workers?.names ?? [] }, 'listening');
+  log.info({ host: parts.config.host, port: lifecycle.port, base_url: lifecycle.baseUrl(), workers: workers?.names ?? [] }, 'listening');
   let stopping: Promise<void> | undefined;
-  const stop = (reason = 'stop requested') => (stopping ??= shutdown(running, reason));
+  const stop = (reason = 'stop requested') =>
+    (stopping ??= (async () => {
+      log.info({ reason }, 'shutting down');
+      await closers.close();
+      log.info('stopped');
+    })());
   return { port: lifecycle.port, baseUrl: lifecycle.baseUrl(), parts, stop };
 }
 
 /**
- * The ordered shutdown: readiness turns 503, SHUTDOWN_DELAY, the listen socket closes, WebSockets are
- * told (1001), requests in flight finish (up to SHUTDOWN_TIMEOUT), workers finish their jobs,
- * last-used times are written, the bus, Redis and PostgreSQL close.
+ * The listener's part of the shutdown (the first, as it started last): readiness turns 503,
+ * SHUTDOWN_DELAY, the listen socket closes, WebSockets are told (1001), requests in flight finish (up
+ * to SHUTDOWN_TIMEOUT). Then the rest stops in the reverse order it started: last-used times written,
+ * workers finishing their jobs, the change recorder, the import call watch, the last announcements,
+ * the queues, the call log, the live status, the bus, Redis and PostgreSQL.
  */
-async function shutdown(running: Running, reason: string): Promise<void> {
-  const { config, log, served, lifecycle } = running;
-  log.info({ reason }, 'shutting down');
+async function stopServing(config: Readonly<Config>, log: Logger, served: Served, lifecycle: Lifecycle): Promise<void> {
   lifecycle.stopping = true;
   if (config.shutdownDelayMs > 0) await sleep(config.shutdownDelayMs);
   served.server.stopListening();
   // WebSockets are told at once (1001): they reconnect elsewhere while requests drain.
-  await served.push.close();
-  served.map?.close();
+  await served.closeSockets();
   if (!(await drained(served.server, config.shutdownTimeoutMs))) log.warn('requests still in flight at the shutdown timeout');
   served.server.closeConnections();
-  // Other instances hear of the last readings before the bus closes; the last changes are recorded.
-  await served.outlet.flushed();
-  await served.recorder.close();
-  clearInterval(running.flushTimer);
-  await served.calls.close();
-  await running.workers?.close();
-  await served.queues.close();
-  await running.flushLastUsed();
-  await closeParts(running.parts);
-  served.loop.stop();
-  log.info('stopped');
 }
 
 /** Whether every request in flight finished within the timeout. */
@@ -402,14 +441,4 @@ async function drained(server: HttpServer, timeoutMs: number): Promise<boolean> 
   ]);
   clearTimeout(timer);
   return done;
-}
-
-async function closeParts(parts: PlatformParts): Promise<void> {
-  parts.status.close();
-  parts.opening.close();
-  await parts.callLog.close();
-  await parts.announcements.close();
-  await parts.bus.close();
-  await closeRedis(parts.redis);
-  await parts.sql.end({ timeout: 5 });
 }

@@ -31,7 +31,7 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_REDIS_URL } from '../src/config.js';
+import { DEFAULT_REDIS_URL } from '../src/config/config.js';
 import { provideServers } from '../src/local/servers.js';
 import { noteFileTimes, slowestFiles } from './helpers/file-times.js';
 import { createTemplate, dropReleased, dropTemplate, DROPS_VARIABLE, SERVER_VARIABLE, serverOf, TEMPLATE_VARIABLE } from './helpers/databases.js';

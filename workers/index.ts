@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
 import { unbounded } from '../db/deadline.js';
-import type { Config } from '../src/config.js';
+import type { Config } from '../src/config/config.js';
 import type { Redis } from '../src/infra/redis.js';
 import { redisFailed } from '../src/infra/redis-outage.js';
 import { startCallLogWorker } from './call-log/processor.js';

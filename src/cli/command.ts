@@ -1,7 +1,7 @@
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { stopLocalServers } from '../local/servers.js';
-import type { Logger } from '../log.js';
-import { VERSION } from '../version.js';
+import type { Logger } from '../config/log.js';
+import { VERSION } from '../config/version.js';
 import { npmWrapper, watchWrapper, type Wrapper } from './wrapper.js';
 
 /**

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.js';
-import { createLogger } from '../log.js';
+import { ConfigError, loadConfig } from '../config/config.js';
+import { createLogger } from '../config/log.js';
 import { FixtureError } from '../registry/file/load.js';
 import { UsageError, versionLine, type Command, type Io } from './command.js';
 import { demo } from './commands/demo.js';

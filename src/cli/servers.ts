@@ -1,4 +1,4 @@
-import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, redactUrl, type Config } from '../config.js';
+import { DEFAULT_DATABASE_URL, DEFAULT_REDIS_URL, redactUrl, type Config } from '../config/config.js';
 import { provideServers, serversInUse, type Defaults, type Provided } from '../local/servers.js';
 import { catchStopSignals, type Io } from './command.js';
 

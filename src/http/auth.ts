@@ -1,18 +1,13 @@
 import { unauthorized, type ErrorStyle, type HttpError } from './errors.js';
-import type { Request } from './request.js';
+import type { Principal, Request } from './request.js';
+
+export type { Principal };
 
 /**
  * Bearer authentication as the HTTP core knows it: reading the token out of `Authorization`, and the
  * shape of a scheme a family hands the core. Which tokens are valid, and for whom, is the families'
  * business (src/api/auth.ts).
  */
-
-/** Who a request acts for, as far as the core needs to know it (the access log). */
-export interface Principal {
-  readonly kind: string;
-  readonly id?: string;
-  readonly tokenId?: string;
-}
 
 /**
  * A family's authentication: the `Authorization` header → the principal, or an HttpError (401). The

@@ -1,5 +1,4 @@
 import { isIP } from 'node:net';
-import proxyaddr from 'proxy-addr';
 
 /**
  * The client's address behind trusted proxies (TRUST_PROXY).
@@ -17,28 +16,12 @@ import proxyaddr from 'proxy-addr';
  * client. Ports (`192.0.2.1:4711`, `"[2001:db8::1]:4711"`) are dropped, IPv4-mapped IPv6 addresses
  * (`::ffff:192.0.2.1`) become IPv4, and IPv6 is lower case, so one client has one spelling.
  *
- * Which proxies are trusted is proxy-addr's matching (addresses, CIDR ranges, the names `loopback`,
- * `linklocal`, `uniquelocal`), see {@link compileTrust}.
+ * Which proxies are trusted is the function this core is handed: TRUST_PROXY as the settings parse it
+ * (src/config/trust-proxy.ts).
  */
 
-/** Whether the address at `hop` (0: the peer; 1: the last one it forwarded, ...) is a trusted proxy. */
+/** The port the core is handed: whether the address at `hop` (0: the peer; 1: the last one it forwarded, ...) is a trusted proxy. */
 export type TrustProxy = (address: string, hop: number) => boolean;
-
-/**
- * TRUST_PROXY's entries (addresses, CIDRs such as `10.0.0.0/8` or `fd00::/8`, and `loopback`,
- * `linklocal`, `uniquelocal`) as a trust function; undefined when there are none (nobody is trusted).
- * Throws on an entry that is none of these.
- */
-export function compileTrust(entries: readonly string[]): TrustProxy | undefined {
-  if (entries.length === 0) return undefined;
-  const trust = proxyaddr.compile([...entries]);
-  return (address, hop) => trust(address, hop);
-}
-
-/** `TRUST_PROXY`'s text (entries separated by commas or white space) → its entries. */
-export function trustEntries(text: string | undefined): string[] {
-  return (text ?? '').split(/[\s,]+/).filter((entry) => entry !== '');
-}
 
 /** The client's address: the peer's, or, when the peer is a trusted proxy, the one it forwarded (see above). */
 export function clientAddress(peer: string, headers: Readonly<Record<string, string | undefined>>, trust: TrustProxy | undefined): string {

@@ -3,6 +3,7 @@ import type { AuthScheme } from './auth.js';
 import type { ErrorStyle, HttpError, Reply } from './errors.js';
 import type { FamilyDocument } from './openapi.js';
 import type { FamilyPolicy } from './policy.js';
+import type { Answering } from './respond.js';
 import type { Request } from './request.js';
 
 /** Where a value the core checks came from, as a family's `invalid` hook is told. */
@@ -74,4 +75,11 @@ export interface Family {
 export interface RequestDeadline {
   ms: number;
   refusal: (req: Request) => HttpError;
+}
+
+/** A family as this server runs it: its policy compiled, its guards and observers (declared and added). */
+export interface FamilyState extends Answering {
+  family: Family;
+  guards: Guard[];
+  observers: Observer[];
 }

@@ -1,14 +1,28 @@
 import type { Logger } from 'pino';
 import { HttpError, type ErrorStyle } from './errors.js';
 import type { Guard } from './family.js';
-import type { RateLimiter, RateLimit, RateLimitResult } from '../infra/rate-limit.js';
 import type { Request } from './request.js';
+import type { RateLimit, RateLimitResult } from '../domain/rate-limits.js';
 
 /**
- * The rate limits as HTTP guards: each request spends its key's budget through the RateLimiter
- * (src/infra/rate-limit.ts), gets the `RateLimit-*` headers, and is refused with 429 and `Retry-After` in its
- * family's wording when a limit is exhausted. The families declare their own limits and keys.
+ * The rate limits as HTTP guards: each request spends its key's budget through a rate limiter (the
+ * port below; src/infra/rate-limit.ts's RateLimiter, in Redis, is the platform's), gets the
+ * `RateLimit-*` headers, and is refused with 429 and `Retry-After` in its family's wording when a limit
+ * is exhausted. The families declare their own limits and keys.
  */
+
+/**
+ * The rate limiter the guards spend budgets through, as this core needs it: the infrastructure
+ * implements it (src/infra/rate-limit.ts), the composition root hands it to the families.
+ */
+export interface RateLimiterPort {
+  /** Whether checks can be made now (the store connected and answering); while not, requests pass without waiting. */
+  readonly ready: boolean;
+  /** Checks every limit for `key` and, only if all allow it, counts the request; rejects when the store fails or does not answer in time. */
+  hit(key: string, limits: readonly RateLimit[]): Promise<RateLimitResult>;
+  /** Logs a check that failed (limits not enforced); `fault` when it is a failure of its own (warned of), not an outage or a wait that ran out. */
+  failed(log: Logger, err: unknown, msg: string): 'outage' | 'wait' | 'fault';
+}
 
 export interface RateLimitGuardOptions {
   limits: readonly RateLimit[];
@@ -40,7 +54,7 @@ export function refusedByRateLimit(req: Request): boolean {
  * this logs at debug only, as when only the limiter's timeout ran out (Redis is then asked whether it
  * is down); another failure is a warning, once until a check succeeds again, with one info line then.
  */
-export function rateLimitGuard(limiter: RateLimiter, options: RateLimitGuardOptions): Guard {
+export function rateLimitGuard(limiter: RateLimiterPort, options: RateLimitGuardOptions): Guard {
   let failing = false;
   let warned = false;
   const failOpen = (err: unknown) => {

@@ -1,11 +1,17 @@
 import { isUtf8 } from 'node:buffer';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import type { Principal } from './auth.js';
 import { HttpError, badRequest, type CloseConnection } from './errors.js';
 import { isStorableText, type Method } from './router.js';
 import { clientAddress, type TrustProxy } from './client-address.js';
 import { utf8Fault, utf8FaultText } from '../domain/text.js';
+
+/** Who a request acts for, as far as the core needs to know it (the access log). */
+export interface Principal {
+  readonly kind: string;
+  readonly id?: string;
+  readonly tokenId?: string;
+}
 
 /** Everything a handler may know about a request, copied out of uWS before the first await. */
 export interface Request {

@@ -6,15 +6,15 @@ import type { TrustProxy } from './client-address.js';
 import { watchDeadline } from './deadline.js';
 import { checkInput, defaultInvalid, type AnyRoute, type RouteInfo, type RouteSpec } from './contract.js';
 import { HttpError, notFound, type Reply } from './errors.js';
-import type { Family, Guard, Observer } from './family.js';
+import type { Family, FamilyState, Guard, Observer } from './family.js';
 import { compilePolicy, isPreflight, preflightReply } from './policy.js';
 import { checkQuery, queryNames, type QuerySchema } from './query.js';
 import { Abort, copyRequest, readBody, tooLarge, type Request } from './request.js';
-import { failure, respond, withRequestHeaders, type Answering, type ErrorClassifier } from './respond.js';
+import { failure, respond, withRequestHeaders, type ErrorClassifier } from './respond.js';
 import { Router, type Match, type Method } from './router.js';
 import { socketBehavior, upgradeHandler, type SocketRouteSpec, type SocketData } from './sockets.js';
 
-export type { RouteInfo, RouteSpec, SocketData, SocketRouteSpec };
+export type { FamilyState, RouteInfo, RouteSpec, SocketData, SocketRouteSpec };
 
 if (typeof uWS.getParts !== 'function') {
   throw new Error(
@@ -29,13 +29,6 @@ const LISTEN_EXCLUSIVE: number = (() => {
   if (typeof value !== 'number') throw new Error('this uWebSockets.js build has no LIBUS_LISTEN_EXCLUSIVE_PORT: a busy port could not be refused');
   return value;
 })();
-
-/** A family as this server runs it: its policy compiled, its guards and observers (declared and added). */
-export interface FamilyState extends Answering {
-  family: Family;
-  guards: Guard[];
-  observers: Observer[];
-}
 
 /** One answered request, as metrics see it (every response: routes, refusals, unknown paths, upgrades). */
 export interface Answered {

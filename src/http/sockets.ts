@@ -1,12 +1,11 @@
 import type { HttpRequest, HttpResponse, WebSocketBehavior, us_socket_context_t } from 'uWebSockets.js';
 import type { Logger } from 'pino';
-import type { Family } from './family.js';
+import type { Family, FamilyState } from './family.js';
 import type { TrustProxy } from './client-address.js';
 import type { RouteDoc } from './contract.js';
 import { checkQuery, type QuerySchema } from './query.js';
 import { Abort, copyRequest, type Request } from './request.js';
 import { failure, logRequest, respond, withRequestHeaders, type ErrorClassifier } from './respond.js';
-import type { FamilyState } from './server.js';
 
 /** What every WebSocket of a socket route carries: the upgrade request (principal set once authenticated) and the route's own data. */
 export interface SocketData<T> {

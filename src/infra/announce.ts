@@ -4,7 +4,7 @@ import type { Rejection } from '../domain/rejections.js';
 import type { PublishedSignal, Receipt } from '../domain/signals.js';
 import type { TokenEvent } from '../domain/token-events.js';
 import { isCategory } from '../domain/categories/index.js';
-import type { RegistryChange } from '../registry/editor.js';
+import type { RegistryChange } from '../domain/registry-change.js';
 import { registryMessage, type AnnouncedReceipt, type AnnouncedSignal, type Bus, type BusMessageOf } from './bus.js';
 import type { Rejections, Receipts, TokenEvents } from './receipts.js';
 import { RedisNotConnectedError, redisUsable, type Redis } from './redis.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Config } from '../config-shape.js';
+import type { Config } from '../config/shape.js';
 
 /**
  * Which platform a Redis key, channel, stream or queue belongs to. Redis pub/sub ignores the database

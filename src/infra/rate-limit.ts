@@ -1,8 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { RedisDeadlineError, redisUsable, type Redis } from './redis.js';
 import { redisFailed, type RedisFailure } from './redis-outage.js';
+import { loadScript, runScript } from './scripts.js';
+import type { RateLimit, RateLimitResult, RateLimitState } from '../domain/rate-limits.js';
+
+export type { RateLimit, RateLimitResult, RateLimitState };
 
 /**
  * Rate limits shared by every instance through Redis.
@@ -25,53 +28,10 @@ import { redisFailed, type RedisFailure } from './redis-outage.js';
  * window; the work per batch does not grow with the number of requests it counts.
  */
 
-export interface RateLimit {
-  /** Requests allowed within the window. */
-  limit: number;
-  /** Window length in seconds (fractions allowed; whole milliseconds). */
-  windowSeconds: number;
-  /** Distinguishes the limits of one key in Redis; defaults to the window, e.g. `60s`. */
-  name?: string;
-  /** How a refusal names the limit, e.g. `at most 300 requests per minute per signal originator`. */
-  description?: string;
-}
-
-export interface RateLimitState {
-  limit: RateLimit;
-  /** Requests still allowed now under this limit. */
-  remaining: number;
-  /** Microseconds until the oldest request counted in this window leaves it (0 when none is counted). */
-  resetMicros: number;
-}
-
-export interface RateLimitResult {
-  allowed: boolean;
-  /** The tightest limit: when refused, the one that keeps the request waiting longest. */
-  limit: RateLimit;
-  remaining: number;
-  /**
-   * Seconds (rounded up) until the tightest limit's oldest counted request leaves its window, i.e.
-   * until `remaining` next grows; 0 when that limit counts nothing. When `remaining` is 0 this is
-   * exactly the Retry-After the next request would get.
-   */
-  resetSeconds: number;
-  /** When refused: whole seconds (at least 1, rounded up) until a request would be allowed. */
-  retryAfterSeconds?: number;
-  /** When refused: the exact wait in milliseconds (fractional). */
-  retryAfterMs?: number;
-  /** Every limit's state, in the order given. */
-  limits: RateLimitState[];
-}
-
-/**
- * The check-and-count script (./rate-limit.lua, where its KEYS, ARGV and reply are described), read
- * once at start from beside this module (`import.meta.url`): found from the sources, and from a build
- * that copies the `.lua` files beside the modules it emits.
- */
-const SCRIPT = readFileSync(new URL('./rate-limit.lua', import.meta.url), 'utf8');
+/** The check-and-count script (./rate-limit.lua, where its KEYS, ARGV and reply are described). */
+const SCRIPT = loadScript('rate-limit.lua');
 
 const MICROS = 1_000_000;
-const SCRIPT_SHA = createHash('sha1').update(SCRIPT).digest('hex');
 
 /** Checks that go at once, whatever the interval since the last call: the round trip is shared enough. */
 const FULL_BATCH = 32;
@@ -215,14 +175,8 @@ export class RateLimiter {
     }
   }
 
-  private async run(keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await this.redis.evalSha(SCRIPT_SHA, { keys, arguments: args });
-    } catch (err) {
-      // Not loaded yet (or gone after SCRIPT FLUSH or a failover): EVAL runs and caches it.
-      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
-      return this.redis.eval(SCRIPT, { keys, arguments: args });
-    }
+  private run(keys: string[], args: string[]): Promise<unknown> {
+    return runScript(this.redis, SCRIPT, keys, args);
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { RedisDeadlineError, redisUsable, withinRedis, type Redis } from './redis.js';
+import { RedisDeadlineError, RedisNotConnectedError, redisUsable, withinRedis, type Redis } from './redis.js';
 import { isSentinelNodeError } from './redis-sentinel.js';
 
 /**
@@ -46,6 +46,17 @@ function isWaitRunOut(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as { code?: unknown }).code;
   return err instanceof RedisDeadlineError || code === 'REDIS_DEADLINE' || code === 'REDIS_TIMEOUT' || err.name === 'TimeoutError' || err.constructor.name === 'TimeoutError';
+}
+
+/**
+ * Whether an error says Redis did not answer: the client not connected or not answering
+ * (`RedisNotConnectedError`), a wait that ran out (REDIS_TIMEOUT, or the caller's own deadline), a
+ * connection failing. The one place this is decided: what met such an error may succeed a moment later
+ * (an HTTP request is answered 503 with Retry-After, src/api/unavailable.ts), while Redis refusing a
+ * command, or anything else failing, is a fault of its own.
+ */
+export function redisUnanswered(err: unknown): boolean {
+  return err instanceof RedisNotConnectedError || isWaitRunOut(err) || isConnectionError(err);
 }
 
 interface Outage {

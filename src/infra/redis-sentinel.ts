@@ -1,6 +1,5 @@
-import { ClientClosedError, createSentinel, type RedisSentinelType } from 'redis';
-import type { RedisSentinelSettings } from '../redis-config.js';
-import type { Redis } from './redis.js';
+import { ClientClosedError, createSentinel, type RedisClientType, type RedisSentinelType } from 'redis';
+import type { RedisSentinelSettings } from '../config/redis-settings.js';
 
 /**
  * A Redis client that follows the master of a Sentinel group (REDIS_SENTINELS), node-redis's own
@@ -10,6 +9,9 @@ import type { Redis } from './redis.js';
  * events, so the platform and BullMQ's node-redis wrapper use it as they use a client of one server;
  * `sentinelClient` fills in the four differences they meet (below).
  */
+
+/** The platform's client type (./redis.ts names it `Redis`), which the Sentinel client stands in for. */
+type Redis = RedisClientType;
 
 /** What a client of one Redis is told by REDIS_URL, applied to the master the Sentinels name. */
 export interface MasterOptions {

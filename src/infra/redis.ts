@@ -1,6 +1,6 @@
 import { createClient, ErrorReply, type RedisClientType } from 'redis';
-import { redactUrl } from '../config.js';
-import { describeSentinels, type RedisSentinelSettings } from '../redis-config.js';
+import { redactUrl } from '../config/config.js';
+import { describeSentinels, type RedisSentinelSettings } from '../config/redis-settings.js';
 import { sentinelClient } from './redis-sentinel.js';
 
 /**

@@ -3,7 +3,7 @@ import type { WebSocket } from 'uWebSockets.js';
 import { HttpError } from '../http/errors.js';
 import type { HttpServer, SocketData, SocketRouteSpec } from '../http/server.js';
 import { CLOSE, CLOSE_REASON, errorMessage, parseClientMessage, type ClientMessage } from './protocol.js';
-import type { Slot, StreamSlots } from './stream-slots.js';
+import type { Slot, StreamSlots } from '../infra/stream-slots.js';
 
 /**
  * The life of the push layer's sockets, whichever route opened them: the record kept per socket, the

@@ -12,7 +12,7 @@ import { AdminFeed } from './admin-feed.js';
 import { Backlog } from './backlog.js';
 import { Connections } from './connections.js';
 import { FanOut } from './fan-out.js';
-import type { StreamSlots } from './stream-slots.js';
+import type { StreamSlots } from '../infra/stream-slots.js';
 import { StatusStream } from './subscriptions.js';
 import { TokenRecheck } from './token-recheck.js';
 import { ExpiringTokens } from './expiring-tokens.js';

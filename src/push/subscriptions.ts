@@ -9,7 +9,7 @@ import type { SocketRouteSpec } from '../http/server.js';
 import type { Connections, Socket, State, StreamState } from './connections.js';
 import { ALL_TOPIC, stationTopic } from './fan-out.js';
 import { errorMessage, type ClientMessage } from './protocol.js';
-import { STREAM_RETRY_AFTER_SECONDS, type StreamSlots } from './stream-slots.js';
+import { STREAM_RETRY_AFTER_SECONDS, type StreamSlots } from '../infra/stream-slots.js';
 
 /**
  * The data users' status stream (`/v2/hrs/status/stream`): a stream is admitted while its user holds

@@ -7,6 +7,9 @@ import type { UserRoles } from '../../db/queries/roles.js';
 import { CATEGORIES } from '../domain/categories/index.js';
 import { layoutContradictions } from '../domain/import-v1/options.js';
 import { eventSchema, formatPath, type EventFixture } from './file/schema.js';
+import type { RegistryChange } from '../domain/registry-change.js';
+
+export type { RegistryChange };
 
 /**
  * What the registry editor (./editor.ts) decides with: who acts, how a refusal is told, what a change
@@ -32,15 +35,6 @@ export class EditError extends Error {
   ) {
     super(message);
   }
-}
-
-export interface RegistryChange {
-  /** Stations whose registry data (record, layout, events, photo, assignments) changed. */
-  hrsIds: readonly string[];
-  /** Tokens changed (made or revoked): token caches must forget. */
-  tokens?: boolean;
-  /** Something every instance's registry cache holds changed beyond stations (an originator's call-log mode). */
-  registry?: boolean;
 }
 
 /** Import tokens an originator may hold at once: enough to rotate every system it runs. */

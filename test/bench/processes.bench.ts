@@ -18,7 +18,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { availableParallelism, cpus } from 'node:os';
 import { unbounded } from '../../db/deadline.js';
 import { openMigrated } from '../../db/migrate.js';
-import { NODE_FLAGS } from '../../src/node-flags.js';
+import { NODE_FLAGS } from '../../src/config/node-flags.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN } from '../helpers/platform.js';

@@ -198,6 +198,18 @@ export function importViolations(graph: ProjectImport[], rules: ImportRule[]): V
   );
 }
 
+/**
+ * Every pair of files that import each other, a two-file import circle (in any form, types included),
+ * as `a ↔ b` with the lesser path first, sorted. Two such files are one module in two pieces: whichever
+ * loads first sees the other half-initialised, and neither can be read, tested or moved alone.
+ */
+export function mutualImports(graph: ProjectImport[]): string[] {
+  const edges = new Set(graph.map((e) => `${e.file}\n${e.target}`));
+  const pairs = new Set<string>();
+  for (const e of graph) if (e.file < e.target && edges.has(`${e.target}\n${e.file}`)) pairs.add(`${e.file} ↔ ${e.target}`);
+  return [...pairs].sort();
+}
+
 /** A postgres.js tagged template outside the folder allowed to hold SQL: `file`, `line` and its tag. */
 export interface SqlTemplate {
   file: string;

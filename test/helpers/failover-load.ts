@@ -1,6 +1,6 @@
 import postgres from 'postgres';
-import { loadConfig, type Config } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { createLogger } from '../../src/config/log.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { baseFixture, TOKENS } from './fixtures.js';

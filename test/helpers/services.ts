@@ -1,4 +1,4 @@
-import { DEFAULT_REDIS_URL } from '../../src/config.js';
+import { DEFAULT_REDIS_URL } from '../../src/config/config.js';
 
 /**
  * The PostgreSQL and Redis the suite runs against. `npm test` (test/run.ts) sets both: the servers

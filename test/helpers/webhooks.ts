@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Test } from 'tap';
 import { Webhook } from 'standardwebhooks';
 import type { Sql } from '../../db/connect.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { newWebhookSecret, sealSecret } from '../../src/domain/webhooks/secrets.js';
 import { startWorkers, type Workers } from '../../workers/index.js';
 import type { WebhookTiming } from '../../workers/webhooks/processor.js';

@@ -5,7 +5,7 @@ import { DRF_ERRORS, HttpError, unauthorized } from '../../src/http/errors.js';
 import { RateLimiter } from '../../src/infra/rate-limit.js';
 import type { Request } from '../../src/http/request.js';
 import { openRedis } from '../../src/infra/redis.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, uniqueName } from '../helpers/platform.js';
 import { TEST_REDIS_URL } from '../helpers/services.js';

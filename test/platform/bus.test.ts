@@ -6,7 +6,7 @@ import t, { type Test } from 'tap';
 import { Bus, registryMessage, type BusMessageOf } from '../../src/infra/bus.js';
 import { fromAnnouncement, receiptsFromAnnouncement } from '../../src/infra/announce.js';
 import { closeRedis, openRedis } from '../../src/infra/redis.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { logCapture, uniqueName } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';
 import { TEST_REDIS_URL } from '../helpers/services.js';

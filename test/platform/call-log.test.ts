@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { Queue } from 'bullmq';
 import { insertCallLogs, type CallLogRow } from '../../db/queries/call-logs.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { MAX_STORED_BODY_BYTES, capBody, type CallLogEntry } from '../../workers/call-log/job.js';
 import { startCallLogWorker, type CallLogWorker } from '../../workers/call-log/processor.js';
 import { CallLogRecorder } from '../../workers/call-log/producer.js';

@@ -1,6 +1,7 @@
 import t from 'tap';
-import { clientAddress, compileTrust, forwardedFor, normalize, trustEntries } from '../../src/http/client-address.js';
-import { loadConfig } from '../../src/config.js';
+import { compileTrust, trustEntries } from '../../src/config/trust-proxy.js';
+import { clientAddress, forwardedFor, normalize } from '../../src/http/client-address.js';
+import { loadConfig } from '../../src/config/config.js';
 import { SANDBOX_TOKEN } from '../../src/domain/sandbox.js';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
 import { get, startTestPlatform } from '../helpers/platform.js';

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { credentialRecipients, daysLeftAt, dueReminder } from '../../src/domain/token-reminders.js';
 import { renderCredentialReminder } from '../../src/domain/token-mail.js';
 import { credentialReminderKey, writeCredentialReminders } from '../../src/registry/credential-reminders.js';

@@ -1,10 +1,10 @@
 import t from 'tap';
 import { connect, isDatabaseUnavailable } from '../../db/connect.js';
 import { classifyUnavailable } from '../../src/api/unavailable.js';
-import { loadConfig, redactUrl } from '../../src/config.js';
+import { loadConfig, redactUrl } from '../../src/config/config.js';
 import { freshDatabase } from '../helpers/platform.js';
 import { blackhole } from '../helpers/private-services.js';
-import { databaseHosts, databaseName, isHostList, sessionAttrs, withDatabase } from '../../src/database-url.js';
+import { databaseHosts, databaseName, isHostList, sessionAttrs, withDatabase } from '../../src/config/database-url.js';
 
 /** DATABASE_URL's forms, the one-host URL and libpq's host list, and the errors a failover makes clients meet. */
 

@@ -8,7 +8,7 @@
 import t from 'tap';
 import { DEMO_LEGACY_STATIONS, DEMO_ORIGINATOR, DEMO_TOKENS, demoFixture } from '../../src/cli/demo/fixture.js';
 import { DemoOriginator } from '../../src/cli/demo/originator.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startCallLogWorker } from '../../workers/call-log/processor.js';
 import { ADMIN_TOKEN, get, startTestPlatform } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';

@@ -7,7 +7,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import t from 'tap';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { emailAddress } from '../../src/domain/text.js';
 import { FixtureError, loadFixture } from '../../src/registry/file/load.js';
 import { ADMIN_TOKEN, startTestPlatform } from '../helpers/platform.js';

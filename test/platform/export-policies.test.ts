@@ -1,7 +1,7 @@
 import t from 'tap';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { MESSAGES } from '../../src/api/auth.js';
 import { badRequest, json } from '../../src/http/errors.js';
 import { describeLimit } from '../../src/http/rate-limit-guard.js';

@@ -11,7 +11,7 @@ import { freshDatabase, postSignals, startTestPlatform } from '../helpers/platfo
 import { until } from '../helpers/wait.js';
 import { startWorkers } from '../../workers/index.js';
 import { openQueue, QUEUES } from '../../workers/queues.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import type { Sql } from '../../db/connect.js';
 
 const MIN = 60_000;

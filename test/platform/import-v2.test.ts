@@ -179,7 +179,7 @@ t.test('every field error of the spec reaches the client in the aligned body', a
 
 t.test('API call log of import v2 calls, per the originator\'s mode', async (t) => {
   const { startCallLogWorker } = await import('../../workers/call-log/processor.js');
-  const { createLogger } = await import('../../src/log.js');
+  const { createLogger } = await import('../../src/config/log.js');
   const f = fixture();
   f.originators[0]!.call_log_mode = 'errors';
   const p = await startTestPlatform(t, { fixture: f });

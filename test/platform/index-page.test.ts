@@ -4,7 +4,7 @@
  */
 import t from 'tap';
 import { prefersHtml } from '../../src/api/index-page/routes.js';
-import { VERSION } from '../../src/version.js';
+import { VERSION } from '../../src/config/version.js';
 import { startTestPlatform } from '../helpers/platform.js';
 
 t.test('GET / lists the pages as JSON, each link answering', async (t) => {

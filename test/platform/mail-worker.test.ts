@@ -4,7 +4,7 @@ import { SMTPServer } from 'smtp-server';
 import type { Queue } from 'bullmq';
 import { connect } from '../../db/connect.js';
 import { closeRedis, openRedis } from '../../src/infra/redis.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startWorkers, type Workers } from '../../workers/index.js';
 import { openQueue } from '../../workers/queues.js';
 import { SWEEP_JOB } from '../../workers/mail/job.js';

@@ -11,7 +11,7 @@ import { TOKENS } from '../helpers/fixtures.js';
 import { mapFixture, raw } from '../helpers/map.js';
 import { get, postSignals, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 
 const FEED = '/map/v1/stations.geojson';
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();

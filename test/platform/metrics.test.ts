@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { METRICS_MESSAGES } from '../../src/api/metrics/family.js';
-import { VERSION } from '../../src/version.js';
+import { VERSION } from '../../src/config/version.js';
 import { baseFixture, berlaAssignments, TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';

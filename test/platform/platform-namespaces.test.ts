@@ -13,7 +13,7 @@ import t, { type Test } from 'tap';
 import { createClient } from 'redis';
 import type { StatusChange } from '../../machines/live-status.js';
 import { serversInUseLines } from '../../src/cli/servers.js';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/config.js';
 import { NAMESPACE_STEM } from '../../src/infra/namespace.js';
 import { baseFixture, berlaAssignments, TOKENS } from '../helpers/fixtures.js';
 import { get, postSignals, startTestPlatform, type TestPlatform } from '../helpers/platform.js';

@@ -9,7 +9,7 @@ import t from 'tap';
 import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import { loadFixture } from '../../src/registry/file/load.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startWorkers } from '../../workers/index.js';
 import { TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, startTestPlatform } from '../helpers/platform.js';

@@ -5,7 +5,7 @@
  * e-mail goes out; once both are back a known address gets its link and an unknown one the same 202.
  */
 import t, { type Test } from 'tap';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startWorkers } from '../../workers/index.js';
 import { baseFixture } from '../helpers/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js';

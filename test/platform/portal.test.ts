@@ -7,7 +7,7 @@
  */
 import t, { type Test } from 'tap';
 import type { ParsedMail } from 'mailparser';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startWorkers } from '../../workers/index.js';
 import { baseFixture } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, startTestPlatform, type TestPlatform } from '../helpers/platform.js';

@@ -6,7 +6,7 @@ import { rateLimitGuard } from '../../src/http/rate-limit-guard.js';
 import { RateLimiter, type RateLimit } from '../../src/infra/rate-limit.js';
 import type { Request } from '../../src/http/request.js';
 import { openRedis, type Redis } from '../../src/infra/redis.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
 import { get, logCapture, startTestPlatform, uniqueName } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { masterOptionsOf } from '../../src/infra/redis-sentinel.js';
-import { DEFAULT_SENTINEL_NAME, describeSentinels } from '../../src/redis-config.js';
+import { DEFAULT_SENTINEL_NAME, describeSentinels } from '../../src/config/redis-settings.js';
 
 /**
  * REDIS_SENTINELS and REDIS_SENTINEL_NAME: Sentinels as host:port (Sentinel's own port when left out,

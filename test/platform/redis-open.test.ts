@@ -2,7 +2,7 @@
 import t from 'tap';
 import type { EventEmitter } from 'node:events';
 import { openRedis, REDIS_LISTENERS, RedisUnavailableError } from '../../src/infra/redis.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startPlatform } from '../../src/platform.js';
 import { openQueue, QUEUES } from '../../workers/queues.js';
 import { freePort, testConfig } from '../helpers/platform.js';

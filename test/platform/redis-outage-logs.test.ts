@@ -7,7 +7,7 @@
  * that only ran out of its caller's own deadline is said as such, and is no outage.
  */
 import t from 'tap';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startPlatform } from '../../src/platform.js';
 import { closeRedis, openRedis, RedisDeadlineError, redisUsable, withinRedis, type Redis } from '../../src/infra/redis.js';
 import { redisFailed, watchRedis } from '../../src/infra/redis-outage.js';

@@ -16,7 +16,7 @@ import {
 import { summarize, type SummaryReason } from '../../src/domain/status/summary.js';
 import { decideToken, TOKEN_MESSAGES } from '../../src/domain/tokens.js';
 import type { FuellingOption } from '../../src/domain/vocabulary.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { installSandbox, sandboxFixture } from '../../src/registry/sandbox.js';
 import { SANDBOX_TOKEN_RECORD } from '../../src/registry/tokens.js';

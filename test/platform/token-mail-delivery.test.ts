@@ -6,7 +6,7 @@
  * a second delivery of the same e-mail.
  */
 import t, { type Test } from 'tap';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { PersonalTokens } from '../../src/registry/personal-tokens.js';
 import { startWorkers } from '../../workers/index.js';
 import { scheduleMail, sweepMail } from '../../workers/mail/outbox.js';

@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { RecordedChange } from '../../db/queries/recorded-changes.js';
 import type { StatusChange } from '../../machines/status-change.js';
 import type { StationEntry } from '../../src/domain/stations.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { ChangeRecorder, FLUSH_DELAY_MS, RETRY_MS, TOPICS_EVERY_MS } from '../../src/push/webhooks/recorder.js';
 import { ADMIN_TOKEN, get, logCapture, postSignals, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { baseFixture, berlaAssignments, TOKENS } from '../helpers/fixtures.js';

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import type { Worker } from 'bullmq';
 import type { Redis } from '../../src/infra/redis.js';
 import { isConnectionError, logWorkerErrors } from '../../workers/connection-errors.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startPlatform } from '../../src/platform.js';
 import { baseFixture } from '../helpers/fixtures.js';
 import { logCapture, testConfig } from '../helpers/platform.js';

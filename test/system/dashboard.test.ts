@@ -6,7 +6,7 @@ import { baseFixture, berlaAssignments, TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, freePort, startTestPlatform, type TestPlatform, postSignals as post } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';
 import { startWorkers } from '../../workers/index.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 
 /**
  * The admins' live dashboard (/admin/) in a headless Chromium against the whole platform: sign-in

@@ -1,11 +1,11 @@
 /**
- * The service's V8 options (src/node-flags.ts) are the ones `bin/hrs.js` and `npm start` give Node,
+ * The service's V8 options (src/config/node-flags.ts) are the ones `bin/hrs.js` and `npm start` give Node,
  * and the command runs with them.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import t from 'tap';
-import { NODE_FLAGS } from '../../src/node-flags.js';
+import { NODE_FLAGS } from '../../src/config/node-flags.js';
 
 t.test('bin/hrs.js and npm start run Node with the service\'s V8 options', async (t) => {
   const shebang = readFileSync(new URL('../../bin/hrs.js', import.meta.url), 'utf8').split('\n')[0];

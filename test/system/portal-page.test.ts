@@ -12,7 +12,7 @@ import { parseJson, type Request } from '../../src/http/request.js';
 import { HttpServer } from '../../src/http/server.js';
 import { ROOT_AREA } from '../../src/api/areas.js';
 import { shellRoutes } from '../../src/api/index-page/shell.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startWorkers } from '../../workers/index.js';
 import { baseFixture } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, startTestPlatform } from '../helpers/platform.js';

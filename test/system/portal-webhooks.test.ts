@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { startWorkers } from '../../workers/index.js';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { ACCOUNTS, portalFixture, signedIn } from '../helpers/portal.js';

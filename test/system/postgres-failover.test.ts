@@ -1,6 +1,6 @@
 import t from 'tap';
 import { connect, ensureDatabase } from '../../db/connect.js';
-import { withDatabase } from '../../src/database-url.js';
+import { withDatabase } from '../../src/config/database-url.js';
 import { importLoad, platformOnPair, storedRequests, summary } from '../helpers/failover-load.js';
 import { postgresPairMissing, startPostgresPair } from '../helpers/postgres-cluster.js';
 

@@ -11,10 +11,10 @@
  */
 import t, { type Test } from 'tap';
 import { createClient } from 'redis';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { closeRedis, openRedis, redisUsable, RedisUnavailableError } from '../../src/infra/redis.js';
 import { watchRedis } from '../../src/infra/redis-outage.js';
-import { sentinelNodes } from '../../src/redis-config.js';
+import { sentinelNodes } from '../../src/config/redis-settings.js';
 import { PersonalTokens } from '../../src/registry/personal-tokens.js';
 import { startWorkers } from '../../workers/index.js';
 import { outboxMessageId } from '../../workers/mail/job.js';

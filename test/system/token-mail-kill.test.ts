@@ -12,7 +12,7 @@ import { simpleParser } from 'mailparser';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { closeRedis, openRedis } from '../../src/infra/redis.js';
 import { startWorkers } from '../../workers/index.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { PersonalTokens } from '../../src/registry/personal-tokens.js';
 import { outboxMessageId } from '../../workers/mail/job.js';

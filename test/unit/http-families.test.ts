@@ -8,7 +8,7 @@ import { bearerToken } from '../../src/http/auth.js';
 import { DRF_ERRORS, HttpError, PROBLEM_ERRORS, json, unauthorized, type Reply } from '../../src/http/errors.js';
 import type { Family } from '../../src/http/family.js';
 import { HttpServer } from '../../src/http/server.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { textQuery } from '../../src/http/query.js';
 
 const seen: { path: string; status: number }[] = [];

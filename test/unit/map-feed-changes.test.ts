@@ -9,7 +9,7 @@ import { MapFeed, SETTLE_DELAY_MS, STATICS_WAIT_MS, type FeedChange } from '../.
 import type { PublishedReading } from '../../src/domain/categories/index.js';
 import type { MapStationRow } from '../../db/queries/map.js';
 import type { StationEntry } from '../../src/domain/stations.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 
 const LAYOUT = {
   nozzles: new Map([['N1', { dispenser: 'D1', fuellingOptions: ['700ld'] }]]),

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/command.js';
-import { envSchema } from '../../src/config.js';
+import { envSchema } from '../../src/config/config.js';
 
 /**
  * What the README promises a newcomer stays complete as the code grows: every environment variable the

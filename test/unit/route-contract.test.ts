@@ -11,7 +11,7 @@ import { badRequest, DRF_ERRORS, json, PROBLEM_ERRORS, unauthorized } from '../.
 import type { Family } from '../../src/http/family.js';
 import { buildDocument } from '../../src/http/openapi.js';
 import { HttpServer } from '../../src/http/server.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 
 const auth: Family['auth'] = (header) => {
   if (bearerToken(header) !== 'token') throw unauthorized('Not a token.');

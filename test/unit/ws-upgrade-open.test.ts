@@ -19,7 +19,7 @@ import t from 'tap';
 import { HttpServer } from '../../src/http/server.js';
 import type { Family } from '../../src/http/family.js';
 import { PROBLEM_ERRORS } from '../../src/http/errors.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/config/log.js';
 import { WsClient } from '../helpers/ws.js';
 
 const PROBE: Family = { name: 'probe', prefix: '/probe/', errors: PROBLEM_ERRORS };

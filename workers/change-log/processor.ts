@@ -2,7 +2,7 @@ import { Worker, createNodeRedisClient, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { pruneChangeLog, sweepEndedEvents } from '../../db/queries/change-log.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import type { Redis } from '../../src/infra/redis.js';
 import { QUEUES, bullPrefix } from '../queues.js';
 import { logWorkerErrors } from '../connection-errors.js';

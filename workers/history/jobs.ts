@@ -16,7 +16,7 @@ import {
 } from '../../db/queries/history.js';
 import { freshnessPolicies, type FreshnessPolicy } from '../../src/domain/categories/index.js';
 import { replay, type HistoryReading } from '../../src/domain/history/timeline.js';
-import type { Config } from '../../src/config.js';
+import type { Config } from '../../src/config/config.js';
 import type { StationLookup } from '../../src/domain/stations.js';
 import type { Category } from '../../src/domain/categories/index.js';
 

@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { MailIntent } from '../../db/queries/token-mail.js';
-import { redisUsable, type Redis } from '../../src/infra/redis.js';
+import { RedisDeadlineError, RedisNotConnectedError, redisUsable, type Redis } from '../../src/infra/redis.js';
 import { scheduleMail, within } from './outbox.js';
 
 /**
@@ -43,11 +43,13 @@ export class MailProducer {
   }
 
   /**
-   * Queues a link e-mail, or throws `unqueued()` when Redis is unavailable or does not take the job
-   * within LINK_WAIT_MS: then nothing was sent and the caller says so.
+   * Queues a link e-mail. Throws a `RedisNotConnectedError` at once while Redis is not usable, and a
+   * `RedisDeadlineError` when it does not take the job within LINK_WAIT_MS (both say Redis did not
+   * answer, src/infra/redis-outage.ts's `redisUnanswered`): then nothing was sent and the caller says so.
    */
-  async sendLink(to: string, mail: LinkMail, unqueued: () => Error): Promise<void> {
-    if (!redisUsable(this.redis)) throw unqueued();
-    await within(this.queue.add('link', { to, ...mail }, { removeOnComplete: true, removeOnFail: { age: 3600 }, attempts: 5 }), LINK_WAIT_MS, unqueued);
+  async sendLink(to: string, mail: LinkMail): Promise<void> {
+    if (!redisUsable(this.redis)) throw new RedisNotConnectedError('Redis is not connected or not answering: the e-mail was not queued');
+    const job = this.queue.add('link', { to, ...mail }, { removeOnComplete: true, removeOnFail: { age: 3600 }, attempts: 5 });
+    await within(job, LINK_WAIT_MS, () => new RedisDeadlineError(`the e-mail's deadline (${LINK_WAIT_MS} ms) passed before Redis took it`));
   }
 }

@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { guardedLookup, refusalOf, RefusedAddressError, type Resolver } from '../../src/domain/webhooks/addresses.js';
-import { VERSION } from '../../src/version.js';
+import { VERSION } from '../../src/config/version.js';
 
 /**
  * One attempt to deliver a webhook message: signed per Standard Webhooks with every secret that signs

@@ -1,5 +1,5 @@
 import type { ReferenceData } from '../../../db/queries/reference.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 
 /**
  * What the families' document definitions take from the running service, besides its version: the

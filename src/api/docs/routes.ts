@@ -5,7 +5,7 @@ import { notFound } from '../../http/errors.js';
 import type { HttpServer } from '../../http/server.js';
 import { serve, staticBody, type Static } from '../../http/static.js';
 import type { ReferenceData } from '../../../db/queries/reference.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import type { Family } from '../../http/family.js';
 import { textQuery } from '../../http/query.js';
 import { FAVICON_PATH } from '../index-page/shell.js';

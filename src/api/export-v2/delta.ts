@@ -6,7 +6,7 @@ import type { Request } from '../../http/request.js';
 import { positionOf, syncToken } from '../../domain/export-v2/delta.js';
 import type { StationRecords } from '../export/records.js';
 import { COMMA } from '../export/replies.js';
-import { DEFAULT_LIMIT, MAX_LIMIT } from './stations.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../domain/export-v2/stations.js';
 import { GEO_PARAMETERS } from './geo.js';
 
 /**

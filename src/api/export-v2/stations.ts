@@ -10,6 +10,7 @@ import { StationRecords } from '../export/records.js';
 import { COMMA, conditionalHeaders, eventsReply, notModified, notModifiedSince, photoReply, stationRecordReply } from '../export/replies.js';
 import { textQuery } from '../../http/query.js';
 import { eventDeltaSchema, eventListSchema, stationListAnswerSchema, stationRecordSchema } from '../../domain/export-v2/schemas.js';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../../domain/export-v2/stations.js';
 import { deltaStart, eventDeltaReply, listSyncToken, stationDeltaReply } from './delta.js';
 import { eventsDoc, photoDoc } from '../export/docs.js';
 import { listStationsDoc, stationDoc } from './docs/stations.js';
@@ -214,9 +215,6 @@ function listBody(open: string, links: { base: string; count: number; limit: num
 const CLOSE = Buffer.from(']}');
 
 /* ---- Pagination ----------------------------------------------------------------------------------- */
-
-export const DEFAULT_LIMIT = 100;
-export const MAX_LIMIT = 500;
 
 /** `limit` and `offset` of the list; anything malformed or out of range is a 400, never clamped. */
 export function pageParameters(query: URLSearchParams): { limit: number; offset: number } {

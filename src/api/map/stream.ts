@@ -4,13 +4,13 @@ import type { RouteDoc } from '../../http/contract.js';
 import { HttpError } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer, SocketData } from '../../http/server.js';
-import { STREAM_RETRY_AFTER_SECONDS, type Slot, type StreamSlots } from '../../push/stream-slots.js';
+import { STREAM_RETRY_AFTER_SECONDS, type Slot, type StreamSlots } from '../../infra/stream-slots.js';
 import type { FeedChange, MapFeed } from './feed.js';
 
 /**
  * The public map's stream, `GET /map/v1/stream` (WebSocket): no credential, at most
  * MAP_STREAMS_PER_ADDRESS open per client address across every instance (Redis leases, as the status
- * stream's per-user slots: src/push/stream-slots.ts; when Redis cannot answer, a stream is let through),
+ * stream's per-user slots: src/infra/stream-slots.ts; when Redis cannot answer, a stream is let through),
  * and one uWS topic every stream subscribes to, so a change is serialised once and sent to all.
  *
  * Server → client, JSON text frames: `hello` with the feed's ETag on open; `station` once per station

@@ -1,7 +1,7 @@
 import { HttpError } from '../../http/errors.js';
 import { describeWait } from '../../http/rate-limit-guard.js';
 import type { RateLimit } from '../../infra/rate-limit.js';
-import { RETRY_AFTER_SECONDS } from '../unavailable.js';
+import { notQueued, RETRY_AFTER_SECONDS } from '../unavailable.js';
 
 /**
  * The portal's session and sign-in, in the words and figures its routes answer with and its document
@@ -43,13 +43,9 @@ export const signInThrottled = (what: string, seconds: number) => `Too many sign
  * nothing was sent, whether or not the address has an account.
  */
 export function signInUnavailable(what: 'database' | 'mail'): HttpError {
-  const detail =
-    what === 'database'
-      ? 'No sign-in link could be made now (the database is unavailable); nothing was sent: try again in a few seconds.'
-      : 'The sign-in e-mail could not be queued (Redis is unavailable); nothing was sent: try again in a few seconds.';
-  return new HttpError(503, what === 'database' ? 'service_unavailable' : 'mail_unavailable', detail, {
-    headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
-  });
+  if (what === 'mail') return notQueued('sign-in mail');
+  const detail = 'No sign-in link could be made now (the database is unavailable); nothing was sent: try again in a few seconds.';
+  return new HttpError(503, 'service_unavailable', detail, { headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) } });
 }
 
 /** What a link that cannot be used any more is told (410). */

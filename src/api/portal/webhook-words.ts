@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { MAX_WEBHOOKS } from '../../domain/webhooks/schemas.js';
 import { HttpError } from '../../http/errors.js';
 import type { RateLimit } from '../../infra/rate-limit.js';
-import { RETRY_AFTER_SECONDS } from '../unavailable.js';
+import { notQueued, RETRY_AFTER_SECONDS } from '../unavailable.js';
 import { fieldName } from '../accounts/input.js';
 
 /**
@@ -36,8 +36,7 @@ export const noSuchWebhook = (id: string) => new HttpError(404, 'not_found', `No
 export const unsubscribedRefusal = () =>
   new HttpError(409, 'webhook_unsubscribed', 'The receiver unsubscribed (it answered 410 Gone): make a new subscription instead.');
 
-export const queueUnavailable = () =>
-  new HttpError(503, 'queue_unavailable', 'The job could not be queued (Redis is unavailable): try again shortly.', { headers: { 'Retry-After': '5' } });
+export const queueUnavailable = () => notQueued('job');
 
 export const notConfigured = () =>
   new HttpError(503, 'webhooks_not_configured', 'Webhooks are not set up on this platform (no WEBHOOK_SECRET_KEY): ask its operators.', { asConfigured: true });

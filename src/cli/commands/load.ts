@@ -1,5 +1,5 @@
 import { openMigrated } from '../../../db/migrate.js';
-import type { Config } from '../../config.js';
+import type { Config } from '../../config/config.js';
 import { Bus, registryMessage } from '../../infra/bus.js';
 import { resolveNamespace } from '../../infra/namespace.js';
 import { databaseIdentity } from '../../../db/queries/platform.js';

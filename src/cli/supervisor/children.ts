@@ -2,8 +2,8 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from '../../log.js';
-import { NODE_FLAGS } from '../../node-flags.js';
+import type { Logger } from '../../config/log.js';
+import { NODE_FLAGS } from '../../config/node-flags.js';
 import { combinedText, countsOf, GATHER_TIMEOUT_MS, mergedCounts, type MetricsJson } from './metrics.js';
 import { isMessage, PROCESS_SLOT, type Message } from './messages.js';
 

@@ -1,6 +1,6 @@
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import type { PlatformMetrics } from '../../api/metrics/index.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../config/log.js';
 import { isMessage, type Message } from './messages.js';
 
 /**

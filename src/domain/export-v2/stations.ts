@@ -9,6 +9,10 @@ import { hrsIdSchema, instant } from './fields.js';
  * (src/domain/export-v1/schemas.ts): one definition for all three generations.
  */
 
+/** Export v2's pages (the station list, the delta feeds): `limit`'s default and its largest value. */
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 500;
+
 /** 350 or 700 (bar); an integer in the document (a literal union alone would say `number`). */
 const pressureStage = z.literal([350, 700]).meta({ type: 'integer' });
 

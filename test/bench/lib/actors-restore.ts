@@ -12,7 +12,7 @@ import { connect } from '../../../db/connect.js';
 import { publishedSignalBatches } from '../../../db/queries/signals.js';
 import { readRegistryRows } from '../../../db/queries/registry.js';
 import { CATEGORIES } from '../../../src/domain/categories/index.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/config/log.js';
 import { Registry } from '../../../src/registry/registry.js';
 import { LiveStatus } from '../../../machines/live-status.js';
 import { next, onStop, ready, send } from './ipc.js';

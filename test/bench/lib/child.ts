@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { NODE_FLAGS } from '../../../src/node-flags.js';
+import { NODE_FLAGS } from '../../../src/config/node-flags.js';
 
 /** The repository root: children run from here so `--import tsx` resolves. */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -32,7 +32,7 @@ export class Child {
   ): Promise<{ child: Child; ready: ChildMessage }> {
     const proc = fork(fileURLToPath(script), options.args ?? [], {
       cwd: ROOT,
-      // The platform runs with the service's V8 options, as `hrs serve` does (src/node-flags.ts).
+      // The platform runs with the service's V8 options, as `hrs serve` does (src/config/node-flags.ts).
       execArgv: [...(options.nodeFlags ?? (/platform-server\.ts$/.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx'],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],

@@ -7,9 +7,9 @@
  * (otherwise the worker's default). Logs are off, as in the other benchmark servers.
  */
 import { connect } from '../../../db/connect.js';
-import { DEFAULT_REDIS_URL } from '../../../src/config.js';
+import { DEFAULT_REDIS_URL } from '../../../src/config/config.js';
 import { closeRedis, openRedis } from '../../../src/infra/redis.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/config/log.js';
 import { startMailWorker, tokenMailRenderer } from '../../../workers/mail/processor.js';
 import { openQueue, QUEUES } from '../../../workers/queues.js';
 import { onStop, ready } from './ipc.js';

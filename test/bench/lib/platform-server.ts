@@ -6,10 +6,10 @@
  * BENCH_PLATFORM_ENV is a JSON object of further configuration variables, e.g.
  * `{"IMPORT_V2_RATE_LIMIT":"100000000"}`.
  */
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { loadFixture } from '../../../src/registry/file/load.js';
 import { unbounded } from '../../../db/deadline.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/config/log.js';
 import { startPlatform } from '../../../src/platform.js';
 import { ROOT } from './child.js';
 import { benchFixture } from './fixtures.js';

@@ -8,9 +8,9 @@
  */
 import { connect } from '../../../db/connect.js';
 import { readRegistryRows } from '../../../db/queries/registry.js';
-import { loadConfig } from '../../../src/config.js';
+import { loadConfig } from '../../../src/config/config.js';
 import { closeRedis, openRedis } from '../../../src/infra/redis.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/config/log.js';
 import { Registry } from '../../../src/registry/registry.js';
 import { startWorkers } from '../../../workers/index.js';
 import { onStop, ready } from './ipc.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The Redis Sentinel settings, part of the one environment schema (src/config.ts). With
+ * The Redis Sentinel settings, part of the one environment schema (src/config/config.ts). With
  * REDIS_SENTINELS set, every Redis client asks these Sentinels which server is the master of the
  * group REDIS_SENTINEL_NAME and follows it through a failover; REDIS_URL then gives only what the
  * master needs besides its address (user name, password, database number, `rediss:` for TLS).

@@ -1,7 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import { redisUsable, withinRedis, type Redis } from '../infra/redis.js';
-import { redisFailed } from '../infra/redis-outage.js';
+import { redisUsable, withinRedis, type Redis } from './redis.js';
+import { redisFailed } from './redis-outage.js';
+import { loadScript, runScript, type RedisScript } from './scripts.js';
 
 /**
  * How many status streams each user holds open, across every instance: one Redis sorted set per user
@@ -20,31 +21,10 @@ const RENEW_MS = LEASE_MS / 3;
  */
 export const STREAM_RETRY_AFTER_SECONDS = LEASE_MS / 1000;
 
-/** KEYS[1]: the user's set. ARGV: member, limit, lease ms. Returns {taken (1/0), held after}. */
-const TAKE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-local held = redis.call('ZCARD', KEYS[1])
-if held >= tonumber(ARGV[2]) then return {0, held} end
-redis.call('ZADD', KEYS[1], now + tonumber(ARGV[3]), ARGV[1])
-redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
-return {1, held + 1}
-`;
-
-/** KEYS: users' sets; ARGV[1]: lease ms, then one member per key. Renews leases that still exist. */
-const RENEW = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local lease = tonumber(ARGV[1])
-for i, key in ipairs(KEYS) do
-  redis.call('ZADD', key, 'XX', now + lease, ARGV[i + 1])
-  redis.call('PEXPIRE', key, lease)
-end
-return #KEYS
-`;
-
-const sha = (script: string) => createHash('sha1').update(script).digest('hex');
+/** Takes a slot when fewer than the limit are held (./stream-slot-take.lua). */
+const TAKE = loadScript('stream-slot-take.lua');
+/** Renews the leases of the slots held (./stream-slot-renew.lua). */
+const RENEW = loadScript('stream-slot-renew.lua');
 
 export interface Slot {
   key: string;
@@ -118,13 +98,8 @@ export class StreamSlots {
     }
   }
 
-  private async run(script: string, keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await this.redis.evalSha(sha(script), { keys, arguments: args });
-    } catch (err) {
-      if (!(err instanceof Error && err.message.startsWith('NOSCRIPT'))) throw err;
-      return this.redis.eval(script, { keys, arguments: args });
-    }
+  private run(script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+    return runScript(this.redis, script, keys, args);
   }
 
   /** A failure other than the process's Redis outage (src/infra/redis-outage.ts, a debug line then) is a warning at most once a minute. */

@@ -1,8 +1,11 @@
-import type { Env } from './config.js';
-import type { RedisSentinelSettings } from './redis-config.js';
+import type { RedisSentinelSettings } from './redis-settings.js';
+
+/** LOG_LEVEL's values: pino's levels, and `silent`. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
- * The platform's configuration as the rest of the code reads it: what src/config.ts's one zod schema
+ * The platform's configuration as the rest of the code reads it: what src/config/config.ts's one zod schema
  * makes of the environment (its mapping, loadConfig, is there), frozen once loaded.
  */
 export interface Config {
@@ -29,7 +32,7 @@ export interface Config {
   baseUrl: string;
   /** True when BASE_URL was not given and baseUrl follows HOST and the port actually bound. */
   baseUrlDerived: boolean;
-  logLevel: Env['LOG_LEVEL'];
+  logLevel: LogLevel;
   maxBodyBytes: number;
   adminToken: string | undefined;
   /** Freshness deadlines in milliseconds. */

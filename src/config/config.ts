@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { databaseHosts, redactUrl } from './database-url.js';
-import { emailAddress } from './domain/text.js';
-import { compileTrust, trustEntries } from './http/client-address.js';
-import type { Config } from './config-shape.js';
-import { redisSentinelEnv, redisSentinelOf } from './redis-config.js';
+import { emailAddress } from '../domain/text.js';
+import { compileTrust, trustEntries } from './trust-proxy.js';
+import { LOG_LEVELS, type Config } from './shape.js';
+import { redisSentinelEnv, redisSentinelOf } from './redis-settings.js';
 
 /** Raised when the environment does not describe a usable configuration. */
 export class ConfigError extends Error {
@@ -64,7 +64,7 @@ export const envSchema = z
     ),
     ...redisSentinelEnv,
     BASE_URL: z.preprocess(blankAsUnset, url(['http:', 'https:']).optional()),
-    LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     MAX_BODY_BYTES: z.coerce
       .number({ error: 'must be a number of bytes' })
       .int()
@@ -226,7 +226,7 @@ export const envSchema = z
 
 export type Env = z.infer<typeof envSchema>;
 
-export type { Config } from './config-shape.js';
+export type { Config } from './shape.js';
 
 /** Parses the environment once; throws a ConfigError naming every bad variable. */
 export function loadConfig(source: Record<string, string | undefined> = process.env): Config {
