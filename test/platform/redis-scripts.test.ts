@@ -14,7 +14,7 @@ const held = async (redis: Awaited<ReturnType<typeof openRedis>>, sha: string) =
 t.test('every script is read from its .lua file beside the modules, named by its SHA1', async (t) => {
   for (const file of ['rate-limit.lua', 'stream-slot-take.lua', 'stream-slot-renew.lua']) {
     const script = loadScript(file);
-    const text = readFileSync(new URL(`../src/infra/${file}`, import.meta.url), 'utf8');
+    const text = readFileSync(new URL(`../../src/infra/${file}`, import.meta.url), 'utf8');
     t.equal(script.source, text, `${file}: its text`);
     t.equal(script.sha, createHash('sha1').update(text).digest('hex'), `${file}: its SHA1`);
   }
