@@ -36,9 +36,6 @@ export const noSuchWebhook = (id: string) => new HttpError(404, 'not_found', `No
 export const unsubscribedRefusal = () =>
   new HttpError(409, 'webhook_unsubscribed', 'The receiver unsubscribed (it answered 410 Gone): make a new subscription instead.');
 
-export const queueUnavailable = () =>
-  new HttpError(503, 'queue_unavailable', 'The job could not be queued (Redis is unavailable): try again shortly.', { headers: { 'Retry-After': '5' } });
-
 export const notConfigured = () =>
   new HttpError(503, 'webhooks_not_configured', 'Webhooks are not set up on this platform (no WEBHOOK_SECRET_KEY): ask its operators.', { asConfigured: true });
 
