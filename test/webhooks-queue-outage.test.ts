@@ -40,7 +40,11 @@ t.test('Redis down: ping and re-enable answer at once, and both are delivered', 
   t.same(r.received.map((m) => String(m.headers['webhook-id'])).sort(), [messageId, ping.body.message_id].sort(), 'both sent, Redis still down');
   t.ok(r.received.every((m) => m.verified), 'signed');
   t.notOk(p.parts.redis.isReady, 'Redis was down all along');
-  const [row] = await p.sql<{ pending_message_id: string | null; state: string }[]>`SELECT pending_message_id, state FROM webhook_subscriptions WHERE id = ${made.id}`;
+  // The receiver has the request before the worker records its answer.
+  const row = await until('the delivery recorded', async () => {
+    const [row] = await p.sql<{ pending_message_id: string | null; state: string }[]>`SELECT pending_message_id, state FROM webhook_subscriptions WHERE id = ${made.id}`;
+    return row!.pending_message_id === null ? row : undefined;
+  });
   t.same(row, { pending_message_id: null, state: 'active' }, 'the pending message delivered');
   await redis.start();
 });

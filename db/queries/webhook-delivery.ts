@@ -80,7 +80,7 @@ export async function claimDue(sql: Sql, limit: number, leaseMs: number, page: n
       (s.previous_secret_sealed IS NOT NULL AND s.previous_secret_until > clock_timestamp()) AS previous_valid,
       s.failing_since, s.pending_message_id, s.pending_body, s.pending_changes, s.pending_attempts, due.pending_pings AS pings, due.deliver,
       CASE WHEN due.deliver AND s.pending_message_id IS NULL THEN (
-        SELECT COALESCE(json_agg(w ORDER BY w.seq), '[]') FROM (
+        SELECT COALESCE(json_agg(w ORDER BY w.seq::bigint), '[]') FROM (
           SELECT c.seq::text AS seq, c.topic, c.hrs_id, c.change, c.at, c.payload ${WANTED(sql)} ORDER BY c.seq LIMIT ${page}) w)
       ELSE '[]' END AS changes`;
   return rows.map((row) => ({ ...row, changes: row.changes.map((c) => ({ ...c, at: new Date(c.at) })) }));
