@@ -1,5 +1,4 @@
-import { dottedQuad, ipBytes, within } from './ip.js';
-import { COMPILED, embeddedIpv4, GLOBAL_UNICAST, type AddressKind } from './special-ranges.js';
+import { COMPILED, dottedQuad, embeddedIpv4, GLOBAL_UNICAST, ipBytes, within, type AddressKind } from './special-ranges.js';
 
 /**
  * Where a webhook may be delivered (server-side request forgery): never to a private, link-local,
