@@ -36,9 +36,10 @@ t.test('round trips per delivered message', async (t) => {
   const workerRedis = await openRedis(redis.url, 'webhooks-round-trips');
   const monitor = await openRedis(redis.url, 'webhooks-round-trips-monitor');
   // Commands a client sent (not those a script ran: MONITOR tags them `lua`) on the webhook queue's keys.
+  const queueKeys = `${p.parts.config.redisPrefix}:bull:webhooks:`;
   let commands = 0;
   await monitor.monitor((line: string) => {
-    if (!line.includes(' lua]') && !/"(monitor|client)"/i.test(line) && line.includes('webhooks')) commands++;
+    if (!line.includes(' lua]') && line.includes(`"${queueKeys}`)) commands++;
   });
   const worker = await startWebhookWorker({
     redis: workerRedis,
