@@ -109,6 +109,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   // The change log's upkeep (events' ends, pruning): needs PostgreSQL only.
   const changeLog = startChangeLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log, settings: config });
   workers.push({ name: changeLog.name, close: closerOf(changeLog) });
+  // The webhook worker: its queue is PostgreSQL (Redis only hands a disabled subscription's e-mail to the mail queue).
   if (config.webhookSecretKey) {
     const started = startWebhookWorker({
       redis,
