@@ -25,14 +25,12 @@ import { PersonalTokens } from './registry/personal-tokens.js';
 export interface AccountWiring {
   baseUrl: () => string;
   mailQueue: Queue;
-  /** The `webhooks` queue: pings and re-enabled subscriptions. */
-  webhookQueue: Queue;
   limiter: RateLimiter;
 }
 
 export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring: AccountWiring): { admin: Family; portal: Family } {
   const { config, log, sql, redis, announcements } = parts;
-  const { baseUrl, mailQueue, webhookQueue, limiter } = wiring;
+  const { baseUrl, mailQueue, limiter } = wiring;
   const personalTokens = new PersonalTokens(sql, { reminderOffsetsMs: config.tokenReminderOffsetsMs });
   const mail = new MailProducer(mailQueue, redis, log);
   const committed = async (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => {
@@ -57,8 +55,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs, requestTimeoutMs: config.portalRequestTimeoutMs,
     recordTokenUse: () => parts.tokens.flushLastUsed(),
     webhooks: {
-      secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs, queue: webhookQueue,
-      queueReady: () => redisUsable(redis),
+      secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs,
       resolver: boundedResolver({ timeoutMs: config.webhookResolveTimeoutMs }), limiter, perMinute: config.webhookRateLimit,
     },
   });

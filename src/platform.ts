@@ -268,7 +268,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     writer: new SignalWriter(sql, { onCommit: metrics.committed }),
     counted: metrics.legacySignals,
   };
-  const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), webhookQueue: queues.get(QUEUES.webhooks), limiter });
+  const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), limiter });
   const legacyExport = {
     ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening,
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),

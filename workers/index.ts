@@ -20,7 +20,7 @@ import { Bus } from '../src/infra/bus.js';
 import { platformIdOf } from '../src/infra/namespace.js';
 import { databaseIdentity } from '../db/queries/platform.js';
 import { boundedResolver } from '../src/infra/name-resolver.js';
-import { startWebhookWorker, type WebhookTiming } from './webhooks/processor.js';
+import { startWebhookWorker, WEBHOOK_WORKER, type WebhookTiming } from './webhooks/processor.js';
 
 export interface Workers {
   names: string[];
@@ -33,7 +33,7 @@ export interface WorkerPorts {
    * Without it the history worker does not run here.
    */
   stations?: () => StationLookup | Promise<StationLookup>;
-  /** The webhook worker's retry backoff, polling and sweep periods, give-up time (tests shorten them). */
+  /** The webhook worker's retry backoff, polling period, give-up time (tests shorten them). */
   webhookTiming?: Partial<WebhookTiming>;
 }
 
@@ -109,6 +109,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
   // The change log's upkeep (events' ends, pruning): needs PostgreSQL only.
   const changeLog = startChangeLogWorker({ redis, redisPrefix: config.redisPrefix, sql, log, settings: config });
   workers.push({ name: changeLog.name, close: closerOf(changeLog) });
+  // The webhook worker: its queue is PostgreSQL (Redis only hands a disabled subscription's e-mail to the mail queue).
   if (config.webhookSecretKey) {
     const started = startWebhookWorker({
       redis,
@@ -125,7 +126,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
       timing: ports.webhookTiming,
     });
     started.catch((err: unknown) => log.error({ err }, 'the webhook worker did not start'));
-    workers.push({ name: QUEUES.webhooks, close: async () => (await started.catch(() => undefined))?.close() });
+    workers.push({ name: WEBHOOK_WORKER, close: async () => (await started.catch(() => undefined))?.close() });
   }
   if (config.sandbox) {
     const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Redis } from '../src/infra/redis.js';
 
 /** The platform's BullMQ queues; their keys live under `${REDIS_PREFIX}:bull`. */
-export const QUEUES = { mail: 'mail', callLog: 'call-log', sandbox: 'sandbox', history: 'history', changeLog: 'change-log', webhooks: 'webhooks' } as const;
+export const QUEUES = { mail: 'mail', callLog: 'call-log', sandbox: 'sandbox', history: 'history', changeLog: 'change-log' } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 export function bullPrefix(redisPrefix: string): string {

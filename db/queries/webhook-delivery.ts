@@ -2,10 +2,12 @@ import type { Sql, Tx } from '../connect.js';
 import type { ChangeRow } from '../../src/domain/webhooks/messages.js';
 
 /*
- * What the webhook workers read and write (migrations 0014 to 0016): the change log past a
- * subscription's cursor, the subscription's pending message and delivery state, and the record of
- * every attempt. The cursor and the pending message live here, never only in Redis: a job lost with
- * Redis is made again by the sweep and finds everything where it was.
+ * What the webhook worker reads and writes (migrations 0014 to 0017): PostgreSQL is the whole of
+ * delivery's state and its queue. A worker claims due subscriptions (claimDue: one statement claims
+ * them and reads each with its pending message or the first changes past its cursor), stores a new
+ * message as pending before its first attempt (storePending), and records each attempt's outcome
+ * (recordOutcome: one statement records the attempt and advances the cursor, or schedules the retry,
+ * or ends the subscription).
  */
 
 /** A subscription as the delivery worker reads it. */
@@ -25,51 +27,66 @@ export interface DeliverySubscription {
   failing_since: Date | null;
   pending_message_id: string | null;
   pending_body: string | null;
-  pending_first_seq: string | null;
-  pending_last_seq: string | null;
   pending_changes: number | null;
   pending_attempts: number;
-  next_attempt_at: Date | null;
-  /** The database's clock when it was read. */
-  now: Date;
 }
 
-const SUBSCRIPTION_COLUMNS = (sql: Sql | Tx) => sql`
-  id, user_id, url, kinds, hrs_ids, bbox, state, cursor_seq::text, secret_sealed, previous_secret_sealed,
-  (previous_secret_sealed IS NOT NULL AND previous_secret_until > clock_timestamp()) AS previous_valid,
-  failing_since, pending_message_id, pending_body, pending_first_seq::text, pending_last_seq::text, pending_changes,
-  pending_attempts, next_attempt_at, clock_timestamp() AS now`;
-
-export async function readSubscription(sql: Sql, id: string): Promise<DeliverySubscription | undefined> {
-  const [row] = await sql<DeliverySubscription[]>`SELECT ${SUBSCRIPTION_COLUMNS(sql)} FROM webhook_subscriptions WHERE id = ${id}`;
-  return row;
+/** A claimed subscription: what to send it now. */
+export interface ClaimedSubscription extends DeliverySubscription {
+  /** Its pings asked for (message ids), taken by this claim. */
+  pings: string[];
+  /** Whether its delivery was claimed (false: only its pings were due). */
+  deliver: boolean;
+  /** Without a pending message: the first rows of the log past its cursor it may want (kinds and stations applied, not the box). */
+  changes: ChangeRow[];
 }
+
+/** The log's topics a subscription's kinds want, in SQL (as KIND_TOPICS in src/domain/webhooks/messages.ts). */
+const TOPICS_OF = (sql: Sql) => sql`ARRAY(
+  SELECT CASE k WHEN 'station_records' THEN 'station' WHEN 'events' THEN 'event'
+                WHEN 'station_status' THEN 'status' WHEN 'fuelling_options' THEN 'option' END
+  FROM unnest(s.kinds) k)`;
+
+/** The log rows past the subscription's cursor of its topics and stations (`s`: the subscription). */
+const WANTED = (sql: Sql) => sql`
+  FROM change_log c
+  WHERE c.seq > s.cursor_seq AND c.topic = ANY(${TOPICS_OF(sql)}) AND (s.hrs_ids IS NULL OR c.hrs_id = ANY(s.hrs_ids))`;
+
+/** Whether the subscription's delivery is due now: its time has come, or it has none and has something to send. */
+const DUE = (sql: Sql) => sql`
+  s.state = 'active' AND (s.next_attempt_at <= clock_timestamp()
+    OR (s.next_attempt_at IS NULL AND (s.pending_message_id IS NOT NULL OR EXISTS (SELECT 1 ${WANTED(sql)}))))`;
 
 /**
- * Claims a subscription's delivery for `leaseMs` (one worker at a time sends its messages): the
- * subscription as it is now, or `{ busyForMs }` while another worker holds it.
+ * Claims up to `limit` subscriptions that are due (their delivery, their pings, or both), skipping
+ * those another worker holds, longest waiting first, and reads them: one statement. A claimed
+ * delivery is the worker's until `leaseMs` from now (a dead worker's lapses); the pings are taken.
+ * Each comes with its pending message, or without one with the first `page` rows it may want.
  */
-export async function claimDelivery(sql: Sql, id: string, leaseMs: number): Promise<DeliverySubscription | { busyForMs: number } | undefined> {
-  const [row] = await sql<(DeliverySubscription & { claimed: boolean; busy_ms: number })[]>`
-    WITH claimed AS (
-      UPDATE webhook_subscriptions SET delivery_claimed_until = clock_timestamp() + ${`${leaseMs} milliseconds`}::interval
-      WHERE id = ${id} AND (delivery_claimed_until IS NULL OR delivery_claimed_until < clock_timestamp())
-      RETURNING id)
-    SELECT ${SUBSCRIPTION_COLUMNS(sql)}, EXISTS (SELECT 1 FROM claimed) AS claimed,
-           GREATEST(0, EXTRACT(EPOCH FROM (delivery_claimed_until - clock_timestamp())) * 1000)::int AS busy_ms
-    FROM webhook_subscriptions WHERE id = ${id}`;
-  if (!row) return undefined;
-  if (!row.claimed) return { busyForMs: row.busy_ms };
-  const { claimed: _claimed, busy_ms: _busy, ...subscription } = row;
-  return subscription;
+export async function claimDue(sql: Sql, limit: number, leaseMs: number, page: number): Promise<ClaimedSubscription[]> {
+  const rows = await sql<(Omit<ClaimedSubscription, 'changes'> & { changes: (Omit<ChangeRow, 'at'> & { at: string })[] })[]>`
+    WITH due AS (
+      SELECT s.id, s.pending_pings, ${DUE(sql)} AS deliver
+      FROM webhook_subscriptions s
+      WHERE ${DUE(sql)} OR (s.pending_pings <> '{}' AND s.state <> 'unsubscribed')
+      ORDER BY COALESCE(s.next_attempt_at, s.last_delivery_at, s.created_at)
+      LIMIT ${limit}
+      FOR UPDATE OF s SKIP LOCKED)
+    UPDATE webhook_subscriptions s
+    SET pending_pings = '{}',
+        next_attempt_at = CASE WHEN due.deliver THEN clock_timestamp() + ${`${leaseMs} milliseconds`}::interval ELSE s.next_attempt_at END
+    FROM due WHERE s.id = due.id
+    RETURNING s.id, s.user_id, s.url, s.kinds, s.hrs_ids, s.bbox, s.state, s.cursor_seq::text, s.secret_sealed, s.previous_secret_sealed,
+      (s.previous_secret_sealed IS NOT NULL AND s.previous_secret_until > clock_timestamp()) AS previous_valid,
+      s.failing_since, s.pending_message_id, s.pending_body, s.pending_changes, s.pending_attempts, due.pending_pings AS pings, due.deliver,
+      CASE WHEN due.deliver AND s.pending_message_id IS NULL THEN (
+        SELECT COALESCE(json_agg(w ORDER BY w.seq::bigint), '[]') FROM (
+          SELECT c.seq::text AS seq, c.topic, c.hrs_id, c.change, c.at, c.payload ${WANTED(sql)} ORDER BY c.seq LIMIT ${page}) w)
+      ELSE '[]' END AS changes`;
+  return rows.map((row) => ({ ...row, changes: row.changes.map((c) => ({ ...c, at: new Date(c.at) })) }));
 }
 
-/** Lets the claim go (the next job for the subscription may start at once). */
-export async function releaseDelivery(sql: Sql, id: string): Promise<void> {
-  await sql`UPDATE webhook_subscriptions SET delivery_claimed_until = NULL WHERE id = ${id}`;
-}
-
-/** The log rows of the subscription's topics and stations after `afterSeq`, by seq (bbox not applied). */
+/** The log rows of the subscription's topics and stations after `afterSeq`, by seq (bbox not applied): the pages after the claim's. */
 export async function changesFor(sql: Sql, sub: Pick<DeliverySubscription, 'hrs_ids'>, topics: readonly string[], afterSeq: string, limit: number): Promise<ChangeRow[]> {
   return sql<ChangeRow[]>`
     SELECT seq::text, topic, hrs_id, change, at, payload FROM change_log
@@ -78,45 +95,13 @@ export async function changesFor(sql: Sql, sub: Pick<DeliverySubscription, 'hrs_
     ORDER BY change_log.seq LIMIT ${limit}`;
 }
 
-/** The newest seq of the log (0 when empty). */
-export async function logHead(sql: Sql): Promise<string> {
-  const [row] = await sql<{ head: string }[]>`SELECT COALESCE(max(seq), 0)::text AS head FROM change_log`;
-  return row!.head;
-}
-
-/** The topics and stations of the log rows after `afterSeq` (at most `limit` rows), and the last seq read. */
-export async function newChanges(sql: Sql, afterSeq: string, limit: number): Promise<{ topic: string; hrs_id: string; seq: string }[]> {
-  return sql<{ topic: string; hrs_id: string; seq: string }[]>`
-    SELECT topic, hrs_id, seq::text FROM change_log WHERE seq > ${afterSeq}::bigint ORDER BY change_log.seq LIMIT ${limit}`;
-}
-
-/** Active subscriptions behind `headSeq` wanting one of these kinds for one of these stations. */
-export async function subscriptionsWanting(sql: Sql, kinds: readonly string[], hrsIds: readonly string[], headSeq: string): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`
-    SELECT id FROM webhook_subscriptions
-    WHERE state = 'active' AND cursor_seq < ${headSeq}::bigint AND kinds && ${kinds as string[]}::text[]
-      AND (hrs_ids IS NULL OR hrs_ids && ${hrsIds as string[]}::text[])`;
-  return rows.map((r) => r.id);
-}
-
-/** Active subscriptions with a message pending or a wanted change (bbox aside) past their cursor: the sweep's list. */
-export async function subscriptionsBehind(sql: Sql): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`
-    SELECT s.id FROM webhook_subscriptions s
-    WHERE s.state = 'active' AND (s.pending_message_id IS NOT NULL OR EXISTS (
-      SELECT 1 FROM change_log c
-      WHERE c.seq > s.cursor_seq AND c.topic = ANY(ARRAY(
-        SELECT CASE k WHEN 'station_records' THEN 'station' WHEN 'events' THEN 'event'
-                      WHEN 'station_status' THEN 'status' WHEN 'fuelling_options' THEN 'option' END
-        FROM unnest(s.kinds) k))
-        AND (s.hrs_ids IS NULL OR c.hrs_id = ANY(s.hrs_ids))))`;
-  return rows.map((r) => r.id);
-}
-
-/** Nothing wanted up to `seq`: the cursor moves there (never back, never past a pending message). */
+/**
+ * Nothing wanted up to `seq` (the box left it all out): the cursor moves there (never back, never past
+ * a pending message) and the claim is let go.
+ */
 export async function skipTo(sql: Sql, id: string, seq: string): Promise<void> {
   await sql`
-    UPDATE webhook_subscriptions SET cursor_seq = GREATEST(cursor_seq, ${seq}::bigint)
+    UPDATE webhook_subscriptions SET cursor_seq = GREATEST(cursor_seq, ${seq}::bigint), next_attempt_at = NULL
     WHERE id = ${id} AND pending_message_id IS NULL`;
 }
 
@@ -129,62 +114,63 @@ export async function storePending(
   const rows = await sql`
     UPDATE webhook_subscriptions
     SET pending_message_id = ${message.id}, pending_body = ${message.body}, pending_first_seq = ${message.firstSeq}::bigint,
-        pending_last_seq = ${message.lastSeq}::bigint, pending_changes = ${message.changes}, pending_attempts = 0, next_attempt_at = NULL
+        pending_last_seq = ${message.lastSeq}::bigint, pending_changes = ${message.changes}, pending_attempts = 0
     WHERE id = ${id} AND pending_message_id IS NULL
     RETURNING id`;
   return rows.length === 1;
 }
 
-/** The pending message was taken (2xx): the cursor moves past it, failures are forgotten. */
-export async function markDelivered(sql: Sql, id: string, messageId: string): Promise<void> {
-  await sql`
-    UPDATE webhook_subscriptions
-    SET cursor_seq = GREATEST(cursor_seq, pending_last_seq), pending_message_id = NULL, pending_body = NULL,
-        pending_first_seq = NULL, pending_last_seq = NULL, pending_changes = NULL, pending_attempts = 0,
-        next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
-    WHERE id = ${id} AND pending_message_id = ${messageId}`;
-}
-
-/** An attempt failed: counted, the next one due at `nextAttemptAt`; returns since when it is failing. */
-export async function markFailed(sql: Sql, id: string, messageId: string, attempts: number, retryInMs: number): Promise<Date | undefined> {
-  const [row] = await sql<{ failing_since: Date }[]>`
-    UPDATE webhook_subscriptions
-    SET pending_attempts = ${attempts}, failing_since = COALESCE(failing_since, clock_timestamp()),
-        next_attempt_at = clock_timestamp() + ${`${retryInMs} milliseconds`}::interval
-    WHERE id = ${id} AND pending_message_id = ${messageId}
-    RETURNING failing_since`;
-  return row?.failing_since;
-}
-
-/** A 410 Gone: the subscription ends; nothing more is sent to it. */
-export async function markUnsubscribed(sql: Sql, id: string, reason: string): Promise<void> {
-  await sql`
-    UPDATE webhook_subscriptions
-    SET state = 'unsubscribed', disabled_at = clock_timestamp(), disabled_reason = ${reason}, next_attempt_at = NULL
-    WHERE id = ${id} AND state = 'active'`;
-}
+/**
+ * What an attempt of the pending message came to: delivered (2xx: the cursor moves past it, failures
+ * are forgotten), gone (410: the subscription ends), retry (the next attempt `delayMs` from now), or
+ * disabled (given up: an e-mail to the owner written to the outbox in the same statement).
+ */
+export type Outcome =
+  | { kind: 'delivered' }
+  | { kind: 'gone'; reason: string }
+  | { kind: 'retry'; attempts: number; delayMs: number }
+  | { kind: 'disabled'; reason: string };
 
 /**
- * Gave up: the subscription is disabled (its pending message kept, resent when it is enabled again)
- * and an e-mail to its owner written to the outbox in the same transaction. Returns the e-mail's key
- * and when it is due, or undefined when it was no longer active.
+ * Records an attempt of the pending message and what follows from it: one statement. Returns the
+ * e-mail's key and when it is due when the subscription was disabled.
  */
-export async function markDisabled(sql: Sql, id: string, reason: string): Promise<{ key: string; dueAt: Date } | undefined> {
-  return sql.begin(async (tx) => {
-    const [row] = await tx<{ disabled_at: Date; email: string }[]>`
-      UPDATE webhook_subscriptions s
-      SET state = 'disabled', disabled_at = clock_timestamp(), disabled_reason = ${reason}, next_attempt_at = NULL
-      FROM users u
-      WHERE s.id = ${id} AND s.state = 'active' AND u.id = s.user_id
-      RETURNING s.disabled_at, u.email`;
-    if (!row) return undefined;
-    const key = `webhook:${id}:disabled:${row.disabled_at.toISOString()}`;
-    await tx`
+export async function recordOutcome(sql: Sql, a: DeliveryAttempt, outcome: Outcome): Promise<{ key: string; dueAt: Date } | undefined> {
+  const id = a.subscriptionId;
+  const mine = sql`s.id = ${id} AND s.pending_message_id = ${a.messageId}`;
+  const change =
+    outcome.kind === 'delivered'
+      ? sql`UPDATE webhook_subscriptions s
+            SET cursor_seq = GREATEST(s.cursor_seq, s.pending_last_seq), pending_message_id = NULL, pending_body = NULL,
+                pending_first_seq = NULL, pending_last_seq = NULL, pending_changes = NULL, pending_attempts = 0,
+                next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
+            WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
+      : outcome.kind === 'retry'
+        ? sql`UPDATE webhook_subscriptions s
+              SET pending_attempts = ${outcome.attempts}, failing_since = COALESCE(s.failing_since, clock_timestamp()),
+                  next_attempt_at = clock_timestamp() + ${`${outcome.delayMs} milliseconds`}::interval
+              WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
+        : outcome.kind === 'gone'
+          ? sql`UPDATE webhook_subscriptions s
+                SET state = 'unsubscribed', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
+                WHERE ${mine} AND s.state = 'active' RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
+          : sql`UPDATE webhook_subscriptions s
+                SET state = 'disabled', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
+                FROM users u
+                WHERE ${mine} AND s.state = 'active' AND u.id = s.user_id
+                RETURNING u.email, s.disabled_at`;
+  const [row] = await sql<{ key: string | null; disabled_at: Date | null }[]>`
+    WITH ${recorded(sql, a)},
+    changed AS (${change}),
+    keyed AS (
+      SELECT 'webhook:' || ${id} || ':disabled:' || to_char(disabled_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS key, email, disabled_at
+      FROM changed WHERE email IS NOT NULL),
+    mailed AS (
       INSERT INTO mail_outbox (key, kind, subscription_id, recipient, due_at)
-      VALUES (${key}, 'webhook_disabled', ${id}, ${row.email}, ${row.disabled_at})
-      ON CONFLICT (key) DO NOTHING`;
-    return { key, dueAt: row.disabled_at };
-  });
+      SELECT key, 'webhook_disabled', ${id}, email, disabled_at FROM keyed
+      ON CONFLICT (key) DO NOTHING)
+    SELECT (SELECT key FROM keyed) AS key, (SELECT disabled_at FROM keyed) AS disabled_at`;
+  return row?.key && row.disabled_at ? { key: row.key, dueAt: row.disabled_at } : undefined;
 }
 
 /** One attempt of a delivery, as the portal lists it. */
@@ -203,20 +189,25 @@ export interface DeliveryAttempt {
 export const DELIVERIES_KEPT = 100;
 
 /**
- * Records an attempt and keeps only the newest DELIVERIES_KEPT of the subscription's: one statement
- * (the attempt inserted, the one DELIVERIES_KEPT back found among those already there, older ones
- * deleted), so a message costs one round trip to record, not a transaction of four.
+ * The CTEs that record an attempt and keep only the newest DELIVERIES_KEPT of the subscription's (the
+ * attempt inserted, the one DELIVERIES_KEPT back found among those already there, older ones deleted).
  */
-export async function recordAttempt(sql: Sql, a: DeliveryAttempt): Promise<void> {
-  await sql`
-    WITH added AS (
+function recorded(sql: Sql, a: DeliveryAttempt) {
+  return sql`
+    added AS (
       INSERT INTO webhook_deliveries (subscription_id, message_id, kind, changes, attempt, status_code, error, latency_ms)
       VALUES (${a.subscriptionId}, ${a.messageId}, ${a.kind}, ${a.changes}, ${a.attempt}, ${a.statusCode}, ${a.error?.slice(0, 1000) ?? null}, ${a.latencyMs})
-      RETURNING id)
-    DELETE FROM webhook_deliveries
-    WHERE subscription_id = ${a.subscriptionId} AND id < (
-      SELECT id FROM webhook_deliveries WHERE subscription_id = ${a.subscriptionId} ORDER BY id DESC OFFSET ${DELIVERIES_KEPT - 2} LIMIT 1)
-      AND EXISTS (SELECT 1 FROM added)`;
+      RETURNING id),
+    trimmed AS (
+      DELETE FROM webhook_deliveries
+      WHERE subscription_id = ${a.subscriptionId} AND id < (
+        SELECT id FROM webhook_deliveries WHERE subscription_id = ${a.subscriptionId} ORDER BY id DESC OFFSET ${DELIVERIES_KEPT - 2} LIMIT 1)
+        AND EXISTS (SELECT 1 FROM added))`;
+}
+
+/** Records an attempt that changes nothing else (a ping): one statement. */
+export async function recordAttempt(sql: Sql, a: DeliveryAttempt): Promise<void> {
+  await sql`WITH ${recorded(sql, a)} SELECT 1`;
 }
 
 /** The details of these stations (where their coordinates are), for stations the registry at hand does not know yet. */

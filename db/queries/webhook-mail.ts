@@ -3,7 +3,7 @@ import { cancelOutboxMail, claimOutboxMail } from './token-mail.js';
 
 /*
  * The webhook e-mails of the outbox (migrations 0006, 0016): written when a subscription is disabled
- * (db/queries/webhook-delivery.ts markDisabled), claimed here by the mail worker, then marked sent or
+ * (db/queries/webhook-delivery.ts recordOutcome), claimed here by the mail worker, then marked sent or
  * failed like the token e-mails (db/queries/token-mail.ts).
  */
 

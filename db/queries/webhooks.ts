@@ -2,7 +2,7 @@ import type { Sql, Tx } from '../connect.js';
 
 /**
  * Webhook subscriptions as their owners manage them (the portal's `/portal/v1/webhooks`): made, listed,
- * changed, re-enabled, deleted, their secret rotated, a ping numbered; and the deliveries the webhook
+ * changed, re-enabled, deleted, their secret rotated, a ping queued; and the deliveries the webhook
  * workers recorded. Every read and write names the owner, so another account's subscription is never
  * found. A new subscription starts at the change log's current position, read under the log's lock
  * (no change is half-seen): it gets the changes made from its creation on.
@@ -121,11 +121,13 @@ export async function updateWebhook(
     if (fields.kinds !== undefined) set('kinds', fields.kinds, '::text[]');
     if (fields.hrs_ids !== undefined) set('hrs_ids', fields.hrs_ids, '::text[]');
     if (fields.bbox !== undefined) set('bbox', fields.bbox, '::float8[]');
-    if (reenable && before.state === 'disabled') sets.push(`state = 'active', disabled_at = NULL, disabled_reason = NULL, failing_since = NULL`);
+    if (reenable && before.state === 'disabled') sets.push(`state = 'active', disabled_at = NULL, disabled_reason = NULL, failing_since = NULL, next_attempt_at = NULL`);
     if (sets.length > 0) {
       values.push(userId, id);
       await tx.unsafe(`UPDATE webhook_subscriptions SET ${sets.join(', ')} WHERE user_id = $${values.length - 1} AND id = $${values.length}`, values as never[]);
     }
+    // Enabled (or asked to be, again): the webhook workers look for due subscriptions at the commit.
+    if (reenable && before.state !== 'unsubscribed') await tx`SELECT pg_notify('hrs_webhooks', '')`;
     return userWebhook(tx, userId, id);
   });
 }
@@ -158,11 +160,20 @@ export async function rotateWebhookSecret(
   return row;
 }
 
-/** The number of the account's next ping of this subscription (1, 2, …); undefined when it has none of that id. */
-export async function nextPing(sql: Sql, userId: string, id: string): Promise<number | undefined> {
-  const [row] = await sql<{ pings: number }[]>`
-    UPDATE webhook_subscriptions SET pings = pings + 1 WHERE user_id = ${userId} AND id = ${id} RETURNING pings`;
-  return row?.pings;
+/**
+ * Queues a ping of the account's subscription: the next message id (`msg_<id>_ping_<n>`, n = 1, 2, …)
+ * added to its pending pings, and the webhook workers told (they take it with their next claim).
+ * Undefined when the account has no subscription of that id.
+ */
+export async function queuePing(sql: Sql, userId: string, id: string): Promise<string | undefined> {
+  const [row] = await sql<{ message_id: string }[]>`
+    WITH queued AS (
+      UPDATE webhook_subscriptions SET pings = pings + 1, pending_pings = pending_pings || ('msg_' || id || '_ping_' || (pings + 1)::text)
+      WHERE user_id = ${userId} AND id = ${id}
+      RETURNING 'msg_' || id || '_ping_' || pings::text AS message_id),
+    told AS (SELECT pg_notify('hrs_webhooks', '') FROM queued)
+    SELECT message_id FROM queued, told`;
+  return row?.message_id;
 }
 
 /** The subscription's newest deliveries, newest first. */

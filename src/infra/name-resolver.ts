@@ -1,9 +1,13 @@
 import { promises as dns, type LookupAddress } from 'node:dns';
 import { isIP } from 'node:net';
-import type { Resolver } from '../domain/webhooks/addresses.js';
+import { addressesRefusal, isIpLiteral, refusalOf, urlShapeRefusal } from '../domain/webhooks/addresses.js';
 
 /**
- * How webhook host names are resolved: by c-ares (`dns.promises.Resolver`: DNS queries on the event
+ * Webhook host names: how they are resolved, and what resolving them means for a subscription's URL
+ * (urlRefusal) and for a delivery's connection (guardedLookup), on the rules of
+ * src/domain/webhooks/addresses.ts.
+ *
+ * They are resolved by c-ares (`dns.promises.Resolver`: DNS queries on the event
  * loop, no thread), never by `dns.lookup`, whose getaddrinfo takes one of libuv's four threads for as
  * long as the name's servers stay silent (5 s times 2 attempts by default, then again for each search
  * domain) and so starves everything else that needs them, PostgreSQL's and Redis's own name look-ups
@@ -31,6 +35,12 @@ export interface NameResolverOptions {
   /** The DNS servers to ask (`address:port`), for tests; those of /etc/resolv.conf when absent. */
   servers?: string[];
 }
+
+/**
+ * How names are resolved: every address of a name, or an error with the resolver's `code` (ENOTFOUND
+ * and ENODATA: the name has no address; anything else, ETIMEOUT say: no answer could be had now).
+ */
+export type Resolver = (hostname: string, family: 0 | 4 | 6, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 
 const failure = (code: string, message: string, hostname: string): NodeJS.ErrnoException => Object.assign(new Error(message), { code, hostname });
 
@@ -148,4 +158,85 @@ async function resolveBounded(hostname: string, family: 0 | 4 | 6, options: Name
     clearTimeout(timer);
     turn.leave();
   }
+}
+
+/** The error a refused address gives a connection (its `code` tells it from network errors). */
+export class RefusedAddressError extends Error {
+  readonly code = 'EWEBHOOKADDRESS';
+}
+
+/** Resolver errors that say the name has no address (anything else says no answer could be had). */
+const NO_ADDRESS = new Set(['ENOTFOUND', 'ENODATA', 'EBADNAME']);
+
+/**
+ * A name that could not be resolved now (no answer within the bound, the resolver failing, too many
+ * names being resolved at once): not the URL's fault, so not a refusal of it; try again later.
+ */
+export class NameUnavailableError extends Error {
+  constructor(
+    readonly hostname: string,
+    readonly failure: NodeJS.ErrnoException,
+  ) {
+    super(`${hostname} could not be resolved now (${failure.code ?? 'error'}: ${failure.message})`);
+  }
+}
+
+/**
+ * A `lookup` for http(s).request: resolves through `resolver`, then refuses the connection when any
+ * address the name resolves to may not be reached.
+ */
+export function guardedLookup(allowLoopback: boolean, resolver: Resolver) {
+  return (
+    hostname: string,
+    options: { family?: number | string; all?: boolean } | number,
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ): void => {
+    const opts = typeof options === 'number' ? { family: options } : options;
+    const family = Number(String(opts.family ?? 0).replace(/^IPv/, '')) || 0;
+    resolver(hostname, family as 0 | 4 | 6, (err, addresses) => {
+      if (err) return callback(err, []);
+      const refused = addresses.map((a) => refusalOf(a.address, allowLoopback)).find((reason) => reason !== undefined);
+      if (refused) return callback(new RefusedAddressError(`${hostname}: ${refused}`), []);
+      if (opts.all) return callback(null, addresses);
+      const first = addresses[0]!;
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+/** Every address a host name (or IP literal) stands for; a name that could not be resolved now rejects with NameUnavailableError. */
+export function resolveAll(host: string, resolver: Resolver): Promise<string[]> {
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (isIpLiteral(bare)) return Promise.resolve([bare]);
+  return new Promise((resolve, reject) => {
+    resolver(bare, 0, (err, addresses) => {
+      if (!err) return resolve(addresses.map((a) => a.address));
+      reject(err.code !== undefined && NO_ADDRESS.has(err.code) ? err : new NameUnavailableError(bare, err));
+    });
+  });
+}
+
+/**
+ * Whether a subscription may be made for this URL: HTTPS (plain HTTP only to loopback, with
+ * WEBHOOK_ALLOW_LOOPBACK), no credentials in it, and a host whose every address may be reached.
+ * Resolves to the reason it may not, or undefined; rejects with NameUnavailableError when its host
+ * could not be resolved now.
+ */
+export async function urlRefusal(text: string, allowLoopback: boolean, resolver: Resolver): Promise<string | undefined> {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return 'must be an absolute URL (https://…)';
+  }
+  const shape = urlShapeRefusal(url);
+  if (shape) return shape;
+  let addresses: string[];
+  try {
+    addresses = await resolveAll(url.hostname, resolver);
+  } catch (err) {
+    if (err instanceof NameUnavailableError) throw err;
+    return `the host ${url.hostname} does not resolve`;
+  }
+  return addressesRefusal(url, addresses, allowLoopback);
 }

@@ -303,7 +303,7 @@ async function run(given: BenchOptions): Promise<void> {
   } else {
     options.print(
       `deliveries: not measured: the workers startWorkers started (${workerNames.join(', ') || 'none'}) include no webhook delivery worker ` +
-        '(queue `webhooks`); with one, this run measures them as it stands.',
+        '(`webhooks`); with one, this run measures them as it stands.',
     );
   }
   if (floor && Number.isFinite(floor.micros)) {

@@ -110,8 +110,8 @@ export async function subscribe(
   return { id, secret };
 }
 
-/** Short retries for tests: 100 ms doubling up to 1 s, the dispatcher polling every 500 ms, a sweep every 2 s. */
-export const TEST_TIMING: Partial<WebhookTiming> = { backoff: { baseMs: 100, capMs: 1000 }, pollEveryMs: 500, sweepEveryMs: 2000 };
+/** Short retries for tests: 100 ms doubling up to 1 s, the worker polling every 500 ms. */
+export const TEST_TIMING: Partial<WebhookTiming> = { backoff: { baseMs: 100, capMs: 1000 }, pollEveryMs: 500 };
 
 /** The platform's workers (the webhook worker among them), closed when the test ends unless closed before. */
 export function workersOf(t: Test, p: TestPlatform, timing: Partial<WebhookTiming> = TEST_TIMING, stations: () => StationLookup = () => p.parts.registry): Workers {

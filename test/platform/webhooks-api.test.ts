@@ -3,20 +3,17 @@
  * refused against request forgery, the limit of 5, another account's subscription, the Origin rule), the
  * secret shown once and stored sealed (the row holds no text of it; it opens only with the platform's key
  * and its own subscription's id), rotation's overlap window, a new subscription's start in the change
- * log, the jobs ping and re-enable queue (read back from BullMQ), the 503 without a key; and every
+ * log, the pings and re-enabled deliveries queued in the subscription's row (the webhook workers told by
+ * NOTIFY), the 503 without a key; and every
  * answer valid against the portal document.
  */
 import { randomBytes } from 'node:crypto';
-import { Queue, createNodeRedisClient } from 'bullmq';
 import t, { type Test } from 'tap';
 import { openSecret } from '../../src/domain/webhooks/secrets.js';
-import { closeRedis, openRedis } from '../../src/infra/redis.js';
-import { bullPrefix, QUEUES } from '../../workers/queues.js';
-import { deliverJobId } from '../../workers/webhooks/jobs.js';
+import { until } from '../helpers/wait.js';
 import { deref, documentAjv } from '../helpers/openapi.js';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalClient, portalFixture, signedIn, type PortalAnswer, type PortalClient } from '../helpers/portal.js';
-import { TEST_REDIS_URL } from '../helpers/services.js';
 
 const KEY = randomBytes(32);
 const OVERLAP_SECONDS = 5400;
@@ -65,13 +62,11 @@ const alice = await signedIn(p, ACCOUNTS.none);
 const staff = await signedIn(p, ACCOUNTS.staff);
 const admin = await signedIn(p, ACCOUNTS.admin);
 
-const redis = await openRedis(TEST_REDIS_URL, 'webhooks-api-test');
-const queue = new Queue(QUEUES.webhooks, { connection: createNodeRedisClient(redis), prefix: bullPrefix(p.parts.config.redisPrefix) });
-t.teardown(async () => {
-  await queue.close();
-  await closeRedis(redis);
-});
-const jobs = async (name: string) => (await queue.getJobs(['waiting', 'delayed', 'prioritized', 'active', 'completed', 'failed'])).filter((j) => j.name === name);
+// No webhook worker runs here: what the routes queue stays in the rows, and the notifications are counted.
+let told = 0;
+const listening = await p.sql.listen('hrs_webhooks', () => void told++);
+t.teardown(() => listening.unlisten());
+const pendingPings = async (id: string) => (await p.sql<{ pending_pings: string[] }[]>`SELECT pending_pings FROM webhook_subscriptions WHERE id = ${id}`)[0]!.pending_pings;
 
 const create = (client: PortalClient, body: unknown) => client.call('POST', LIST, body);
 const storedRow = async (id: string) => {
@@ -247,7 +242,7 @@ t.test('another account\'s subscription is not found, an admin\'s request includ
   const row = await storedRow(mine.id);
   t.equal((await alice.call('GET', `${LIST}/${mine.id}`)).body.description, '', 'unchanged');
   t.equal(row.previous_secret_sealed, null, 'not rotated');
-  t.equal((await jobs('ping')).length, 0, 'no ping queued');
+  t.same(await pendingPings(mine.id), [], 'no ping queued');
   conforms(t, 'GET', ONE, await alice.call('GET', `${LIST}/wh_nothing`), 404);
   await alice.call('DELETE', `${LIST}/${mine.id}`);
 });
@@ -272,11 +267,11 @@ t.test('change: fields replaced, null clears a filter, an empty change refused',
   t.match(conforms(t, 'PATCH', ONE, await alice.call('PATCH', path, { kinds: [], hrs_ids: ['ZZZZZ'] }), 400), { errors: { kinds: /at least one kind/ } });
   t.match((await alice.call('PATCH', path, { hrs_ids: ['ZZZZZ'] })).body, { code: 'invalid_field', errors: { hrs_ids: 'no station ZZZZZ' } });
   t.same((await alice.call('GET', path)).body, changed, 'a refused change changes nothing');
-  t.equal((await jobs('deliver')).length, 0, 'an active subscription changed queues no delivery');
+  t.equal(told, 0, 'an active subscription changed tells the workers nothing');
   await alice.call('DELETE', path);
 });
 
-t.test('re-enable: state, failures forgotten, a deliver job queued', async (t) => {
+t.test('re-enable: state, failures forgotten, the workers told', async (t) => {
   const made = (await create(alice, { url: PUBLIC_URL, kinds: ['events'] })).body;
   const path = `${LIST}/${made.id}`;
   await p.sql`
@@ -288,13 +283,12 @@ t.test('re-enable: state, failures forgotten, a deliver job queued', async (t) =
   const enabled = conforms(t, 'PATCH', ONE, await alice.call('PATCH', path, { state: 'active' }), 200);
   t.match(enabled, { state: 'active', disabled_at: null, disabled_reason: null, failing_since: null, last_delivery_at: disabled.last_delivery_at });
   t.equal((await storedRow(made.id)).cursor_seq, cursor, 'delivery resumes where it stopped');
-  const queued = await jobs('deliver');
-  t.equal(queued.length, 1, 'one deliver job');
-  t.same(queued[0]!.data, { subscriptionId: made.id });
-  t.equal(queued[0]!.id, deliverJobId(made.id));
+  const [due] = await p.sql<{ next_attempt_at: Date | null }[]>`SELECT next_attempt_at FROM webhook_subscriptions WHERE id = ${made.id}`;
+  t.equal(due!.next_attempt_at, null, 'due as soon as it has something to send');
+  await until('the workers told', () => (told === 1 ? true : undefined));
   t.equal(conforms(t, 'PATCH', ONE, await alice.call('PATCH', path, { state: 'active' }), 200).state, 'active', 'asked again of an active one: 200');
-  t.equal((await jobs('deliver')).length, 1, 'its job queued again is the one waiting');
-  await queue.obliterate({ force: true });
+  await until('told again', () => (told === 2 ? true : undefined));
+  told = 0;
   await alice.call('DELETE', path);
 });
 
@@ -323,14 +317,14 @@ t.test('rotate: a new secret once, the previous one valid for the overlap', asyn
   await alice.call('DELETE', `${LIST}/${made.id}`);
 });
 
-t.test('ping: 202, a ping job per request, each its own message id', async (t) => {
+t.test('ping: 202, a ping queued per request, each its own message id', async (t) => {
   const made = (await create(alice, { url: PUBLIC_URL, kinds: ['events'] })).body;
   const first = conforms(t, 'POST', `${ONE}/ping`, await alice.call('POST', `${LIST}/${made.id}/ping`), 202);
   const second = (await alice.call('POST', `${LIST}/${made.id}/ping`)).body;
   t.same([first.message_id, second.message_id], [`msg_${made.id}_ping_1`, `msg_${made.id}_ping_2`]);
-  const queued = (await jobs('ping')).map((j) => j.data).sort((a, b) => a.messageId.localeCompare(b.messageId));
-  t.same(queued, [{ subscriptionId: made.id, messageId: first.message_id }, { subscriptionId: made.id, messageId: second.message_id }]);
-  await queue.obliterate({ force: true });
+  t.same(await pendingPings(made.id), [first.message_id, second.message_id], 'both queued in its row');
+  await until('the workers told of each', () => (told === 2 ? true : undefined));
+  told = 0;
   await alice.call('DELETE', `${LIST}/${made.id}`);
 });
 

@@ -8,7 +8,7 @@
  */
 import t from 'tap';
 import { Webhook } from 'standardwebhooks';
-import { openQueue, QUEUES } from '../../workers/queues.js';
+import { queuePing } from '../../db/queries/webhooks.js';
 import { baseFixture } from '../helpers/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';
@@ -140,12 +140,10 @@ t.test('a ping is delivered outside the change sequence and recorded', async (t)
   const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['events'] });
   r.state.secrets.push(sub.secret);
   workersOf(t, p);
-  const queue = openQueue(QUEUES.webhooks, p.parts.redis, p.parts.config.redisPrefix);
-  t.teardown(() => queue.close());
-  await queue.add('ping', { subscriptionId: sub.id, messageId: `msg_${sub.id}_ping_1` });
+  t.equal(await queuePing(p.sql, 'alice', sub.id), `msg_${sub.id}_ping_1`, 'the first ping of the subscription');
   await until('the ping', () => (r.received.length > 0 ? true : undefined));
   const ping = r.received[0]!;
-  t.equal(ping.headers['webhook-id'], `msg_${sub.id}_ping_1`, 'the id the job names');
+  t.equal(ping.headers['webhook-id'], `msg_${sub.id}_ping_1`, 'the id queued');
   t.same(ping.verified && { type: ping.verified.type, data: ping.verified.data }, { type: 'webhook.ping', data: { subscription_id: sub.id } }, 'a signed webhook.ping');
   await until('the recorded ping', async () => {
     const rows = await p.sql<{ kind: string; status_code: number; message_id: string }[]>`SELECT kind, status_code, message_id FROM webhook_deliveries WHERE subscription_id = ${sub.id}`;

@@ -11,6 +11,7 @@ import { WORKERS } from '../../src/cli/commands/worker.js';
 import type { Io } from '../../src/cli/command.js';
 import { main } from '../../src/cli/main.js';
 import { QUEUES } from '../../workers/queues.js';
+import { WEBHOOK_WORKER } from '../../workers/webhooks/processor.js';
 
 const lines = (text: string) => text.trim().split('\n').filter(Boolean);
 
@@ -65,8 +66,8 @@ async function helpOf(args: string[]): Promise<string> {
 
 t.test('the help names every worker that runs, and PORT', async (t) => {
   const help = await helpOf(['--help']);
-  const workers = Object.values(QUEUES);
-  t.equal(workers.length, 6, 'six BullMQ queues, each with its worker');
+  const workers: (keyof typeof WORKERS)[] = [...Object.values(QUEUES), WEBHOOK_WORKER];
+  t.equal(workers.length, 6, 'five BullMQ queues, each with its worker, and the webhook worker (its queue is PostgreSQL)');
   t.match(help, /^  worker +run only the BullMQ workers \(mail, call log, status history, change log, webhooks, sandbox\), to scale them out$/m, 'the summary names all six');
   const workerHelp = await helpOf(['worker', '--help']);
   for (const queue of workers) t.match(workerHelp, new RegExp(`^  ${WORKERS[queue].name}: \\S`, 'm'), `hrs worker --help says what the ${queue} worker does`);

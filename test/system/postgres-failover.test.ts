@@ -33,7 +33,7 @@ t.test('synchronous replica: every acknowledged signal survives the primary; cli
   await created.end({ timeout: 1 });
 
   const platform = await platformOnPair(t, pair, { DATABASE_TIMEOUT: '1' });
-  // As the webhook dispatcher listens (workers/webhooks/dispatcher.ts): postgres.js listens again when its connection drops.
+  // As the webhook worker listens (workers/webhooks/processor.ts): postgres.js listens again when its connection drops.
   const listener = connect(pair.url, { timeoutMs: 1000 });
   t.teardown(() => listener.end({ timeout: 1 }));
   let notified = 0;

@@ -136,13 +136,7 @@ const familyRules = (): ImportRule[] =>
 const PACKAGE_RULES: { from: string; never: string[]; except?: string[]; reason: string }[] = [
   { from: 'src/http/', never: ['redis', '@redis/'], reason: 'the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/)' },
   { from: 'src/domain/', never: ['fast-xml-parser'], reason: 'serialising is no domain logic: the DATEX II XML is written in src/api/datex2/xml/' },
-  {
-    from: 'src/domain/',
-    never: ['node:dns', 'node:net'],
-    // Moves to src/infra with the webhook owner change (its resolving half goes to src/infra/).
-    except: ['src/domain/webhooks/addresses.ts'],
-    reason: 'rules are pure: resolving names and reaching the network are infrastructure',
-  },
+  { from: 'src/domain/', never: ['node:dns', 'node:net', 'dns', 'net'], reason: 'the domain resolves and connects nothing: resolving names is src/infra/ (name-resolver.ts)' },
 ];
 
 /** Whether a package specifier names `pkg` (`redis`, `redis/…`) or lies in the scope `pkg` ends with `/` for. */

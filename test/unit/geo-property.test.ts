@@ -131,8 +131,8 @@ t.test('boxes: the index finds exactly what a scan of every station finds, sorte
     }),
     { numRuns: runs(400) },
   );
-  t.ok(crossing > 50, `boxes across the antimeridian were tried (${crossing})`);
-  t.ok(found > 400, `boxes found stations (${found} in all)`);
+  t.ok(crossing > runs(400) / 8, `boxes across the antimeridian were tried (${crossing})`);
+  t.ok(found > runs(400), `boxes found stations (${found} in all)`);
 });
 
 t.test('boxes around the antimeridian: a small fixed case', async (t) => {
@@ -173,7 +173,7 @@ t.test('circles: the index finds exactly what a great-circle scan finds, nearest
     }),
     { numRuns: runs(400) },
   );
-  t.ok(found > 400, `circles found stations (${found} in all)`);
+  t.ok(found > runs(400), `circles found stations (${found} in all)`);
 });
 
 t.test('circles: stations sharing one place are ordered by id without quadratic work', async (t) => {

@@ -139,7 +139,7 @@ t.test('what the document accepts (ids registered, the described rules kept) the
       }),
       { numRuns: runs(3000) },
     );
-    t.ok(valid >= 50, `${category}: ${valid} document-valid transmissions accepted (${refused} refused by the document)`);
+    t.ok(valid >= runs(3000) / 60, `${category}: ${valid} document-valid transmissions accepted (${refused} refused by the document)`);
     t.ok(refused >= 50, `${category}: the document refused ${refused}`);
   }
 });

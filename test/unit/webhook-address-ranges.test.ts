@@ -10,7 +10,8 @@
  */
 import t from 'tap';
 import type { LookupAddress } from 'node:dns';
-import { addressKind, guardedLookup, urlRefusal, type Resolver } from '../../src/domain/webhooks/addresses.js';
+import { addressKind } from '../../src/domain/webhooks/addresses.js';
+import { guardedLookup, urlRefusal, type Resolver } from '../../src/infra/name-resolver.js';
 
 type Kind = 'loopback' | 'private' | 'link-local' | 'reserved' | 'public';
 

@@ -8,7 +8,8 @@
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
-import { addressKind, guardedLookup, urlRefusal, type Resolver } from '../../src/domain/webhooks/addresses.js';
+import { addressKind } from '../../src/domain/webhooks/addresses.js';
+import { guardedLookup, urlRefusal, type Resolver } from '../../src/infra/name-resolver.js';
 
 /** A resolver answering from a table (a name it does not know: ENOTFOUND). */
 function resolverOf(table: Record<string, string[] | (() => string[])>): Resolver {

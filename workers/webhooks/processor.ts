@@ -1,39 +1,42 @@
-import { Worker, createNodeRedisClient, UnrecoverableError, type Job, type Queue } from 'bullmq';
-import { readSubscription, recordAttempt } from '../../db/queries/webhook-delivery.js';
+import type { Queue } from 'bullmq';
+import { claimDue } from '../../db/queries/webhook-delivery.js';
 import type { Redis } from '../../src/infra/redis.js';
-import { DEFAULT_BACKOFF, pingBody, type Backoff } from '../../src/domain/webhooks/messages.js';
-import { closerOf, logWorkerErrors } from '../connection-errors.js';
+import { DEFAULT_BACKOFF, type Backoff } from '../../src/domain/webhooks/messages.js';
 import { scheduleMail } from '../mail/outbox.js';
-import { QUEUES, bullPrefix, openQueue } from '../queues.js';
-import { deliver, signingSecrets, type DeliveryContext } from './deliver.js';
-import { startDispatcher } from './dispatcher.js';
-import { DELIVER_JOB, deliverJobSchema, PING_JOB, pingJobSchema, scheduleWebhookSweep, SWEEP_JOB } from './jobs.js';
-import { sendMessage } from './send.js';
+import { QUEUES, openQueue } from '../queues.js';
+import { CLAIM_PAGE, turn, type DeliveryContext } from './deliver.js';
 
 /**
- * The webhook worker: the `webhooks` queue's processor (deliver, ping, sweep) and the dispatcher that
- * kicks deliveries as the change log grows. Started by startWorkers when WEBHOOK_SECRET_KEY is set.
- * Nothing here is on the signal path: the log is written by triggers and the servers, and read here.
+ * The webhook worker. PostgreSQL is its queue: it claims due subscriptions (FOR UPDATE SKIP LOCKED, so
+ * several workers share them and each subscription is delivered by one at a time) and gives each a
+ * turn (./deliver.ts). It looks for due ones when a change commits (LISTEN `hrs_change_log`), when the
+ * portal asks for a ping or enables a subscription again (LISTEN `hrs_webhooks`), when a retry of its
+ * own falls due, when a turn ends (the subscription may want more, a slot is free), and every few
+ * seconds besides: the safety net for a notification missed while its connection was down, another
+ * worker's retries, and a claim a dead worker left to lapse. Started by startWorkers when
+ * WEBHOOK_SECRET_KEY is set. Redis is used only to give a disabled subscription's e-mail its job in the
+ * mail queue (the outbox's sweep makes up for it when Redis is away).
  */
+
+/** The worker's name (`hrs worker`, its log lines); it has no BullMQ queue. */
+export const WEBHOOK_WORKER = 'webhooks';
 
 /** The worker's timing; tests shorten it (these are not settings of the deployment). */
 export interface WebhookTiming {
   /** The retries' backoff (5 s doubling up to 10 min, full jitter). */
   backoff: Backoff;
-  /** How often the dispatcher reads the log without a notification (3 s). */
+  /** How often the worker looks for due subscriptions without being told (3 s). */
   pollEveryMs: number;
-  /** How often the sweep runs (1 min). */
-  sweepEveryMs: number;
   /** Give up after this long of failures (WEBHOOK_GIVE_UP_AFTER unless given). */
   giveUpAfterMs?: number;
 }
 
-export const DEFAULT_WEBHOOK_TIMING: WebhookTiming = { backoff: DEFAULT_BACKOFF, pollEveryMs: 3000, sweepEveryMs: 60_000 };
+export const DEFAULT_WEBHOOK_TIMING: WebhookTiming = { backoff: DEFAULT_BACKOFF, pollEveryMs: 3000 };
 
 /** Subscriptions delivered to at once by one worker (each waits on its receiver, never on the CPU). */
 const CONCURRENCY = 16;
 
-/** What a delivery needs (./deliver.ts), and the queue's Redis and the timing. */
+/** What a delivery needs (./deliver.ts), Redis for the mail queue, and the timing. */
 export interface WebhookWorkerOptions extends Pick<DeliveryContext, 'sql' | 'log' | 'secretKey' | 'baseUrl' | 'timeoutMs' | 'allowLoopback' | 'resolver' | 'giveUpAfterMs' | 'stations'> {
   redis: Redis;
   redisPrefix: string;
@@ -42,19 +45,19 @@ export interface WebhookWorkerOptions extends Pick<DeliveryContext, 'sql' | 'log
 
 export interface WebhookWorker {
   name: string;
-  /** Reads the change log now (the dispatcher's wake). */
+  /** Looks for due subscriptions now; resolves when no more are found (those found may still be in their turns). */
   wake(): Promise<void>;
+  /** Stops claiming and waits for the turns under way. */
   close(): Promise<void>;
 }
 
-/** Starts the processor and the dispatcher; the sweep runs at once and then on its schedule. */
 export async function startWebhookWorker(options: WebhookWorkerOptions): Promise<WebhookWorker> {
   const timing = { ...DEFAULT_WEBHOOK_TIMING, ...options.timing };
-  const log = options.log.child({ worker: QUEUES.webhooks });
-  const queue = openQueue(QUEUES.webhooks, options.redis, options.redisPrefix, log);
+  const { sql } = options;
+  const log = options.log.child({ worker: WEBHOOK_WORKER });
   const mailQueue: Queue = openQueue(QUEUES.mail, options.redis, options.redisPrefix, log);
   const ctx: DeliveryContext = {
-    sql: options.sql,
+    sql,
     log,
     secretKey: options.secretKey,
     baseUrl: options.baseUrl,
@@ -66,66 +69,92 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     stations: options.stations,
     scheduleMail: async (intent) => void (await scheduleMail(mailQueue, [intent], log, options.redis)),
   };
-  const dispatcher = await startDispatcher({ sql: options.sql, queue, log, pollEveryMs: timing.pollEveryMs, redis: options.redis });
+  // A claim outlasts any attempt (its deadline) and the writes around it; a dead worker's lapses after it.
+  const leaseMs = options.timeoutMs + 30_000;
+  const turns = new Set<Promise<void>>();
+  let claiming: Promise<void> | undefined;
+  let again = false;
+  let closed = false;
 
-  const ping = async (job: Job) => {
-    const parsed = pingJobSchema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`invalid ping job: ${parsed.error.message}`);
-    const { subscriptionId, messageId } = parsed.data;
-    const sub = await readSubscription(options.sql, subscriptionId);
-    if (!sub || sub.state === 'unsubscribed') return { outcome: sub ? 'unsubscribed' : 'gone' };
-    let secrets: string[] | undefined;
-    try {
-      secrets = signingSecrets(options.secretKey, sub);
-    } catch {
-      secrets = undefined;
+  // The earliest retry of this worker's own, and its timer.
+  let retryTimer: NodeJS.Timeout | undefined;
+  let retryAt = Infinity;
+  const wakeAt = (at: number) => {
+    if (closed || at >= retryAt) return;
+    clearTimeout(retryTimer);
+    retryAt = at;
+    retryTimer = setTimeout(() => {
+      retryAt = Infinity;
+      void wake();
+    }, Math.max(0, at - Date.now()));
+    retryTimer.unref();
+  };
+
+  const run = (claimed: Parameters<typeof turn>[1]) => {
+    const running: Promise<void> = turn(ctx, claimed)
+      .then((result) => {
+        if (result.retryAt !== undefined) wakeAt(result.retryAt);
+      })
+      .catch((err: unknown) => log.warn({ err, subscription: claimed.id }, 'webhook delivery failed: tried again when its claim lapses'))
+      .finally(() => {
+        turns.delete(running);
+        void wake();
+      });
+    turns.add(running);
+  };
+
+  /** Claims as many due subscriptions as there are free slots, until fewer are found. */
+  const claim = async () => {
+    for (;;) {
+      const free = CONCURRENCY - turns.size;
+      if (free <= 0 || closed) return;
+      const claimed = await claimDue(sql, free, leaseMs, CLAIM_PAGE);
+      for (const sub of claimed) run(sub);
+      if (claimed.length < free) return;
     }
-    const outcome = secrets
-      ? await sendMessage(sub.url, messageId, pingBody(sub.id, new Date()), secrets, { timeoutMs: options.timeoutMs, allowLoopback: options.allowLoopback, resolver: options.resolver })
-      : { statusCode: null, error: 'the signing secret does not open with WEBHOOK_SECRET_KEY', latencyMs: null };
-    await recordAttempt(options.sql, { subscriptionId, messageId, kind: 'ping', changes: 0, attempt: job.attemptsMade + 1, ...outcome });
-    return { outcome: outcome.error ?? 'delivered', status_code: outcome.statusCode };
   };
 
-  const worker = new Worker(
-    QUEUES.webhooks,
-    async (job: Job, token?: string) => {
-      if (job.name === DELIVER_JOB) {
-        const parsed = deliverJobSchema.safeParse(job.data);
-        if (!parsed.success) throw new UnrecoverableError(`invalid deliver job: ${parsed.error.message}`);
-        return deliver(ctx, job, token, parsed.data.subscriptionId);
+  const wake = (): Promise<void> => {
+    if (closed) return Promise.resolve();
+    if (claiming) {
+      again = true;
+      return claiming;
+    }
+    claiming = (async () => {
+      try {
+        do {
+          again = false;
+          await claim();
+        } while (again && !closed);
+      } catch (err) {
+        log.warn({ err }, 'looking for due webhook deliveries failed: tried again at the next change or poll');
+      } finally {
+        claiming = undefined;
       }
-      if (job.name === PING_JOB) return ping(job);
-      if (job.name === SWEEP_JOB) {
-        const kicked = await dispatcher.sweep();
-        if (kicked > 0) log.debug({ subscriptions: kicked }, 'webhook sweep: deliveries kicked');
-        return { kicked };
-      }
-      throw new UnrecoverableError(`unknown webhooks job ${job.name}`);
-    },
-    { connection: createNodeRedisClient(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: CONCURRENCY },
-  );
-  worker.on('failed', (job, err) => log.warn({ job_id: job?.id, err }, 'webhooks job failed'));
-  logWorkerErrors(worker, options.redis, log, 'webhooks worker');
-  const closeWorker = closerOf(worker);
-
-  // The sweep's schedule, made again whenever Redis comes back (a restarted Redis has forgotten it and
-  // every job), and a sweep at once then: nothing waits for the next period.
-  const resume = () => {
-    void scheduleWebhookSweep(queue, timing.sweepEveryMs).catch((err: unknown) => log.warn({ err }, 'scheduling the webhook sweep failed'));
-    void dispatcher.sweep().catch((err: unknown) => log.debug({ err }, 'webhook sweep failed: the scheduled one makes up for it'));
+    })();
+    return claiming;
   };
-  options.redis.on('ready', resume);
-  resume();
+
+  const listen = (channel: string) =>
+    sql.listen(channel, () => void wake()).catch((err: unknown) => {
+      log.warn({ err, channel }, `LISTEN ${channel} failed: due webhook deliveries are found by polling only`);
+      return undefined;
+    });
+  const listening = await Promise.all([listen('hrs_change_log'), listen('hrs_webhooks')]);
+  const poll = setInterval(() => void wake(), timing.pollEveryMs);
+  poll.unref();
+  void wake();
 
   return {
-    name: worker.name,
-    wake: () => dispatcher.wake(),
+    name: WEBHOOK_WORKER,
+    wake,
     async close() {
-      options.redis.off('ready', resume);
-      await dispatcher.close();
-      await closeWorker();
-      await queue.close();
+      closed = true;
+      clearInterval(poll);
+      clearTimeout(retryTimer);
+      await claiming;
+      await Promise.all(turns);
+      await Promise.all(listening.map((l) => l?.unlisten().catch(() => {})));
       await mailQueue.close();
     },
   };

@@ -1,8 +1,8 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { isIP } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { guardedLookup, refusalOf, RefusedAddressError, type Resolver } from '../../src/domain/webhooks/addresses.js';
+import { isIpLiteral, refusalOf } from '../../src/domain/webhooks/addresses.js';
+import { guardedLookup, RefusedAddressError, type Resolver } from '../../src/infra/name-resolver.js';
 import { VERSION } from '../../src/config/version.js';
 
 /**
@@ -47,7 +47,7 @@ export async function sendMessage(url: string, messageId: string, body: string, 
   }
   if (target.protocol !== 'https:' && target.protocol !== 'http:') return { statusCode: null, error: `refused: ${target.protocol} is not HTTP`, latencyMs: null };
   const host = target.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) {
+  if (isIpLiteral(host)) {
     const refused = refusalOf(host, options.allowLoopback);
     if (refused) return { statusCode: null, error: `refused: ${refused}`, latencyMs: null };
   }

@@ -86,7 +86,7 @@ export interface PortalDeps extends PortalSettings {
    * few seconds), so a token list read just after a use shows it.
    */
   recordTokenUse?: () => Promise<unknown>;
-  /** The webhook subscriptions' settings and queue. */
+  /** The webhook subscriptions' settings. */
   webhooks: Omit<WebhookDeps, 'sql' | 'log'>;
 }
 

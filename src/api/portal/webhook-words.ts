@@ -36,8 +36,6 @@ export const noSuchWebhook = (id: string) => new HttpError(404, 'not_found', `No
 export const unsubscribedRefusal = () =>
   new HttpError(409, 'webhook_unsubscribed', 'The receiver unsubscribed (it answered 410 Gone): make a new subscription instead.');
 
-export const queueUnavailable = () => notQueued('job');
-
 export const notConfigured = () =>
   new HttpError(503, 'webhooks_not_configured', 'Webhooks are not set up on this platform (no WEBHOOK_SECRET_KEY): ask its operators.', { asConfigured: true });
 

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { JobsOptions, Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Sql } from '../../../db/connect.js';
@@ -7,7 +6,7 @@ import {
   deleteWebhook,
   insertWebhook,
   knownStations,
-  nextPing,
+  queuePing,
   rotateWebhookSecret,
   updateWebhook,
   userWebhook,
@@ -16,7 +15,7 @@ import {
   type DeliveryRow,
   type WebhookRow,
 } from '../../../db/queries/webhooks.js';
-import { NameUnavailableError, urlRefusal, type Resolver } from '../../domain/webhooks/addresses.js';
+import { NameUnavailableError, urlRefusal, type Resolver } from '../../infra/name-resolver.js';
 import { newWebhookSecret, sealSecret } from '../../domain/webhooks/secrets.js';
 import { MAX_DELIVERIES_SHOWN, MAX_WEBHOOKS, newWebhookSchema, webhookPatchSchema } from '../../domain/webhooks/schemas.js';
 import { HttpError, json, PROBLEM_ERRORS, type Reply } from '../../http/errors.js';
@@ -26,10 +25,9 @@ import type { Family } from '../../http/family.js';
 import { parseJson, type Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { portalBody } from '../accounts/input.js';
-import { deliverJob, PING_JOB } from '../../../workers/webhooks/jobs.js';
 import { webhookDocs } from './docs/webhooks.js';
 import { portalUserOf } from './family.js';
-import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused, webhookLimit } from './webhook-words.js';
+import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, unsubscribedRefusal, urlRefused, webhookLimit } from './webhook-words.js';
 
 /**
  * A token owner's webhook subscriptions (`/portal/v1/webhooks`): list, make (the signing secret in
@@ -38,8 +36,9 @@ import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured
  * account's is a 404, admins' included). The URL is checked against server-side request forgery
  * when it is set (src/domain/webhooks/addresses.ts), its host name resolved by the bounded resolver
  * (src/infra/name-resolver.ts: a 503 `host_unresolved` when no answer came in time); delivery checks
- * every connection again. Setting a URL and pinging spend the account's WEBHOOK_RATE_LIMIT. Pings and
- * re-enabled subscriptions become jobs of the `webhooks` queue, which the webhook workers process.
+ * every connection again. Setting a URL and pinging spend the account's WEBHOOK_RATE_LIMIT. A ping asked for
+ * and a subscription enabled again are written to its row, and the webhook workers told (NOTIFY): the
+ * subscriptions' rows are the webhook workers' queue (workers/webhooks/processor.ts).
  */
 
 export interface WebhookDeps {
@@ -50,10 +49,6 @@ export interface WebhookDeps {
   allowLoopback: boolean;
   /** WEBHOOK_SECRET_OVERLAP: how long a rotated secret still signs. */
   overlapMs: number;
-  /** The `webhooks` queue. */
-  queue: Queue;
-  /** Whether Redis takes commands now (a job can be queued). */
-  queueReady: () => boolean;
   /** How URLs' host names are resolved (src/infra/name-resolver.ts: bounded in time and number). */
   resolver: Resolver;
   /** The shared rate limiter, and WEBHOOK_RATE_LIMIT: what reaches out (a new subscription, a URL changed, a test ping) per minute per account. */
@@ -61,9 +56,6 @@ export interface WebhookDeps {
   perMinute: number;
   log: Logger;
 }
-
-/** How long adding a job may keep the request waiting before it is told the job could not be queued. */
-const QUEUE_WAIT_MS = 2000;
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
 const WEBHOOK_ID = z.object({ id: z.string() });
@@ -163,21 +155,6 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     }
   };
 
-  /** Adds a job to the `webhooks` queue, or a 503 saying it could not be (Redis unavailable). */
-  const enqueue = async (name: 'deliver' | 'ping', data: Record<string, string>, opts: JobsOptions = {}) => {
-    if (!deps.queueReady()) throw queueUnavailable();
-    const added = deps.queue.add(name, data, opts);
-    added.catch(() => {});
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      await Promise.race([added, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(queueUnavailable()), QUEUE_WAIT_MS)))]);
-    } catch (err) {
-      throw err instanceof HttpError ? err : queueUnavailable();
-    } finally {
-      clearTimeout(timer);
-    }
-  };
-
   const own = async (req: Request, id: string) => {
     const row = await userWebhook(sql, portalUserOf(req).id, id);
     if (!row) throw noSuchWebhook(id);
@@ -223,8 +200,6 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     await checked(req, fields);
     const updated = await updateWebhook(sql, portalUserOf(req).id, id, fields, state === 'active');
     if (!updated) throw noSuchWebhook(id);
-    // Asked again after a 503 (it is active already then), the job is added again: one waits per subscription.
-    if (state === 'active' && updated.state === 'active') await enqueue('deliver', { subscriptionId: id }, deliverJob(id).opts);
     return json(200, webhookView(updated));
   }, true);
 
@@ -242,10 +217,8 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
 
   route('POST', '/portal/v1/webhooks/:id/ping', async (req, id) => {
     await reachesOut(req);
-    const n = await nextPing(sql, portalUserOf(req).id, id);
-    if (n === undefined) throw noSuchWebhook(id);
-    const messageId = `msg_${id}_ping_${n}`;
-    await enqueue(PING_JOB, { subscriptionId: id, messageId }, { attempts: 1, removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } });
+    const messageId = await queuePing(sql, portalUserOf(req).id, id);
+    if (messageId === undefined) throw noSuchWebhook(id);
     return json(202, { message_id: messageId });
   });
 

@@ -2,6 +2,7 @@ import { openDatabase } from '../../../db/connect.js';
 import { readRegistryRows } from '../../../db/queries/registry.js';
 import { startWorkers } from '../../../workers/index.js';
 import { QUEUES, type QueueName } from '../../../workers/queues.js';
+import { WEBHOOK_WORKER } from '../../../workers/webhooks/processor.js';
 import { namespaceFields, resolveNamespace } from '../../infra/namespace.js';
 import { databaseIdentity } from '../../../db/queries/platform.js';
 import { closeRedis, openRedis } from '../../infra/redis.js';
@@ -11,15 +12,16 @@ import { untilSignal, type Command } from '../command.js';
 import { configInUse } from '../servers.js';
 
 /**
- * The BullMQ workers by queue, as `hrs --help` and `hrs worker --help` name them: one entry per queue of
- * workers/queues.ts (a queue added there without one here does not typecheck).
+ * The workers, as `hrs --help` and `hrs worker --help` name them: one entry per BullMQ queue of
+ * workers/queues.ts (a queue added there without one here does not typecheck), and the webhook worker,
+ * whose queue is PostgreSQL.
  */
-export const WORKERS: Record<QueueName, { name: string; does: string }> = {
+export const WORKERS: Record<QueueName | typeof WEBHOOK_WORKER, { name: string; does: string }> = {
   [QUEUES.mail]: { name: 'mail', does: 'sends the token e-mails and sweeps up unsent ones (only with SMTP_URL set)' },
   [QUEUES.callLog]: { name: 'call log', does: "writes the import APIs' call logs to PostgreSQL" },
   [QUEUES.history]: { name: 'status history', does: 'materialises the status history, rolls up its hours, keeps its partitions' },
   [QUEUES.changeLog]: { name: 'change log', does: "writes the events' ended changes and prunes the change log (delta sync, webhooks), every 30 s" },
-  [QUEUES.webhooks]: { name: 'webhooks', does: 'delivers the change log to webhook subscriptions, signed (only with WEBHOOK_SECRET_KEY set)' },
+  [WEBHOOK_WORKER]: { name: 'webhooks', does: 'delivers the change log to webhook subscriptions, signed (only with WEBHOOK_SECRET_KEY set)' },
   [QUEUES.sandbox]: { name: 'sandbox', does: "posts the export v1.1 sandbox's simulated signals every minute (unless SANDBOX=off)" },
 };
 

@@ -1,7 +1,4 @@
-import { isIP } from 'node:net';
-import type { LookupAddress } from 'node:dns';
-import { dottedQuad, ipBytes, within } from './ip.js';
-import { COMPILED, embeddedIpv4, GLOBAL_UNICAST, type AddressKind } from './special-ranges.js';
+import { COMPILED, dottedQuad, embeddedIpv4, GLOBAL_UNICAST, ipBytes, within, type AddressKind } from './special-ranges.js';
 
 /**
  * Where a webhook may be delivered (server-side request forgery): never to a private, link-local,
@@ -9,9 +6,9 @@ import { COMPILED, embeddedIpv4, GLOBAL_UNICAST, type AddressKind } from './spec
  * special-purpose registries, multicast, and the IPv6 forms that embed an IPv4 address), and to a
  * loopback address only when WEBHOOK_ALLOW_LOOPBACK says so (tests and development). A name is
  * checked for every address it resolves to when a subscription is made, and again at every
- * connection (`guardedLookup`), so a name that later resolves elsewhere (DNS rebinding) is refused at
- * delivery too. How names are resolved is a port (`Resolver`): src/infra/name-resolver.ts is the
- * platform's, bounded in time and in how many run at once.
+ * connection, so a name that later resolves elsewhere (DNS rebinding) is refused at delivery too.
+ * These are the rules alone, on addresses given: resolving names and guarding connections is
+ * src/infra/name-resolver.ts's.
  */
 
 export type { AddressKind } from './special-ranges.js';
@@ -52,94 +49,31 @@ export function refusalOf(address: string, allowLoopback: boolean): string | und
   return `${address} is a ${verdict.kind} address${notes.length > 0 ? ` (${notes.join('; ')})` : ''}`;
 }
 
-/** The error a refused address gives a connection (its `code` tells it from network errors). */
-export class RefusedAddressError extends Error {
-  readonly code = 'EWEBHOOKADDRESS';
+/** Whether the text is an IP address (brackets allowed), not a name. */
+export function isIpLiteral(host: string): boolean {
+  return ipBytes(host) !== undefined;
 }
 
 /**
- * How names are resolved: every address of a name, or an error with the resolver's `code` (ENOTFOUND
- * and ENODATA: the name has no address; anything else, ETIMEOUT say: no answer could be had now).
+ * What a subscription's URL may not be, before its host is resolved: HTTP(S) only, no credentials,
+ * no fragment. The reason, or undefined.
  */
-export type Resolver = (hostname: string, family: 0 | 4 | 6, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
-
-/** Resolver errors that say the name has no address (anything else says no answer could be had). */
-const NO_ADDRESS = new Set(['ENOTFOUND', 'ENODATA', 'EBADNAME']);
-
-/**
- * A name that could not be resolved now (no answer within the bound, the resolver failing, too many
- * names being resolved at once): not the URL's fault, so not a refusal of it; try again later.
- */
-export class NameUnavailableError extends Error {
-  constructor(
-    readonly hostname: string,
-    readonly failure: NodeJS.ErrnoException,
-  ) {
-    super(`${hostname} could not be resolved now (${failure.code ?? 'error'}: ${failure.message})`);
-  }
-}
-
-/**
- * A `lookup` for http(s).request: resolves through `resolver`, then refuses the connection when any
- * address the name resolves to may not be reached.
- */
-export function guardedLookup(allowLoopback: boolean, resolver: Resolver) {
-  return (
-    hostname: string,
-    options: { family?: number | string; all?: boolean } | number,
-    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
-  ): void => {
-    const opts = typeof options === 'number' ? { family: options } : options;
-    const family = Number(String(opts.family ?? 0).replace(/^IPv/, '')) || 0;
-    resolver(hostname, family as 0 | 4 | 6, (err, addresses) => {
-      if (err) return callback(err, []);
-      const refused = addresses.map((a) => refusalOf(a.address, allowLoopback)).find((reason) => reason !== undefined);
-      if (refused) return callback(new RefusedAddressError(`${hostname}: ${refused}`), []);
-      if (opts.all) return callback(null, addresses);
-      const first = addresses[0]!;
-      callback(null, first.address, first.family);
-    });
-  };
-}
-
-/** Every address a host name (or IP literal) stands for; a name that could not be resolved now rejects with NameUnavailableError. */
-export function resolveAll(host: string, resolver: Resolver): Promise<string[]> {
-  const bare = host.replace(/^\[|\]$/g, '');
-  if (isIP(bare)) return Promise.resolve([bare]);
-  return new Promise((resolve, reject) => {
-    resolver(bare, 0, (err, addresses) => {
-      if (!err) return resolve(addresses.map((a) => a.address));
-      reject(err.code !== undefined && NO_ADDRESS.has(err.code) ? err : new NameUnavailableError(bare, err));
-    });
-  });
-}
-
-/**
- * Whether a subscription may be made for this URL: HTTPS (plain HTTP only to loopback, with
- * WEBHOOK_ALLOW_LOOPBACK), no credentials in it, and a host whose every address may be reached.
- * Resolves to the reason it may not, or undefined; rejects with NameUnavailableError when its host
- * could not be resolved now.
- */
-export async function urlRefusal(text: string, allowLoopback: boolean, resolver: Resolver): Promise<string | undefined> {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return 'must be an absolute URL (https://…)';
-  }
+export function urlShapeRefusal(url: URL): string | undefined {
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an https:// URL';
   if (url.username || url.password) return 'must not hold a user name or password';
   if (url.hash) return 'must not have a fragment (#…)';
-  let addresses: string[];
-  try {
-    addresses = await resolveAll(url.hostname, resolver);
-  } catch (err) {
-    if (err instanceof NameUnavailableError) throw err;
-    return `the host ${url.hostname} does not resolve`;
-  }
+  return undefined;
+}
+
+/**
+ * What a subscription's URL may not be, given every address its host resolves to: an address that
+ * may not be reached, or plain HTTP to anything but loopback (and that only with
+ * WEBHOOK_ALLOW_LOOPBACK). The reason, or undefined.
+ */
+export function addressesRefusal(url: URL, addresses: readonly string[], allowLoopback: boolean): string | undefined {
   for (const address of addresses) {
     const refused = refusalOf(address, allowLoopback);
-    if (refused) return isIP(url.hostname.replace(/^\[|\]$/g, '')) ? `refused: ${refused}` : `refused: ${url.hostname} resolves to ${refused}`;
+    if (refused) return isIpLiteral(url.hostname) ? `refused: ${refused}` : `refused: ${url.hostname} resolves to ${refused}`;
   }
   if (url.protocol === 'http:' && !(allowLoopback && addresses.every((a) => addressKind(a) === 'loopback'))) {
     return 'must be an https:// URL (plain http:// only to loopback addresses, when WEBHOOK_ALLOW_LOOPBACK is true)';

@@ -13,7 +13,7 @@ import type { RouteDoc } from '../../../http/contract.js';
 import { HttpError, PROBLEM_ERRORS } from '../../../http/errors.js';
 import { examplesOf, headerRef, responseRef, schemaRef } from '../../../http/openapi.js';
 import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
-import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused, webhookLimit } from '../webhook-words.js';
+import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, unsubscribedRefusal, urlRefused, webhookLimit } from '../webhook-words.js';
 import { BODY_ERRORS, json, parseErrorExample, problem, problemOf, SESSION_ERRORS, type Examples } from './shared.js';
 
 /**
@@ -58,15 +58,13 @@ const badFields = (): Examples => ({
 
 const notFound = () =>
   problem('The account has no subscription with this `id` (another account\'s are not found either).', { not_found: example(noSuchWebhook('wh_3k9v2m7q1x8c5t4b6n0p')) });
-const unavailable = (queues: boolean, resolves: boolean) => {
+const unavailable = (resolves: boolean) => {
   const examples = {
     not_configured: example(notConfigured()),
-    ...(queues ? { queue_unavailable: example(queueUnavailable()) } : {}),
     ...(resolves ? { host_unresolved: example(hostUnresolved('hooks.example.com', 'ETIMEOUT'), 'The URL\'s host name could not be resolved in time') } : {}),
   };
   return problem(
     'Webhooks are not set up on this platform (`WEBHOOK_SECRET_KEY` is not set: no webhook operation works)' +
-      (queues ? ', or the job could not be queued (`queue_unavailable`: Redis is unavailable; try again after `Retry-After` seconds)' : '') +
       (resolves
         ? ', or the URL\'s host name could not be resolved now (`host_unresolved`: its name servers gave no answer within ' +
           '`WEBHOOK_RESOLVE_TIMEOUT`, or the platform is resolving too many names at once; nothing was changed, try again after `Retry-After` seconds)'
@@ -95,8 +93,6 @@ interface Operation {
   body?: { schema: string; zod: typeof newWebhookSchema | typeof webhookPatchSchema };
   ok: { status: string; description: string; schema?: string; zod?: Parameters<typeof examplesOf>[0]; noStore?: boolean };
   more?: Record<string, unknown>;
-  /** It queues a job (a 503 when it cannot). */
-  queues?: boolean;
   /** It resolves the URL's host name (a 503 when no answer could be had). */
   resolves?: boolean;
   /** It spends the account's WEBHOOK_RATE_LIMIT budget (a 429 past it). */
@@ -137,7 +133,7 @@ function operation(op: Operation, perMinute: number): RouteDoc {
       ...(changes ? { '403': responseRef('ForbiddenOrigin') } : {}),
       ...(byId ? { '404': notFound() } : {}),
       ...op.more,
-      '503': unavailable(op.queues ?? false, op.resolves ?? false),
+      '503': unavailable(op.resolves ?? false),
       ...SESSION_ERRORS,
       ...(op.limited ? { '429': throttled(perMinute) } : {}),
     },
@@ -174,10 +170,9 @@ export function webhookDocs(perMinute: number): Record<string, RouteDoc> {
       description:
         'Changes the fields given. `"state": "active"` re-enables a disabled subscription: its failures are forgotten and delivery ' +
         'resumes where it stopped (nothing is skipped). An unsubscribed one (its receiver answered 410) cannot be re-enabled. Asked of an ' +
-        'active one, it queues its delivery again (after a 503 `queue_unavailable`, say).',
+        'active one, it tells the webhook workers to look at it again.',
       body: { schema: 'WebhookPatch', zod: webhookPatchSchema },
       ok: { status: '200', description: 'The subscription as it is now.', schema: 'Webhook', zod: webhookSchema },
-      queues: true,
       resolves: true,
       limited: true,
       more: { '409': problem('Re-enabling a subscription its receiver unsubscribed.', { unsubscribed: example(unsubscribedRefusal()) }) },
@@ -199,7 +194,6 @@ export function webhookDocs(perMinute: number): Record<string, RouteDoc> {
       method: 'POST', path: '/portal/v1/webhooks/:id/ping', id: 'pingWebhook', summary: 'Send a test message',
       description: 'Queues a `webhook.ping` message to the URL; its delivery shows in the deliveries.',
       ok: { status: '202', description: 'Queued.', schema: 'PingAccepted', zod: pingAcceptedSchema },
-      queues: true,
       limited: true,
     },
     {
