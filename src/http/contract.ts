@@ -41,6 +41,11 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType<Record<string, string
    * `undefined`). None when absent or false.
    */
   body?: boolean | B;
+  /**
+   * The refusal of a path parameter, query or body that does not match, when the route words it
+   * otherwise than its family (`invalid` of the family, or `defaultInvalid`).
+   */
+  invalid?: (problem: InvalidInput) => HttpError;
   /** The route's own cap on its body, when it takes more than MAX_BODY_BYTES (a photo upload). */
   maxBodyBytes?: number;
   /** What it answers with, by status: see RouteInfo. */
@@ -74,13 +79,15 @@ export interface RouteInput<P extends z.ZodType, Q extends QuerySchema, B extend
 }
 
 /** The schemas of a route, as the core checks them. */
-export type Contract = Pick<RouteSpec<z.ZodType, QuerySchema, z.ZodType>, 'params' | 'query' | 'body'>;
+export type Contract = Pick<RouteSpec<z.ZodType, QuerySchema, z.ZodType>, 'params' | 'query' | 'body' | 'invalid'>;
 
 /**
  * Checks a request against its route's schemas, after authentication and once the body is read:
- * the parsed values, or the family's refusal (`invalid`) of the first part that does not match.
+ * the parsed values, or the refusal of the first part that does not match: the route's own (`invalid`
+ * of its contract), else its family's (`familyInvalid`).
  */
-export function checkInput(contract: Contract, req: Request, invalid: (problem: InvalidInput) => HttpError): { params: unknown; query: unknown; body: unknown } {
+export function checkInput(contract: Contract, req: Request, familyInvalid: (problem: InvalidInput) => HttpError): { params: unknown; query: unknown; body: unknown } {
+  const invalid = contract.invalid ?? familyInvalid;
   const parse = (part: InputPart, schema: z.ZodType, value: unknown) => {
     const parsed = schema.safeParse(value);
     if (!parsed.success) throw invalid({ part, issues: parsed.error.issues });
