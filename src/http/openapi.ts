@@ -32,6 +32,8 @@ export interface FamilyDocument {
   path: string;
   /** The reference page's title. */
   title: string;
+  /** What the service's index (`GET /`) calls the reference: `Export API v1 (legacy, frozen)`. */
+  listed: string;
   define(context: DocContext): DocDefinition;
 }
 

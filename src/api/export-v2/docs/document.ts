@@ -36,4 +36,4 @@ export function exportV2Document(context: DocContext): DocDefinition {
   };
 }
 
-export const EXPORT_V2_DOCUMENT: FamilyDocument = { path: '/v2/doc', title: 'HRS signal platform: Export API v2', define: exportV2Document };
+export const EXPORT_V2_DOCUMENT: FamilyDocument = { path: '/v2/doc', title: 'HRS signal platform: Export API v2', listed: 'Export API v2', define: exportV2Document };

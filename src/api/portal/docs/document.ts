@@ -16,6 +16,7 @@ import { webhookParameters, webhookRequestSchemas, webhookSchemas } from './webh
 export const PORTAL_DOCUMENT: FamilyDocument = {
   path: '/portal/v1/doc',
   title: 'HRS signal platform: Portal API',
+  listed: 'Portal API (behind the API tokens page)',
   define: (context) => ({
     family: 'portal',
     publicPrefix: '/portal/v1/',
