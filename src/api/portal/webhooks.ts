@@ -27,7 +27,7 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { invalidInput, portalBody } from '../accounts/input.js';
 import { deliverJob, PING_JOB } from '../../../workers/webhooks/jobs.js';
-import { webhookDocs } from './docs/webhooks.js';
+import { webhookDocs, webhookIdParameter } from './docs/webhooks.js';
 import { portalUserOf } from './family.js';
 import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, queueUnavailable, unsubscribedRefusal, urlRefused, webhookLimit } from './webhook-words.js';
 
@@ -66,7 +66,7 @@ export interface WebhookDeps {
 const QUEUE_WAIT_MS = 2000;
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
-const WEBHOOK_ID = z.object({ id: z.string() });
+const WEBHOOK_ID = z.object({ id: webhookIdParameter() });
 
 /** A webhook body that does not match its schema: a 400 `invalid_field` naming each field; anything else as the portal refuses it. */
 const webhookInvalid = (problem: InvalidInput) => (problem.part === 'body' ? fieldErrors(problem.issues) : invalidInput(problem));
