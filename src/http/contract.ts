@@ -27,12 +27,16 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType<Record<string, string
   path: string;
   /** Public routes take no credential (documents, pages, health): the family's guards and observers skip them. */
   public?: boolean;
-  /** The path parameters (`:name` segments) as the handler gets them; values that do not match are refused. */
+  /**
+   * The path parameters (`:name` segments) as the handler gets them; values that do not match are
+   * refused. Each field is described by its metadata (./parameters.ts): the route's document lists it.
+   */
   params?: P;
   /**
    * The query parameters the route takes, the keys of this schema; any other is refused with a 400
    * naming it, before authentication (./query.ts; `_`, a client's cache-buster, passes on GET and
-   * HEAD). None by default. The values are checked after authentication, like the body.
+   * HEAD). None by default. The values are checked after authentication, like the body. Each field is
+   * described by its metadata (./parameters.ts): the route's document lists it.
    */
   query?: Q;
   /**
