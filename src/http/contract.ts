@@ -27,12 +27,16 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType<Record<string, string
   path: string;
   /** Public routes take no credential (documents, pages, health): the family's guards and observers skip them. */
   public?: boolean;
-  /** The path parameters (`:name` segments) as the handler gets them; values that do not match are refused. */
+  /**
+   * The path parameters (`:name` segments) as the handler gets them; values that do not match are
+   * refused. Each field is described by its metadata (./parameters.ts): the route's document lists it.
+   */
   params?: P;
   /**
    * The query parameters the route takes, the keys of this schema; any other is refused with a 400
    * naming it, before authentication (./query.ts; `_`, a client's cache-buster, passes on GET and
-   * HEAD). None by default. The values are checked after authentication, like the body.
+   * HEAD). None by default. The values are checked after authentication, like the body. Each field is
+   * described by its metadata (./parameters.ts): the route's document lists it.
    */
   query?: Q;
   /**
@@ -41,6 +45,11 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType<Record<string, string
    * `undefined`). None when absent or false.
    */
   body?: boolean | B;
+  /**
+   * The refusal of a path parameter, query or body that does not match, when the route words it
+   * otherwise than its family (`invalid` of the family, or `defaultInvalid`).
+   */
+  invalid?: (problem: InvalidInput) => HttpError;
   /** The route's own cap on its body, when it takes more than MAX_BODY_BYTES (a photo upload). */
   maxBodyBytes?: number;
   /** What it answers with, by status: see RouteInfo. */
@@ -74,13 +83,15 @@ export interface RouteInput<P extends z.ZodType, Q extends QuerySchema, B extend
 }
 
 /** The schemas of a route, as the core checks them. */
-export type Contract = Pick<RouteSpec<z.ZodType, QuerySchema, z.ZodType>, 'params' | 'query' | 'body'>;
+export type Contract = Pick<RouteSpec<z.ZodType, QuerySchema, z.ZodType>, 'params' | 'query' | 'body' | 'invalid'>;
 
 /**
  * Checks a request against its route's schemas, after authentication and once the body is read:
- * the parsed values, or the family's refusal (`invalid`) of the first part that does not match.
+ * the parsed values, or the refusal of the first part that does not match: the route's own (`invalid`
+ * of its contract), else its family's (`familyInvalid`).
  */
-export function checkInput(contract: Contract, req: Request, invalid: (problem: InvalidInput) => HttpError): { params: unknown; query: unknown; body: unknown } {
+export function checkInput(contract: Contract, req: Request, familyInvalid: (problem: InvalidInput) => HttpError): { params: unknown; query: unknown; body: unknown } {
+  const invalid = contract.invalid ?? familyInvalid;
   const parse = (part: InputPart, schema: z.ZodType, value: unknown) => {
     const parsed = schema.safeParse(value);
     if (!parsed.success) throw invalid({ part, issues: parsed.error.issues });

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { RouteInfo } from './route-doc.js';
+import { isDeepStrictEqual } from 'node:util';
+import { routeParameters } from './parameters.js';
+import type { RouteDoc, RouteInfo } from './route-doc.js';
 
 /**
  * A family's OpenAPI 3.1 document, generated from the routes registered for it (each carries its
@@ -32,6 +34,8 @@ export interface FamilyDocument {
   path: string;
   /** The reference page's title. */
   title: string;
+  /** What the service's index (`GET /`) calls the reference: `Export API v1 (legacy, frozen)`. */
+  listed: string;
   define(context: DocContext): DocDefinition;
 }
 
@@ -61,6 +65,10 @@ export interface DocDefinition {
   requestSchemas: Record<string, z.ZodType>;
   /** Response bodies: converted as zod output types (what the service sends). */
   responseSchemas: Record<string, z.ZodType>;
+  /**
+   * The request headers operations refer to (`If-Modified-Since`). Path and query parameters are no
+   * part of it: each route's come from its `params` and `query` schemas (./parameters.ts).
+   */
   parameters?: Record<string, Json>;
   headers: Record<string, Json>;
   responses: Record<string, Json>;
@@ -143,7 +151,7 @@ function operationKey(method: string, path: string): string {
 export function buildDocument(definition: DocDefinition, routes: readonly Route[]): OpenApiDocument {
   const familyRoutes = documentedRoutes(definition, routes);
   const described = describedOperations(definition, familyRoutes);
-  const { paths, responses } = pathsWithHeaders(definition, familyRoutes, described);
+  const { paths, responses, parameters } = pathsWithHeaders(definition, familyRoutes, described);
   const schemas = {
     ...componentSchemas(definition.requestSchemas, 'input'),
     ...componentSchemas(definition.responseSchemas, 'output'),
@@ -163,7 +171,7 @@ export function buildDocument(definition: DocDefinition, routes: readonly Route[
     components: {
       schemas,
       responses,
-      ...(definition.parameters ? { parameters: definition.parameters } : {}),
+      ...(Object.keys(parameters).length > 0 ? { parameters } : {}),
       headers: definition.headers,
       securitySchemes: definition.securitySchemes,
     },
@@ -187,8 +195,8 @@ export function documentedRoutes(definition: Pick<DocDefinition, 'family' | 'pub
  * an operation whose `security` does not say what its route takes (`[]` exactly for a public route).
  * There is no other list of operations, so none can describe a route that is not served.
  */
-function describedOperations(definition: DocDefinition, familyRoutes: readonly Route[]): Map<string, Json> {
-  const described = new Map<string, Json>();
+function describedOperations(definition: DocDefinition, familyRoutes: readonly Route[]): Map<string, RouteDoc> {
+  const described = new Map<string, RouteDoc>();
   for (const route of familyRoutes) if (route.doc) described.set(operationKey(route.method, route.path), route.doc);
   const missing = familyRoutes.filter((r) => !described.has(operationKey(r.method, r.path)));
   if (missing.length > 0) {
@@ -214,15 +222,28 @@ function describedOperations(definition: DocDefinition, familyRoutes: readonly R
  * carries added to each by name: the operations' own, and the shared ones (which may not carry the
  * rate-limit headers when some operation gives them before authentication).
  */
-function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Route[], described: Map<string, Json>) {
+function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Route[], described: Map<string, RouteDoc>) {
   const headersOf = (status: string) => [
     ...definition.everyResponseHeaders,
     ...(BEFORE_AUTHENTICATION.has(status) ? [] : definition.afterAuthenticationHeaders),
   ];
   const sharedStatuses = new Map<string, Set<string>>();
   const paths: OpenApiDocument['paths'] = {};
+  const parameters: Record<string, Json> = { ...definition.parameters };
   for (const route of familyRoutes) {
     const operation = described.get(operationKey(route.method, route.path))!;
+    const own = routeParameters({ method: route.method, path: route.path, params: route.params, query: route.querySchema });
+    for (const [name, parameter] of Object.entries(own.components)) {
+      if (parameters[name] !== undefined && !isDeepStrictEqual(parameters[name], parameter)) {
+        throw new Error(`OpenAPI: the ${definition.family} document's parameter ${name} is described twice, differently (${route.method} ${route.path})`);
+      }
+      parameters[name] = parameter;
+    }
+    const headers = (operation.parameters ?? []).map((parameter) => ('$ref' in parameter ? parameters[parameter.$ref.replace('#/components/parameters/', '')] : parameter));
+    if (headers.some((parameter) => parameter !== undefined && parameter.in !== 'header')) {
+      throw new Error(`OpenAPI: ${route.method} ${route.path} describes a path or query parameter by hand: they come from its params and query schemas`);
+    }
+    const operationParameters = [...own.parameters, ...(operation.parameters ?? [])];
     const responses = structuredClone(operation.responses as Record<string, Json>);
     for (const [status, response] of Object.entries(responses)) {
       if (typeof response.$ref === 'string') {
@@ -235,7 +256,12 @@ function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Rout
     }
     // The core refuses a parameter the route does not take (./query.ts), before authentication.
     responses['400'] ??= unknownParameterResponse(definition, route, definition.everyResponseHeaders);
-    (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = { ...operation, responses };
+    const { parameters: _given, ...rest } = operation;
+    (paths[openApiPath(route.path)] ??= {})[route.method.toLowerCase()] = {
+      ...rest,
+      ...(operationParameters.length > 0 ? { parameters: operationParameters } : {}),
+      responses,
+    };
   }
   const responses = structuredClone(definition.responses);
   for (const [name, statuses] of sharedStatuses) {
@@ -243,7 +269,7 @@ function pathsWithHeaders(definition: DocDefinition, familyRoutes: readonly Rout
     if (!response) continue; // checkReferences names it
     addHeaders(response, [...statuses].map(headersOf).reduce((common, list) => common.filter((header) => list.includes(header))));
   }
-  return { paths, responses };
+  return { paths, responses, parameters };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { QuerySchema } from './query.js';
 import type { Method } from './router.js';
 
 /**
@@ -11,7 +12,8 @@ type Json = Record<string, unknown>;
 
 /**
  * A route's OpenAPI 3.1 Operation Object, as its family's document shows it. `$ref`s name the
- * components the family's document declares (its `DocDefinition`); the core adds the headers every
+ * components the family's document declares (its `DocDefinition`); the core adds the route's path and
+ * query parameters (from its `params` and `query` schemas: ./parameters.ts), the headers every
  * response carries and the 400 for an unknown query parameter.
  */
 export interface RouteDoc {
@@ -19,14 +21,19 @@ export interface RouteDoc {
   summary: string;
   description: string;
   tags?: string[];
-  parameters?: Json[];
+  /** The request headers it reads (`If-Modified-Since`): its path and query parameters come from its schemas. */
+  parameters?: HeaderParameter[];
   requestBody?: Json;
   responses: Record<string, Json>;
   /** `[]` exactly on a public route (no credential), absent on the others: the document is checked against the route. */
   security?: Json[];
   deprecated?: boolean;
-  [field: string]: unknown;
 }
+
+/** A request header an operation reads: a Parameter Object `in: 'header'`, or a reference to one of the document's. */
+export type HeaderParameter =
+  | { $ref: string }
+  | { name: string; in: 'header'; required: boolean; description: string; schema: Json; example?: unknown };
 
 /** A registered route as documents see it: `auth` is the family's name, or `none` for a public route. */
 export interface RouteInfo {
@@ -35,6 +42,10 @@ export interface RouteInfo {
   auth: string;
   /** The query parameters it takes (the keys of its query schema), when it takes any. */
   query?: readonly string[];
+  /** Its path parameters' schema, when it declares one: its document's path parameters (./parameters.ts). */
+  params?: z.ZodType;
+  /** Its query schema, when it takes parameters: its document's query parameters. */
+  querySchema?: QuerySchema;
   /** Its operation (see RouteDoc), when it carries one. */
   doc?: RouteDoc;
   /**

@@ -107,7 +107,8 @@ export class HttpServer {
         method: spec.method,
         path: spec.path,
         auth: spec.public ? 'none' : spec.family.name,
-        ...(query.length ? { query } : {}),
+        ...(query.length ? { query, querySchema: spec.query } : {}),
+        ...(spec.params ? { params: spec.params } : {}),
         ...(spec.doc ? { doc: spec.doc } : {}),
         ...(spec.response ? { response: spec.response } : {}),
       };

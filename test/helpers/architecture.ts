@@ -242,3 +242,35 @@ export function sqlTemplates(root: string, dirs: string[], names: ReadonlySet<st
 export function formatViolation(v: Violation): string {
   return `${v.file}:${v.line} → ${v.target}: ${v.rule} (${v.reason})`;
 }
+
+/** A request body parsed by hand at one place: the call that does it. */
+export interface BodyParse {
+  file: string;
+  line: number;
+  call: string;
+}
+
+/** Whether an expression reads a request's body (`req.body`, `request.body`; a reply's body is none). */
+function readsBody(node: ts.Node): boolean {
+  if (ts.isPropertyAccessExpression(node) && node.name.text === 'body' && ts.isIdentifier(node.expression) && /^req(uest)?$/.test(node.expression.text)) return true;
+  return ts.forEachChild(node, (child) => readsBody(child) || undefined) ?? false;
+}
+
+/**
+ * The calls under `dirs` that parse a request body by hand: the core's body parser (`parseJson`, as
+ * the route contract calls it) or `JSON.parse` of a request's `body`.
+ */
+export function bodyParsing(root: string, dirs: string[]): BodyParse[] {
+  return sourceFiles(root, dirs).flatMap((file) => {
+    const source = parse(root, file);
+    const found: BodyParse[] = [];
+    walk(source, (node) => {
+      if (!ts.isCallExpression(node)) return;
+      const callee = node.expression;
+      const name = ts.isIdentifier(callee) ? callee.text : ts.isPropertyAccessExpression(callee) ? callee.getText(source) : '';
+      const byParser = name === 'parseJson' || name.endsWith('.parseJson');
+      if (byParser || (name === 'JSON.parse' && node.arguments.some(readsBody))) found.push({ file, line: lineOf(source, node), call: name });
+    });
+    return found;
+  });
+}

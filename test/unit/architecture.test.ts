@@ -3,6 +3,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  bodyParsing,
   formatViolation,
   importGraph,
   importsOf,
@@ -155,6 +156,17 @@ const PRODUCTION = ['src', 'machines', 'workers', 'db'];
 /** The folders that must hold no SQL: everything in production but db/. */
 const NO_SQL = ['src', 'machines', 'workers'];
 const SQL_RULE = 'all SQL in db/ (db/queries/<subject>.ts is the only place with SQL)';
+/**
+ * Where a request body may be parsed by hand (the body parser, or `JSON.parse` of a body): the route
+ * contract, which parses a route's body against its `body` schema (src/http/contract.ts), and the two
+ * import signal routes, whose refusal is an array aligned with the request, each item's problems
+ * reported (import v1 and v1.1 store the valid items all the same: partial acceptance), which no
+ * schema's issues can say. Every other route declares its body's schema.
+ */
+const BODY_PARSING = {
+  allowed: ['src/http/contract.ts', 'src/api/import-v2/signals.ts', 'src/api/legacy-import/signals.ts'],
+  rule: 'a request body is parsed by the route contract (its `body` schema); by hand only in the import signal routes',
+};
 /** The file that must not exist, and why. */
 const NO_LOCATOR = { path: 'src/services.ts', rule: 'no service locator (the composition root hands each module only what it needs)' };
 
@@ -176,6 +188,11 @@ const formatSql = (s: SqlTemplate) => `${s.file}:${s.line} → ${s.tag}\`…\`: 
 /** The SQL tagged templates outside db/ under `root`, one report line each. */
 const sqlOutsideDb = (root: string) => sqlTemplates(root, NO_SQL).map(formatSql);
 const hasLocator = (root: string) => existsSync(join(root, NO_LOCATOR.path));
+/** The request bodies parsed by hand outside BODY_PARSING's files under `root`, one report line each. */
+const bodiesParsedByHand = (root: string) =>
+  bodyParsing(root, PRODUCTION)
+    .filter(({ file }) => !BODY_PARSING.allowed.includes(file))
+    .map(({ file, line, call }) => `${file}:${line} → ${call}(…): ${BODY_PARSING.rule}`);
 
 t.test('the repository', async (t) => {
   t.strictSame(forbiddenImports(ROOT), [], 'no forbidden or broken imports');
@@ -183,6 +200,7 @@ t.test('the repository', async (t) => {
   t.strictSame(importCircles(ROOT), [], 'no two files import each other');
   t.strictSame(sqlOutsideDb(ROOT), [], SQL_RULE);
   t.notOk(hasLocator(ROOT), `${NO_LOCATOR.path} does not exist: ${NO_LOCATOR.rule}`);
+  t.strictSame(bodiesParsedByHand(ROOT), [], BODY_PARSING.rule);
 });
 
 t.test('no API family imports another', async (t) => {
@@ -210,6 +228,7 @@ t.test('a clean tree reports nothing', async (t) => {
   t.strictSame(importCircles(root), []);
   t.strictSame(sqlOutsideDb(root), []);
   t.notOk(hasLocator(root));
+  t.strictSame(bodiesParsedByHand(root), []);
 });
 
 t.test('a tree breaking the rules reports each break, where and why', async (t) => {
@@ -235,4 +254,8 @@ t.test('a tree breaking the rules reports each break, where and why', async (t) 
     `src/api/y.ts:7 → this.tx\`…\`: ${SQL_RULE}`,
   ]);
   t.ok(hasLocator(root), `${NO_LOCATOR.path} is found`);
+  t.strictSame(bodiesParsedByHand(root), [
+    `src/api/hook.ts:6 → parseJson(…): ${BODY_PARSING.rule}`,
+    `src/api/hook.ts:7 → JSON.parse(…): ${BODY_PARSING.rule}`,
+  ]);
 });

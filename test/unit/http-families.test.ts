@@ -36,7 +36,8 @@ const ROOT: Family = { name: 'root', prefix: '/', errors: PROBLEM_ERRORS };
 
 t.test('families as values: auth, guards, observers, error styles, policies, public routes', async (t) => {
   const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: ROOT });
-  server.route({ family: WIDGETS, method: 'GET', path: '/widgets/mine', query: textQuery('refuse'), handler: (req) => json(200, { who: req.principal?.id }) });
+  const refuse = textQuery('refuse');
+  server.route({ family: WIDGETS, method: 'GET', path: '/widgets/mine', query: refuse, handler: (req) => json(200, { who: req.principal?.id }) });
   server.route({ family: GADGETS, public: true, method: 'GET', path: '/gadgets/catalogue', handler: () => json(200, { gadgets: [] }) });
   t.throws(
     () => server.route({ family: GADGETS, method: 'GET', path: '/gadgets/secret', handler: () => json(200, {}) }),
@@ -44,7 +45,7 @@ t.test('families as values: auth, guards, observers, error styles, policies, pub
     'a route needing a credential on a family without authentication is refused at registration',
   );
   t.same(server.routes(), [
-    { method: 'GET', path: '/widgets/mine', auth: 'widgets', query: ['refuse'] },
+    { method: 'GET', path: '/widgets/mine', auth: 'widgets', query: ['refuse'], querySchema: refuse },
     { method: 'GET', path: '/gadgets/catalogue', auth: 'none' },
   ]);
   const port = await server.listen('127.0.0.1', 0);

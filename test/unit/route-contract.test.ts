@@ -2,7 +2,7 @@
  * A route's contract (src/http/contract.ts): the core checks path parameters, query and body against
  * the route's schemas after authentication and before the handler, which gets the parsed values; a
  * mismatch is refused in the family's words (its `invalid` hook) or the core's default; the family's
- * document is built from the routes' own `doc`.
+ * document is built from the routes' own `doc`, their path and query parameters from their schemas.
  */
 import t from 'tap';
 import { z } from 'zod';
@@ -39,8 +39,8 @@ for (const family of [SPROCKETS, COGS]) {
     family,
     method: 'GET',
     path: `${base}:id`,
-    params: z.object({ id: z.string().regex(/^\d+$/).transform(Number) }),
-    query: z.object({ size: z.coerce.number().int().positive().optional() }),
+    params: z.object({ id: z.string().regex(/^\d+$/).transform(Number).meta({ description: 'The part\'s number.', example: '42' }) }),
+    query: z.object({ size: z.coerce.number().int().positive().optional().meta({ description: 'Its size, in millimetres.' }) }),
     doc: doc(`get${family.name}`),
     handler: (_req, { params, query }) => json(200, { id: params.id, size: query.size ?? null }),
   });
@@ -104,4 +104,26 @@ t.test('the document is made of the routes\' own operations', async (t) => {
   t.equal(document.paths['/cogs/{id}']!.get!.operationId, 'getcogs');
   t.ok(document.paths['/cogs/{id}']!.get!.responses, 'with the 400 of an unknown parameter added');
   t.throws(() => buildDocument(definition, [...server.routes(), { method: 'GET', path: '/cogs/bare', auth: 'cogs' }]), /no description of GET \/cogs\/bare/);
+
+  const { parameters } = document.paths['/cogs/{id}']!.get! as { parameters: Record<string, unknown>[] };
+  t.match(parameters, [
+    { name: 'id', in: 'path', required: true, description: 'The part\'s number.', schema: { type: 'string', pattern: '^\\d+$' }, example: '42' },
+    { name: 'size', in: 'query', required: false, description: 'Its size, in millimetres.', schema: { type: 'integer', exclusiveMinimum: 0 } },
+  ], 'the parameters are the params and query schemas\' fields, described by their metadata');
+  t.equal(parameters.length, 2);
+  t.notOk('parameters' in document.paths['/cogs/']!.post!, 'none where the route takes none');
+
+  const route = (extra: object) => ({ method: 'GET' as const, path: '/cogs/:serial/teeth', auth: 'cogs', doc: doc('teeth'), ...extra });
+  const serial = z.object({ serial: z.string().meta({ description: 'The serial number.', component: 'serial' }) });
+  const shared = buildDocument(definition, [route({ params: serial })]);
+  t.same(shared.paths['/cogs/{serial}/teeth']!.get!.parameters, [{ $ref: '#/components/parameters/serial' }], 'a component by its metadata\'s name');
+  t.same((shared.components.parameters as Record<string, unknown>).serial, { name: 'serial', in: 'path', required: true, description: 'The serial number.', schema: { type: 'string' } });
+  t.throws(() => buildDocument(definition, [route({})]), /path parameter serial of GET \/cogs\/:serial\/teeth has no description/, 'a path parameter without a schema');
+  t.throws(
+    () => buildDocument(definition, [route({ params: serial, querySchema: z.object({ bare: z.string().optional() }) })]),
+    /query parameter bare of GET \/cogs\/:serial\/teeth has no description/,
+    'a query parameter without a description',
+  );
+  const byHand = { ...doc('teeth'), parameters: [{ name: 'serial', in: 'path', required: true, description: 'By hand.', schema: {} }] };
+  t.throws(() => buildDocument(definition, [route({ params: serial, doc: byHand })]), /describes a path or query parameter by hand/, 'the operation may list request headers only');
 });

@@ -1,7 +1,6 @@
 import type { Sql } from '../../../db/connect.js';
 import { listAudit, type AuditRow } from '../../../db/queries/audit.js';
 import { HttpError, json, type Reply } from '../../http/errors.js';
-import { textQuery } from '../../http/query.js';
 import type { Request } from '../../http/request.js';
 
 /**
@@ -63,9 +62,6 @@ export const auditView = (a: AuditRow) => ({
   before: a.before,
   after: a.after,
 });
-
-/** The query parameters of a page of the audit trail. */
-export const AUDIT_PAGE = textQuery('limit', 'cursor');
 
 /** A page of the audit trail under `filter`, newest first, with its `next` link. */
 export async function auditPage(sql: Sql, req: Request, filter: { operator?: string; hrsId?: string; originator?: string; actor?: string }): Promise<Reply> {

@@ -17,6 +17,7 @@ import {
   stationRecordReply,
 } from '../export/replies.js';
 import { eventListSchema } from '../../domain/export-v1/schemas.js';
+import { STATION_PATH } from '../export/docs.js';
 import { EXPORT_DIALECT_DOCS } from './docs/dialects.js';
 import { eventsDoc, listStationsDoc, photoDoc, stationDoc } from './docs/stations.js';
 
@@ -79,9 +80,9 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
       return { status: 200, headers: conditionalHeaders(newest), body: Buffer.concat(parts) };
     },
   });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, response: { 200: d.bodies.Station }, doc: stationDoc(d), handler: (req) => stationRecordReply(sql, records, req) });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/events`, response: { 200: eventListSchema }, doc: eventsDoc(d), handler: (req) => eventsReply(sql, req) });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/photo`, doc: photoDoc(d), handler: (req) => photoReply(sql, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, params: STATION_PATH, response: { 200: d.bodies.Station }, doc: stationDoc(d), handler: (req) => stationRecordReply(sql, records, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/events`, params: STATION_PATH, response: { 200: eventListSchema }, doc: eventsDoc(d), handler: (req) => eventsReply(sql, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/photo`, params: STATION_PATH, doc: photoDoc(d), handler: (req) => photoReply(sql, req) });
 }
 
 const OPEN = Buffer.from('[');

@@ -11,7 +11,8 @@ import { HttpError, JSON_TYPE, json, notFound, type Reply } from '../../http/err
 import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
-import { textQuery } from '../../http/query.js';
+import { STATION_PATH } from '../export/docs.js';
+import { summaryQuery } from './docs/components.js';
 import { EXPORT_DIALECT_DOCS } from './docs/dialects.js';
 import { listSummaryDoc, summaryDoc } from './docs/status.js';
 
@@ -69,7 +70,7 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     family,
     method: 'GET',
     path: `${family.prefix}hrs/status`,
-    query: textQuery('fuelling_option'),
+    query: summaryQuery(d),
     response: { 200: d.bodies.StatusSummaryList },
     doc: listSummaryDoc(d),
     handler: (req) => {
@@ -85,7 +86,8 @@ export function summaryRoutes(server: HttpServer, family: Family, dialect: Diale
     family,
     method: 'GET',
     path: `${family.prefix}hrs/:hrs_id/status`,
-    query: textQuery('fuelling_option'),
+    params: STATION_PATH,
+    query: summaryQuery(d),
     response: { 200: d.bodies.StatusSummary },
     doc: summaryDoc(d),
     handler: (req): Reply => {

@@ -15,7 +15,7 @@ import { EXPORT_V11 } from './declaration.js';
 /** export v1.1 as served: its declaration (./declaration.ts), its reference lists and its document. */
 const SERVED: ReferenceFamily = {
   ...EXPORT_V11,
-  document: { path: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', define: (context) => exportV11Document(context) },
+  document: { path: '/v1.1/doc', title: 'HRS signal platform: Export API v1.1', listed: 'Export API v1.1 (legacy)', define: (context) => exportV11Document(context) },
   lists: (reference) => ({
     '/v1.1/fuel-type': { reply: fuellingOptions(reference), schema: v11FuelTypeListSchema, doc: fuelTypeDoc(EXPORT_DIALECT_DOCS['v1.1'], reference) },
     '/v1.1/vehicle-type': { reply: vehicleTypes(reference), schema: vehicleTypeListSchema, doc: vehicleTypeDoc(EXPORT_DIALECT_DOCS['v1.1'], reference) },

@@ -16,7 +16,7 @@ import { EXPORT_V1 } from './declaration.js';
 const SERVED: ReferenceFamily = {
   ...EXPORT_V1,
   lists: (reference) => ({ '/v1/fuel-type': { reply: v1FuelTypes(reference), schema: v1FuelTypeListSchema, doc: fuelTypeDoc(EXPORT_DIALECT_DOCS.v1, reference) } }),
-  document: { path: '/v1/doc', title: 'HRS signal platform: Export API v1', define: (context) => exportV1Document(context) },
+  document: { path: '/v1/doc', title: 'HRS signal platform: Export API v1', listed: 'Export API v1 (legacy, frozen)', define: (context) => exportV1Document(context) },
 };
 
 /** The export v1 family and its routes: the v1 fuel types and the five-state summary in v1 codes. */

@@ -11,8 +11,8 @@ import type { HttpServer } from '../../http/server.js';
 import { HOUR_MS } from '../../domain/history/figures.js';
 import { MAX_PAGE_MS, historyPage, notPublished, publishedHistory, reliability } from '../history.js';
 import { conditionalHeaders, notModified, notModifiedSince, unknownStation } from '../export/replies.js';
-import { textQuery } from '../../http/query.js';
-import { historyDoc, reliabilityDoc } from './docs/history.js';
+import { STATION_PATH } from '../export/docs.js';
+import { historyDoc, historyQuery, reliabilityDoc, reliabilityQuery } from './docs/history.js';
 import { historyPageSchema, reliabilitySchema } from '../../domain/export-v2/history.js';
 
 /**
@@ -36,8 +36,8 @@ export interface HistoryRouteDeps {
 const invalid = (detail: string) => new HttpError(400, 'invalid_parameter', detail);
 
 export function historyRoutes(server: HttpServer, family: Family, deps: HistoryRouteDeps): void {
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/reliability', query: textQuery('period'), response: { 200: reliabilitySchema }, doc: reliabilityDoc(), handler: (req) => reliabilityReply(deps, req) });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/history', query: textQuery('category', 'from', 'to'), response: { 200: historyPageSchema }, doc: historyDoc(), handler: (req) => historyReply(deps, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/reliability', params: STATION_PATH, query: reliabilityQuery(), response: { 200: reliabilitySchema }, doc: reliabilityDoc(), handler: (req) => reliabilityReply(deps, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/history', params: STATION_PATH, query: historyQuery(), response: { 200: historyPageSchema }, doc: historyDoc(), handler: (req) => historyReply(deps, req) });
 }
 
 function station(deps: HistoryRouteDeps, req: Request): string {

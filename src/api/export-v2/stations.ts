@@ -8,11 +8,14 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { StationRecords } from '../export/records.js';
 import { COMMA, conditionalHeaders, eventsReply, notModified, notModifiedSince, photoReply, stationRecordReply } from '../export/replies.js';
-import { textQuery } from '../../http/query.js';
+import { z } from 'zod';
+import { pageQueryFields } from './docs/components.js';
+import { deltaQueryFields } from './docs/delta.js';
+import { geoQueryFields } from './docs/geo.js';
 import { eventDeltaSchema, eventListSchema, stationListAnswerSchema, stationRecordSchema } from '../../domain/export-v2/schemas.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../domain/export-v2/stations.js';
 import { deltaStart, eventDeltaReply, listSyncToken, stationDeltaReply } from './delta.js';
-import { eventsDoc, photoDoc } from '../export/docs.js';
+import { eventsDoc, photoDoc, STATION_PATH } from '../export/docs.js';
 import { listStationsDoc, stationDoc } from './docs/stations.js';
 import { eventDeltaDoc } from './docs/delta.js';
 import { feature, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, withDistance, type GeoMatches, type StationPoints } from './geo.js';
@@ -64,7 +67,7 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
     family,
     method: 'GET',
     path: '/v2/hrs',
-    query: textQuery('limit', 'offset', 'since', 'updated_since', ...GEO_PARAMETERS),
+    query: z.object({ ...pageQueryFields(), ...deltaQueryFields(), ...geoQueryFields() }),
     response: { 200: stationListAnswerSchema },
     doc: listStationsDoc(),
     handler: (req) => list.page(req),
@@ -74,14 +77,14 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
     family,
     method: 'GET',
     path: '/v2/hrs/events',
-    query: textQuery('limit', 'since', 'updated_since'),
+    query: z.object({ limit: pageQueryFields().limit, ...deltaQueryFields() }),
     response: { 200: eventDeltaSchema },
     doc: eventDeltaDoc(),
     handler: (req) => eventDeltaReply(sql, deps.baseUrl(), deps.deletedRetentionDays, req),
   });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', response: { 200: stationRecordSchema }, doc: stationDoc(), handler: (req) => stationRecordReply(sql, records, req) });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', response: { 200: eventListSchema }, doc: eventsDoc(), handler: (req) => eventsReply(sql, req) });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', doc: photoDoc(), handler: (req) => photoReply(sql, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', params: STATION_PATH, response: { 200: stationRecordSchema }, doc: stationDoc(), handler: (req) => stationRecordReply(sql, records, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', params: STATION_PATH, response: { 200: eventListSchema }, doc: eventsDoc(), handler: (req) => eventsReply(sql, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', params: STATION_PATH, doc: photoDoc(), handler: (req) => photoReply(sql, req) });
   return {
     // Memory only: a removed station's record goes (correctness never depends on this, see above).
     stationsChanged(changed, stations) {

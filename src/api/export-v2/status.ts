@@ -6,8 +6,10 @@ import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { listStatusDoc, stationStatusDoc } from './docs/status.js';
 import type { GeoFilter } from '../../domain/geo.js';
-import { textQuery } from '../../http/query.js';
-import { featureJson, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, type StationPoints } from './geo.js';
+import { z } from 'zod';
+import { STATION_PATH } from '../export/docs.js';
+import { geoQueryFields } from './docs/geo.js';
+import { featureJson, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, type StationPoints } from './geo.js';
 
 /** What the status routes read of the live status (machines/live-status.ts). */
 export interface StatusSource {
@@ -33,7 +35,7 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     family,
     method: 'GET',
     path: '/v2/hrs/status',
-    query: textQuery(...GEO_PARAMETERS),
+    query: z.object(geoQueryFields()),
     response: { 200: stationStatusListSchema },
     doc: listStatusDoc(),
     handler: (req) => {
@@ -55,6 +57,7 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     family,
     method: 'GET',
     path: '/v2/hrs/:hrs_id/status',
+    params: STATION_PATH,
     response: { 200: stationStatusSchema },
     doc: stationStatusDoc(),
     handler: (req) => {

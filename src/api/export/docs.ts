@@ -1,6 +1,8 @@
+import { z } from 'zod';
 import { eventListSchema } from '../../domain/export-v2/schemas.js';
 import type { RouteDoc } from '../../http/contract.js';
-import { examplesOf, headerRef, parameterRef, responseRef, schemaRef } from '../../http/openapi.js';
+import { examplesOf, headerRef, responseRef, schemaRef } from '../../http/openapi.js';
+import { pathParameter } from '../../http/parameters.js';
 import { MESSAGES } from '../auth.js';
 
 /**
@@ -41,16 +43,16 @@ export const COMMON = {
 
 export const unknownStation = (hrsId = 'OSLO1') => problemBody(404, 'Not Found', 'not_found', `No station with hrs_id "${hrsId}".`);
 
-/** `hrs_id` and `If-Modified-Since`, the parameters every export document declares. */
+/**
+ * The path of a station's export routes (`:hrs_id`), in every export document (and the public map's
+ * routes in export v2's): the handler answers 404 to an id no station has.
+ */
+export const STATION_PATH = z.object({
+  hrs_id: pathParameter({ component: 'hrs_id', description: 'Station id: five uppercase letters.', values: z.string().regex(/^[A-Z]{5}$/), example: 'BERLA' }),
+});
+
+/** `If-Modified-Since`, the request header every export document declares. */
 export const stationParameters = () => ({
-  hrs_id: {
-    name: 'hrs_id',
-    in: 'path',
-    required: true,
-    description: 'Station id: five uppercase letters.',
-    schema: { type: 'string', pattern: '^[A-Z]{5}$' },
-    example: 'BERLA',
-  },
   // No `example` (nor a default): Swagger UI's "Try it out" would fill it in, and the request would get an
   // empty 304 instead of the data. The description shows the form.
   'If-Modified-Since': {
@@ -103,7 +105,6 @@ export function eventsDoc(): RouteDoc {
     description:
       'The station\'s events not over yet (maintenance, closures, limited service, openings, other announcements), ' +
       'by start time: a JSON array, empty when there are none. An event without `ends_at` is ongoing.',
-    parameters: [parameterRef('hrs_id')],
     responses: {
       '200': {
         description: 'The station\'s ongoing and upcoming events.',
@@ -124,7 +125,6 @@ export function photoDoc(): RouteDoc {
     description:
       'The station photo as a binary image: JPEG, PNG or WebP (at most 5 MiB), the `Content-Type` saying which. ' +
       'The station record\'s `photo_url` links here when there is a photo.',
-    parameters: [parameterRef('hrs_id')],
     responses: {
       '200': {
         description: 'The photo; the `Content-Type` says which format.',

@@ -16,6 +16,7 @@ export const IMPORT_V11: LegacyImport = {
   dialect: 'v1.1',
   fuelTypes: fuellingOptions,
   activeStations: true,
+  listed: 'Import API v1.1 (legacy)',
 };
 
 export function importV11Api(server: HttpServer, deps: LegacyImportDeps): Family {

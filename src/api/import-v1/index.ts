@@ -17,6 +17,7 @@ export const IMPORT_V1: LegacyImport = {
   dialect: 'v1',
   fuelTypes: v1FuelTypes,
   activeStations: false,
+  listed: 'Import API v1 (legacy, deprecated)',
   // Deprecated: every response says so and links v1.1's reference.
   policy: deprecatedPolicy('/import/v1.1/doc/'),
 };

@@ -4,6 +4,7 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { SAME_ORIGIN_PAGE } from '../../http/page-files.js';
 import { FAVICON_PATH, shellRoutes } from './shell.js';
+import { documentSites, type DocSite } from '../docs/routes.js';
 
 /**
  * `GET /`: a small index of the service's pages, so whoever opens the root finds the documents, the
@@ -33,66 +34,59 @@ export interface IndexPage {
   auth: string;
 }
 
-/** One row per page: the rows look alike because they are a table's rows, each with its own name, words and credential. */
-const PAGES: readonly Omit<IndexPage, 'href'>[] = [
-  { rel: 'portal', title: 'Portal: API tokens, stations and originators', auth: 'a sign-in link e-mailed to a portal account' },
-  { rel: 'export_v2_doc', title: 'Export API v2: reference (OpenAPI document at /v2/doc/schema)', auth: 'none' },
-  { rel: 'import_v2_doc', title: 'Import API v2: reference (OpenAPI document at /import/v2/doc/schema)', auth: 'none' },
-  { rel: 'import_v1.1_doc', title: 'Import API v1.1 (legacy): reference (OpenAPI document at /import/v1.1/doc/schema)', auth: 'none' },
-  { rel: 'import_v1_doc', title: 'Import API v1 (legacy, deprecated): reference (OpenAPI document at /import/v1/doc/schema)', auth: 'none' },
-  { rel: 'export_v1.1_doc', title: 'Export API v1.1 (legacy): reference (OpenAPI document at /v1.1/doc/schema)', auth: 'none' },
-  { rel: 'export_v1_doc', title: 'Export API v1 (legacy, frozen): reference (OpenAPI document at /v1/doc/schema)', auth: 'none' },
-  { rel: 'portal_doc', title: 'Portal API (behind the API tokens page): reference (OpenAPI document at /portal/v1/doc/schema)', auth: 'none' },
-  { rel: 'admin', title: 'Admins\' live dashboard', auth: 'ADMIN_TOKEN' },
-  { rel: 'healthz', title: 'Liveness: the process answers', auth: 'none' },
-  { rel: 'readyz', title: 'Readiness: PostgreSQL and Redis answer and the instance is not stopping', auth: 'none' },
-  { rel: 'metrics', title: 'Prometheus metrics', auth: 'METRICS_TOKEN or ADMIN_TOKEN' },
-  { rel: 'status_stream', title: 'Live status stream (WebSocket)', auth: 'export v2 token' },
-];
+/** A row of the index before its link is made absolute: its path, or the stream's. */
+type IndexRow = Omit<IndexPage, 'href'> & { path: string };
 
-const PATHS: Record<string, string> = {
-  portal: '/portal/',
-  export_v2_doc: '/v2/doc/',
-  import_v2_doc: '/import/v2/doc/',
-  'import_v1.1_doc': '/import/v1.1/doc/',
-  import_v1_doc: '/import/v1/doc/',
-  'export_v1.1_doc': '/v1.1/doc/',
-  export_v1_doc: '/v1/doc/',
-  portal_doc: '/portal/v1/doc/',
-  admin: '/admin/',
-  healthz: '/healthz',
-  readyz: '/readyz',
-  metrics: '/metrics',
-};
+/**
+ * The rows before the references and after them: each with its own name, words and credential. The
+ * references come between them, one per registered document (../docs/routes.ts), in registration order.
+ */
+const BEFORE_REFERENCES: readonly IndexRow[] = [
+  { rel: 'portal', path: '/portal/', title: 'Portal: API tokens, stations and originators', auth: 'a sign-in link e-mailed to a portal account' },
+];
+const AFTER_REFERENCES: readonly IndexRow[] = [
+  { rel: 'admin', path: '/admin/', title: 'Admins\' live dashboard', auth: 'ADMIN_TOKEN' },
+  { rel: 'healthz', path: '/healthz', title: 'Liveness: the process answers', auth: 'none' },
+  { rel: 'readyz', path: '/readyz', title: 'Readiness: PostgreSQL and Redis answer and the instance is not stopping', auth: 'none' },
+  { rel: 'metrics', path: '/metrics', title: 'Prometheus metrics', auth: 'METRICS_TOKEN or ADMIN_TOKEN' },
+];
+const STATUS_STREAM = { rel: 'status_stream', title: 'Live status stream (WebSocket)', auth: 'export v2 token' };
+
+/** A registered document's row: its reference page, under the family's name. */
+const referenceRow = ({ family, document }: DocSite): IndexRow => ({
+  rel: `${family.name}_doc`,
+  path: `${document.path}/`,
+  title: `${document.listed}: reference (OpenAPI document at ${document.path}/schema)`,
+  auth: 'none',
+});
 
 /** Registers `GET /` on a family of public routes (the root's), with the icon and the pages' redirects (./shell.ts). */
 export function indexRoutes(server: HttpServer, family: Family, deps: IndexDeps): void {
-  server.route({ family, public: true, method: 'GET', path: '/', handler: (req) => indexReply(req, deps) });
-  server.route({ family, public: true, method: 'GET', path: DEVELOPERS_PATH, handler: () => developersReply(deps, {}) });
+  // The documents are registered after these routes (last of all): their rows are read on the first answer.
+  let rows: IndexRow[] | undefined;
+  const pages = () => indexPages(deps, (rows ??= [...BEFORE_REFERENCES, ...documentSites(server).map(referenceRow), ...AFTER_REFERENCES]));
+  server.route({ family, public: true, method: 'GET', path: '/', handler: (req) => indexReply(req, deps, pages()) });
+  server.route({ family, public: true, method: 'GET', path: DEVELOPERS_PATH, handler: () => developersReply(deps, pages(), {}) });
   shellRoutes(server, family);
 }
 
-/** The pages with absolute links; the stream's link is its `ws:`/`wss:` URL. */
-export function indexPages(deps: IndexDeps): IndexPage[] {
+/** The pages with absolute links, the status stream last; its link is its `ws:`/`wss:` URL. */
+function indexPages(deps: IndexDeps, rows: readonly IndexRow[]): IndexPage[] {
   const base = deps.baseUrl().replace(/\/+$/, '');
   const socketBase = base.replace(/^http/, 'ws');
-  return PAGES.map((page) => ({
-    ...page,
-    href: page.rel === 'status_stream' ? `${socketBase}${deps.streamPath}` : `${base}${PATHS[page.rel]}`,
-  }));
+  return [...rows.map(({ path, ...page }) => ({ ...page, href: `${base}${path}` })), { ...STATUS_STREAM, href: `${socketBase}${deps.streamPath}` }];
 }
 
-function indexReply(req: Request, deps: IndexDeps): Reply {
-  const pages = indexPages(deps);
+function indexReply(req: Request, deps: IndexDeps, pages: IndexPage[]): Reply {
   const headers = { Vary: 'Accept', 'Cache-Control': 'no-cache' };
   if (!prefersHtml(req.headers.accept)) return json(200, { service: 'HRS signal platform', version: deps.version, pages }, headers);
   if (deps.mapPage) return deps.mapPage(req);
-  return developersReply(deps, headers);
+  return developersReply(deps, pages, headers);
 }
 
 /** The "For developers" page: the index as HTML, under the portal's style sheet and policy. */
-function developersReply(deps: IndexDeps, headers: Record<string, string>): Reply {
-  const body = html(indexPages(deps), deps.version, deps.mapPage !== undefined);
+function developersReply(deps: IndexDeps, pages: IndexPage[], headers: Record<string, string>): Reply {
+  const body = html(pages, deps.version, deps.mapPage !== undefined);
   return { status: 200, headers: { 'Cache-Control': 'no-cache', ...headers, ...SAME_ORIGIN_PAGE, 'Content-Type': 'text/html; charset=utf-8' }, body };
 }
 

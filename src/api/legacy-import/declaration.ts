@@ -32,4 +32,6 @@ export interface LegacyImport extends LegacyFamilyName {
   fuelTypes: (reference: ReferenceData) => Reply;
   /** Whether it has `GET {prefix}active-stations` (v1.1). */
   activeStations: boolean;
+  /** What the service's index calls its reference: `Import API v1 (legacy, deprecated)`. */
+  listed: string;
 }

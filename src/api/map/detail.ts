@@ -5,6 +5,7 @@ import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import type { RouteDoc } from '../../http/contract.js';
 import type { StationRecords } from '../export/records.js';
+import { STATION_PATH } from '../export/docs.js';
 import { isMapped, type MapFeed } from './feed.js';
 import type { SummaryDeps } from '../../domain/status/station-summary.js';
 import { weekHours } from './week.js';
@@ -52,6 +53,7 @@ export function detailRoutes(server: HttpServer, family: Family, deps: DetailDep
     public: true,
     method: 'GET',
     path: '/map/v1/stations/:hrs_id',
+    params: STATION_PATH,
     response: { 200: mapStationDetailSchema },
     ...(deps.docs ? { doc: deps.docs.detail } : {}),
     handler: async (req): Promise<Reply> => {
@@ -76,6 +78,7 @@ export function detailRoutes(server: HttpServer, family: Family, deps: DetailDep
     public: true,
     method: 'GET',
     path: '/map/v1/stations/:hrs_id/photo',
+    params: STATION_PATH,
     ...(deps.docs ? { doc: deps.docs.photo } : {}),
     handler: async (req): Promise<Reply> => {
       const hrsId = req.params.hrs_id!;

@@ -112,7 +112,6 @@ export function detailDoc(limits: MapDocLimits): RouteDoc {
       '`GET /v2/hrs/{hrs_id}/status`, for personal tokens and their limits (the detail carried both, `record` and `prices`, until ' +
       'they moved there). A station the map does not show (unknown, a sandbox station, no coordinates) is a 404.',
     security: [],
-    parameters: [parameterRef('hrs_id')],
     responses: {
       '200': {
         description: 'The panel\'s data.',
@@ -131,7 +130,6 @@ export function photoDoc(limits: MapDocLimits): RouteDoc {
     summary: 'One station\'s photo',
     description: 'The photo\'s bytes, as `GET /v2/hrs/{hrs_id}/photo` serves them (`nosniff`). No credential.',
     security: [],
-    parameters: [parameterRef('hrs_id')],
     responses: {
       '200': { description: 'The image.', content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } }, 'image/png': { schema: { type: 'string', format: 'binary' } }, 'image/webp': { schema: { type: 'string', format: 'binary' } } } },
       '404': problem('Not on the map, or no photo.', {

@@ -12,6 +12,8 @@ import type { Request } from '../../http/request.js';
 import { EditError } from '../../registry/editor.js';
 import { HRS_ID_PATTERN } from '../../domain/vocabulary.js';
 import { portalUserOf, type PortalPrincipal } from './family.js';
+import { PORTAL_PATH } from './docs/components.js';
+import { pathParams } from '../../http/parameters.js';
 
 /**
  * Authorisation and the small things every operator and originator route does: the station's
@@ -62,7 +64,8 @@ export function adminAccess(req: Request): PortalPrincipal {
 export const portalActor = (user: PortalPrincipal) => ({ id: `user:${user.id}`, via: 'portal' as const, userId: user.id });
 
 /**
- * Registers the routes of operator staff and originator managers (`route(method, path, doc, handler)`):
+ * Registers the routes of operator staff and originator managers (`route(method, path, doc, handler)`),
+ * their path parameters those the path names (PORTAL_PATH):
  * a refused registry change is answered as its problem, and a JSON body (`body`, see ../accounts/input.ts) is
  * checked by the core before the handler gets it.
  */
@@ -73,7 +76,10 @@ export function registryRoute(server: HttpServer, family: Family) {
     doc: RouteDoc,
     handler: (req: Request, body: z.output<B>) => Promise<Reply>,
     extra: { body?: B | true; maxBodyBytes?: number; query?: QuerySchema } = {},
-  ) => server.route({ family, method, path, doc, handler: (req, input) => handler(req, input.body as z.output<B>).catch(editFailure), ...extra });
+  ) => {
+    const params = pathParams(path, PORTAL_PATH);
+    return server.route({ family, method, path, doc, ...(params ? { params } : {}), handler: (req, input) => handler(req, input.body as z.output<B>).catch(editFailure), ...extra });
+  };
 }
 
 /** A refused registry change as the HTTP error it is answered with; anything else unchanged. */

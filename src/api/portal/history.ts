@@ -9,8 +9,9 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { materializedUntil, notPublished, originatorReliability, publishedHistory, reliability, stationSignals, timeline, type HistoryDeps } from '../history.js';
 import { originatorAccess, stationAccess } from './access.js';
-import { textQuery } from '../../http/query.js';
-import { historyDocs } from './docs/history.js';
+import { pathParams } from '../../http/parameters.js';
+import { PORTAL_PATH } from './docs/components.js';
+import { figuresQuery, historyDocs, timelineQuery } from './docs/history.js';
 
 /**
  * Signals, timeline and reliability in the portal (src/api/history.ts computes them, as for the export
@@ -35,10 +36,11 @@ function periodOf(req: Request, allowed: readonly Period[], fallback: Period): P
 
 export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { sql: Sql; history: HistoryDeps }): void {
   const { sql, history } = deps;
-  // Each takes `period` (the signals list ignores it).
+  // The timeline and the figures take `period`, each its own; the signals none.
+  const queryOf = (path: string) => (path.endsWith('/timeline') ? timelineQuery() : path.endsWith('/reliability') ? figuresQuery() : undefined);
   const docs = historyDocs();
   const route = (path: string, doc: string, handler: (req: Request) => Promise<Reply>) =>
-    server.route({ family, method: 'GET', path, query: path.endsWith('/signals') ? undefined : textQuery('period'), doc: docs[doc], handler });
+    server.route({ family, method: 'GET', path, params: pathParams(path, PORTAL_PATH), query: queryOf(path), doc: docs[doc], handler });
 
   /** The station the path names, when the originator in it reports on it (404 otherwise). */
   const reportedOn = async (req: Request): Promise<string> => {

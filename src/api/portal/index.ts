@@ -38,6 +38,7 @@ import { portalHistoryRoutes } from './history.js';
 import { portalWebhookRoutes, type WebhookDeps } from './webhooks.js';
 import { closeSessionDoc, getSessionDoc, openSessionDoc, sessionStateDoc, signInDoc } from './docs/session.js';
 import { changeExpiryDoc, createTokenDoc, listTokensDoc, revealDoc, revokeTokenDoc } from './docs/tokens.js';
+import { tokenIdMeta } from './docs/components.js';
 import type { HistoryDeps } from '../history.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 import { userRoles } from '../../../db/queries/roles.js';
@@ -113,7 +114,7 @@ const LIMITS: TokenLimits = {
 };
 
 /** A token's id in the path: decimal digits, or no token of the account (404). */
-const TOKEN_ID = z.object({ id: z.string().regex(/^\d{1,18}$/, TOKEN_RULE_MESSAGES.noSuchToken) });
+const TOKEN_ID = z.object({ id: z.string().regex(/^\d{1,18}$/, TOKEN_RULE_MESSAGES.noSuchToken).meta({ ...tokenIdMeta() }) });
 
 const ruleError = (err: unknown): never => {
   if (err instanceof TokenRuleError) throw new HttpError(err.status, 'token_rule', err.message);

@@ -12,9 +12,9 @@ import { originatorDocs } from './docs/originators.js';
 import { decodeCursor, encodeCursor, nextLink, pageQuery } from '../accounts/pages.js';
 import { originatorAccess, portalActor, registryRoute } from './access.js';
 import { portalBody } from '../accounts/input.js';
+import { callLogQuery } from './docs/components.js';
 import { parseInstant } from '../../http/dates.js';
 import { portalUserOf } from './family.js';
-import { textQuery } from '../../http/query.js';
 
 /**
  * The originator managers' part of the portal (`/portal/v1/originators/...`): the originators the
@@ -122,5 +122,5 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
       call_logs: rows.map((r) => ({ ...r, request_time: r.request_time.toISOString() })),
       next: nextLink(req, rows.length, limit, () => encodeCursor([last!.request_time.toISOString(), last!.id])),
     }, NO_STORE);
-  }, { query: textQuery('limit', 'cursor', 'family') });
+  }, { query: callLogQuery() });
 }

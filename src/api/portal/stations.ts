@@ -11,11 +11,12 @@ import { MAX_PHOTO_BYTES } from '../../registry/file/photo.js';
 import { SIGNAL_TYPES, type RegistryEditor, type SignalType } from '../../registry/editor.js';
 import { recordOf } from '../../registry/edit-rules.js';
 import { assignmentRequestSchema, broadcastSchema, confirmSchema, draftLayoutSchema, endEventSchema, eventPatchSchema, newEventSchema, stationPutSchema } from './bodies.js';
-import { AUDIT_PAGE, auditPage } from '../accounts/pages.js';
+import { auditPage } from '../accounts/pages.js';
 import { operatorAccess, portalActor, registryRoute, stationAccess } from './access.js';
 import { portalUserOf } from './family.js';
+import { z } from 'zod';
+import { pageQueryFields, photoQuery } from './docs/components.js';
 import { portalBody } from '../accounts/input.js';
-import { textQuery } from '../../http/query.js';
 import { stationDocs } from './docs/stations.js';
 import { checkFuelTypesAgainst } from '../../domain/portal/fuel-types.js';
 import { diffLayouts } from '../../domain/layout-diff.js';
@@ -88,6 +89,7 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
   const { sql, editor } = deps;
   const docs = stationDocs();
   const route = registryRoute(server, family);
+  const auditQuery = z.object(pageQueryFields());
 
   route('GET', '/portal/v1/stations', docs.listStations, async (req) => {
     const { roles } = portalUserOf(req);
@@ -189,7 +191,7 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
     const photo = await stationPhoto(sql, hrsId);
     if (!photo) throw new HttpError(404, 'not_found', `${hrsId} has no photo.`);
     return { status: 200, headers: { 'Content-Type': photo.mediaType, 'X-Content-Type-Options': 'nosniff', ...NO_STORE }, body: photo.bytes };
-  }, { query: textQuery('v') }); // `v`: the page's cache-buster (the photo's digest)
+  }, { query: photoQuery() }); // `v`: the page's cache-buster (the photo's digest)
 
   route('PUT', '/portal/v1/stations/:hrs_id/photo', docs.putPhoto, async (req) => {
     const { hrsId, user } = await stationAccess(sql, req);
@@ -228,10 +230,10 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
   route('GET', '/portal/v1/stations/:hrs_id/audit', docs.stationAudit, async (req) => {
     const { hrsId } = await stationAccess(sql, req);
     return auditPage(sql, req, { hrsId });
-  }, { query: AUDIT_PAGE });
+  }, { query: auditQuery });
 
   route('GET', '/portal/v1/operators/:operator_id/audit', docs.operatorAudit, async (req) => {
     const { operator } = operatorAccess(req);
     return auditPage(sql, req, { operator });
-  }, { query: AUDIT_PAGE });
+  }, { query: auditQuery });
 }

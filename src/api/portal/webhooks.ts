@@ -21,11 +21,11 @@ import { MAX_DELIVERIES_SHOWN, MAX_WEBHOOKS, newWebhookSchema, webhookPatchSchem
 import { HttpError, json, PROBLEM_ERRORS, type Reply } from '../../http/errors.js';
 import { rateLimitGuard } from '../../http/rate-limit-guard.js';
 import type { RateLimiter } from '../../infra/rate-limit.js';
-import type { Family } from '../../http/family.js';
-import { parseJson, type Request } from '../../http/request.js';
+import type { Family, InvalidInput } from '../../http/family.js';
+import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
-import { portalBody } from '../accounts/input.js';
-import { webhookDocs } from './docs/webhooks.js';
+import { invalidInput, portalBody } from '../accounts/input.js';
+import { webhookDocs, webhookIdParameter } from './docs/webhooks.js';
 import { portalUserOf } from './family.js';
 import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, unsubscribedRefusal, urlRefused, webhookLimit } from './webhook-words.js';
 
@@ -58,7 +58,10 @@ export interface WebhookDeps {
 }
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
-const WEBHOOK_ID = z.object({ id: z.string() });
+const WEBHOOK_ID = z.object({ id: webhookIdParameter() });
+
+/** A webhook body that does not match its schema: a 400 `invalid_field` naming each field; anything else as the portal refuses it. */
+const webhookInvalid = (problem: InvalidInput) => (problem.part === 'body' ? fieldErrors(problem.issues) : invalidInput(problem));
 
 /** A new subscription's id: `wh_` and 24 lowercase letters and digits. */
 function newWebhookId(): string {
@@ -98,26 +101,28 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     if (!deps.secretKey) throw notConfigured();
     return deps.secretKey;
   };
-  const route = (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, handler: (req: Request, id: string) => Promise<Reply>, body = false) =>
+  /**
+   * A webhook route; a JSON `body` is checked by the core through the text rule and its schema, a bad
+   * field refused as a 400 `invalid_field` naming each (`webhookInvalid`).
+   */
+  const route = <B extends z.ZodType = z.ZodNever>(
+    method: 'GET' | 'POST' | 'PATCH' | 'DELETE',
+    path: string,
+    handler: (req: Request, id: string, body: z.output<B>) => Promise<Reply>,
+    body?: B,
+  ) =>
     server.route({
       family,
       method,
       path,
       doc: docs[`${method} ${path}`],
       ...(path.includes(':id') ? { params: WEBHOOK_ID } : {}),
-      ...(body ? { body: true } : {}),
-      handler: async (req) => {
+      ...(body ? { body: portalBody(body), invalid: webhookInvalid } : {}),
+      handler: async (req, input) => {
         key();
-        return handler(req, req.params.id ?? '');
+        return handler(req, req.params.id ?? '', input.body as z.output<B>);
       },
     });
-
-  /** The body through the text rule and its schema; a bad field is a 400 `invalid_field` naming each. */
-  const parsed = <T extends z.ZodType>(req: Request, schema: T): z.output<T> => {
-    const result = portalBody(schema).safeParse(parseJson(req));
-    if (!result.success) throw fieldErrors(result.error.issues);
-    return result.data as z.output<T>;
-  };
 
   /** What reaches out (a URL resolved, a test ping sent) spends the account's budget: 429 past it. */
   const reachesOut = rateLimitGuard(deps.limiter, {
@@ -166,8 +171,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     return json(200, { webhooks: rows.map(webhookView) }, NO_STORE);
   });
 
-  route('POST', '/portal/v1/webhooks', async (req) => {
-    const body = parsed(req, newWebhookSchema);
+  route('POST', '/portal/v1/webhooks', async (req, _id, body) => {
     await checked(req, body);
     const id = newWebhookId();
     const secret = newWebhookSecret();
@@ -187,12 +191,11 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     );
     if (created === 'limit') throw limitReached();
     return json(201, { ...webhookView(created), secret }, NO_STORE);
-  }, true);
+  }, newWebhookSchema);
 
   route('GET', '/portal/v1/webhooks/:id', async (req, id) => json(200, webhookView(await own(req, id)), NO_STORE));
 
-  route('PATCH', '/portal/v1/webhooks/:id', async (req, id) => {
-    const { state, ...fields } = parsed(req, webhookPatchSchema);
+  route('PATCH', '/portal/v1/webhooks/:id', async (req, id, { state, ...fields }) => {
     const before = await own(req, id);
     if (state === 'active' && before.state === 'unsubscribed') {
       throw unsubscribedRefusal();
@@ -201,7 +204,7 @@ export function portalWebhookRoutes(server: HttpServer, family: Family, deps: We
     const updated = await updateWebhook(sql, portalUserOf(req).id, id, fields, state === 'active');
     if (!updated) throw noSuchWebhook(id);
     return json(200, webhookView(updated));
-  }, true);
+  }, webhookPatchSchema);
 
   route('DELETE', '/portal/v1/webhooks/:id', async (req, id) => {
     if (!(await deleteWebhook(sql, portalUserOf(req).id, id))) throw noSuchWebhook(id);

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   eventListSchema,
   eventSchema,
@@ -24,6 +25,7 @@ import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { EXPORT_V1_LIMIT, SANDBOX_LIMIT, SANDBOX_PER } from '../../export-legacy/family.js';
 import { bearerScheme, importHeaders } from '../../docs/headers.js';
 import { headerRef, type DocContext, type DocDefinition } from '../../../http/openapi.js';
+import { queryParameter } from '../../../http/parameters.js';
 import { words, type ExportDialectDoc } from './dialects.js';
 import { internalErrorResponse, lastModifiedHeader, notModifiedResponse, problem, problemBody, stationNotFoundResponse, stationParameters, unauthorizedExamples } from '../../export/docs.js';
 
@@ -61,23 +63,22 @@ export function responseSchemas(d: ExportDialectDoc): DocDefinition['responseSch
   };
 }
 
-export function parameters(d: ExportDialectDoc): NonNullable<DocDefinition['parameters']> {
+/** The request headers operations refer to: `If-Modified-Since` (the path and query parameters are the routes' schemas'). */
+export const parameters = (): NonNullable<DocDefinition['parameters']> => stationParameters();
+
+/** The query of the status summaries: `fuelling_option`, in the dialect's codes (the handler checks it). */
+export function summaryQuery(d: ExportDialectDoc) {
   const codes = DIALECT_CODES[d.dialect];
-  const { hrs_id, 'If-Modified-Since': ifModifiedSince } = stationParameters();
-  return {
-    hrs_id,
-    fuelling_option: {
-      name: 'fuelling_option',
-      in: 'query',
-      required: false,
+  return z.object({
+    fuelling_option: queryParameter({
+      component: 'fuelling_option',
       description:
         `Only this ${words(d)} (${codes.map((c) => `\`${c}\``).join(', ')}), given once. ` +
         'The list then leaves out stations that do not provide it. Any other value, or the parameter twice, gets 400.',
-      schema: { type: 'string', enum: [...codes] },
+      values: z.enum([...codes] as [string, ...string[]]),
       example: codes[0],
-    },
-    'If-Modified-Since': ifModifiedSince,
-  };
+    }),
+  });
 }
 
 export const headers = (config: DocContext['config']): DocDefinition['headers'] => ({

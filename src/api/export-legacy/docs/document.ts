@@ -22,7 +22,7 @@ function legacyExportDocument(d: ExportDialectDoc, context: DocContext): DocDefi
     securitySchemes: securitySchemes(d),
     requestSchemas: {},
     responseSchemas: responseSchemas(d),
-    parameters: parameters(d),
+    parameters: parameters(),
     headers: { ...headers(context.config), ...(deprecation && (deprecationHeaders(deprecation.Deprecation!, deprecation.Link!, V1_DEPRECATED_AT) as DocDefinition['headers'])) },
     responses: responses(d, context.config),
     everyResponseHeaders: ['X-Request-Id', ...(deprecation ? ['Deprecation', 'Link'] : [])],

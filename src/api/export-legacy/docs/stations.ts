@@ -33,7 +33,7 @@ export function stationDoc(d: ExportDialectDoc): RouteDoc {
         ? 'The station\'s record in the frozen v1 contract (v1 codes, no AFIR details). '
         : 'The station\'s record with its static (AFIR) details at the top level, as given. ') +
       'Conditional: supports `If-Modified-Since`.',
-    parameters: [parameterRef('hrs_id'), parameterRef('If-Modified-Since')],
+    parameters: [parameterRef('If-Modified-Since')],
     responses: {
       ...conditionalResponses('The station record.', examplesOf(d.bodies.Station)),
       '404': responseRef('StationNotFound'),

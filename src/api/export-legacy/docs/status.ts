@@ -1,5 +1,5 @@
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
+import { examplesOf, responseRef } from '../../../http/openapi.js';
 import { COMMON, jsonExamples } from '../../export/docs.js';
 import { legacyDoc, words, type ExportDialectDoc } from './dialects.js';
 
@@ -20,7 +20,6 @@ export function listSummaryDoc(d: ExportDialectDoc): RouteDoc {
       'the reason (see "The five-state summary" above). Computed from what is in memory at the moment of the request, ' +
       'opening hours evaluated in each station\'s own time zone. Gzip-encoded when the client accepts it ' +
       '(`Accept-Encoding: gzip`; `Vary: Accept-Encoding`). Not conditional.',
-    parameters: [parameterRef('fuelling_option')],
     responses: {
       '200': {
         description: 'Every station\'s summary.',
@@ -41,7 +40,6 @@ export function summaryDoc(d: ExportDialectDoc): RouteDoc {
     description:
       `One entry per ${words(d)} the station provides (with \`fuelling_option\`: only that one; an empty list when the ` +
       'station does not provide it), with its state and the reason. Not conditional.',
-    parameters: [parameterRef('hrs_id'), parameterRef('fuelling_option')],
     responses: {
       '200': {
         description: 'The station\'s summary.',

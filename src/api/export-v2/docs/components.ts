@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { MESSAGES } from '../../auth.js';
+import { queryParameter } from '../../../http/parameters.js';
 import { DEFINITIONS } from '../../../domain/categories/index.js';
 import { mapEntrySchema, mapFeatureCollectionSchema, mapFeatureSchema, mapStationDetailSchema, mapStationOptionSchema } from '../../../domain/map/schemas.js';
 import {
@@ -72,32 +74,18 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   MapStationOption: mapStationOptionSchema,
 });
 
-/**
- * Begins as the legacy export's parameters (../../export-legacy/docs/components.ts) do: the shared
- * `hrs_id` and `If-Modified-Since` (stationParameters), then each generation's own query parameters
- * (here the page's `limit` and `offset`, there `fuelling_option` in the dialect's codes), alike only in form.
- */
-export const parameters = (): NonNullable<DocDefinition['parameters']> => {
-  const { hrs_id, 'If-Modified-Since': ifModifiedSince } = stationParameters();
-  return {
-    hrs_id,
-    limit: {
-      name: 'limit',
-      in: 'query',
-      required: false,
-      description: 'Stations per page: 1 to 500, default 100.',
-      schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
-    },
-    offset: {
-      name: 'offset',
-      in: 'query',
-      required: false,
-      description: 'How many stations (sorted by `hrs_id`) to skip; default 0. Follow `next` rather than computing it.',
-      schema: { type: 'integer', minimum: 0, maximum: 999_999_999_999_999, default: 0 },
-    },
-    'If-Modified-Since': ifModifiedSince,
-  };
-};
+/** The request headers operations refer to: `If-Modified-Since` (the path and query parameters are the routes' schemas'). */
+export const parameters = (): NonNullable<DocDefinition['parameters']> => stationParameters();
+
+/** The page of a list: `limit` and `offset`, which the handlers check (`pageParameters` of ../stations.ts). */
+export const pageQueryFields = () => ({
+  limit: queryParameter({ component: 'limit', description: 'Stations per page: 1 to 500, default 100.', values: z.int().min(1).max(500).default(100) }),
+  offset: queryParameter({
+    component: 'offset',
+    description: 'How many stations (sorted by `hrs_id`) to skip; default 0. Follow `next` rather than computing it.',
+    values: z.int().min(0).max(999_999_999_999_999).default(0),
+  }),
+});
 
 export function headers(config: DocContext['config']): DocDefinition['headers'] {
   return {

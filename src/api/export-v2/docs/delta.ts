@@ -1,7 +1,9 @@
 import { eventDeltaSchema, stationDeltaSchema, stationListAnswerSchema, stationTombstoneSchema, eventChangeSchema, syncExpiredSchema } from '../../../domain/export-v2/delta.js';
 import type { DocContext } from '../../../http/openapi.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, parameterRef, responseRef, schemaRef } from '../../../http/openapi.js';
+import { z } from 'zod';
+import { examplesOf, responseRef, schemaRef } from '../../../http/openapi.js';
+import { queryParameter } from '../../../http/parameters.js';
 import { COMMON, jsonExamples, problemBody } from '../../export/docs.js';
 
 /**
@@ -42,26 +44,21 @@ export function deltaDescription(config: DocContext['config']): string {
   );
 }
 
-export const deltaParameters = () => ({
-  since: {
-    name: 'since',
-    in: 'query',
-    required: false,
+/** The delta's query parameters, which both lists take (their handlers check them). */
+export const deltaQueryFields = () => ({
+  since: queryParameter({
+    component: 'since',
     description: 'Extension (delta sync): a `sync_token` of a previous answer: only what changed after it. Not with `updated_since`, `offset` or a geo filter.',
-    schema: { type: 'string', pattern: '^[A-Za-z0-9_-]+$' },
-  },
-  updated_since: {
-    name: 'updated_since',
-    in: 'query',
-    required: false,
+    values: z.string().regex(/^[A-Za-z0-9_-]+$/),
+  }),
+  updated_since: queryParameter({
+    component: 'updated_since',
     description:
       'Extension (delta sync): an RFC 3339 date-time with an offset (`2026-11-24T08:00:00Z`): only what changed after it, ' +
       'by the platform\'s clock. Prefer `since`. Not with `since`, `offset` or a geo filter.',
-    schema: { type: 'string', format: 'date-time' },
-  },
+    values: z.iso.datetime({ offset: true }),
+  }),
 });
-
-export const deltaParameterRefs = () => [parameterRef('since'), parameterRef('updated_since')];
 
 /** The delta's schemas, for the document's components. */
 export const deltaSchemas = () => ({
@@ -101,7 +98,6 @@ export function eventDeltaDoc(): RouteDoc {
       'Extension beyond the specification (see "Extension: delta sync"): the events of every station created, changed, ended ' +
       'or deleted after `since` (a `sync_token`) or `updated_since` (a time); one of them is required. Each event once, at its ' +
       'latest change, in the order of those changes; follow `next` until it is null, then keep `sync_token` for the next sync.',
-    parameters: [parameterRef('since'), parameterRef('updated_since'), parameterRef('limit')],
     responses: {
       '200': { description: 'One page of the events\' delta.', content: jsonExamples(examplesOf(eventDeltaSchema)) },
       '400': responseRef('BadRequest'),

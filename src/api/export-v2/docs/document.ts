@@ -1,9 +1,9 @@
 import type { DocContext, DocDefinition, FamilyDocument } from '../../../http/openapi.js';
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
-import { historyParameters, historyResponses } from './history.js';
-import { geoParameters, geoSchemas } from './geo.js';
-import { deltaParameters, deltaResponses, deltaSchemas } from './delta.js';
+import { historyResponses } from './history.js';
+import { geoSchemas } from './geo.js';
+import { deltaResponses, deltaSchemas } from './delta.js';
 import { info, tags } from './info.js';
 import { webhookPayloadSchemas, webhooks } from './webhooks.js';
 
@@ -26,7 +26,7 @@ export function exportV2Document(context: DocContext): DocDefinition {
     securitySchemes: securitySchemes(),
     requestSchemas: {},
     responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, ...geoSchemas(), ...deltaSchemas(), ...webhookPayloadSchemas() },
-    parameters: { ...parameters(), ...historyParameters(), ...geoParameters(), ...deltaParameters() },
+    parameters: parameters(),
     headers: headers(context.config),
     responses: { ...responses(context.config), ...historyResponses(), ...deltaResponses() },
     everyResponseHeaders: ['X-Request-Id', 'Link'],
@@ -36,4 +36,4 @@ export function exportV2Document(context: DocContext): DocDefinition {
   };
 }
 
-export const EXPORT_V2_DOCUMENT: FamilyDocument = { path: '/v2/doc', title: 'HRS signal platform: Export API v2', define: exportV2Document };
+export const EXPORT_V2_DOCUMENT: FamilyDocument = { path: '/v2/doc', title: 'HRS signal platform: Export API v2', listed: 'Export API v2', define: exportV2Document };

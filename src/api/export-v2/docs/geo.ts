@@ -5,7 +5,9 @@ import {
   statusFeatureSchema,
 } from '../../../domain/export-v2/geojson.js';
 import { MAX_RADIUS_KM } from '../../../domain/geo.js';
-import { examplesOf, parameterRef, schemaRef } from '../../../http/openapi.js';
+import { z } from 'zod';
+import { examplesOf, schemaRef } from '../../../http/openapi.js';
+import { queryParameter } from '../../../http/parameters.js';
 import { problemBody } from '../../export/docs.js';
 
 /**
@@ -38,40 +40,32 @@ export const GEO_DESCRIPTION =
   'and `previous` are foreign members of the collection. Both lists answer with `Vary: Accept`.';
 
 /**
- * The parameters' definitions, for the document's components. No `example`: the reference page's "Try
- * it out" would fill it in, and both filters at once are a 400.
+ * The geo parameters, which both lists take (their handlers check them). No `example`: the reference
+ * page's "Try it out" would fill it in, and both filters at once are a 400.
  */
-export const geoParameters = () => ({
-  bbox: {
-    name: 'bbox',
-    in: 'query',
-    required: false,
+export const geoQueryFields = () => ({
+  bbox: queryParameter({
+    component: 'bbox',
     description:
       'Extension: only the stations in this box, `minLon,minLat,maxLon,maxLat` (WGS 84 degrees, plain decimals, edges ' +
       'included), e.g. `5.9,47.3,15.0,55.1`. `minLon > maxLon` is a box across the antimeridian (RFC 7946 §5.2); `minLat > maxLat` ' +
       'is a 400. Not with `near`.',
-    schema: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?(,-?\\d+(\\.\\d+)?){3}$' },
-  },
-  near: {
-    name: 'near',
-    in: 'query',
-    required: false,
+    values: z.string().regex(/^-?\d+(\.\d+)?(,-?\d+(\.\d+)?){3}$/),
+  }),
+  near: queryParameter({
+    component: 'near',
     description:
       'Extension: only the stations within `radius_km` of this point, `lat,lon` (latitude first, plain decimals, e.g. ' +
       '`52.52,13.405`), nearest ' +
       'first, each with its `distance_km`. Needs `radius_km`; not with `bbox`.',
-    schema: { type: 'string', pattern: '^-?\\d+(\\.\\d+)?,-?\\d+(\\.\\d+)?$' },
-  },
-  radius_km: {
-    name: 'radius_km',
-    in: 'query',
-    required: false,
+    values: z.string().regex(/^-?\d+(\.\d+)?,-?\d+(\.\d+)?$/),
+  }),
+  radius_km: queryParameter({
+    component: 'radius_km',
     description: `Extension: the radius of \`near\` in kilometres (great circle), more than 0 and at most ${MAX_RADIUS_KM}, a plain decimal (\`50\`, \`12.5\`; no exponent, no \`+\`). Only with \`near\`.`,
-    schema: { type: 'number', exclusiveMinimum: 0, maximum: MAX_RADIUS_KM },
-  },
+    values: z.number().positive().max(MAX_RADIUS_KM),
+  }),
 });
-
-export const geoParameterRefs = () => [parameterRef('bbox'), parameterRef('near'), parameterRef('radius_km')];
 
 /** The GeoJSON schemas, for the document's components. */
 export const geoSchemas = () => ({

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { CATEGORIES } from '../../../domain/categories/index.js';
+import { queryParameter } from '../../../http/parameters.js';
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { INSTANT_RANGE } from '../../../http/dates.js';
 import type { RouteDoc } from '../../../http/contract.js';
@@ -30,44 +32,43 @@ export const HISTORY_DESCRIPTION =
   'client holds are still those published. Until the platform\'s first hour is published both answer 503 with ' +
   '`Retry-After`. History is kept for 400 days by default.';
 
-export const historyParameters = () => ({
-  period: {
-    name: 'period',
-    in: 'query',
-    required: false,
-    description: 'The period the figures cover, ending at the end of the last complete hour: `24h` (default), `7d` or `30d`.',
-    schema: { type: 'string', enum: ['24h', '7d', '30d'], default: '24h' },
-  },
-  category: {
-    name: 'category',
-    in: 'query',
-    required: false,
-    description: 'The signal category, as in the import v2 paths; `availability` by default.',
-    schema: { type: 'string', enum: [...CATEGORIES], default: 'availability' },
-  },
-  from: {
-    name: 'from',
-    in: 'query',
-    required: false,
-    description:
-      'Start of the page (inclusive): a date-time in ISO 8601 (RFC 3339) with an offset or `Z`, seconds and fraction optional ' +
-      `(\`2026-11-24T08:00:00Z\`, \`2026-11-24T09:00+01:00\`), from ${INSTANT_RANGE}; a date the calendar does not have ` +
-      '(30 February, 29 February outside leap years, month 13), hour 24, a leap second or an offset beyond ±23:59 is a 400. ' +
-      'By default 24 hours before the end of the last hour published.',
-    schema: { type: 'string', format: 'date-time' },
-    example: '2026-11-24T08:00:00Z',
-  },
-  to: {
-    name: 'to',
-    in: 'query',
-    required: false,
-    description:
-      'End of the page (exclusive), written as `from` is, at most 7 days after `from`; by default 7 days after it. Cut at the ' +
-      'end of the last hour published.',
-    schema: { type: 'string', format: 'date-time' },
-    example: '2026-11-24T09:00:00Z',
-  },
-});
+/** The reliability's query: `period` (the handler checks it). */
+export const reliabilityQuery = () =>
+  z.object({
+    period: queryParameter({
+      component: 'period',
+      description: 'The period the figures cover, ending at the end of the last complete hour: `24h` (default), `7d` or `30d`.',
+      values: z.enum(['24h', '7d', '30d']).default('24h'),
+    }),
+  });
+
+/** The history page's query: `category`, `from` and `to` (the handler checks them). */
+export const historyQuery = () =>
+  z.object({
+    category: queryParameter({
+      component: 'category',
+      description: 'The signal category, as in the import v2 paths; `availability` by default.',
+      values: z.enum(CATEGORIES).default('availability'),
+    }),
+    from: queryParameter({
+      component: 'from',
+      description:
+        'Start of the page (inclusive): a date-time in ISO 8601 (RFC 3339) with an offset or `Z`, seconds and fraction optional ' +
+        `(\`2026-11-24T08:00:00Z\`, \`2026-11-24T09:00+01:00\`), from ${INSTANT_RANGE}; a date the calendar does not have ` +
+        '(30 February, 29 February outside leap years, month 13), hour 24, a leap second or an offset beyond ±23:59 is a 400. ' +
+        'By default 24 hours before the end of the last hour published.',
+      values: z.iso.datetime({ offset: true }),
+      example: '2026-11-24T08:00:00Z',
+    }),
+    to: queryParameter({
+      component: 'to',
+      description:
+        'End of the page (exclusive), written as `from` is, at most 7 days after `from`; by default 7 days after it. Cut at the ' +
+        'end of the last hour published.',
+      values: z.iso.datetime({ offset: true }),
+      example: '2026-11-24T09:00:00Z',
+    }),
+  });
 
 export const historyResponses = () => ({
   BadHistoryParameter: problem('A query parameter is malformed, unknown, given twice, or the page is longer than 7 days or lies after the history published.', {
@@ -110,7 +111,7 @@ export function reliabilityDoc(): RouteDoc {
       'Extension beyond the specification. Computed from the station\'s status history by the hour, up to the end of ' +
       'the last hour published (`to`: materialised and rolled up). Time before a station\'s first signal counts as unknown. ' +
       'Conditional: supports `If-Modified-Since` (`Last-Modified`: when what is published last changed).',
-    parameters: [parameterRef('hrs_id'), parameterRef('period'), parameterRef('If-Modified-Since')],
+    parameters: [parameterRef('If-Modified-Since')],
     responses: {
       ...conditionalResponses('The figures.', examplesOf(reliabilitySchema)),
       ...historyErrors(),
@@ -130,13 +131,7 @@ export function historyDoc(): RouteDoc {
       'with the next hour published). A page covers at most 7 days and ends no later than the end of the last hour ' +
       'published; follow `next` and `previous` rather than computing them. Conditional: supports `If-Modified-Since` ' +
       '(`Last-Modified`: when what is published last changed).',
-    parameters: [
-      parameterRef('hrs_id'),
-      parameterRef('category'),
-      parameterRef('from'),
-      parameterRef('to'),
-      parameterRef('If-Modified-Since'),
-    ],
+    parameters: [parameterRef('If-Modified-Since')],
     responses: {
       ...conditionalResponses('The page.', examplesOf(historyPageSchema)),
       ...historyErrors(),

@@ -2,9 +2,8 @@ import { stationPageSchema, stationRecordSchema } from '../../../domain/export-v
 import type { RouteDoc } from '../../../http/contract.js';
 import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
 import { COMMON, conditionalResponses } from '../../export/docs.js';
-import { geoJsonContent, geoParameterRefs } from './geo.js';
+import { geoJsonContent } from './geo.js';
 import { stationDeltaSchema } from '../../../domain/export-v2/delta.js';
-import { deltaParameterRefs } from './delta.js';
 
 /**
  * The operations on static station data: the station list and one station record (its events and photo:
@@ -33,7 +32,7 @@ export function listStationsDoc(): RouteDoc {
       'Extension (see "Extension: delta sync"): every page carries `sync_token`; with `since` (a `sync_token`) or `updated_since` ' +
       '(a time) the answer is the delta: only the stations changed after that point, each once as it is now (a removed one as ' +
       'its tombstone), in the order of their changes, paged by `next`. A point older than the change log holds is a 410.',
-    parameters: [parameterRef('limit'), parameterRef('offset'), ...geoParameterRefs(), ...deltaParameterRefs(), parameterRef('If-Modified-Since')],
+    parameters: [parameterRef('If-Modified-Since')],
     responses: {
       ...ok,
       '200': { ...ok['200'], headers: { ...ok['200'].headers, Vary: VARY_HEADER }, content: { ...ok['200'].content, ...geoJsonContent('StationFeatureCollection') } },
@@ -60,7 +59,7 @@ export function stationDoc(): RouteDoc {
       'The station record: the static details it carries on v1.1, unchanged, plus its layout (`dispensers`, ' +
       '`storages`, `products`), null until the operator has registered and confirmed it. The nozzle, storage and ' +
       'product `external_id` values are the ids used in status payloads. Conditional: supports `If-Modified-Since`.',
-    parameters: [parameterRef('hrs_id'), parameterRef('If-Modified-Since')],
+    parameters: [parameterRef('If-Modified-Since')],
     responses: {
       ...conditionalResponses('The station record.', examplesOf(stationRecordSchema)),
       '404': responseRef('StationNotFound'),

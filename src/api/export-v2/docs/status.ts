@@ -1,8 +1,8 @@
 import { stationStatusListSchema, stationStatusSchema } from '../../../domain/export-v2/schemas.js';
 import type { RouteDoc } from '../../../http/contract.js';
-import { examplesOf, parameterRef, responseRef } from '../../../http/openapi.js';
+import { examplesOf, responseRef } from '../../../http/openapi.js';
 import { COMMON, jsonExamples } from '../../export/docs.js';
-import { geoJsonContent, geoParameterRefs } from './geo.js';
+import { geoJsonContent } from './geo.js';
 import { VARY_HEADER } from './stations.js';
 
 /** The operations on real-time status, polled (the stream: ./push.ts). */
@@ -19,7 +19,6 @@ export function listStatusDoc(): RouteDoc {
       'section as optional.\n\nExtension beyond the specification (see "Extension: geo queries"): `bbox`, or `near` ' +
       'with `radius_km`, list only the stations with coordinates they find (`near`: nearest first, each entry with its ' +
       '`distance_km`); `Accept: application/geo+json` answers a GeoJSON FeatureCollection.',
-    parameters: geoParameterRefs(),
     responses: {
       '200': {
         description: 'The status of every station (or of those the geo filter finds).',
@@ -42,7 +41,6 @@ export function stationStatusDoc(): RouteDoc {
       'Four sections (availability, usage, hydrogen storage, pricing), each the last live reading of its type or ' +
       'null. Only entities of the station\'s current confirmed layout are listed. Each section says whether its reading is ' +
       '`fresh` or `stale` (`freshness`, an extension beyond the specification). Not conditional.',
-    parameters: [parameterRef('hrs_id')],
     responses: {
       '200': {
         description: 'The station status object.',

@@ -11,6 +11,7 @@ import { signalSchemas } from './signals.js';
 export const IMPORT_V2_DOCUMENT: FamilyDocument = {
   path: '/import/v2/doc',
   title: 'HRS signal platform: Import API v2',
+  listed: 'Import API v2',
   define: (context) => ({
     family: 'import_v2',
     info: info(context),

@@ -15,6 +15,7 @@ export function legacyImportDocument(declared: LegacyImport): FamilyDocument {
   return {
     path: `${declared.prefix}doc`,
     title: `HRS signal platform: Import API ${declared.dialect}`,
+    listed: declared.listed,
     define: (context) => {
       const d = dialectDoc(declared);
       const deprecation = d.deprecated ? declared.policy!.headers! : undefined;

@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { CATEGORIES } from '../../../domain/categories/index.js';
+import { pathParameter, queryParameter, type ParameterMeta } from '../../../http/parameters.js';
 import {
   createdTokenSchema,
   newTokenRequestSchema,
@@ -125,57 +127,57 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   CallLogPage: callLogPageSchema,
 });
 
-export const parameters = (): NonNullable<DocDefinition['parameters']> => ({
-  id: {
-    name: 'id',
-    in: 'path',
-    required: true,
-    description: 'The token\'s `id`, as the list gives it. Another account\'s token, or one that does not exist, is 404.',
-    schema: { type: 'string', pattern: '^\\d{1,18}$' },
-    example: '42',
-  },
-  hrs_id: { name: 'hrs_id', in: 'path', required: true, description: 'The station\'s id (five capital letters).', schema: { type: 'string' }, example: 'BERLA' },
-  operator_id: { name: 'operator_id', in: 'path', required: true, description: 'The operator\'s id.', schema: { type: 'string' }, example: 'h2-demo' },
-  originator_id: { name: 'originator_id', in: 'path', required: true, description: 'The originator\'s id.', schema: { type: 'string' }, example: 'mon-1' },
-  event_id: { name: 'event_id', in: 'path', required: true, description: 'The event\'s id, as the event list gives it.', schema: { type: 'string' }, example: 'ev-1' },
-  signal_type: {
-    name: 'signal_type',
-    in: 'path',
-    required: true,
+/**
+ * The path parameters of the portal's registry routes by name: a route's `params` are those its path
+ * names (`pathParams`). The handlers check them (404 for no such station, 403 without the membership).
+ */
+export const PORTAL_PATH: Readonly<Record<string, z.ZodType>> = {
+  hrs_id: pathParameter({ component: 'hrs_id', description: 'The station\'s id (five capital letters).', example: 'BERLA' }),
+  operator_id: pathParameter({ component: 'operator_id', description: 'The operator\'s id.', example: 'h2-demo' }),
+  originator_id: pathParameter({ component: 'originator_id', description: 'The originator\'s id.', example: 'mon-1' }),
+  event_id: pathParameter({ component: 'event_id', description: 'The event\'s id, as the event list gives it.', example: 'ev-1' }),
+  signal_type: pathParameter({
+    component: 'signal_type',
     description: 'The signal type, or `v1` for the legacy transmission state.',
-    schema: { type: 'string', enum: [...CATEGORIES, 'v1'] },
+    values: z.enum([...CATEGORIES, 'v1']),
     example: 'pricing',
-  },
-  token_id: { name: 'token_id', in: 'path', required: true, description: 'The import token\'s `id`, as the list gives it.', schema: { type: 'string', pattern: '^\\d{1,18}$' }, example: '42' },
-  limit: {
-    name: 'limit',
-    in: 'query',
-    required: false,
-    description: 'Entries per page, 1 to 500 (100 when left out).',
-    schema: { type: 'integer', minimum: 1, maximum: 500, default: 100 },
-  },
-  v: {
-    name: 'v',
-    in: 'query',
-    required: false,
-    description: 'Ignored: the page adds the photo\'s digest (`photo.sha256` of the station) so that a browser fetches a changed photo anew.',
-    schema: { type: 'string' },
-  },
-  cursor: {
-    name: 'cursor',
-    in: 'query',
-    required: false,
-    description: 'Where the page starts: opaque, taken from the `next` link of the page before.',
-    schema: { type: 'string' },
-  },
-  family: {
-    name: 'family',
-    in: 'query',
-    required: false,
-    description: 'Only the calls of one API: `import_v1`, `import_v1.1` or `import_v2`.',
-    schema: { type: 'string', enum: ['import_v1', 'import_v1.1', 'import_v2'] },
-  },
+  }),
+  token_id: pathParameter({ component: 'token_id', description: 'The import token\'s `id`, as the list gives it.', values: z.string().regex(/^\d{1,18}$/), example: '42' }),
+};
+
+/** The `id` of a personal token in its path, as the route's schema checks it (`TOKEN_ID` of ../index.ts). */
+export const tokenIdMeta = (): ParameterMeta => ({
+  component: 'id',
+  description: 'The token\'s `id`, as the list gives it. Another account\'s token, or one that does not exist, is 404.',
+  example: '42',
 });
+
+/** A page of a list (the audit trails, the call logs): `limit` and `cursor` (../../accounts/pages.ts reads them). */
+export const pageQueryFields = () => ({
+  limit: queryParameter({ component: 'limit', description: 'Entries per page, 1 to 500 (100 when left out).', values: z.int().min(1).max(500).default(100) }),
+  cursor: queryParameter({ component: 'cursor', description: 'Where the page starts: opaque, taken from the `next` link of the page before.', values: z.string() }),
+});
+
+/** The query of an originator's call logs: a page, and the API it is of. */
+export const callLogQuery = () =>
+  z.object({
+    ...pageQueryFields(),
+    family: queryParameter({
+      component: 'family',
+      description: 'Only the calls of one API: `import_v1`, `import_v1.1` or `import_v2`.',
+      values: z.enum(['import_v1', 'import_v1.1', 'import_v2']),
+    }),
+  });
+
+/** The query of a station's photo: `v`, the page's cache-buster. */
+export const photoQuery = () =>
+  z.object({
+    v: queryParameter({
+      component: 'v',
+      description: 'Ignored: the page adds the photo\'s digest (`photo.sha256` of the station) so that a browser fetches a changed photo anew.',
+      values: z.string(),
+    }),
+  });
 
 /** `30 minutes`, `12 hours`, `7 days`: a configured duration in words. */
 export function duration(ms: number): string {

@@ -1,8 +1,8 @@
 import type { FamilyDocument } from '../../../http/openapi.js';
-import { headers, parameters, requestSchemas, responses, responseSchemas, securitySchemes } from './components.js';
+import { headers, requestSchemas, responses, responseSchemas, securitySchemes } from './components.js';
 import { info, tags } from './info.js';
-import { historyParameters, historySchemas } from './history.js';
-import { webhookParameters, webhookRequestSchemas, webhookSchemas } from './webhooks.js';
+import { historySchemas } from './history.js';
+import { webhookRequestSchemas, webhookSchemas } from './webhooks.js';
 
 /**
  * The portal document (`/portal/v1/doc/`), as the family value declares it (../family.ts): the JSON
@@ -16,6 +16,7 @@ import { webhookParameters, webhookRequestSchemas, webhookSchemas } from './webh
 export const PORTAL_DOCUMENT: FamilyDocument = {
   path: '/portal/v1/doc',
   title: 'HRS signal platform: Portal API',
+  listed: 'Portal API (behind the API tokens page)',
   define: (context) => ({
     family: 'portal',
     publicPrefix: '/portal/v1/',
@@ -24,7 +25,6 @@ export const PORTAL_DOCUMENT: FamilyDocument = {
     securitySchemes: securitySchemes(context.config),
     requestSchemas: { ...requestSchemas(), ...webhookRequestSchemas() },
     responseSchemas: { ...responseSchemas(), ...historySchemas(), ...webhookSchemas() },
-    parameters: { ...parameters(), ...historyParameters(), ...webhookParameters() },
     headers: headers(context.config),
     responses: responses(context.config),
     // The portal has no rate-limit headers: its limits (sign-in, failed authentications) show only in a 429.

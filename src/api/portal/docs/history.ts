@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import { reliabilitySchema } from '../../../domain/export-v2/history.js';
+import { queryParameter } from '../../../http/parameters.js';
 import { originatorReliabilitySchema, stationSignalsSchema, timelineSchema } from '../history-views.js';
 import type { RouteDoc } from '../../../http/contract.js';
 import { headerRef } from '../../../http/openapi.js';
@@ -18,22 +20,25 @@ export const historySchemas = () => ({
   OriginatorReliability: originatorReliabilitySchema,
 });
 
-export const historyParameters = () => ({
-  timeline_period: {
-    name: 'period',
-    in: 'query',
-    required: false,
-    description: 'The last `24h` (default) or `7d`, up to where the history is materialised (about a minute ago).',
-    schema: { type: 'string', enum: ['24h', '7d'], default: '24h' },
-  },
-  figures_period: {
-    name: 'period',
-    in: 'query',
-    required: false,
-    description: 'The last `24h` (default), `7d` or `30d`, up to the end of the last hour published (materialised and rolled up).',
-    schema: { type: 'string', enum: ['24h', '7d', '30d'], default: '24h' },
-  },
-});
+/** The timeline's query: `period`, the last 24 hours or 7 days (../history.ts checks it). */
+export const timelineQuery = () =>
+  z.object({
+    period: queryParameter({
+      component: 'timeline_period',
+      description: 'The last `24h` (default) or `7d`, up to where the history is materialised (about a minute ago).',
+      values: z.enum(['24h', '7d']).default('24h'),
+    }),
+  });
+
+/** The reliability figures' query: `period`, the last 24 hours, 7 days or 30 days (../history.ts checks it). */
+export const figuresQuery = () =>
+  z.object({
+    period: queryParameter({
+      component: 'figures_period',
+      description: 'The last `24h` (default), `7d` or `30d`, up to the end of the last hour published (materialised and rolled up).',
+      values: z.enum(['24h', '7d', '30d']).default('24h'),
+    }),
+  });
 
 const badPeriod = (allowed: string) =>
   problem('`period` is not one of those allowed, or another parameter was given.', {
@@ -48,13 +53,12 @@ const notReported = () =>
     not_reported: problemExample(404, 'not_found', 'Originator "mon-1" does not report on a station "BERLX".'),
   });
 
-type Scope = { role: 'station' | 'originator'; parameters: string[]; missing: () => unknown; who: string; id: string };
+type Scope = { role: 'station' | 'originator'; missing: () => unknown; who: string; id: string };
 
 const SCOPES: Scope[] = [
-  { role: 'station', parameters: ['hrs_id'], missing: noStation, who: 'Operator staff', id: '' },
+  { role: 'station', missing: noStation, who: 'Operator staff', id: '' },
   {
     role: 'originator',
-    parameters: ['originator_id', 'hrs_id'],
     missing: notReported,
     who: 'Originator managers, for a station their originator reports on',
     id: 'Reported',
@@ -65,21 +69,21 @@ const SCOPES: Scope[] = [
 export function historyDocs(): Record<string, RouteDoc> {
   const ops = SCOPES.flatMap((scope) => [
     registryOperation({
-      method: 'GET', tag: 'History', id: `station${scope.id}Signals`, role: scope.role, parameters: scope.parameters,
+      method: 'GET', tag: 'History', id: `station${scope.id}Signals`, role: scope.role,
       summary: 'The last signal received per category',
       description: `${scope.who}: the last transmission of each originator per signal category, whatever its assignment state.`,
       ok: { status: '200', description: 'The last signals.', schema: 'StationSignals', zod: stationSignalsSchema },
       more: { '404': scope.missing() },
     }),
     registryOperation({
-      method: 'GET', tag: 'History', id: `station${scope.id}Timeline`, role: scope.role, parameters: [...scope.parameters, 'timeline_period'],
+      method: 'GET', tag: 'History', id: `station${scope.id}Timeline`, role: scope.role,
       summary: 'The station\'s timeline over 24 hours or 7 days',
       description: `${scope.who}: freshness intervals per category (gaps are the unknown ones), the five-state summary per fuelling option, and the rejected calls that named the station.`,
       ok: { status: '200', description: 'The timeline.', schema: 'Timeline', zod: timelineSchema },
       more: { '400': badPeriod('24h, 7d'), '404': scope.missing(), '503': notYet() },
     }),
     registryOperation({
-      method: 'GET', tag: 'History', id: `station${scope.id}Reliability`, role: scope.role, parameters: [...scope.parameters, 'figures_period'],
+      method: 'GET', tag: 'History', id: `station${scope.id}Reliability`, role: scope.role,
       summary: 'The station\'s reliability over 24 hours, 7 days or 30 days',
       description: `${scope.who}: the figures export v2 publishes too (its history extension), up to the end of the last hour published (materialised and rolled up).`,
       ok: { status: '200', description: 'The figures.', schema: 'Reliability', zod: reliabilitySchema },
@@ -89,7 +93,6 @@ export function historyDocs(): Record<string, RouteDoc> {
   ops.push(
     registryOperation({
       method: 'GET', tag: 'History', id: 'originatorReliability', role: 'originator',
-      parameters: ['originator_id', 'figures_period'],
       summary: 'The originator\'s reliability',
       description: 'When its last transmission arrived, and per category how its published readings fared over every station it reports on, up to the end of the last hour published.',
       ok: { status: '200', description: 'The figures.', schema: 'OriginatorReliability', zod: originatorReliabilitySchema },

@@ -1,7 +1,7 @@
 import { IMPORT_TOKEN_DEFAULT_DAYS, MAX_ACTIVE_IMPORT_TOKENS } from '../../../registry/editor.js';
 import { newImportTokenSchema } from '../bodies.js';
 import { callLogPageSchema, createdImportTokenSchema, importTokenAnswerSchema, importTokenListSchema, originatorListSchema, originatorViewSchema } from '../views.js';
-import { badPage, notFound, pageParameters, registryOperation } from './registry-shared.js';
+import { badPage, notFound, registryOperation } from './registry-shared.js';
 import { invalidBody, problem, problemExample } from './shared.js';
 
 /**
@@ -21,21 +21,21 @@ export function originatorDocs() {
       ok: { status: '200', description: 'The originators.', schema: 'OriginatorList', zod: originatorListSchema },
     }),
     getOriginator: registryOperation({
-      method: 'GET', tag: 'Originators', id: 'getOriginator', role: 'originator', parameters: ['originator_id'],
+      method: 'GET', tag: 'Originators', id: 'getOriginator', role: 'originator',
       summary: 'An originator and the stations it reports on',
       description: 'Its call-log mode, and per station its state for each signal type (`v1`: the legacy transmission state).',
       ok: { status: '200', description: 'The originator.', schema: 'OriginatorView', zod: originatorViewSchema },
       more: { '404': noOriginator() },
     }),
     listImportTokens: registryOperation({
-      method: 'GET', tag: 'Originators', id: 'listImportTokens', role: 'originator', parameters: ['originator_id'],
+      method: 'GET', tag: 'Originators', id: 'listImportTokens', role: 'originator',
       summary: 'The originator\'s import tokens',
       description: 'Every import token of the originator (v2 and v1/v1.1), newest first, with its hint and state but never its value; and the limits.',
       ok: { status: '200', description: 'The tokens and the limits.', schema: 'ImportTokenList', zod: importTokenListSchema },
       more: { '404': noOriginator() },
     }),
     createImportToken: registryOperation({
-      method: 'POST', tag: 'Originators', id: 'createImportToken', role: 'originator', parameters: ['originator_id'],
+      method: 'POST', tag: 'Originators', id: 'createImportToken', role: 'originator',
       summary: 'Create an import token: its value, shown once',
       description:
         `An \`import_v2\` (\`hrs_imp2_…\`) or \`import_v1\` (\`hrs_imp1_…\`, import v1 and v1.1) token; the value is answered **this once** and ` +
@@ -55,7 +55,6 @@ export function originatorDocs() {
     }),
     revokeImportToken: registryOperation({
       method: 'POST', tag: 'Originators', id: 'revokeImportToken', role: 'originator',
-      parameters: ['originator_id', 'token_id'],
       summary: 'Revoke an import token',
       description: 'Revokes it for good, refused at once on every instance; revoking it again changes nothing.',
       ok: { status: '200', description: 'The token, revoked.', schema: 'ImportTokenAnswer', zod: importTokenAnswerSchema },
@@ -63,7 +62,6 @@ export function originatorDocs() {
     }),
     originatorCallLogs: registryOperation({
       method: 'GET', tag: 'Originators', id: 'originatorCallLogs', role: 'originator',
-      parameters: ['originator_id', ...pageParameters, 'family'],
       summary: 'The originator\'s API call log',
       description: 'Its calls as its call-log mode kept them (request, status, response and error details of failed ones), newest first, a page at a time.',
       ok: { status: '200', description: 'A page of calls.', schema: 'CallLogPage', zod: callLogPageSchema },

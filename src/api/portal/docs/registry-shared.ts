@@ -17,8 +17,6 @@ export const ROLE_NOTE =
   'Operator staff of the station\'s operator and admins may use it; anyone else gets 403 naming the membership that is missing.';
 export const MANAGER_NOTE = 'Managers of the originator and admins may use it; anyone else gets 403 naming the membership that is missing.';
 
-const param = (name: string) => ({ $ref: `#/components/parameters/${name}` });
-
 /** The denials of an operator's station or of an originator, as the service words them. */
 export const denials = {
   station: () => problemExample(403, 'forbidden', operatorDenial({ admin: false, operators: new Set(), originators: new Set() }, 'north-h2', 'This station')!, 'Staff of another operator'),
@@ -35,8 +33,6 @@ export interface RegistryOperation {
   description: string;
   /** The role a 403 names: the station's operator, an operator named in the path, an originator. */
   role: 'station' | 'operator' | 'originator';
-  /** Path and query parameters, by their component names. */
-  parameters?: string[];
   /** A JSON request body: its component schema, the zod schema behind it and examples of valid and invalid ones. */
   body?: { schema: string; zod: z.ZodType; required?: boolean; invalid: Examples };
   /** A raw body (the photo). */
@@ -68,7 +64,6 @@ export function registryOperation(op: RegistryOperation): RouteDoc {
     operationId: op.id,
     summary: op.summary,
     description: `${op.description} ${op.role === 'originator' ? MANAGER_NOTE : ROLE_NOTE}${changes ? ' Needs `Origin`.' : ''}`,
-    ...(op.parameters ? { parameters: op.parameters.map(param) } : {}),
     ...(op.body
       ? {
           requestBody: {
@@ -92,5 +87,4 @@ export function registryOperation(op: RegistryOperation): RouteDoc {
 
 export const notFound = (what: string, detail: string) => problem(what, { not_found: problemExample(404, 'not_found', detail) });
 export const noStation = () => notFound('No station has this id.', 'No station "BERLX".');
-export const pageParameters = ['limit', 'cursor'];
 export const badPage = () => ({ bad_limit: problemExample(400, 'invalid_query', 'limit: must be a whole number from 1 to 500', 'A limit out of range') });

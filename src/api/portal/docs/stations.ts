@@ -16,7 +16,7 @@ import {
   stationListSchema,
   stationRecordViewSchema,
 } from '../views.js';
-import { badPage, noStation, notFound, pageParameters, registryOperation } from './registry-shared.js';
+import { badPage, noStation, notFound, registryOperation } from './registry-shared.js';
 import { invalidBody, problem, problemExample } from './shared.js';
 
 /**
@@ -24,10 +24,9 @@ import { invalidBody, problem, problemExample } from './shared.js';
  * Each is one registryOperation call, so they look alike (every operation states a method, a tag, a role,
  * words, a body and its answers), but no two share their values: a table or a loop over them would hold
  * the same rows, one step further from the operations they describe. What they do share is a helper
- * (noStation, problem, invalidBody, pageParameters).
+ * (noStation, problem, invalidBody).
  */
 
-const STATION = ['hrs_id'];
 const noEvent = () => notFound('No such station, or it has no event with this id.', 'BERLA has no event "ev-9".');
 const record = { name: 'Berlin Airport', heavy_duty: false, opening_hours: '24/7', time_zone: null, details: { city: 'Berlin' }, v1_fuel_types: ['700car'] };
 const layout = {
@@ -49,14 +48,14 @@ export function stationDocs() {
       ok: { status: '200', description: 'The stations.', schema: 'StationList', zod: stationListSchema },
     }),
     getStation: registryOperation({
-      method: 'GET', tag: 'Stations', id: 'getStation', role: 'station', parameters: STATION,
+      method: 'GET', tag: 'Stations', id: 'getStation', role: 'station',
       summary: 'A station\'s record',
       description: 'The record as the registry file carries it, with the photo\'s metadata and when the exported static content last changed.',
       ok: { status: '200', description: 'The record.', schema: 'StationRecordView', zod: stationRecordViewSchema },
       more: { '404': noStation() },
     }),
     putStation: registryOperation({
-      method: 'PUT', tag: 'Stations', id: 'putStation', role: 'station', parameters: STATION,
+      method: 'PUT', tag: 'Stations', id: 'putStation', role: 'station',
       summary: 'Change a station\'s record',
       description:
         'The record becomes the body, checked by the registry file\'s own schema (the same rules and messages as `hrs load`); a ' +
@@ -86,14 +85,14 @@ export function stationDocs() {
       },
     }),
     getLayouts: registryOperation({
-      method: 'GET', tag: 'Layouts', id: 'getLayouts', role: 'station', parameters: STATION,
+      method: 'GET', tag: 'Layouts', id: 'getLayouts', role: 'station',
       summary: 'The confirmed layout and the draft',
       description: 'The confirmed layout (what signals are checked against and export shows) and the draft (invisible to both until confirmed).',
       ok: { status: '200', description: 'Both layouts; either may be null.', schema: 'Layouts', zod: layoutsSchema },
       more: { '404': noStation() },
     }),
     putDraft: registryOperation({
-      method: 'PUT', tag: 'Layouts', id: 'putDraft', role: 'station', parameters: STATION,
+      method: 'PUT', tag: 'Layouts', id: 'putDraft', role: 'station',
       summary: 'Save the draft layout',
       description: 'The draft becomes the body, whole (the registry file\'s layout schema). It stays invisible to import and export until confirmed.',
       body: {
@@ -107,14 +106,14 @@ export function stationDocs() {
       more: { '404': noStation() },
     }),
     discardDraft: registryOperation({
-      method: 'DELETE', tag: 'Layouts', id: 'discardDraft', role: 'station', parameters: STATION,
+      method: 'DELETE', tag: 'Layouts', id: 'discardDraft', role: 'station',
       summary: 'Throw the draft away',
       description: 'Removes the draft; the confirmed layout stays.',
       ok: { status: '204', description: 'Gone.' },
       more: { '404': problem('No such station, or it has no draft.', { no_draft: problemExample(404, 'not_found', 'BERLA has no draft layout.') }) },
     }),
     diffDraft: registryOperation({
-      method: 'GET', tag: 'Layouts', id: 'diffDraft', role: 'station', parameters: STATION,
+      method: 'GET', tag: 'Layouts', id: 'diffDraft', role: 'station',
       summary: 'What confirming the draft would change',
       description:
         'Per dispensers, nozzles, storages and products: the ids added and removed, and per changed one each field before and after. ' +
@@ -124,7 +123,7 @@ export function stationDocs() {
       more: { '404': problem('No such station, or it has no draft.', { no_draft: problemExample(404, 'not_found', 'BERLA has no draft layout: save one first.') }) },
     }),
     confirmDraft: registryOperation({
-      method: 'POST', tag: 'Layouts', id: 'confirmDraft', role: 'station', parameters: STATION,
+      method: 'POST', tag: 'Layouts', id: 'confirmDraft', role: 'station',
       summary: 'Confirm the draft',
       description:
         'In one transaction the draft becomes the confirmed layout (its version one more), the draft is gone and the export record\'s ' +
@@ -155,14 +154,14 @@ export function stationDocs() {
       },
     }),
     listEvents: registryOperation({
-      method: 'GET', tag: 'Events', id: 'listEvents', role: 'station', parameters: STATION,
+      method: 'GET', tag: 'Events', id: 'listEvents', role: 'station',
       summary: 'The station\'s events',
       description: 'Every event, past ones too, latest start first.',
       ok: { status: '200', description: 'The events.', schema: 'EventList', zod: eventListSchema },
       more: { '404': noStation() },
     }),
     createEvent: registryOperation({
-      method: 'POST', tag: 'Events', id: 'createEvent', role: 'station', parameters: STATION,
+      method: 'POST', tag: 'Events', id: 'createEvent', role: 'station',
       summary: 'Announce an event',
       description: 'A new event (the registry file\'s event; its `id` is made, `ev-` and 12 hex digits, when left out). Export shows it at once.',
       body: {
@@ -173,7 +172,7 @@ export function stationDocs() {
       more: { '404': noStation(), '409': problem('The station has an event with this id already.', { taken: problemExample(409, 'conflict', 'BERLA has an event "ev-1" already: change it, or choose another id.') }) },
     }),
     changeEvent: registryOperation({
-      method: 'PATCH', tag: 'Events', id: 'changeEvent', role: 'station', parameters: ['hrs_id', 'event_id'],
+      method: 'PATCH', tag: 'Events', id: 'changeEvent', role: 'station',
       summary: 'Change an event',
       description: 'The fields given replace the stored ones; the event that results is checked whole (it must still end after it starts).',
       body: { schema: 'EventPatch', zod: eventPatchSchema, invalid: { kind: invalidBody(eventPatchSchema, { kind: 'party' }, 'An unknown kind') } },
@@ -181,7 +180,7 @@ export function stationDocs() {
       more: { '404': noEvent() },
     }),
     endEvent: registryOperation({
-      method: 'POST', tag: 'Events', id: 'endEvent', role: 'station', parameters: ['hrs_id', 'event_id'],
+      method: 'POST', tag: 'Events', id: 'endEvent', role: 'station',
       summary: 'End a running event',
       description: 'Sets the event\'s end to `ends_at`, or now; the body may be left out.',
       body: { schema: 'EndEvent', zod: endEventSchema, required: false, invalid: { bad_date: invalidBody(endEventSchema, { ends_at: 'now' }, 'Not an ISO 8601 date and time') } },
@@ -195,7 +194,7 @@ export function stationDocs() {
       },
     }),
     broadcastEvent: registryOperation({
-      method: 'POST', tag: 'Events', id: 'broadcastEvent', role: 'operator', parameters: ['operator_id'],
+      method: 'POST', tag: 'Events', id: 'broadcastEvent', role: 'operator',
       summary: 'Broadcast an event to many stations',
       description: 'The maintenance broadcast: one event, one id, on the stations named in `hrs_ids` or on all the operator\'s; all of them get it or none does.',
       body: {
@@ -214,7 +213,7 @@ export function stationDocs() {
       },
     }),
     getPhoto: registryOperation({
-      method: 'GET', tag: 'Photo', id: 'getPhoto', role: 'station', parameters: [...STATION, 'v'],
+      method: 'GET', tag: 'Photo', id: 'getPhoto', role: 'station',
       summary: 'The station\'s photo',
       description: 'The stored image, as export serves it (with `X-Content-Type-Options: nosniff`).',
       ok: {
@@ -225,7 +224,7 @@ export function stationDocs() {
       more: { '404': notFound('No such station, or it has no photo.', 'BERLA has no photo.') },
     }),
     putPhoto: registryOperation({
-      method: 'PUT', tag: 'Photo', id: 'putPhoto', role: 'station', parameters: STATION,
+      method: 'PUT', tag: 'Photo', id: 'putPhoto', role: 'station',
       summary: 'Upload the station\'s photo',
       description:
         `The body is the image's bytes: JPEG, PNG or WebP, told from the bytes (never from a header or a name), at most ${MAX_PHOTO_BYTES} bytes ` +
@@ -252,14 +251,14 @@ export function stationDocs() {
       },
     }),
     deletePhoto: registryOperation({
-      method: 'DELETE', tag: 'Photo', id: 'deletePhoto', role: 'station', parameters: STATION,
+      method: 'DELETE', tag: 'Photo', id: 'deletePhoto', role: 'station',
       summary: 'Remove the station\'s photo',
       description: 'Removes it; export answers 404 for it from now on.',
       ok: { status: '204', description: 'Removed (or there was none).' },
       more: { '404': noStation() },
     }),
     listAssignments: registryOperation({
-      method: 'GET', tag: 'Assignments', id: 'listAssignments', role: 'station', parameters: STATION,
+      method: 'GET', tag: 'Assignments', id: 'listAssignments', role: 'station',
       summary: 'The station\'s assignments',
       description: 'Which originator is live or testing for which signal type (and the v1 transmission state), with every originator that may be assigned.',
       ok: { status: '200', description: 'The assignments.', schema: 'Assignments', zod: assignmentsSchema },
@@ -267,7 +266,6 @@ export function stationDocs() {
     }),
     putAssignment: registryOperation({
       method: 'PUT', tag: 'Assignments', id: 'putAssignment', role: 'station',
-      parameters: ['hrs_id', 'originator_id', 'signal_type'],
       summary: 'Assign an originator',
       description: '`live`, `testing` or `none` for a v2 signal type; for `v1`, `live`, `testing`, `inactive` or `none`. At most one originator is live per station and type. It applies to the next signal on every instance.',
       body: { schema: 'AssignmentRequest', zod: assignmentRequestSchema, invalid: { state: invalidBody(assignmentRequestSchema, { state: 'on' }, 'An unknown state') } },
@@ -280,14 +278,14 @@ export function stationDocs() {
       },
     }),
     stationAudit: registryOperation({
-      method: 'GET', tag: 'Audit', id: 'stationAudit', role: 'station', parameters: ['hrs_id', ...pageParameters],
+      method: 'GET', tag: 'Audit', id: 'stationAudit', role: 'station',
       summary: 'The station\'s audit trail',
       description: 'Every change made to the station through the portal or the admin API, newest first, a page at a time.',
       ok: { status: '200', description: 'A page of entries.', schema: 'AuditPage', zod: auditPageSchema },
       more: { '400': problem('`limit` or `cursor` is not valid.', badPage()), '404': noStation() },
     }),
     operatorAudit: registryOperation({
-      method: 'GET', tag: 'Audit', id: 'operatorAudit', role: 'operator', parameters: ['operator_id', ...pageParameters],
+      method: 'GET', tag: 'Audit', id: 'operatorAudit', role: 'operator',
       summary: 'The operator\'s audit trail',
       description: 'Every change made to the operator\'s stations, newest first, a page at a time.',
       ok: { status: '200', description: 'A page of entries.', schema: 'AuditPage', zod: auditPageSchema },

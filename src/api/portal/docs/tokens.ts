@@ -96,7 +96,6 @@ export function changeExpiryDoc(): RouteDoc {
     description:
       `Sets a new expiry, ${minDays} to ${maxDays} days ahead of now, on an active token of the account; the expiry ` +
       'reminders follow it. An expired or revoked token cannot be renewed (409): create a new one. Needs `Origin`.',
-    parameters: [{ $ref: '#/components/parameters/id' }],
     requestBody: {
       required: true,
       content: { 'application/json': { schema: schemaRef('TokenExpiryRequest'), examples: examplesOf(tokenExpiryRequestSchema, ['new_expiry']) } },
@@ -138,7 +137,6 @@ export function revokeTokenDoc(): RouteDoc {
     description:
       'Revokes a token of the account: refused at once on every instance of the service, and the account\'s address ' +
       'is told by e-mail. A token revoked already is answered the same way, unchanged. No body. Needs `Origin`.',
-    parameters: [{ $ref: '#/components/parameters/id' }],
     responses: {
       '200': { description: 'The token, revoked.', content: json('TokenResult', revoked) },
       '403': responseRef('ForbiddenOrigin'),

@@ -12,6 +12,7 @@ import {
 import type { RouteDoc } from '../../../http/contract.js';
 import { HttpError, PROBLEM_ERRORS } from '../../../http/errors.js';
 import { examplesOf, headerRef, responseRef, schemaRef } from '../../../http/openapi.js';
+import { pathParameter } from '../../../http/parameters.js';
 import { describeLimit, describeWait } from '../../../http/rate-limit-guard.js';
 import { fieldErrors, hostUnresolved, limitReached, noSuchWebhook, notConfigured, unsubscribedRefusal, urlRefused, webhookLimit } from '../webhook-words.js';
 import { BODY_ERRORS, json, parseErrorExample, problem, problemOf, SESSION_ERRORS, type Examples } from './shared.js';
@@ -33,16 +34,13 @@ export const webhookSchemas = () => ({
 
 export const webhookRequestSchemas = () => ({ NewWebhook: newWebhookSchema, WebhookPatch: webhookPatchSchema });
 
-export const webhookParameters = () => ({
-  webhook_id: {
-    name: 'id',
-    in: 'path',
-    required: true,
+/** A subscription's `id` in its path (`:id`), as its routes declare it (../webhooks.ts). */
+export const webhookIdParameter = () =>
+  pathParameter({
+    component: 'webhook_id',
     description: 'The subscription\'s `id` (`wh_…`), as the list gives it. Another account\'s subscription, or one that does not exist, is 404.',
-    schema: { type: 'string' },
     example: 'wh_3k9v2m7q1x8c5t4b6n0p',
-  },
-});
+  });
 
 const example = (err: Parameters<typeof problemOf>[0], summary?: string) => ({ ...(summary ? { summary } : {}), value: problemOf(err) });
 
@@ -114,7 +112,6 @@ function operation(op: Operation, perMinute: number): RouteDoc {
     operationId: op.id,
     summary: op.summary,
     description: `${op.description}${changes ? ' Needs `Origin`.' : ''}`,
-    ...(byId ? { parameters: [{ $ref: '#/components/parameters/webhook_id' }] } : {}),
     ...(op.body
       ? { requestBody: { required: true, content: { 'application/json': { schema: schemaRef(op.body.schema), examples: examplesOf(op.body.zod) } } } }
       : {}),
