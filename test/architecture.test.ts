@@ -1,6 +1,6 @@
 import t from 'tap';
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   formatViolation,
@@ -165,11 +165,40 @@ const formatSql = (s: SqlTemplate) => `${s.file}:${s.line} → ${s.tag}\`…\`: 
 const sqlOutsideDb = (root: string) => sqlTemplates(root, NO_SQL).map(formatSql);
 const hasLocator = (root: string) => existsSync(join(root, NO_LOCATOR.path));
 
+/** Where the pages' browser code lives, and how long one of its scripts may be. */
+const BROWSER = { folder: 'src/browser/', maxLines: 400 };
+const BROWSER_RULES = {
+  place: `browser code (scripts, style sheets, HTML) lives under ${BROWSER.folder} only, one folder per page`,
+  size: `no browser script over ${BROWSER.maxLines} lines: split it into modules by concern`,
+  modules: 'browser scripts are ES modules: no IIFE, nothing shared through window, every page script loaded as type="module"',
+};
+
+/** The breaks of the browser code's rules under `root`, one report line each. */
+function browserViolations(root: string, maxLines = BROWSER.maxLines): string[] {
+  const files = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && /\.(m?js|css|html)$/.test(entry.name))
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .sort();
+  return files.flatMap((file) => {
+    if (!file.startsWith(BROWSER.folder)) return [`${file}: ${BROWSER_RULES.place}`];
+    const text = readFileSync(join(root, file), 'utf8');
+    const broken: string[] = [];
+    if (/\.m?js$/.test(file)) {
+      const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+      if (lines > maxLines) broken.push(`${file}: ${lines} lines: ${BROWSER_RULES.size}`);
+      if (/^\(function\b|^\(\(\) =>|\bwindow\.[A-Za-z]\w*\s*=[^=]/m.test(text)) broken.push(`${file}: ${BROWSER_RULES.modules}`);
+    }
+    if (file.endsWith('.html') && /<script\b(?![^>]*\btype="module")[^>]*>/.test(text)) broken.push(`${file}: ${BROWSER_RULES.modules}`);
+    return broken;
+  });
+}
+
 t.test('the repository', async (t) => {
   t.strictSame(forbiddenImports(ROOT), [], 'no forbidden or broken imports');
   t.strictSame(forbiddenPackages(ROOT), [], 'no forbidden package imports');
   t.strictSame(sqlOutsideDb(ROOT), [], SQL_RULE);
   t.notOk(hasLocator(ROOT), `${NO_LOCATOR.path} does not exist: ${NO_LOCATOR.rule}`);
+  t.strictSame(browserViolations(ROOT), [], 'browser code in src/browser/, in ES modules of at most 400 lines');
 });
 
 t.test('no API family imports another', async (t) => {
@@ -196,6 +225,7 @@ t.test('a clean tree reports nothing', async (t) => {
   t.strictSame(forbiddenPackages(root), []);
   t.strictSame(sqlOutsideDb(root), []);
   t.notOk(hasLocator(root));
+  t.strictSame(browserViolations(root), []);
 });
 
 t.test('a tree breaking the rules reports each break, where and why', async (t) => {
@@ -217,4 +247,10 @@ t.test('a tree breaking the rules reports each break, where and why', async (t) 
     `src/api/y.ts:7 → this.tx\`…\`: ${SQL_RULE}`,
   ]);
   t.ok(hasLocator(root), `${NO_LOCATOR.path} is found`);
+  t.strictSame(browserViolations(root, 5), [
+    `src/api/page.js: ${BROWSER_RULES.place}`,
+    `src/browser/page/index.html: ${BROWSER_RULES.modules}`,
+    `src/browser/page/old.js: 6 lines: ${BROWSER_RULES.size}`,
+    `src/browser/page/old.js: ${BROWSER_RULES.modules}`,
+  ]);
 });

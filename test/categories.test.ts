@@ -111,15 +111,15 @@ function browserList(path: string, name: string): unknown {
 }
 
 t.test('the browser pages list the categories as the module does', async (t) => {
-  t.strictSame(browserList('src/push/dashboard/dashboard.js', 'CATEGORIES'), [...SECTION_KEY_LIST], 'the dashboard, by section key');
+  t.strictSame(browserList('src/browser/dashboard/dashboard.js', 'CATEGORIES'), [...SECTION_KEY_LIST], 'the dashboard, by section key');
   t.strictSame(
-    browserList('src/push/dashboard/dashboard.js', 'CATEGORY_LABELS'),
+    browserList('src/browser/dashboard/dashboard.js', 'CATEGORY_LABELS'),
     Object.fromEntries(ALL.map((d) => [d.sectionKey, d.label.toLowerCase()])),
     "the dashboard's labels",
   );
-  t.strictSame(browserList('src/api/portal/page/registry.js', 'SIGNAL_TYPES'), [...SIGNAL_TYPES], "the portal's assignments");
+  t.strictSame(browserList('src/browser/portal/registry.js', 'SIGNAL_TYPES'), [...SIGNAL_TYPES], "the portal's assignments");
   t.strictSame(
-    browserList('src/api/portal/page/timeline.js', 'CATEGORIES'),
+    browserList('src/browser/portal/timeline.js', 'CATEGORIES'),
     ALL.map((d) => [d.sectionKey, d.name, d.label]),
     "the portal's timeline: section key, name, label",
   );

@@ -11,7 +11,7 @@ import { raw } from './helpers/map.js';
 import { getIssues } from '@placemarkio/check-geojson';
 import { startTestPlatform } from './helpers/platform.js';
 
-const PAGE = new URL('../src/api/map/page/', import.meta.url);
+const PAGE = new URL('../src/browser/map/', import.meta.url);
 
 
 t.test('the basemap: Natural Earth as valid GeoJSON, brotli or gzip, revalidated by its ETag', async (t) => {

@@ -36,7 +36,7 @@ const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install
 
 const OUTPUT = fileURLToPath(new URL('./output/', import.meta.url));
 const DOCS = fileURLToPath(new URL('../docs/', import.meta.url));
-const PAGE_DIR = new URL('../src/api/portal/page/', import.meta.url);
+const PAGE_DIR = new URL('../src/browser/portal/', import.meta.url);
 
 /** The portal's family as the page's routes need it (its paths and problem bodies). */
 const PORTAL: Family = { name: 'portal', prefix: '/portal/', errors: PROBLEM_ERRORS };
@@ -394,7 +394,7 @@ t.test('no inline script or style; every file and element referred to exists', a
     'the page loads its scripts, its style sheets and the service\'s icon',
   );
   for (const path of referred.filter((r) => r.startsWith('/portal/'))) {
-    t.ok(existsSync(new URL(path.replace('/portal/', ''), PAGE_DIR)), `${path} exists in src/api/portal/page/`);
+    t.ok(existsSync(new URL(path.replace('/portal/', ''), PAGE_DIR)), `${path} exists in src/browser/portal/`);
   }
   const p = await startTestPlatform(t);
   for (const path of referred.filter((r) => r.startsWith('/'))) t.equal((await fetch(`${p.url}${path}`)).status, 200, `${path} is served`);

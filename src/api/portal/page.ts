@@ -1,5 +1,5 @@
 import type { Family } from '../../http/family.js';
-import { pageFileRoutes, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
+import { browserDir, pageFileRoutes, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
 import type { HttpServer } from '../../http/server.js';
 
 /**
@@ -7,7 +7,7 @@ import type { HttpServer } from '../../http/server.js';
  * webhook-view.js and webhook-form.js: the user's webhook subscriptions; registry.js:
  * operator staff's and originator managers' views; layout-pane.js and station-events.js: a station's
  * Layout and Events tabs; layout-editor.js: the draft layout as a form;
- * timeline.js: a station's signals, timeline and reliability; router.js: an address per view) and style sheets from ./page/, served by the service
+ * timeline.js: a station's signals, timeline and reliability; router.js: an address per view) and style sheets from src/browser/portal/, served by the service
  * itself (no CDN, no build step). The page talks to the portal's JSON API under `/portal/v1/` on the
  * same origin, with the session cookie the browser sends by itself; serving the files needs no session.
  */
@@ -22,5 +22,5 @@ export const PORTAL_PAGE_SECURITY = SAME_ORIGIN_PAGE;
 
 /** The page's files, public routes of the portal family. */
 export function portalPageRoutes(server: HttpServer, family: Family): void {
-  pageFileRoutes(server, family, '/portal/', new URL('./page/', import.meta.url), FILES);
+  pageFileRoutes(server, family, '/portal/', browserDir('portal'), FILES);
 }

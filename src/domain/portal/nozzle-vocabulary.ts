@@ -3,7 +3,7 @@
  * both open (any text; the registry file and the API accept any), so these are the reference values the
  * platform itself writes (the demo's and the sandbox's layouts): the SAE J2600 / ISO 17268 receptacles
  * for 70 and 35 MPa, and their high-flow variants for heavy-duty vehicles; the side of the vehicle the
- * nozzle reaches. The page (src/api/portal/page/layout-editor.js) holds the same lists; a value stored
+ * nozzle reaches. The page (src/browser/portal/layout-editor.js) holds the same lists; a value stored
  * outside them stays selectable there as it is.
  */
 

@@ -24,7 +24,7 @@
   var shared = window.hrsDashboard;
   var zoneOf = shared.zoneOf;
 
-  // Its own elements, looked up as the portal's script (src/api/portal/page/portal.js) looks up its own:
+  // Its own elements, looked up as the portal's script (src/browser/portal/portal.js) looks up its own:
   // the two pages share no script (each loads only its own files), so the three-line lookup stands in each.
   var $ = function (id) {
     return document.getElementById(id);
