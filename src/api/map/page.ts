@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { boundedString } from '../../domain/text.js';
 import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { browserDir, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
+import { browserDir, constantsModule, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
+import { PAGE_WORDS } from '../../domain/page-words.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { serve, staticBody, type Static } from '../../http/static.js';
@@ -92,6 +93,7 @@ export function mapPageRoutes(server: HttpServer, mapFamily: Family, deps: MapPa
     server.route({ family, public: true, method: 'GET', path, ...(query ? { query } : {}), handler: (req) => serve(req, body, cacheControl, security) });
 
   for (const name of FILES) file(`/map/${name}`, staticBody(readFileSync(new URL(name, PAGE_DIR)), TYPES[extname(name)]!), 'no-cache');
+  file('/map/vocabulary.js', staticBody(constantsModule(PAGE_WORDS), TYPES['.js']!), 'no-cache');
   const vendorDir = join(dirname(require.resolve('maplibre-gl/package.json')), 'dist');
   // The package's files change only with its version: revalidated after an hour.
   for (const name of VENDOR) file(`/map/vendor/${name}`, staticBody(readFileSync(join(vendorDir, name)), TYPES[extname(name)]!), 'public, max-age=3600', VENDOR_QUERY);

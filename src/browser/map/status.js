@@ -4,9 +4,11 @@
  * alone: it carries the value's letter (from the catalogue) and its accessible name says the value.
  */
 import { durationWords, t } from './i18n.js';
+import { FUELLING_OPTIONS, SUMMARY_STATES } from './vocabulary.js';
 
-export const OPTIONS = ['700ld', '350ld', '700hd', '350hd'];
-export const STATES = ['AVAILABLE', 'LIMITEDLY_AVAILABLE', 'UNAVAILABLE', 'UNKNOWN', 'CLOSED'];
+/** The fuelling options and the five states, as the server's vocabulary names them. */
+export const OPTIONS = FUELLING_OPTIONS;
+export const STATES = SUMMARY_STATES;
 
 /** Best first: what a driver can use ranks above what they cannot, and an unknown above a closed. */
 const RANK = { AVAILABLE: 0, LIMITEDLY_AVAILABLE: 1, UNAVAILABLE: 2, UNKNOWN: 3, CLOSED: 4 };
