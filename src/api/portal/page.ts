@@ -4,7 +4,7 @@ import { browserDir, pageFileRoutes, SAME_ORIGIN_PAGE } from '../../http/page-fi
 import type { HttpServer } from '../../http/server.js';
 
 /**
- * The portal's web page: a page, its ES modules and style sheets from src/browser/portal/ (main.js the
+ * The portal's web page: a page, its ES modules and style sheets from src/browser/portal/ (portal.js the
  * entry; session.js and tokens.js: sign-in and personal tokens; webhooks.js, webhook-view.js and
  * webhook-form.js: the user's webhook subscriptions; registry.js, stations.js and originators.js:
  * operator staff's and originator managers' views; layout-pane.js and station-events.js: a station's
@@ -16,7 +16,7 @@ import type { HttpServer } from '../../http/server.js';
  */
 
 const FILES = [
-  'index.html', 'main.js', 'api.js', 'page.js', 'dates.js', 'session.js', 'tokens.js', 'webhook-form.js', 'webhooks.js', 'webhook-view.js',
+  'index.html', 'portal.js', 'api.js', 'page.js', 'dates.js', 'session.js', 'tokens.js', 'webhook-form.js', 'webhooks.js', 'webhook-view.js',
   'registry.js', 'registry-parts.js', 'stations.js', 'originators.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js',
   'portal.css', 'registry.css', 'timeline.css', 'webhooks.css',
 ];
