@@ -13,8 +13,8 @@ var CLOSE_UNAUTHORIZED = 4401;
 var CLOSE_GOING_AWAY = 1001;
 /** A connection not authenticated by then is given up and tried again. */
 var CONNECT_TIMEOUT_MS = 10000;
-// Its own elements, looked up as the portal's script (src/browser/portal/portal.js) looks up its own:
-// the two pages share no script (each loads only its own files), so the three-line lookup stands in each.
+// Its own elements, looked up as the portal's modules (src/browser/portal/api.js) look up theirs: the
+// two pages share no module (each loads only its own files), so the three-line lookup stands in each.
 var $ = function (id) {
   return document.getElementById(id);
 };

@@ -1,4 +1,4 @@
-// A station's Layout tab (opened by registry.js): the confirmed layout, the draft (a form, layout-editor.js,
+// A station's Layout tab (opened by stations.js): the confirmed layout, the draft (a form, layout-editor.js,
 // with its JSON beside it), what confirming it changes and the two-step confirmation. The v1 fuel types
 // and the confirmed layout must describe the same fuelling options, so a draft that adds the first
 // nozzle of an option (or removes the last one) cannot be confirmed alone: the diff says so and offers
@@ -8,7 +8,7 @@ import * as LayoutEditor from './layout-editor.js';
 
 var PARTS = ['dispensers', 'nozzles', 'storages', 'products'];
 
-var ctx = null; // registry.js's context: station(), say(), problemText(), when(), stationsChanged()
+var ctx = null; // stations.js's context: station(), say(), problemText(), when(), stationsChanged()
 var layouts = null; // { confirmed, draft } of the open station
 var fuelTypes = null; // the last diff's v1 fuel types against the draft
 var withFuelTypes = null; // the v1 fuel types the confirmation carries (null: none)

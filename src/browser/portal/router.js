@@ -3,7 +3,7 @@
 // so Back and Forward move between views, a reload returns to the view, and a view can be linked to.
 // The sign-in and reveal links (`#sign-in=…`, `#reveal=…`) are session.js's and left alone here.
 //
-// registry.js says what the user opened ('hrs-portal:navigated', a path: a new history entry) and the
+// The staff views (registry.js, stations.js, originators.js) say what the user opened ('hrs-portal:navigated', a path: a new history entry) and the
 // account's roles once signed in ('hrs-portal:roles'; null when the page leaves the signed-in views);
 // this module opens the views an address names through registry.js. Without an address, staff
 // land on their stations, originator managers on their originators, everyone else on their tokens. An

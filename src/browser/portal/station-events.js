@@ -1,11 +1,11 @@
-// A station's Events tab (opened by registry.js): its events, past ones too, and the form that announces
+// A station's Events tab (opened by stations.js): its events, past ones too, and the form that announces
 // one (on this station or every station of the operator) or changes one. Times are the station's own:
 // typed and shown in its time zone (the record's `time_zone`: the one set, else the one at its
 // coordinates; UTC when it has none), named beside the form with its offset from UTC on the date typed,
 // whatever zone the browser is in.
 import { $, api, h } from './api.js';
 
-var ctx = null; // registry.js's context: station(), say(), problemText()
+var ctx = null; // stations.js's context: station(), say(), problemText()
 var editing = null; // the event being changed through the form (null: the form announces a new one)
 
 function zone() {

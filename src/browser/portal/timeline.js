@@ -2,8 +2,8 @@
 // last 24 hours or 7 days as an SVG chart (one band per signal category coloured by freshness, gaps
 // marked; one band per fuelling option coloured by the five-state summary; refused calls as ticks),
 // with the same intervals as a table for screen readers, and the reliability table over 24 hours, 7
-// days and 30 days. registry.js shows it for operator staff (a station's "Signals" pane) and for
-// originator managers (a station they report on); `base` is the API path of the station's history.
+// days and 30 days. stations.js shows it for operator staff (a station's "Signals" pane) and for
+// originator managers (a station they report on, originators.js); `base` is the API path of the station's history.
 // Everything is built with DOM APIs; no text from the API is parsed as HTML.
 import { api } from './api.js';
 import { CATEGORIES as CATEGORY_WORDS, FUELLING_OPTIONS as OPTIONS, SUMMARY_STATES } from './vocabulary.js';

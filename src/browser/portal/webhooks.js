@@ -2,7 +2,7 @@
 // subscriptions (`#/webhooks`) with the form that adds one, and one subscription's view
 // (`#/webhooks/wh_…`: its state, settings, re-enabling, secret rotation, a test ping, deletion, its last
 // deliveries), through /portal/v1/webhooks. A signing secret is shown once, as a new token's value is
-// (portal.js): kept only in the page's text, and dropped when its view is left. The subscription's
+// (session.js): kept only in the page's text, and dropped when its view is left. The subscription's
 // view and its deliveries are webhook-view.js's; the form's fields are webhook-form.js's. Every text
 // from the API is set with textContent.
 import { $, api, h, UNREACHABLE } from './api.js';
