@@ -7,8 +7,9 @@ import { serve, staticBody, type Static } from './static.js';
 /**
  * The service's own web pages (the portal's, the admins' dashboard, the public map): each a folder of
  * src/browser/ (its ES modules, style sheets and HTML) served as they are by routes of its family,
- * under the strict policy below. No CDN, no build step. The words a page shows that the server owns
- * (categories, states, kinds) come as one more module, `vocabulary.js`, made from the domain here.
+ * under the strict policy below. No CDN, no build step. The words a page shows that the platform
+ * owns (categories, states, kinds: src/domain/page-words.ts) come as one more module, `vocabulary.js`,
+ * made at start from the values its family hands over.
  */
 
 /** Everything a page loads comes from this service; what it calls (API, WebSocket) is same-origin. */
@@ -33,7 +34,7 @@ export function browserDir(page: string): URL {
 /** An ES module exporting each of `values` as a constant (JSON-serialisable values only). */
 export function constantsModule(values: Record<string, unknown>): string {
   const lines = Object.entries(values).map(([name, value]) => `export const ${name} = ${JSON.stringify(value)};`);
-  return `// Made by the server from its domain (src/domain/page-words.ts): the words pages show.\n${lines.join('\n')}\n`;
+  return `// Made by the server at start: the words the pages show that the platform owns.\n${lines.join('\n')}\n`;
 }
 
 /**
