@@ -2,7 +2,7 @@ import { ALL, CATEGORIES as CATEGORY_NAMES } from './categories/index.js';
 import { CONNECTOR_TYPES, VEHICLE_SIDES } from './portal/nozzle-vocabulary.js';
 import { SUMMARY_REASONS, SUMMARY_STATES } from './status/summary.js';
 import { TOKEN_EVENT_KINDS, type TokenEventKind } from './token-events.js';
-import { FUELLING_OPTIONS, GENERATIONS, V1_FUEL_TYPES, type Generation } from './vocabulary.js';
+import { EVENT_KINDS, FUELLING_OPTIONS, GENERATIONS, V1_FUEL_TYPES, type Generation } from './vocabulary.js';
 import { MAX_WEBHOOKS, newWebhookSchema, WEBHOOK_KINDS, type WebhookKind } from './webhooks/schemas.js';
 
 /**
@@ -56,6 +56,7 @@ export const PAGE_WORDS = {
   SUMMARY_REASONS,
   CONNECTOR_TYPES,
   VEHICLE_SIDES,
+  EVENT_KINDS,
   WEBHOOK_KINDS: WEBHOOK_KINDS.map((value) => ({ value, ...WEBHOOK_KIND_WORDS[value] })),
   /** A new subscription's fields, in the order of the API's body (the form says each field's problem beside it). */
   WEBHOOK_FIELDS: Object.keys(newWebhookSchema.shape),

@@ -13,6 +13,14 @@ var HIGHLIGHT_MS = 2000;
 var SECTION_KEYS = CATEGORIES.map(function (category) {
   return category.key;
 });
+// A column per category in both tables, headed by its label, in the vocabulary's order (the cells').
+Array.prototype.forEach.call(document.querySelectorAll('table.stations thead tr'), function (row) {
+  CATEGORIES.forEach(function (category) {
+    var th = el('th', '', category.label);
+    th.scope = 'col';
+    row.appendChild(th);
+  });
+});
 var $ = function (id) {
   return document.getElementById(id);
 };

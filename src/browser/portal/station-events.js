@@ -4,6 +4,12 @@
 // coordinates; UTC when it has none), named beside the form with its offset from UTC on the date typed,
 // whatever zone the browser is in.
 import { $, api, h } from './api.js';
+import { EVENT_KINDS } from './vocabulary.js';
+
+// The kinds an event may have, as the vocabulary lists them.
+EVENT_KINDS.forEach(function (kind) {
+  $('event-kind').append(h('option', { text: kind }));
+});
 
 var ctx = null; // stations.js's context: station(), say(), problemText()
 var editing = null; // the event being changed through the form (null: the form announces a new one)

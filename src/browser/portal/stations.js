@@ -95,7 +95,12 @@ Array.prototype.forEach.call(document.querySelectorAll('#station-detail .subtabs
   });
 });
 
-// The record.
+// The record: a checkbox per v1 fuel type, as the vocabulary lists them (apart as words in a line are).
+FUEL_TYPES.forEach(function (code) {
+  var box = h('input', { id: 'record-' + code, type: 'checkbox', value: code });
+  $('record-v1').append(' ', h('label', { for: 'record-' + code, class: 'check' }, [box, document.createTextNode(' ' + code)]));
+});
+
 function fillRecord(s) {
   $('record-name').value = s.name;
   $('record-heavy').checked = s.heavy_duty;
