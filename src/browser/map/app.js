@@ -10,7 +10,7 @@ import { StationList } from './list.js';
 import { LiveStream } from './live.js';
 import { StationPanel } from './panel.js';
 import { currentState, navigate, passes } from './state.js';
-import { bestStatus, STATES, stateClass, stateLetter, stateName } from './status.js';
+import { bestStatus, OPTIONS, STATES, stateClass, stateLetter, stateName } from './status.js';
 
 const FEED = '/map/v1/stations.geojson';
 
@@ -125,6 +125,18 @@ function closePanel() {
   // Back to where the station was chosen from, for keyboard users.
   document.querySelector(`#station-list button[data-hrs-id="${CSS.escape(id ?? '')}"]`)?.focus();
 }
+
+/** A choice per fuelling option, as the vocabulary lists them; the catalogue gives their words. */
+function optionChoices() {
+  const select = document.getElementById('option');
+  for (const option of OPTIONS) {
+    const choice = document.createElement('option');
+    choice.value = option;
+    choice.dataset.i18n = `option_${option}`;
+    select.append(choice);
+  }
+}
+optionChoices();
 
 /** The filter controls show the address's state. */
 function syncControls(state) {
