@@ -10,8 +10,10 @@ import t from 'tap';
 import { raw } from '../helpers/map.js';
 import { getIssues } from '@placemarkio/check-geojson';
 import { startTestPlatform } from '../helpers/platform.js';
+import { SUMMARY_REASONS, SUMMARY_STATES } from '../../src/domain/status/summary.js';
+import { EVENT_KINDS, FUELLING_OPTIONS } from '../../src/domain/vocabulary.js';
 
-const PAGE = new URL('../../src/api/map/page/', import.meta.url);
+const PAGE = new URL('../../src/browser/map/', import.meta.url);
 
 
 t.test('the basemap: Natural Earth as valid GeoJSON, brotli or gzip, revalidated by its ETag', async (t) => {
@@ -73,7 +75,7 @@ t.test('the settings: the built-in basemap, or MAP_STYLE_URL with its origin adm
 t.test('every page file is served; the catalogues have the same keys and every key the page names', async (t) => {
   const p = await startTestPlatform(t);
   const files = readdirSync(PAGE).filter((f) => f !== 'index.html' && f !== 'i18n');
-  for (const file of [...files, 'i18n/en.json', 'i18n/de.json']) t.equal((await fetch(`${p.url}/map/${file}`)).status, 200, `/map/${file}`);
+  for (const file of [...files, 'i18n/en.json', 'i18n/de.json', 'vocabulary.js']) t.equal((await fetch(`${p.url}/map/${file}`)).status, 200, `/map/${file}`);
 
   const en = JSON.parse(readFileSync(new URL('i18n/en.json', PAGE), 'utf8')) as Record<string, string>;
   const de = JSON.parse(readFileSync(new URL('i18n/de.json', PAGE), 'utf8')) as Record<string, string>;
@@ -90,9 +92,9 @@ t.test('every page file is served; the catalogues have the same keys and every k
   }
   t.ok(named.length > 60, `${named.length} keys named`);
   t.same([...new Set(named.filter((key) => !(key in en)))], [], 'every key named is in the catalogue');
-  // Keys built from a value: every state, reason, option and event kind has its words.
-  for (const state of ['AVAILABLE', 'LIMITEDLY_AVAILABLE', 'UNAVAILABLE', 'UNKNOWN', 'CLOSED']) for (const prefix of ['status_', 'letter_']) t.ok(`${prefix}${state}` in en, `${prefix}${state}`);
-  for (const reason of ['outside_opening_hours', 'no_signal', 'maintenance', 'limited', 'not_reported', 'reported_unavailable', 'reported_available']) t.ok(`reason_${reason}` in en, reason);
-  for (const option of ['700ld', '350ld', '700hd', '350hd']) t.ok(`option_${option}` in en, option);
-  for (const kind of ['maintenance', 'closure', 'limited-service', 'opening', 'other']) t.ok(`event_${kind}` in en, kind);
+  // Keys built from a value: every state, reason, option and event kind of the domain's vocabulary has its words.
+  for (const state of SUMMARY_STATES) for (const prefix of ['status_', 'letter_']) t.ok(`${prefix}${state}` in en, `${prefix}${state}`);
+  for (const reason of SUMMARY_REASONS) t.ok(`reason_${reason}` in en, reason);
+  for (const option of FUELLING_OPTIONS) t.ok(`option_${option}` in en, option);
+  for (const kind of EVENT_KINDS) t.ok(`event_${kind}` in en, kind);
 });

@@ -14,7 +14,7 @@ import { ACCOUNTS, grantPortalRoles, portalClient, portalFixture, signedIn } fro
 import { closeBrowser, skipWithoutChromium, watchedPage } from '../helpers/portal-browser.js';
 
 const skip = skipWithoutChromium;
-const ICON = readFileSync(new URL('../../src/api/index-page/favicon.svg', import.meta.url));
+const ICON = readFileSync(new URL('../../src/browser/shared/favicon.svg', import.meta.url));
 
 t.test('/portal and /admin without their slash: a 308 to the page, the query string kept', async (t) => {
   const p = await startTestPlatform(t);

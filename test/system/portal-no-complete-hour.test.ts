@@ -1,5 +1,5 @@
 /**
- * Reliability before a complete hour counts (src/api/portal/page/timeline.js, registry.js): a fresh
+ * Reliability before a complete hour counts (src/browser/portal/timeline.js, registry.js): a fresh
  * platform has figures only per complete hour, so a station whose signals all came in the hour under
  * way, or a history not published yet (503), would read 100 % unknown or an error. The portal says
  * instead that no complete hour counts yet and when the first one ends, for operator staff (a

@@ -1,6 +1,6 @@
 import t, { type Test } from 'tap';
 import type { ParsedMail } from 'mailparser';
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
@@ -36,7 +36,7 @@ const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install
 
 const OUTPUT = fileURLToPath(new URL('../output/', import.meta.url));
 const DOCS = fileURLToPath(new URL('../../docs/', import.meta.url));
-const PAGE_DIR = new URL('../../src/api/portal/page/', import.meta.url);
+const PAGE_DIR = new URL('../../src/browser/portal/', import.meta.url);
 
 /** The portal's family as the page's routes need it (its paths and problem bodies). */
 const PORTAL: Family = { name: 'portal', prefix: '/portal/', errors: PROBLEM_ERRORS };
@@ -315,23 +315,17 @@ function parseTags(html: string): Tag[] {
   return tags;
 }
 
-const FILES = [
-  { path: '/portal/', file: 'index.html', type: /^text\/html; charset=utf-8$/ },
-  { path: '/portal/portal.js', file: 'portal.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/portal.css', file: 'portal.css', type: /^text\/css; charset=utf-8$/ },
-  { path: '/portal/registry.js', file: 'registry.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/registry.css', file: 'registry.css', type: /^text\/css; charset=utf-8$/ },
-  { path: '/portal/timeline.js', file: 'timeline.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/timeline.css', file: 'timeline.css', type: /^text\/css; charset=utf-8$/ },
-  { path: '/portal/layout-editor.js', file: 'layout-editor.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/router.js', file: 'router.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/layout-pane.js', file: 'layout-pane.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/station-events.js', file: 'station-events.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/webhook-form.js', file: 'webhook-form.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/webhooks.js', file: 'webhooks.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/webhook-view.js', file: 'webhook-view.js', type: /^text\/javascript; charset=utf-8$/ },
-  { path: '/portal/webhooks.css', file: 'webhooks.css', type: /^text\/css; charset=utf-8$/ },
-];
+const TYPES: Record<string, RegExp> = {
+  html: /^text\/html; charset=utf-8$/,
+  js: /^text\/javascript; charset=utf-8$/,
+  css: /^text\/css; charset=utf-8$/,
+};
+/** Every file of the page's folder, served under /portal/ (index.html as the folder itself). */
+const FILES = readdirSync(PAGE_DIR)
+  .sort()
+  .map((file) => ({ path: file === 'index.html' ? '/portal/' : `/portal/${file}`, file, type: TYPES[file.split('.').pop()!]! }));
+/** The page's ES modules, by file name. */
+const MODULES = FILES.filter(({ file }) => file.endsWith('.js')).map(({ file }) => file);
 
 const CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
@@ -353,6 +347,11 @@ t.test('the page, its script and style sheet are served public, with the strict 
     const again = await fetch(`${p.url}${path}`, { headers: { 'If-None-Match': res.headers.get('etag')! } });
     t.equal(again.status, 304, `${path}: revalidated with its ETag`);
   }
+  // The words the domain owns, made for the page from the domain (src/domain/page-words.ts).
+  const vocabulary = await fetch(`${p.url}/portal/vocabulary.js`);
+  t.match(vocabulary.headers.get('content-type'), TYPES.js, 'vocabulary.js: a script');
+  t.equal(vocabulary.headers.get('content-security-policy'), CSP, 'vocabulary.js: the CSP');
+  t.match(await vocabulary.text(), /^export const CATEGORIES = \[/m, 'vocabulary.js: an ES module of constants');
   const head = await fetch(`${p.url}/portal/`, { method: 'HEAD' });
   t.equal(head.status, 200, 'HEAD answered');
   const missing = await fetch(`${p.url}/portal/nothing.js`);
@@ -362,17 +361,19 @@ t.test('the page, its script and style sheet are served public, with the strict 
 
 t.test('no inline script or style; every file and element referred to exists', async (t) => {
   const html = readFileSync(new URL('index.html', PAGE_DIR), 'utf8');
-  const script = readFileSync(new URL('portal.js', PAGE_DIR), 'utf8');
-  const registryScript = ['registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js', 'webhook-form.js', 'webhooks.js', 'webhook-view.js'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
+  const script = MODULES.map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
   const css = ['portal.css', 'registry.css', 'timeline.css', 'webhooks.css'].map((file) => readFileSync(new URL(file, PAGE_DIR), 'utf8')).join('\n');
   const tags = parseTags(html);
 
   const scripts = tags.filter((tag) => tag.name === 'script');
-  t.same(
-    scripts.map((s) => s.attributes.src),
-    ['/portal/portal.js', '/portal/webhook-form.js', '/portal/webhooks.js', '/portal/webhook-view.js', '/portal/layout-editor.js', '/portal/layout-pane.js', '/portal/station-events.js', '/portal/timeline.js', '/portal/registry.js', '/portal/router.js'],
-    'ten scripts, from files',
-  );
+  t.same(scripts.map((s) => [s.attributes.src, s.attributes.type]), [['/portal/portal.js', 'module']], 'one script, an ES module from a file');
+  // The modules the entry imports, and what they import, are the folder's (and vocabulary.js, made by the server).
+  const imported = new Set<string>();
+  for (const file of MODULES) {
+    for (const m of readFileSync(new URL(file, PAGE_DIR), 'utf8').matchAll(/^import (?:[^'"]* from )?'\.\/([\w-]+\.js)';$/gm)) imported.add(m[1]!);
+  }
+  t.same([...imported].filter((file) => file !== 'vocabulary.js' && !MODULES.includes(file)), [], 'every module imported is in the folder');
+  t.same(MODULES.filter((file) => file !== 'portal.js' && !imported.has(file)), [], 'every module of the folder is imported');
   t.ok(scripts.every((s) => s.content!.trim() === ''), 'with nothing inline');
   t.same(tags.filter((tag) => tag.name === 'style'), [], 'no style element');
   const styled = tags.filter((tag) => 'style' in tag.attributes).map((tag) => tag.name);
@@ -386,15 +387,11 @@ t.test('no inline script or style; every file and element referred to exists', a
   const referred = tags.flatMap((tag) => [tag.attributes.src, tag.name === 'link' ? tag.attributes.href : undefined]).filter((v): v is string => v !== undefined);
   t.same(
     referred.sort(),
-    [
-      '/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/registry.js', '/portal/layout-editor.js', '/portal/layout-pane.js',
-      '/portal/station-events.js', '/portal/timeline.js', '/portal/router.js', '/portal/timeline.css', '/portal/webhook-form.js', '/portal/webhooks.js',
-      '/portal/webhook-view.js', '/portal/webhooks.css', '/favicon.svg',
-    ].sort(),
-    'the page loads its scripts, its style sheets and the service\'s icon',
+    ['/portal/portal.css', '/portal/portal.js', '/portal/registry.css', '/portal/timeline.css', '/portal/webhooks.css', '/favicon.svg'].sort(),
+    'the page loads its entry module, its style sheets and the service\'s icon',
   );
   for (const path of referred.filter((r) => r.startsWith('/portal/'))) {
-    t.ok(existsSync(new URL(path.replace('/portal/', ''), PAGE_DIR)), `${path} exists in src/api/portal/page/`);
+    t.ok(existsSync(new URL(path.replace('/portal/', ''), PAGE_DIR)), `${path} exists in src/browser/portal/`);
   }
   const p = await startTestPlatform(t);
   for (const path of referred.filter((r) => r.startsWith('/'))) t.equal((await fetch(`${p.url}${path}`)).status, 200, `${path} is served`);
@@ -402,7 +399,7 @@ t.test('no inline script or style; every file and element referred to exists', a
   // Every element the script looks up by id, and every label's field, is in the page; ids are unique.
   const ids = tags.map((tag) => tag.attributes.id).filter((id): id is string => id !== undefined);
   t.equal(new Set(ids).size, ids.length, 'ids are unique');
-  const looked = [...(script + registryScript).matchAll(/\$\('([\w-]+)'\)/g)].map((m) => m[1]!);
+  const looked = [...script.matchAll(/\$\('([\w-]+)'\)/g)].map((m) => m[1]!);
   const views = [...script.matchAll(/VIEWS = \[([^\]]*)\]/g)].flatMap((m) => [...m[1]!.matchAll(/'([\w-]+)'/g)].map((v) => `view-${v[1]}`));
   const headings = [...(/HEADINGS = \{([^}]*)\}/.exec(script)?.[1] ?? '').matchAll(/'([\w-]+-title)'/g)].map((m) => m[1]!);
   t.ok(looked.length > 30 && views.length === 6 && headings.length === 6, 'the script names its elements');
@@ -427,8 +424,7 @@ t.test('no inline script or style; every file and element referred to exists', a
     // The SVG namespace is a name, not an address: nothing is loaded from it.
     ['another origin', /https?:\/\/(?!www\.w3\.org\/2000\/svg')/],
   ] as const) {
-    t.notMatch(script, pattern, `the script uses no ${what}`);
-    t.notMatch(registryScript, pattern, `registry.js, layout-editor.js, layout-pane.js, station-events.js, timeline.js, router.js and the webhook scripts use no ${what}`);
+    t.notMatch(script, pattern, `the page's modules use no ${what}`);
   }
   t.notMatch(css, /@import|url\(\s*['"]?(https?:|\/\/)/, 'the style sheet loads nothing from elsewhere');
 });

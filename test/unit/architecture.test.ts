@@ -1,6 +1,6 @@
 import t from 'tap';
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
   bodyParsing,
@@ -194,6 +194,34 @@ const bodiesParsedByHand = (root: string) =>
     .filter(({ file }) => !BODY_PARSING.allowed.includes(file))
     .map(({ file, line, call }) => `${file}:${line} → ${call}(…): ${BODY_PARSING.rule}`);
 
+/** Where the pages' browser code lives, and how long one of its scripts may be. */
+const BROWSER = { folder: 'src/browser/', maxLines: 400 };
+const BROWSER_RULES = {
+  place: `browser code (scripts, style sheets, HTML) lives under ${BROWSER.folder} only, one folder per page`,
+  size: `no browser script over ${BROWSER.maxLines} lines: split it into modules by concern`,
+  modules: 'browser scripts are ES modules: no IIFE, nothing shared through window, every page script loaded as type="module"',
+};
+
+/** The breaks of the browser code's rules under `root`, one report line each. */
+function browserViolations(root: string, maxLines = BROWSER.maxLines): string[] {
+  const files = readdirSync(join(root, 'src'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile() && /\.(m?js|css|html)$/.test(entry.name))
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+    .sort();
+  return files.flatMap((file) => {
+    if (!file.startsWith(BROWSER.folder)) return [`${file}: ${BROWSER_RULES.place}`];
+    const text = readFileSync(join(root, file), 'utf8');
+    const broken: string[] = [];
+    if (/\.m?js$/.test(file)) {
+      const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+      if (lines > maxLines) broken.push(`${file}: ${lines} lines: ${BROWSER_RULES.size}`);
+      if (/^\(function\b|^\(\(\) =>|\bwindow\.[A-Za-z]\w*\s*=[^=]/m.test(text)) broken.push(`${file}: ${BROWSER_RULES.modules}`);
+    }
+    if (file.endsWith('.html') && /<script\b(?![^>]*\btype="module")[^>]*>/.test(text)) broken.push(`${file}: ${BROWSER_RULES.modules}`);
+    return broken;
+  });
+}
+
 t.test('the repository', async (t) => {
   t.strictSame(forbiddenImports(ROOT), [], 'no forbidden or broken imports');
   t.strictSame(forbiddenPackages(ROOT), [], 'no forbidden package imports');
@@ -201,6 +229,7 @@ t.test('the repository', async (t) => {
   t.strictSame(sqlOutsideDb(ROOT), [], SQL_RULE);
   t.notOk(hasLocator(ROOT), `${NO_LOCATOR.path} does not exist: ${NO_LOCATOR.rule}`);
   t.strictSame(bodiesParsedByHand(ROOT), [], BODY_PARSING.rule);
+  t.strictSame(browserViolations(ROOT), [], 'browser code in src/browser/, in ES modules of at most 400 lines');
 });
 
 t.test('no API family imports another', async (t) => {
@@ -229,6 +258,7 @@ t.test('a clean tree reports nothing', async (t) => {
   t.strictSame(sqlOutsideDb(root), []);
   t.notOk(hasLocator(root));
   t.strictSame(bodiesParsedByHand(root), []);
+  t.strictSame(browserViolations(root), []);
 });
 
 t.test('a tree breaking the rules reports each break, where and why', async (t) => {
@@ -245,7 +275,7 @@ t.test('a tree breaking the rules reports each break, where and why', async (t) 
     'workers/job.ts:1 → src/api/y.ts: workers/** never imports src/api/**, src/http/**, src/push/**, machines/** (workers never call routes)',
   ]);
   t.strictSame(forbiddenPackages(root), [
-    'src/domain/resolve.ts:1 → node:dns: src/domain/** never imports node:dns, node:net (rules are pure: resolving names and reaching the network are infrastructure)',
+    'src/domain/resolve.ts:1 → node:dns: src/domain/** never imports node:dns, node:net, dns, net (the domain resolves and connects nothing: resolving names is src/infra/ (name-resolver.ts))',
     "src/http/store.ts:1 → redis: src/http/** never imports redis, @redis/ (the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/))",
   ]);
   t.strictSame(importCircles(root), ['src/api/circle-a.ts ↔ src/api/circle-b.ts']);
@@ -257,5 +287,11 @@ t.test('a tree breaking the rules reports each break, where and why', async (t) 
   t.strictSame(bodiesParsedByHand(root), [
     `src/api/hook.ts:6 → parseJson(…): ${BODY_PARSING.rule}`,
     `src/api/hook.ts:7 → JSON.parse(…): ${BODY_PARSING.rule}`,
+  ]);
+  t.strictSame(browserViolations(root, 5), [
+    `src/api/page.js: ${BROWSER_RULES.place}`,
+    `src/browser/page/index.html: ${BROWSER_RULES.modules}`,
+    `src/browser/page/old.js: 6 lines: ${BROWSER_RULES.size}`,
+    `src/browser/page/old.js: ${BROWSER_RULES.modules}`,
   ]);
 });

@@ -15,6 +15,8 @@ import {
 } from '../../src/domain/categories/index.js';
 import { buildSection } from '../../src/domain/status/sections.js';
 import { SIGNAL_TYPES } from '../../src/registry/edit-rules.js';
+import { PAGE_WORDS } from '../../src/domain/page-words.js';
+import { constantsModule } from '../../src/http/page-files.js';
 
 /**
  * The signal categories have one home (src/domain/categories/): the migrations' CHECK lists and the
@@ -102,25 +104,29 @@ t.test('categories in running text', async (t) => {
   t.equal(inWords(['usage']), 'usage');
 });
 
-/** The literal (array or object of plain values) assigned to `var <name>` in a browser script. */
-function browserList(path: string, name: string): unknown {
-  const source = readFileSync(join(ROOT, path), 'utf8');
-  const found = new RegExp(`var ${name} = ([\\[{][^;]*[\\]}]);`).exec(source);
-  if (!found) throw new Error(`no ${name} in ${path}`);
-  return new Function(`return ${found[1]!};`)() as unknown;
+/** The ES module the pages' routes serve as `vocabulary.js`, imported as a browser imports it. */
+async function servedVocabulary(): Promise<Record<string, unknown>> {
+  return (await import(`data:text/javascript,${encodeURIComponent(constantsModule(PAGE_WORDS))}`)) as Record<string, unknown>;
 }
 
-t.test('the browser pages list the categories as the module does', async (t) => {
-  t.strictSame(browserList('src/push/dashboard/dashboard.js', 'CATEGORIES'), [...SECTION_KEY_LIST], 'the dashboard, by section key');
-  t.strictSame(
-    browserList('src/push/dashboard/dashboard.js', 'CATEGORY_LABELS'),
-    Object.fromEntries(ALL.map((d) => [d.sectionKey, d.label.toLowerCase()])),
-    "the dashboard's labels",
-  );
-  t.strictSame(browserList('src/api/portal/page/registry.js', 'SIGNAL_TYPES'), [...SIGNAL_TYPES], "the portal's assignments");
-  t.strictSame(
-    browserList('src/api/portal/page/timeline.js', 'CATEGORIES'),
-    ALL.map((d) => [d.sectionKey, d.name, d.label]),
-    "the portal's timeline: section key, name, label",
-  );
+/** Every browser script under src/browser/, by its path from the root. */
+function browserScripts(): { path: string; text: string }[] {
+  const dir = join(ROOT, 'src/browser');
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.js'))
+    .map((name) => ({ path: `src/browser/${name}`, text: readFileSync(join(dir, name), 'utf8') }));
+}
+
+t.test('the browser pages take the categories from the vocabulary their routes serve, and hold no copy', async (t) => {
+  const words = await servedVocabulary();
+  t.strictSame(words.CATEGORIES, ALL.map((d) => ({ name: d.name, key: d.sectionKey, label: d.label })), 'name, key and label of each, in order');
+  t.strictSame(words.SIGNAL_TYPES, [...SIGNAL_TYPES], "the portal's assignments: the registry's signal types");
+  // A category whose three forms differ (hydrogen storage): no script spells any of them, but for the
+  // `case` of a summary that reads its section's own fields (the dashboard's cells.js).
+  const spelled = ALL.filter((d) => d.name !== d.sectionKey).flatMap((d) => [d.name, d.sectionKey, d.label]);
+  t.ok(spelled.length > 0, 'a category with a name apart from its key');
+  for (const { path, text } of browserScripts()) {
+    const copies = spelled.filter((word) => new RegExp(`(?<!case )['"]${word}['"]`, 'i').test(text));
+    t.strictSame(copies, [], `${path}: no copy of a category's words`);
+  }
 });

@@ -9,6 +9,7 @@ import type { Config } from '../../config/config.js';
 import type { Family } from '../../http/family.js';
 import { textQuery } from '../../http/query.js';
 import { FAVICON_PATH } from '../index-page/shell.js';
+import { browserDir } from '../../http/page-files.js';
 import { buildDocument, type DocContext, type FamilyDocument, type OpenApiDocument } from '../../http/openapi.js';
 
 /**
@@ -48,29 +49,8 @@ function swaggerUiAssets(): Map<string, Static> {
   ];
   const assets = new Map<string, Static>();
   for (const [name, type] of files) assets.set(name, staticBody(readFileSync(join(dir, name)), type));
-  // Without a URL of its own the page would fetch the petstore example; validatorUrl: null keeps the
-  // UI from sending the document to an outside validator.
-  assets.set(
-    'init.js',
-    staticBody(
-      `window.addEventListener('load', function () {
-  window.ui = SwaggerUIBundle({
-    url: new URL('schema', document.baseURI).href,
-    dom_id: '#swagger-ui',
-    deepLinking: true,
-    validatorUrl: null,
-    presets: [SwaggerUIBundle.presets.apis],
-    layout: 'BaseLayout',
-    defaultModelsExpandDepth: 0,
-    displayRequestDuration: true,
-    showExtensions: true,
-    showCommonExtensions: true,
-  });
-});
-`,
-      JS,
-    ),
-  );
+  // The page's own module (src/browser/docs/): Swagger UI on the document beside the page.
+  assets.set('init.js', staticBody(readFileSync(new URL('init.js', browserDir('docs'))), JS));
   return assets;
 }
 
@@ -90,7 +70,7 @@ function page(title: string, assets: Map<string, Static>): string {
 <noscript><p>This reference needs JavaScript. The OpenAPI document itself is at <a href="schema">schema</a>.</p></noscript>
 <div id="swagger-ui"></div>
 <script src="${asset('swagger-ui-bundle.js')}"></script>
-<script src="${asset('init.js')}"></script>
+<script type="module" src="${asset('init.js')}"></script>
 </body>
 </html>
 `;

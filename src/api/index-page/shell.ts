@@ -5,6 +5,7 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { ANY_QUERY } from '../../http/query.js';
 import { serve, staticBody } from '../../http/static.js';
+import { browserDir } from '../../http/page-files.js';
 
 /**
  * What a browser asks of the service beside its pages: the icon every page names
@@ -16,7 +17,7 @@ import { serve, staticBody } from '../../http/static.js';
 /** Where the icon is served; the pages' heads name it. */
 export const FAVICON_PATH = '/favicon.svg';
 
-const ICON = staticBody(readFileSync(new URL('./favicon.svg', import.meta.url)), 'image/svg+xml');
+const ICON = staticBody(readFileSync(new URL('favicon.svg', browserDir('shared'))), 'image/svg+xml');
 
 /** The pages whose folder a browser may be given without its trailing slash. */
 export const PAGE_FOLDERS = ['/portal', '/admin', '/developers'] as const;

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { boundedString } from '../../domain/text.js';
 import { json, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
-import { SAME_ORIGIN_PAGE } from '../../http/page-files.js';
+import { browserDir, constantsModule, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
+import { PAGE_WORDS } from '../../domain/page-words.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { serve, staticBody, type Static } from '../../http/static.js';
@@ -13,7 +14,7 @@ import { basemapCollection, precompressed, servePrecompressed, type Precompresse
 
 /**
  * The public map's page (served at `/` for browsers, see src/api/index-page/routes.ts): its plain ES
- * modules, style sheet and language catalogues from ./page/ under `/map/`, MapLibre GL JS's own files
+ * modules, style sheet and language catalogues from src/browser/map/ under `/map/`, MapLibre GL JS's own files
  * from the installed package under `/map/vendor/` (no CDN: the page works with no internet), the
  * built-in basemap (`/map/v1/basemap.geojson`, ./basemap.ts) and the page's settings
  * (`/map/v1/config`). No build step: the files are served as they are, read once at start.
@@ -24,7 +25,7 @@ export interface MapPageDeps {
   styleUrl: string | undefined;
 }
 
-/** The page's files in ./page/, as served under `/map/`. */
+/** The page's files in src/browser/map/, as served under `/map/`. */
 const FILES = [
   'app.js', 'map.js', 'state.js', 'status.js', 'list.js', 'panel.js', 'panel-parts.js', 'live.js', 'i18n.js', 'map.css', 'panel.css',
   'i18n/en.json', 'i18n/de.json',
@@ -41,7 +42,7 @@ const TYPES: Record<string, string> = {
   '.json': 'application/json; charset=utf-8',
 };
 
-const PAGE_DIR = new URL('./page/', import.meta.url);
+const PAGE_DIR = browserDir('map');
 
 /** The map page itself (`index.html`), for `GET /`. */
 const PAGE = staticBody(readFileSync(new URL('index.html', PAGE_DIR)), TYPES['.html']!);
@@ -92,6 +93,7 @@ export function mapPageRoutes(server: HttpServer, mapFamily: Family, deps: MapPa
     server.route({ family, public: true, method: 'GET', path, ...(query ? { query } : {}), handler: (req) => serve(req, body, cacheControl, security) });
 
   for (const name of FILES) file(`/map/${name}`, staticBody(readFileSync(new URL(name, PAGE_DIR)), TYPES[extname(name)]!), 'no-cache');
+  file('/map/vocabulary.js', staticBody(constantsModule(PAGE_WORDS), TYPES['.js']!), 'no-cache');
   const vendorDir = join(dirname(require.resolve('maplibre-gl/package.json')), 'dist');
   // The package's files change only with its version: revalidated after an hour.
   for (const name of VENDOR) file(`/map/vendor/${name}`, staticBody(readFileSync(join(vendorDir, name)), TYPES[extname(name)]!), 'public, max-age=3600', VENDOR_QUERY);

@@ -1,19 +1,23 @@
+import { PAGE_WORDS } from '../../domain/page-words.js';
 import type { Family } from '../../http/family.js';
-import { pageFileRoutes, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
+import { browserDir, pageFileRoutes, SAME_ORIGIN_PAGE } from '../../http/page-files.js';
 import type { HttpServer } from '../../http/server.js';
 
 /**
- * The portal's web page: a page, its scripts (portal.js: sign-in and personal tokens; webhooks.js,
- * webhook-view.js and webhook-form.js: the user's webhook subscriptions; registry.js:
+ * The portal's web page: a page, its ES modules and style sheets from src/browser/portal/ (portal.js the
+ * entry; session.js and tokens.js: sign-in and personal tokens; webhooks.js, webhook-view.js and
+ * webhook-form.js: the user's webhook subscriptions; registry.js, stations.js and originators.js:
  * operator staff's and originator managers' views; layout-pane.js and station-events.js: a station's
- * Layout and Events tabs; layout-editor.js: the draft layout as a form;
- * timeline.js: a station's signals, timeline and reliability; router.js: an address per view) and style sheets from ./page/, served by the service
- * itself (no CDN, no build step). The page talks to the portal's JSON API under `/portal/v1/` on the
- * same origin, with the session cookie the browser sends by itself; serving the files needs no session.
+ * Layout and Events tabs; layout-editor.js: the draft layout as a form; timeline.js: a station's
+ * signals, timeline and reliability; router.js: an address per view) and `vocabulary.js` (the words the
+ * domain owns, src/domain/page-words.ts), served by the service itself (no CDN, no build step). The page
+ * talks to the portal's JSON API under `/portal/v1/` on the same origin, with the session cookie the
+ * browser sends by itself; serving the files needs no session.
  */
 
 const FILES = [
-  'index.html', 'portal.js', 'webhook-form.js', 'webhooks.js', 'webhook-view.js', 'registry.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js',
+  'index.html', 'portal.js', 'api.js', 'page.js', 'dates.js', 'session.js', 'tokens.js', 'webhook-form.js', 'webhooks.js', 'webhook-view.js',
+  'registry.js', 'registry-parts.js', 'stations.js', 'originators.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'timeline.js', 'router.js',
   'portal.css', 'registry.css', 'timeline.css', 'webhooks.css',
 ];
 
@@ -22,5 +26,5 @@ export const PORTAL_PAGE_SECURITY = SAME_ORIGIN_PAGE;
 
 /** The page's files, public routes of the portal family. */
 export function portalPageRoutes(server: HttpServer, family: Family): void {
-  pageFileRoutes(server, family, '/portal/', new URL('./page/', import.meta.url), FILES);
+  pageFileRoutes(server, family, '/portal/', browserDir('portal'), FILES, PAGE_WORDS);
 }

@@ -9,7 +9,7 @@ import { procStat } from '../../local/processes.js';
  * asked (Enter on its terminal, or SIGUSR2), and each portal sign-in link its mail sink receives.
  */
 
-/** A station's state as the admins' dashboard shows it (src/push/dashboard/dashboard.js, `stateOf`). */
+/** A station's state as the admins' dashboard shows it (src/browser/dashboard/dashboard.js, `stateOf`). */
 export type StationState = 'available' | 'limited' | 'unavailable' | 'unknown';
 
 /**

@@ -19,9 +19,8 @@ import { usage } from './usage.js';
  *   test/unit/categories.test.ts compares the latest of each with this list;
  * - the tests: its transmissions, section and freshness (test/unit/categories.test.ts checks that it has
  *   every part, and that its examples pass its schemas);
- * - the browser pages' own lists (src/api/portal/page/registry.js and timeline.js,
- *   src/push/dashboard/dashboard.js), which test/unit/categories.test.ts holds to this one.
- * The documents, the status object, the history and the admins' feed follow from this list.
+ * The documents, the status object, the history, the admins' feed and the browser pages (their
+ * `vocabulary.js`, ../page-words.ts) follow from this list.
  *
  * The four files are alike in shape on purpose: each fills the same `CategoryDefinition` (./definition.ts)
  * with its own values, schemas and examples; what they share (field builders, envelope, section times)

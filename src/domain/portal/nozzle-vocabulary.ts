@@ -3,8 +3,8 @@
  * both open (any text; the registry file and the API accept any), so these are the reference values the
  * platform itself writes (the demo's and the sandbox's layouts): the SAE J2600 / ISO 17268 receptacles
  * for 70 and 35 MPa, and their high-flow variants for heavy-duty vehicles; the side of the vehicle the
- * nozzle reaches. The page (src/api/portal/page/layout-editor.js) holds the same lists; a value stored
- * outside them stays selectable there as it is.
+ * nozzle reaches. The page (src/browser/portal/layout-editor.js) takes them from its `vocabulary.js`
+ * (../page-words.ts); a value stored outside them stays selectable there as it is.
  */
 
 export const CONNECTOR_TYPES = ['H70', 'H35', 'H70HF', 'H35HF'] as const;

@@ -2,7 +2,7 @@
  * The public map page in Debian's headless Chromium (playwright-core, the flags of
  * test/helpers/portal-browser.ts): each load in a fresh browser context (an empty HTTP cache: a first
  * visit, every file fetched), a desktop screen of 1280 × 900. A load is timed from navigation start
- * to the page's `map:stations-drawn` mark (src/api/map/page/map.js: the map idle after the stations
+ * to the page's `map:stations-drawn` mark (src/browser/map/map.js: the map idle after the stations
  * were shown, their source loaded and rendered, the markers placed), read from the page's own
  * timeline, so neither the driver's round trips nor its polling count. The element's
  * `data-stations-drawn` must then say that the markers stand for every station. The phases come from
