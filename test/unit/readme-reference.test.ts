@@ -70,3 +70,137 @@ t.test('every package is in docs/dependencies.md, with why, and the README links
   }
   t.match(section(readme, 'Dependencies'), /\(docs\/dependencies\.md\)/, 'the README\'s Dependencies links docs/dependencies.md');
 });
+
+/** What one command of the README names that does not exist; empty when everything does. */
+async function problemsOf(words: readonly string[]): Promise<string[]> {
+  const problems: string[] = [];
+  const pkg = JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
+  let rest = [...words];
+  while (/^[A-Z_]+=/.test(rest[0] ?? '')) {
+    const name = rest.shift()!.split('=')[0]!;
+    if (!(name in envSchema.shape)) problems.push(`${name} is no variable of the configuration`);
+  }
+  const [command, ...args] = rest;
+  switch (command) {
+    case 'npm': {
+      const [sub, ...more] = args;
+      if (sub === 'ci') {
+        for (const option of more) if (option !== '--omit=dev') problems.push(`npm ci ${option}: not an install the docs describe`);
+      } else if (sub === 'test' || sub === 'start') {
+        if (!pkg.scripts[sub]) problems.push(`no "${sub}" script in package.json`);
+      } else if (sub === 'run') {
+        if (!pkg.scripts[more[0] ?? '']) problems.push(`no "${more[0]}" script in package.json`);
+      } else problems.push(`npm ${sub}: not checked`);
+      break;
+    }
+    case 'npx':
+      if (args[0] !== 'hrs' || !pkg.bin.hrs || !existsSync(`${ROOT}${pkg.bin.hrs}`)) problems.push(`npx ${args[0]}: no such bin in package.json`);
+      else problems.push(...(await hrsProblems(args.slice(1))));
+      break;
+    case 'hrs':
+      problems.push(...(await hrsProblems(args)));
+      break;
+    case 'docker': {
+      const compose = existsSync(`${ROOT}compose.yaml`) ? readFileSync(`${ROOT}compose.yaml`, 'utf8') : '';
+      if (!compose) problems.push('no compose.yaml');
+      const services = new Set([...compose.matchAll(/^ {2}([a-z0-9_-]+):\s*$/gm)].map((m) => m[1]!));
+      if (args[0] !== 'compose' || args[1] !== 'up') problems.push(`docker ${args.join(' ')}: not checked`);
+      for (const arg of args.slice(2)) if (arg !== '-d' && !services.has(arg)) problems.push(`no service "${arg}" in compose.yaml`);
+      break;
+    }
+    case 'kill': {
+      const signal = /^-([A-Z0-9]+)$/.exec(args[0] ?? '')?.[1];
+      const terminal = readFileSync(`${ROOT}src/cli/demo/terminal.ts`, 'utf8');
+      if (!signal || !terminal.includes(`process.on('SIG${signal}'`)) problems.push(`hrs demo does not handle ${args[0]}`);
+      break;
+    }
+    case 'curl':
+      problems.push(...curlProblems(args));
+      break;
+    default:
+      problems.push(`${command}: a command this test does not know how to check`);
+  }
+  return problems;
+}
+
+async function hrsProblems(args: readonly string[]): Promise<string[]> {
+  if (args.length === 0) return [];
+  const help = await hrsOut(['--help']);
+  const commands = new Set([...help.matchAll(/^ {2}([a-z-]+) {2,}/gm)].map((m) => m[1]!));
+  const [sub, ...rest] = args;
+  if (!commands.has(sub!)) return [`hrs ${sub}: no such command`];
+  const usage = /^Usage: (.*)$/m.exec(await hrsOut([sub!, '--help']))?.[1] ?? '';
+  const problems: string[] = [];
+  for (const arg of rest) {
+    if (arg.startsWith('--')) {
+      if (!new RegExp(`${arg}\\b`).test(usage)) problems.push(`hrs ${sub} ${arg}: no such option (${usage})`);
+    } else if (/[/.]/.test(arg) && !existsSync(`${ROOT}${arg}`)) problems.push(`hrs ${sub} ${arg}: no such file`);
+  }
+  return problems;
+}
+
+const TOKENS = new Set<string>([...Object.values(DEMO_TOKENS), DEMO_ADMIN_TOKEN, SANDBOX_TOKEN]);
+
+function curlProblems(args: readonly string[]): string[] {
+  const problems: string[] = [];
+  const urls: string[] = [];
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i]!;
+    if (arg === '-s' || arg === '-i') continue;
+    if (arg === '-H') {
+      const header = args[(i += 1)] ?? '';
+      const bearer = /^Authorization: Bearer (.+)$/.exec(header)?.[1];
+      if (bearer !== undefined && !TOKENS.has(bearer)) problems.push(`${bearer}: no token of the demo`);
+      else if (bearer === undefined && header !== 'Content-Type: application/json') problems.push(`header ${header}: not checked`);
+    } else if (arg === '-d') {
+      const body = (args[(i += 1)] ?? '').replaceAll('$(date -u +%FT%TZ)', new Date().toISOString());
+      try {
+        JSON.parse(body);
+      } catch (error) {
+        problems.push(`a body that is no JSON: ${(error as Error).message}`);
+      }
+    } else if (/^https?:\/\//.test(arg)) urls.push(arg);
+    else problems.push(`curl ${arg}: not checked`);
+  }
+  if (urls.length !== 1) problems.push(`${urls.length} addresses in one curl`);
+  for (const url of urls) if (new URL(url).host !== '127.0.0.1:8080') problems.push(`${url}: not the demo's address`);
+  return problems;
+}
+
+t.test('the command checker: shell words, and a command naming what does not exist is found', async (t) => {
+  t.same(shellCommands(`a 'b c' "d \\"e\\" $(f)" \\\n  g && h # i\nj`).map((c) => c.words), [['a', 'b c', 'd "e" $(f)', 'g'], ['h'], ['j']]);
+  const page = ['```sh', 'npm ci && npx hrs demo', 'curl -s http://127.0.0.1:8080/readyz   # ready?', '```', 'Run `hrs load x.json` or `npm run nope`; `hrs-not-a-command` is a token.'].join('\n');
+  t.same(commandsOf(page).map((c: Command) => [c.line, c.fenced, c.words.join(' ')]), [
+    [2, true, 'npm ci'],
+    [2, true, 'npx hrs demo'],
+    [3, true, 'curl -s http://127.0.0.1:8080/readyz'],
+    [5, false, 'hrs load x.json'],
+    [5, false, 'npm run nope'],
+  ]);
+  for (const [words, wanted] of [
+    [['npm', 'run', 'nope'], /no "nope" script/],
+    [['npm', 'ci', '--force'], /not an install/],
+    [['npx', 'hrs', 'dmeo'], /hrs dmeo: no such command/],
+    [['hrs', 'demo', '--fast'], /no such option/],
+    [['hrs', 'load', 'examples/none.json'], /no such file/],
+    [['NO_SUCH_VARIABLE=1', 'npx', 'hrs', 'demo'], /no variable of the configuration/],
+    [['docker', 'compose', 'up', 'mysql'], /no service "mysql"/],
+    [['kill', '-USR1', 'PID'], /does not handle -USR1/],
+    [['curl', '-s', '-H', 'Authorization: Bearer made-up-token', 'http://127.0.0.1:8080/readyz'], /no token of the demo/],
+    [['curl', '-s', '-d', '{"a":', 'http://127.0.0.1:8080/readyz'], /no JSON/],
+    [['curl', '-s', 'http://127.0.0.1:9090/readyz'], /not the demo's address/],
+    [['rm', '-rf', 'x'], /does not know how to check/],
+  ] as const) {
+    const problems = await problemsOf(words);
+    t.ok(problems.some((p) => wanted.test(p)), `${words.join(' ')}: ${problems.join('; ')}`);
+  }
+});
+
+t.test('every command of the README names what exists', async (t) => {
+  const commands = commandsOf(readme);
+  const fenced = commands.filter((c) => c.fenced).length;
+  t.ok(fenced >= 15 && commands.length >= 40, `commands checked: ${commands.length}, ${fenced} of them in fenced blocks`);
+  const first = commands.filter((c) => c.fenced).slice(0, 3).map((c) => c.words.join(' '));
+  t.same(first, ['npm ci', 'npx hrs demo', 'npm test'], 'the first two fenced commands are the newcomer\'s');
+  for (const command of commands) t.same(await problemsOf(command.words), [], `line ${command.line}: ${command.words.join(' ').slice(0, 100)}`);
+});
