@@ -135,3 +135,22 @@ export function platformUrlsOf(markdown: string, origins: readonly string[]): { 
   });
   return found;
 }
+
+/**
+ * Every path of the platform a page names in inline code (`/admin/`, `POST /portal/v1/webhooks`,
+ * `/admin/v1/…`): its method when named, and a pattern of the paths it stands for (`…` any text, the
+ * query left out).
+ */
+export function platformPathsOf(markdown: string): { text: string; method?: string; pattern: RegExp; line: number }[] {
+  const found: { text: string; method?: string; pattern: RegExp; line: number }[] = [];
+  const prose = markdown.replace(/^```[^\n]*\n[\s\S]*?^```$/gm, (block) => block.replace(/[^\n]/g, ''));
+  prose.split('\n').forEach((text, i) => {
+    for (const [, span] of text.matchAll(/`([^`]+)`/g)) {
+      const m = /^(?:(GET|POST|PUT|PATCH|DELETE) )?((?:\/|…\/)[^\s?]*)(?:\?\S*)?$/.exec(span!);
+      if (!m) continue;
+      const source = m[2]!.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.+');
+      found.push({ text: span!, ...(m[1] ? { method: m[1] } : {}), pattern: new RegExp(`^${source}$`), line: i + 1 });
+    }
+  });
+  return found;
+}

@@ -1,6 +1,6 @@
 /**
  * The README's addresses on a platform holding the demo's registry: every address of the platform it
- * names (links, prose and commands alike) is a registered route, every page it sends a browser to
+ * names (links, prose, inline paths and commands alike) is a registered route, every page it sends a browser to
  * answers 200, and every `curl` it gives answers as the README says (2xx, or the status its comment
  * names), the export v1.1 sandbox on as in the demo.
  */
@@ -8,7 +8,7 @@ import t from 'tap';
 import { readFileSync } from 'node:fs';
 import type { HttpServer, RouteInfo } from '../../src/http/server.js';
 import { DEMO_ADMIN_TOKEN, demoFixture } from '../../src/cli/demo/fixture.js';
-import { commandsOf, platformUrlsOf } from '../helpers/readme-commands.js';
+import { commandsOf, platformPathsOf, platformUrlsOf } from '../helpers/readme-commands.js';
 import { startTestPlatform } from '../helpers/platform.js';
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
@@ -28,6 +28,16 @@ t.test('every address of the platform in the README is a route', async (t) => {
   for (const { url, line } of urls) {
     const method = posted.has(url.href) ? 'POST' : 'GET';
     t.ok(routes.some((r) => r.method === method && takes(r, url.pathname)), `line ${line}: ${method} ${url.pathname}`);
+  }
+});
+
+t.test('every path of the platform the README names in its text is a route', async (t) => {
+  // A route's pattern with each `:name` given a value, so that a named path (`/admin/v1/…`) can match it.
+  const routes = server!.routes().map((r) => ({ method: r.method, path: r.path.replace(/:[a-z_]+/g, 'x') }));
+  const paths = platformPathsOf(readme);
+  t.ok(paths.length >= 10, `paths checked: ${paths.length}`);
+  for (const { text, method, pattern, line } of paths) {
+    t.ok(routes.some((r) => (method === undefined || r.method === method) && pattern.test(r.path)), `line ${line}: ${text}`);
   }
 });
 

@@ -93,9 +93,9 @@ t.test('the README stays a newcomer\'s page', async (t) => {
     'npm test',
     '```',
     '',
-    "`npm run test:system` runs the system tier (spawned processes, daemons, failovers, Chromium): it needs Debian's",
-    "`chromium`, `nginx`, `haproxy` and `redis-sentinel` packages and takes about 40 minutes. CI runs both; the tiers",
-    'are described in [Tiers](docs/development.md#tiers).',
+    "`npm run test:system` runs the system tier (spawned processes, daemons, failovers, Chromium), which needs Debian's",
+    '`chromium`, `nginx`, `haproxy` and `redis-sentinel` packages and takes about 40 minutes; CI runs both',
+    '([Tiers](docs/development.md#tiers)).',
   ], 'the two commands come first, then the system tier');
   const sections = lines.filter((line) => /^#{2,3} /.test(line)).map((line) => line.replace(/^#+ /, ''));
   for (const wanted of ['Quick start', "The demo's accounts and tokens", 'Data user', 'Token owner', 'Signal originator', 'Operator staff', 'Originator manager', 'Admin', 'Configuration and the `hrs` command', 'Dependencies', 'Where to read next']) {

@@ -6,7 +6,7 @@ import type { Io } from '../../src/cli/command.js';
 import { envSchema } from '../../src/config/config.js';
 import { DEMO_ADMIN_TOKEN, DEMO_TOKENS } from '../../src/cli/demo/fixture.js';
 import { SANDBOX_TOKEN } from '../../src/domain/sandbox.js';
-import { commandsOf, shellCommands, type Command } from '../helpers/readme-commands.js';
+import { commandsOf, platformPathsOf, platformUrlsOf, shellCommands, type Command } from '../helpers/readme-commands.js';
 
 /**
  * What the README and its reference pages promise a newcomer stays complete and true as the code grows:
@@ -177,6 +177,12 @@ t.test('the command checker: shell words, and a command naming what does not exi
     [5, false, 'hrs load x.json'],
     [5, false, 'npm run nope'],
   ]);
+  t.same(
+    platformPathsOf('`POST /a/…/` and `/b?x=1`, not `~/c` nor `a/d`\n```sh\n`/e`\n```').map((p) => [p.method ?? '', String(p.pattern), p.line]),
+    [['POST', String(/^\/a\/.+\/$/), 1], ['', String(/^\/b$/), 1]],
+    'inline paths of the platform, outside fences',
+  );
+  t.same(platformUrlsOf('<http://127.0.0.1:8080/x/>, http://example.org/y and `ws://127.0.0.1:8080/z`.', ['127.0.0.1:8080']).map((u) => u.url.href), ['http://127.0.0.1:8080/x/', 'ws://127.0.0.1:8080/z']);
   for (const [words, wanted] of [
     [['npm', 'run', 'nope'], /no "nope" script/],
     [['npm', 'ci', '--force'], /not an install/],
