@@ -35,7 +35,7 @@ function usage(): string {
     ...Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`),
     '',
     'Run `hrs COMMAND --help` for a command, `hrs --version` for the version.',
-    'Configuration comes from the environment (the README lists every variable), for example:',
+    'Configuration comes from the environment (docs/configuration.md lists every variable), for example:',
     '  PORT=9090       where `hrs serve` and `hrs demo` listen (default 8080; HOST, default 127.0.0.1)',
     '  DATABASE_URL    your own PostgreSQL; REDIS_URL your own Redis (unset: local ones, see `hrs serve --help`)',
     'Exit codes: 0 success, 1 runtime failure, 2 usage error.',

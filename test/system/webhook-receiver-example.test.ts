@@ -1,6 +1,6 @@
 /**
- * The README's webhook receiver (examples/webhook-receiver.mjs), run as a data user would run it,
- * against real deliveries: the README holds the file's exact text; a subscription made over the
+ * The webhook receiver of docs/sync.md (examples/webhook-receiver.mjs), run as a data user would run it,
+ * against real deliveries: docs/sync.md holds the file's exact text; a subscription made over the
  * portal's API with its secret shown once; a station renamed through the registry writer reaches the
  * receiver's output, signed; a forged message is refused with 401; a message sent again under its
  * webhook-id is applied once.
@@ -30,10 +30,10 @@ function freePort(): Promise<number> {
   });
 }
 
-t.test('the README shows the example file as it is', async (t) => {
-  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+t.test('docs/sync.md shows the example file as it is', async (t) => {
+  const page = readFileSync(new URL('../../docs/sync.md', import.meta.url), 'utf8');
   const example = readFileSync(EXAMPLE, 'utf8').trimEnd();
-  t.ok(readme.includes('```js\n' + example + '\n```'), 'the README\'s code block is the file');
+  t.ok(page.includes('```js\n' + example + '\n```'), 'the code block of "A receiver" is the file');
   t.ok(example.split('\n').length <= 22, `about 20 lines (${example.split('\n').length})`);
 });
 
@@ -41,7 +41,7 @@ t.test('the example receiver verifies real deliveries and refuses forged ones', 
   const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
   const port = await freePort();
   const alice = await signedIn(p, 'alice');
-  const created = await alice.call('POST', '/portal/v1/webhooks', { url: `http://127.0.0.1:${port}/hrs`, kinds: ['station_records'], description: 'the README receiver' });
+  const created = await alice.call('POST', '/portal/v1/webhooks', { url: `http://127.0.0.1:${port}/hrs`, kinds: ['station_records'], description: 'the example receiver' });
   t.equal(created.status, 201, 'subscribed over the portal API');
   const secret = String(created.body.secret);
   t.match(secret, /^whsec_/, 'the secret, shown once');
