@@ -87,7 +87,7 @@ t.test('the README stays a newcomer\'s page', async (t) => {
     'npm ci && npx hrs demo',
     '```',
     '',
-    'Run the tests (typecheck, then the tap suite):',
+    'Run the tests (the unit and platform tiers, with the typecheck beside them; about four minutes):',
     '',
     '```sh',
     'npm test',
