@@ -42,7 +42,7 @@ import { closeRedis, openRedis, pingRedis, type Redis } from './infra/redis.js';
 import { watchRedis } from './infra/redis-outage.js';
 import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
 import { watchImportCalls, type ImportCallWatch } from './api/call-stats.js';
-import { dashboardRoutes } from './push/dashboard.js';
+import { dashboardRoutes } from './push/dashboard-page.js';
 import { createPush, type Push } from './push/push.js';
 import { StreamSlots } from './infra/stream-slots.js';
 import { STREAM_PATH } from './push/subscriptions.js';
