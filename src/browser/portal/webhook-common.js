@@ -73,7 +73,8 @@ export function stopped(result) {
   return false;
 }
 
-function unavailable(yes) {
+/** Whether the workspace says webhooks are not available here (instead of the list and the form). */
+export function unavailable(yes) {
   $('webhooks-unavailable').hidden = !yes;
   $('webhooks-list').hidden = yes;
   $('webhook-add').hidden = yes;

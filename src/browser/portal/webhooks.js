@@ -8,7 +8,7 @@
 // from the API is set with textContent.
 import { $, api, h } from './api.js';
 import { WEBHOOK_LIMIT as LIMIT } from './vocabulary.js';
-import { navigated, problemText, say, stateElement, stopped, timeElement } from './webhook-common.js';
+import { navigated, problemText, say, stateElement, stopped, timeElement, unavailable } from './webhook-common.js';
 import * as Form from './webhook-form.js';
 import * as View from './webhook-view.js';
 
