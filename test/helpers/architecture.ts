@@ -64,23 +64,33 @@ export function describeRule(rule: ImportRule): string {
   return `every relative import in ${from} resolves to an existing file`;
 }
 
-/** Every `.ts` file under the given folders of `root`, as sorted repository paths; missing folders give none. */
-export function sourceFiles(root: string, dirs: string[]): string[] {
+/** The extensions of the pages' browser modules (plain JavaScript ES modules, src/browser/). */
+export const BROWSER_EXTENSIONS = ['.js', '.mjs'];
+
+/**
+ * Every file under the given folders of `root` ending in one of `extensions` (`.ts` unless given), as
+ * sorted repository paths; missing folders give none.
+ */
+export function sourceFiles(root: string, dirs: string[], extensions: string[] = ['.ts']): string[] {
   const found: string[] = [];
   const walk = (dir: string) => {
     for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
       const path = posix.join(dir, entry.name);
       if (entry.isDirectory() && entry.name !== 'node_modules') walk(path);
-      else if (entry.isFile() && entry.name.endsWith('.ts')) found.push(path);
+      else if (entry.isFile() && extensions.some((e) => entry.name.endsWith(e))) found.push(path);
     }
   };
   for (const dir of dirs) if (existsSync(join(root, dir))) walk(dir);
   return found.sort();
 }
 
-/** Parses one file of the tree; parent pointers are set so nodes can report their lines. */
+/** Whether a file is JavaScript (a browser module), read as it is written rather than as TypeScript's output. */
+const isJavaScript = (file: string) => /\.[mc]?jsx?$/.test(file);
+
+/** Parses one file of the tree (as JavaScript or TypeScript by its name); parent pointers are set so nodes can report their lines. */
 export function parse(root: string, file: string): ts.SourceFile {
-  return ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const kind = isJavaScript(file) ? ts.ScriptKind.JS : ts.ScriptKind.TS;
+  return ts.createSourceFile(file, readFileSync(join(root, file), 'utf8'), ts.ScriptTarget.Latest, true, kind);
 }
 
 /** Calls `visit` on every node of a source file, depth first. */
@@ -127,14 +137,16 @@ const SOURCE_EXTENSION: Record<string, string> = { '.js': '.ts', '.mjs': '.mts',
 const isFile = (path: string) => existsSync(path) && statSync(path).isFile();
 
 /**
- * The repository path a relative specifier names from `file` (`.js` read as its `.ts` source), and
- * whether it exists; undefined for a bare specifier (a package or `node:` module, not a project file).
+ * The repository path a relative specifier names from `file` (from a TypeScript file, `.js` read as its
+ * `.ts` source; from a JavaScript one, the file named), and whether it exists; undefined for a bare
+ * specifier (a package or `node:` module, not a project file).
  */
 export function resolve(root: string, file: string, specifier: string): { target: string; exists: boolean } | undefined {
   if (!specifier.startsWith('./') && !specifier.startsWith('../')) return undefined;
   const named = posix.normalize(posix.join(posix.dirname(file), specifier));
   const extension = posix.extname(named);
-  const source = extension in SOURCE_EXTENSION ? named.slice(0, -extension.length) + SOURCE_EXTENSION[extension] : named;
+  const compiled = !isJavaScript(file) && extension in SOURCE_EXTENSION;
+  const source = compiled ? named.slice(0, -extension.length) + SOURCE_EXTENSION[extension] : named;
   if (isFile(join(root, source))) return { target: source, exists: true };
   if (isFile(join(root, named))) return { target: named, exists: true };
   return { target: source, exists: false };
@@ -176,9 +188,12 @@ export function packageImports(root: string, dirs: string[]): PackageImport[] {
   });
 }
 
-/** The import graph of the given folders of `root`: every project import of every `.ts` file. */
-export function importGraph(root: string, dirs: string[]): ProjectImport[] {
-  return sourceFiles(root, dirs).flatMap((file) => importsOf(root, file));
+/**
+ * The import graph of the given folders of `root`: every project import of every `.ts` file (or of every
+ * file ending in one of `extensions`, as `BROWSER_EXTENSIONS` for the pages' modules).
+ */
+export function importGraph(root: string, dirs: string[], extensions?: string[]): ProjectImport[] {
+  return sourceFiles(root, dirs, extensions).flatMap((file) => importsOf(root, file));
 }
 
 /** Whether one import breaks one rule. */

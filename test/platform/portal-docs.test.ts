@@ -49,6 +49,7 @@ const PUBLIC_OPERATIONS = ['GET /portal/v1/session/state', 'POST /portal/v1/reve
 /** The portal's public routes that are not operations: the page, its files, and this document's own routes. */
 const NOT_OPERATIONS = [
   'GET /portal/',
+  'GET /portal/account.js',
   'GET /portal/api.js',
   'GET /portal/dates.js',
   'GET /portal/layout-editor.js',
@@ -70,7 +71,9 @@ const NOT_OPERATIONS = [
   'GET /portal/v1/doc/',
   'GET /portal/v1/doc/assets/{name}',
   'GET /portal/v1/doc/schema',
+  'GET /portal/value.js',
   'GET /portal/vocabulary.js',
+  'GET /portal/webhook-common.js',
   'GET /portal/webhook-form.js',
   'GET /portal/webhook-view.js',
   'GET /portal/webhooks.css',

@@ -3,6 +3,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  BROWSER_EXTENSIONS,
   bodyParsing,
   formatViolation,
   importGraph,
@@ -182,8 +183,9 @@ const unclassifiedApiFolders = () => {
   const known = new Set([...Object.values(API_FAMILIES).flat(), ...API_SHARED_FOLDERS]);
   return readdirSync(join(ROOT, 'src/api'), { withFileTypes: true }).filter((e) => e.isDirectory() && !known.has(e.name)).map((e) => e.name);
 };
-/** The pairs of production files that import each other (none may). */
-const importCircles = (root: string) => mutualImports(importGraph(root, PRODUCTION));
+/** The pairs of production files that import each other (none may): TypeScript, and the pages' browser modules. */
+const importCircles = (root: string) =>
+  mutualImports([...importGraph(root, PRODUCTION), ...importGraph(root, [BROWSER.folder], BROWSER_EXTENSIONS)]);
 const formatSql = (s: SqlTemplate) => `${s.file}:${s.line} → ${s.tag}\`…\`: ${SQL_RULE}`;
 /** The SQL tagged templates outside db/ under `root`, one report line each. */
 const sqlOutsideDb = (root: string) => sqlTemplates(root, NO_SQL).map(formatSql);
@@ -248,6 +250,9 @@ t.test('the checker sees every form of import and nothing in comments or strings
     { line: 13, form: 'type import', specifier: '../domain/rules.js', target: 'src/domain/rules.ts', exists: true },
     { line: 16, form: 'dynamic import', specifier: '../../db/queries/x.js', target: 'db/queries/x.ts', exists: true },
   ]);
+  // A browser module's `./x.js` is that file, not a TypeScript source's output.
+  const browser = importsOf(root, 'src/browser/page/main.js').map(({ line, form, specifier, target, exists }) => ({ line, form, specifier, target, exists }));
+  t.strictSame(browser, [{ line: 2, form: 'import', specifier: './x.js', target: 'src/browser/page/x.js', exists: true }]);
 });
 
 t.test('a clean tree reports nothing', async (t) => {
@@ -278,7 +283,7 @@ t.test('a tree breaking the rules reports each break, where and why', async (t) 
     'src/domain/resolve.ts:1 → node:dns: src/domain/** never imports node:dns, node:net, dns, net (the domain resolves and connects nothing: resolving names is src/infra/ (name-resolver.ts))',
     "src/http/store.ts:1 → redis: src/http/** never imports redis, @redis/ (the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/))",
   ]);
-  t.strictSame(importCircles(root), ['src/api/circle-a.ts ↔ src/api/circle-b.ts']);
+  t.strictSame(importCircles(root), ['src/api/circle-a.ts ↔ src/api/circle-b.ts', 'src/browser/page/ping.js ↔ src/browser/page/pong.js']);
   t.strictSame(sqlOutsideDb(root), [
     `machines/bad.ts:4 → sql\`…\`: ${SQL_RULE}`,
     `src/api/y.ts:7 → this.tx\`…\`: ${SQL_RULE}`,

@@ -1,29 +1,16 @@
 // The portal's session: sign-in by e-mailed link (the link opens a page that asks for a press of a
-// button: mail scanners open links), signing out, the reveal link, and a token's value shown once and
-// dropped when its view is left. The page starts here, once every module of it has run.
+// button: mail scanners open links), signing out, the reveal link, and leaving the view of a token's
+// value (value.js shows it once). The page starts here, once every module of it has run.
+import { setUser, showSignIn } from './account.js';
 import { api, problemText } from './api.js';
 import { els, fieldError, fieldOk, notice, say, setBusy, showView, clearMessages, state } from './page.js';
-import { formatInstant } from './dates.js';
-import { hintText, loadTokens } from './tokens.js';
+import { loadTokens } from './tokens.js';
+import { showValue } from './value.js';
 
 var LINK_GONE = 'This sign-in link was used already or has expired. Ask for a new one below.';
 var REVEAL_GONE = 'This link was used already or has expired.';
 /** The secret of the link the page was opened with ({ kind: 'sign-in' | 'reveal', secret }), until used. */
 var pending = null;
-
-function setUser(next) {
-  state.user = next || null;
-  els.account.hidden = !state.user;
-  els.accountEmail.textContent = state.user ? state.user.email || state.user.name || '' : '';
-}
-
-function showSignIn(options) {
-  setUser(null);
-  state.tokens = [];
-  els.rows.textContent = '';
-  showView('sign-in', options);
-  if (!options || options.focus !== false) els.signInEmail.focus();
-}
 
 /**
  * Whether a session is open: `session/state` answers 200 either way (so a visitor not signed in
@@ -48,11 +35,6 @@ function home() {
     showSignIn({ focus: false });
     return undefined;
   });
-}
-
-export function sessionEnded() {
-  showSignIn();
-  notice('Your session has ended. Sign in again.', 'error');
 }
 
 els.signInForm.addEventListener('submit', function (event) {
@@ -133,46 +115,7 @@ els.signOut.addEventListener('click', function () {
     });
 });
 
-// --- a token's value, shown once -------------------------------------------------------------
-
-/** The view holding a value just created or revealed; `done` says where its button leads. */
-export function showValue(token, value, title) {
-  els.createdTitle.textContent = title;
-  els.createdName.textContent = token.name || '';
-  els.createdHint.textContent = hintText(token);
-  els.createdExpires.textContent = token.expires_at ? formatInstant(token.expires_at) : '—';
-  els.tokenValue.textContent = value;
-  say(els.copyMessage, '');
-  els.createdDone.textContent = state.user ? 'Back to my tokens' : 'Done';
-  showView('created');
-}
-
-function selectValue() {
-  var selection = window.getSelection();
-  if (!selection) return;
-  var range = document.createRange();
-  range.selectNodeContents(els.tokenValue);
-  selection.removeAllRanges();
-  selection.addRange(range);
-}
-
-els.copyValue.addEventListener('click', function () {
-  var value = els.tokenValue.textContent;
-  if (!value) return;
-  var selected = function () {
-    selectValue();
-    say(els.copyMessage, 'The value is selected: copy it with Ctrl+C (⌘C on a Mac) or your device’s Copy.', 'info');
-  };
-  if (!navigator.clipboard || typeof navigator.clipboard.writeText !== 'function') {
-    selected();
-    return;
-  }
-  navigator.clipboard.writeText(value).then(function () {
-    say(els.copyMessage, 'Copied to the clipboard.', 'ok');
-  }, selected);
-});
-
-els.tokenValue.addEventListener('click', selectValue);
+// --- a token's value, shown once (value.js) -------------------------------------------------------
 
 /** Leaves the value's view: to the tokens when signed in, else to where the page starts. */
 export function leaveValue() {

@@ -1,9 +1,10 @@
 // The signed-in user's personal API tokens: the list (read again when the page comes back into view),
-// creating one (its value shown once, session.js), changing a token's expiry and revoking one.
+// creating one (its value shown once, value.js), changing a token's expiry and revoking one.
+import { sessionEnded } from './account.js';
 import { api, problemText } from './api.js';
 import { boundedDate, dateBounds, dateFormat, dateProblem, defaultDate, expiryFromDate, formatInstant, localDate, parseLocalDate, setDateInput, timeElement } from './dates.js';
 import { clearMessages, DEFAULT_LIMITS, els, fieldError, fieldOk, notice, say, setBusy, showView, state } from './page.js';
-import { sessionEnded, showValue } from './session.js';
+import { hintText, showValue } from './value.js';
 
 /** The token the revoke dialog asks about. */
 var revoking = null;
@@ -39,11 +40,6 @@ function resetCreateForm() {
   var b = dateBounds();
   els.createExpiresHelp.textContent =
     'Between ' + dateFormat.format(parseLocalDate(b.min)) + ' and ' + dateFormat.format(parseLocalDate(b.max)) + '. You can change it later.';
-}
-
-/** The value's last characters as shown ('…AbCd'); a dash for a token whose are not known (loaded from a registry file). */
-export function hintText(token) {
-  return token.hint ? '…' + token.hint : '—';
 }
 
 /**

@@ -3,10 +3,11 @@
 // rotating its signing secret, a test ping, deleting it (after a confirming dialog, as revoking a token),
 // and its last 100 deliveries (read again after a ping until the ping's shows). A signing secret (a new
 // subscription's, or a rotated one) is shown once with a copy button, as a token's value is, and removed
-// from the page when the view is left or "Done" is pressed.
+// from the page when the view is left or "Done" is pressed. What it changes it announces to the list
+// (webhooks.js) as 'hrs-portal:webhook-changed' (the subscription) and 'hrs-portal:webhook-deleted' (its id).
 import { $, api, h } from './api.js';
 import { build } from './webhook-form.js';
-import { closeSubscription, navigated, problemText, remove, replace, say, stateElement, stopped, timeElement } from './webhooks.js';
+import { navigated, problemText, say, stateElement, stopped, timeElement } from './webhook-common.js';
 
 /** Deliveries are told apart by the second. */
 var precise = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
@@ -96,6 +97,19 @@ function close() {
   $('delivery-rows').textContent = '';
 }
 
+/** Back to the list, from a subscription's view (the focus on the list's title if the view was open). */
+function closeSubscription() {
+  var wasOpen = !$('webhook-detail').hidden;
+  close();
+  $('webhooks-overview').hidden = false;
+  if (wasOpen) $('webhooks-title').focus();
+}
+
+/** Tells the list (webhooks.js) a subscription as it is now. */
+function listed(next) {
+  document.dispatchEvent(new CustomEvent('hrs-portal:webhook-changed', { detail: next }));
+}
+
 // --- the secret, shown once ---------------------------------------------------------------------------
 
 function showSecret(value, validUntil, created) {
@@ -169,7 +183,7 @@ function call(method, suffix, payload, button, done) {
 }
 
 function changed(result, words) {
-  replace(result.body);
+  listed(result.body);
   show(result.body, {});
   say(message, words, 'ok');
 }
@@ -220,7 +234,7 @@ $('webhook-rotate').addEventListener('click', function () {
     showSecret(secret, until, false);
     api('GET', path()).then(function (again) {
       if (again.status === 200 && again.body && sub && again.body.id === sub.id) {
-        replace(again.body);
+        listed(again.body);
         $('webhook-state').textContent = '';
         $('webhook-state').appendChild(stateElement(again.body));
         sub = again.body;
@@ -269,7 +283,7 @@ $('webhook-delete-confirm').addEventListener('click', function () {
       return say(message, 'Deleting failed: ' + problemText(result), 'error');
     }
     dialog.close();
-    remove(gone.id);
+    document.dispatchEvent(new CustomEvent('hrs-portal:webhook-deleted', { detail: gone.id }));
     closeSubscription();
     navigated('/webhooks');
     say($('webhooks-message'), 'The webhook to ' + gone.url + ' is deleted.', 'ok');
@@ -332,4 +346,4 @@ $('deliveries-refresh').addEventListener('click', function () {
   if (sub) loadDeliveries();
 });
 
-export { open, show, close };
+export { open, show, close, closeSubscription };
