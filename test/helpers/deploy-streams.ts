@@ -361,11 +361,12 @@ export async function streamsThroughProxy(t: Test, p: ProxiedDeployment): Promis
   await t.test('every stream upgrades through the proxy, on both instances', async (t) => {
     await spread(p, clients);
     for (const kind of KINDS) t.ok(clients.some((c) => c.kind === kind && c.ready), `${kind}: upgraded, greeted and caught up`);
-    t.pass(`${clients.length} streams spread over both instances`);
+    const counts = await Promise.all(p.d.instances.map((i) => socketsOn(i.port)));
+    t.same(KINDS.filter((k) => counts.some((c) => c[k] === 0)), [], `${clients.length} streams spread over both instances (${JSON.stringify(counts)})`);
     clients.forEach((c) => c.mark());
     for (const hrs of FOLLOWED) await importer.post(hrs);
     await until('every stream hears the imports', () => (clients.every((c) => c.updates >= FOLLOWED.length) ? true : undefined), 10_000);
-    t.pass('each hears an import for every station, whichever instance took it');
+    t.same(clients.filter((c) => c.updates < FOLLOWED.length).map((c) => c.kind), [], 'each hears an import for every station, whichever instance took it');
   });
 
   await t.test(`idle for ${2 * PROXY_IDLE_SECONDS} s, ${PROXY_IDLE_SECONDS} s being the proxy's idle timeout: the platform's pings keep every stream open`, async (t) => {
@@ -382,7 +383,7 @@ export async function streamsThroughProxy(t: Test, p: ProxiedDeployment): Promis
     clients.forEach((c) => c.mark());
     await importer.post(FOLLOWED[1]!);
     await until('every stream hears an import after the wait', () => (clients.every((c) => c.updates > 0) ? true : undefined), 10_000);
-    t.pass('and each still hears an import');
+    t.same(clients.filter((c) => c.updates === 0).map((c) => c.kind), [], 'and each still hears an import');
   });
 
   await t.test(`no stream stays open longer than PUSH_MAX_AGE (${MAX_AGE_SECONDS} s): closed with 1001, resumed`, async (t) => {
@@ -393,7 +394,7 @@ export async function streamsThroughProxy(t: Test, p: ProxiedDeployment): Promis
     t.same(new Set(first.map((l) => `${l.code} ${l.reason}`)), new Set(['1001 stream at its maximum age: reconnect']), 'each closed by the platform with 1001');
     t.ok(ages.every((a) => a <= MAX_AGE_SECONDS + 1 && a >= 0.9 * MAX_AGE_SECONDS - 1), `each after ${Math.min(...ages).toFixed(1)}-${Math.max(...ages).toFixed(1)} s open (at most ${MAX_AGE_SECONDS})`);
     await until('every stream resumed', () => (clients.every((c) => c.ready && c.open) ? true : undefined), 10_000);
-    t.pass('every client reconnected through the proxy and resumed');
+    t.same(clients.filter((c) => !(c.ready && c.open)).map((c) => c.kind), [], 'every client reconnected through the proxy and resumed');
     await importer.post(FOLLOWED[2]!);
     const wrong = await until('every view caught up', async () => {
       const w = await caughtUp(clients, importer, p.url);

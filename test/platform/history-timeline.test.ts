@@ -11,6 +11,7 @@ import {
 import { freshnessPolicies } from '../../src/domain/categories/index.js';
 import type { StationEntry } from '../../src/domain/stations.js';
 import { runs } from '../helpers/scale.js';
+import { holds } from '../helpers/property.js';
 
 const MIN = 60_000;
 const policies = freshnessPolicies({ staleAfterMs: 5 * MIN, unknownAfterMs: 30 * MIN, pricingStaleAfterMs: 25 * 60 * MIN });
@@ -132,7 +133,8 @@ function stateAt(intervals: readonly Interval[], open: SeriesState | undefined, 
 
 t.test('property: replayed in any number of runs, the intervals give the reference state at every instant', async (t) => {
   const sequence = fc.array(fc.record({ gap: fc.integer({ min: 1, max: 50 * MIN }), delay: fc.integer({ min: 0, max: 6 * MIN }) }), { minLength: 1, maxLength: 25 });
-  fc.assert(
+  await holds(
+    t,
     fc.property(sequence, fc.array(fc.integer({ min: 1, max: 99 }), { maxLength: 5 }), (steps, cuts) => {
       let received = T0;
       const readings = steps.map(({ gap, delay }) => {
@@ -167,6 +169,6 @@ t.test('property: replayed in any number of runs, the intervals give the referen
       for (const p of intervals) if (Math.floor(p.startsAt / DAY_MS) !== Math.floor((p.endsAt - 1) / DAY_MS)) throw new Error('crosses midnight');
     }),
     { numRuns: runs(300) },
+    `${runs(300)} random sequences`,
   );
-  t.pass('300 random sequences');
 });

@@ -8,11 +8,14 @@
  * log (with the request that caused it) and in `/metrics`.
  */
 import t from 'tap';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
 import { z } from 'zod';
+import { EventLoopGuard } from '../../src/api/metrics/event-loop.js';
 import { checkOpeningHours, nextChange } from '../../src/domain/opening-hours.js';
 import { OPENING_HOURS_MAX_PARTS, openingHoursOutOfBounds } from '../../src/domain/opening-hours-bounds.js';
 import { PROBLEM_ERRORS } from '../../src/http/errors.js';
-import type { HttpServer } from '../../src/http/server.js';
+import type { BlockingSection, HttpServer } from '../../src/http/server.js';
 import { fixtureSchema, stationRecordSchema } from '../../src/registry/file/schema.js';
 import { baseFixture } from '../helpers/fixtures.js';
 import { rawBodySchema } from '../helpers/input-targets.js';
@@ -88,6 +91,28 @@ t.test('a stall of the event loop: one warning naming the request, and the metri
   t.match(metrics, /^hrs_event_loop_stalls_total [1-9]\d*$/m, 'counted');
   const longest = Number(/^hrs_event_loop_delay_max_seconds ([\d.e-]+)$/m.exec(metrics)?.[1]);
   t.ok(longest >= 0.25, `the longest delay: ${longest} s`);
+});
+
+t.test('a stall that ends just before the guard looks is reported then, with its request, and once', async (t) => {
+  // The moment that lost a stall: the guard's check running after the stall and before the event loop's
+  // own timers have recorded it (here: at once, in the same turn of the loop).
+  const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
+  const log = { warn: (obj: Record<string, unknown>, msg: string) => warnings.push({ obj, msg }) } as unknown as Logger;
+  let section: BlockingSection | undefined;
+  const registry = new Registry();
+  const guard = new EventLoopGuard({ log, thresholdMs: 100, registry, sections: { takeLongestSection: () => { const s = section; section = undefined; return s; } } });
+  t.teardown(() => guard.stop());
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  const start = performance.now();
+  while (performance.now() < start + 300);
+  section = { method: 'GET', route: '/stall', ms: performance.now() - start };
+  guard.check();
+  t.equal(warnings.length, 1, 'the check right after the stall reports it');
+  t.match(warnings[0]?.obj, { method: 'GET', route: '/stall' }, 'with the request');
+  t.ok((warnings[0]?.obj.stall_ms as number) >= 250, `with its length (${String(warnings[0]?.obj.stall_ms)} ms)`);
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.equal(warnings.length, 1, 'and the checks after it do not report it again');
+  t.match(await registry.getSingleMetricAsString('hrs_event_loop_stalls_total'), /^hrs_event_loop_stalls_total 1$/m, 'counted once');
 });
 
 async function waitForLine(lines: Record<string, unknown>[], match: (line: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {

@@ -11,7 +11,7 @@ import sharp from 'sharp';
 import { TOKENS } from '../helpers/fixtures.js';
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn, type PortalClient } from '../helpers/portal.js';
-import { MAX_PHOTO_BYTES, MAX_PHOTO_PIXELS } from '../../src/registry/file/photo.js';
+import { MAX_PHOTO_BYTES } from '../../src/registry/file/photo.js';
 
 const PHOTO = '/portal/v1/stations/BERLA/photo';
 
@@ -103,7 +103,21 @@ t.test('bytes that only start like an image are refused, named, and nothing is s
   t.equal((await staff.call('GET', PHOTO)).status, 404, 'nothing stored');
   t.equal((await exported(p)).status, 404, 'nothing published');
   t.same((await staff.call('GET', '/portal/v1/stations/BERLA')).body.photo, null);
-  t.equal(MAX_PHOTO_PIXELS, 40_000_000);
+});
+
+t.test('the pixel cap: a photo of 8000 × 5000 pixels is taken, one of 40,000,005 pixels refused from its header', async (t) => {
+  const { p, staff } = await platform(t);
+  const over = await staff.send('PUT', PHOTO, bomb(3015, 13267));
+  t.equal(over.status, 422, '3015 × 13267 = 40,000,005 pixels: refused');
+  t.equal(over.body.code, 'image_too_large');
+  t.match(over.body.detail, /^The photo is 3015 × 13267 pixels; a photo may have at most 40000000 pixels \(8000 × 5000\)/, 'its size and the cap named');
+  t.equal((await staff.call('GET', PHOTO)).status, 404, 'nothing stored');
+  const at = await staff.send('PUT', PHOTO, bomb(8000, 5000));
+  t.equal(at.status, 200, '8000 × 5000 = 40,000,000 pixels: taken');
+  const served = await exported(p);
+  t.equal(served.status, 200, 'and published');
+  const meta = await sharp(Buffer.from(await served.arrayBuffer())).metadata();
+  t.same([meta.format, meta.width, meta.height], ['png', 8000, 5000], 'whole, re-encoded');
 });
 
 t.test('real PNG, JPEG and WebP images are taken, re-encoded without metadata or payload, and served as images with nosniff', async (t) => {

@@ -228,9 +228,9 @@ t.test('status stream: at most 5 per user across instances, the sixth refused; o
   t.match(await byMessage.next(), { type: 'error', code: 'too_many_streams' }, 'the sixth (by message, other instance) too');
   t.same(await byMessage.closedWith(), { code: 4429, reason: 'too many streams or requests' });
 
-  const alice = await stream(q);
+  const alice = await WsClient.connect(streamUrl(q), AUTH);
   t.teardown(() => alice.close());
-  t.pass('another user is not affected');
+  t.same(await alice.next(), { type: 'authenticated', user: 'alice' }, 'another user is not affected');
 
   open.pop()!.close();
   const again = await until('a slot freed by a closed stream', async () =>

@@ -4,6 +4,7 @@ import { INSTANT_MAX_MS, INSTANT_MIN_MS, parseInstant } from '../../src/http/dat
 import { baseFixture, berlaAssignments, TOKENS } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, get, startTestPlatform } from '../helpers/platform.js';
 import { runs } from '../helpers/scale.js';
+import { holds } from '../helpers/property.js';
 
 /**
  * Date-times in query parameters (src/http/dates.ts parseInstant): impossible dates and times, and
@@ -97,7 +98,8 @@ t.test('property: accepted exactly when the calendar has the date and the instan
     fraction: fc.option(fc.stringMatching(/^\d{1,9}$/), { nil: undefined }),
     offset: fc.option(fc.record({ sign: fc.constantFrom('+', '-'), hours: fc.integer({ min: 0, max: 25 }), minutes: fc.integer({ min: 0, max: 61 }) }), { nil: undefined }),
   });
-  fc.assert(
+  await holds(
+    t,
     fc.property(components, (c) => {
       const time = `${pad(c.hour)}:${pad(c.minute)}${c.second === undefined ? '' : `:${pad(c.second)}${c.fraction === undefined ? '' : `.${c.fraction}`}`}`;
       const zone = c.offset === undefined ? 'Z' : `${c.offset.sign}${pad(c.offset.hours)}:${pad(c.offset.minutes)}`;
@@ -119,12 +121,13 @@ t.test('property: accepted exactly when the calendar has the date and the instan
       if (r.ok && r.ms !== expected) throw new Error(`${text}: ${new Date(r.ms).toISOString()} instead of ${new Date(expected!).toISOString()}`);
     }),
     { numRuns: runs(20_000) },
+    `${runs(20_000)} date-times`,
   );
-  t.pass('20,000 date-times');
 });
 
 t.test('property: every instant in range reads back from its ISO form, in any offset', async (t) => {
-  fc.assert(
+  await holds(
+    t,
     fc.property(fc.integer({ min: INSTANT_MIN_MS, max: INSTANT_MAX_MS }), fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 }), (ms, offset) => {
       const r = parseInstant(new Date(ms).toISOString());
       if (!r.ok || r.ms !== ms) throw new Error(`${new Date(ms).toISOString()} read back as ${JSON.stringify(r)}`);
@@ -136,8 +139,8 @@ t.test('property: every instant in range reads back from its ISO form, in any of
       if (!s.ok || s.ms !== ms) throw new Error(`${local}${zone} read back as ${JSON.stringify(s)}`);
     }),
     { numRuns: runs(20_000) },
+    `${runs(20_000)} instants`,
   );
-  t.pass('20,000 instants');
 });
 
 t.test('over HTTP: every route taking a date-time in its query answers 400 in its family\'s format, naming the parameter', async (t) => {

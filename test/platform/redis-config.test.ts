@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { masterOptionsOf } from '../../src/infra/redis-sentinel.js';
-import { DEFAULT_SENTINEL_NAME, describeSentinels } from '../../src/config/redis-settings.js';
+import { describeSentinels } from '../../src/config/redis-settings.js';
 
 /**
  * REDIS_SENTINELS and REDIS_SENTINEL_NAME: Sentinels as host:port (Sentinel's own port when left out,
@@ -24,9 +24,8 @@ t.test('Sentinels as host:port, the port 26379 when left out, IPv6 in brackets; 
       { host: 'sentinel-b', port: 26379 },
       { host: 'fd00::1', port: 26381 },
     ],
-    name: DEFAULT_SENTINEL_NAME,
-  });
-  t.equal(DEFAULT_SENTINEL_NAME, 'mymaster', "the name in the sentinel.conf Redis ships");
+    name: 'mymaster',
+  }, "without REDIS_SENTINEL_NAME: the group name in the sentinel.conf Redis ships");
   t.equal(describeSentinels(config.redisSentinel!), 'the Redis Sentinels 10.0.0.1:26380,sentinel-b:26379,[fd00::1]:26381 (master group mymaster)');
   t.equal(load({ REDIS_SENTINELS: '10.0.0.1', REDIS_SENTINEL_NAME: 'hrs-redis' }).redisSentinel?.name, 'hrs-redis');
 });

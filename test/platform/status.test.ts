@@ -190,16 +190,25 @@ t.test('registry changes reach the published status at once, on every instance',
   layoutOf(f).products = [];
   await a.load(f);
   await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
-  for (const p of [a, b]) {
-    await until('pricing to turn null', async () => ((await status(p)).pricing === null ? true : undefined));
+  for (const [name, p] of [['A', a], ['B', b]] as const) {
+    // Waited for: the pricing of P700 alone to change; asserted: what it changed to.
+    const s = await until(`instance ${name} to change its pricing`, async () => {
+      const current = await status(p);
+      return current.pricing?.products.length === 1 ? undefined : current;
+    });
+    t.equal(s.pricing, null, `${name}: no registered product left: pricing is null`);
   }
-  t.pass('no registered product left: pricing is null');
 
   f.assignments = f.assignments.map((x) => (x.signal_type === 'usage' ? { ...x, state: 'testing' } : x));
   await a.load(f);
   await a.parts.bus.publish({ type: 'registry', hrs_ids: ['BERLA'], tokens: false });
-  for (const p of [a, b]) await until('usage to turn null', async () => ((await status(p)).usage === null ? true : undefined));
-  t.pass('no live source for usage any more: the section is null');
+  for (const [name, p] of [['A', a], ['B', b]] as const) {
+    const s = await until(`instance ${name} to change its usage`, async () => {
+      const current = await status(p);
+      return current.usage?.nozzles.length === 1 ? undefined : current;
+    });
+    t.equal(s.usage, null, `${name}: no live source for usage any more: the section is null`);
+  }
 
   f.stations = f.stations.filter((s) => s.hrs_id !== 'BERLA');
   f.assignments = f.assignments.filter((x) => x.hrs_id !== 'BERLA');

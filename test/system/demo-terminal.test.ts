@@ -146,7 +146,8 @@ t.test('Enter on the terminal asks for the banner in the foreground; in the back
   shell.stdin.write('\n');
   await seen(/ASKED/, 'Enter asking for the banner');
   await seen(/DONE/, 'the foreground program ending');
-  t.pass('in the foreground, Enter asks');
+  const order = ['LISTENING', 'ASKED', 'DONE'].map((word) => output.indexOf(word));
+  t.same([...order].sort((x, y) => x - y), order, `in the foreground, Enter asks, before the program ends (at ${order.join(', ')})`);
   const mark = output.length;
   shell.stdin.write(`${program} 3000 &\n`);
   await until('the program in the background', () => (/LISTENING \d+/.test(output.slice(mark)) ? true : undefined), 30_000);

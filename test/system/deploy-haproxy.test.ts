@@ -18,8 +18,11 @@ t.test('HAProxy (deploy/haproxy.cfg) in front of two instances', { skip: missing
   await t.test('one instance killed while an importer posts', async (t) => {
     await killDuringImport(t, d, url, haproxy.output);
     t.match(haproxy.output(), /Server hrs\/hrs1 is DOWN/, 'the health check took the killed instance out');
-    await until('the restarted instance back in', () => (/Server hrs\/hrs1 is UP/.test(haproxy.output()) ? true : undefined), 20_000);
-    t.pass('and brought it back once it was ready again');
+    // Waited for: the next state HAProxy gives hrs1 after taking it out; asserted: that it is UP.
+    const states = (): string[] => haproxy.output().match(/Server hrs\/hrs1 is \w+/g) ?? [];
+    const out = states().lastIndexOf('Server hrs/hrs1 is DOWN');
+    const next = await until('the next state of the restarted instance', () => states()[out + 1], 20_000);
+    t.equal(next, 'Server hrs/hrs1 is UP', 'and brought it back once it was ready again');
   });
   await t.test('an instance stopped (SIGTERM) while an importer posts is drained first', async (t) => {
     const errors = await killDuringImport(t, d, url, haproxy.output, { index: 1, signal: 'SIGTERM' });

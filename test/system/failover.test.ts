@@ -17,6 +17,12 @@ import { until } from '../helpers/wait.js';
  * (only 2xx, and 503 with Retry-After), the longest request, and how long until the platform served again.
  */
 
+/**
+ * A request that needs PostgreSQL is answered "within about DATABASE_TIMEOUT" (docs/operations.md,
+ * Outages; docs/deploy.md, "At a failover"): its statements are bounded by it from the request's
+ * arrival, and this much more is the HTTP round trip and the work around them on a busy machine.
+ */
+const ANSWER_MARGIN_MS = 500;
 const STATIONS = Array.from({ length: 8 }, (_, i) => `FAIL${String.fromCharCode(65 + i)}`);
 const skip = postgresPairMissing() ?? redisSentinelMissing();
 
@@ -189,7 +195,8 @@ t.test('PostgreSQL and Redis fail over under an import load: every acknowledged 
   // Across both: what the platform said, and what it kept.
   const odd = seen.other.filter((line) => !/^503 Retry-After: \d+$/.test(line));
   t.same(odd, [], `clients saw only 2xx and 503 with Retry-After (${tally(seen.other)})`);
-  t.pass(`the longest request took ${seen.longestMs} ms; ${seen.acknowledged.length} signals acknowledged`);
+  const bound = Number(env.DATABASE_TIMEOUT) * 1000 + ANSWER_MARGIN_MS;
+  t.ok(seen.longestMs <= bound, `every request was answered within DATABASE_TIMEOUT and ${ANSWER_MARGIN_MS} ms (${bound} ms): the longest took ${seen.longestMs} ms; ${seen.acknowledged.length} signals acknowledged`);
   const check = (await import('../../db/connect.js')).connect(pg.url);
   t.teardown(() => check.end({ timeout: 1 }));
   const rows = await check<{ transmission_id: string }[]>`

@@ -56,8 +56,9 @@ t.test('signals only in the hour under way: no complete hour yet, and when the f
   t.equal(await note.getAttribute('data-ends'), new Date(ends).toISOString());
   t.equal(await page.locator('#pane-signals .figures-table').count(), 0, 'no table of 100 % unknown');
   t.notMatch(await page.locator('#pane-signals .timeline-figures').textContent(), /100\.0 %|0\.0 %/, 'no percentage');
-  await page.locator('#pane-signals svg.timeline').waitFor();
-  t.pass('the timeline is still drawn');
+  const timeline = page.locator('#pane-signals svg.timeline');
+  await timeline.waitFor();
+  t.ok((await timeline.locator('rect, path, line, polyline').count()) > 0, 'the timeline is still drawn');
   t.same(problems, [], 'no script errors, no CSP violations');
 
   const manager = await openPortalAs(t, p, ACCOUNTS.manager);

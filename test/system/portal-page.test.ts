@@ -720,7 +720,7 @@ t.test('sign in by link, create, see the value once, change expiry, revoke, reve
   t.equal(await page.locator('#token-rows tr').count(), 0, 'no token left on the page');
   await page.reload();
   await waitView(page, 'sign-in');
-  t.pass('after a reload: still signed out');
+  t.same([await view(page), await page.locator('#account').isVisible(), stub.sessions.size], ['sign-in', false, 0], 'after a reload: still signed out');
 
   for (const s of stub.seen.filter((s) => s.method !== 'GET')) {
     t.equal(s.origin, p.url, `${s.method} ${s.path} sent its Origin`);

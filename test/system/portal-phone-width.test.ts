@@ -151,8 +151,10 @@ t.test('at 390 px every view fits the width and every control can be tapped', { 
   await check('an originator', '#ws-originators');
 
   await page.getByRole('button', { name: 'Signals of BERLA' }).click({ timeout: 3000 });
-  await page.locator('#reported-signals svg.timeline').waitFor();
-  t.pass('"Signals of BERLA" is tapped and opens the station\'s timeline');
+  const timeline = page.locator('#reported-signals svg.timeline');
+  await timeline.waitFor();
+  // Waited for: the timeline's element; asserted: that something is drawn in it.
+  t.ok((await timeline.locator('rect, path, line, polyline').count()) > 0, '"Signals of BERLA" is tapped and opens the station\'s timeline, drawn');
   await page.waitForTimeout(200);
   await check('an originator with a station\'s timeline', '#ws-originators');
   await page.screenshot({ path: OUTPUT + 'portal-originator-phone.png', fullPage: true });

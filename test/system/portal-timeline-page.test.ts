@@ -95,8 +95,9 @@ t.test('operator staff and an originator manager see the timeline and the reliab
   await screenshot(page, 'portal-timeline');
 
   await page.getByRole('button', { name: 'Last 7 days' }).click();
-  await page.locator('#pane-signals svg.timeline[data-period="7d"]').waitFor();
-  t.pass('the 7-day timeline');
+  const week = page.locator('#pane-signals svg.timeline[data-period="7d"]');
+  await week.waitFor();
+  t.ok((await week.locator('rect, path, line, polyline').count()) > 0, 'the 7-day timeline, drawn');
   t.same(problems, [], 'no script errors, no CSP violations');
 });
 

@@ -307,8 +307,9 @@ t.test('with the keyboard alone: add, copy, ping, delete', { skip }, async (t) =
   t.equal(await text(page, '#webhook-secret-value'), '', 'the secret dropped');
   await tabTo('#webhook-ping');
   await page.keyboard.press('Enter');
-  await page.locator('#delivery-rows tr').first().waitFor();
-  t.pass('pinged, and its delivery listed');
+  const delivery = page.locator('#delivery-rows tr').first();
+  await delivery.waitFor();
+  t.match(await delivery.locator('td[data-label="Kind"]').textContent(), /^test ping$/, 'pinged, and its delivery listed');
   await tabTo('#webhook-delete');
   await page.keyboard.press('Enter');
   await visible(page, '#webhook-delete-dialog');

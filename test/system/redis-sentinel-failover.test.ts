@@ -72,10 +72,12 @@ async function openStream(p: TestPlatform, token: string): Promise<WsClient> {
 }
 
 /** The stream's next status message with this availability reading (earlier ones, of the load, skipped). */
-async function streamed(ws: WsClient, datetime: string): Promise<void> {
+/** The time of the first reading a stream carries that is as new as `datetime`. */
+async function streamed(ws: WsClient, datetime: string): Promise<string> {
   for (;;) {
     const message = await ws.next(15_000);
-    if (message.station?.availability?.datetime && Date.parse(message.station.availability.datetime) === Date.parse(datetime)) return;
+    const at: unknown = message.station?.availability?.datetime;
+    if (typeof at === 'string' && Date.parse(at) >= Date.parse(datetime)) return at;
   }
 }
 
@@ -98,9 +100,13 @@ async function signIn(t: Test, p: TestPlatform, smtp: Smtp): Promise<void> {
 async function everyPart(t: Test, a: TestPlatform, b: TestPlatform, onB: WsClient, smtp: Smtp, when: string): Promise<void> {
   const datetime = readingTime();
   t.equal((await post(a, datetime)).status, 204, `${when}: a reading posted on A`);
-  await until(`${when}: B's status shows A's reading`, async () => (Date.parse((await statusOf(b)).availability?.datetime ?? '') === Date.parse(datetime) ? true : undefined), 15_000);
-  await streamed(onB, datetime);
-  t.pass(`${when}: the bus brought A's reading to B's status and to B's status stream`);
+  // Waited for: B's status to show a reading as new as A's; asserted: that it is A's.
+  const shown = await until(`${when}: B's status to show a reading as new as A's`, async () => {
+    const at = (await statusOf(b)).availability?.datetime;
+    return at !== undefined && Date.parse(at) >= Date.parse(datetime) ? at : undefined;
+  }, 15_000);
+  t.equal(Date.parse(shown), Date.parse(datetime), `${when}: the bus brought A's reading to B's status`);
+  t.equal(Date.parse(await streamed(onB, datetime)), Date.parse(datetime), `${when}: and to B's status stream`);
 
   const first = await remaining(a);
   t.equal(await remaining(b), first - 1, `${when}: the export rate limit counts across both instances`);
@@ -257,8 +263,8 @@ t.test('Redis master killed: the Sentinels promote the replica and every part fo
   );
 
   const lostId = outboxMessageId(lost[0]!.key, config.mailFrom);
-  await until('the token e-mail whose job was lost', () => smtp.received.find((r) => r.mail.messageId === lostId), 20_000);
-  t.pass('the token e-mail whose job was lost was sent: the sweep the worker ran when Redis was back gave it a job');
+  const lostMail = await until('the token e-mail whose job was lost', () => smtp.received.find((r) => r.mail.messageId === lostId), 20_000);
+  t.same(lostMail.to, [ALICE], 'the token e-mail whose job was lost was sent, to its owner: the sweep the worker ran when Redis was back gave it a job');
 
   // The promoted replica holds none of the scripts BullMQ loaded into the old master (scripts are not
   // replicated); flushed here too, so that the sweep's bulk add meets them missing however it went so far.
@@ -266,8 +272,8 @@ t.test('Redis master killed: the Sentinels promote the replica and every part fo
   await onServer(newPort, ['SCRIPT', 'FLUSH']);
   t.match(await sweepMail(a.sql, mailQueue, workerRedis), { added: 1 }, 'a sweep against a Redis without its scripts adds the job');
   const messageId = outboxMessageId(mail[0]!.key, config.mailFrom);
-  await until('the token e-mail', () => smtp.received.find((r) => r.mail.messageId === messageId), 20_000);
-  t.pass('that e-mail was sent too');
+  const made = await until('the token e-mail', () => smtp.received.find((r) => r.mail.messageId === messageId), 20_000);
+  t.same(made.to, [ALICE], 'that e-mail was sent too');
 
   await everyPart(t, a, b, onB, smtp, 'after the failover');
 

@@ -46,8 +46,10 @@ for (const width of WIDTHS) {
     const show = control(page, /call log of/i);
     const originator = /call log of (\S+)/i.exec((await show.getAttribute('aria-label')) ?? (await show.textContent()) ?? '')?.[1] ?? '';
     await show.click();
-    await page.getByRole('heading', { name: new RegExp(`call log of ${originator}`, 'i') }).waitFor();
-    t.pass(`the originator ${originator}'s call log opens`);
+    const heading = page.getByRole('heading', { name: new RegExp(`call log of ${originator}`, 'i') });
+    await heading.waitFor();
+    t.match(((await heading.textContent()) ?? '').trim(), /call log of \S/i, `the originator ${originator}'s call log opens`);
+    t.not(originator, '', 'an originator named');
     t.equal(await overflow(page), 0, 'no horizontal scroll');
     await screenshot(page, `walkthrough-admin-${width.name}`);
     t.same(problems, [], 'no page error, console error or CSP violation on the way');

@@ -33,18 +33,22 @@ for (const width of WIDTHS) {
     const entry = (await own.count()) > 0 ? own : control(list.getByRole('listitem').first(), /\S/);
     const originator = ((await entry.textContent()) ?? '').trim();
     await entry.click();
-    await page.getByRole('heading', { level: 2, name: originator }).waitFor();
-    t.pass(`the originator "${originator}" opens`);
+    const heading = page.getByRole('heading', { level: 2, name: originator });
+    await heading.waitFor();
+    const title = ((await heading.textContent()) ?? '').trim();
+    t.equal(title.slice(0, originator.length), originator, `the originator "${originator}" opens (${title})`);
 
     await page.getByRole('heading', { name: 'Reliability' }).first().waitFor();
     t.ok(await page.getByRole('heading', { name: /call log/i }).first().isVisible(), 'its API call log is shown');
     t.equal(await overflow(page), 0, 'the originator\'s view fits the width (no horizontal scroll)');
     await control(page, /^Signals of /).click();
     await page.getByRole('heading', { name: 'Timeline' }).waitFor();
-    await page.getByRole('img', { name: /^Timeline/ }).waitFor();
-    t.pass('a station\'s timeline is drawn, with a text alternative');
-    await page.getByRole('rowheader', { name: /fresh \/ stale \/ unknown/i }).first().waitFor();
-    t.pass('and its reliability figures');
+    const timeline = page.getByRole('img', { name: /^Timeline/ });
+    await timeline.waitFor();
+    t.ok((await timeline.locator('rect, path, line, polyline').count()) > 0, 'a station\'s timeline is drawn, with a text alternative');
+    const shares = page.getByRole('row', { name: /fresh \/ stale \/ unknown/i }).first();
+    await shares.waitFor();
+    t.match(await shares.locator('td').first().textContent(), /^(\d+\.\d %|—) \/ (\d+\.\d %|—) \/ (\d+\.\d %|—)$/, 'and its reliability figures');
 
     const name = `walk-through ${width.name}`;
     await page.getByLabel('API', { exact: true }).selectOption({ label: 'Import v2' });
@@ -56,8 +60,9 @@ for (const width of WIDTHS) {
     t.ok(value.length >= 20, 'the import token\'s value is shown once');
     const res = await fetch(`${d.banner.base}/import/v2/active-stations/`, { headers: { Authorization: `Bearer ${value}` } });
     t.equal(res.status, 200, 'the new token works on import v2');
-    await page.getByRole('row', { name: new RegExp(name) }).waitFor();
-    t.pass('the token is listed with the originator\'s tokens');
+    const listed = page.getByRole('row', { name: new RegExp(name) });
+    await listed.waitFor();
+    t.match(await listed.textContent(), /Import v2/i, 'the token is listed with the originator\'s tokens, for import v2');
 
     t.equal(await overflow(page), 0, 'no horizontal scroll');
     await screenshot(page, `walkthrough-manager-${width.name}`);

@@ -2,7 +2,7 @@ import t from 'tap';
 import fc from 'fast-check';
 import { centsHalfUp } from '../../src/domain/datex2/prices.js';
 import { siteStatus, type Held, type SiteSituation } from '../../src/domain/datex2/status.js';
-import { REFUELLING_MODES, siteOf, tableVersion, type PricingInput, type SiteModel, type TableStationInput } from '../../src/domain/datex2/table.js';
+import { siteOf, tableVersion, type PricingInput, type SiteModel, type TableStationInput } from '../../src/domain/datex2/table.js';
 import { siteStatusElement, statusEnvelope, statusPublication } from '../../src/api/datex2/xml/status.js';
 import { siteElement, tableEnvelope, tablePublication } from '../../src/api/datex2/xml/table.js';
 import { writeElement } from '../../src/api/datex2/xml/writer.js';
@@ -103,12 +103,13 @@ t.test('the table: a site and station per HRS, a refill point per nozzle, a rate
     [['BERLA-R-P700', '13.86', 'EUR', AT.toISOString()]],
     'an unregistered product (PX) is not published',
   );
-  t.same(REFUELLING_MODES, {
-    '700ld': 'gaseousHydrogen700barCar',
-    '350ld': 'gaseousHydrogen350barCar',
-    '700hd': 'gaseousHydrogen700barTruck',
-    '350hd': 'gaseousHydrogen350barTruck',
-  });
+  const modeOf = (option: string) =>
+    site(station({ products: null, v1_fuel_types: [], dispensers: [{ external_id: 'D1', nozzles: [{ external_id: 'N1', fuelling_options: [option] }] }] })).station.refuellingModes;
+  t.same(
+    ['700ld', '350ld', '700hd', '350hd'].map((option) => [option, modeOf(option)]),
+    [['700ld', ['gaseousHydrogen700barCar']], ['350ld', ['gaseousHydrogen350barCar']], ['700hd', ['gaseousHydrogen700barTruck']], ['350hd', ['gaseousHydrogen350barTruck']]],
+    'a nozzle\'s one fuelling option: its refuelling mode alone',
+  );
   t.same(site(station({ dispensers: null, products: null })).station.refuellingModes, ['unknown'], 'a station naming no option says so');
   t.same(site(station({ dispensers: null, products: null, v1_fuel_types: ['350bus'] })).station.refuellingModes, ['gaseousHydrogen350barTruck'], 'v1 fuel types count');
   t.equal(site(station({ dispensers: null, products: null })).station.refillPoints.length, 0, 'no confirmed layout: no refill points');
