@@ -21,7 +21,7 @@ import { DatabaseTimeoutError } from './errors.js';
  *   applied.
  *
  * This uses postgres.js 3.4's query internals (a query's `handler`, `resolve`, `reject`, `state` and
- * the `onexecute` hook that hands over the connection it runs on); test/platform/outage-frozen-database.test.ts
+ * the `onexecute` hook that hands over the connection it runs on); test/platform/outages.test.ts
  * proves them.
  */
 

@@ -82,7 +82,7 @@ function deadlineEvents(): { eventOf: Record<Deadline, string>; deadlineOf: Map<
  *
  * This is the one module that relies on xstate internals, and it does so for speed. xstate's public
  * `initialTransition(logic, input)` / `transition(logic, snapshot, event)` give the same steps (the
- * contract test, test/unit/xstate-contract.test.ts, checks that for every state and event of the machine),
+ * contract test, test/unit/status-rules.test.ts, checks that for every state and event of the machine),
  * but each call creates an inert actor (`createActor`, which computes an initial snapshot of its own,
  * and a fresh actor system): about 11-14 µs more per call than the step itself. Measured with
  * xstate 5.33.3 on the 2-core build machine, under load from other work, 400,000 starts plus one

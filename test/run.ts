@@ -10,7 +10,7 @@
  *   failovers and Chromium, with their real durations.
  * `npm test` runs `unit platform` with `--typecheck` (tsc beside the tests, its verdict counted); `npm
  * run test:system` runs `system`. Arguments that name a tier take its files; any other argument goes to
- * tap (`npm test -- test/platform/status.test.ts` runs that file alone, with the typecheck).
+ * tap (`npm test -- test/platform/live-status.test.ts` runs that file alone, with the typecheck).
  *
  * - TEST_DATABASE_ROOT (a database on a server where tests create their own) and REDIS_URL, when set, are
  *   used as they are: an unreachable one fails the tests that need it, as the service would.

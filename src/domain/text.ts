@@ -104,7 +104,7 @@ export const NAME_PATTERN = '^[^\\u0000\\uD800-\\uDFFF]*[^\\s\\u0000-\\u001F\\u0
  * refinement, the checks of the object around it) ever reads it. zod 4 otherwise goes on with every
  * check and refinement after a failed `max` (it only stops at an aborting issue): an opening-hours
  * check ran for seconds on a value its 1,000-character limit had already refused. Every text field of
- * every input starts with it (test/platform/input-bounds.test.ts walks the routes' schemas to hold it so).
+ * every input starts with it (test/platform/http.test.ts walks the routes' schemas to hold it so).
  * `params` are the string's own (its refusal of a value that is not a string).
  */
 export function boundedString(max: number, message = `must be at most ${max} characters`, params?: Parameters<typeof z.string>[0]): z.ZodString {

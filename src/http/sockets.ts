@@ -136,7 +136,7 @@ export function upgradeHandler<T>(spec: SocketRouteSpec<T>, family: FamilyState,
  * fix upstream compares the socket's context too (uWebSockets pull request 1929, "Fix cork()
  * closing a WebSocket that was upgraded asynchronously", newer than this build). Until a build
  * with it can be used, nothing of the route's runs between the realloc and that check:
- * test/unit/ws-upgrade-open.test.ts reproduces the drop on every socket without this and none with it.
+ * test/unit/http-core.test.ts reproduces the drop on every socket without this and none with it.
  *
  * With `maxAgeSeconds` (PUSH_MAX_AGE), every socket is closed with {@link MAX_AGE_CLOSE} once it has
  * been open that long at most ({@link maxAgeMs}): a stream never outlives the limit the docs give, a

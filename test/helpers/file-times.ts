@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
 
-/** tap's line for a finished test file: `ok 12 - test/platform/status.test.ts # time=8123.4ms`. */
+/** tap's line for a finished test file: `ok 12 - test/platform/live-status.test.ts # time=8123.4ms`. */
 const FILE_LINE = /^(?:not )?ok \d+ - (\S+)(?: .*)? # time=([\d.]+)ms$/;
 
 /**

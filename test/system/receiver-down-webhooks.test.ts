@@ -2,7 +2,7 @@
  * A webhook receiver down for two minutes (connections refused) while more than a hundred changes are
  * made and the workers restart, then answering 503, then back: every change delivered once, in order;
  * a resent message keeps its webhook-id and body. In the system tier: it takes over two minutes, mostly
- * waiting (test/platform/webhooks-outage.test.ts covers a short outage in the default run).
+ * waiting (test/platform/webhooks-delivery.test.ts covers a short outage in the default run).
  */
 import t from 'tap';
 import { baseFixture } from '../helpers/fixtures.js';

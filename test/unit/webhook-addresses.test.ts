@@ -1,84 +1,385 @@
 /**
- * Where webhooks may be delivered (src/domain/webhooks/addresses.ts), names included: a name that
- * resolves to a private, link-local or reserved address is refused when a subscription is made; a
- * name resolving to loopback only with WEBHOOK_ALLOW_LOOPBACK; and a name that resolved to a public
- * address then and to a private one at delivery (DNS rebinding) is refused at the connection, before
- * anything is sent. Names resolve through a resolver the test gives, as the system's would answer.
+ * Webhook addresses: the rules and the resolver.
+ *
+ * One file, one process: its parts share the loaded platform code. Each part is a subtest named after
+ * what it covers.
  */
+import { createSocket, type Socket } from 'node:dgram';
+import type { LookupAddress } from 'node:dns';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { addressKind } from '../../src/domain/webhooks/addresses.js';
-import { guardedLookup, urlRefusal, type Resolver } from '../../src/infra/name-resolver.js';
+import { boundedResolver, guardedLookup, type Resolver, urlRefusal } from '../../src/infra/name-resolver.js';
 
-/** A resolver answering from a table (a name it does not know: ENOTFOUND). */
-function resolverOf(table: Record<string, string[] | (() => string[])>): Resolver {
-  return (hostname, _family, callback) => {
-    const entry = table[hostname];
-    if (!entry) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-    const addresses = typeof entry === 'function' ? entry() : entry;
-    callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
-  };
-}
+t.test('webhook-addresses', async (t) => {
+  /**
+   * Where webhooks may be delivered (src/domain/webhooks/addresses.ts), names included: a name that
+   * resolves to a private, link-local or reserved address is refused when a subscription is made; a
+   * name resolving to loopback only with WEBHOOK_ALLOW_LOOPBACK; and a name that resolved to a public
+   * address then and to a private one at delivery (DNS rebinding) is refused at the connection, before
+   * anything is sent. Names resolve through a resolver the test gives, as the system's would answer.
+   */
+  /** A resolver answering from a table (a name it does not know: ENOTFOUND). */
+  function resolverOf(table: Record<string, string[] | (() => string[])>): Resolver {
+    return (hostname, _family, callback) => {
+      const entry = table[hostname];
+      if (!entry) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+      const addresses = typeof entry === 'function' ? entry() : entry;
+      callback(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
+    };
+  }
 
-t.test('address kinds', async (t) => {
-  const kinds: [string, string][] = [
-    ['127.0.0.1', 'loopback'], ['::1', 'loopback'], ['10.1.2.3', 'private'], ['172.16.5.4', 'private'], ['192.168.1.1', 'private'],
-    ['100.64.0.1', 'private'], ['fd12::1', 'private'], ['169.254.169.254', 'link-local'], ['fe80::1', 'link-local'],
-    ['0.0.0.0', 'reserved'], ['224.0.0.1', 'reserved'], ['::', 'reserved'], ['::ffff:10.0.0.1', 'private'], ['::ffff:127.0.0.1', 'loopback'],
-    ['93.184.216.34', 'public'], ['2606:4700::1111', 'public'],
-  ];
-  for (const [address, kind] of kinds) t.equal(addressKind(address), kind, `${address}: ${kind}`);
-});
-
-t.test('a name is refused for any address it resolves to that may not be reached', async (t) => {
-  const resolver = resolverOf({
-    'hooks.internal.test': ['10.1.2.3'],
-    'metadata.cloud.test': ['169.254.169.254'],
-    'v6.internal.test': ['fd00::5'],
-    'mixed.example.test': ['93.184.216.34', '192.168.0.10'],
-    'loop.example.test': ['127.0.0.1'],
-    'public.example.test': ['93.184.216.34'],
+  t.test('address kinds', async (t) => {
+    const kinds: [string, string][] = [
+      ['127.0.0.1', 'loopback'], ['::1', 'loopback'], ['10.1.2.3', 'private'], ['172.16.5.4', 'private'], ['192.168.1.1', 'private'],
+      ['100.64.0.1', 'private'], ['fd12::1', 'private'], ['169.254.169.254', 'link-local'], ['fe80::1', 'link-local'],
+      ['0.0.0.0', 'reserved'], ['224.0.0.1', 'reserved'], ['::', 'reserved'], ['::ffff:10.0.0.1', 'private'], ['::ffff:127.0.0.1', 'loopback'],
+      ['93.184.216.34', 'public'], ['2606:4700::1111', 'public'],
+    ];
+    for (const [address, kind] of kinds) t.equal(addressKind(address), kind, `${address}: ${kind}`);
   });
-  t.match(await urlRefusal('https://hooks.internal.test/hook', false, resolver), /hooks\.internal\.test resolves to 10\.1\.2\.3 is a private address/, 'to a private address');
-  t.match(await urlRefusal('https://metadata.cloud.test/latest', true, resolver), /link-local/, 'to a link-local one, loopback allowed or not');
-  t.match(await urlRefusal('https://v6.internal.test/', false, resolver), /fd00::5 is a private address/, 'to a unique-local IPv6 address');
-  t.match(await urlRefusal('https://mixed.example.test/', false, resolver), /192\.168\.0\.10 is a private address/, 'one private address among public ones is enough');
-  t.match(await urlRefusal('https://loop.example.test/', false, resolver), /loopback/, 'to loopback without the setting');
-  t.equal(await urlRefusal('https://loop.example.test/', true, resolver), undefined, 'to loopback with it');
-  t.equal(await urlRefusal('http://loop.example.test:9000/', true, resolver), undefined, 'plain http to loopback with it');
-  t.equal(await urlRefusal('https://public.example.test/hook', false, resolver), undefined, 'a public address over https');
-  t.match(await urlRefusal('http://public.example.test/hook', true, resolver), /must be an https:\/\/ URL/, 'never plain http to a public address');
-  t.match(await urlRefusal('https://nowhere.example.test/', false, resolver), /does not resolve/, 'a name that does not resolve');
-});
 
-t.test('at delivery, the connection is refused before anything is sent when the name now resolves elsewhere', async (t) => {
-  let requests = 0;
-  const server = createServer((_req, res) => {
-    requests++;
-    res.writeHead(200).end('ok');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const { port } = server.address() as AddressInfo;
-  let answer = ['93.184.216.34'];
-  const resolver = resolverOf({ 'rebind.example.test': () => answer, 'loop.example.test': ['127.0.0.1'] });
-  t.equal(await urlRefusal('https://rebind.example.test/hook', false, resolver), undefined, 'public when the subscription is made');
-
-  const post = (host: string, allowLoopback: boolean) =>
-    new Promise<{ status?: number; code?: string }>((resolve) => {
-      const req = request({ host, port, path: '/hook', method: 'POST', lookup: guardedLookup(allowLoopback, resolver) as never }, (res) => {
-        res.resume();
-        res.on('end', () => resolve({ status: res.statusCode }));
-      });
-      req.on('error', (err: NodeJS.ErrnoException) => resolve({ code: err.code }));
-      req.end('{}');
+  t.test('a name is refused for any address it resolves to that may not be reached', async (t) => {
+    const resolver = resolverOf({
+      'hooks.internal.test': ['10.1.2.3'],
+      'metadata.cloud.test': ['169.254.169.254'],
+      'v6.internal.test': ['fd00::5'],
+      'mixed.example.test': ['93.184.216.34', '192.168.0.10'],
+      'loop.example.test': ['127.0.0.1'],
+      'public.example.test': ['93.184.216.34'],
     });
-  answer = ['127.0.0.1'];
-  t.same(await post('rebind.example.test', false), { code: 'EWEBHOOKADDRESS' }, 'rebound to loopback: refused at the connection');
-  answer = ['10.0.0.7'];
-  t.same(await post('rebind.example.test', true), { code: 'EWEBHOOKADDRESS' }, 'rebound to a private address: refused even with loopback allowed');
-  t.equal(requests, 0, 'nothing reached the server');
-  t.same(await post('loop.example.test', true), { status: 200 }, 'loopback with the setting: delivered');
-  t.equal(requests, 1, 'that one request only');
+    t.match(await urlRefusal('https://hooks.internal.test/hook', false, resolver), /hooks\.internal\.test resolves to 10\.1\.2\.3 is a private address/, 'to a private address');
+    t.match(await urlRefusal('https://metadata.cloud.test/latest', true, resolver), /link-local/, 'to a link-local one, loopback allowed or not');
+    t.match(await urlRefusal('https://v6.internal.test/', false, resolver), /fd00::5 is a private address/, 'to a unique-local IPv6 address');
+    t.match(await urlRefusal('https://mixed.example.test/', false, resolver), /192\.168\.0\.10 is a private address/, 'one private address among public ones is enough');
+    t.match(await urlRefusal('https://loop.example.test/', false, resolver), /loopback/, 'to loopback without the setting');
+    t.equal(await urlRefusal('https://loop.example.test/', true, resolver), undefined, 'to loopback with it');
+    t.equal(await urlRefusal('http://loop.example.test:9000/', true, resolver), undefined, 'plain http to loopback with it');
+    t.equal(await urlRefusal('https://public.example.test/hook', false, resolver), undefined, 'a public address over https');
+    t.match(await urlRefusal('http://public.example.test/hook', true, resolver), /must be an https:\/\/ URL/, 'never plain http to a public address');
+    t.match(await urlRefusal('https://nowhere.example.test/', false, resolver), /does not resolve/, 'a name that does not resolve');
+  });
+
+  t.test('at delivery, the connection is refused before anything is sent when the name now resolves elsewhere', async (t) => {
+    let requests = 0;
+    const server = createServer((_req, res) => {
+      requests++;
+      res.writeHead(200).end('ok');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as AddressInfo;
+    let answer = ['93.184.216.34'];
+    const resolver = resolverOf({ 'rebind.example.test': () => answer, 'loop.example.test': ['127.0.0.1'] });
+    t.equal(await urlRefusal('https://rebind.example.test/hook', false, resolver), undefined, 'public when the subscription is made');
+
+    const post = (host: string, allowLoopback: boolean) =>
+      new Promise<{ status?: number; code?: string }>((resolve) => {
+        const req = request({ host, port, path: '/hook', method: 'POST', lookup: guardedLookup(allowLoopback, resolver) as never }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode }));
+        });
+        req.on('error', (err: NodeJS.ErrnoException) => resolve({ code: err.code }));
+        req.end('{}');
+      });
+    answer = ['127.0.0.1'];
+    t.same(await post('rebind.example.test', false), { code: 'EWEBHOOKADDRESS' }, 'rebound to loopback: refused at the connection');
+    answer = ['10.0.0.7'];
+    t.same(await post('rebind.example.test', true), { code: 'EWEBHOOKADDRESS' }, 'rebound to a private address: refused even with loopback allowed');
+    t.equal(requests, 0, 'nothing reached the server');
+    t.same(await post('loop.example.test', true), { status: 200 }, 'loopback with the setting: delivered');
+    t.equal(requests, 1, 'that one request only');
+  });
+});
+
+t.test('webhook-address-ranges', async (t) => {
+  /**
+   * The request-forgery rules against every special-purpose range (src/domain/webhooks/special-ranges.ts):
+   * an address inside each block of IANA's IPv4 and IPv6 Special-Purpose Address Registries, the
+   * multicast blocks, the IPv6 forms that embed an IPv4 address (IPv4-compatible `::/96`, SIIT
+   * `::ffff:0:0:0/96`, NAT64, 6to4, Teredo) and site-local, beside public neighbours that must pass.
+   * Each is checked as a registration checks it (an IP literal in the URL, and a name resolving to it)
+   * and as a delivery's connection checks it (guardedLookup); a refusal names the IPv4 address an IPv6
+   * form embeds. Then the forms an attacker would try: IPv4 in the notations the WHATWG URL parser
+   * normalises (hex, octal, one number, shortened), IPv6 in upper case, uncompressed, with a zone id.
+   */
+  type Kind = 'loopback' | 'private' | 'link-local' | 'reserved' | 'public';
+
+  /** [an address inside the range, the range, its expected kind, the IPv4 address it embeds (named in the refusal)]. */
+  const TABLE: [string, string, Kind, string?][] = [
+    // IANA IPv4 Special-Purpose Address Registry.
+    ['0.1.2.3', '0.0.0.0/8 this network', 'reserved'],
+    ['0.0.0.0', '0.0.0.0/32 this host', 'reserved'],
+    ['10.1.2.3', '10.0.0.0/8', 'private'],
+    ['100.64.0.1', '100.64.0.0/10 shared address space', 'private'],
+    ['100.127.255.254', '100.64.0.0/10, its end', 'private'],
+    ['127.0.0.1', '127.0.0.0/8', 'loopback'],
+    ['127.255.255.254', '127.0.0.0/8, its end', 'loopback'],
+    ['169.254.169.254', '169.254.0.0/16', 'link-local'],
+    ['172.16.0.1', '172.16.0.0/12', 'private'],
+    ['172.31.255.254', '172.16.0.0/12, its end', 'private'],
+    ['192.0.0.1', '192.0.0.0/29 DS-Lite', 'reserved'],
+    ['192.0.0.8', '192.0.0.8/32 dummy', 'reserved'],
+    ['192.0.0.9', '192.0.0.9/32 PCP anycast', 'reserved'],
+    ['192.0.0.10', '192.0.0.10/32 TURN anycast', 'reserved'],
+    ['192.0.0.170', '192.0.0.170/32 NAT64 discovery', 'reserved'],
+    ['192.0.0.171', '192.0.0.171/32 NAT64 discovery', 'reserved'],
+    ['192.0.0.200', '192.0.0.0/24 IETF protocol assignments', 'reserved'],
+    ['192.0.2.1', '192.0.2.0/24 TEST-NET-1', 'reserved'],
+    ['192.31.196.1', '192.31.196.0/24 AS112-v4', 'reserved'],
+    ['192.52.193.1', '192.52.193.0/24 AMT', 'reserved'],
+    ['192.88.99.1', '192.88.99.0/24 6to4 relay anycast', 'reserved'],
+    ['192.88.99.2', '192.88.99.2/32 6a44 relay', 'reserved'],
+    ['192.168.1.1', '192.168.0.0/16', 'private'],
+    ['192.175.48.1', '192.175.48.0/24 AS112 direct delegation', 'reserved'],
+    ['198.18.0.1', '198.18.0.0/15 benchmarking', 'reserved'],
+    ['198.19.255.254', '198.18.0.0/15, its end', 'reserved'],
+    ['198.51.100.1', '198.51.100.0/24 TEST-NET-2', 'reserved'],
+    ['203.0.113.1', '203.0.113.0/24 TEST-NET-3', 'reserved'],
+    ['240.0.0.1', '240.0.0.0/4 reserved', 'reserved'],
+    ['255.255.255.255', '255.255.255.255/32 limited broadcast', 'reserved'],
+    // IPv4 multicast.
+    ['224.0.0.1', '224.0.0.0/4 multicast', 'reserved'],
+    ['239.255.255.250', '224.0.0.0/4 multicast, its end', 'reserved'],
+    // IPv4 neighbours of the ranges: public.
+    ['1.1.1.1', 'public', 'public'],
+    ['93.184.216.34', 'public', 'public'],
+    ['9.255.255.255', 'below 10.0.0.0/8', 'public'],
+    ['100.63.255.255', 'below 100.64.0.0/10', 'public'],
+    ['100.128.0.0', 'above 100.64.0.0/10', 'public'],
+    ['172.15.255.255', 'below 172.16.0.0/12', 'public'],
+    ['172.32.0.0', 'above 172.16.0.0/12', 'public'],
+    ['192.0.1.1', 'between 192.0.0.0/24 and 192.0.2.0/24', 'public'],
+    ['192.88.98.255', 'below 192.88.99.0/24', 'public'],
+    ['198.17.255.255', 'below 198.18.0.0/15', 'public'],
+    ['198.20.0.0', 'above 198.18.0.0/15', 'public'],
+    ['223.255.255.255', 'below 224.0.0.0/4', 'public'],
+    // IANA IPv6 Special-Purpose Address Registry.
+    ['::1', '::1/128 loopback', 'loopback'],
+    ['::', '::/128 unspecified', 'reserved'],
+    ['::ffff:10.0.0.1', '::ffff:0:0/96 IPv4-mapped, judged as its IPv4 address', 'private', '10.0.0.1'],
+    ['::ffff:127.0.0.1', '::ffff:0:0/96 IPv4-mapped loopback', 'loopback', '127.0.0.1'],
+    ['::ffff:169.254.169.254', '::ffff:0:0/96 IPv4-mapped link-local', 'link-local', '169.254.169.254'],
+    ['64:ff9b::a00:1', '64:ff9b::/96 NAT64', 'reserved', '10.0.0.1'],
+    ['64:ff9b::93.184.216.34', '64:ff9b::/96 NAT64 of a public address', 'reserved', '93.184.216.34'],
+    ['64:ff9b:1::a00:1', '64:ff9b:1::/48 local-use NAT64', 'reserved'],
+    ['100::1', '100::/64 discard-only', 'reserved'],
+    ['100:0:0:1::1', '100:0:0:1::/64 dummy prefix', 'reserved'],
+    ['2001:0:4136:e378:8000:63bf:f5ff:fffe', '2001::/32 Teredo', 'reserved', '10.0.0.1'],
+    ['2001:1::1', '2001:1::1/128 PCP anycast', 'reserved'],
+    ['2001:1::2', '2001:1::2/128 TURN anycast', 'reserved'],
+    ['2001:1::3', '2001:1::3/128 DNS-SD SRP anycast', 'reserved'],
+    ['2001:2::1', '2001:2::/48 benchmarking', 'reserved'],
+    ['2001:3::1', '2001:3::/32 AMT', 'reserved'],
+    ['2001:4:112::1', '2001:4:112::/48 AS112-v6', 'reserved'],
+    ['2001:10::1', '2001:10::/28 ORCHID', 'reserved'],
+    ['2001:20::1', '2001:20::/28 ORCHIDv2', 'reserved'],
+    ['2001:30::1', '2001:30::/28 DRIP entity tags', 'reserved'],
+    ['2001:1ff::1', '2001::/23 IETF protocol assignments, its end', 'reserved'],
+    ['2001:db8::1', '2001:db8::/32 documentation', 'reserved'],
+    ['2002:a00:1::1', '2002::/16 6to4', 'reserved', '10.0.0.1'],
+    ['2002:5db8:d822::1', '2002::/16 6to4 of a public address', 'reserved', '93.184.216.34'],
+    ['2620:4f:8000::1', '2620:4f:8000::/48 AS112 direct delegation', 'reserved'],
+    ['3fff::1', '3fff::/20 documentation', 'reserved'],
+    ['3fff:fff::1', '3fff::/20 documentation, its end', 'reserved'],
+    ['5f00::1', '5f00::/16 SRv6 SIDs', 'reserved'],
+    ['fc00::1', 'fc00::/7 unique local', 'private'],
+    ['fd12:3456::1', 'fc00::/7 unique local', 'private'],
+    ['fe80::1', 'fe80::/10 link-local', 'link-local'],
+    ['febf::1', 'fe80::/10 link-local, its end', 'link-local'],
+    // IPv6 beside the registry: forms embedding IPv4, site-local, multicast, space outside 2000::/3.
+    ['::a00:1', '::/96 IPv4-compatible', 'reserved', '10.0.0.1'],
+    ['::7f00:1', '::/96 IPv4-compatible loopback', 'reserved', '127.0.0.1'],
+    ['::5db8:d822', '::/96 IPv4-compatible public', 'reserved', '93.184.216.34'],
+    ['::ffff:0:a00:1', '::ffff:0:0:0/96 SIIT', 'reserved', '10.0.0.1'],
+    ['fec0::1', 'fec0::/10 site-local', 'private'],
+    ['feff::1', 'fec0::/10 site-local, its end', 'private'],
+    ['ff02::1', 'ff00::/8 multicast', 'reserved'],
+    ['ff0e::1', 'ff00::/8 multicast, global scope', 'reserved'],
+    ['4000::1', 'outside 2000::/3', 'reserved'],
+    ['e000::1', 'outside 2000::/3', 'reserved'],
+    // IPv6 neighbours: public.
+    ['::ffff:93.184.216.34', '::ffff:0:0/96 IPv4-mapped public', 'public'],
+    ['2606:4700::1111', 'public', 'public'],
+    ['2a00:1450:4001::1', 'public', 'public'],
+    ['2001:200::1', 'above 2001::/23', 'public'],
+    ['2003::1', 'above 2002::/16', 'public'],
+    ['3fff:1000::1', 'above 3fff::/20', 'public'],
+  ];
+
+  /** A resolver answering every name with one address. */
+  const resolvingTo = (address: string): Resolver => (_hostname, _family, callback) => callback(null, [{ address, family: address.includes(':') ? 6 : 4 }]);
+
+  /** What a delivery's connection gets from guardedLookup for a name resolving to `address`. */
+  function connectTo(address: string, allowLoopback: boolean): Promise<{ code?: string; message?: string; addresses?: LookupAddress[] }> {
+    return new Promise((resolve) => {
+      guardedLookup(allowLoopback, resolvingTo(address))('hook.example.test', { all: true }, (err, addresses) =>
+        resolve(err ? { code: err.code, message: err.message } : { addresses: addresses as LookupAddress[] }),
+      );
+    });
+  }
+
+  const literal = (address: string) => (address.includes(':') ? `[${address}]` : address);
+
+  let accepted = 0;
+  t.test('every special-purpose range: its kind, refused at registration and at connection, the embedded IPv4 address named', async (t) => {
+    for (const [address, range, kind, embedded] of TABLE) {
+      const refused = kind !== 'public';
+      const asLiteral = await urlRefusal(`https://${literal(address)}/hook`, false, resolvingTo(address));
+      const asName = await urlRefusal('https://hook.example.test/hook', false, resolvingTo(address));
+      const connection = await connectTo(address, false);
+      if (refused && (asLiteral === undefined || asName === undefined || connection.code === undefined)) accepted++;
+      t.equal(addressKind(address), kind, `${address} (${range}): ${kind}`);
+      if (!refused) {
+        t.same([asLiteral, asName, connection.code], [undefined, undefined, undefined], `${address} (${range}): may be delivered to`);
+        continue;
+      }
+      const written = new URL(`https://${literal(address)}/`).hostname.replace(/^\[|\]$/g, ''); // as the URL parser writes it
+      t.match(asLiteral, `refused: ${written} is a ${kind} address`, `${address} (${range}): a URL with it is refused`);
+      t.match(asName, `hook.example.test resolves to ${address} is a ${kind} address`, `${address} (${range}): a name resolving to it is refused`);
+      t.match(connection, { code: 'EWEBHOOKADDRESS', message: `hook.example.test: ${address} is a ${kind} address` }, `${address} (${range}): a delivery's connection is refused`);
+      if (embedded) t.match(asLiteral, `it embeds the IPv4 address ${embedded}`, `${address}: the refusal names ${embedded}`);
+    }
+    t.comment(`special-purpose addresses accepted somewhere (a URL, a name or a connection): ${accepted} of ${TABLE.filter(([, , kind]) => kind !== 'public').length}`);
+  });
+
+  t.test('with WEBHOOK_ALLOW_LOOPBACK, loopback is allowed and nothing else: no IPv6 form embedding 127.0.0.1', async (t) => {
+    for (const [address, , kind] of TABLE) {
+      const allowed = kind === 'public' || kind === 'loopback';
+      const connection = await connectTo(address, true);
+      t.equal(connection.code, allowed ? undefined : 'EWEBHOOKADDRESS', `${address}: ${allowed ? 'allowed' : 'refused'} with loopback allowed`);
+    }
+  });
+
+  t.test('the forms an attacker would try: refused however the address is written', async (t) => {
+    const forms: [string, RegExp][] = [
+      ['https://0x7f.1/hook', /127\.0\.0\.1 is a loopback address/],
+      ['https://2130706433/hook', /127\.0\.0\.1 is a loopback address/],
+      ['https://0177.0.0.1/hook', /127\.0\.0\.1 is a loopback address/],
+      ['https://127.1/hook', /127\.0\.0\.1 is a loopback address/],
+      ['https://0x7f000001/hook', /127\.0\.0\.1 is a loopback address/],
+      ['https://0xa9.0xfe.0xa9.0xfe/latest', /169\.254\.169\.254 is a link-local address/],
+      ['https://2852039166/latest', /169\.254\.169\.254 is a link-local address/],
+      ['https://10.1/hook', /10\.0\.0\.1 is a private address/],
+      ['https://[::FFFF:A9FE:A9FE]/latest', /link-local address.*169\.254\.169\.254/],
+      ['https://[0:0:0:0:0:ffff:169.254.169.254]/latest', /link-local address.*169\.254\.169\.254/],
+      ['https://[0000:0000:0000:0000:0000:0000:0000:0001]/hook', /::1 is a loopback address/],
+      ['https://[FE80::1]/hook', /fe80::1 is a link-local address/],
+      ['https://[FEC0::1]/hook', /fec0::1 is a private address/],
+      ['https://[2002:0A00:0001:0000:0000:0000:0000:0001]/hook', /reserved address.*10\.0\.0\.1/],
+      ['https://[::10.0.0.1]/hook', /reserved address.*10\.0\.0\.1/],
+      ['https://[::ffff:0:10.0.0.1]/hook', /reserved address.*10\.0\.0\.1/],
+      ['https://[64:FF9B::10.0.0.1]/hook', /reserved address.*10\.0\.0\.1/],
+      ['https://[fe80::1%25eth0]/hook', /must be an absolute URL/],
+      ['https://[fe80::1%eth0]/hook', /must be an absolute URL/],
+    ];
+    let through = 0;
+    for (const [url, reason] of forms) {
+      const refusal = await urlRefusal(url, false, resolvingTo('93.184.216.34'));
+      if (refusal === undefined) through++;
+      t.match(refusal, reason, `${url}: refused`);
+    }
+    t.comment(`attacker's forms accepted: ${through} of ${forms.length}`);
+    // Names resolving to the same addresses written otherwise (a resolver's answer is judged by value, zone ids and case aside).
+    for (const address of ['FE80::1', 'fe80::1%eth0', '::FFFF:7F00:1', '0:0:0:0:0:0:0:1', '2002:0a00:0001::', '::ffff:0:0a00:0001']) {
+      t.equal((await connectTo(address, false)).code, 'EWEBHOOKADDRESS', `a name resolving to ${address}: refused at the connection`);
+    }
+  });
+});
+
+t.test('webhook-name-resolver', async (t) => {
+  /**
+   * The resolver of webhook host names (src/infra/name-resolver.ts) against a DNS server of the test's
+   * own on 127.0.0.1 (c-ares asks it instead of /etc/resolv.conf's): A and AAAA answers together, a
+   * name without an address refused as such, a name whose server never answers failing with ETIMEOUT
+   * within its bound, at most `concurrency` names at once with `waiting` more in line and the next
+   * refused at once (EBUSY), and `localhost` without any query. (That libuv's threads are left alone is
+   * shown where it matters, with PostgreSQL behind a host name: test/system/webhooks-hung-names.test.ts.)
+   */
+  /** The question's name and type (1 A, 28 AAAA) and where the question ends. */
+  function question(packet: Buffer): { name: string; type: number; end: number } {
+    const labels: string[] = [];
+    let at = 12;
+    for (; packet[at]! > 0; at += packet[at]! + 1) labels.push(packet.subarray(at + 1, at + 1 + packet[at]!).toString('latin1'));
+    return { name: labels.join('.'), type: packet.readUInt16BE(at + 1), end: at + 5 };
+  }
+
+  /** An answer to `packet`: its rcode (0, or 3 for NXDOMAIN) and these A or AAAA records. */
+  function answer(packet: Buffer, rcode: number, records: Buffer[], type: number): Buffer {
+    const q = question(packet);
+    const header = Buffer.alloc(12);
+    packet.copy(header, 0, 0, 2);
+    header.writeUInt16BE(0x8180 | rcode, 2);
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(records.length, 6);
+    const rrs = records.map((rdata) => {
+      const rr = Buffer.alloc(12);
+      rr.writeUInt16BE(0xc00c, 0);
+      rr.writeUInt16BE(type, 2);
+      rr.writeUInt16BE(1, 4);
+      rr.writeUInt32BE(60, 6);
+      rr.writeUInt16BE(rdata.length, 10);
+      return Buffer.concat([rr, rdata]);
+    });
+    return Buffer.concat([header, packet.subarray(12, q.end), ...rrs]);
+  }
+
+  const ZONE: Record<string, { a?: number[][]; aaaa?: number[][] }> = {
+    'public.hooks.test': { a: [[93, 184, 216, 34]], aaaa: [[0x26, 0x06, 0x47, 0, ...Array(11).fill(0), 1]] },
+    'v4only.hooks.test': { a: [[93, 184, 216, 35]] },
+  };
+
+  /** A DNS server on a free port: names of ZONE answered, `*.hang.test` never, anything else NXDOMAIN. */
+  async function dnsServer(t: Test): Promise<{ port: number; asked: string[] }> {
+    const asked: string[] = [];
+    const server: Socket = createSocket('udp4');
+    server.on('message', (packet, peer) => {
+      const q = question(packet);
+      asked.push(`${q.name}/${q.type === 1 ? 'A' : 'AAAA'}`);
+      if (q.name.endsWith('.hang.test')) return;
+      const entry = ZONE[q.name];
+      const records = (q.type === 1 ? entry?.a : entry?.aaaa) ?? [];
+      server.send(answer(packet, entry ? 0 : 3, records.map((r) => Buffer.from(r)), q.type), peer.port, peer.address);
+    });
+    await new Promise<void>((resolve) => server.bind(0, '127.0.0.1', resolve));
+    t.teardown(() => server.close());
+    return { port: (server.address() as AddressInfo).port, asked };
+  }
+
+  const resolve = (resolver: ReturnType<typeof boundedResolver>, name: string, family: 0 | 4 | 6 = 0) =>
+    new Promise<{ code?: string; message?: string; addresses?: LookupAddress[]; ms: number }>((done) => {
+      const started = performance.now();
+      resolver(name, family, (err, addresses) => done(err ? { code: err.code, message: err.message, ms: performance.now() - started } : { addresses, ms: performance.now() - started }));
+    });
+
+  t.test('answers, a name without an address, a name that never answers, localhost', async (t) => {
+    const dns = await dnsServer(t);
+    const resolver = boundedResolver({ timeoutMs: 500, servers: [`127.0.0.1:${dns.port}`] });
+    t.same((await resolve(resolver, 'public.hooks.test')).addresses, [{ address: '93.184.216.34', family: 4 }, { address: '2606:4700::1', family: 6 }], 'A and AAAA together');
+    t.same((await resolve(resolver, 'public.hooks.test', 6)).addresses, [{ address: '2606:4700::1', family: 6 }], 'one family when asked for one');
+    t.same((await resolve(resolver, 'v4only.hooks.test')).addresses, [{ address: '93.184.216.35', family: 4 }], 'no AAAA: the A records');
+    t.equal((await resolve(resolver, 'nowhere.hooks.test')).code, 'ENOTFOUND', 'NXDOMAIN: ENOTFOUND');
+    const hung = await resolve(resolver, 'x.hang.test');
+    t.equal(hung.code, 'ETIMEOUT', 'a server that never answers: ETIMEOUT');
+    t.match(hung.message, /no answer for x\.hang\.test within 500 ms/);
+    t.ok(hung.ms >= 450 && hung.ms < 5000, `within its bound, generously (${Math.round(hung.ms)} ms)`);
+    const before = dns.asked.length;
+    t.same((await resolve(resolver, 'localhost')).addresses, [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }], 'localhost: loopback');
+    t.same((await resolve(resolver, 'Receiver.LOCALHOST.', 4)).addresses, [{ address: '127.0.0.1', family: 4 }], 'a name under .localhost, any case, a final dot');
+    t.equal(dns.asked.length, before, 'without any query');
+  });
+
+  t.test('at most `concurrency` names at once, `waiting` more in line, the next refused at once; a turn freed is taken', async (t) => {
+    const dns = await dnsServer(t);
+    const resolver = boundedResolver({ timeoutMs: 800, concurrency: 2, waiting: 1, servers: [`127.0.0.1:${dns.port}`] });
+    let settled = 0;
+    const hung = ['a', 'b', 'c'].map((n) => resolve(resolver, `${n}.hang.test`).finally(() => settled++));
+    const refused = await resolve(resolver, 'public.hooks.test');
+    t.equal(refused.code, 'EBUSY', 'a fourth name is refused');
+    t.equal(settled, 0, 'at once: before any of the three hung ones gave up');
+    const [a, b, c] = await Promise.all(hung);
+    t.same([a!.code, b!.code, c!.code], ['ETIMEOUT', 'ETIMEOUT', 'ETIMEOUT'], 'the waiting one times out with the others: its wait counts');
+    t.same((await resolve(resolver, 'public.hooks.test', 4)).addresses, [{ address: '93.184.216.34', family: 4 }], 'the turns are given back');
+  });
 });

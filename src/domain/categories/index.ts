@@ -16,8 +16,8 @@ import { usage } from './usage.js';
  *   of the status object, the documents and the charts);
  * - one migration that widens the CHECK lists naming the categories (the `category` columns of
  *   `signal_latest`, `published_signals` and `signal_history`, and `assignments.signal_type`):
- *   test/unit/categories.test.ts compares the latest of each with this list;
- * - the tests: its transmissions, section and freshness (test/unit/categories.test.ts checks that it has
+ *   test/unit/status-rules.test.ts compares the latest of each with this list;
+ * - the tests: its transmissions, section and freshness (test/unit/status-rules.test.ts checks that it has
  *   every part, and that its examples pass its schemas);
  * The documents, the status object, the history, the admins' feed and the browser pages (their
  * `vocabulary.js`, ../page-words.ts) follow from this list.
