@@ -463,9 +463,10 @@ t.test('fixtures-property', async (t) => {
         setAt(fixture, path, value);
         await loadAndCheck(fixture, outcomes);
       }),
-      { numRuns: runs(250) },
+      // At every scale: few of the replaced values load, and some must.
+      { numRuns: 250 },
     );
-    t.equal(outcomes.loaded + outcomes.refused, runs(250), 'every fixture was loaded or refused');
+    t.equal(outcomes.loaded + outcomes.refused, 250, 'every fixture was loaded or refused');
     t.ok(outcomes.refused > 0, `${outcomes.refused} refused, the registry unchanged by each`);
     t.ok(outcomes.loaded > 0, `${outcomes.loaded} loaded, with their stations, and a second load changed nothing`);
   });
