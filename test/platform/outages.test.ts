@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import { type AddressInfo, connect as netConnect, createServer, type Socket } from 'node:net';
 import type { Worker } from 'bullmq';
 import t, { type Test } from 'tap';
+import { lasting } from '../helpers/scale.js';
 import { connect, DatabaseTimeoutError, isDatabaseUnavailable } from '../../db/connect.js';
 import { unbounded } from '../../db/deadline.js';
 import { migrate } from '../../db/migrate.js';
@@ -681,6 +682,9 @@ t.test('worker-outage-logs', async (t) => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** pino's levels: info 30, warn 40, error 50. */
   const INFO = 30;
+  /** How long Redis stays down, and how long the log is watched after each step (test/helpers/scale.ts). */
+  const OUTAGE_MS = lasting(6000, 2500);
+  const SETTLE_MS = lasting(3000, 1500);
 
   t.test('hrs serve with its five workers: one warning per Redis outage, one info line when it ends', async (t) => {
     const redis = await privateRedis(t);
@@ -697,30 +701,30 @@ t.test('worker-outage-logs', async (t) => {
 
     const beforeOutage = logs.lines.length;
     await redis.stop();
-    await sleep(6000);
+    await sleep(OUTAGE_MS);
     const outage = logs.lines.slice(beforeOutage).filter((l) => (l.level as number) >= INFO);
     t.same(
       outage.map((l) => [l.level, l.msg]),
       [[40, outage[0]?.msg]],
-      `one line in 6 s of outage (${outage.length}: ${[...new Set(outage.map((l) => l.msg))].join(' | ')})`,
+      `one line in ${OUTAGE_MS / 1000} s of outage (${outage.length}: ${[...new Set(outage.map((l) => l.msg))].join(' | ')})`,
     );
     t.match(outage[0]?.msg, /^Redis unavailable: /, 'the warning says what the platform does meanwhile');
 
     const beforeRecovery = logs.lines.length;
     await redis.start();
     await until('Redis is back', () => (platform.parts.redis.isReady ? true : undefined));
-    await sleep(3000);
+    await sleep(SETTLE_MS);
     const recovery = logs.lines.slice(beforeRecovery).filter((l) => (l.level as number) >= INFO);
     t.same(recovery.map((l) => [l.level, l.msg]), [[INFO, 'Redis available again']], `one info line when it ends (${recovery.length})`);
-    t.ok((recovery[0]?.down_ms as number) >= 6000, 'with how long it was down');
+    t.ok((recovery[0]?.down_ms as number) >= OUTAGE_MS, 'with how long it was down');
 
     // A second outage is reported again, once.
     const second = logs.lines.length;
     await redis.stop();
-    await sleep(3000);
+    await sleep(SETTLE_MS);
     await redis.start();
     await until('Redis is back', () => (platform.parts.redis.isReady ? true : undefined));
-    await sleep(3000);
+    await sleep(SETTLE_MS);
     t.same(
       logs.lines.slice(second).filter((l) => (l.level as number) >= INFO).map((l) => l.msg as string).map((m) => m.replace(/:.*/, '')),
       ['Redis unavailable', 'Redis available again'],
