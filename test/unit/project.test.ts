@@ -396,7 +396,7 @@ t.test('markdown-links', async (t) => {
       '```',
       '',
       "`npm run test:system` runs the system tier (spawned processes, daemons, failovers, Chromium), which needs Debian's",
-      '`chromium`, `nginx`, `haproxy` and `redis-sentinel` packages and takes about 40 minutes; CI runs both',
+      '`chromium`, `nginx`, `haproxy` and `redis-sentinel` packages and takes about a quarter of an hour; CI runs both',
       '([Tiers](docs/development.md#tiers)).',
     ], 'the two commands come first, then the system tier');
     const sections = lines.filter((line) => /^#{2,3} /.test(line)).map((line) => line.replace(/^#+ /, ''));
