@@ -453,7 +453,24 @@ t.test('webhooks-queue-outage', async (t) => {
     UPDATE webhook_subscriptions SET state = 'disabled', disabled_at = now(), disabled_reason = 'failing', failing_since = now() - interval '1 day',
       pending_message_id = ${messageId}, pending_body = ${body}, pending_first_seq = cursor_seq + 1, pending_last_seq = cursor_seq + 1, pending_changes = 0
     WHERE id = ${made.id}`;
-    workersOf(t, p);
+    // The webhook worker alone: what is tested is that webhooks need no Redis. (The BullMQ workers'
+    // own behaviour through a Redis outage is tested in test/platform/outages.test.ts.)
+    const config = p.parts.config;
+    const worker = await startWebhookWorker({
+      redis: p.parts.redis,
+      redisPrefix: config.redisPrefix,
+      sql: p.sql,
+      log: createLogger('silent'),
+      secretKey: config.webhookSecretKey!,
+      baseUrl: config.baseUrl,
+      timeoutMs: config.webhookTimeoutMs,
+      allowLoopback: true,
+      resolver: boundedResolver({ timeoutMs: config.webhookResolveTimeoutMs }),
+      giveUpAfterMs: config.webhookGiveUpAfterMs,
+      stations: () => p.parts.registry,
+      timing: TEST_TIMING,
+    });
+    t.teardown(() => worker.close());
 
     await redis.stop();
     await until('the client has seen Redis go', () => (p.parts.redis.isReady ? undefined : true));
