@@ -17,7 +17,7 @@ import { textQuery } from '../../src/http/query.js';
 import type { Request } from '../../src/http/request.js';
 import { Router } from '../../src/http/router.js';
 import { HttpServer } from '../../src/http/server.js';
-import { Closers } from '../../src/platform.js';
+import { Closers } from '../../src/platform-closers.js';
 import { logCapture } from '../helpers/platform.js';
 import { WsClient } from '../helpers/ws.js';
 
