@@ -43,6 +43,8 @@ t.test('outage', async (t) => {
     status: number;
     ms: number;
     retryAfter: string | null;
+    /** The problem's detail, for an error answer. */
+    detail?: string;
     /** When the request was sent (performance.now()). */
     startedAt: number;
   }
@@ -60,8 +62,9 @@ t.test('outage', async (t) => {
           headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
           body: JSON.stringify([{ hrs: 'BERLA', datetime: new Date().toISOString(), transmission_id: id, nozzles: [{ id: 'N1', available: true }], station: { maintenance: false, limitedly_available: false } }]),
         });
-        await res.arrayBuffer();
-        answers.push({ id, status: res.status, ms: performance.now() - started, retryAfter: res.headers.get('retry-after'), startedAt: started });
+        const text = await res.text();
+        const detail = res.status >= 400 ? (JSON.parse(text) as { detail?: string }).detail : undefined;
+        answers.push({ id, status: res.status, ms: performance.now() - started, retryAfter: res.headers.get('retry-after'), detail, startedAt: started });
         await sleep(40);
       }
     };
@@ -132,12 +135,18 @@ t.test('outage', async (t) => {
     const stored = new Set((await p.sql<{ transmission_id: string }[]>`SELECT transmission_id FROM signal_history`).map((r) => r.transmission_id));
     const acknowledged = answers.filter((a) => a.status === 204);
     t.same(acknowledged.filter((a) => !stored.has(a.id)).map((a) => a.id), [], 'every 204 is stored');
-    // Known defect, open: PostgreSQL shutting down can complete a COMMIT and close the connection before
-    // it confirms it; the platform then answers 503 "unavailable" (nothing applied) where it should say
-    // "it may have been applied", as it does when its own deadline passes after COMMIT was sent.
-    t.same(refused.filter((a) => stored.has(a.id)).map((a) => a.id), [], 'no 503 was committed', {
-      todo: 'a COMMIT confirmed by no one when PostgreSQL shuts down is answered as not applied',
-    });
+    // PostgreSQL shutting down can commit a change and end the connection before it confirms it: such a
+    // 503 must say the change may have been applied; every other 503 left nothing behind.
+    const mayHave = /it may have been applied/;
+    t.same(
+      refused.filter((a) => stored.has(a.id) && !mayHave.test(a.detail ?? '')).map((a) => ({ id: a.id, detail: a.detail })),
+      [],
+      `no 503 that says nothing was applied was committed (${refused.filter((a) => stored.has(a.id)).length} committed, each saying it may have been)`,
+    );
+    t.ok(
+      refused.every((a) => a.detail === 'The database is unavailable; try again later.' || mayHave.test(a.detail ?? '')),
+      'each 503 says the database is unavailable, or that the change may have been applied',
+    );
   });
 
   t.test('Redis stopped: imports still 204, revocation 200 at once, one warning and one info line, all JSON', async (t) => {
@@ -409,6 +418,57 @@ t.test('outage-database', async (t) => {
     // Its ROLLBACK would be written to the closed socket on the next turn of the event loop.
     await new Promise((resolve) => setTimeout(resolve, 300));
     t.equal((await sql`SELECT 1 AS one`)[0]?.one, 1, 'the pool goes on');
+  });
+
+  t.test('the server terminating the connection (shutting down) while a change runs: may have been applied; a read: unavailable', async (t) => {
+    const { config, sql: direct } = await freshDatabase(t);
+    await direct`CREATE TABLE ended_rows (id int)`;
+    /** A pool of its own for each case, its session named so that it can be found. */
+    const pool = async () => {
+      const sql = connect(config.databaseUrl, { timeoutMs: 10_000, max: 1, connection: { application_name: 'terminated-test' } });
+      t.teardown(() => sql.end({ timeout: 0 }));
+      await sql`SELECT 1`;
+      return sql;
+    };
+    let sql = await pool();
+    /** Ends the test's running backend as a shutting-down server does (SIGTERM: 57P01), once its statement runs. */
+    const terminateRunning = async () => {
+      for (let i = 0; i < 200; i++) {
+        const [row] = await direct<{ ended: boolean }[]>`
+          SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE application_name = 'terminated-test' AND state = 'active' AND query LIKE '%pg_sleep%'`;
+        if (row?.ended) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error('the statement never ran');
+    };
+    // The server sends admin_shutdown instead of an answer: it may have committed before (the client cannot tell).
+    const [change] = await Promise.all([timed(sql`INSERT INTO ended_rows SELECT 1 FROM pg_sleep(5)`), terminateRunning()]);
+    t.equal((change.err as { code?: string }).code, 'DATABASE_UNAVAILABLE', 'classified');
+    t.ok(change.err instanceof DatabaseTimeoutError && change.err.mayHaveApplied, `a change: may have been applied (${String(change.err)})`);
+    t.match(classifyUnavailable(change.err), { status: 503, detail: /may have been applied/ });
+    sql = await pool();
+    const [read] = await Promise.all([timed(sql`SELECT 1 FROM pg_sleep(5)`), terminateRunning()]);
+    t.ok(isDatabaseUnavailable(read.err) && !(read.err instanceof DatabaseTimeoutError), `a read keeps the server's own error (${String(read.err)})`);
+    t.equal(classifyUnavailable(read.err)?.detail, 'The database is unavailable; try again later.', 'a read: unavailable, nothing to apply');
+    // A transaction whose COMMIT meets the termination: a deferred trigger keeps COMMIT running.
+    await direct.unsafe(`
+      CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$;
+      CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON ended_rows DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();`);
+    const terminateCommit = async () => {
+      for (let i = 0; i < 200; i++) {
+        const [row] = await direct<{ ended: boolean }[]>`
+          SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
+          WHERE application_name = 'terminated-test' AND state = 'active' AND query ILIKE 'commit%'`;
+        if (row?.ended) return;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      throw new Error('COMMIT never ran');
+    };
+    sql = await pool();
+    const [commit] = await Promise.all([timed(sql.begin(async (tx) => void (await tx`INSERT INTO ended_rows VALUES (2)`))), terminateCommit()]);
+    t.ok(commit.err instanceof DatabaseTimeoutError && commit.err.mayHaveApplied, `a COMMIT: may have been applied (${String(commit.err)})`);
+    t.same(await direct`SELECT id FROM ended_rows`, [], 'here it was not (terminated inside COMMIT): the answer could not tell, and said so');
   });
 
   t.test('a failover while a change is out: its 503 says whether it may have been applied', async (t) => {
