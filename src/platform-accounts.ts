@@ -32,7 +32,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
   const { config, log, sql, redis, announcements } = parts;
   const { baseUrl, mailQueue, limiter } = wiring;
   const personalTokens = new PersonalTokens(sql, { reminderOffsetsMs: config.tokenReminderOffsetsMs });
-  const mail = new MailProducer(mailQueue, redis, log);
+  const mail = new MailProducer(mailQueue, redis, log, config.mailRetryMs);
   const committed = async (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => {
     await mail.schedule(change.mail);
     await announcements.tokenEvents(change.events);

@@ -55,6 +55,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
       mailFrom: config.mailFrom,
       log,
       claimMs: config.mailClaimMs,
+      retryMs: config.mailRetryMs,
       outbox: {
         sql,
         queue,
@@ -122,6 +123,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
       allowLoopback: config.webhookAllowLoopback,
       resolver: boundedResolver({ timeoutMs: config.webhookResolveTimeoutMs }),
       giveUpAfterMs: config.webhookGiveUpAfterMs,
+      mailRetryMs: config.mailRetryMs,
       stations: ports.stations,
       timing: ports.webhookTiming,
     });

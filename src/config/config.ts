@@ -104,6 +104,11 @@ export const envSchema = z
     PORTAL_SESSION_MAX: seconds(12 * 3600),
     REVEAL_LINK_TTL: seconds(7 * 24 * 3600),
     MAIL_CLAIM_SECONDS: seconds(120),
+    MAIL_RETRY_DELAY: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .min(0.1, 'must be at least 0.1')
+      .max(3600, 'must be at most 3600')
+      .default(5),
     IMPORT_V2_RATE_LIMIT: requests(300),
     IMPORT_V1_RATE_LIMIT: requests(3000),
     EXPORT_V1_RATE_LIMIT: requests(600),
@@ -273,6 +278,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     portalSessionMaxMs: env.PORTAL_SESSION_MAX * 1000,
     revealLinkTtlMs: env.REVEAL_LINK_TTL * 1000,
     mailClaimMs: env.MAIL_CLAIM_SECONDS * 1000,
+    mailRetryMs: Math.round(env.MAIL_RETRY_DELAY * 1000),
     metricsToken: env.METRICS_TOKEN,
     databaseTimeoutMs: env.DATABASE_TIMEOUT * 1000,
     redisTimeoutMs: env.REDIS_TIMEOUT * 1000,

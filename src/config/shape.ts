@@ -65,6 +65,11 @@ export interface Config {
    * up to BullMQ's 30 s); tests shorten it.
    */
   mailClaimMs: number;
+  /**
+   * The delay before a token e-mail's first retry after a temporary failure (an SMTP 4xx, a connection
+   * error), doubling with each further one (MAIL_RETRY_DELAY; 5 s by default); tests shorten it.
+   */
+  mailRetryMs: number;
   /** A second bearer token for `/metrics` only (scrapers); ADMIN_TOKEN is always accepted there too. */
   metricsToken: string | undefined;
   /** How long a request waits for PostgreSQL (connecting, a statement) before it is answered 503. */

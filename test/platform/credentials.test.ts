@@ -17,14 +17,30 @@ import { closeRedis, openRedis } from '../../src/infra/redis.js';
 import { credentialReminderKey, writeCredentialReminders } from '../../src/registry/credential-reminders.js';
 import { PersonalTokens } from '../../src/registry/personal-tokens.js';
 import { startWorkers, type Workers } from '../../workers/index.js';
-import { OUTBOX_JOB, SWEEP_JOB } from '../../workers/mail/job.js';
+import { OUTBOX_JOB, outboxJobId, SWEEP_JOB } from '../../workers/mail/job.js';
 import { scheduleMail, sweepMail } from '../../workers/mail/outbox.js';
 import { openQueue, QUEUES } from '../../workers/queues.js';
 import { baseFixture } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, redisKeys, startTestPlatform, testConfig, type TestPlatform } from '../helpers/platform.js';
 import { type ReceivedMail, smtpSink } from '../helpers/smtp.js';
+import { lasting } from '../helpers/scale.js';
 import { until } from '../helpers/wait.js';
 import { WsClient } from '../helpers/ws.js';
+
+/**
+ * Once no e-mail of the outbox has a job left to run (waiting, delayed or under way): from then on
+ * nothing more is sent unless a job is added, so a count taken now is final.
+ */
+const outboxIdle = (queue: Queue) =>
+  until('no outbox job left to run', async () =>
+    (await queue.getJobs(['waiting', 'active', 'delayed', 'prioritized'])).some((j) => j.name === OUTBOX_JOB) ? undefined : true);
+
+/** Once every job named is completed (a delayed one has run). */
+const completed = (queue: Queue, ids: readonly string[]) =>
+  until(`jobs ${ids.join(', ')} to complete`, async () => {
+    for (const id of ids) if (!(await (await queue.getJob(id))?.isCompleted())) return undefined;
+    return true;
+  });
 
 t.test('credential-reminders', async (t) => {
   /**
@@ -183,7 +199,7 @@ t.test('credential-reminders', async (t) => {
       t.same((await writeCredentialReminders(p.sql, settings)).written, [], 'a later sweep writes nothing');
       t.equal((await sweepMail(p.sql, queue, p.parts.redis)).added, 0);
     }
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await outboxIdle(queue);
     t.equal(smtp.received.length, expected, 'each reminder once');
 
     const to = (needle: RegExp) => smtp.received.filter((r) => needle.test(r.mail.subject ?? '')).map((r) => r.to.join(',')).sort();
@@ -253,7 +269,7 @@ t.test('credential-reminders', async (t) => {
       return job && (await job.isCompleted()) ? job : undefined;
     }, 20_000);
     t.match(second.returnvalue, { reminded: 0, added: 0 }, 'the second sweep writes and adds nothing');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await outboxIdle(queue);
     t.same(smtp.received.map((r) => r.to.join(',')).sort(), ['m1@example.org', 'm2@example.org'], 'each manager once');
     const rows = await p.sql<{ key: string; state: string }[]>`SELECT key, state FROM mail_outbox WHERE token_id = ${token.id}`;
     t.equal(rows.length, 2);
@@ -501,7 +517,7 @@ t.test('mail-worker', async (t) => {
 t.test('token-mail-delivery', async (t) => {
   /**
    * The token e-mails end to end over real SMTP (smtp-server receiving, mailparser reading): created,
-   * the reminders on a shortened schedule at their time, an expiry changed twice (only the latest
+   * the reminders on a schedule of seconds at their time, an expiry changed twice (only the latest
    * reminders), revoked by the owner and by an admin (no reminder after), a Redis flush made good by the
    * sweep, a 4xx then 250 delivered once, a 5xx failed and listed for admins, and the ledger refusing
    * a second delivery of the same e-mail.
@@ -512,11 +528,18 @@ t.test('token-mail-delivery', async (t) => {
 
 
   /** The platform with the standard registry, its workers (mail included) and a lifecycle bound to it. */
-  async function setup(t: Test, reminders = '8s,4s') {
+  async function setup(t: Test, reminders = '2s,1s') {
     const smtp = await smtpSink(t);
     const p = await startTestPlatform(t, {
       fixture: baseFixture(),
-      env: { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM, TOKEN_REMINDERS: reminders, MAIL_TIME_ZONE: 'Europe/Berlin' },
+      env: {
+        SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+        MAIL_FROM,
+        TOKEN_REMINDERS: reminders,
+        MAIL_TIME_ZONE: 'Europe/Berlin',
+        // A delivery refused for the moment is tried again after this long: the default's 5 s at the full scale.
+        MAIL_RETRY_DELAY: String(lasting(5, 0.2)),
+      },
     });
     const workers = startWorkers(p.parts.config, p.parts.redis, p.sql, createLogger('silent'));
     t.teardown(() => workers.close());
@@ -525,7 +548,7 @@ t.test('token-mail-delivery', async (t) => {
     // The expiry bounds (a day at least) are the API's rule: the e-mails are tested on a schedule of seconds.
     const tokens = new PersonalTokens(p.sql, { reminderOffsetsMs: p.parts.config.tokenReminderOffsetsMs, checkExpiry: () => null });
     const log = createLogger('silent');
-    return { smtp, p, queue, tokens, schedule: (mail: Parameters<typeof scheduleMail>[1]) => scheduleMail(queue, mail, log) };
+    return { smtp, p, queue, tokens, schedule: (mail: Parameters<typeof scheduleMail>[1]) => scheduleMail(queue, mail, log, undefined, p.parts.config.mailRetryMs) };
   }
 
   const subjects = (smtp: { received: ReceivedMail[] }) => smtp.received.map((r) => r.mail.subject);
@@ -542,11 +565,12 @@ t.test('token-mail-delivery', async (t) => {
     });
 
   t.test('created, then each reminder at its time, once; plain text and HTML, never the value', async (t) => {
-    const { smtp, tokens, schedule, p } = await setup(t);
+    const { smtp, tokens, schedule, p, queue } = await setup(t);
     const feed = await WsClient.connect(`${p.url.replace('http:', 'ws:')}/admin/v1/live`, { Authorization: `Bearer ${ADMIN_TOKEN}` });
     t.teardown(() => feed.close());
     await feed.nextOf('snapshot');
-    const expiresAt = new Date(Date.now() + 14 * SECOND);
+    // The reminders 2 s and 1 s before: the created e-mail has two seconds to arrive first.
+    const expiresAt = new Date(Date.now() + 4 * SECOND);
     const created = await tokens.create('alice', 'laptop', expiresAt);
     await schedule(created.mail);
     await until('the created e-mail', () => (smtp.received.length >= 1 ? true : undefined));
@@ -562,7 +586,7 @@ t.test('token-mail-delivery', async (t) => {
     t.match(first.mail.messageId, /@hrs\.example>$/, 'a deterministic Message-ID on the sender\'s domain');
     await until('both reminders', () => (smtp.received.length >= 3 ? true : undefined), 20_000);
     t.match(subjects(smtp), [/created/i, /expires in 30 days/i, /expires in 7 days/i], 'the reminders in order');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await outboxIdle(queue);
     t.equal(smtp.received.length, 3, 'each once');
     await until('the ledger', async () => ((await states(p, created.token.id)).every((s) => s.endsWith(' sent')) ? true : undefined));
     const reminded = [await feed.nextOf('token', 10_000), await feed.nextOf('token', 10_000)];
@@ -574,12 +598,12 @@ t.test('token-mail-delivery', async (t) => {
   });
 
   t.test('expiry changed twice: exactly the latest reminders; revoked: the revocation, no reminder after', async (t) => {
-    const { smtp, tokens, schedule, p } = await setup(t, '6s,3s');
+    const { smtp, tokens, schedule, p, queue } = await setup(t);
     const created = await tokens.create('alice', 'ci', new Date(Date.now() + 60 * SECOND));
     await schedule(created.mail);
     const second = new Date(Date.now() + 40 * SECOND);
     await schedule((await tokens.changeExpiry(created.token.id, second)).mail);
-    const latest = new Date(Date.now() + 9 * SECOND);
+    const latest = new Date(Date.now() + 3 * SECOND);
     await schedule((await tokens.changeExpiry(created.token.id, latest)).mail);
     await until('the latest reminders', () => (smtp.received.length >= 3 ? true : undefined), 20_000);
     t.same((await settled(p, created.token.id)).filter((s) => !s.endsWith('cancelled')), [
@@ -589,12 +613,15 @@ t.test('token-mail-delivery', async (t) => {
     ], 'the latest expiry\'s reminders sent');
     t.equal((await states(p, created.token.id)).filter((s) => s.endsWith('cancelled')).length, 4, 'the four earlier ones cancelled');
 
-    const other = await tokens.create('alice', 'phone', new Date(Date.now() + 9 * SECOND));
+    const other = await tokens.create('alice', 'phone', new Date(Date.now() + 3 * SECOND));
     await schedule(other.mail);
     const revoked = await tokens.revoke(other.token.id, 'owner');
     await schedule(revoked!.mail);
     await until('the revocation', () => (smtp.received.some((r) => /phone.*revoked/i.test(r.mail.subject ?? '')) ? true : undefined));
-    await new Promise((resolve) => setTimeout(resolve, 8 * SECOND));
+    // Its reminders' jobs, due 1 s and 2 s after it was made, have run (and found them cancelled).
+    const reminders = await p.sql<{ key: string }[]>`SELECT key FROM mail_outbox WHERE token_id = ${other.token.id} AND key LIKE '%:expiring:%'`;
+    t.equal(reminders.length, 2, 'its two reminders were meant');
+    await completed(queue, reminders.map((r) => outboxJobId(r.key)));
     const phone = subjects(smtp).filter((s) => /phone/.test(s ?? ''));
     t.equal(phone.length, 2, 'created and revoked, no reminder');
     t.match(smtp.received.find((r) => /phone.*revoked/i.test(r.mail.subject ?? ''))!.mail.text, /you revoked|by you/i);
@@ -615,11 +642,11 @@ t.test('token-mail-delivery', async (t) => {
   });
 
   t.test('nothing lost: Redis flushed, the sweep gives the reminders their jobs again', async (t) => {
-    const { smtp, tokens, p, queue } = await setup(t, '6s,3s');
+    const { smtp, tokens, p, queue } = await setup(t);
     // The workers sweep once as they start: that sweep must be over before the token exists, or it,
     // not the one below, would give the e-mails their jobs.
     await until('the workers\' first sweep', async () => ((await queue.getJobs(['completed'])).some((j) => j.name === SWEEP_JOB) ? true : undefined), 20_000);
-    const created = await tokens.create('alice', 'flushed', new Date(Date.now() + 10 * SECOND));
+    const created = await tokens.create('alice', 'flushed', new Date(Date.now() + 3 * SECOND));
     // Never scheduled (as if Redis had been flushed after the commit): the sweep finds all three.
     const swept = await sweepMail(p.sql, queue, p.parts.redis);
     t.same(swept, { unsent: 3, added: 3 });
@@ -641,7 +668,7 @@ t.test('token-mail-delivery', async (t) => {
 
     // The ledger: another job for the same e-mail (a duplicate) sends nothing.
     await queue.add(OUTBOX_JOB, { key: `token:${created.token.id}:created` }, { jobId: 'duplicate-of-created' });
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await completed(queue, ['duplicate-of-created']);
     t.equal(smtp.received.length, 1, 'once, whatever the jobs');
 
     smtp.refuse(550);

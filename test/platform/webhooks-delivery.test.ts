@@ -22,6 +22,23 @@ import { until } from '../helpers/wait.js';
 import { checkResends, events, head, loggedSeqs, withEvents } from '../helpers/webhook-outage.js';
 import { deliveredChanges, receiver, subscribe, TEST_TIMING, webhookKey, workersOf } from '../helpers/webhooks.js';
 
+/**
+ * Once the webhook worker has gone through the subscription's changes up to `seq` (its cursor there, no
+ * message pending): what its receiver got by then is all it gets of them.
+ */
+const caughtUp = (p: TestPlatform, id: string, seq: string) =>
+  until(`subscription ${id} through seq ${seq}`, async () => {
+    const [row] = await p.sql<{ cursor_seq: string; pending_message_id: string | null }[]>`
+    SELECT cursor_seq::text, pending_message_id FROM webhook_subscriptions WHERE id = ${id}`;
+    return BigInt(row!.cursor_seq) >= BigInt(seq) && row!.pending_message_id === null ? true : undefined;
+  });
+
+/**
+ * What must not be delivered would be by now: the worker claims a due subscription on the change's
+ * notification, else at its next poll (every TEST_TIMING.pollEveryMs); two polls pass without it.
+ */
+const quiet = () => new Promise((resolve) => setTimeout(resolve, 2 * TEST_TIMING.pollEveryMs!));
+
 t.test('webhooks-delivery', async (t) => {
   /**
    * Webhook delivery end to end: subscriptions made as rows (their secrets sealed), changes made through
@@ -128,7 +145,9 @@ t.test('webhooks-delivery', async (t) => {
     t.same(got.find((c) => c.type === 'station.deleted'), { seq: got.find((c) => c.type === 'station.deleted')!.seq, type: 'station.deleted', hrs_id: 'HAMBG', at: got.find((c) => c.type === 'station.deleted')!.at }, 'a removal says nothing more');
 
     await until('the filtered receivers', () => (deliveredChanges(hamburg).length >= 2 && deliveredChanges(berlinBox).length >= 1 ? true : undefined));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // HAMBG's subscription through its last change; the box's through the last (the rest skipped as outside).
+    await caughtUp(p, subHam.id, expected.filter((c) => c.hrs_id === 'HAMBG').at(-1)!.seq);
+    await caughtUp(p, subBox.id, expected.at(-1)!.seq);
     t.same(
       deliveredChanges(hamburg).map((c) => `${c.type} ${c.hrs_id}`),
       expected.filter((c) => c.hrs_id === 'HAMBG').map((c) => `${c.type} ${c.hrs_id}`),
@@ -186,7 +205,7 @@ t.test('webhooks-delivery', async (t) => {
     t.equal(r.received.length, 1, 'one attempt');
     (f.stations[0] as Station).name = 'Berlin Airport (renamed again)';
     await p.load(f);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await quiet();
     t.equal(r.received.length, 1, 'nothing after the 410');
   });
 
@@ -216,7 +235,11 @@ t.test('webhooks-delivery', async (t) => {
     t.match(byId.get(subs[3]!.id)!.error, /^refused: 169\.254\.169\.254 is a link-local address/, 'the metadata address');
     t.match(byId.get(subs[4]!.id)!.error, /^refused: fe80::1 is a link-local address/, 'IPv6 link-local');
     t.ok(failures.every((f) => f.status_code === null && f.latency_ms === null), 'no status, no latency: nothing was sent');
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Retried (after TEST_TIMING's backoff) and refused again, each: still no connection.
+    await until('a retry refused for each', async () => {
+      const rows = await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_deliveries GROUP BY subscription_id`;
+      return rows.length === subs.length && rows.every((row) => row.n >= 2) ? true : undefined;
+    });
     t.equal(r.connections(), 0, 'the receiver on loopback was never connected to');
     const states = await p.sql<{ state: string; failing_since: Date | null }[]>`SELECT state, failing_since FROM webhook_subscriptions`;
     t.ok(states.every((s) => s.state === 'active' && s.failing_since !== null), 'failing (retried until the give-up time), still active');
@@ -274,7 +297,7 @@ t.test('webhooks-delivery', async (t) => {
     t.match(s, { type: 'status.changed', hrs_id: 'BERLA', ...status }, 'status.changed spreads category, freshness, status');
     t.match(o, { type: 'fuelling_option.changed', hrs_id: 'BERLA', ...option }, 'fuelling_option.changed spreads the option summary');
     t.same(Object.keys(s!), ['seq', 'type', 'hrs_id', 'at', 'category', 'freshness', 'status'], 'common fields first');
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await quiet();
     t.equal(other.received.length, 0, 'a subscription to events receives none of them');
   });
 
@@ -312,7 +335,8 @@ t.test('webhooks-delivery', async (t) => {
     (f.stations[0] as Station).name = 'Berlin Airport (outside the box)';
     await p.load(f);
     await until('the creation', () => (deliveredChanges(r).length >= 1 ? true : undefined));
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const [last] = await p.sql<{ seq: string }[]>`SELECT max(seq)::text AS seq FROM change_log WHERE topic = 'station'`;
+    await caughtUp(p, sub.id, last!.seq);
     t.same(deliveredChanges(r).map((c) => `${c.type} ${c.hrs_id}`), ['station.created MUNCH'], 'MUNCH in the box, BERLA not');
   });
 
@@ -342,8 +366,6 @@ t.test('webhooks-outage', async (t) => {
    * delivery's state and queue are PostgreSQL's: nothing lost). A receiver down for two minutes, then back:
    * receiver-down-webhooks.test.ts.
    */
-  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
   t.test('giving up disables the subscription and e-mails its owner once', async (t) => {
     const smtp = await smtpSink(t);
     const p = await startTestPlatform(t, {
@@ -380,7 +402,7 @@ t.test('webhooks-outage', async (t) => {
       return row?.state === 'sent' ? true : undefined;
     });
     await p.load(withEvents([], 'Berlin Airport (renamed again)'));
-    await sleep(2000);
+    await quiet();
     t.equal(r.received.length, attempts, 'nothing sent to a disabled subscription');
     t.equal(smtp.received.length, 1, 'one e-mail');
 
@@ -420,12 +442,12 @@ t.test('webhooks-outage', async (t) => {
     await until('a failed attempt', () => (r.received.length >= 1 ? true : undefined));
     await redis.stop();
     await p.load(withEvents(events(10, 8), 'Berlin Airport T3'));
-    await sleep(1000);
+    await until('the client has seen Redis go', () => (p.parts.redis.isReady ? undefined : true));
     await redis.start();
     r.state.answer = () => 200;
     const expected = await loggedSeqs(p, start);
     await until('every change delivered after the restart', () => (deliveredChanges(r).length >= expected.length ? true : undefined), 40_000);
-    await sleep(1000);
+    await caughtUp(p, sub.id, expected.at(-1)!.seq);
     t.same(deliveredChanges(r).map((c) => ({ seq: c.seq, hrs_id: c.hrs_id, type: c.type })), expected, 'every change once, in order');
     checkResends(t, r.received);
   });
@@ -545,8 +567,12 @@ t.test('webhooks-round-trips', async (t) => {
       await closeRedis(monitor);
       await closeRedis(workerRedis);
     });
-    // Settled: the start's sweep is over and nothing is due.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // Settled: the start's sweep is over and nothing is due (no statement for 300 ms).
+    await until('the worker idle', async () => {
+      const seen = statements;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return statements === seen ? true : undefined;
+    });
     const [sqlBefore, redisBefore] = [statements, commands];
     for (let i = 1; i <= MESSAGES; i++) {
       await p.load(withEvents([], `Berlin Airport ${i}`));

@@ -17,8 +17,11 @@ import { OUTBOX_JOB, SWEEP_JOB, outboxJobId, type OutboxJob } from './job.js';
 const SWEEP_SCHEDULER = 'mail-sweep';
 const SWEEP_PAGE = 5000;
 
-/** A due e-mail's job options: deterministic id, its delay, and the retries with exponential backoff. */
-function jobOf(key: string, dueAt: Date, now: number) {
+/** The first retry's delay of an e-mail whose delivery failed for the moment, unless MAIL_RETRY_DELAY says otherwise. */
+export const MAIL_RETRY_MS = 5000;
+
+/** A due e-mail's job options: deterministic id, its delay, and the retries with exponential backoff from `retryMs`. */
+function jobOf(key: string, dueAt: Date, now: number, retryMs: number) {
   return {
     name: OUTBOX_JOB,
     data: { key } satisfies OutboxJob,
@@ -26,7 +29,7 @@ function jobOf(key: string, dueAt: Date, now: number) {
       jobId: outboxJobId(key),
       delay: Math.max(0, dueAt.getTime() - now),
       attempts: 10,
-      backoff: { type: 'exponential', delay: 5000 },
+      backoff: { type: 'exponential', delay: retryMs },
       removeOnComplete: { age: 24 * 3600, count: 10_000 },
       removeOnFail: { age: 14 * 24 * 3600 },
     },
@@ -39,13 +42,14 @@ const SCHEDULE_WAIT_MS = 2000;
 /**
  * Gives each intent its job; never throws and never waits long: with Redis away (not ready, or no
  * answer within two seconds) the intents stay in the outbox and the sweep gives them their jobs.
- * Returns how many were added.
+ * `retryMs`: the first retry's delay after a temporary failure (MAIL_RETRY_DELAY). Returns how many were added.
  */
 export async function scheduleMail(
   queue: Queue,
   intents: readonly { key: string; dueAt: Date }[],
   log: Logger,
   redis?: Redis,
+  retryMs = MAIL_RETRY_MS,
 ): Promise<number> {
   if (intents.length === 0) return 0;
   if (redis && !redisUsable(redis)) {
@@ -54,7 +58,7 @@ export async function scheduleMail(
   }
   try {
     const now = Date.now();
-    await within(addJobs(queue, intents.map((i) => jobOf(i.key, i.dueAt, now))), SCHEDULE_WAIT_MS, () => new RedisDeadlineError(`the e-mails' deadline (${SCHEDULE_WAIT_MS} ms) passed before Redis answered`));
+    await within(addJobs(queue, intents.map((i) => jobOf(i.key, i.dueAt, now, retryMs))), SCHEDULE_WAIT_MS, () => new RedisDeadlineError(`the e-mails' deadline (${SCHEDULE_WAIT_MS} ms) passed before Redis answered`));
     return intents.length;
   } catch (err) {
     // During a Redis outage its one warning says so (src/infra/redis-outage.ts): a debug line.
@@ -79,9 +83,9 @@ export async function within<T>(promise: Promise<T>, ms: number, timedOut: () =>
 /**
  * Makes sure every unsent e-mail of the outbox has its job: adds the ones missing (an existing job,
  * waiting or delayed, is left as it is, since ids are deterministic). Returns how many it looked at
- * and how many it added.
+ * and how many it added. The jobs added retry after `retryMs` first, as `scheduleMail`'s do.
  */
-export async function sweepMail(sql: Sql, queue: Queue, redis: Redis): Promise<{ unsent: number; added: number }> {
+export async function sweepMail(sql: Sql, queue: Queue, redis: Redis, retryMs = MAIL_RETRY_MS): Promise<{ unsent: number; added: number }> {
   let after = '0';
   let unsent = 0;
   let added = 0;
@@ -98,7 +102,7 @@ export async function sweepMail(sql: Sql, queue: Queue, redis: Redis): Promise<{
     const missing = page.filter((_, i) => Number(exists[i]) === 0);
     if (missing.length > 0) {
       const now = Date.now();
-      await addJobs(queue, missing.map((row) => jobOf(row.key, row.due_at, now)));
+      await addJobs(queue, missing.map((row) => jobOf(row.key, row.due_at, now, retryMs)));
       added += missing.length;
     }
   }

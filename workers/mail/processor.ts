@@ -66,6 +66,8 @@ export interface MailWorkerOptions {
    * worker that died comes back to another about when its claim lapses.
    */
   claimMs?: number;
+  /** The first retry's delay of the jobs the sweep gives token e-mails (MAIL_RETRY_DELAY; 5 s by default). */
+  retryMs?: number;
   /** How many jobs this worker processes at once (each its own SMTP conversation); MAIL_WORKER_CONCURRENCY unless given. */
   concurrency?: number;
 }
@@ -181,7 +183,7 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
         const reminded = outbox.reminders
           ? (await writeCredentialReminders(outbox.sql, { ...outbox.reminders, log })).written.length
           : 0;
-        const swept = await sweepMail(outbox.sql, outbox.queue, options.redis);
+        const swept = await sweepMail(outbox.sql, outbox.queue, options.redis, options.retryMs);
         if (reminded > 0) log.info({ reminders: reminded }, 'expiry reminders of import and legacy export tokens written');
         if (swept.added > 0) log.info(swept, 'token e-mails given their jobs again');
         return { ...swept, reminded };

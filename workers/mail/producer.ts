@@ -2,7 +2,7 @@ import type { Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { MailIntent } from '../../db/queries/token-mail.js';
 import { RedisDeadlineError, RedisNotConnectedError, redisUsable, type Redis } from '../../src/infra/redis.js';
-import { scheduleMail, within } from './outbox.js';
+import { MAIL_RETRY_MS, scheduleMail, within } from './outbox.js';
 
 /**
  * The mail producer: what the API process uses to queue e-mail. Token e-mails go through the outbox
@@ -25,11 +25,13 @@ export class MailProducer {
     private readonly queue: Queue,
     private readonly redis: Redis,
     private readonly log: Logger,
+    /** The first retry's delay of a token e-mail after a temporary failure (MAIL_RETRY_DELAY). */
+    private readonly retryMs = MAIL_RETRY_MS,
   ) {}
 
   /** Gives the committed token e-mails their jobs; never throws (the outbox sweep makes up for what it misses). */
   async schedule(intents: readonly MailIntent[]): Promise<void> {
-    await scheduleMail(this.queue, intents, this.log, this.redis);
+    await scheduleMail(this.queue, intents, this.log, this.redis, this.retryMs);
   }
 
   /**

@@ -41,6 +41,8 @@ export interface WebhookWorkerOptions extends Pick<DeliveryContext, 'sql' | 'log
   redis: Redis;
   redisPrefix: string;
   timing?: Partial<WebhookTiming>;
+  /** The first retry's delay of a disabled subscription's e-mail after a temporary failure (MAIL_RETRY_DELAY). */
+  mailRetryMs?: number;
 }
 
 export interface WebhookWorker {
@@ -67,7 +69,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     giveUpAfterMs: timing.giveUpAfterMs ?? options.giveUpAfterMs,
     backoff: timing.backoff,
     stations: options.stations,
-    scheduleMail: async (intent) => void (await scheduleMail(mailQueue, [intent], log, options.redis)),
+    scheduleMail: async (intent) => void (await scheduleMail(mailQueue, [intent], log, options.redis, options.mailRetryMs)),
   };
   // A claim outlasts any attempt (its deadline) and the writes around it; a dead worker's lapses after it.
   const leaseMs = options.timeoutMs + 30_000;
