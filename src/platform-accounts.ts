@@ -42,7 +42,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
   const tokensChanged = () => announcements.tokensChanged();
   const editor = new RegistryEditor(sql, async (change) => {
     await announcements.registryChanged(change);
-  });
+  }, parts.clock);
   const admin = adminApi(server, {
     adminToken: config.adminToken, sql, tokensChanged, personalTokens, committed, editor,
     baseUrl, revealLinkTtlMs: config.revealLinkTtlMs, timeZone: config.mailTimeZone, sendMail,
