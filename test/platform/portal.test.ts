@@ -853,7 +853,7 @@ t.test('portal-layout-lifecycle', async (t) => {
     const before = await record(b);
 
     // Confirmed on A: in effect on B when the answer arrives.
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // Last-Modified has whole seconds
+    a.clock.advance(1000); // Last-Modified has whole seconds
     t.equal((await staff.call('POST', '/portal/v1/stations/BERLA/layout/confirm', { expected_version: confirmed.version })).status, 200);
     t.equal((await post(b, 'availability', availability([{ id: 'N1', available: true }, { id: 'N2', available: true }, { id: 'N9', available: true }]))).status, 204, 'B accepts N9 at once');
     const after = await record(b);
