@@ -231,12 +231,13 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   };
   const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), limiter });
   const legacyExport = {
-    ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening,
+    ...legacy, sql, baseUrl: lifecycle.baseUrl, now: () => parts.clock.now(), stations: registry, status, opening: parts.opening,
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
   };
   const exportV2 = exportV2Api(server, {
     sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl,
     stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays, deletedRetentionDays: config.deletedRetentionDays,
+    now: () => parts.clock.now(),
   });
   const datex2 = datex2Api(server, {
     sql, tokens, limiter, limits: exportV2Limits(config), log, status, stations: registry, opening: parts.opening, publisher: config.datex2Publisher,
