@@ -52,7 +52,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     sql, log, limiter, personalTokens, sendMail, mailReady: () => mail.ready(), committed, tokensChanged, timeZone: config.mailTimeZone, editor,
     allOriginators: () => listOriginators(sql, SANDBOX_ORIGINATOR),
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
-    baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs, requestTimeoutMs: config.portalRequestTimeoutMs,
+    baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs, clock: parts.clock, requestTimeoutMs: config.portalRequestTimeoutMs,
     recordTokenUse: () => parts.tokens.flushLastUsed(),
     webhooks: {
       secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs,

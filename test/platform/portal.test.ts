@@ -115,12 +115,12 @@ t.test('portal', async (t) => {
     const { smtp, p } = await setup(t, { PORTAL_SESSION_IDLE: '2', PORTAL_SESSION_MAX: '4' });
     const c = client(p);
     t.equal((await c.call('POST', '/portal/v1/session', { token: await signInLink(smtp, c) })).status, 201);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    p.clock.advance(2500);
     t.equal((await c.call('GET', '/portal/v1/session')).status, 401, 'idle too long');
 
     t.equal((await c.call('POST', '/portal/v1/session', { token: await signInLink(smtp, c) })).status, 201);
     for (let i = 0; i < 4; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      p.clock.advance(1100);
       await c.call('GET', '/portal/v1/session');
     }
     t.equal((await c.call('GET', '/portal/v1/session')).status, 401, 'past the absolute maximum, however busy');
