@@ -51,8 +51,8 @@ export async function consumeSignInLink(
     if (!link) return undefined;
     const [row] = await tx<(PortalUser & { expires_at: Date })[]>`
       WITH opened AS (
-        INSERT INTO portal_sessions (hash, user_id, expires_at)
-        VALUES (${session.hash}, ${link.user_id}, ${clockNow(tx, clock)} + ${`${session.maxMs} milliseconds`}::interval)
+        INSERT INTO portal_sessions (hash, user_id, last_seen_at, expires_at)
+        VALUES (${session.hash}, ${link.user_id}, ${clockNow(tx, clock)}, ${clockNow(tx, clock)} + ${`${session.maxMs} milliseconds`}::interval)
         RETURNING user_id, expires_at)
       SELECT u.id, u.email, u.name, o.expires_at FROM opened o JOIN users u ON u.id = o.user_id`;
     const { expires_at, ...user } = row!;
