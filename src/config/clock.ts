@@ -1,7 +1,8 @@
 /**
- * The platform's clock for the times it publishes as versions and dates: the `Last-Modified` of
- * station records, the map's feed and the DATEX II publications. Production runs on the system clock;
- * a clock that runs ahead of it (a test's, stepped) moves those times without waiting for a new second.
+ * The platform's clock for the times it publishes as versions and dates (the `Last-Modified` of
+ * station records, the map's feed and the DATEX II publications), the time `If-Modified-Since` is held
+ * to, and the expiry of portal sign-in links and sessions. Production runs on the system clock; a clock
+ * that runs ahead of it moves those times without waiting for them.
  */
 export interface Clock {
   /** The time now. */
@@ -18,22 +19,3 @@ export const systemClock: Clock = {
   now: () => new Date(),
   aheadMs: () => 0,
 };
-
-/** A clock that runs with the system clock, ahead of it by however far it was stepped (never back). */
-export class SteppedClock implements Clock {
-  private ahead = 0;
-
-  now(): Date {
-    return new Date(Date.now() + this.ahead);
-  }
-
-  aheadMs(): number {
-    return this.ahead;
-  }
-
-  /** Steps the clock forward by `ms` milliseconds. */
-  advance(ms: number): void {
-    if (!(ms >= 0)) throw new RangeError(`a clock steps forward only (${ms} ms)`);
-    this.ahead += ms;
-  }
-}

@@ -11,7 +11,7 @@ import { TOKENS } from './fixtures.js';
 import { TEST_DATABASE_ROOT, TEST_REDIS_URL } from './services.js';
 import { copyTemplate, dropDatabase as dropOnServer, releaseDatabase } from './databases.js';
 import { createLogger } from '../../src/config/log.js';
-import { SteppedClock } from '../../src/config/clock.js';
+import { SteppedClock } from './clock.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
 import type { Families, PlatformParts } from '../../src/platform.js';
