@@ -42,7 +42,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
   const tokensChanged = () => announcements.tokensChanged();
   const editor = new RegistryEditor(sql, async (change) => {
     await announcements.registryChanged(change);
-  });
+  }, parts.clock);
   const admin = adminApi(server, {
     adminToken: config.adminToken, sql, tokensChanged, personalTokens, committed, editor,
     baseUrl, revealLinkTtlMs: config.revealLinkTtlMs, timeZone: config.mailTimeZone, sendMail,
@@ -52,7 +52,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     sql, log, limiter, personalTokens, sendMail, mailReady: () => mail.ready(), committed, tokensChanged, timeZone: config.mailTimeZone, editor,
     allOriginators: () => listOriginators(sql, SANDBOX_ORIGINATOR),
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
-    baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs, requestTimeoutMs: config.portalRequestTimeoutMs,
+    baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs, clock: parts.clock, requestTimeoutMs: config.portalRequestTimeoutMs,
     recordTokenUse: () => parts.tokens.flushLastUsed(),
     webhooks: {
       secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs,

@@ -4,6 +4,7 @@ import type { ReferenceData } from '../db/queries/reference.js';
 import type { LiveStatus } from '../machines/live-status.js';
 import type { OpeningClock } from '../machines/opening-clock.js';
 import type { CallLogRecorder } from '../workers/call-log/producer.js';
+import type { Clock } from './config/clock.js';
 import type { Config } from './config/config.js';
 import type { Family } from './http/family.js';
 import type { Announcements } from './infra/announce.js';
@@ -37,6 +38,8 @@ export interface Families {
 export interface PlatformParts {
   readonly config: Readonly<Config>;
   readonly log: Logger;
+  /** The clock of the times published as versions and dates (`Last-Modified`, the stations' `static_modified_at`). */
+  readonly clock: Clock;
   readonly sql: Sql;
   readonly redis: Redis;
   readonly bus: Bus;

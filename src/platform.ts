@@ -29,6 +29,7 @@ import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
 import { mapApi, type MapApi } from './api/map/index.js';
 import { EventLoopGuard, metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
+import { systemClock, type Clock } from './config/clock.js';
 import type { Config } from './config/config.js';
 import { RateLimiter } from './infra/rate-limit.js';
 import { HttpServer } from './http/server.js';
@@ -75,6 +76,8 @@ export interface PlatformOptions {
   routes?: (server: HttpServer, parts: PlatformParts & { families: Families }) => void;
   /** `hrs serve --processes`: HOST:PORT shared with the set's other processes, the metrics handed over (scrapes answer for all). */
   process?: { reusePort: true; metrics: (metrics: PlatformMetrics) => void };
+  /** The clock of the published versions and dates (the system clock by default; tests step one). */
+  clock?: Clock;
 }
 
 export interface RunningPlatform {
@@ -101,7 +104,7 @@ async function openStores(given: Readonly<Config>, log: Logger, closers: Closers
 }
 
 /** The in-memory state (registry, tokens, live status, receipts) and the bus that keeps it in step with other instances. */
-async function openParts(given: Readonly<Config>, log: Logger, closers: Closers): Promise<PlatformParts> {
+async function openParts(given: Readonly<Config>, log: Logger, closers: Closers, clock: Clock): Promise<PlatformParts> {
   const { sql, redis, config } = await openStores(given, log, closers);
   const bus = new Bus(redis, config.redisPrefix, config.platformId!, log);
   closers.add('the bus', () => bus.close());
@@ -136,7 +139,7 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers)
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log, redis);
   closers.add('the call log', () => callLog.close());
-  return { config, log, sql, redis, bus, announcements, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
+  return { config, log, clock, sql, redis, bus, announcements, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
 }
 
 /**
@@ -228,15 +231,17 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   };
   const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), limiter });
   const legacyExport = {
-    ...legacy, sql, baseUrl: lifecycle.baseUrl, stations: registry, status, opening: parts.opening,
+    ...legacy, sql, baseUrl: lifecycle.baseUrl, now: () => parts.clock.now(), stations: registry, status, opening: parts.opening,
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
   };
   const exportV2 = exportV2Api(server, {
     sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl,
     stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays, deletedRetentionDays: config.deletedRetentionDays,
+    now: () => parts.clock.now(),
   });
   const datex2 = datex2Api(server, {
     sql, tokens, limiter, limits: exportV2Limits(config), log, status, stations: registry, opening: parts.opening, publisher: config.datex2Publisher,
+    now: () => parts.clock.now(),
   });
   const families: Families = {
     root: ROOT_AREA,
@@ -256,7 +261,10 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   closers.add('the import call watch', () => calls.close());
   const push = pushLayer(parts, server, families, exportV2.authenticate);
   const closePush = closers.add('the status streams', () => push.close());
-  const map = mapApi(server, { config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl });
+  const map = mapApi(server, {
+    config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl,
+    now: () => parts.clock.now(),
+  });
   const closeMap = closers.add('the map', () => map?.close());
   dashboardRoutes(server, families.admin);
   metricsApi(server, { adminToken: config.adminToken, metricsToken: config.metricsToken, metrics });
@@ -338,7 +346,7 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
   let lifecycle: Lifecycle;
   let workers: Workers | undefined;
   try {
-    parts = await openParts(Object.freeze({ ...given }), log, closers);
+    parts = await openParts(Object.freeze({ ...given }), log, closers, options.clock ?? systemClock);
     // With its namespace settled (src/infra/namespace.ts).
     const config = parts.config;
     lifecycle = new Lifecycle(config);

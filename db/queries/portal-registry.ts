@@ -1,4 +1,6 @@
 import type { Sql, Tx } from '../connect.js';
+import type { Clock } from '../../src/config/clock.js';
+import { clockNow } from './clock.js';
 import type { LayoutInput, LayoutKind } from './layouts.js';
 import type { Named } from './roles.js';
 
@@ -71,10 +73,11 @@ export async function updateStationFields(
   tx: Tx,
   hrsId: string,
   f: { name: string; heavy_duty: boolean; opening_hours: string | null; details: Record<string, unknown> },
+  clock: Clock,
 ): Promise<boolean> {
   const rows = await tx`
     UPDATE stations SET name = ${f.name}, heavy_duty = ${f.heavy_duty}, opening_hours = ${f.opening_hours},
-      details = ${tx.json(f.details as never)}, static_modified_at = clock_timestamp()
+      details = ${tx.json(f.details as never)}, static_modified_at = ${clockNow(tx, clock)}
     WHERE hrs_id = ${hrsId}
       AND (name, heavy_duty, opening_hours, details) IS DISTINCT FROM (${f.name}, ${f.heavy_duty}, ${f.opening_hours}, ${tx.json(f.details as never)}::jsonb)
     RETURNING hrs_id`;
@@ -82,10 +85,10 @@ export async function updateStationFields(
 }
 
 /** Sets (or, null, removes) the station's photo, checked (re-encoded) by the caller; true when it changed. */
-export async function setStationPhoto(tx: Tx, hrsId: string, photo: { bytes: Buffer; mediaType: string; sha256: Buffer } | null): Promise<boolean> {
+export async function setStationPhoto(tx: Tx, hrsId: string, photo: { bytes: Buffer; mediaType: string; sha256: Buffer } | null, clock: Clock): Promise<boolean> {
   const rows = await tx`
     UPDATE stations SET photo = ${photo?.bytes ?? null}, photo_media_type = ${photo?.mediaType ?? null},
-      photo_sha256 = ${photo?.sha256 ?? null}, photo_checked = true, static_modified_at = clock_timestamp()
+      photo_sha256 = ${photo?.sha256 ?? null}, photo_checked = true, static_modified_at = ${clockNow(tx, clock)}
     WHERE hrs_id = ${hrsId} AND (photo_sha256 IS DISTINCT FROM ${photo?.sha256 ?? null}::bytea OR NOT photo_checked)
     RETURNING hrs_id`;
   return rows.length > 0;

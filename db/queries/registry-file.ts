@@ -1,4 +1,6 @@
 import type { Sql, Tx } from '../connect.js';
+import type { Clock } from '../../src/config/clock.js';
+import { clockNow } from './clock.js';
 
 /*
  * The statements of the registry file loader (src/registry/file/load.ts), each run in the loader's
@@ -64,9 +66,9 @@ export async function upsertOperator(tx: Tx, o: { id: string; name: string; emai
 }
 
 /** Marks the exported static content of an operator's stations as changed; returns their ids. */
-export async function touchOperatorStations(tx: Tx, operatorId: string): Promise<string[]> {
+export async function touchOperatorStations(tx: Tx, operatorId: string, clock: Clock): Promise<string[]> {
   const rows = await tx<{ hrs_id: string }[]>`
-    UPDATE stations SET static_modified_at = clock_timestamp() WHERE operator_id = ${operatorId} RETURNING hrs_id`;
+    UPDATE stations SET static_modified_at = ${clockNow(tx, clock)} WHERE operator_id = ${operatorId} RETURNING hrs_id`;
   return rows.map((r) => r.hrs_id);
 }
 
@@ -95,16 +97,16 @@ export interface StoredPhoto {
  * Writes a station's own fields and photo; a change moves its `static_modified_at`. Its time zone is
  * written with a new station; for an existing one `setStationTimeZone` writes it.
  */
-export async function upsertStationRow(tx: Tx, s: StationFields, photo: StoredPhoto | null): Promise<Upserted> {
+export async function upsertStationRow(tx: Tx, s: StationFields, photo: StoredPhoto | null, clock: Clock): Promise<Upserted> {
   const [row] = await tx<{ inserted: boolean }[]>`
-    INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details, photo, photo_media_type, photo_sha256, photo_checked, time_zone, sandbox)
+    INSERT INTO stations (hrs_id, operator_id, name, heavy_duty, opening_hours, details, photo, photo_media_type, photo_sha256, photo_checked, time_zone, sandbox, static_modified_at)
     VALUES (${s.hrs_id}, ${s.operator}, ${s.name}, ${s.heavy_duty}, ${s.opening_hours}, ${tx.json(s.details as never)},
-            ${photo?.bytes ?? null}, ${photo?.mediaType ?? null}, ${photo?.sha256 ?? null}, true, ${s.time_zone}, ${s.sandbox})
+            ${photo?.bytes ?? null}, ${photo?.mediaType ?? null}, ${photo?.sha256 ?? null}, true, ${s.time_zone}, ${s.sandbox}, ${clockNow(tx, clock)})
     ON CONFLICT (hrs_id) DO UPDATE SET
       sandbox = EXCLUDED.sandbox, operator_id = EXCLUDED.operator_id, name = EXCLUDED.name, heavy_duty = EXCLUDED.heavy_duty,
       opening_hours = EXCLUDED.opening_hours, details = EXCLUDED.details, photo = EXCLUDED.photo,
       photo_media_type = EXCLUDED.photo_media_type, photo_sha256 = EXCLUDED.photo_sha256, photo_checked = true,
-      static_modified_at = clock_timestamp()
+      static_modified_at = EXCLUDED.static_modified_at
     WHERE (stations.operator_id, stations.name, stations.heavy_duty, stations.opening_hours, stations.details,
            stations.photo_media_type, stations.photo_sha256, stations.photo_checked OR stations.photo IS NULL)
       IS DISTINCT FROM (EXCLUDED.operator_id, EXCLUDED.name, EXCLUDED.heavy_duty, EXCLUDED.opening_hours,
@@ -117,16 +119,16 @@ export async function upsertStationRow(tx: Tx, s: StationFields, photo: StoredPh
  * Sets a station's time zone; true when it differed. The DATEX II table publishes the zone's offset,
  * so a change moves its `static_modified_at` too (`Last-Modified` must follow every published change).
  */
-export async function setStationTimeZone(tx: Tx, hrsId: string, timeZone: string | null): Promise<boolean> {
+export async function setStationTimeZone(tx: Tx, hrsId: string, timeZone: string | null, clock: Clock): Promise<boolean> {
   const rows = await tx`
-    UPDATE stations SET time_zone = ${timeZone}, static_modified_at = clock_timestamp()
+    UPDATE stations SET time_zone = ${timeZone}, static_modified_at = ${clockNow(tx, clock)}
     WHERE hrs_id = ${hrsId} AND time_zone IS DISTINCT FROM ${timeZone} RETURNING hrs_id`;
   return rows.length > 0;
 }
 
 /** Marks a station's exported static content as changed (something belonging to it changed). */
-export async function touchStation(tx: Tx, hrsId: string): Promise<void> {
-  await tx`UPDATE stations SET static_modified_at = clock_timestamp() WHERE hrs_id = ${hrsId}`;
+export async function touchStation(tx: Tx, hrsId: string, clock: Clock): Promise<void> {
+  await tx`UPDATE stations SET static_modified_at = ${clockNow(tx, clock)} WHERE hrs_id = ${hrsId}`;
 }
 
 /** A station's v1 fuel types, sorted. */

@@ -10,9 +10,10 @@ export function httpDate(seconds: number): string {
 /**
  * The request's `If-Modified-Since` in seconds since the epoch, or undefined when it is to be ignored
  * (RFC 9110 13.1.3): absent, not one valid HTTP-date, beside an `If-None-Match`, or later than the
- * server's current time (a date from the future would keep answering 304 past later changes).
+ * server's current time, `nowMs` (a date from the future would keep answering 304 past later changes):
+ * the platform's clock, which stamps the dates answered.
  */
-export function ifModifiedSince(req: Pick<Request, 'headers'>, nowMs = Date.now()): number | undefined {
+export function ifModifiedSince(req: Pick<Request, 'headers'>, nowMs: number): number | undefined {
   const value = req.headers['if-modified-since'];
   if (value === undefined || req.headers['if-none-match'] !== undefined) return undefined;
   const seconds = parseHttpDate(value);

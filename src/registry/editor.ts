@@ -13,6 +13,7 @@ import type { EventFixture, LayoutFixture, StationRecord } from './file/schema.j
 import { replaceLayout, replaceV1FuelTypes } from './station-writes.js';
 import { stationTimeZone } from './time-zone.js';
 import { hashToken } from './tokens.js';
+import type { Clock } from '../config/clock.js';
 import {
   checkFuelTypes,
   EditError,
@@ -49,6 +50,8 @@ export class RegistryEditor {
     private readonly sql: Sql,
     /** Applies a committed change here and tells every other instance; awaited before answering. */
     private readonly announce: (change: RegistryChange) => Promise<void>,
+    /** Stamps the stations' versions (`static_modified_at`). */
+    private readonly clock: Clock,
   ) {}
 
   /** One change: its transaction with its audit entries, then its announcement. */
@@ -72,13 +75,13 @@ export class RegistryEditor {
       check?.(before);
       const confirmed = await readLayout(tx, hrsId, 'confirmed');
       checkFuelTypes(confirmed?.layout ?? null, record.v1_fuel_types, 'v1_fuel_types');
-      let changed = await updateStationFields(tx, hrsId, record);
+      let changed = await updateStationFields(tx, hrsId, record, this.clock);
       if (await replaceV1FuelTypes(tx, hrsId, record.v1_fuel_types)) {
-        if (!changed) await touchStation(tx, hrsId);
+        if (!changed) await touchStation(tx, hrsId, this.clock);
         changed = true;
       }
       // Hours read in another zone open and close at other instants: the summary and the clock follow.
-      const zoneChanged = await setStationTimeZone(tx, hrsId, stationTimeZone(record.time_zone, record.details));
+      const zoneChanged = await setStationTimeZone(tx, hrsId, stationTimeZone(record.time_zone, record.details), this.clock);
       const after = (await stationRecord(tx, hrsId))!;
       if (changed || zoneChanged) {
         await audit({ action: 'station.update', operator_id: before.operator, hrs_id: hrsId, before: recordOf(before), after: recordOf(after) });
@@ -149,7 +152,7 @@ export class RegistryEditor {
       }
       await replaceLayout(tx, hrsId, 'confirmed', draft.layout);
       await deleteLayout(tx, hrsId, 'draft');
-      await touchStation(tx, hrsId);
+      await touchStation(tx, hrsId, this.clock);
       const confirmed = (await readLayout(tx, hrsId, 'confirmed'))!;
       await audit({
         action: 'layout.confirm',
@@ -178,7 +181,7 @@ export class RegistryEditor {
         throw new EditError(409, 'conflict', `${hrsId} has an event "${event.id}" already: change it, or choose another id.`);
       }
       await upsertStationEvent(tx, hrsId, event);
-      await touchStation(tx, hrsId);
+      await touchStation(tx, hrsId, this.clock);
       await audit({ action: 'event.create', operator_id: operator, hrs_id: hrsId, subject: event.id, before: null, after: event });
       return { result: event, announce: { hrsIds: [hrsId] } };
     }, actor);
@@ -194,7 +197,7 @@ export class RegistryEditor {
       const after = validEvent({ ...before, ...patch, id });
       if (JSON.stringify(before) === JSON.stringify(after)) return { result: after };
       await upsertStationEvent(tx, hrsId, after);
-      await touchStation(tx, hrsId);
+      await touchStation(tx, hrsId, this.clock);
       await audit({ action, operator_id: operator, hrs_id: hrsId, subject: id, before, after });
       return { result: after, announce: { hrsIds: [hrsId] } };
     }, actor);
@@ -228,7 +231,7 @@ export class RegistryEditor {
           throw new EditError(409, 'conflict', `${hrsId} has an event "${event.id}" already: nothing was broadcast. Choose another id.`);
         }
         await upsertStationEvent(tx, hrsId, event);
-        await touchStation(tx, hrsId);
+        await touchStation(tx, hrsId, this.clock);
         await audit({ action: 'event.broadcast', operator_id: operatorId, hrs_id: hrsId, subject: event.id, before: null, after: event });
       }
       return { result: { id: event.id, hrs_ids: stations, event }, announce: { hrsIds: stations } };
@@ -257,7 +260,7 @@ export class RegistryEditor {
       await lockChangeLog(tx);
       const before = await stationRecord(tx, hrsId, true);
       if (!before) throw noSuchStation(hrsId);
-      if (!(await setStationPhoto(tx, hrsId, photo))) return { result: before.photo };
+      if (!(await setStationPhoto(tx, hrsId, photo, this.clock))) return { result: before.photo };
       const after = (await stationRecord(tx, hrsId))!;
       await audit({ action: photo ? 'photo.set' : 'photo.remove', operator_id: before.operator, hrs_id: hrsId, before: before.photo, after: after.photo });
       return { result: after.photo, announce: { hrsIds: [hrsId] } };

@@ -11,6 +11,7 @@ import { TOKENS } from './fixtures.js';
 import { TEST_DATABASE_ROOT, TEST_REDIS_URL } from './services.js';
 import { copyTemplate, dropDatabase as dropOnServer, releaseDatabase } from './databases.js';
 import { createLogger } from '../../src/config/log.js';
+import { SteppedClock } from './clock.js';
 import { startPlatform, type RunningPlatform } from '../../src/platform.js';
 import type { HttpServer } from '../../src/http/server.js';
 import type { Families, PlatformParts } from '../../src/platform.js';
@@ -139,6 +140,11 @@ export interface TestPlatform extends RunningPlatform {
   url: string;
   sql: Sql;
   logs: ReturnType<typeof logCapture>;
+  /**
+   * The platform's clock, the system's until stepped: `clock.advance(1000)` moves the versions and
+   * dates it publishes (Last-Modified has whole seconds) without waiting for a new second.
+   */
+  clock: SteppedClock;
   load(fixture: unknown): ReturnType<typeof loadFixture>;
 }
 
@@ -162,16 +168,18 @@ export async function startTestPlatform(
   if (!options.sameStoreAs) await copyTemplate(config.databaseUrl);
   const logs = logCapture();
   const log = createLogger(options.env?.LOG_LEVEL ?? 'info', logs.stream);
-  const platform = await startPlatform(config, log, { workers: false, routes: options.routes });
+  // Instances on one store share one clock, as instances share the system's.
+  const clock = options.sameStoreAs?.clock ?? new SteppedClock();
+  const platform = await startPlatform(config, log, { workers: false, routes: options.routes, clock });
   t.teardown(() => platform.stop('test over'));
   const load = async (fixture: unknown) => {
-    const summary = await loadFixture(unbounded(platform.parts.sql), fixture, { baseDir: process.cwd() });
+    const summary = await loadFixture(unbounded(platform.parts.sql), fixture, { baseDir: process.cwd(), clock });
     platform.parts.tokens.invalidate();
     await platform.parts.registry.reload();
     return summary;
   };
   if (options.fixture !== undefined) await load(options.fixture);
-  return { ...platform, url: `http://127.0.0.1:${platform.port}`, sql: platform.parts.sql, logs, load };
+  return { ...platform, url: `http://127.0.0.1:${platform.port}`, sql: platform.parts.sql, logs, clock, load };
 }
 
 /** A port nothing listens on now (a platform started on it explicitly can be restarted on it at once). */

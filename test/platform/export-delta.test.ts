@@ -88,7 +88,7 @@ t.test('export-delta', async (t) => {
 
   t.test('paging while changes arrive: no change skipped, none repeated, each station once at its latest change', async (t) => {
     const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
-    const editor = new RegistryEditor(p.sql, async () => {});
+    const editor = new RegistryEditor(p.sql, async () => {}, p.clock);
     const { sync_token: start } = await ok(p, '/v2/hrs?limit=1');
     await rename(p, editor, IDS, '1');
     const first = await ok(p, `/v2/hrs?since=${start}&limit=2`);
@@ -122,7 +122,7 @@ t.test('export-delta', async (t) => {
 
   t.test('clock skew: a client whose clock runs minutes ahead loses a change by its own clock, never by the token', async (t) => {
     const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
-    const editor = new RegistryEditor(p.sql, async () => {});
+    const editor = new RegistryEditor(p.sql, async () => {}, p.clock);
     const list = await ok(p, '/v2/hrs?limit=500');
     // The client notes when it synced by its own clock, 3 minutes ahead of the platform's.
     const clientClock = new Date(Date.now() + 3 * 60_000).toISOString();
@@ -142,7 +142,7 @@ t.test('export-delta', async (t) => {
 
   t.test('the 410: a point older than the log holds, after pruning and before its start', async (t) => {
     const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
-    const editor = new RegistryEditor(p.sql, async () => {});
+    const editor = new RegistryEditor(p.sql, async () => {}, p.clock);
     const { config } = p.parts;
     const start = (await ok(p, '/v2/hrs?limit=1')).sync_token;
     // Before the log started: a time from before the platform's change log existed.
@@ -225,7 +225,7 @@ t.test('export-delta', async (t) => {
 
   t.test('events delta: created, changed, ended (swept, idempotent) and deleted, with its station too', async (t) => {
     const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
-    const editor = new RegistryEditor(p.sql, async () => {});
+    const editor = new RegistryEditor(p.sql, async () => {}, p.clock);
     const token = (await ok(p, '/v2/hrs?limit=1')).sync_token;
     const past = new Date(Date.now() - 3600_000).toISOString();
     await editor.createEvent(ACTOR, 'QAAAA', { id: 'ev-a', kind: 'maintenance', starts_at: past, ends_at: null, description: 'Running' });
@@ -266,7 +266,7 @@ t.test('export-delta', async (t) => {
 
   t.test('writers: layout confirmation, events, broadcasts and photos move the station; sandbox stations never appear', async (t) => {
     const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
-    const editor = new RegistryEditor(p.sql, async () => {});
+    const editor = new RegistryEditor(p.sql, async () => {}, p.clock);
     let token = (await ok(p, '/v2/hrs?limit=1')).sync_token;
     const changed = async () => {
       const body = await ok(p, `/v2/hrs?since=${token}`);
@@ -289,7 +289,7 @@ t.test('export-delta', async (t) => {
 
   t.test('writers lock the change log before station rows: a load and many edits at once never deadlock', async (t) => {
     const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
-    const editor = new RegistryEditor(p.sql, async () => {});
+    const editor = new RegistryEditor(p.sql, async () => {}, p.clock);
     const token = (await ok(p, '/v2/hrs?limit=1')).sync_token;
     for (let round = 0; round < 4; round++) {
       const names = Object.fromEntries(IDS.map((id) => [id, `Round ${round}`]));
@@ -307,7 +307,7 @@ t.test('export-delta', async (t) => {
 
   t.test('the plain list: still conditional, its sync_token read before the page; answers valid against the document', async (t) => {
     const p = await startTestPlatform(t, { env: ENV, fixture: fixture() });
-    const editor = new RegistryEditor(p.sql, async () => {});
+    const editor = new RegistryEditor(p.sql, async () => {}, p.clock);
     const first = await answer(p, '/v2/hrs?limit=2');
     const lastModified = first.res.headers.get('last-modified')!;
     const again = await answer(p, '/v2/hrs?limit=2', { 'If-Modified-Since': lastModified });
@@ -319,7 +319,7 @@ t.test('export-delta', async (t) => {
     t.equal(delta.status, 200);
     t.equal(delta.res.headers.get('cache-control'), 'no-store');
     t.equal(delta.res.headers.get('last-modified'), null);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    p.clock.advance(1000); // Last-Modified has whole seconds
     await rename(p, editor, ['BERLA'], 'x');
     await editor.createEvent(ACTOR, 'BERLA', { id: 'ev-doc', kind: 'maintenance', starts_at: '2030-01-01T00:00:00.000Z', ends_at: null, description: '' });
     const changed = await answer(p, '/v2/hrs?limit=2', { 'If-Modified-Since': lastModified });
@@ -447,19 +447,19 @@ t.test('export-delta-property', async (t) => {
         await upsertStationRow(tx, {
           hrs_id: IDS[s.id]!, operator: 'h2-demo', name: `Station ${s.id} v${s.name}`, heavy_duty: s.heavy, opening_hours: null,
           details: { city: `City ${s.name}` }, time_zone: null, sandbox: false,
-        }, null);
+        }, null, p.clock);
       } else if (s.kind === 'remove') {
         await deleteStations(tx, s.ids.map((i) => IDS[i]!));
       } else if (s.kind === 'operator') {
         if ((await upsertOperator(tx, { id: 'h2-demo', name: `H2 Demo ${s.name}`, email: 'ops@h2-demo.example' })) === 'changed') {
-          await touchOperatorStations(tx, 'h2-demo');
+          await touchOperatorStations(tx, 'h2-demo', p.clock);
         }
       } else {
         // An event changes the station's exported static content: the writer moves its version (no-op for a removed station).
         const [exists] = await tx`SELECT 1 FROM stations WHERE hrs_id = ${IDS[s.id]!}`;
         if (!exists) return;
         const event = { id: 'ev-p', kind: 'maintenance', starts_at: '2030-01-01T00:00:00Z', ends_at: null, description: `note ${s.n}` };
-        if (await upsertStationEvent(tx, IDS[s.id]!, event)) await touchStation(tx, IDS[s.id]!);
+        if (await upsertStationEvent(tx, IDS[s.id]!, event)) await touchStation(tx, IDS[s.id]!, p.clock);
       }
     });
   }

@@ -66,8 +66,8 @@ t.test('export-v1-records', async (t) => {
     t.equal((await get(`${p.url}/v1.1/hrs/NOPEE`, TOKENS.export_v1)).status, 404);
     t.equal((await get(`${p.url}/v1.1/hrs`, TOKENS.export_v2)).status, 401, 'personal tokens are refused');
 
-    // The registry changes: the record and its Last-Modified follow.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // The registry changes a second later: the record and its Last-Modified (whole seconds) follow.
+    p.clock.advance(1000);
     const f = fixture();
     (f.stations[0] as Record<string, unknown>).name = 'Berlin Airport North';
     await p.load(f);

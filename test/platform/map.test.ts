@@ -294,7 +294,7 @@ t.test('map-feed', async (t) => {
     // The bodies made at the start (empty registry, then the fixture) share their second, which a date
     // cannot tell apart (so If-Modified-Since is answered with the body): a change a second later has one of its own.
     const start = (await raw(`${p.url}${FEED}`)).headers.etag;
-    await new Promise((r) => setTimeout(r, 1100));
+    p.clock.advance(1000);
     await postSignals(p, 'availability', [{ hrs: 'TRUCK', datetime: ago(3), station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'T1', available: true }] }]);
     const first = await until('the body after the TRUCK signal', async () => {
       const r = await raw(`${p.url}${FEED}`);

@@ -115,12 +115,12 @@ t.test('portal', async (t) => {
     const { smtp, p } = await setup(t, { PORTAL_SESSION_IDLE: '2', PORTAL_SESSION_MAX: '4' });
     const c = client(p);
     t.equal((await c.call('POST', '/portal/v1/session', { token: await signInLink(smtp, c) })).status, 201);
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    p.clock.advance(2500);
     t.equal((await c.call('GET', '/portal/v1/session')).status, 401, 'idle too long');
 
     t.equal((await c.call('POST', '/portal/v1/session', { token: await signInLink(smtp, c) })).status, 201);
     for (let i = 0; i < 4; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      p.clock.advance(1100);
       await c.call('GET', '/portal/v1/session');
     }
     t.equal((await c.call('GET', '/portal/v1/session')).status, 401, 'past the absolute maximum, however busy');
@@ -853,7 +853,7 @@ t.test('portal-layout-lifecycle', async (t) => {
     const before = await record(b);
 
     // Confirmed on A: in effect on B when the answer arrives.
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // Last-Modified has whole seconds
+    a.clock.advance(1000); // Last-Modified has whole seconds
     t.equal((await staff.call('POST', '/portal/v1/stations/BERLA/layout/confirm', { expected_version: confirmed.version })).status, 200);
     t.equal((await post(b, 'availability', availability([{ id: 'N1', available: true }, { id: 'N2', available: true }, { id: 'N9', available: true }]))).status, 204, 'B accepts N9 at once');
     const after = await record(b);

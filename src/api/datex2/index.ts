@@ -34,7 +34,7 @@ export function datex2Api(server: HttpServer, deps: Datex2Deps): Datex2Api {
     path: '/datex2/v3/table',
     doc: tableDoc(),
     handler: async (req) => {
-      const since = ifModifiedSince(req);
+      const since = ifModifiedSince(req, publications.now().getTime());
       const table = await publications.tableDocument();
       if (table === undefined) {
         const { no_capacity: capacity, no_coordinates: coordinates } = publications.leftOutCounts();

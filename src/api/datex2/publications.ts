@@ -42,6 +42,7 @@ export interface PublicationDeps {
   opening: { nextDue(): number | undefined };
   publisher: Publisher;
   log: Logger;
+  /** The platform's clock (the system clock by default). */
   now?: () => Date;
 }
 
@@ -84,7 +85,8 @@ export class Datex2Publications {
   private leftOut: Record<LeftOutReason, number> = { no_capacity: 0, no_coordinates: 0 };
   /** The row versions already warned about, so a left-out station is logged once per change. */
   private readonly warned = new Map<string, number>();
-  private readonly now: () => Date;
+  /** The platform's clock: the table's dates, and the server's time `If-Modified-Since` is held to. */
+  readonly now: () => Date;
   /** The last `currentSites`, with what it was made from. */
   private current: CurrentSites | undefined;
 

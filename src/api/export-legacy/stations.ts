@@ -49,7 +49,7 @@ export function legacyRecord(dialect: Dialect, prefix: string) {
   };
 }
 
-export function legacyStationRoutes(server: HttpServer, family: Family, dialect: Dialect, deps: { sql: Sql; baseUrl: () => string }): void {
+export function legacyStationRoutes(server: HttpServer, family: Family, dialect: Dialect, deps: { sql: Sql; baseUrl: () => string; now: () => Date }): void {
   const { sql } = deps;
   const prefix = family.prefix;
   const records = new StationRecords(sql, deps.baseUrl, legacyRecord(dialect, prefix));
@@ -62,7 +62,7 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
     doc: listStationsDoc(d),
     handler: async (req) => {
       const sandbox = audienceOf(req) === 'sandbox';
-      const since = ifModifiedSince(req);
+      const since = ifModifiedSince(req, deps.now().getTime());
       if (since !== undefined) {
         const version = await stationPageVersion(sql, ALL, 0, sandbox);
         const newest = Math.max(version.setModifiedUs, version.newestUs ?? 0);
@@ -80,7 +80,7 @@ export function legacyStationRoutes(server: HttpServer, family: Family, dialect:
       return { status: 200, headers: conditionalHeaders(newest), body: Buffer.concat(parts) };
     },
   });
-  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, params: STATION_PATH, response: { 200: d.bodies.Station }, doc: stationDoc(d), handler: (req) => stationRecordReply(sql, records, req) });
+  server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id`, params: STATION_PATH, response: { 200: d.bodies.Station }, doc: stationDoc(d), handler: (req) => stationRecordReply(sql, records, req, deps.now) });
   server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/events`, params: STATION_PATH, response: { 200: eventListSchema }, doc: eventsDoc(d), handler: (req) => eventsReply(sql, req) });
   server.route({ family, method: 'GET', path: `${prefix}hrs/:hrs_id/photo`, params: STATION_PATH, doc: photoDoc(d), handler: (req) => photoReply(sql, req) });
 }

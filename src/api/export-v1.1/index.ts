@@ -23,7 +23,7 @@ const SERVED: ReferenceFamily = {
 };
 
 /** The export v1.1 family and its routes: the reference lists and the five-state summary. */
-export function exportV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string; guards: Guard[] } & SummaryDeps): Family {
+export function exportV11Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string; now: () => Date; guards: Guard[] } & SummaryDeps): Family {
   const family = referenceApi(server, SERVED, deps);
   summaryRoutes(server, family, 'v1.1', deps);
   legacyStationRoutes(server, family, 'v1.1', deps);

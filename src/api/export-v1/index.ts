@@ -20,7 +20,7 @@ const SERVED: ReferenceFamily = {
 };
 
 /** The export v1 family and its routes: the v1 fuel types and the five-state summary in v1 codes. */
-export function exportV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string; guards: Guard[] } & SummaryDeps): Family {
+export function exportV1Api(server: HttpServer, deps: { tokens: TokenFinder; reference: ReferenceData; sql: Sql; baseUrl: () => string; now: () => Date; guards: Guard[] } & SummaryDeps): Family {
   const family = referenceApi(server, SERVED, deps);
   summaryRoutes(server, family, 'v1', deps);
   legacyStationRoutes(server, family, 'v1', deps);

@@ -31,6 +31,8 @@ export interface HistoryRouteDeps {
   baseUrl: () => string;
   /** How many days of history are kept (HISTORY_RETENTION_DAYS): no `previous` page before them. */
   retentionDays: number;
+  /** The platform's clock: the server's time `If-Modified-Since` is held to. */
+  now: () => Date;
 }
 
 const invalid = (detail: string) => new HttpError(400, 'invalid_parameter', detail);
@@ -61,7 +63,7 @@ async function reliabilityReply(deps: HistoryRouteDeps, req: Request): Promise<R
   if (published === null) throw notPublished();
   const { hour, modified } = published;
   const modifiedUs = modified * 1000;
-  const since = ifModifiedSince(req);
+  const since = ifModifiedSince(req, deps.now().getTime());
   if (since !== undefined && notModifiedSince(modifiedUs, since)) return notModified(modifiedUs);
   const body = await reliability(deps, hrsId, period, hour);
   return { status: 200, headers: conditionalHeaders(modifiedUs), body: JSON.stringify(body) };
@@ -93,7 +95,7 @@ async function historyReply(deps: HistoryRouteDeps, req: Request): Promise<Reply
   if (asked <= from) throw invalid('to: must be after from.');
   if (asked - from > MAX_PAGE_MS) throw invalid('to: a page covers at most 7 days after from.');
   const to = Math.min(asked, hour);
-  const since = ifModifiedSince(req);
+  const since = ifModifiedSince(req, deps.now().getTime());
   if (since !== undefined && notModifiedSince(modifiedUs, since)) return notModified(modifiedUs);
   const page = await historyPage(deps, hrsId, category, from, to, hour);
   const length = asked - from;

@@ -31,6 +31,8 @@ export interface ExportV2Deps {
   retentionDays: number;
   /** DELETED_RETENTION_DAYS: how far back the delta reaches (the events' `ended` sweep skips older ends). */
   deletedRetentionDays: number;
+  /** The platform's clock: the server's time `If-Modified-Since` is held to. */
+  now: () => Date;
 }
 
 export interface ExportV2Api {
@@ -52,7 +54,7 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   // The geo extension's spatial index, over the registry as loaded before the routes exist.
   const points = new StationPoints(deps.stations);
   statusRoutes(server, family, deps.status, points);
-  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations, deletedRetentionDays: deps.deletedRetentionDays });
+  const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations, deletedRetentionDays: deps.deletedRetentionDays, now: deps.now });
   historyRoutes(server, family, deps);
   return {
     family,

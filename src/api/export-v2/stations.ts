@@ -48,6 +48,8 @@ export interface StationRouteDeps {
   registry: LoadedRegistry;
   /** DELETED_RETENTION_DAYS (the delta, ./delta.ts). */
   deletedRetentionDays: number;
+  /** The platform's clock: the server's time `If-Modified-Since` is held to. */
+  now: () => Date;
 }
 
 /** What a geo answer needs to know of the registry in memory (src/registry/registry.ts). */
@@ -82,7 +84,7 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
     doc: eventDeltaDoc(),
     handler: (req) => eventDeltaReply(sql, deps.baseUrl(), deps.deletedRetentionDays, req),
   });
-  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', params: STATION_PATH, response: { 200: stationRecordSchema }, doc: stationDoc(), handler: (req) => stationRecordReply(sql, records, req) });
+  server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id', params: STATION_PATH, response: { 200: stationRecordSchema }, doc: stationDoc(), handler: (req) => stationRecordReply(sql, records, req, deps.now) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/events', params: STATION_PATH, response: { 200: eventListSchema }, doc: eventsDoc(), handler: (req) => eventsReply(sql, req) });
   server.route({ family, method: 'GET', path: '/v2/hrs/:hrs_id/photo', params: STATION_PATH, doc: photoDoc(), handler: (req) => photoReply(sql, req) });
   return {
@@ -125,7 +127,7 @@ class StationList {
     if (delta) return stationDeltaReply(this.deps.sql, this.records, this.deps.baseUrl(), delta.start, delta.limit);
     const { limit, offset } = pageParameters(req.query);
     const filter = geoFilterOf(req);
-    const since = ifModifiedSince(req);
+    const since = ifModifiedSince(req, this.deps.now().getTime());
     // Before the page: a client that reads the whole list, then syncs from here, misses nothing.
     const token = await listSyncToken(this.deps.sql);
     const read = filter ? await this.filtered(filter, limit, offset, since) : await this.unfiltered(limit, offset, since);

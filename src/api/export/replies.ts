@@ -11,10 +11,10 @@ import type { StationRecords } from './records.js';
  * and the conditional requests on station data (`Last-Modified`, `If-Modified-Since`).
  */
 
-/** `GET {prefix}hrs/{hrs_id}`: one record, conditional on its version. */
-export async function stationRecordReply(sql: Sql, records: StationRecords, req: Request): Promise<Reply> {
+/** `GET {prefix}hrs/{hrs_id}`: one record, conditional on its version (`now`: the platform's clock). */
+export async function stationRecordReply(sql: Sql, records: StationRecords, req: Request, now: () => Date): Promise<Reply> {
   const hrsId = req.params.hrs_id!;
-  const since = ifModifiedSince(req);
+  const since = ifModifiedSince(req, now().getTime());
   const head = await stationHead(sql, hrsId, audienceOf(req) === 'sandbox');
   if (!head) throw unknownStation(hrsId);
   if (since !== undefined && notModifiedSince(head.modifiedUs, since)) return notModified(head.modifiedUs);

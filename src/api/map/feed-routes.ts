@@ -21,15 +21,15 @@ export function feedRoute(server: HttpServer, family: Family, feed: MapFeed, doc
     path: '/map/v1/stations.geojson',
     response: { 200: mapFeatureCollectionSchema },
     ...(doc ? { doc } : {}),
-    handler: async (req) => feedReply(req, await feed.body()),
+    handler: async (req) => feedReply(req, await feed.body(), feed.now().getTime()),
   });
 }
 
-/** 304 when the client's copy is current (its ETag, else its date: RFC 9110 13.2.2), else the body. */
-export function feedReply(req: Request, current: FeedBody): Reply {
+/** 304 when the client's copy is current (its ETag, else its date: RFC 9110 13.2.2; `nowMs` the server's time), else the body. */
+export function feedReply(req: Request, current: FeedBody, nowMs: number): Reply {
   // no-cache: a browser revalidates every time, which the ETag makes cheap.
   const validators = { ETag: current.etag, 'Last-Modified': httpDate(current.lastModified), 'Cache-Control': 'no-cache', Vary: 'Accept-Encoding' };
-  const since = ifModifiedSince(req);
+  const since = ifModifiedSince(req, nowMs);
   const unchangedSince = since !== undefined && (current.lastModified < since || (current.lastModified === since && !current.sharedSecond));
   if (notModified(req, current.etag) || unchangedSince) return { status: 304, headers: validators };
   return encodedBody(req, current.body, GEOJSON_TYPE, validators, { brotli: true });

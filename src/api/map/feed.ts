@@ -48,6 +48,7 @@ export interface MapFeedDeps extends Required<Pick<SummaryDeps, 'opening'>> {
   /** The static fields of every production station (db/queries/map.ts). */
   readStatics: () => Promise<MapStationRow[]>;
   log: Logger;
+  /** The platform's clock (the system clock by default). */
   now?: () => Date;
 }
 
@@ -75,7 +76,8 @@ export function isMapped(station: StationEntry | undefined): station is StationE
 }
 
 export class MapFeed {
-  private readonly now: () => Date;
+  /** The platform's clock: the bodies' dates, and the server's time `If-Modified-Since` is held to. */
+  readonly now: () => Date;
   private held = new Map<string, Held>();
   private statics = new Map<string, StaticFields>();
   /** Bumped with every read of the static fields. */

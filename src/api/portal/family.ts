@@ -1,4 +1,5 @@
 import type { Sql } from '../../../db/connect.js';
+import type { Clock } from '../../config/clock.js';
 import { openSession } from '../../../db/queries/portal.js';
 import { userRoles } from '../../../db/queries/roles.js';
 import type { Roles } from '../../domain/portal/roles.js';
@@ -27,6 +28,8 @@ export interface PortalSettings {
   /** Seconds a session may go unused (PORTAL_SESSION_IDLE) and may last at all (PORTAL_SESSION_MAX). */
   idleMs: number;
   maxMs: number;
+  /** The platform's clock, by which sign-in links and sessions expire. */
+  clock: Clock;
   /** How long a request may go without an answer (PORTAL_REQUEST_TIMEOUT): past it, a 503 with Retry-After. None when absent. */
   requestTimeoutMs?: number;
 }
@@ -60,7 +63,7 @@ export function sessionAuth(settings: PortalSettings): AuthScheme {
     const secret = req ? cookieValue(req, SESSION_COOKIE) : undefined;
     if (!req || !secret || !/^[\w-]{43}$/.test(secret)) throw unauthorized(NOT_SIGNED_IN);
     const hash = hashSecret(secret);
-    const user = await openSession(settings.sql, hash, settings.idleMs, SESSION_TOUCH_MS);
+    const user = await openSession(settings.sql, hash, settings.idleMs, SESSION_TOUCH_MS, settings.clock);
     if (!user) throw unauthorized(NOT_SIGNED_IN);
     sessions.set(req, hash);
     const roles = await userRoles(settings.sql, user.id);

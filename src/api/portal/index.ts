@@ -156,7 +156,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
     const secret = newSecret();
     let user: Awaited<ReturnType<typeof insertSignInLinkFor>>;
     try {
-      user = await insertSignInLinkFor(sql, email, hashSecret(secret), SIGN_IN_LINK_MS);
+      user = await insertSignInLinkFor(sql, email, hashSecret(secret), SIGN_IN_LINK_MS, deps.clock);
     } catch (err) {
       if (isDatabaseUnavailable(err)) throw signInUnavailable('database');
       throw err;
@@ -196,7 +196,7 @@ export function portalApi(server: HttpServer, deps: PortalDeps): Family {
       checkOrigin(req, base());
       const { token } = input.body!;
       const secret = newSecret();
-      const opened = await consumeSignInLink(sql, hashSecret(token), { hash: hashSecret(secret), maxMs: deps.maxMs });
+      const opened = await consumeSignInLink(sql, hashSecret(token), { hash: hashSecret(secret), maxMs: deps.maxMs }, deps.clock);
       if (!opened) throw new HttpError(410, 'link_gone', LINK_GONE.signIn);
       return json(201, { user: opened.user }, { 'Set-Cookie': sessionCookie(base(), secret, Math.floor(deps.maxMs / 1000)), 'Cache-Control': 'no-store' });
     },
