@@ -423,7 +423,6 @@ t.test('http-malformed', async (t) => {
       }
     });
   });
-
 });
 
 t.test('input-bounds', async (t) => {
