@@ -112,16 +112,6 @@ t.test('access as export v2: personal tokens, problem bodies, gzip, one budget w
   t.equal(unknown.headers.get('content-type'), 'application/problem+json; charset=utf-8');
 });
 
-t.test('no publishable station: a 404 problem for the table (never an invalid document), a valid empty status', async (t) => {
-  const p = await startTestPlatform(t, { env: ENV, fixture: baseFixture() });
-  const res = await datex2(p, 'table');
-  t.equal(res.status, 404);
-  t.match(await res.json(), { status: 404, code: 'no_publishable_station', detail: /2 station\(s\) lack the capacity, 2 the coordinates/ });
-  const status = await text(p, 'status');
-  t.same(await datex2Errors(status), []);
-  t.notMatch(status, /tableReference|SiteStatus/);
-});
-
 t.test('conditional requests: Last-Modified moves with the registry and with prices, not with other signals', async (t) => {
   const p = await startTestPlatform(t, { env: ENV, fixture: publishable() });
   await p.sql`UPDATE stations SET static_modified_at = static_modified_at - interval '1 hour'`;
@@ -198,16 +188,35 @@ t.test('the refill points follow a layout change; the status follows the signals
   t.same(await datex2Errors(table, status), []);
 });
 
-t.test('the OpenAPI document of export v2 describes both publications as XML', async (t) => {
-  const p = await startTestPlatform(t, { env: ENV, fixture: baseFixture() });
-  const doc = await (await fetch(`${p.url}/v2/doc/schema`)).json();
-  for (const path of ['/datex2/v3/table', '/datex2/v3/status']) {
-    t.ok(doc.paths[path]?.get?.responses?.['200']?.content?.['application/xml'], `${path}: an XML response`);
-    t.ok(doc.paths[path].get.responses['429'], `${path}: limited as export v2`);
-  }
-  t.ok(doc.paths['/datex2/v3/table'].get.responses['304'], 'the table is conditional');
-  t.match(doc.info.description, /## DATEX II publications \(AFIR\)/);
-  t.match(doc.info.description, /rounded half up to the cent/);
+/**
+ * Tests that only read the base registry (no station publishable, no signal, no change) share one
+ * platform, started once for them.
+ */
+t.test('reading the base registry', async (t) => {
+  let p: TestPlatform;
+  t.before(async () => {
+    p = await startTestPlatform(t, { env: ENV, fixture: baseFixture() });
+  });
+
+  t.test('no publishable station: a 404 problem for the table (never an invalid document), a valid empty status', async (t) => {
+    const res = await datex2(p, 'table');
+    t.equal(res.status, 404);
+    t.match(await res.json(), { status: 404, code: 'no_publishable_station', detail: /2 station\(s\) lack the capacity, 2 the coordinates/ });
+    const status = await text(p, 'status');
+    t.same(await datex2Errors(status), []);
+    t.notMatch(status, /tableReference|SiteStatus/);
+  });
+
+  t.test('the OpenAPI document of export v2 describes both publications as XML', async (t) => {
+    const doc = await (await fetch(`${p.url}/v2/doc/schema`)).json();
+    for (const path of ['/datex2/v3/table', '/datex2/v3/status']) {
+      t.ok(doc.paths[path]?.get?.responses?.['200']?.content?.['application/xml'], `${path}: an XML response`);
+      t.ok(doc.paths[path].get.responses['429'], `${path}: limited as export v2`);
+    }
+    t.ok(doc.paths['/datex2/v3/table'].get.responses['304'], 'the table is conditional');
+    t.match(doc.info.description, /## DATEX II publications \(AFIR\)/);
+    t.match(doc.info.description, /rounded half up to the cent/);
+  });
 });
 
 t.test('two instances publish the same documents: the same ids and versions, the same Last-Modified, a signal on either', async (t) => {

@@ -1428,10 +1428,15 @@ t.test('portal-docs', async (t) => {
 t.test('index-page', async (t) => {
   /**
    * `GET /`: an index of the service's pages, JSON by default and HTML for a browser, every link of it
-   * answering on the running platform, no credential needed.
+   * answering on the running platform, no credential needed. The tests read one platform, started once
+   * for them (none of them changes anything); PUBLIC_MAP=false needs one of its own.
    */
+  let p: TestPlatform;
+  t.before(async () => {
+    p = await startTestPlatform(t);
+  });
+
   t.test('GET / lists the pages as JSON, each link answering', async (t) => {
-    const p = await startTestPlatform(t);
     const res = await fetch(`${p.url}/`);
     t.equal(res.status, 200);
     t.match(res.headers.get('content-type'), /^application\/json/);
@@ -1465,7 +1470,6 @@ t.test('index-page', async (t) => {
   const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
   t.test('a browser gets the same index as HTML at /developers/ ("For developers")', async (t) => {
-    const p = await startTestPlatform(t);
     const res = await fetch(`${p.url}/developers/`, { headers: { Accept: BROWSER_ACCEPT } });
     t.equal(res.status, 200);
     t.match(res.headers.get('content-type'), /^text\/html/);
@@ -1484,7 +1488,6 @@ t.test('index-page', async (t) => {
   });
 
   t.test('a browser at / gets the public map; with PUBLIC_MAP=false the "For developers" page; JSON unchanged either way', async (t) => {
-    const p = await startTestPlatform(t);
     const map = await fetch(`${p.url}/`, { headers: { Accept: BROWSER_ACCEPT } });
     t.equal(map.status, 200);
     t.match(await map.text(), '<script type="module" src="/map/app.js"></script>', 'the map page');

@@ -75,96 +75,129 @@ async function expectProblem(t: Test, res: Response, status: number, detail: str
 
 /* ---- The list -------------------------------------------------------------------------------------- */
 
-t.test('pagination: limits, offsets, the last page, past the end, absolute links', async (t) => {
-  const p = await startTestPlatform(t, { env: ENV, fixture: withStations(baseFixture(), 21) });
-  const base = p.baseUrl;
-  t.match(base, /^http:\/\/127\.0\.0\.1:\d+$/);
-  const all = ['BERLA', 'HAMBG', ...Array.from({ length: 21 }, (_, i) => `Q${LETTERS[Math.floor(i / 26)]}${LETTERS[i % 26]}AA`)].sort();
-  const ids = (page: any) => page.results.map((r: Station) => r.hrs_id);
-  const link = (limit: number, offset: number) => `${base}/v2/hrs?limit=${limit}&offset=${offset}`;
+/**
+ * Tests that only read the 23 stations (GET requests, no load, no write) share one platform, started once
+ * for them; the export v2 limits are raised (ENV), so their requests leave each other's answers alone.
+ */
+t.test('reading 23 stations', async (t) => {
+  let p: TestPlatform;
+  t.before(async () => {
+    p = await startTestPlatform(t, { env: ENV, fixture: withStations(baseFixture(), 21) });
+  });
 
-  const first = await body(p, '/v2/hrs');
-  t.same(Object.keys(first), ['count', 'next', 'previous', 'sync_token', 'results']);
-  t.match(first.sync_token, /^[A-Za-z0-9_-]+$/, 'every page carries the delta extension\'s sync_token');
-  const { sync_token: _, ...plain } = first;
-  t.same({ ...plain, results: ids(first) }, { count: 23, next: null, previous: null, results: all }, 'default limit 100: everything, by hrs_id');
+  t.test('pagination: limits, offsets, the last page, past the end, absolute links', async (t) => {
+    const base = p.baseUrl;
+    t.match(base, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const all = ['BERLA', 'HAMBG', ...Array.from({ length: 21 }, (_, i) => `Q${LETTERS[Math.floor(i / 26)]}${LETTERS[i % 26]}AA`)].sort();
+    const ids = (page: any) => page.results.map((r: Station) => r.hrs_id);
+    const link = (limit: number, offset: number) => `${base}/v2/hrs?limit=${limit}&offset=${offset}`;
 
-  const cases: [string, number, string | null, string | null, string[]][] = [
-    ['limit=5', 23, link(5, 5), null, all.slice(0, 5)],
-    ['limit=5&offset=0', 23, link(5, 5), null, all.slice(0, 5)],
-    ['limit=5&offset=5', 23, link(5, 10), link(5, 0), all.slice(5, 10)],
-    ['limit=5&offset=3', 23, link(5, 8), link(5, 0), all.slice(3, 8)],
-    ['limit=5&offset=20', 23, null, link(5, 15), all.slice(20)],
-    ['limit=5&offset=18', 23, null, link(5, 13), all.slice(18)],
-    ['limit=1&offset=22', 23, null, link(1, 21), all.slice(22)],
-    ['limit=23', 23, null, null, all],
-    ['limit=22', 23, link(22, 22), null, all.slice(0, 22)],
-    ['limit=5&offset=23', 23, null, link(5, 18), []],
-    ['limit=5&offset=1000', 23, null, link(5, 995), []],
-    ['limit=500', 23, null, null, all],
-    ['offset=7', 23, null, link(100, 0), all.slice(7)],
-    ['limit=5&offset=05', 23, link(5, 10), link(5, 0), all.slice(5, 10)],
-  ];
-  for (const [query, count, next, previous, results] of cases) {
-    const page = await body(p, `/v2/hrs?${query}`);
-    t.same({ count: page.count, next: page.next, previous: page.previous, results: ids(page) }, { count, next, previous, results }, query);
-  }
-  // No fuelling_option filter on v2 (spec), and no other parameter: refused, never silently ignored.
-  const unknown = await get(`${p.url}/v2/hrs?limit=5&fuelling_option=700ld&foo=bar`, TOKENS.export_v2);
-  t.equal(unknown.status, 400, 'unknown parameters are refused');
-  t.match(await unknown.json(), { code: 'invalid_parameter', detail: 'unknown parameter(s): fuelling_option, foo; this path takes limit, offset, since, updated_since, bbox, near, radius_km.' });
+    const first = await body(p, '/v2/hrs');
+    t.same(Object.keys(first), ['count', 'next', 'previous', 'sync_token', 'results']);
+    t.match(first.sync_token, /^[A-Za-z0-9_-]+$/, 'every page carries the delta extension\'s sync_token');
+    const { sync_token: _, ...plain } = first;
+    t.same({ ...plain, results: ids(first) }, { count: 23, next: null, previous: null, results: all }, 'default limit 100: everything, by hrs_id');
 
-  const other = await startTestPlatform(t, { env: { ...ENV, BASE_URL: 'https://export.example.org/hrs-platform/' }, fixture: baseFixture() });
-  const page = await body(other, '/v2/hrs?limit=1');
-  t.equal(page.next, 'https://export.example.org/hrs-platform/v2/hrs?limit=1&offset=1', 'links are built on BASE_URL, not on the request');
-  t.equal((await body(other, '/v2/hrs?limit=1&offset=1')).previous, 'https://export.example.org/hrs-platform/v2/hrs?limit=1&offset=0');
-});
-
-t.test('a bad limit or offset is a 400 problem, never clamped', async (t) => {
-  const p = await startTestPlatform(t, { env: ENV, fixture: baseFixture() });
-  const limits = ['0', '501', '1000', '-1', '-0', 'abc', '1.5', '5.0', '', '1e2', ' 5', '5 ', '+5', '0x10', '99999999999999999999'];
-  for (const value of limits) {
-    const res = await get(`${p.url}/v2/hrs?limit=${encodeURIComponent(value)}`, TOKENS.export_v2);
-    await expectProblem(t, res, 400, 'limit: must be a whole number from 1 to 500.', 'invalid_parameter');
-  }
-  for (const value of ['-1', 'x', '1.5', '', '1e3', '99999999999999999999']) {
-    const res = await get(`${p.url}/v2/hrs?offset=${encodeURIComponent(value)}`, TOKENS.export_v2);
-    await expectProblem(t, res, 400, 'offset: must be a whole number, 0 or more.', 'invalid_parameter');
-  }
-  await expectProblem(t, await get(`${p.url}/v2/hrs?limit=5&limit=6`, TOKENS.export_v2), 400, /^limit: give it once/, 'invalid_parameter');
-  await expectProblem(t, await get(`${p.url}/v2/hrs?offset=1&offset=1`, TOKENS.export_v2), 400, /^offset: give it once/, 'invalid_parameter');
-  t.equal((await get(`${p.url}/v2/hrs?limit=500`, TOKENS.export_v2)).status, 200, '500 is the maximum');
-  t.equal((await get(`${p.url}/v2/hrs?limit=1`, TOKENS.export_v2)).status, 200, '1 is the minimum');
-  t.equal((await get(`${p.url}/v2/hrs?offset=999999999999999`, TOKENS.export_v2)).status, 200, 'a huge offset is an empty page');
-});
-
-t.test('a crawl following next sees every station once, and list records equal single records', async (t) => {
-  const p = await startTestPlatform(t, { env: ENV, fixture: withStations(baseFixture(), 21) });
-  const seen: string[] = [];
-  const records = new Map<string, Station>();
-  let url: string | null = `${p.url}/v2/hrs?limit=5`;
-  let pages = 0;
-  while (url) {
-    const res = await get(url, TOKENS.export_v2);
-    t.equal(res.status, 200);
-    const page = (await res.json()) as { next: string | null; results: Station[]; count: number };
-    t.equal(page.count, 23);
-    for (const r of page.results) {
-      seen.push(r.hrs_id);
-      records.set(r.hrs_id, r);
+    const cases: [string, number, string | null, string | null, string[]][] = [
+      ['limit=5', 23, link(5, 5), null, all.slice(0, 5)],
+      ['limit=5&offset=0', 23, link(5, 5), null, all.slice(0, 5)],
+      ['limit=5&offset=5', 23, link(5, 10), link(5, 0), all.slice(5, 10)],
+      ['limit=5&offset=3', 23, link(5, 8), link(5, 0), all.slice(3, 8)],
+      ['limit=5&offset=20', 23, null, link(5, 15), all.slice(20)],
+      ['limit=5&offset=18', 23, null, link(5, 13), all.slice(18)],
+      ['limit=1&offset=22', 23, null, link(1, 21), all.slice(22)],
+      ['limit=23', 23, null, null, all],
+      ['limit=22', 23, link(22, 22), null, all.slice(0, 22)],
+      ['limit=5&offset=23', 23, null, link(5, 18), []],
+      ['limit=5&offset=1000', 23, null, link(5, 995), []],
+      ['limit=500', 23, null, null, all],
+      ['offset=7', 23, null, link(100, 0), all.slice(7)],
+      ['limit=5&offset=05', 23, link(5, 10), link(5, 0), all.slice(5, 10)],
+    ];
+    for (const [query, count, next, previous, results] of cases) {
+      const page = await body(p, `/v2/hrs?${query}`);
+      t.same({ count: page.count, next: page.next, previous: page.previous, results: ids(page) }, { count, next, previous, results }, query);
     }
-    url = page.next;
-    pages++;
-    if (pages > 10) throw new Error('the crawl does not end');
-  }
-  t.equal(pages, 5, 'five pages of five (the last has three)');
-  t.equal(seen.length, 23);
-  t.equal(new Set(seen).size, 23, 'no station twice');
-  t.same(seen, [...seen].sort(), 'in hrs_id order');
-  for (const [hrsId, record] of records) {
-    const res = await get(`${p.url}/v2/hrs/${hrsId}`, TOKENS.export_v2);
-    t.same(await res.json(), record, `${hrsId}: the list's record is the station's record`);
-  }
+    // No fuelling_option filter on v2 (spec), and no other parameter: refused, never silently ignored.
+    const unknown = await get(`${p.url}/v2/hrs?limit=5&fuelling_option=700ld&foo=bar`, TOKENS.export_v2);
+    t.equal(unknown.status, 400, 'unknown parameters are refused');
+    t.match(await unknown.json(), { code: 'invalid_parameter', detail: 'unknown parameter(s): fuelling_option, foo; this path takes limit, offset, since, updated_since, bbox, near, radius_km.' });
+
+    const other = await startTestPlatform(t, { env: { ...ENV, BASE_URL: 'https://export.example.org/hrs-platform/' }, fixture: baseFixture() });
+    const page = await body(other, '/v2/hrs?limit=1');
+    t.equal(page.next, 'https://export.example.org/hrs-platform/v2/hrs?limit=1&offset=1', 'links are built on BASE_URL, not on the request');
+    t.equal((await body(other, '/v2/hrs?limit=1&offset=1')).previous, 'https://export.example.org/hrs-platform/v2/hrs?limit=1&offset=0');
+  });
+
+  t.test('a crawl following next sees every station once, and list records equal single records', async (t) => {
+    const seen: string[] = [];
+    const records = new Map<string, Station>();
+    let url: string | null = `${p.url}/v2/hrs?limit=5`;
+    let pages = 0;
+    while (url) {
+      const res = await get(url, TOKENS.export_v2);
+      t.equal(res.status, 200);
+      const page = (await res.json()) as { next: string | null; results: Station[]; count: number };
+      t.equal(page.count, 23);
+      for (const r of page.results) {
+        seen.push(r.hrs_id);
+        records.set(r.hrs_id, r);
+      }
+      url = page.next;
+      pages++;
+      if (pages > 10) throw new Error('the crawl does not end');
+    }
+    t.equal(pages, 5, 'five pages of five (the last has three)');
+    t.equal(seen.length, 23);
+    t.equal(new Set(seen).size, 23, 'no station twice');
+    t.same(seen, [...seen].sort(), 'in hrs_id order');
+    for (const [hrsId, record] of records) {
+      const res = await get(`${p.url}/v2/hrs/${hrsId}`, TOKENS.export_v2);
+      t.same(await res.json(), record, `${hrsId}: the list's record is the station's record`);
+    }
+  });
+});
+
+/**
+ * Tests that only read the base registry share one platform, started once for them. Their refused
+ * requests (12 failed authentications) stay below the 30 a client may fail in a minute.
+ */
+t.test('reading the base registry', async (t) => {
+  let p: TestPlatform;
+  t.before(async () => {
+    p = await startTestPlatform(t, { env: ENV, fixture: baseFixture() });
+  });
+
+  t.test('a bad limit or offset is a 400 problem, never clamped', async (t) => {
+    const limits = ['0', '501', '1000', '-1', '-0', 'abc', '1.5', '5.0', '', '1e2', ' 5', '5 ', '+5', '0x10', '99999999999999999999'];
+    for (const value of limits) {
+      const res = await get(`${p.url}/v2/hrs?limit=${encodeURIComponent(value)}`, TOKENS.export_v2);
+      await expectProblem(t, res, 400, 'limit: must be a whole number from 1 to 500.', 'invalid_parameter');
+    }
+    for (const value of ['-1', 'x', '1.5', '', '1e3', '99999999999999999999']) {
+      const res = await get(`${p.url}/v2/hrs?offset=${encodeURIComponent(value)}`, TOKENS.export_v2);
+      await expectProblem(t, res, 400, 'offset: must be a whole number, 0 or more.', 'invalid_parameter');
+    }
+    await expectProblem(t, await get(`${p.url}/v2/hrs?limit=5&limit=6`, TOKENS.export_v2), 400, /^limit: give it once/, 'invalid_parameter');
+    await expectProblem(t, await get(`${p.url}/v2/hrs?offset=1&offset=1`, TOKENS.export_v2), 400, /^offset: give it once/, 'invalid_parameter');
+    t.equal((await get(`${p.url}/v2/hrs?limit=500`, TOKENS.export_v2)).status, 200, '500 is the maximum');
+    t.equal((await get(`${p.url}/v2/hrs?limit=1`, TOKENS.export_v2)).status, 200, '1 is the minimum');
+    t.equal((await get(`${p.url}/v2/hrs?offset=999999999999999`, TOKENS.export_v2)).status, 200, 'a huge offset is an empty page');
+  });
+
+  t.test('unknown stations and authentication', async (t) => {
+    for (const path of ['/v2/hrs/NOPEX', '/v2/hrs/NOPEX/events', '/v2/hrs/NOPEX/photo', '/v2/hrs/berla']) {
+      const res = await get(`${p.url}${path}`, TOKENS.export_v2);
+      await expectProblem(t, res, 404, /^No station with hrs_id "(NOPEX|berla)"\.$/, 'not_found');
+    }
+    for (const path of ['/v2/hrs', '/v2/hrs/BERLA', '/v2/hrs/BERLA/events', '/v2/hrs/BERLA/photo']) {
+      for (const token of [undefined, TOKENS.export_v1, TOKENS.import_v2]) {
+        const res = await get(`${p.url}${path}`, token);
+        t.equal(res.status, 401, `${path} with ${token ?? 'no token'}`);
+        t.equal(res.headers.get('last-modified'), null);
+      }
+    }
+  });
 });
 
 t.test('a page of 500 seeded stations with their layouts', async (t) => {
@@ -325,21 +358,6 @@ t.test('the station record, field by field: confirmed, unconfirmed and empty lay
   const list = await body(p, '/v2/hrs');
   t.same(list.results.map((r: Station) => r.hrs_id), ['BERLA', 'EMPTY', 'HAMBG']);
   t.same(list.results[0], record, 'the list carries the same record');
-});
-
-t.test('unknown stations and authentication', async (t) => {
-  const p = await startTestPlatform(t, { env: ENV, fixture: baseFixture() });
-  for (const path of ['/v2/hrs/NOPEX', '/v2/hrs/NOPEX/events', '/v2/hrs/NOPEX/photo', '/v2/hrs/berla']) {
-    const res = await get(`${p.url}${path}`, TOKENS.export_v2);
-    await expectProblem(t, res, 404, /^No station with hrs_id "(NOPEX|berla)"\.$/, 'not_found');
-  }
-  for (const path of ['/v2/hrs', '/v2/hrs/BERLA', '/v2/hrs/BERLA/events', '/v2/hrs/BERLA/photo']) {
-    for (const token of [undefined, TOKENS.export_v1, TOKENS.import_v2]) {
-      const res = await get(`${p.url}${path}`, token);
-      t.equal(res.status, 401, `${path} with ${token ?? 'no token'}`);
-      t.equal(res.headers.get('last-modified'), null);
-    }
-  }
 });
 
 /* ---- Last-Modified and If-Modified-Since -------------------------------------------------------------- */

@@ -96,163 +96,187 @@ t.test('http-core', async (t) => {
   const post = (url: string, body: string | Uint8Array, token: string, type = 'application/json') =>
     fetch(url, { method: 'POST', body, headers: { Authorization: `Bearer ${token}`, 'Content-Type': type } });
 
-  t.test('routing: 404, trailing-slash hints, 405 with Allow, OPTIONS, HEAD', async (t) => {
-    const p = await platform(t);
-    let res = await get(`${p.url}/no/such/path`);
-    t.equal(res.status, 404);
-    t.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
-    t.match(await res.json(), { type: 'about:blank', title: 'Not Found', status: 404, detail: 'Not found.' });
-
-    res = await get(`${p.url}/import/v2/nothing-here/`);
-    t.same(await res.json(), { detail: 'Not found.' }, 'import paths answer in the import format');
-
-    res = await get(`${p.url}/import/v2/active-stations`, TOKENS.import_v2);
-    t.equal(res.status, 404, 'never a redirect');
-    t.same(await res.json(), { detail: 'Not found. The trailing slash is required: /import/v2/active-stations/' });
-
-    res = await get(`${p.url}/v2/fuel-type/`, TOKENS.export_v2);
-    t.equal(res.status, 404);
-    t.match(await res.json(), { detail: 'Not found. This path takes no trailing slash: /v2/fuel-type' });
-
-    res = await fetch(`${p.url}/v2/fuel-type`, { method: 'DELETE' });
-    t.equal(res.status, 405);
-    t.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
-    t.match(await res.json(), { status: 405, detail: 'Method "DELETE" not allowed.' });
-
-    res = await fetch(`${p.url}/import/v2/echo/`, { method: 'GET' });
-    t.equal(res.status, 405);
-    t.equal(res.headers.get('allow'), 'POST, OPTIONS');
-    t.same(await res.json(), { detail: 'Method "GET" not allowed.' });
-
-    res = await fetch(`${p.url}/v2/fuel-type`, { method: 'OPTIONS' });
-    t.equal(res.status, 204);
-    t.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
-    t.equal(res.headers.get('content-length'), null, 'a 204 carries no Content-Length');
-
-    res = await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2, { method: 'HEAD' });
-    const full = await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2);
-    t.equal(res.status, 200);
-    t.equal(res.headers.get('content-length'), full.headers.get('content-length'), 'HEAD reports the GET length');
-    t.equal((await res.arrayBuffer()).byteLength, 0, 'HEAD has no body');
-  });
-
-  t.test('a NUL or lone surrogate in a path id is a 404 and in a query parameter a 400 naming it, never a 500', async (t) => {
-    const p = await platform(t);
-    for (const path of ['/v2/hrs/BERLA%00', '/v2/hrs/BERLA%00/events', '/v2/hrs/BERLA%00/photo', '/v2/hrs/%ED%A0%80', '/v2/hrs/B%zz']) {
-      const res = await get(`${p.url}${path}`, TOKENS.export_v2);
-      t.equal(res.status, 404, path);
-      t.match(await res.json(), { status: 404, title: 'Not Found' }, `${path}: in the family's format`);
-    }
-    for (const path of ['/admin/v1/tokens?originator=mon-1%00', '/admin/v1/call-logs?originator=mon-1%00', '/admin/v1/tokens?a%00=1']) {
-      const res = await get(`${p.url}${path}`, ADMIN_TOKEN);
-      t.equal(res.status, 400, path);
-      const body = (await res.json()) as { detail: string };
-      t.match(body.detail, path.includes('a%00') ? /"a\\u0000"/ : /"originator"/, `${path}: names the parameter`);
-    }
-    const res = await get(`${p.url}/v2/hrs?limit=1%00`, TOKENS.export_v2);
-    t.equal(res.status, 400);
-    t.match(await res.json(), { status: 400, detail: /"limit"/ });
-    t.notOk(p.logs.lines.some((l) => l.level === 50), 'nothing logged as an error');
-  });
-
-  t.test('TRACE: 405 with Allow where the path exists, 404 where it does not', async (t) => {
-    const p = await platform(t);
-    let res = await rawRequest(p.url, 'TRACE', '/v2/fuel-type');
-    t.equal(res.status, 405);
-    t.equal(res.headers.allow, 'GET, HEAD, OPTIONS');
-    t.match(JSON.parse(res.body), { status: 405, detail: 'Method "TRACE" not allowed.' });
-    res = await rawRequest(p.url, 'TRACE', '/import/v2/echo/');
-    t.equal(res.status, 405);
-    t.equal(res.headers.allow, 'POST, OPTIONS');
-    t.same(JSON.parse(res.body), { detail: 'Method "TRACE" not allowed.' });
-    res = await rawRequest(p.url, 'TRACE', '/v2/no-such-thing');
-    t.equal(res.status, 404);
-  });
-
-  t.test('methods: CONNECT, methods no route knows and a lower-case method are 501s in the family format', async (t) => {
-    const p = await platform(t);
-    for (const method of ['CONNECT', 'PROPFIND', 'BREW', 'get']) {
-      const res = await rawRequest(p.url, method, '/v2/fuel-type');
-      t.equal(res.status, 501, method);
-      t.match(JSON.parse(res.body), { status: 501, detail: 'Unsupported HTTP method.' });
-    }
-    t.equal((await get(`${p.url}/healthz`)).status, 200, 'and the server goes on');
-  });
-
-  t.test('bodies: JSON in, parse errors in the family format, 413 past the cap, 415', async (t) => {
-    const p = await platform(t);
-    let res = await post(`${p.url}/import/v2/echo/`, JSON.stringify([{ hrs: 'BERLA' }]), TOKENS.import_v2);
-    t.equal(res.status, 200);
-    t.same(await res.json(), { received: [{ hrs: 'BERLA' }] });
-
-    res = await post(`${p.url}/import/v2/echo/`, '[{"hrs": ', TOKENS.import_v2);
-    t.equal(res.status, 400);
-    t.match(await res.json(), { detail: /^JSON parse error - / });
-
-    res = await post(`${p.url}/v2/echo`, '{oops', TOKENS.export_v2);
-    t.equal(res.status, 400);
-    t.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
-    t.match(await res.json(), { status: 400, code: 'parse_error', detail: /^JSON parse error - / });
-
-    res = await post(`${p.url}/import/v2/echo/`, '', TOKENS.import_v2);
-    t.same(await res.json(), { detail: 'JSON parse error - the request body is empty.' });
-
-    res = await post(`${p.url}/import/v2/echo/`, '[]', TOKENS.import_v2, 'text/plain');
-    t.equal(res.status, 415);
-    t.same(await res.json(), { detail: 'Unsupported media type "text/plain" in request.' });
-
-    res = await post(`${p.url}/import/v2/echo/`, `"${'x'.repeat(MAX - 2)}"`, TOKENS.import_v2);
-    t.equal(res.status, 200, `a body of exactly ${MAX} bytes is read`);
-
-    const before = p.handled();
-    res = await post(`${p.url}/import/v2/echo/`, `"${'x'.repeat(MAX)}"`, TOKENS.import_v2);
-    t.equal(res.status, 413, 'a declared length over the cap is refused');
-    t.same(await res.json(), { detail: `Request body exceeds the limit of ${MAX} bytes.` });
-
-    // A chunked body declares no length: the cap applies while reading.
-    const stream = new ReadableStream({
-      start(controller) {
-        for (let i = 0; i < 8; i++) controller.enqueue(new TextEncoder().encode('x'.repeat(1000)));
-        controller.close();
-      },
+  /**
+   * Tests that only send requests the platform answers without changing anything share one platform,
+   * started once for them. Each reads the log lines and handler calls of its own requests, counted from
+   * where it begins. The client that aborts mid-body and the shutdowns have platforms of their own.
+   */
+  t.test('requests that change nothing', async (t) => {
+    let p: Awaited<ReturnType<typeof platform>>;
+    t.before(async () => {
+      p = await platform(t);
     });
-    res = await fetch(`${p.url}/import/v2/echo/`, {
-      method: 'POST',
-      body: stream,
-      headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
-      duplex: 'half',
-    } as RequestInit);
-    t.equal(res.status, 413, 'a chunked body that outgrows the cap is refused');
-    t.equal(p.handled(), before, 'no handler ran for an oversized body');
-  });
 
-  t.test('unauthenticated requests are refused before anything is processed', async (t) => {
-    const p = await platform(t);
-    const res = await fetch(`${p.url}/import/v2/echo/`, { method: 'POST', body: '[1]', headers: { 'Content-Type': 'application/json' } });
-    t.equal(res.status, 401);
-    t.equal(res.headers.get('www-authenticate'), 'Bearer');
-    t.same(await res.json(), { detail: 'Authentication credentials were not provided.' });
-    t.equal(p.handled(), 0);
-  });
+    t.test('routing: 404, trailing-slash hints, 405 with Allow, OPTIONS, HEAD', async (t) => {
+      let res = await get(`${p.url}/no/such/path`);
+      t.equal(res.status, 404);
+      t.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+      t.match(await res.json(), { type: 'about:blank', title: 'Not Found', status: 404, detail: 'Not found.' });
 
-  t.test('an unexpected error is a 500 in the family format, logged, and the server goes on', async (t) => {
-    const p = await platform(t);
-    const res = await get(`${p.url}/v2/boom`);
-    t.equal(res.status, 500);
-    t.match(await res.json(), { status: 500, detail: 'Unexpected platform error; please report it.' });
-    t.ok(p.logs.lines.some((l) => l.msg === 'request failed' && (l.err as { message: string }).message === 'kaboom'));
-    t.equal((await get(`${p.url}/healthz`)).status, 200);
-  });
+      res = await get(`${p.url}/import/v2/nothing-here/`);
+      t.same(await res.json(), { detail: 'Not found.' }, 'import paths answer in the import format');
 
-  t.test('a response header with a line break is never written: 500 instead, logged', async (t) => {
-    const p = await platform(t);
-    const res = await get(`${p.url}/v2/split-header`);
-    t.equal(res.status, 500);
-    t.equal(res.headers.get('set-cookie'), null);
-    t.equal(res.headers.get('x-note'), null);
-    t.equal(res.headers.get('link'), '<https://creativecommons.org/licenses/by/4.0/>; rel="license"', 'the family policy still applies');
-    t.match(await res.json(), { status: 500 });
-    t.ok(p.logs.lines.some((l) => l.msg === 'response not sent as built'));
+      res = await get(`${p.url}/import/v2/active-stations`, TOKENS.import_v2);
+      t.equal(res.status, 404, 'never a redirect');
+      t.same(await res.json(), { detail: 'Not found. The trailing slash is required: /import/v2/active-stations/' });
+
+      res = await get(`${p.url}/v2/fuel-type/`, TOKENS.export_v2);
+      t.equal(res.status, 404);
+      t.match(await res.json(), { detail: 'Not found. This path takes no trailing slash: /v2/fuel-type' });
+
+      res = await fetch(`${p.url}/v2/fuel-type`, { method: 'DELETE' });
+      t.equal(res.status, 405);
+      t.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
+      t.match(await res.json(), { status: 405, detail: 'Method "DELETE" not allowed.' });
+
+      res = await fetch(`${p.url}/import/v2/echo/`, { method: 'GET' });
+      t.equal(res.status, 405);
+      t.equal(res.headers.get('allow'), 'POST, OPTIONS');
+      t.same(await res.json(), { detail: 'Method "GET" not allowed.' });
+
+      res = await fetch(`${p.url}/v2/fuel-type`, { method: 'OPTIONS' });
+      t.equal(res.status, 204);
+      t.equal(res.headers.get('allow'), 'GET, HEAD, OPTIONS');
+      t.equal(res.headers.get('content-length'), null, 'a 204 carries no Content-Length');
+
+      res = await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2, { method: 'HEAD' });
+      const full = await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2);
+      t.equal(res.status, 200);
+      t.equal(res.headers.get('content-length'), full.headers.get('content-length'), 'HEAD reports the GET length');
+      t.equal((await res.arrayBuffer()).byteLength, 0, 'HEAD has no body');
+    });
+
+    t.test('a NUL or lone surrogate in a path id is a 404 and in a query parameter a 400 naming it, never a 500', async (t) => {
+      const from = p.logs.lines.length;
+      for (const path of ['/v2/hrs/BERLA%00', '/v2/hrs/BERLA%00/events', '/v2/hrs/BERLA%00/photo', '/v2/hrs/%ED%A0%80', '/v2/hrs/B%zz']) {
+        const res = await get(`${p.url}${path}`, TOKENS.export_v2);
+        t.equal(res.status, 404, path);
+        t.match(await res.json(), { status: 404, title: 'Not Found' }, `${path}: in the family's format`);
+      }
+      for (const path of ['/admin/v1/tokens?originator=mon-1%00', '/admin/v1/call-logs?originator=mon-1%00', '/admin/v1/tokens?a%00=1']) {
+        const res = await get(`${p.url}${path}`, ADMIN_TOKEN);
+        t.equal(res.status, 400, path);
+        const body = (await res.json()) as { detail: string };
+        t.match(body.detail, path.includes('a%00') ? /"a\\u0000"/ : /"originator"/, `${path}: names the parameter`);
+      }
+      const res = await get(`${p.url}/v2/hrs?limit=1%00`, TOKENS.export_v2);
+      t.equal(res.status, 400);
+      t.match(await res.json(), { status: 400, detail: /"limit"/ });
+      t.notOk(p.logs.lines.slice(from).some((l) => l.level === 50), 'nothing logged as an error');
+    });
+
+    t.test('TRACE: 405 with Allow where the path exists, 404 where it does not', async (t) => {
+      let res = await rawRequest(p.url, 'TRACE', '/v2/fuel-type');
+      t.equal(res.status, 405);
+      t.equal(res.headers.allow, 'GET, HEAD, OPTIONS');
+      t.match(JSON.parse(res.body), { status: 405, detail: 'Method "TRACE" not allowed.' });
+      res = await rawRequest(p.url, 'TRACE', '/import/v2/echo/');
+      t.equal(res.status, 405);
+      t.equal(res.headers.allow, 'POST, OPTIONS');
+      t.same(JSON.parse(res.body), { detail: 'Method "TRACE" not allowed.' });
+      res = await rawRequest(p.url, 'TRACE', '/v2/no-such-thing');
+      t.equal(res.status, 404);
+    });
+
+    t.test('methods: CONNECT, methods no route knows and a lower-case method are 501s in the family format', async (t) => {
+      for (const method of ['CONNECT', 'PROPFIND', 'BREW', 'get']) {
+        const res = await rawRequest(p.url, method, '/v2/fuel-type');
+        t.equal(res.status, 501, method);
+        t.match(JSON.parse(res.body), { status: 501, detail: 'Unsupported HTTP method.' });
+      }
+      t.equal((await get(`${p.url}/healthz`)).status, 200, 'and the server goes on');
+    });
+
+    t.test('bodies: JSON in, parse errors in the family format, 413 past the cap, 415', async (t) => {
+      let res = await post(`${p.url}/import/v2/echo/`, JSON.stringify([{ hrs: 'BERLA' }]), TOKENS.import_v2);
+      t.equal(res.status, 200);
+      t.same(await res.json(), { received: [{ hrs: 'BERLA' }] });
+
+      res = await post(`${p.url}/import/v2/echo/`, '[{"hrs": ', TOKENS.import_v2);
+      t.equal(res.status, 400);
+      t.match(await res.json(), { detail: /^JSON parse error - / });
+
+      res = await post(`${p.url}/v2/echo`, '{oops', TOKENS.export_v2);
+      t.equal(res.status, 400);
+      t.equal(res.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+      t.match(await res.json(), { status: 400, code: 'parse_error', detail: /^JSON parse error - / });
+
+      res = await post(`${p.url}/import/v2/echo/`, '', TOKENS.import_v2);
+      t.same(await res.json(), { detail: 'JSON parse error - the request body is empty.' });
+
+      res = await post(`${p.url}/import/v2/echo/`, '[]', TOKENS.import_v2, 'text/plain');
+      t.equal(res.status, 415);
+      t.same(await res.json(), { detail: 'Unsupported media type "text/plain" in request.' });
+
+      res = await post(`${p.url}/import/v2/echo/`, `"${'x'.repeat(MAX - 2)}"`, TOKENS.import_v2);
+      t.equal(res.status, 200, `a body of exactly ${MAX} bytes is read`);
+
+      const before = p.handled();
+      res = await post(`${p.url}/import/v2/echo/`, `"${'x'.repeat(MAX)}"`, TOKENS.import_v2);
+      t.equal(res.status, 413, 'a declared length over the cap is refused');
+      t.same(await res.json(), { detail: `Request body exceeds the limit of ${MAX} bytes.` });
+
+      // A chunked body declares no length: the cap applies while reading.
+      const stream = new ReadableStream({
+        start(controller) {
+          for (let i = 0; i < 8; i++) controller.enqueue(new TextEncoder().encode('x'.repeat(1000)));
+          controller.close();
+        },
+      });
+      res = await fetch(`${p.url}/import/v2/echo/`, {
+        method: 'POST',
+        body: stream,
+        headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
+        duplex: 'half',
+      } as RequestInit);
+      t.equal(res.status, 413, 'a chunked body that outgrows the cap is refused');
+      t.equal(p.handled(), before, 'no handler ran for an oversized body');
+    });
+
+    t.test('unauthenticated requests are refused before anything is processed', async (t) => {
+      const before = p.handled();
+      const res = await fetch(`${p.url}/import/v2/echo/`, { method: 'POST', body: '[1]', headers: { 'Content-Type': 'application/json' } });
+      t.equal(res.status, 401);
+      t.equal(res.headers.get('www-authenticate'), 'Bearer');
+      t.same(await res.json(), { detail: 'Authentication credentials were not provided.' });
+      t.equal(p.handled(), before, 'no handler ran');
+    });
+
+    t.test('an unexpected error is a 500 in the family format, logged, and the server goes on', async (t) => {
+      const from = p.logs.lines.length;
+      const res = await get(`${p.url}/v2/boom`);
+      t.equal(res.status, 500);
+      t.match(await res.json(), { status: 500, detail: 'Unexpected platform error; please report it.' });
+      t.ok(p.logs.lines.slice(from).some((l) => l.msg === 'request failed' && (l.err as { message: string }).message === 'kaboom'));
+      t.equal((await get(`${p.url}/healthz`)).status, 200);
+    });
+
+    t.test('a response header with a line break is never written: 500 instead, logged', async (t) => {
+      const from = p.logs.lines.length;
+      const res = await get(`${p.url}/v2/split-header`);
+      t.equal(res.status, 500);
+      t.equal(res.headers.get('set-cookie'), null);
+      t.equal(res.headers.get('x-note'), null);
+      t.equal(res.headers.get('link'), '<https://creativecommons.org/licenses/by/4.0/>; rel="license"', 'the family policy still applies');
+      t.match(await res.json(), { status: 500 });
+      t.ok(p.logs.lines.slice(from).some((l) => l.msg === 'response not sent as built'));
+    });
+
+    t.test('one log line per request, with the principal and never a token', async (t) => {
+      const [from, rawFrom] = [p.logs.lines.length, p.logs.raw.length];
+      await get(`${p.url}/import/v2/active-stations/`, TOKENS.import_v2);
+      await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2);
+      await get(`${p.url}/v2/fuel-type`, 'wrong-token-value-1234');
+      const requests = p.logs.lines.slice(from).filter((l) => l.msg === 'request');
+      t.equal(requests.length, 3);
+      t.match(requests[0], { method: 'GET', path: '/import/v2/active-stations/', status: 200, originator: 'mon-1', duration_ms: Number });
+      t.match(requests[1], { path: '/v2/fuel-type', status: 200, user: 'alice' });
+      t.match(requests[2], { path: '/v2/fuel-type', status: 401 });
+      const all = p.logs.raw.slice(rawFrom).join('\n');
+      for (const secret of [TOKENS.import_v2, TOKENS.export_v2, 'wrong-token-value-1234', 'Bearer']) {
+        t.notOk(all.includes(secret), `the logs never hold "${secret.slice(0, 12)}..."`);
+      }
+    });
   });
 
   t.test('a client that aborts mid-body does not crash the server', async (t) => {
@@ -275,22 +299,6 @@ t.test('http-core', async (t) => {
     const res = await post(`${p.url}/import/v2/echo/`, '[1]', TOKENS.import_v2);
     t.equal(res.status, 200, 'still serving');
     t.ok(p.logs.lines.some((l) => l.aborted === true), 'the aborted requests are logged as such');
-  });
-
-  t.test('one log line per request, with the principal and never a token', async (t) => {
-    const p = await platform(t);
-    await get(`${p.url}/import/v2/active-stations/`, TOKENS.import_v2);
-    await get(`${p.url}/v2/fuel-type`, TOKENS.export_v2);
-    await get(`${p.url}/v2/fuel-type`, 'wrong-token-value-1234');
-    const requests = p.logs.lines.filter((l) => l.msg === 'request');
-    t.equal(requests.length, 3);
-    t.match(requests[0], { method: 'GET', path: '/import/v2/active-stations/', status: 200, originator: 'mon-1', duration_ms: Number });
-    t.match(requests[1], { path: '/v2/fuel-type', status: 200, user: 'alice' });
-    t.match(requests[2], { path: '/v2/fuel-type', status: 401 });
-    const all = p.logs.raw.join('\n');
-    for (const secret of [TOKENS.import_v2, TOKENS.export_v2, 'wrong-token-value-1234', 'Bearer']) {
-      t.notOk(all.includes(secret), `the logs never hold "${secret.slice(0, 12)}..."`);
-    }
   });
 
   t.test('health and readiness', async (t) => {
@@ -389,25 +397,31 @@ t.test('http-malformed', async (t) => {
     { name: 'no version in the request line', bytes: request('GET /healthz') },
   ];
 
-  t.test('HTTP/1.0 and malformed requests are answered', async (t) => {
-    const p = await startTestPlatform(t);
-    // All at once: a request the server holds silent costs the client's whole wait, once.
-    const answers = await Promise.all(cases.map((c) => rawExchange(p.url, c.bytes)));
-    cases.forEach((c, i) => {
-      const answer: RawExchange = answers[i]!;
-      const seen = answer.raw === '' ? (answer.timedOut ? 'nothing, still open' : 'nothing, closed') : JSON.stringify(answer.raw.split('\r\n')[0]);
-      t.ok(ANSWERS.has(answer.status), `${c.name}: answered (got ${seen})`, c.todo ? { todo: c.todo } : {});
+  /** One platform for both tests: neither changes anything the other reads. */
+  t.test('one platform', async (t) => {
+    let p: TestPlatform;
+    t.before(async () => {
+      p = await startTestPlatform(t);
     });
-    t.equal((await fetch(`${p.url}/healthz`)).status, 200, 'and the server goes on');
-  });
 
-  t.test('methods are case-sensitive and unknown ones get 501 in the family format', async (t) => {
-    const p = await startTestPlatform(t);
-    for (const method of ['PROPFIND', 'BREW', 'get']) {
-      const answer = await rawExchange(p.url, request(`${method} /v2/fuel-type HTTP/1.1`));
-      t.equal(answer.status, 501, method);
-      t.match(JSON.parse(answer.body), { status: 501, detail: 'Unsupported HTTP method.' });
-    }
+    t.test('HTTP/1.0 and malformed requests are answered', async (t) => {
+      // All at once: a request the server holds silent costs the client's whole wait, once.
+      const answers = await Promise.all(cases.map((c) => rawExchange(p.url, c.bytes)));
+      cases.forEach((c, i) => {
+        const answer: RawExchange = answers[i]!;
+        const seen = answer.raw === '' ? (answer.timedOut ? 'nothing, still open' : 'nothing, closed') : JSON.stringify(answer.raw.split('\r\n')[0]);
+        t.ok(ANSWERS.has(answer.status), `${c.name}: answered (got ${seen})`, c.todo ? { todo: c.todo } : {});
+      });
+      t.equal((await fetch(`${p.url}/healthz`)).status, 200, 'and the server goes on');
+    });
+
+    t.test('methods are case-sensitive and unknown ones get 501 in the family format', async (t) => {
+      for (const method of ['PROPFIND', 'BREW', 'get']) {
+        const answer = await rawExchange(p.url, request(`${method} /v2/fuel-type HTTP/1.1`));
+        t.equal(answer.status, 501, method);
+        t.match(JSON.parse(answer.body), { status: 501, detail: 'Unsupported HTTP method.' });
+      }
+    });
   });
 });
 

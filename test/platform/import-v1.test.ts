@@ -72,22 +72,51 @@ t.test('import-v1', async (t) => {
     return ((await res.json()) as { availability: Record<string, unknown> | null }).availability;
   }
 
-  t.test('paths and tokens: no trailing slash, import v1/v1.1 tokens only, JSON required', async (t) => {
-    const p = await startTestPlatform(t, { fixture: fixture() });
-    for (const version of ['v1', 'v1.1'] as const) {
-      const slashed = await fetch(`${p.url}/import/${version}/hrs-availability/`, { method: 'POST', body: '[]', headers: { Authorization: `Bearer ${TOKENS.import_v1}` } });
-      t.equal(slashed.status, 404, `${version}: the slashed path is not found`);
-      t.match(await slashed.json(), { detail: /hrs-availability/ }, 'with a hint');
-      const post = poster(p, version);
-      for (const token of [TOKENS.import_v2, TOKENS.export_v2, TOKENS.export_v1]) {
-        const res = await post([v1Signal()], token);
-        t.equal(res.status, 401, `${version}: another generation's token is refused`);
-        t.match(await res.json(), { detail: new RegExp(`import ${version.replace('.', '\\.')}`) }, 'and the refusal says why');
+  /**
+   * Tests whose every request is refused (nothing stored, nothing counted that another test reads) share
+   * one platform, started once for them; each checks that nothing was stored.
+   */
+  t.test('refused requests', async (t) => {
+    let p: TestPlatform;
+    t.before(async () => {
+      p = await startTestPlatform(t, { fixture: fixture() });
+    });
+
+    t.test('paths and tokens: no trailing slash, import v1/v1.1 tokens only, JSON required', async (t) => {
+      for (const version of ['v1', 'v1.1'] as const) {
+        const slashed = await fetch(`${p.url}/import/${version}/hrs-availability/`, { method: 'POST', body: '[]', headers: { Authorization: `Bearer ${TOKENS.import_v1}` } });
+        t.equal(slashed.status, 404, `${version}: the slashed path is not found`);
+        t.match(await slashed.json(), { detail: /hrs-availability/ }, 'with a hint');
+        const post = poster(p, version);
+        for (const token of [TOKENS.import_v2, TOKENS.export_v2, TOKENS.export_v1]) {
+          const res = await post([v1Signal()], token);
+          t.equal(res.status, 401, `${version}: another generation's token is refused`);
+          t.match(await res.json(), { detail: new RegExp(`import ${version.replace('.', '\\.')}`) }, 'and the refusal says why');
+        }
+        const plain = await post([v1Signal()], TOKENS.import_v1, { 'Content-Type': 'text/plain' });
+        t.equal(plain.status, 415, `${version}: Content-Type must be JSON`);
       }
-      const plain = await post([v1Signal()], TOKENS.import_v1, { 'Content-Type': 'text/plain' });
-      t.equal(plain.status, 415, `${version}: Content-Type must be JSON`);
-    }
-    t.equal((await rows(p)).latest.length, 0, 'nothing processed');
+      t.equal((await rows(p)).latest.length, 0, 'nothing processed');
+    });
+
+    t.test('rules: required booleans, the 5-minute and future messages, unknown stations, a non-list body', async (t) => {
+      const post = poster(p, 'v1');
+      const missing = v1Signal();
+      delete (missing as Record<string, unknown>).maintenance;
+      delete (missing as Record<string, unknown>).limitedly_available;
+      let res = await post([missing, v1Signal({ datetime: ago(301) }), v1Signal({ datetime: new Date(Date.now() + 60_000).toISOString() }), v1Signal({ hrs: 'NOPEE' })]);
+      t.equal(res.status, 400);
+      t.same(await res.json(), [
+        { maintenance: ['This field is required.'], limitedly_available: ['This field is required.'] },
+        { datetime: ['The signal may not be older than 5 minutes.'] },
+        { datetime: ['The signal may not be from the future.'] },
+        { hrs: ['Unknown station identifier: NOPEE'] },
+      ]);
+      res = await post({ hrs: 'BERLA' });
+      t.equal(res.status, 400);
+      t.same(await res.json(), { non_field_errors: ['Expected a list of items but got type "dict".'] });
+      t.equal((await rows(p)).latest.length, 0);
+    });
   });
 
   t.test('v1: all valid is 204 after commit, published as availability with every option', async (t) => {
@@ -163,26 +192,6 @@ t.test('import-v1', async (t) => {
     const { history, published } = await rows(p);
     t.same(history.map((h) => h.transmission_id), ['same-newer', 'same-older'], 'both in the history, in request order');
     t.equal(published[0]!.transmission_id, 'same-newer', 'the newer by datetime is the published one');
-  });
-
-  t.test('rules: required booleans, the 5-minute and future messages, unknown stations, a non-list body', async (t) => {
-    const p = await startTestPlatform(t, { fixture: fixture() });
-    const post = poster(p, 'v1');
-    const missing = v1Signal();
-    delete (missing as Record<string, unknown>).maintenance;
-    delete (missing as Record<string, unknown>).limitedly_available;
-    let res = await post([missing, v1Signal({ datetime: ago(301) }), v1Signal({ datetime: new Date(Date.now() + 60_000).toISOString() }), v1Signal({ hrs: 'NOPEE' })]);
-    t.equal(res.status, 400);
-    t.same(await res.json(), [
-      { maintenance: ['This field is required.'], limitedly_available: ['This field is required.'] },
-      { datetime: ['The signal may not be older than 5 minutes.'] },
-      { datetime: ['The signal may not be from the future.'] },
-      { hrs: ['Unknown station identifier: NOPEE'] },
-    ]);
-    res = await post({ hrs: 'BERLA' });
-    t.equal(res.status, 400);
-    t.same(await res.json(), { non_field_errors: ['Expected a list of items but got type "dict".'] });
-    t.equal((await rows(p)).latest.length, 0);
   });
 
   t.test('v1.1: its own vocabulary; omitted 700hd at a heavy-duty station is unknown; Testing is stored, not published', async (t) => {

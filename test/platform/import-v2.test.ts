@@ -56,16 +56,54 @@ t.test('import-v2', async (t) => {
     return { latest, published, history };
   }
 
-  t.test('paths: trailing slash required, import v2 tokens only', async (t) => {
-    const p = await startTestPlatform(t, { fixture: fixture() });
-    const post = poster(p);
-    const res = await fetch(`${p.url}/import/v2/signal/availability`, { method: 'POST', body: '[]', headers: { Authorization: `Bearer ${TOKENS.import_v2}` } });
-    t.equal(res.status, 404);
-    t.same(await res.json(), { detail: 'Not found. The trailing slash is required: /import/v2/signal/availability/' });
-    for (const token of [TOKENS.import_v1, TOKENS.export_v2, TOKENS.export_v1]) {
-      t.equal((await post('availability', [availability()], token)).status, 401);
-    }
-    t.equal((await stored(p)).latest.length, 0, 'nothing processed');
+  /**
+   * Tests whose every request is refused (nothing stored) share one platform, started once for them;
+   * they send 8 transmissions with the import v2 token, far below its limit.
+   */
+  t.test('refused requests', async (t) => {
+    let p: TestPlatform;
+    t.before(async () => {
+      p = await startTestPlatform(t, { fixture: fixture() });
+    });
+
+    t.test('paths: trailing slash required, import v2 tokens only', async (t) => {
+      const post = poster(p);
+      const res = await fetch(`${p.url}/import/v2/signal/availability`, { method: 'POST', body: '[]', headers: { Authorization: `Bearer ${TOKENS.import_v2}` } });
+      t.equal(res.status, 404);
+      t.same(await res.json(), { detail: 'Not found. The trailing slash is required: /import/v2/signal/availability/' });
+      for (const token of [TOKENS.import_v1, TOKENS.export_v2, TOKENS.export_v1]) {
+        t.equal((await post('availability', [availability()], token)).status, 401);
+      }
+      t.equal((await stored(p)).latest.length, 0, 'nothing processed');
+    });
+
+    t.test('a non-array body, an empty array, malformed JSON', async (t) => {
+      const post = poster(p);
+      let res = await post('usage', { hrs: 'BERLA' });
+      t.equal(res.status, 400);
+      t.same(await res.json(), { non_field_errors: ['Expected a list of items but got type "dict".'] });
+      res = await post('usage', []);
+      t.same(await res.json(), { non_field_errors: ['This list may not be empty.'] });
+      res = await post('usage', '[{"hrs": "BERLA"');
+      t.equal(res.status, 400);
+      t.match(await res.json(), { detail: /^JSON parse error/ });
+    });
+
+    t.test('every field error of the spec reaches the client in the aligned body', async (t) => {
+      const post = poster(p);
+      let res = await post('availability', [availability({ datetime: ago(301) }), availability({ hrs: 'OSLO1', datetime: '2026-01-01T00:00:00' })]);
+      t.same(await res.json(), [
+        { datetime: ['The signal may not be older than 5 minutes.'] },
+        { hrs: ['Unknown station identifier: OSLO1'], datetime: ['Datetime has wrong format. Use ISO 8601 with a UTC offset, e.g. 2026-11-22T10:00:00+01:00.'] },
+      ]);
+      res = await post('availability', [availability({ datetime: new Date(Date.now() + 40_000).toISOString() })]);
+      t.same(await res.json(), [{ datetime: ['The signal may not be from the future.'] }]);
+      res = await post('hydrogen-storage', [{ hrs: 'BERLA', datetime: ago(1), storages: [{ id: 'S1', remaining_kg: 100, low_h2_storage: true }] }]);
+      t.match(await res.json(), [{ storages: [{ low_h2_storage: [/^Inconsistent low_h2_storage for storage S1/] }] }]);
+      res = await post('pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '5.000', net_price: '6.000' }] }]);
+      t.match(await res.json(), [{ products: [{ net_price: [/^Inconsistent price for product P700/] }] }]);
+      t.equal((await stored(p)).latest.length, 0, 'nothing stored by any of them');
+    });
   });
 
   t.test('a live availability transmission: 204 after commit, published, in history', async (t) => {
@@ -87,19 +125,6 @@ t.test('import-v2', async (t) => {
     t.equal(published[0]!.transmission_id, 'run-1');
     t.ok(published[0]!.received_at >= published[0]!.measured_at);
     t.equal(history.length, 1);
-  });
-
-  t.test('a non-array body, an empty array, malformed JSON', async (t) => {
-    const p = await startTestPlatform(t, { fixture: fixture() });
-    const post = poster(p);
-    let res = await post('usage', { hrs: 'BERLA' });
-    t.equal(res.status, 400);
-    t.same(await res.json(), { non_field_errors: ['Expected a list of items but got type "dict".'] });
-    res = await post('usage', []);
-    t.same(await res.json(), { non_field_errors: ['This list may not be empty.'] });
-    res = await post('usage', '[{"hrs": "BERLA"');
-    t.equal(res.status, 400);
-    t.match(await res.json(), { detail: /^JSON parse error/ });
   });
 
   t.test('all or nothing: one bad transmission rejects the batch and nothing is stored', async (t) => {
@@ -171,23 +196,6 @@ t.test('import-v2', async (t) => {
     ({ published, history } = await stored(p));
     t.same(published[0]!.payload, { nozzles: [{ id: 'N1', usage_status: 'free' }] }, 'the older reading did not replace the newer');
     t.equal(history.length, 3, 'but it is in the history');
-  });
-
-  t.test('every field error of the spec reaches the client in the aligned body', async (t) => {
-    const p = await startTestPlatform(t, { fixture: fixture() });
-    const post = poster(p);
-    let res = await post('availability', [availability({ datetime: ago(301) }), availability({ hrs: 'OSLO1', datetime: '2026-01-01T00:00:00' })]);
-    t.same(await res.json(), [
-      { datetime: ['The signal may not be older than 5 minutes.'] },
-      { hrs: ['Unknown station identifier: OSLO1'], datetime: ['Datetime has wrong format. Use ISO 8601 with a UTC offset, e.g. 2026-11-22T10:00:00+01:00.'] },
-    ]);
-    res = await post('availability', [availability({ datetime: new Date(Date.now() + 40_000).toISOString() })]);
-    t.same(await res.json(), [{ datetime: ['The signal may not be from the future.'] }]);
-    res = await post('hydrogen-storage', [{ hrs: 'BERLA', datetime: ago(1), storages: [{ id: 'S1', remaining_kg: 100, low_h2_storage: true }] }]);
-    t.match(await res.json(), [{ storages: [{ low_h2_storage: [/^Inconsistent low_h2_storage for storage S1/] }] }]);
-    res = await post('pricing', [{ hrs: 'BERLA', datetime: ago(1), products: [{ id: 'P700', gross_price: '5.000', net_price: '6.000' }] }]);
-    t.match(await res.json(), [{ products: [{ net_price: [/^Inconsistent price for product P700/] }] }]);
-    t.equal((await stored(p)).latest.length, 0, 'nothing stored by any of them');
   });
 
   t.test('API call log of import v2 calls, per the originator\'s mode', async (t) => {
