@@ -147,6 +147,10 @@ t.test('webhook names that never resolve leave imports, readiness and PostgreSQL
   t.comment(`imports answered 204 in ${WATCH_MS} ms while ${HUNG} registrations and ${HUNG} deliveries hung: ${ok.length} of ${served.length}; resolver queries read: ${ns.queries().length}`);
   for (const a of served.filter((a) => a.status !== 204).slice(0, 3)) t.comment(`an import: ${a.status} after ${Math.round(a.ms)} ms: ${a.body.slice(0, 200)}`);
   if (ok.length < served.length) t.comment(platform.output().split('\n').filter((l) => l.includes('"err"')).slice(0, 2).map((l) => l.slice(0, 300)).join('\n'));
+  // A platform that went away (imports then end in "socket hang up") says why on its stderr, which is not JSON.
+  if (platform.child.exitCode !== null || platform.child.signalCode !== null) {
+    t.comment(`the platform exited (code ${platform.child.exitCode}, signal ${platform.child.signalCode}); its last lines:\n${platform.output().split('\n').slice(-30).join('\n')}`);
+  }
   t.equal(ok.length, served.length, 'every import is served');
   t.ok(served.length >= 20, `imports kept coming (${served.length})`);
   t.same([...new Set(ready.map((a) => a.status))], [200], '/readyz stays 200');
