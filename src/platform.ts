@@ -210,9 +210,9 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   const queues = openQueues(parts.redis, parts.config.redisPrefix);
   closers.add('the queues', () => queues.close());
   server.family(IMPORT_AREA);
-  const limiter = new RateLimiter(redis, config.redisPrefix);
+  const limiter = new RateLimiter(redis, config.redisPrefix, config.rateLimitTimeoutMs);
   // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
-  server.watchAuthentication(failedAuthLimit(new RateLimiter(redis, `${config.redisPrefix}:auth`), log));
+  server.watchAuthentication(failedAuthLimit(new RateLimiter(redis, `${config.redisPrefix}:auth`, config.rateLimitTimeoutMs), log));
   const legacy = { tokens, reference };
   healthRoutes(server, ROOT_AREA, {
     isStopping: () => lifecycle.stopping,

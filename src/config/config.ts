@@ -160,6 +160,11 @@ export const envSchema = z
       .positive('must be more than 0')
       .max(60, 'must be at most 60')
       .default(2),
+    RATE_LIMIT_TIMEOUT: z.coerce
+      .number({ error: 'must be a number of seconds' })
+      .min(0.01, 'must be at least 0.01')
+      .max(60, 'must be at most 60')
+      .default(0.5),
     HISTORY_RETENTION_DAYS: z.coerce
       .number({ error: 'must be a number of days' })
       .int('must be a whole number of days')
@@ -282,6 +287,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     metricsToken: env.METRICS_TOKEN,
     databaseTimeoutMs: env.DATABASE_TIMEOUT * 1000,
     redisTimeoutMs: env.REDIS_TIMEOUT * 1000,
+    rateLimitTimeoutMs: Math.round(env.RATE_LIMIT_TIMEOUT * 1000),
     shutdownDelayMs: env.SHUTDOWN_DELAY * 1000,
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT * 1000,
     eventLoopStallMs: env.EVENT_LOOP_STALL * 1000,

@@ -76,6 +76,11 @@ export interface Config {
   databaseTimeoutMs: number;
   /** How long a request waits for Redis to answer a command (a frozen Redis) before going on without it. */
   redisTimeoutMs: number;
+  /**
+   * How long a batch of rate-limit checks waits for Redis before its requests pass unlimited, without
+   * the `RateLimit-*` headers (RATE_LIMIT_TIMEOUT, 500 ms): the caller's own deadline, below REDIS_TIMEOUT.
+   */
+  rateLimitTimeoutMs: number;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
   /** A blocked event loop at least this long is reported in the log and `/metrics` (EVENT_LOOP_STALL, 1 s). */

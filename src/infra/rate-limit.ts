@@ -69,7 +69,7 @@ export class RateLimiter {
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
-    /** How long a batch may wait for Redis before its checks fail (the guard then lets them through). */
+    /** How long a batch may wait for Redis before its checks fail (the guard then lets them through): RATE_LIMIT_TIMEOUT. */
     private readonly timeoutMs = 500,
     /** Least time between two script calls, in milliseconds. */
     private readonly minIntervalMs = 1,
@@ -160,7 +160,12 @@ export class RateLimiter {
     try {
       // A command already sent cannot be withdrawn; past the timeout its answer is just ignored.
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new RedisDeadlineError(`the rate limits' deadline (${this.timeoutMs} ms) passed before Redis answered`)), this.timeoutMs);
+        // Timers run before the event loop polls for I/O: after the process itself was held up (a long
+        // task, a busy machine) past the deadline, an answer Redis gave in time may be waiting unread on
+        // the socket. setImmediate runs after that poll, so such an answer is read first and counts: the
+        // deadline measures Redis's lateness, not this process's.
+        const expire = () => reject(new RedisDeadlineError(`the rate limits' deadline (${this.timeoutMs} ms) passed before Redis answered`));
+        timer = setTimeout(() => setImmediate(expire), this.timeoutMs);
       });
       const reply = (await Promise.race([this.run(keys, args), timeout])) as number[];
       let at = 0;

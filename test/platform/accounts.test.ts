@@ -4,6 +4,7 @@
  * One file, one process: its parts share the loaded platform code. Each part is a subtest named after
  * what it covers.
  */
+import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
@@ -641,6 +642,28 @@ t.test('rate-limit', async (t) => {
     const next = await l.hit('k', limits);
     t.equal(next.allowed, false);
     t.ok(next.retryAfterMs! > 0 && next.retryAfterMs! < 1000, 'until the second request leaves the window');
+  });
+
+  t.test('an answer Redis gave within the deadline counts, though this process was held up past it', async (t) => {
+    const { limiter: l } = await limiter(t, 100);
+    const limits: RateLimit[] = [{ limit: 5, windowSeconds: 60 }];
+    const counter = l.counterKey('held', limits[0]!);
+    const hit = l.hit('held', limits);
+    // The batch goes in the next check phase (setImmediate) and the client writes its command in the one
+    // after: once both have run, the command is on its way to Redis.
+    for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+    const started = performance.now();
+    // Now nothing else runs here, as with a long task or on a machine whose cores are taken: Redis is
+    // asked from another process until it has counted the request (its answer then waits on the
+    // socket, unread), and the hold lasts well past the deadline.
+    const get = () => execFileSync('redis-cli', ['-u', TEST_REDIS_URL, '--raw', 'GET', counter], { encoding: 'utf8', timeout: 5000 }).trim();
+    let counted = get();
+    while (counted !== '1' && performance.now() - started < 5000) counted = get();
+    t.equal(counted, '1', 'Redis counted the request while this process was held up');
+    while (performance.now() - started < 300);
+    const result = await hit;
+    t.equal(result.allowed, true, 'the answer waiting on the socket is read before the deadline is called missed');
+    t.equal(result.remaining, 4, 'and its count is told');
   });
 
   t.test('the guard lets requests through when Redis is unavailable, and warns once per outage', async (t) => {

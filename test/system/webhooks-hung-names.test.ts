@@ -1,4 +1,6 @@
 import t, { type Test } from 'tap';
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
@@ -30,6 +32,16 @@ const RECONNECT_MS = 3000;
 const WATCH_MS = 6000;
 /** A generous bound on a registration's answer (WEBHOOK_RESOLVE_TIMEOUT is 3 s). */
 const REGISTRATION_BOUND_MS = 10_000;
+/**
+ * The CPU time the platform may spend getting ready: its start (the sources through tsx, the
+ * migrations checked, the registry and status loaded) took about 5 CPU-seconds here. Counted in the
+ * process's own CPU time, not on the wall clock: on a shared two-core machine the same start took 19 s
+ * with the cores busy with other work and 33 s with two more processes spinning beside it, so a wall
+ * bound of a minute failed a start that was merely waiting for a core.
+ */
+const START_CPU_MS = 60_000;
+/** A start that uses no CPU while not ready (waiting on something that never comes) is given up after this long. */
+const START_WAIT_MS = 300_000;
 
 /** A reading; every other one flips the nozzle, so the station's status changes and the subscriptions get deliveries. */
 let flips = 0;
@@ -59,10 +71,25 @@ async function platformInNamespace(t: Test) {
   const call: Call = (path, init = {}) => unixRequest(ns.unixPath(PORT), path, init);
   const started = Date.now();
   while ((await call('/readyz', { timeoutMs: 2000 })).status !== 200) {
-    if (Date.now() - started > 60_000 || platform.child.exitCode !== null) throw new Error(`the platform did not get ready: ${platform.output()}`);
+    if (platform.child.exitCode !== null) throw new Error(`the platform exited before it got ready: ${platform.output()}`);
+    const cpu = cpuMs(platform.child.pid!);
+    const waited = Date.now() - started;
+    if (cpu > START_CPU_MS || waited > START_WAIT_MS) throw new Error(`the platform did not get ready (${cpu} ms of CPU in ${waited} ms): ${platform.output()}`);
     await sleep(200);
   }
+  t.comment(`the platform got ready in ${Date.now() - started} ms, ${cpuMs(platform.child.pid!)} ms of CPU`);
   return { sql, key, call, ns, platform };
+}
+
+/** Clock ticks per second of /proc's CPU times. */
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+/** The CPU time (user and system) a process has used, in milliseconds (`ip netns exec` runs the program in its own process). */
+function cpuMs(pid: number): number {
+  // The fields after the command's name, which ends with the last `)`: utime and stime are the 12th and 13th of them.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Math.round(((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS);
 }
 
 /** Rounds of imports at once until one is served whole (each pooled connection found ended is replaced), within RECONNECT_MS. */
@@ -120,6 +147,10 @@ t.test('webhook names that never resolve leave imports, readiness and PostgreSQL
   t.comment(`imports answered 204 in ${WATCH_MS} ms while ${HUNG} registrations and ${HUNG} deliveries hung: ${ok.length} of ${served.length}; resolver queries read: ${ns.queries().length}`);
   for (const a of served.filter((a) => a.status !== 204).slice(0, 3)) t.comment(`an import: ${a.status} after ${Math.round(a.ms)} ms: ${a.body.slice(0, 200)}`);
   if (ok.length < served.length) t.comment(platform.output().split('\n').filter((l) => l.includes('"err"')).slice(0, 2).map((l) => l.slice(0, 300)).join('\n'));
+  // A platform that went away (imports then end in "socket hang up") says why on its stderr, which is not JSON.
+  if (platform.child.exitCode !== null || platform.child.signalCode !== null) {
+    t.comment(`the platform exited (code ${platform.child.exitCode}, signal ${platform.child.signalCode}); its last lines:\n${platform.output().split('\n').slice(-30).join('\n')}`);
+  }
   t.equal(ok.length, served.length, 'every import is served');
   t.ok(served.length >= 20, `imports kept coming (${served.length})`);
   t.same([...new Set(ready.map((a) => a.status))], [200], '/readyz stays 200');
