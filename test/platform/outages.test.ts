@@ -671,7 +671,10 @@ t.test('outage-frozen-redis', async (t) => {
   t.test('Redis frozen: admin changes answer 200 with what was committed, every route in time, one warning', async (t) => {
     const redis = await privateRedis(t);
     const fixture = baseFixture();
-    fixture.tokens.push({ generation: 'export_v2', user: 'alice', name: 'streams', value: STREAM_TOKEN, expires_at: '2099-06-01T00:00:00Z' });
+    // The stream's token belongs to a user of its own: alice is deactivated at the same moment, and
+    // whichever commits first would decide the stream's answer.
+    fixture.users.push({ id: 'bruno', email: 'bruno@example.org' });
+    fixture.tokens.push({ generation: 'export_v2', user: 'bruno', name: 'streams', value: STREAM_TOKEN, expires_at: '2099-06-01T00:00:00Z' });
     const p = await startTestPlatform(t, { env: { REDIS_URL: redis.url, REDIS_TIMEOUT: String(TIMEOUT_S), LOG_LEVEL: 'info' }, fixture });
     const u = (path: string) => `${p.url}${path}`;
     const list = JSON.parse((await call('tokens', u('/admin/v1/tokens?generation=export_v2'), { headers: admin() })).body) as { tokens: { id: string; name: string }[] };
