@@ -364,3 +364,41 @@ t.test('arbitrary registries and situations give valid documents', async (t) => 
   t.same(errors, [], `${documents.length} documents of ${runs(150)} networks (seed ${seed}) are valid${first ? `; the first failing one:\n${first}` : ''}`);
   t.ok(published > runs(150), `${published} stations published`);
 });
+
+t.test('a refresh asked while a read runs waits for a read that began after it (the one under way may predate a change)', async (t) => {
+  const { Datex2Publications } = await import('../../src/api/datex2/publications.js');
+  const { createLogger } = await import('../../src/config/log.js');
+  /** A database whose answers wait for the test: each heads query is counted, and answered when released. */
+  const asked: { release: () => void }[] = [];
+  const sql = (() =>
+    new Promise((resolve) => {
+      asked.push({ release: () => resolve([{ set_us: '1', hrs_id: null, us: null }]) });
+    })) as unknown as ConstructorParameters<typeof Datex2Publications>[0]['sql'];
+  const publications = new Datex2Publications({
+    sql,
+    status: { published: () => undefined, version: 0 },
+    stations: { version: 0 } as unknown as ConstructorParameters<typeof Datex2Publications>[0]['stations'],
+    opening: { nextDue: () => undefined },
+    publisher: { country: 'DE', nationalIdentifier: 'test' } as unknown as ConstructorParameters<typeof Datex2Publications>[0]['publisher'],
+    log: createLogger('silent'),
+  });
+  const settled: string[] = [];
+  const first = publications.refresh().then(() => settled.push('first'));
+  const second = publications.refresh().then(() => settled.push('second'));
+  const third = publications.refresh().then(() => settled.push('third'));
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(asked.length, 1, 'one read under way');
+  asked[0]!.release();
+  await first;
+  await new Promise((resolve) => setImmediate(resolve));
+  t.same(settled, ['first'], 'the callers that came during it are not answered by it');
+  t.equal(asked.length, 2, 'one more read, shared by both');
+  asked[1]!.release();
+  await Promise.all([second, third]);
+  t.same(settled, ['first', 'second', 'third']);
+  const fourth = publications.refresh();
+  await new Promise((resolve) => setImmediate(resolve));
+  t.equal(asked.length, 3, 'a refresh while none runs reads at once');
+  asked[2]!.release();
+  await fourth;
+});

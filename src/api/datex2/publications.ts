@@ -77,6 +77,8 @@ export class Datex2Publications {
   /** Moves whenever the kept rows are replaced (a table request may read them before this instance's registry reloads). */
   private rowsGeneration = 0;
   private reading: Promise<void> | undefined;
+  /** The read after the one under way, for callers that came while it ran. */
+  private readingNext: Promise<void> | undefined;
   private table: { version: string; body: EncodedBody; lastModifiedUs: number } | undefined;
   private statusDoc: { key: string; due: number; body: EncodedBody } | undefined;
   /** Each site's status element as written, with what it was computed from. */
@@ -101,14 +103,25 @@ export class Datex2Publications {
   }
 
   /**
-   * Reads the versions of every station and the rows of those that changed. Concurrent callers share
-   * one read.
+   * Reads the versions of every station and the rows of those that changed, as they are from the
+   * call on. A read already under way may have read the versions before a change the caller knows
+   * of (a reload's, or one committed before a request): the caller then waits for one more read after
+   * it, which everyone asking meanwhile shares.
    */
   refresh(): Promise<void> {
-    this.reading ??= this.read().finally(() => {
-      this.reading = undefined;
-    });
-    return this.reading;
+    if (this.reading === undefined) {
+      this.reading = this.read().finally(() => {
+        this.reading = undefined;
+      });
+      return this.reading;
+    }
+    this.readingNext ??= this.reading
+      .catch(() => undefined)
+      .then(() => {
+        this.readingNext = undefined;
+        return this.refresh();
+      });
+    return this.readingNext;
   }
 
   private async read(): Promise<void> {
