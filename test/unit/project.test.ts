@@ -389,14 +389,14 @@ t.test('markdown-links', async (t) => {
       'npm ci && npx hrs demo',
       '```',
       '',
-      'Run the tests (the unit and platform tiers, with the typecheck beside them; about four minutes, five and a half on a fresh clone):',
+      'Run the tests (the unit and platform tiers, with the typecheck beside them; four to seven minutes, by the machine and whether it is the first run):',
       '',
       '```sh',
       'npm test',
       '```',
       '',
       "`npm run test:system` runs the system tier (spawned processes, daemons, failovers, Chromium), which needs Debian's",
-      '`chromium`, `nginx`, `haproxy` and `redis-sentinel` packages and takes about a quarter of an hour; CI runs both',
+      '`chromium`, `nginx`, `haproxy` and `redis-sentinel` packages and takes a quarter to half an hour; CI runs both',
       '([Tiers](docs/development.md#tiers)).',
     ], 'the two commands come first, then the system tier');
     const sections = lines.filter((line) => /^#{2,3} /.test(line)).map((line) => line.replace(/^#+ /, ''));
