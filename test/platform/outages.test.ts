@@ -431,17 +431,21 @@ t.test('outage-database', async (t) => {
       return sql;
     };
     let sql = await pool();
-    /** Ends the test's running backend as a shutting-down server does (SIGTERM: 57P01), once its statement runs. */
-    const terminateRunning = async () => {
+    /**
+     * Ends the test's backend as a shutting-down server does (SIGTERM: admin_shutdown), once it runs a
+     * statement whose text is like `pattern`.
+     */
+    const terminateWhen = async (pattern: string) => {
       for (let i = 0; i < 200; i++) {
         const [row] = await direct<{ ended: boolean }[]>`
           SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
-          WHERE application_name = 'terminated-test' AND state = 'active' AND query LIKE '%pg_sleep%'`;
+          WHERE application_name = 'terminated-test' AND state = 'active' AND query ILIKE ${pattern}`;
         if (row?.ended) return;
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
-      throw new Error('the statement never ran');
+      throw new Error(`no statement like ${pattern} ran`);
     };
+    const terminateRunning = () => terminateWhen('%pg_sleep%');
     // The server sends admin_shutdown instead of an answer: it may have committed before (the client cannot tell).
     const [change] = await Promise.all([timed(sql`INSERT INTO ended_rows SELECT 1 FROM pg_sleep(5)`), terminateRunning()]);
     t.equal((change.err as { code?: string }).code, 'DATABASE_UNAVAILABLE', 'classified');
@@ -455,18 +459,8 @@ t.test('outage-database', async (t) => {
     await direct.unsafe(`
       CREATE FUNCTION slow_commit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(5); RETURN NULL; END $$;
       CREATE CONSTRAINT TRIGGER slow_commit AFTER INSERT ON ended_rows DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION slow_commit();`);
-    const terminateCommit = async () => {
-      for (let i = 0; i < 200; i++) {
-        const [row] = await direct<{ ended: boolean }[]>`
-          SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity
-          WHERE application_name = 'terminated-test' AND state = 'active' AND query ILIKE 'commit%'`;
-        if (row?.ended) return;
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      throw new Error('COMMIT never ran');
-    };
     sql = await pool();
-    const [commit] = await Promise.all([timed(sql.begin(async (tx) => void (await tx`INSERT INTO ended_rows VALUES (2)`))), terminateCommit()]);
+    const [commit] = await Promise.all([timed(sql.begin(async (tx) => void (await tx`INSERT INTO ended_rows VALUES (2)`))), terminateWhen('commit%')]);
     t.ok(commit.err instanceof DatabaseTimeoutError && commit.err.mayHaveApplied, `a COMMIT: may have been applied (${String(commit.err)})`);
     t.same(await direct`SELECT id FROM ended_rows`, [], 'here it was not (terminated inside COMMIT): the answer could not tell, and said so');
   });
