@@ -5,11 +5,14 @@
  * what it covers.
  */
 import { appendFile, cp, mkdtemp, writeFile } from 'node:fs/promises';
+import { type AddressInfo, connect as netConnect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
+import postgres from 'postgres';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { connect, ensureDatabase, isDatabaseUnavailable, type Sql } from '../../db/connect.js';
@@ -29,6 +32,7 @@ import { ADMIN_TOKEN, freshDatabase, freshDatabase as freshPool, startTestPlatfo
 import { ACCOUNTS, grantPortalRoles, type PortalClient, portalFixture, signedIn } from '../helpers/portal.js';
 import { blackhole } from '../helpers/private-services.js';
 import { runs } from '../helpers/scale.js';
+import { TEST_DATABASE_ROOT } from '../helpers/services.js';
 
 t.test('fixtures', async (t) => {
   async function freshDatabase(test: Test): Promise<Sql> {
@@ -1067,5 +1071,106 @@ t.test('stored-text', async (t) => {
       t.match(v1.body, [{ transmission_id: ['Surrogate characters are not allowed: U+D800.'] }], `${path}: names the field`);
     }
     t.equal((await p.sql`SELECT count(*)::int AS n FROM signal_latest`)[0]!.n, 0, 'nothing stored');
+  });
+});
+
+t.test('driver', async (t) => {
+  /**
+   * postgres.js reads the server's array types as the first query of every new connection, and nobody awaits
+   * that read. A connection lost during it (the backend terminated in a failover, the socket closed) used to
+   * escape as an unhandled rejection, which ends a Node process, and to replay the old backend's error onto
+   * the first query after the reconnect (porsager/postgres#1192, #1223): patches/postgres+3.4.9.patch.
+   * A relay in front of the real server holds the type read of the first connections and kills them there.
+   */
+  const TYPE_READ = Buffer.from("typcategory = 'A'");
+
+  /** A relay to the test server that kills the first `victims` connections at their type read, by `how`. */
+  async function typeReadKiller(victims: number, how: 'terminate' | 'close') {
+    const admin = postgres(TEST_DATABASE_ROOT, { max: 1, onnotice: () => {} });
+    const target = new URL(TEST_DATABASE_ROOT);
+    let killed = 0;
+    let connections = 0;
+    const server = createServer((inbound) => {
+      const victim = connections++ < victims;
+      const outbound = netConnect({ host: target.hostname, port: Number(target.port || 5432) });
+      let pid: number | undefined;
+      let held = false;
+      outbound.on('data', (chunk: Buffer) => {
+        // BackendKeyData: 'K', length 12, the backend's process id, its secret.
+        const at = chunk.indexOf(Buffer.from([0x4b, 0, 0, 0, 12]));
+        if (at >= 0 && pid === undefined) pid = chunk.readInt32BE(at + 5);
+        inbound.write(chunk);
+      });
+      inbound.on('data', (chunk: Buffer) => {
+        if (!victim || !chunk.includes(TYPE_READ)) return void outbound.write(chunk);
+        // Held: the server never sees the type read; the connection dies while the client waits for it.
+        held = true;
+        if (how === 'close') return void (inbound.destroy(), outbound.destroy());
+        // A postgres.js query runs once something awaits it; a failed one shows as killed() short.
+        admin`select pg_terminate_backend(${pid!}::int)`.catch(() => {});
+      });
+      outbound.on('close', () => held && killed++);
+      const end = () => (inbound.destroy(), outbound.destroy());
+      inbound.on('error', end).on('close', end);
+      outbound.on('error', end).on('close', end);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = new URL(TEST_DATABASE_ROOT);
+    url.hostname = '127.0.0.1';
+    url.port = String((server.address() as AddressInfo).port);
+    return {
+      url: url.toString(),
+      killed: () => killed,
+      close: async () => (server.close(), await admin.end()),
+    };
+  }
+
+  /** The process's unhandled rejections while `run` runs. */
+  async function unhandled(run: () => Promise<void>): Promise<unknown[]> {
+    const seen: unknown[] = [];
+    const record = (reason: unknown) => void seen.push(reason);
+    process.on('unhandledRejection', record);
+    try {
+      await run();
+      // Rejections are reported after the microtask queue drains; a few turns of the event loop let them in.
+      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('unhandledRejection', record);
+    }
+    return seen;
+  }
+
+  for (const how of ['terminate', 'close'] as const) {
+    t.test(`a connection lost at its type read (${how}) reconnects; the query that opened it is answered`, async (t) => {
+      const killer = await typeReadKiller(1, how);
+      t.teardown(killer.close);
+      const sql = connect(killer.url, { max: 1, timeoutMs: 5000 });
+      t.teardown(() => sql.end({ timeout: 1 }));
+      let rows: { a: number[] }[] = [];
+      const seen = await unhandled(async () => {
+        rows = await sql<{ a: number[] }[]>`select array[1, 2]::int4[] as a`;
+      });
+      t.equal(killer.killed(), 1, 'the first connection died at its type read');
+      t.same(seen, [], 'no unhandled rejection');
+      t.same(rows, [{ a: [1, 2] }], 'answered on the next connection, whose type read parsed the array');
+      t.same(await sql`select 1 as one`, [{ one: 1 }], 'the pool goes on');
+    });
+  }
+
+  t.test('a reserved connection whose type read is lost: the reservation is answered by the next connection', async (t) => {
+    const killer = await typeReadKiller(1, 'terminate');
+    t.teardown(killer.close);
+    const sql = postgres(killer.url, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    t.teardown(() => sql.end({ timeout: 1 }));
+    let answer: unknown;
+    const seen = await unhandled(async () => {
+      // Bounded, so that the defect fails the test rather than holding it: the reservation used to be lost.
+      const reserved = await Promise.race([sql.reserve(), sleep(10_000, undefined, { ref: false }).then(() => Promise.reject(new Error('reserve() did not settle in 10 s')))]);
+      answer = await reserved`select 2 as two`;
+      reserved.release();
+    });
+    t.equal(killer.killed(), 1);
+    t.same(seen, [], 'no unhandled rejection');
+    t.same(answer, [{ two: 2 }]);
   });
 });
