@@ -230,11 +230,27 @@ export async function pingRedis(client: Redis): Promise<void> {
   await withinRedis(client, client.ping());
 }
 
-export async function closeRedis(client: Redis): Promise<void> {
+/** How long a graceful close may wait for the answers to the commands still pending. */
+export const CLOSE_GRACE_MS = 2000;
+
+/**
+ * Closes a client: gracefully (the commands it sent answered first) while Redis answers, at once
+ * (pending commands fail) while it does not. node-redis's `close()` waits for its pending commands'
+ * answers even when the socket is down and no longer reconnecting (Redis down or restarting, the
+ * client between attempts), which is forever; a frozen Redis never answers either. So a client that
+ * is not usable is destroyed, and a graceful close past `CLOSE_GRACE_MS` is cut short.
+ */
+export async function closeRedis(client: Redis, graceMs = CLOSE_GRACE_MS): Promise<void> {
   if (!client.isOpen) return;
-  try {
-    await client.close();
-  } catch {
-    client.destroy();
-  }
+  if (!redisUsable(client)) return void client.destroy();
+  let timer: NodeJS.Timeout | undefined;
+  const inTime = await Promise.race([
+    client.close().then(
+      () => true,
+      () => false,
+    ),
+    new Promise<false>((resolve) => (timer = setTimeout(resolve, graceMs, false))),
+  ]);
+  clearTimeout(timer);
+  if (!inTime) client.destroy(); // safe after close(): it tears down the draining socket
 }

@@ -7,6 +7,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import t, { type Test } from 'tap';
 import type { StatusChange } from '../../machines/live-status.js';
@@ -137,6 +138,31 @@ t.test('redis-open', async (t) => {
     );
     t.type(err, RedisUnavailableError);
     t.match((err as Error).message, new RegExp(`Redis at redis://127\\.0\\.0\\.1:${port}.* is not reachable`));
+  });
+
+  t.test('closing while Redis is down, a command waiting: at once, and the command fails', async (t) => {
+    // node-redis's own close() waits for the waiting command's answer, which no socket brings: it never settled.
+    const redis = await privateRedis(t);
+    const client = await openRedis(redis.url, 'test');
+    await redis.stop();
+    await until('the client has seen Redis go', () => (client.isReady ? undefined : true));
+    const waiting = client.get('a key').then(
+      () => 'answered',
+      (err: Error) => err.constructor.name,
+    );
+    const closed = await Promise.race([closeRedis(client).then(() => 'closed'), sleep(5000, 'still closing after 5 s', { ref: false })]);
+    t.equal(closed, 'closed');
+    t.equal(await waiting, 'DisconnectsClientError', 'the waiting command failed');
+    t.notOk(client.isOpen);
+  });
+
+  t.test('closing while Redis answers: the commands sent are answered first', async (t) => {
+    const redis = await privateRedis(t);
+    const client = await openRedis(redis.url, 'test');
+    const sent = [client.set('k', 'v'), client.get('k')];
+    await closeRedis(client);
+    t.same(await Promise.all(sent), ['OK', 'v']);
+    t.notOk(client.isOpen);
   });
 
   t.test('hrs serve\'s Redis client has room for the BullMQ queues and workers that listen on it', async (t) => {
