@@ -18,7 +18,7 @@ import { createLogger } from '../../src/config/log.js';
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `no Chromium at ${CHROMIUM} (install Debian's "chromium" package)`;
 
-const SCREENSHOT = fileURLToPath(new URL('./output/dashboard-session.png', import.meta.url));
+const SCREENSHOT = fileURLToPath(new URL('../output/dashboard-session.png', import.meta.url));
 
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 /** How the dashboard writes every time: date, time and the browser's offset. */
@@ -244,7 +244,7 @@ t.test('sign in, live cells and tail, receipts, sign out, a refused token; scree
   await page.waitForTimeout(1500);
   t.equal(await connection(page), 'auth-failed', 'no reconnecting with a refused token');
   t.equal(sockets.length - before, 1, 'one attempt only');
-  await page.screenshot({ path: fileURLToPath(new URL('./output/dashboard-auth-failed.png', import.meta.url)) });
+  await page.screenshot({ path: fileURLToPath(new URL('../output/dashboard-auth-failed.png', import.meta.url)) });
 
   await signIn(page, ADMIN_TOKEN);
   await page.waitForSelector('body[data-connection="connected"]');
