@@ -33,6 +33,7 @@ import { ACCOUNTS, grantPortalRoles, type PortalClient, portalFixture, signedIn 
 import { blackhole } from '../helpers/private-services.js';
 import { runs } from '../helpers/scale.js';
 import { TEST_DATABASE_ROOT } from '../helpers/services.js';
+import { freePort } from '../helpers/process.js';
 
 t.test('fixtures', async (t) => {
   async function freshDatabase(test: Test): Promise<Sql> {
@@ -1084,8 +1085,8 @@ t.test('driver', async (t) => {
    */
   const TYPE_READ = Buffer.from("typcategory = 'A'");
 
-  /** A relay to the test server that kills the first `victims` connections at their type read, by `how`. */
-  async function typeReadKiller(victims: number, how: 'terminate' | 'close') {
+  /** A relay to the test server (on `port`, or any) that kills the first `victims` connections at their type read, by `how`. */
+  async function typeReadKiller(victims: number, how: 'terminate' | 'close', port = 0) {
     const admin = postgres(TEST_DATABASE_ROOT, { max: 1, onnotice: () => {} });
     const target = new URL(TEST_DATABASE_ROOT);
     let killed = 0;
@@ -1114,7 +1115,7 @@ t.test('driver', async (t) => {
       inbound.on('error', end).on('close', end);
       outbound.on('error', end).on('close', end);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
     const url = new URL(TEST_DATABASE_ROOT);
     url.hostname = '127.0.0.1';
     url.port = String((server.address() as AddressInfo).port);
@@ -1172,5 +1173,21 @@ t.test('driver', async (t) => {
     t.equal(killer.killed(), 1);
     t.same(seen, [], 'no unhandled rejection');
     t.same(answer, [{ two: 2 }]);
+  });
+
+  t.test('a refused reservation leaves the pool: it stops reconnecting for it, and the next query is answered', async (t) => {
+    const port = await freePort();
+    const url = new URL(TEST_DATABASE_ROOT);
+    url.hostname = '127.0.0.1';
+    url.port = String(port);
+    const sql = postgres(url.toString(), { max: 1, onnotice: () => {}, connect_timeout: 5 });
+    t.teardown(() => sql.end({ timeout: 1 }));
+    await t.rejects(sql.reserve(), { code: 'ECONNREFUSED' }, 'nothing listens: the reservation is refused');
+    // The server comes: the refused reservation, left queued, used to take the first connection that opened
+    // for it (and the pool reconnected for it, backing off, for as long as the process lived).
+    const relay = await typeReadKiller(0, 'close', port);
+    t.teardown(relay.close);
+    const answer = await Promise.race([sql`select 3 as three`, sleep(10_000, undefined, { ref: false }).then(() => Promise.reject(new Error('no answer in 10 s')))]);
+    t.same(answer, [{ three: 3 }]);
   });
 });
