@@ -117,12 +117,17 @@ export async function dropDatabase(rootUrl: string, name: string): Promise<void>
   }
 }
 
-/** How many databases are dropped at once: their checkpoints coalesce, so a round costs about one. */
+/**
+ * How many databases are dropped at once: each DROP DATABASE asks for a checkpoint, and the requests of
+ * concurrent drops coalesce, so a round costs one or two (16 at once: each holds a connection).
+ * Dropped as tests released them, a few at a time, the suite's 300 databases made 300 checkpoints a run: the checkpointer wrote every page dirtied since
+ * the last one each time (over 2 GB a run), and every page's next change wrote it whole to the WAL again.
+ */
 const DROPS_AT_ONCE = 16;
 
 /**
- * Drops the databases listed in `list` (see DROPS_VARIABLE) while the tests run, all those listed
- * since the last round at once; `finish` drops what is left and resolves when all are gone.
+ * Drops the databases listed in `list` (see DROPS_VARIABLE) while the tests run, in rounds of
+ * DROPS_AT_ONCE; `finish` drops what is left and resolves when all are gone.
  */
 export function dropReleased(rootUrl: string, list: string): { finish(): Promise<void> } {
   writeFileSync(list, '');
@@ -133,6 +138,7 @@ export function dropReleased(rootUrl: string, list: string): { finish(): Promise
   const dropListed = async () => {
     // The last piece is a name still being written, or the empty rest after the last newline.
     const names = readFileSync(list, 'utf8').split('\n').slice(0, -1).slice(dropped);
+    if (!finishing && names.length < DROPS_AT_ONCE) return;
     for (let i = 0; i < names.length; i += DROPS_AT_ONCE) await Promise.all(names.slice(i, i + DROPS_AT_ONCE).map(dropOne));
     dropped += names.length;
   };
