@@ -266,7 +266,8 @@ t.test('credential-reminders', async (t) => {
     await queue.add(SWEEP_JOB, {}, { jobId: 'second-sweep' });
     const second = await until('the second sweep', async () => {
       const job = await queue.getJob('second-sweep');
-      return job && (await job.isCompleted()) ? job : undefined;
+      // Read again once completed: the job read first may predate its completion (no return value yet).
+      return job && (await job.isCompleted()) ? queue.getJob('second-sweep') : undefined;
     }, 20_000);
     t.match(second.returnvalue, { reminded: 0, added: 0 }, 'the second sweep writes and adds nothing');
     await outboxIdle(queue);
