@@ -125,8 +125,9 @@ export async function dropDatabase(rootUrl: string, name: string): Promise<void>
 /**
  * How many databases are dropped at once: each DROP DATABASE asks for a checkpoint, and the requests of
  * concurrent drops coalesce, so a round costs one or two (16 at once: each holds a connection).
- * Dropped as tests released them, a few at a time, the suite's 300 databases made 300 checkpoints a run: the checkpointer wrote every page dirtied since
- * the last one each time (over 2 GB a run), and every page's next change wrote it whole to the WAL again.
+ * Dropped as tests released them, a few at a time, the suite's 300 databases made 300 checkpoints a
+ * run: the checkpointer wrote every page dirtied since the last one each time (over 2 GB a run), and
+ * every page's next change wrote it whole to the WAL again.
  */
 const DROPS_AT_ONCE = 16;
 
