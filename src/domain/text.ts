@@ -230,3 +230,13 @@ export const EMAIL_MAX_LENGTH = 254;
 export function emailAddress(message = 'must be an e-mail address'): z.ZodString {
   return boundedString(EMAIL_MAX_LENGTH, `${message} (at most ${EMAIL_MAX_LENGTH} characters)`).check(z.email({ pattern: EMAIL_PATTERN, error: message }));
 }
+
+/**
+ * A value from a request body as `String()` writes it (`[object Object]`, `1,2`), without calling
+ * anything the body defined: `{"toString": null}` is valid JSON on which `String()` throws.
+ */
+export function shownValue(value: unknown): string {
+  if (Array.isArray(value)) return value.map((item) => (item === null || item === undefined ? '' : shownValue(item))).join(',');
+  if (value !== null && typeof value === 'object') return '[object Object]';
+  return String(value);
+}

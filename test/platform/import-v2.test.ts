@@ -610,6 +610,31 @@ t.test('import-v2-property', async (t) => {
       `nor in ${runs(280)} valid batches with one value replaced or removed`,
     );
   });
+
+  t.test('values whose String() throws (`{"toString": null}`): a 400 naming them as [object Object], never a 5xx', async (t) => {
+    const p = await startTestPlatform(t, { fixture: baseFixture() });
+    const awkward: unknown[] = [{ toString: null }, [{ toString: null }], { toString: null, valueOf: null }];
+    const cases: [string, (value: unknown) => unknown[]][] = [
+      ['hydrogen-storage', (id) => [{ ...validBatch('hydrogen-storage')[0], storages: [{ id, remaining_kg: '120.5', low_h2_storage: true }] }]],
+      ['pricing', (id) => [{ ...validBatch('pricing')[0], products: [{ id, gross_price: '13.850', net_price: '14.640', currency: 'EUR' }] }]],
+      ['usage', (status) => [{ ...validBatch('usage')[0], nozzles: [{ id: 'N1', usage_status: status }] }]],
+    ];
+    const fields = { 'hydrogen-storage': 'storages', pricing: 'products', usage: 'nozzles' } as Record<string, string>;
+    for (const value of awkward) {
+      for (const [category, batch] of cases) {
+        const res = await fetch(`${p.url}/import/v2/signal/${category}/`, {
+          method: 'POST',
+          body: JSON.stringify(batch(value)),
+          headers: { Authorization: `Bearer ${TOKENS.import_v2}`, 'Content-Type': 'application/json' },
+        });
+        const body = (await res.json()) as any;
+        const entry = body?.[0]?.[fields[category]!]?.[0];
+        const words = Object.values(entry ?? {}).flat().join(' ');
+        t.equal(res.status, 400, `${category} with ${JSON.stringify(value)}: 400`);
+        t.match(words, category === 'usage' ? /^"\[object Object\]" is not a valid choice\.$/ : /Not a valid string\..*\[object Object\]/, `${category}: ${words}`);
+      }
+    }
+  });
 });
 
 t.test('import-v2-strings', async (t) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DATETIME_PATTERN, STATION_PATTERN, TEXT_PATTERN } from './formats.js';
 import { LIMITS } from './limits.js';
-import { boundedString, codePoint, textFault } from '../text.js';
+import { boundedString, codePoint, shownValue, textFault } from '../text.js';
 
 /**
  * The parts import v2 transmissions are made of, with the API's field messages: the envelope every
@@ -71,7 +71,7 @@ export const list = <T extends z.ZodType>(item: T) =>
 export const entry = <T extends z.ZodRawShape>(shape: T) =>
   z.object(shape, { error: presence((input) => `Invalid data. Expected a dictionary, but got ${typeName(input)}.`) });
 export const choice = <T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, { error: presence((input) => `"${String(input)}" is not a valid choice.`) });
+  z.enum(values, { error: presence((input) => `"${shownValue(input)}" is not a valid choice.`) });
 /** A decimal as a JSON string; its digits are checked by the rules. */
 export const decimalString = () =>
   boundedString(DECIMAL_MAX_LENGTH, `Ensure this field has no more than ${DECIMAL_MAX_LENGTH} characters.`, {

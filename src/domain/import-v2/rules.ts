@@ -1,6 +1,7 @@
 import type { ConfirmedLayout, StationEntry } from '../station-entry.js';
 import { CURRENCIES } from '../vocabulary.js';
 import { decimalProblem, formatUnits, numberAsDecimal, toUnits } from '../decimal.js';
+import { shownValue } from '../text.js';
 import type { ErrorTree } from './errors.js';
 
 /**
@@ -173,9 +174,9 @@ export function checkStorages(raw: Raw, errors: ErrorTree): { id: string; remain
     const kg = given === null ? null : decimalField(given, ['storages', index, 'remaining_kg'], errors, 2, 'zero') ?? null;
     const low = kg === null ? null : toUnits(kg, 2) < BigInt(LOW_STORAGE_THRESHOLD_KG * 100);
     if (low !== null && flag !== null && low !== flag) {
-      errors.add(['storages', index, 'low_h2_storage'], MESSAGES.inconsistentStorage(String(entry.id), kg!));
+      errors.add(['storages', index, 'low_h2_storage'], MESSAGES.inconsistentStorage(shownValue(entry.id), kg!));
     }
-    return { id: String(entry.id), remaining_kg: kg, low_h2_storage: (low ?? flag) === true };
+    return { id: shownValue(entry.id), remaining_kg: kg, low_h2_storage: (low ?? flag) === true };
   });
 }
 
@@ -188,11 +189,11 @@ export function checkProducts(raw: Raw, errors: ErrorTree): { id: string; gross_
     const net =
       typeof entry.net_price === 'string' ? decimalField(entry.net_price, ['products', index, 'net_price'], errors, 3, 'positive') : undefined;
     if (gross !== undefined && net !== undefined && toUnits(net, 3) > toUnits(gross, 3)) {
-      errors.add(['products', index, 'net_price'], MESSAGES.inconsistentPrice(String(entry.id)));
+      errors.add(['products', index, 'net_price'], MESSAGES.inconsistentPrice(shownValue(entry.id)));
     }
     const currency = typeof entry.currency === 'string' ? entry.currency : 'EUR';
     if ((CURRENCIES as readonly string[]).includes(currency) && !currencies.includes(currency)) currencies.push(currency);
-    return { id: String(entry.id), gross_price: gross ?? '', net_price: net ?? null, currency };
+    return { id: shownValue(entry.id), gross_price: gross ?? '', net_price: net ?? null, currency };
   });
   if (currencies.length > 1) errors.add([], MESSAGES.mixedCurrencies(currencies));
   return products;
