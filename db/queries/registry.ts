@@ -26,6 +26,10 @@ export interface RegistryStationRow {
    * `latitude`, `longitude`), read by src/domain/coordinates.ts; null when it has none of them.
    */
   place?: Record<string, unknown> | null;
+  /** Its version, `static_modified_at` in microseconds (as text: a bigint). */
+  modified_us?: string;
+  /** The station set's version (`station_set.modified_at`, microseconds, as text), read in the same statement. */
+  set_us?: string | null;
 }
 
 /**
@@ -72,19 +76,33 @@ export interface RegistryRows {
    * Absent: rows held in memory, which nothing can be ahead of.
    */
   versionUs?: number;
+  /**
+   * The change log's head (export v2's sync position) read with `versionUs`, before the rows: a list
+   * answered from these rows may name it as its `sync_token` (a client syncing from it misses nothing;
+   * at worst it is given again a change the rows already hold). Absent: rows held in memory.
+   */
+  changeLogHead?: number;
 }
 
 /** Reads the registry's stations, confirmed layouts, assignments and originators, the reads side by side. */
 export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
-  // Read first, on its own: the reads below start after it, so they see this version or a later one.
-  const versionUs = await registryVersion(sql);
+  // Read first, on its own: the reads below start after it, so they see this version (and this change
+  // log head) or a later one.
+  const [head] = await sql<{ us: string | null; log: string }[]>`
+    SELECT (extract(epoch FROM greatest((SELECT max(static_modified_at) FROM stations WHERE NOT sandbox),
+                                        (SELECT modified_at FROM station_set))) * 1000000)::bigint AS us,
+           greatest((SELECT max(seq) FROM change_log), (SELECT pruned_seq FROM change_log_horizon), 0)::text AS log`;
+  const versionUs = Number(head?.us ?? 0);
+  const changeLogHead = Number(head!.log);
   const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
     sql<RegistryStationRow[]>`
       SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed, s.opening_hours, s.time_zone, s.sandbox,
              CASE WHEN jsonb_typeof(s.details -> 'country') = 'string' THEN s.details ->> 'country' END AS country,
              nullif(jsonb_strip_nulls(jsonb_build_object('coordinates', s.details -> 'coordinates', 'lat', s.details -> 'lat', 'lon', s.details -> 'lon',
                'latitude', s.details -> 'latitude', 'longitude', s.details -> 'longitude')), '{}'::jsonb) AS place,
-             coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types
+             coalesce(array(SELECT f.fuel_type FROM station_v1_fuel_types f WHERE f.hrs_id = s.hrs_id ORDER BY f.fuel_type COLLATE "C"), '{}') AS v1_fuel_types,
+             ((extract(epoch FROM s.static_modified_at) * 1000000)::bigint)::text AS modified_us,
+             (SELECT ((extract(epoch FROM modified_at) * 1000000)::bigint)::text FROM station_set) AS set_us
       FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'`,
     sql<RegistryNozzleRow[]>`
       SELECT l.hrs_id, d.external_id AS dispenser, n.external_id AS nozzle,
@@ -98,7 +116,7 @@ export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
     sql<RegistryAssignmentRow[]>`SELECT originator_id, hrs_id, signal_type, state FROM assignments`,
     sql<RegistryOriginatorRow[]>`SELECT id, call_log_mode FROM originators`,
   ]);
-  return { stations, nozzles, storages, products, assignments, originators, versionUs };
+  return { stations, nozzles, storages, products, assignments, originators, versionUs, changeLogHead };
 }
 
 /** The registry's version now, as RegistryRows.versionUs defines it. */

@@ -82,14 +82,38 @@ export class GeoIndex {
     // A hair wider than asked (a millimetre), then measured exactly as the answer measures.
     const searchKm = (radiusKm * GEOKDBUSH_RADIUS_KM) / EARTH_RADIUS_KM + 1e-6;
     const found = around(this.tree, center.lon, center.lat, Infinity, searchKm);
-    const at: number[] = [];
-    const km: number[] = [];
-    for (const position of found) {
-      const distance = haversineKm(center, this.points[position]!);
-      if (distance > radiusKm) continue;
-      at.push(position);
-      km.push(roundKm(distance));
+    const at = found.filter((position) => haversineKm(center, this.points[position]!) <= radiusKm);
+    return this.ordered(center, at);
+  }
+
+  /**
+   * The `count` points nearest to a point (great circle), nearest first, equal distances (to the metre)
+   * by hrs_id, as `near` orders them: the k-d tree is walked nearest first until `count` are found and
+   * the next one is farther (to the metre) than the last taken, so a tie at the cut is cut by hrs_id.
+   */
+  nearest(center: GeoPoint, count: number): NearHit[] {
+    const want = Math.min(count, this.ids.length);
+    if (want <= 0) return [];
+    for (let asked = want; ; asked = Math.min(this.ids.length, asked * 2)) {
+      const found = around(this.tree, center.lon, center.lat, asked);
+      const enough = found.length >= this.ids.length || this.tieSettled(center, found, want);
+      if (enough) return this.ordered(center, found).slice(0, want);
     }
+  }
+
+  /** Whether the points found reach past the `want`th one's distance (to the metre): none left out could tie it. */
+  private tieSettled(center: GeoPoint, found: readonly number[], want: number): boolean {
+    if (found.length <= want) return false;
+    const last = roundKm(haversineKm(center, this.points[found[found.length - 1]!]!));
+    // `around` orders by its own measure, the same order as ours bar rounding: compare with the largest taken.
+    let cut = 0;
+    for (let i = 0; i < want; i++) cut = Math.max(cut, roundKm(haversineKm(center, this.points[found[i]!]!)));
+    return last > cut;
+  }
+
+  /** These positions, nearest first, equal distances (to the metre) by hrs_id. */
+  private ordered(center: GeoPoint, at: readonly number[]): NearHit[] {
+    const km = at.map((position) => roundKm(haversineKm(center, this.points[position]!)));
     // `around` gives them nearest first already, so the sort (V8's TimSort, which finds that order in
     // one pass) mostly orders equal distances by hrs_id (positions follow hrs_id). Not an insertion
     // sort: stations at one place (a placeholder point shared by thousands) would make that quadratic.

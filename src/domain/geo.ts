@@ -32,7 +32,8 @@ export interface GeoBox {
   maxLat: number;
 }
 
-export type GeoFilter = ({ kind: 'bbox' } & GeoBox) | { kind: 'near'; lat: number; lon: number; radiusKm: number };
+/** `near` without `radiusKm`: every station with coordinates, nearest first (a list's `limit` bounds it). */
+export type GeoFilter = ({ kind: 'bbox' } & GeoBox) | { kind: 'near'; lat: number; lon: number; radiusKm?: number };
 
 /** The query values of the geo parameters, each as often as given. */
 export interface GeoQueryValues {
@@ -49,8 +50,9 @@ const DECIMAL = /^-?\d{1,20}(\.\d{1,20})?$/;
 
 /**
  * Reads `bbox`, `near` and `radius_km`. At most one filter: `bbox` with `near` is refused (a box and a
- * circle at once say two different things), as are `near` without `radius_km` (no unbounded search)
- * and `radius_km` without `near` (a radius around nothing). Each at most once.
+ * circle at once say two different things), as is `radius_km` without `near` (a radius around nothing).
+ * `near` without `radius_km` orders every station with coordinates by distance: the lists bound it with
+ * their `limit` (the nearest N). Each at most once.
  */
 export function parseGeoQuery(values: GeoQueryValues): GeoQueryResult {
   for (const name of ['bbox', 'near', 'radius_km'] as const) {
@@ -67,12 +69,12 @@ export function parseGeoQuery(values: GeoQueryValues): GeoQueryResult {
   if (near === undefined) {
     return radius === undefined ? { filter: undefined } : { error: 'radius_km: only with near=lat,lon.' };
   }
-  if (radius === undefined) return { error: 'near: needs radius_km (from more than 0 to 1000 kilometres).' };
   const point = numbers(near, 2);
   if (point === undefined) return { error: 'near: must be lat,lon, two decimal numbers (e.g. near=52.52,13.405).' };
   const [lat, lon] = point as [number, number];
   const range = outOfRange('near', lat, lon);
   if (range) return { error: range };
+  if (radius === undefined) return { filter: { kind: 'near', lat, lon } };
   const radiusKm = DECIMAL.test(radius) ? Number(radius) : Number.NaN;
   if (!(radiusKm > 0 && radiusKm <= MAX_RADIUS_KM)) {
     return { error: `radius_km: must be a decimal number of kilometres, more than 0 and at most ${MAX_RADIUS_KM}.` };

@@ -38,4 +38,19 @@ export interface StationEntry {
    * registry gives no valid coordinates (latitude within ±90, longitude within ±180).
    */
   point?: { lat: number; lon: number } | null;
+  /**
+   * Its version as export v2 states it (`static_modified_at`, microseconds) when the registry was read
+   * from PostgreSQL; left out for rows held in memory.
+   */
+  modifiedUs?: number;
+}
+
+/** Export v2's station list as a registry read from PostgreSQL states it (src/registry/registry.ts). */
+export interface ExportListVersion {
+  /** `station_set.modified_at` (microseconds): moves when a station is added or removed. */
+  setModifiedUs: number;
+  /** The newest `static_modified_at` of a production (not sandbox) station, microseconds; 0 without any. */
+  newestUs: number;
+  /** The change log's head when the rows were read (export v2's `sync_token` position). */
+  changeLogHead: number;
 }

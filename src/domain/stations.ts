@@ -1,5 +1,5 @@
 import type { Category } from './categories/index.js';
-import type { ConfirmedLayout, StationEntry } from './station-entry.js';
+import type { ConfirmedLayout, ExportListVersion, StationEntry } from './station-entry.js';
 import type { AssignmentState, CallLogMode } from './vocabulary.js';
 
 /**
@@ -8,7 +8,7 @@ import type { AssignmentState, CallLogMode } from './vocabulary.js';
  * in ./station-entry.ts, below the signal categories that the ports here name, and handed on here.
  */
 
-export type { ConfirmedLayout, StationEntry };
+export type { ConfirmedLayout, ExportListVersion, StationEntry };
 
 /** Finding a station (with its confirmed layout) by `hrs_id`: all validation needs. */
 export interface StationLookup {

@@ -1,5 +1,5 @@
-import type { RegistryRows } from '../../db/queries/registry.js';
-import type { ConfirmedLayout, OriginatorLookup, StationDirectory, StationEntry } from '../domain/stations.js';
+import type { RegistryRows, RegistryStationRow } from '../../db/queries/registry.js';
+import type { ConfirmedLayout, ExportListVersion, OriginatorLookup, StationDirectory, StationEntry } from '../domain/stations.js';
 import type { AssignmentState, CallLogMode } from '../domain/vocabulary.js';
 import { holidayCountry } from '../domain/opening-hours.js';
 import { coordinatesOf } from '../domain/coordinates.js';
@@ -22,6 +22,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   private loading: Promise<void> | undefined;
   private reloads = 0;
   private loadedUs = 0;
+  private listVersion: ExportListVersion | undefined;
   private again = false;
 
   constructor(private readonly readRows: () => Promise<RegistryRows>) {}
@@ -49,6 +50,15 @@ export class Registry implements StationDirectory, OriginatorLookup {
    */
   get loadedVersionUs(): number {
     return this.loadedUs;
+  }
+
+  /**
+   * Export v2's station list as the loaded rows state it: the station set's version, the newest
+   * production station's, and the change log's head read before them. Undefined for rows held in
+   * memory (they carry no versions): readers then ask PostgreSQL.
+   */
+  get exportListVersion(): ExportListVersion | undefined {
+    return this.listVersion;
   }
 
   /** Whether some originator is live for this station and signal type (so its signals are published). */
@@ -88,7 +98,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   }
 
   private async read(): Promise<void> {
-    const { stations, nozzles, storages, products, assignments, originators, versionUs } = await this.readRows();
+    const { stations, nozzles, storages, products, assignments, originators, versionUs, changeLogHead } = await this.readRows();
     const next = new Map<string, StationEntry>();
     for (const s of stations) {
       const layout: ConfirmedLayout | null = s.confirmed
@@ -105,6 +115,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
         holidayCountry: holidayCountry(s.country),
         sandbox: s.sandbox === true,
         point: validPoint(s.place),
+        ...(s.modified_us === undefined ? {} : { modifiedUs: Number(s.modified_us) }),
       });
     }
     for (const row of nozzles) {
@@ -121,6 +132,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
     this.stations = next;
     this.reloads++;
     this.loadedUs = versionUs ?? Number.POSITIVE_INFINITY;
+    this.listVersion = listVersionOf(stations, versionUs, changeLogHead);
     this.assignments = new Map(assignments.map((a) => [`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state]));
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
     // A live v1 originator is a live availability source: its signals are availability readings.
@@ -141,6 +153,15 @@ export class Registry implements StationDirectory, OriginatorLookup {
     this.fingerprints = fingerprints;
     for (const listener of this.listeners) listener(changed);
   }
+}
+
+function listVersionOf(stations: readonly RegistryStationRow[], versionUs: number | undefined, changeLogHead: number | undefined): ExportListVersion | undefined {
+  if (versionUs === undefined || changeLogHead === undefined || stations.some((s) => s.modified_us === undefined)) return undefined;
+  let newestUs = 0;
+  for (const s of stations) if (s.sandbox !== true) newestUs = Math.max(newestUs, Number(s.modified_us));
+  // Without stations the version read first is the set's alone.
+  const setModifiedUs = stations.length > 0 ? Number(stations[0]!.set_us ?? 0) : versionUs;
+  return { setModifiedUs, newestUs, changeLogHead };
 }
 
 function fingerprint(entry: StationEntry, liveTypes: string[]): string {

@@ -150,7 +150,6 @@ t.test('export-geo', async (t) => {
       ['bbox=0,-91,1,1', /^bbox: latitude -91 is out of range/],
       ['bbox=5.9,55.1,15.0,47.3', /^bbox: inverted box: minLat \(55\.1\) is north of maxLat \(47\.3\)\.$/],
       ['bbox=1,2,3,4&bbox=1,2,3,4', /^bbox: give it once/],
-      ['near=52.5,13.4', /^near: needs radius_km/],
       ['radius_km=10', /^radius_km: only with near/],
       ['near=52.5,13.4&radius_km=1000.5', /^radius_km: must be a decimal number of kilometres, more than 0 and at most 1000\.$/],
       ['near=52.5,13.4&radius_km=0', /^radius_km: must be/],
@@ -168,9 +167,82 @@ t.test('export-geo', async (t) => {
         t.match(await res.json(), { status: 400, code: 'invalid_parameter', detail }, `${path}?${query}`);
       }
     }
-    const unknown = await get(`${p.url}/v2/hrs/status?limit=5`, TOKENS.export_v2);
-    t.equal(unknown.status, 400, 'the status list takes no paging');
-    await unknown.arrayBuffer();
+    const statusCases: [string, RegExp][] = [
+      ['limit=5', /^limit: only with near=lat,lon \(the nearest N; the status list has no pages\)\.$/],
+      [`${GERMANY}&limit=5`, /^limit: only with near/],
+      ['near=52.5,13.4&limit=0', /^limit: must be a whole number from 1 to 500\.$/],
+      ['near=52.5,13.4&limit=501', /^limit: must be a whole number from 1 to 500\.$/],
+      ['near=52.5,13.4&limit=2&limit=3', /^limit: give it once \(got 2 values\)\.$/],
+    ];
+    for (const [query, detail] of statusCases) {
+      const res = await get(`${p.url}/v2/hrs/status?${query}`, TOKENS.export_v2);
+      t.equal(res.status, 400, `/v2/hrs/status?${query}: 400, the status list takes no paging`);
+      t.match(await res.json(), { status: 400, code: 'invalid_parameter', detail }, `/v2/hrs/status?${query}`);
+    }
+  });
+
+  t.test('near without radius_km: every station with coordinates nearest first, limit keeps the nearest N', async (t) => {
+    const located = Object.keys(PLACES);
+    const order = (from: { lat: number; lon: number }) => [...located].sort((a, b) => km(from, a) - km(from, b) || (a < b ? -1 : 1));
+    const first = (await answer(p, '/v2/hrs?near=52.52,13.405&limit=3')).json;
+    t.same(idsOf(first.results), order(BERLIN).slice(0, 3), 'the nearest three');
+    t.same(first.results.map((r: Json) => r.distance_km), order(BERLIN).slice(0, 3).map((id) => km(BERLIN, id)));
+    t.equal(first.count, located.length, 'count: every station with coordinates (HAMBG has none)');
+    t.equal(first.next, `${p.baseUrl}/v2/hrs?near=52.52,13.405&limit=3&offset=3`, 'links keep near, without a radius');
+    const rest: string[] = [];
+    for (let url: string | null = first.next; url !== null; ) {
+      const page: Json = (await answer(p, url.slice(p.baseUrl.length))).json;
+      rest.push(...idsOf(page.results));
+      url = page.next;
+    }
+    t.same([...idsOf(first.results), ...rest], order(BERLIN), 'the pages make the whole order');
+    // TOWNA and TOWNB stand at one place: a cut between them keeps the first by hrs_id.
+    const atTowns = { lat: 52.1, lon: 13.2 };
+    t.same(idsOf((await answer(p, '/v2/hrs?near=52.1,13.2&limit=1')).json.results), ['TOWNA']);
+    t.same(idsOf((await answer(p, '/v2/hrs?near=52.1,13.2&limit=2')).json.results), ['TOWNA', 'TOWNB']);
+    t.same(idsOf((await answer(p, '/v2/hrs?near=52.1,13.2&limit=1&offset=1')).json.results), ['TOWNB']);
+    t.same(order(atTowns).slice(0, 2), ['TOWNA', 'TOWNB']);
+
+    const status = (await answer(p, '/v2/hrs/status?near=52.52,13.405&limit=2')).json;
+    t.same(idsOf(status.stations), order(BERLIN).slice(0, 2), 'the status list: the nearest two');
+    t.same(status.stations.map((s: Json) => s.distance_km), order(BERLIN).slice(0, 2).map((id) => km(BERLIN, id)));
+    t.ok(stationStatusListSchema.safeParse(status).success);
+    t.same(idsOf((await answer(p, '/v2/hrs/status?near=52.52,13.405')).json.stations), order(BERLIN), 'no limit: all of them by distance');
+    t.same(idsOf((await answer(p, '/v2/hrs/status?near=52.52,13.405&radius_km=50&limit=2')).json.stations), order(BERLIN).slice(0, 2), 'limit within a radius');
+    t.same(idsOf((await answer(p, '/v2/hrs/status?near=52.52,13.405&radius_km=1&limit=2')).json.stations), [], 'none within 1 km');
+    const features = JSON.parse((await answer(p, '/v2/hrs/status?near=-16,179.9&limit=2', { Accept: GEOJSON })).text);
+    t.same(features.features.map((f: Json) => f.id), order({ lat: -16, lon: 179.9 }).slice(0, 2), 'GeoJSON alike, across the antimeridian');
+  });
+
+  t.test('geo pages from memory: answered while PostgreSQL holds every table they could read', async (t) => {
+    // Steady state: the records are kept once read.
+    const paths = ['/v2/hrs?near=52.52,13.405&radius_km=50', '/v2/hrs?near=52.52,13.405&limit=2', `/v2/hrs?${GERMANY}`];
+    const before = new Map<string, Json>();
+    for (const path of paths) before.set(path, (await answer(p, path)).json);
+    const since = (await answer(p, paths[0]!)).res.headers.get('last-modified')!;
+    let whole: Promise<Response> | undefined;
+    await p.sql.begin(async (tx) => {
+      await tx`LOCK TABLE stations, station_set, change_log, change_log_horizon, layouts IN ACCESS EXCLUSIVE MODE`;
+      // Bounded, so that a request that does wait on the lock fails here rather than holding the test.
+      const signal = AbortSignal.timeout(10_000);
+      for (const path of paths) {
+        const res = await get(`${p.url}${path}`, TOKENS.export_v2, { signal });
+        t.same(await res.json(), before.get(path), `${path}: the same answer, no statement asked`);
+      }
+      const revalidated = await get(`${p.url}${paths[0]}`, TOKENS.export_v2, { headers: { 'If-Modified-Since': since }, signal });
+      t.equal(revalidated.status, 304, 'and its revalidation');
+      // The whole list reads PostgreSQL: it waits on the lock meanwhile, which shows the lock holds.
+      whole = get(`${p.url}/v2/hrs`, TOKENS.export_v2);
+      const waiting = await until('the whole list waiting on the lock', async () => {
+        const [row] = await p.sql<{ n: number }[]>`
+          SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`;
+        return row!.n > 0 ? row!.n : undefined;
+      });
+      t.ok(waiting >= 1, 'the unfiltered list waits on PostgreSQL meanwhile');
+    });
+    const released = await whole!;
+    t.equal(released.status, 200, 'and is answered once the lock is gone');
+    t.equal(((await released.json()) as Json).count, 10);
   });
 
   t.test('paging with a filter: count of the matches, links that keep the filter', async (t) => {

@@ -1318,6 +1318,7 @@ t.test('geo-property', async (t) => {
     t.same(query({ near: ['52.52,13.405'], radius_km: ['50'] }), { filter: { kind: 'near', lat: 52.52, lon: 13.405, radiusKm: 50 } });
     t.same(query({ near: ['-90,-180'], radius_km: ['1000'] }), { filter: { kind: 'near', lat: -90, lon: -180, radiusKm: 1000 } }, 'edges of every range');
     t.same(query({ near: ['0,0'], radius_km: ['0.001'] }), { filter: { kind: 'near', lat: 0, lon: 0, radiusKm: 0.001 } });
+    t.same(query({ near: ['52,13'] }), { filter: { kind: 'near', lat: 52, lon: 13 } }, 'near without radius_km: every station by distance');
   });
 
   t.test('the parameters: every refusal says what is wrong', async (t) => {
@@ -1336,7 +1337,6 @@ t.test('geo-property', async (t) => {
       [{ bbox: ['0,0,10,91'] }, /^bbox: latitude 91 is out of range/],
       [{ bbox: ['5,55,15,47'] }, /^bbox: inverted box: minLat \(55\) is north of maxLat \(47\)\.$/],
       [{ bbox: ['1,2,3,4', '1,2,3,4'] }, /^bbox: give it once \(got 2 values\)\.$/],
-      [{ near: ['52,13'] }, /^near: needs radius_km/],
       [{ radius_km: ['10'] }, /^radius_km: only with near/],
       [{ bbox: ['1,2,3,4'], radius_km: ['10'] }, /^radius_km: only with near/],
       [{ bbox: ['1,2,3,4'], near: ['52,13'], radius_km: ['10'] }, /^bbox, near: give one of them, not both\.$/],
@@ -1464,6 +1464,33 @@ t.test('geo-property', async (t) => {
       { numRuns: 400 },
     );
     t.ok(found > 400, `circles found stations (${found} in all)`);
+  });
+
+  t.test('the nearest N: exactly the first N of a great-circle scan, ties at the cut by id', async (t) => {
+    let cutInTies = 0;
+    fc.assert(
+      fc.property(stations, fc.record({ lat, lon }), fc.integer({ min: 1, max: 60 }), fc.nat(), (points, center, count, pick) => {
+        const at = points.length > 0 && pick % 2 === 0 ? points[pick % points.length]! : center;
+        const all = points
+          .map((p) => ({ id: p.id, distanceKm: roundKm(haversineKm(at, p)) }))
+          .sort((a, b) => a.distanceKm - b.distanceKm || byId(a.id, b.id));
+        const expected = all.slice(0, count);
+        if (count < all.length && all[count]!.distanceKm === all[count - 1]!.distanceKm) cutInTies++;
+        const got = buildGeoIndex(points).nearest(at, count);
+        if (JSON.stringify(got) !== JSON.stringify(expected)) {
+          throw new Error(`nearest ${count} to ${JSON.stringify(at)}: got ${JSON.stringify(got.slice(0, 5))}…(${got.length}), expected ${JSON.stringify(expected.slice(0, 5))}…(${expected.length})`);
+        }
+      }),
+      { numRuns: 400 },
+    );
+    // Stations sharing a place: a cut among them.
+    const shared = Array.from({ length: 50 }, (_, i): IndexedPoint => ({ id: `P${String(49 - i).padStart(4, '0')}`, lat: 10, lon: 10 }));
+    const index = buildGeoIndex([...shared, { id: 'NEAR1', lat: 10.001, lon: 10 }]);
+    t.same(index.nearest({ lat: 10, lon: 10 }, 3).map((h) => h.id), ['P0000', 'P0001', 'P0002'], 'equal distances cut by id');
+    t.same(index.nearest({ lat: 10.001, lon: 10 }, 2).map((h) => h.id), ['NEAR1', 'P0000']);
+    t.equal(index.nearest({ lat: 0, lon: 0 }, 1000).length, 51, 'at most every point');
+    t.same(buildGeoIndex([]).nearest({ lat: 0, lon: 0 }, 5), []);
+    t.ok(cutInTies > 0, `${cutInTies} generated cuts fell among equal distances (the tie rule was exercised)`);
   });
 
   t.test('circles: stations sharing one place are ordered by id without quadratic work', async (t) => {

@@ -1,6 +1,7 @@
-import { buildGeoIndex, type GeoIndex, type IndexedPoint } from '../../domain/geo-index.js';
+import { buildGeoIndex, type GeoIndex, type IndexedPoint, type NearHit } from '../../domain/geo-index.js';
 import { parseGeoQuery, type GeoFilter, type GeoPoint } from '../../domain/geo.js';
 import type { StationDirectory } from '../../domain/stations.js';
+import { MAX_LIMIT } from '../../domain/export-v2/stations.js';
 import { prefersMedia } from '../../http/accept.js';
 import { HttpError } from '../../http/errors.js';
 import type { Request } from '../../http/request.js';
@@ -23,7 +24,10 @@ export const VARY_ACCEPT = 'Accept';
 
 /** The stations a filter finds: ids in answer order and, for `near`, each one's distance. */
 export interface GeoMatches {
+  /** In answer order; for `near` without a radius only the nearest asked for. */
   ids: string[];
+  /** How many the filter finds in all (for `near` without a radius: every station with coordinates). */
+  count: number;
   /** By id, kilometres to 3 decimals; only for `near`. */
   distances?: Map<string, number>;
 }
@@ -71,10 +75,32 @@ export class StationPoints {
     return this.index.within({ minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 });
   }
 
-  match(filter: GeoFilter): GeoMatches {
-    if (filter.kind === 'bbox') return { ids: this.index.within(filter) };
-    const hits = this.index.near({ lat: filter.lat, lon: filter.lon }, filter.radiusKm);
-    return { ids: hits.map((hit) => hit.id), distances: new Map(hits.map((hit) => [hit.id, hit.distanceKm])) };
+  /**
+   * The stations the filter finds, in answer order. `want` bounds a `near` (the nearest that many, within
+   * its radius if it has one); the other filters, and `near` with a radius, find all (their `count`).
+   */
+  match(filter: GeoFilter, want = Number.POSITIVE_INFINITY): GeoMatches {
+    if (filter.kind === 'bbox') {
+      const ids = this.index.within(filter);
+      return { ids, count: ids.length };
+    }
+    const center = { lat: filter.lat, lon: filter.lon };
+    let hits: NearHit[];
+    let count: number;
+    if (filter.radiusKm === undefined) {
+      hits = this.index.nearest(center, Math.min(want, this.index.size));
+      count = this.index.size;
+    } else {
+      hits = this.index.near(center, filter.radiusKm);
+      count = hits.length;
+      if (hits.length > want) hits = hits.slice(0, want);
+    }
+    return { ids: hits.map((hit) => hit.id), count, distances: new Map(hits.map((hit) => [hit.id, hit.distanceKm])) };
+  }
+
+  /** How many stations the index holds (those with coordinates that export v2 shows). */
+  get size(): number {
+    return this.index.size;
   }
 }
 
@@ -85,6 +111,18 @@ export function geoFilterOf(req: Request): GeoFilter | undefined {
   return result.filter;
 }
 
+/** The status list's `limit` (only with `near`: the nearest that many); undefined when not given. A bad one is a 400. */
+export function nearLimitOf(req: Request, filter: GeoFilter | undefined): number | undefined {
+  const values = req.query.getAll('limit');
+  if (values.length === 0) return undefined;
+  if (values.length > 1) throw new HttpError(400, 'invalid_parameter', `limit: give it once (got ${values.length} values).`);
+  if (filter?.kind !== 'near') throw new HttpError(400, 'invalid_parameter', 'limit: only with near=lat,lon (the nearest N; the status list has no pages).');
+  const text = values[0]!;
+  const limit = /^\d{1,15}$/.test(text) ? Number(text) : Number.NaN;
+  if (!(limit >= 1 && limit <= MAX_LIMIT)) throw new HttpError(400, 'invalid_parameter', `limit: must be a whole number from 1 to ${MAX_LIMIT}.`);
+  return limit;
+}
+
 /**
  * The request's geo parameters as a query string's start, for links that keep them (`bbox=…&`,
  * `near=…&radius_km=…&`, or nothing): as given, once the filter was read from them (so only digits,
@@ -92,7 +130,7 @@ export function geoFilterOf(req: Request): GeoFilter | undefined {
  */
 export function filterQuery(req: Request, filter: GeoFilter | undefined): string {
   if (!filter) return '';
-  const names = filter.kind === 'bbox' ? ['bbox'] : ['near', 'radius_km'];
+  const names = filter.kind === 'bbox' ? ['bbox'] : filter.radiusKm === undefined ? ['near'] : ['near', 'radius_km'];
   return names.map((name) => `${name}=${req.query.get(name)}&`).join('');
 }
 

@@ -1,6 +1,6 @@
 import { stationHeadsOf, stationPageHeads, stationPageVersion, type StationHead } from '../../../db/queries/stations.js';
 import type { Sql } from '../../../db/connect.js';
-import type { StationLookup } from '../../domain/stations.js';
+import type { ExportListVersion, StationLookup } from '../../domain/stations.js';
 import { ifModifiedSince } from '../../http/dates.js';
 import { HttpError, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
@@ -14,7 +14,9 @@ import { deltaQueryFields } from './docs/delta.js';
 import { geoQueryFields } from './docs/geo.js';
 import { eventDeltaSchema, eventListSchema, stationListAnswerSchema, stationRecordSchema } from '../../domain/export-v2/schemas.js';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../../domain/export-v2/stations.js';
-import { deltaStart, eventDeltaReply, listSyncToken, stationDeltaReply } from './delta.js';
+import { deltaStart, eventDeltaReply, stationDeltaReply } from './delta.js';
+import { changeLogHead } from '../../../db/queries/change-log.js';
+import { syncToken } from '../../domain/export-v2/delta.js';
 import { eventsDoc, photoDoc, STATION_PATH } from '../export/docs.js';
 import { listStationsDoc, stationDoc } from './docs/stations.js';
 import { eventDeltaDoc } from './docs/delta.js';
@@ -53,9 +55,11 @@ export interface StationRouteDeps {
 }
 
 /** What a geo answer needs to know of the registry in memory (src/registry/registry.ts). */
-export interface LoadedRegistry {
+export interface LoadedRegistry extends StationLookup {
   /** The version in PostgreSQL its rows reflect at least (microseconds). */
   readonly loadedVersionUs: number;
+  /** The list's version and sync position as the loaded rows state them; undefined for rows without versions. */
+  readonly exportListVersion: ExportListVersion | undefined;
   /** Reads it again; the spatial index is rebuilt before this settles (a reload listener). */
   reload(): Promise<void>;
 }
@@ -103,6 +107,8 @@ interface ReadPage {
   bodies: readonly (Buffer | undefined)[];
   count: number;
   newestUs: number;
+  /** The change log's position the page reflects at least (its `sync_token`). */
+  syncPosition: number;
 }
 
 /**
@@ -128,12 +134,10 @@ class StationList {
     const { limit, offset } = pageParameters(req.query);
     const filter = geoFilterOf(req);
     const since = ifModifiedSince(req, this.deps.now().getTime());
-    // Before the page: a client that reads the whole list, then syncs from here, misses nothing.
-    const token = await listSyncToken(this.deps.sql);
     const read = filter ? await this.filtered(filter, limit, offset, since) : await this.unfiltered(limit, offset, since);
     if (typeof read === 'number') return withVary(notModified(read));
     const matches = read.matches;
-    const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset, token };
+    const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset, token: syncToken(read.syncPosition) };
     const distances = matches?.distances;
     const records = distances ? read.bodies.map((body, i) => body && withDistance(body, distances.get(read.heads[i]!.hrsId)!)) : read.bodies;
     const headers = { ...conditionalHeaders(read.newestUs), Vary: VARY_ACCEPT };
@@ -158,39 +162,65 @@ class StationList {
       const newest = Math.max(version.setModifiedUs, version.newestUs ?? 0);
       if (notModifiedSince(newest, since)) return newest;
     }
+    // Before the page: a client that reads the whole list, then syncs from here, misses nothing.
+    const syncPosition = await changeLogHead(sql);
     const counted = this.known;
     const page = await stationPageHeads(sql, limit, offset, counted);
     const count = page.count ?? counted.count;
     if (page.count !== null) this.known = { setModifiedUs: page.setModifiedUs, count: page.count };
     const found = await this.records.aligned(page.stations);
     const newestUs = Math.max(page.setModifiedUs, found.newestUs, ...page.stations.map((s) => s.modifiedUs));
-    return { heads: page.stations, bodies: found.bodies, count, newestUs };
+    return { heads: page.stations, bodies: found.bodies, count, newestUs, syncPosition };
   }
 
   /**
-   * The page of a geo query's matches (in their order, from memory), with their versions read in one
-   * statement. Its version is the newest of any station and the set's: a station whose coordinates
-   * changed may have entered or left the matches, moving nothing on this page. The matches must reflect
-   * that version: when PostgreSQL is past the registry in memory (a change whose announcement has not
-   * arrived yet), the registry is read again first, else a later request, after the reload, would get a
-   * 304 for an answer whose matches were older than its `Last-Modified`.
+   * The page of a geo query's matches, in their order. Its version is the newest of any station and the
+   * set's: a station whose coordinates changed may have entered or left the matches, moving nothing on
+   * this page.
+   *
+   * From memory when the registry carries its versions (it does when read from PostgreSQL): matches,
+   * versions and sync position all of the loaded registry, so `Last-Modified` names the version the
+   * matches are of, and nothing is asked of PostgreSQL but the records not kept yet. A record read from
+   * PostgreSQL newer than the registry in memory (a change whose announcement has not arrived yet) has
+   * the registry read again first, as would the version read from PostgreSQL without versions in
+   * memory: else a later request, after the reload, would get a 304 for an answer whose matches were
+   * older than its `Last-Modified`.
    */
   private async filtered(filter: GeoFilter, limit: number, offset: number, since: number | undefined): Promise<ReadPage | number> {
+    const { registry, points } = this.deps;
     for (let caughtUp = false; ; caughtUp = true) {
-      const matches = this.deps.points.match(filter);
+      const listed = registry.exportListVersion;
+      const matches = points.match(filter, offset + limit);
       const ids = matches.ids.slice(offset, offset + limit);
-      const versions = await stationHeadsOf(this.deps.sql, ids);
-      const version = Math.max(versions.setModifiedUs, versions.newestUs);
-      if (!caughtUp && version > this.deps.registry.loadedVersionUs) {
-        await this.deps.registry.reload();
-        continue;
+      let heads: StationHead[];
+      let version: number;
+      let syncPosition: number;
+      if (listed) {
+        heads = ids.flatMap((id) => {
+          const modifiedUs = registry.station(id)?.modifiedUs;
+          return modifiedUs === undefined ? [] : [{ hrsId: id, modifiedUs }];
+        });
+        version = Math.max(listed.setModifiedUs, listed.newestUs);
+        syncPosition = listed.changeLogHead;
+      } else {
+        syncPosition = await changeLogHead(this.deps.sql);
+        const versions = await stationHeadsOf(this.deps.sql, ids);
+        version = Math.max(versions.setModifiedUs, versions.newestUs);
+        if (!caughtUp && version > registry.loadedVersionUs) {
+          await registry.reload();
+          continue;
+        }
+        const byId = new Map(versions.stations.map((head) => [head.hrsId, head]));
+        // Stations removed since the index was built are left out.
+        heads = ids.flatMap((id) => byId.get(id) ?? []);
       }
       if (since !== undefined && notModifiedSince(version, since)) return version;
-      const byId = new Map(versions.stations.map((head) => [head.hrsId, head]));
-      // Stations removed since the index was built are left out.
-      const heads = ids.flatMap((id) => byId.get(id) ?? []);
       const found = await this.records.aligned(heads);
-      return { matches, heads, bodies: found.bodies, count: matches.ids.length, newestUs: Math.max(version, found.newestUs) };
+      if (listed && !caughtUp && found.newestUs > version) {
+        await registry.reload();
+        continue;
+      }
+      return { matches, heads, bodies: found.bodies, count: matches.count, newestUs: Math.max(version, found.newestUs), syncPosition };
     }
   }
 }

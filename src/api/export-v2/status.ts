@@ -8,8 +8,8 @@ import { listStatusDoc, stationStatusDoc } from './docs/status.js';
 import type { GeoFilter } from '../../domain/geo.js';
 import { z } from 'zod';
 import { STATION_PATH } from '../export/docs.js';
-import { geoQueryFields } from './docs/geo.js';
-import { featureJson, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, type StationPoints } from './geo.js';
+import { geoQueryFields, nearLimitField } from './docs/geo.js';
+import { featureJson, GEOJSON_TYPE, geoFilterOf, nearLimitOf, VARY_ACCEPT, wantsGeoJson, type StationPoints } from './geo.js';
 
 /** What the status routes read of the live status (machines/live-status.ts). */
 export interface StatusSource {
@@ -35,13 +35,14 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     family,
     method: 'GET',
     path: '/v2/hrs/status',
-    query: z.object(geoQueryFields()),
+    query: z.object({ ...geoQueryFields(), ...nearLimitField() }),
     response: { 200: stationStatusListSchema },
     doc: listStatusDoc(),
     handler: (req) => {
       const filter = geoFilterOf(req);
+      const limit = nearLimitOf(req, filter);
       const geoJson = wantsGeoJson(req);
-      if (filter) return encodedBody(req, new EncodedBody(filteredJson(status, points, filter, geoJson)), geoJson ? GEOJSON_TYPE : JSON_TYPE, VARY);
+      if (filter) return encodedBody(req, new EncodedBody(filteredJson(status, points, filter, geoJson, limit)), geoJson ? GEOJSON_TYPE : JSON_TYPE, VARY);
       if (geoJson) {
         if (allFeatures?.version !== status.version || allFeatures.points !== points.version) {
           allFeatures = { version: status.version, points: points.version, body: new EncodedBody(listJson(status, points, points.ids(), undefined, true)) };
@@ -73,8 +74,8 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
 /** Both encodings' `Vary` (../../http/encoding.ts sets `Accept-Encoding`; policies join list-valued headers). */
 const VARY = { Vary: `${VARY_ACCEPT}, Accept-Encoding` };
 
-function filteredJson(status: StatusSource, points: StationPoints, filter: GeoFilter, geoJson: boolean): string {
-  const matches = points.match(filter);
+function filteredJson(status: StatusSource, points: StationPoints, filter: GeoFilter, geoJson: boolean, limit: number | undefined): string {
+  const matches = points.match(filter, limit);
   return listJson(status, points, matches.ids, matches.distances, geoJson);
 }
 

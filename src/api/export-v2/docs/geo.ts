@@ -25,8 +25,11 @@ export const GEO_DESCRIPTION =
   '`minLat` is greater than its `maxLat` is refused (400, inverted box).\n' +
   `- **\`near=lat,lon&radius_km=R\`** (latitude first, \`0 < R ≤ ${MAX_RADIUS_KM}\`): the stations within R kilometres ` +
   '(great circle, mean Earth radius 6371.0088 km), nearest first, equal distances by `hrs_id`; each record or status ' +
-  'entry then starts with its `distance_km` (3 decimals). `near` needs `radius_km`; `radius_km` without `near`, and ' +
-  '`bbox` with `near`, are refused.\n' +
+  'entry then starts with its `distance_km` (3 decimals). `radius_km` without `near`, and `bbox` with `near`, are refused.\n' +
+  '- **`near=lat,lon&limit=N`**, the nearest N: `near` without `radius_km` orders every station with coordinates by ' +
+  'distance. On `GET /v2/hrs` it pages like the whole list (`limit`, default 100, and `offset`; `count` is every station ' +
+  'with coordinates), so its first page of `limit=N` is the nearest N; on `GET /v2/hrs/status`, which has no pages, ' +
+  '`limit` (1 to 500, only with `near`) keeps the nearest N, within `radius_km` when given.\n' +
   '- Numbers are plain decimals (`52.52`, `-0.1`, `13`): no exponent, no spaces; latitudes within ±90, longitudes within ' +
   '±180. Each parameter at most once. Anything else is a 400 `invalid_parameter` whose `detail` names the parameter.\n' +
   '- Only stations whose registry entry has coordinates are found; the others are never in a filtered answer.\n' +
@@ -57,13 +60,25 @@ export const geoQueryFields = () => ({
     description:
       'Extension: only the stations within `radius_km` of this point, `lat,lon` (latitude first, plain decimals, e.g. ' +
       '`52.52,13.405`), nearest ' +
-      'first, each with its `distance_km`. Needs `radius_km`; not with `bbox`.',
+      'first, each with its `distance_km`. Without `radius_km`: every station with coordinates, nearest first (`limit` ' +
+      'keeps the nearest N). Not with `bbox`.',
     values: z.string().regex(/^-?\d+(\.\d+)?,-?\d+(\.\d+)?$/),
   }),
   radius_km: queryParameter({
     component: 'radius_km',
     description: `Extension: the radius of \`near\` in kilometres (great circle), more than 0 and at most ${MAX_RADIUS_KM}, a plain decimal (\`50\`, \`12.5\`; no exponent, no \`+\`). Only with \`near\`.`,
     values: z.number().positive().max(MAX_RADIUS_KM),
+  }),
+});
+
+/** The status list's `limit`: only with `near` (the list has no pages); its handler checks it (nearLimitOf of ../geo.ts). */
+export const nearLimitField = () => ({
+  limit: queryParameter({
+    component: 'near_limit',
+    description:
+      'Extension: with `near` only, the nearest this many stations (1 to 500), within `radius_km` when given. The status ' +
+      'list is not paged: without `near` it is a 400.',
+    values: z.int().min(1).max(500),
   }),
 });
 
@@ -91,6 +106,9 @@ export const geoProblemExamples = () => ({
   radius_too_large: {
     value: problemBody(400, 'Bad Request', 'invalid_parameter', `radius_km: must be a decimal number of kilometres, more than 0 and at most ${MAX_RADIUS_KM}.`),
   },
-  near_without_radius: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'near: needs radius_km (from more than 0 to 1000 kilometres).') },
+  radius_without_near: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'radius_km: only with near=lat,lon.') },
+  status_limit_without_near: {
+    value: problemBody(400, 'Bad Request', 'invalid_parameter', 'limit: only with near=lat,lon (the nearest N; the status list has no pages).'),
+  },
   both_filters: { value: problemBody(400, 'Bad Request', 'invalid_parameter', 'bbox, near: give one of them, not both.') },
 });
