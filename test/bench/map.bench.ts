@@ -101,6 +101,8 @@ async function encoded(url: string, encoding: 'identity' | 'gzip' | 'br', header
 const nearLabel = `platform GET /v2/hrs?near=…&radius_km=${RADIUS_KM}&limit=${NEAR_LIMIT} (${integer(NEAR_HTTP_PATHS)} points in turn)`;
 
 const statusLabel = `platform GET /v2/hrs/{hrs_id}/status (${integer(NEAR_HTTP_PATHS)} stations in turn)`;
+/** The hello-world server sending a body of the near answer's size: the floor of those bytes alone. */
+const bytesLabel = (bytes: number) => `hello world GET /bytes/${bytes} (the near answer's size)`;
 
 const nearPath = (p: { lat: number; lon: number }) => `/v2/hrs?near=${p.lat},${p.lon}&radius_km=${RADIUS_KM}&limit=${NEAR_LIMIT}`;
 
@@ -208,6 +210,7 @@ async function run(options: BenchOptions): Promise<void> {
       { label: nearLabel, server: 'platform', path: nearPath(probe), paths: httpPoints.map(nearPath), headers: AUTH, status: 200, bytes: nearBytes },
       { label: `${nearLabel}, 1 connection`, server: 'platform', path: nearPath(probe), paths: httpPoints.map(nearPath), headers: AUTH, connections: 1, status: 200, bytes: nearBytes },
       { label: statusLabel, server: 'platform', path: statusPaths[0]!, paths: statusPaths, headers: AUTH, status: 200, bytes: statusBytes },
+      { label: bytesLabel(nearBytes), server: 'hello', path: `/bytes/${nearBytes}`, status: 200, bytes: nearBytes },
     ];
     for (const target of targets) {
       const server = servers[target.server]!;
@@ -305,11 +308,15 @@ async function run(options: BenchOptions): Promise<void> {
   const drawn = median(loads.map((l) => l.drawn));
   const nearRow = rows.find((row) => row.target.label === nearLabel)!;
   const statusRow = rows.find((row) => row.target.label === statusLabel)!;
+  const bytesRow = rows.find((row) => row.target.label === bytesLabel(nearBytes))!;
   const nearOverStatus = serverMicros(nearRow.result) / serverMicros(statusRow.result);
+  const aboveBytes = serverMicros(nearRow.result) - serverMicros(bytesRow.result);
   options.print(
     `near over HTTP beside one station's status (${nearRow.connections} connections): ${integer(serverMicros(nearRow.result))} µs against ` +
       `${integer(serverMicros(statusRow.result))} µs of server CPU per request (x${fixed(nearOverStatus, 2)}), p99 ${fixed(nearRow.result.p99Ms, 1)} ms ` +
-      '(wrk\'s, over the whole run); answered from the registry and the kept records in memory, PostgreSQL\'s CPU per request in its column',
+      '(wrk\'s, over the whole run); answered from the registry and the kept records in memory, PostgreSQL\'s CPU per request in its column. ' +
+      `Its answer is ${integer(nearBytes)} bytes against ${integer(statusBytes)}: a bare uWS server sending as many bytes costs ${integer(serverMicros(bytesRow.result))} µs ` +
+      `(the floor of the size), so the search, the token, the rate limit and the page cost ${integer(aboveBytes)} µs above it (x${fixed(aboveBytes / serverMicros(statusRow.result), 2)} one station's status)`,
   );
   options.print();
   printGoals(options.print, [

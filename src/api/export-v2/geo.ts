@@ -137,9 +137,12 @@ export function filterQuery(req: Request, filter: GeoFilter | undefined): string
 /** Whether the client asked for GeoJSON: `application/geo+json` weighs more than `application/json`. */
 export const wantsGeoJson = (req: Request): boolean => prefersMedia(req.headers.accept, GEOJSON_TYPE, 'application/json');
 
-/** A JSON object's bytes with `"distance_km":…` as its first member (`json` starts with `{` and is not empty). */
-export function withDistance(json: Buffer, km: number): Buffer {
-  return Buffer.concat([Buffer.from(`{"distance_km":${km},`), json.subarray(1)]);
+/**
+ * A JSON object's bytes with `"distance_km":…` as its first member (`json` starts with `{` and is not
+ * empty), as parts to concatenate: the record itself is not copied here.
+ */
+export function withDistance(json: Buffer, km: number): Buffer[] {
+  return [Buffer.from(`{"distance_km":${km},`, 'latin1'), json.subarray(1)];
 }
 
 /** A GeoJSON Feature (its point as `[lon, lat]`, RFC 7946 §3.1.1) whose properties are the object given as JSON. */
@@ -147,9 +150,9 @@ export function featureJson(hrsId: string, point: GeoPoint, properties: string):
   return `${featureStart(hrsId, point)}${properties}}`;
 }
 
-/** As featureJson, in bytes: the properties are a kept record. */
-export function feature(hrsId: string, point: GeoPoint, properties: Buffer): Buffer {
-  return Buffer.concat([Buffer.from(featureStart(hrsId, point)), properties, CLOSE_OBJECT]);
+/** As featureJson, as parts to concatenate: the properties are a kept record (or its parts). */
+export function feature(hrsId: string, point: GeoPoint, properties: Buffer | readonly Buffer[]): Buffer[] {
+  return [Buffer.from(featureStart(hrsId, point)), ...(Buffer.isBuffer(properties) ? [properties] : properties), CLOSE_OBJECT];
 }
 
 const featureStart = (hrsId: string, point: GeoPoint) =>

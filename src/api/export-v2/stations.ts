@@ -139,17 +139,18 @@ class StationList {
     const matches = read.matches;
     const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset, token: syncToken(read.syncPosition) };
     const distances = matches?.distances;
+    // Each item as its parts (a record, behind its distance): the page is one copy of bytes.
     const records = distances ? read.bodies.map((body, i) => body && withDistance(body, distances.get(read.heads[i]!.hrsId)!)) : read.bodies;
     const headers = { ...conditionalHeaders(read.newestUs), Vary: VARY_ACCEPT };
     if (wantsGeoJson(req)) {
-      const features = records.flatMap((body, i) => {
+      const features = records.flatMap((parts, i) => {
         const hrsId = read.heads[i]!.hrsId;
         const point = this.deps.points.pointOf(hrsId);
-        return body && point ? [feature(hrsId, point, body)] : [];
+        return parts && point ? [feature(hrsId, point, parts)] : [];
       });
       return { status: 200, headers: { ...headers, 'Content-Type': GEOJSON_TYPE }, body: listBody('{"type":"FeatureCollection",', links, 'features', features) };
     }
-    const bodies = records.filter((body): body is Buffer => body !== undefined);
+    const bodies = records.filter((parts): parts is Buffer | Buffer[] => parts !== undefined);
     return { status: 200, headers, body: listBody('{', links, 'results', bodies) };
   }
 
@@ -233,7 +234,7 @@ const withVary = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.heade
  * `items` under `name`. Records are kept encoded: the page is a copy of bytes, not a 500 kB string to
  * encode again.
  */
-function listBody(open: string, links: { base: string; count: number; limit: number; offset: number; token: string }, name: string, items: readonly Buffer[]): Buffer {
+function listBody(open: string, links: { base: string; count: number; limit: number; offset: number; token: string }, name: string, items: readonly (Buffer | readonly Buffer[])[]): Buffer {
   const { base, count, limit, offset, token } = links;
   const link = (at: number) => JSON.stringify(`${base}limit=${limit}&offset=${at}`);
   const next = offset + limit < count ? link(offset + limit) : 'null';
@@ -241,7 +242,8 @@ function listBody(open: string, links: { base: string; count: number; limit: num
   const parts: Buffer[] = [Buffer.from(`${open}"count":${count},"next":${next},"previous":${previous},"sync_token":"${token}","${name}":[`)];
   items.forEach((item, index) => {
     if (index > 0) parts.push(COMMA);
-    parts.push(item);
+    if (Buffer.isBuffer(item)) parts.push(item);
+    else parts.push(...item);
   });
   parts.push(CLOSE);
   return Buffer.concat(parts);

@@ -1,4 +1,7 @@
-/** Baseline: the smallest uWebSockets.js server there is. Answers `GET /` with a fixed text. */
+/**
+ * Baseline: the smallest uWebSockets.js server there is. Answers `GET /` with a fixed text, and
+ * `GET /bytes/N` with N bytes made once (what sending a body of that size costs, and nothing else).
+ */
 import uWS from 'uWebSockets.js';
 import { onStop, ready } from './ipc.js';
 
@@ -6,9 +9,18 @@ if (typeof uWS.getParts !== 'function') {
   throw new Error('uWebSockets.js fell back to its JavaScript shim: no native build for this Node.js version');
 }
 
-const app = uWS.App().get('/', (res) => {
-  res.end('Hello World!');
-});
+const bodies = new Map<number, Buffer>();
+const app = uWS
+  .App()
+  .get('/', (res) => {
+    res.end('Hello World!');
+  })
+  .get('/bytes/:n', (res, req) => {
+    const n = Math.min(Number(req.getParameter(0)) || 0, 16 * 1024 * 1024);
+    let body = bodies.get(n);
+    if (!body) bodies.set(n, (body = Buffer.alloc(n, 'x')));
+    res.end(body);
+  });
 
 app.listen('127.0.0.1', 0, (socket) => {
   if (!socket) {
