@@ -79,11 +79,30 @@ export class GeoIndex {
    * distances (to the metre, as answered) by hrs_id.
    */
   near(center: GeoPoint, radiusKm: number): NearHit[] {
+    return this.inRadius(center, radiusKm, Number.POSITIVE_INFINITY).hits;
+  }
+
+  /**
+   * As `near`, but only the first `want` hits are made (every one within the radius is still measured
+   * and ordered: `count` is how many there are).
+   */
+  nearCounted(center: GeoPoint, radiusKm: number, want: number): { hits: NearHit[]; count: number } {
+    return this.inRadius(center, radiusKm, want);
+  }
+
+  private inRadius(center: GeoPoint, radiusKm: number, want: number): { hits: NearHit[]; count: number } {
     // A hair wider than asked (a millimetre), then measured exactly as the answer measures.
     const searchKm = (radiusKm * GEOKDBUSH_RADIUS_KM) / EARTH_RADIUS_KM + 1e-6;
     const found = around(this.tree, center.lon, center.lat, Infinity, searchKm);
-    const at = found.filter((position) => haversineKm(center, this.points[position]!) <= radiusKm);
-    return this.ordered(center, at);
+    const at: number[] = [];
+    const km: number[] = [];
+    for (const position of found) {
+      const distance = haversineKm(center, this.points[position]!);
+      if (distance > radiusKm) continue;
+      at.push(position);
+      km.push(roundKm(distance));
+    }
+    return { hits: this.sorted(at, km, want), count: at.length };
   }
 
   /**
@@ -113,13 +132,19 @@ export class GeoIndex {
 
   /** These positions, nearest first, equal distances (to the metre) by hrs_id. */
   private ordered(center: GeoPoint, at: readonly number[]): NearHit[] {
-    const km = at.map((position) => roundKm(haversineKm(center, this.points[position]!)));
+    return this.sorted(at, at.map((position) => roundKm(haversineKm(center, this.points[position]!))), Number.POSITIVE_INFINITY);
+  }
+
+  /** The first `want` of these positions (their distances in `km`), nearest first, equal distances by hrs_id. */
+  private sorted(at: readonly number[], km: readonly number[], want: number): NearHit[] {
     // `around` gives them nearest first already, so the sort (V8's TimSort, which finds that order in
     // one pass) mostly orders equal distances by hrs_id (positions follow hrs_id). Not an insertion
     // sort: stations at one place (a placeholder point shared by thousands) would make that quadratic.
     const order = at.map((_, i) => i);
     order.sort((a, b) => km[a]! - km[b]! || at[a]! - at[b]!);
-    return order.map((i) => ({ id: this.ids[at[i]!]!, distanceKm: km[i]! }));
+    const hits: NearHit[] = new Array(Math.min(want, order.length));
+    for (let i = 0; i < hits.length; i++) hits[i] = { id: this.ids[at[order[i]!]!]!, distanceKm: km[order[i]!]! };
+    return hits;
   }
 }
 

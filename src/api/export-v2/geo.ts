@@ -91,9 +91,7 @@ export class StationPoints {
       hits = this.index.nearest(center, Math.min(want, this.index.size));
       count = this.index.size;
     } else {
-      hits = this.index.near(center, filter.radiusKm);
-      count = hits.length;
-      if (hits.length > want) hits = hits.slice(0, want);
+      ({ hits, count } = this.index.nearCounted(center, filter.radiusKm, want));
     }
     return { ids: hits.map((hit) => hit.id), count, distances: new Map(hits.map((hit) => [hit.id, hit.distanceKm])) };
   }
@@ -138,11 +136,19 @@ export function filterQuery(req: Request, filter: GeoFilter | undefined): string
 export const wantsGeoJson = (req: Request): boolean => prefersMedia(req.headers.accept, GEOJSON_TYPE, 'application/json');
 
 /**
- * A JSON object's bytes with `"distance_km":…` as its first member (`json` starts with `{` and is not
- * empty), as parts to concatenate: the record itself is not copied here.
+ * JSON objects' bytes each with `"distance_km":…` as its first member (each `json` starts with `{` and is
+ * not empty; undefined stays so), as parts to concatenate: the records are not copied here, and the
+ * distances are encoded together, once.
  */
-export function withDistance(json: Buffer, km: number): Buffer[] {
-  return [Buffer.from(`{"distance_km":${km},`, 'latin1'), json.subarray(1)];
+export function withDistances(bodies: readonly (Buffer | undefined)[], kms: readonly number[]): (Buffer[] | undefined)[] {
+  const texts = kms.map((km) => `{"distance_km":${km},`);
+  const encoded = Buffer.from(texts.join(''), 'latin1');
+  let end = 0;
+  return bodies.map((json, i) => {
+    const start = end;
+    end += texts[i]!.length;
+    return json && [encoded.subarray(start, end), json.subarray(1)];
+  });
 }
 
 /** A GeoJSON Feature (its point as `[lon, lat]`, RFC 7946 §3.1.1) whose properties are the object given as JSON. */

@@ -20,7 +20,7 @@ import { syncToken } from '../../domain/export-v2/delta.js';
 import { eventsDoc, photoDoc, STATION_PATH } from '../export/docs.js';
 import { listStationsDoc, stationDoc } from './docs/stations.js';
 import { eventDeltaDoc } from './docs/delta.js';
-import { feature, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, withDistance, type GeoMatches, type StationPoints } from './geo.js';
+import { feature, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, withDistances, type GeoMatches, type StationPoints } from './geo.js';
 import type { GeoFilter } from '../../domain/geo.js';
 
 /**
@@ -140,7 +140,7 @@ class StationList {
     const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset, token: syncToken(read.syncPosition) };
     const distances = matches?.distances;
     // Each item as its parts (a record, behind its distance): the page is one copy of bytes.
-    const records = distances ? read.bodies.map((body, i) => body && withDistance(body, distances.get(read.heads[i]!.hrsId)!)) : read.bodies;
+    const records = distances ? withDistances(read.bodies, read.heads.map((head) => distances.get(head.hrsId)!)) : read.bodies;
     const headers = { ...conditionalHeaders(read.newestUs), Vary: VARY_ACCEPT };
     if (wantsGeoJson(req)) {
       const features = records.flatMap((parts, i) => {
