@@ -113,7 +113,8 @@ export class GeoIndex {
   nearest(center: GeoPoint, count: number): NearHit[] {
     const want = Math.min(count, this.ids.length);
     if (want <= 0) return [];
-    for (let asked = want; ; asked = Math.min(this.ids.length, asked * 2)) {
+    // One more than wanted: the one after the cut tells whether a tie could reach past it.
+    for (let asked = Math.min(want + 1, this.ids.length); ; asked = Math.min(this.ids.length, asked * 2)) {
       const found = around(this.tree, center.lon, center.lat, asked);
       const enough = found.length >= this.ids.length || this.tieSettled(center, found, want);
       if (enough) return this.ordered(center, found).slice(0, want);
