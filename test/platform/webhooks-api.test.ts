@@ -534,17 +534,17 @@ t.test('webhooks-recorder', async (t) => {
 
   const settle = () => new Promise((resolve) => setTimeout(resolve, 400));
 
-  t.test('nothing without a subscription; a signal gives the status row and a row per fuelling option', async (t) => {
+  t.test('nothing without a subscription; a changed signal gives the status row and a row per changed fuelling option', async (t) => {
     const p = await startTestPlatform(t, { fixture: fixture() });
     await postSignals(p, 'availability', availability(ago(60)));
     await settle();
     t.same(await rows(p), [], 'no subscription: no rows');
 
-    // Only station_status wanted: status rows, no option rows.
+    // Only station_status wanted: status rows, no option rows. The status held when it became wanted is no change.
     await subscribe(p, ['station_status', 'events']);
     await recording(p, ['status']);
     const first = ago(30);
-    await postSignals(p, 'availability', availability(first));
+    await postSignals(p, 'availability', availability(first, false));
     const status = await until('the status row', async () => ((await rows(p)).length > 0 ? rows(p) : undefined));
     await settle();
     t.equal((await rows(p)).length, 1, 'one row, no option rows');
@@ -553,47 +553,46 @@ t.test('webhooks-recorder', async (t) => {
     t.same(status[0]!.payload, { category: 'availability', freshness: 'fresh', status: published.availability }, 'the section as GET /v2/hrs/BERLA/status shows it');
     t.match(status[0]!.change_key, /^status\|BERLA\|availability\|/);
 
-    // Both kinds: the next signal gives its status row and one row per option, in this order.
+    // Both kinds: the next signal gives its status row and a row per option whose verdict changed, in this order.
     await subscribe(p, ['fuelling_options']);
     await recording(p, ['status', 'option']);
     const second = ago(20);
     await postSignals(p, 'availability', availability(second));
-    const after = await until('three more rows', async () => {
+    const after = await until('two more rows', async () => {
       const all = await rows(p);
-      return all.length >= 4 ? all : undefined;
+      return all.length >= 3 ? all : undefined;
     });
     await settle();
-    t.equal((await rows(p)).length, 4);
-    t.same(after.slice(1).map((r) => r.topic), ['status', 'option', 'option']);
+    t.equal((await rows(p)).length, 3, '350ld stayed UNAVAILABLE: no row of its own');
+    t.same(after.slice(1).map((r) => r.topic), ['status', 'option']);
     t.ok(after.every((r, i) => i === 0 || BigInt(r.seq) > BigInt(after[i - 1]!.seq)), 'seq ascending');
     const at = new Date(second).toISOString();
     t.same(
       after.slice(2).map((r) => ({ entity: r.entity, payload: r.payload })),
-      [
-        { entity: 'BERLA/700ld', payload: { fuelling_option: '700ld', status: 'AVAILABLE', reason: 'reported_available', datetime: at } },
-        { entity: 'BERLA/350ld', payload: { fuelling_option: '350ld', status: 'UNAVAILABLE', reason: 'reported_unavailable', datetime: at } },
-      ],
-      'the export v1.1 summary per option',
+      [{ entity: 'BERLA/700ld', payload: { fuelling_option: '700ld', status: 'AVAILABLE', reason: 'reported_available', datetime: at } }],
+      'the export v1.1 summary of the option that changed',
     );
     const summary = (await (await get(`${p.url}/v1.1/hrs/BERLA/status`, TOKENS.export_v1)).json()) as { fuelling_options: { status: string; datetime: string | null }[] };
     t.same(summary.fuelling_options.map((o) => [o.status, o.datetime && new Date(o.datetime).toISOString()]), [['AVAILABLE', at], ['UNAVAILABLE', at]], 'as export v1.1 answers');
 
-    // The same reading again: received anew, so its section (received_datetime) changed; the options' values did not.
+    // The same reading again, and a later one with the same states: only the times moved, so no row at all.
     await postSignals(p, 'availability', availability(second));
-    const again = await until('the status row of the repeated reading', async () => {
+    await postSignals(p, 'availability', availability(ago(15)));
+    // A change after them is recorded: the rows before it would have come first.
+    await postSignals(p, 'availability', availability(ago(10), false));
+    const changed = await until('the next change\'s rows', async () => {
       const all = await rows(p);
       return all.length >= 5 ? all : undefined;
     });
     await settle();
-    t.equal((await rows(p)).length, 5, 'a status row, no option rows');
-    t.same(again[4]!.payload.status, (await statusOf(p)).availability, 'with the new received_datetime');
-    t.not(again[4]!.payload.status.received_datetime, after[1]!.payload.status.received_datetime);
+    t.equal((await rows(p)).length, 5, 'the readings that only moved the time made none');
+    t.same(changed.slice(3).map((r) => `${r.entity} ${r.topic === 'option' ? r.payload.status : (r.payload.status as any).nozzles?.length}`), ['BERLA/availability 2', 'BERLA/700ld UNAVAILABLE']);
     t.same(await counted(p), { 'status written': 3, 'option written': 2 }, 'counted on /metrics');
 
     // No subscription any more: nothing recorded.
     await p.sql`UPDATE webhook_subscriptions SET state = 'disabled'`;
     await recording(p, []);
-    await postSignals(p, 'availability', availability(ago(5), false));
+    await postSignals(p, 'availability', availability(ago(5)));
     await settle();
     t.equal((await rows(p)).length, 5, 'subscriptions disabled: no rows');
   });
@@ -709,8 +708,10 @@ t.test('webhooks-recorder', async (t) => {
       setNow: (iso: string) => (now = new Date(iso)),
       bumpRegistry: () => version++,
       listeners: () => statusListeners.size + openingListeners.size,
-      change(datetime: number, cause: StatusChange['cause'] = 'signal', section: Record<string, unknown> | null = { datetime }) {
-        for (const l of statusListeners) l({ hrsId: 'BERLA', category: 'usage', cause, previous: 'fresh', freshness: 'fresh', section, datetime, receivedAt: datetime, originatorId: 'mon-1' });
+      /** The usage section the live status holds when the status topic becomes wanted (null: none held). */
+      held: null as Record<string, unknown> | null,
+      change(datetime: number, cause: StatusChange['cause'] = 'signal', section: Record<string, unknown> | null = { datetime, value: datetime }, freshness: StatusChange['freshness'] = 'fresh') {
+        for (const l of statusListeners) l({ hrsId: 'BERLA', category: 'usage', cause, previous: 'fresh', freshness, section, datetime, receivedAt: datetime, originatorId: 'mon-1' });
       },
       openingChanged: () => {
         for (const l of openingListeners) l({ hrsId: 'BERLA' });
@@ -730,6 +731,7 @@ t.test('webhooks-recorder', async (t) => {
         published: () => ({ reading, freshness: 'fresh' }),
         availabilityVersion: 0,
         onChange: (l) => (statusListeners.add(l), () => statusListeners.delete(l)),
+        categories: () => (w.held === null ? {} : { usage: { freshness: 'fresh', section: w.held } }),
       },
       opening: { onChange: (l) => (openingListeners.add(l), () => openingListeners.delete(l)) },
       wantedKinds: async () => w.kinds,
@@ -769,20 +771,52 @@ t.test('webhooks-recorder', async (t) => {
     t.match(w.logs.lines.find((l) => l.msg === 'webhook changes dropped: PostgreSQL has not taken them and the buffer is full'), { level: 40, dropped: 3, kept: 5 });
     w.down = false;
     await until('the kept rows written', () => (w.stored.length === 5 ? true : undefined), RETRY_MS + 3000);
-    t.same(w.stored.map((r) => r.payload.status), [4, 5, 6, 7, 8].map((datetime) => ({ datetime })), 'the newest five, in order');
+    t.same(w.stored.map((r) => r.payload.status), [4, 5, 6, 7, 8].map((datetime) => ({ datetime, value: datetime })), 'the newest five, in order');
     t.ok(w.logs.lines.some((l) => l.msg === 'webhook changes recorded again'), 'the recovery said');
     t.same(w.counts, { 'status dropped': 3, 'status written': 5, 'status duplicate': 0 });
-    // The same change again (as another instance's recorder would make it): its key is taken.
+    // The same change again: nothing a subscriber is told of moved, so no row is even made.
     w.change(8);
     await flushed();
     t.equal(w.stored.length, 5, 'a change recorded already is not recorded again');
-    t.equal(w.counts['status duplicate'], 1);
+    t.same(w.counts, { 'status dropped': 3, 'status written': 5, 'status duplicate': 0 }, 'nor written');
     // A registry change bringing back a section seen before is a change of its own.
     w.bumpRegistry();
     w.change(8, 'registry');
     await flushed();
     t.equal(w.stored.length, 6);
     t.match(w.stored[5]!.change_key, /\|r1001$/, 'the registry version in the key');
+  });
+
+  t.test('status rows only for what a subscriber is told of: not for a reading that only moves the time', async (t) => {
+    const w = world({ kinds: [] });
+    w.held = { datetime: '2026-11-30T21:50:00.000Z', received_datetime: '2026-11-30T21:50:01.000Z', freshness: 'fresh', nozzles: [{ id: 'N1', usage_status: 'free' }] };
+    await w.recorder.start();
+    t.teardown(() => w.recorder.close());
+    w.kinds = new Set(['station_status']);
+    await w.recorder.refreshTopics();
+    const section = (minute: number, usage: string) => ({
+      datetime: `2026-11-30T21:${minute}:00.000Z`,
+      received_datetime: `2026-11-30T21:${minute}:01.000Z`,
+      freshness: 'fresh',
+      nozzles: [{ id: 'N1', usage_status: usage }],
+    });
+    w.change(Date.parse('2026-11-30T21:51:00Z'), 'signal', section(51, 'free'));
+    await flushed();
+    t.same(w.stored, [], 'the section held when the topic became wanted, a minute later: no row');
+    w.change(Date.parse('2026-11-30T21:52:00Z'), 'signal', section(52, 'in_use'));
+    await flushed();
+    w.change(Date.parse('2026-11-30T21:53:00Z'), 'signal', section(53, 'in_use'));
+    w.change(Date.parse('2026-11-30T21:54:00Z'), 'signal', section(54, 'in_use'));
+    await flushed();
+    t.same(w.stored.map((r) => (r.payload.status as any).nozzles[0].usage_status), ['in_use'], 'in use: one row, and none for the readings that followed it');
+    w.change(Date.parse('2026-11-30T21:54:00Z'), 'freshness', { ...section(54, 'in_use'), freshness: 'stale' }, 'stale');
+    await flushed();
+    t.same(w.stored.map((r) => r.payload.freshness), ['fresh', 'stale'], 'turning stale is a change');
+    w.change(Date.parse('2026-11-30T21:54:00Z'), 'freshness', null, 'unknown');
+    w.change(Date.parse('2026-11-30T21:55:00Z'), 'signal', section(55, 'in_use'));
+    await flushed();
+    t.same(w.stored.map((r) => r.payload.freshness), ['fresh', 'stale', 'unknown', 'fresh'], 'unknown, then fresh again with the same usage: both told');
+    t.same(w.counts, { 'status written': 4, 'status duplicate': 0 });
   });
 
   t.test('options: seeded without a row, a row per change of the opening period, none for what did not change', async (t) => {

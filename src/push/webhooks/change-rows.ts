@@ -55,13 +55,30 @@ export function statusRow(heard: HeardStatus): RecordedChange {
   };
 }
 
+/** The members of a section that say when, not what: a change of these alone is no change to record. */
+const TIME_MEMBERS = new Set(['datetime', 'received_datetime', 'freshness']);
+
+/**
+ * What a subscriber of `status.changed` is told of one station and category, leaving out the reading's
+ * times: the freshness and the section's other members. A reading that only moves the times (the same
+ * nozzles, the same states, a minute later) has the same content and makes no row; receivers that want
+ * every reading have the status stream.
+ */
+export function statusContent(freshness: string | null, section: Record<string, unknown> | null): string {
+  if (section === null) return `${freshness}|null`;
+  const content: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(section)) if (!TIME_MEMBERS.has(key)) content[key] = value;
+  return `${freshness}|${JSON.stringify(content)}`;
+}
+
 /** What the option rows read: the registry (with its version in PostgreSQL) and the live availability. */
 export interface OptionSources {
   stations: StationDirectory & { readonly loadedVersionUs: number };
   status: AvailabilitySource;
 }
 
-const sameValue = (a: OptionSummary, b: OptionSummary) => a.status === b.status && a.reason === b.reason && a.datetime === b.datetime;
+/** The same verdict: a reading that only moves the time (AVAILABLE again, a minute later) changes nothing a subscriber is told of. */
+const sameValue = (a: OptionSummary, b: OptionSummary) => a.status === b.status && a.reason === b.reason;
 
 /** Whether a station's changes are logged at all: production stations only, as the log's triggers do. */
 export const isProduction = (station: StationEntry | undefined): station is StationEntry => station !== undefined && station.sandbox !== true;

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Sql } from '../../../db/connect.js';
 import { recordChanges, wantedKinds, type RecordedChange } from '../../../db/queries/recorded-changes.js';
 import type { StatusChange } from '../../../machines/status-change.js';
-import { isProduction, OptionValues, statusRow, type HeardStatus, type OptionSources } from './change-rows.js';
+import { isProduction, OptionValues, statusContent, statusRow, type HeardStatus, type OptionSources } from './change-rows.js';
 
 /**
  * Records the live status's changes in the change log for webhook subscribers, in every `hrs serve`
@@ -41,7 +41,11 @@ const KIND_TOPICS = { station_status: 'status', fuelling_options: 'option' } as 
 export type RecordedTopic = (typeof KIND_TOPICS)[keyof typeof KIND_TOPICS];
 
 export interface RecorderDeps extends OptionSources {
-  status: OptionSources['status'] & { onChange(listener: (change: StatusChange) => void): () => void };
+  status: OptionSources['status'] & {
+    onChange(listener: (change: StatusChange) => void): () => void;
+    /** Every category of a station that holds a reading, with its freshness and section (what `status` rows start from). */
+    categories(hrsId: string): Partial<Record<string, { freshness: string | null; section: Record<string, unknown> | null }>>;
+  };
   opening: { onChange(listener: (change: { hrsId: string }) => void): () => void };
   /** The kinds the active subscriptions want (db/queries/recorded-changes.ts wantedKinds). */
   wantedKinds(): Promise<Set<string>>;
@@ -67,6 +71,8 @@ export class ChangeRecorder {
   private wanted = new Set<RecordedTopic>();
   private readonly options: OptionValues;
   private heard: HeardStatus[] = [];
+  /** By `hrs_id/category`, the content (statusContent) of the last status row made, or as found when the topic became wanted. */
+  private readonly statusContents = new Map<string, string>();
   private buffer: RecordedChange[] = [];
   private readonly listening: (() => void)[] = [];
   /** Production station ids as of the last registry reload (a removed station's changes come before the reload is told here). */
@@ -114,7 +120,11 @@ export class ChangeRecorder {
     if (next.size === this.wanted.size && [...next].every((topic) => this.wanted.has(topic))) return;
     if (next.has('option') && !this.wanted.has('option')) this.options.seed(this.now());
     if (!next.has('option')) this.options.clear();
-    if (!next.has('status')) this.heard = [];
+    if (next.has('status') && !this.wanted.has('status')) this.seedStatus();
+    if (!next.has('status')) {
+      this.heard = [];
+      this.statusContents.clear();
+    }
     this.wanted = next;
     this.listen(next.size > 0);
     this.deps.log.info({ topics: [...next] }, 'webhook changes recorded for these topics');
@@ -157,9 +167,26 @@ export class ChangeRecorder {
     );
   }
 
+  /** Takes every station's status content as it is now, recording nothing (when the topic becomes wanted). */
+  private seedStatus(): void {
+    this.statusContents.clear();
+    for (const hrsId of this.production) {
+      for (const [category, view] of Object.entries(this.deps.status.categories(hrsId))) {
+        if (view) this.statusContents.set(`${hrsId}/${category}`, statusContent(view.freshness, view.section));
+      }
+    }
+  }
+
   private heardStatus(change: StatusChange): void {
     if (change.category === 'availability') this.touchOption(change.hrsId);
     if (!this.wanted.has('status') || !this.production.has(change.hrsId)) return;
+    // Only what a subscriber is told of: the freshness or the section beyond its times moved, or the
+    // registry changed what may be published.
+    const key = `${change.hrsId}/${change.category}`;
+    const content = statusContent(change.freshness, change.section);
+    const registry = change.cause === 'registry' || change.cause === 'removed';
+    if (!registry && this.statusContents.get(key) === content) return;
+    this.statusContents.set(key, content);
     this.heard.push({
       hrsId: change.hrsId,
       category: change.category,
