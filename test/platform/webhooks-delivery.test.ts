@@ -4,6 +4,8 @@
  * One file, one process: its parts share the loaded platform code. Each part is a subtest named after
  * what it covers.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import t from 'tap';
 import { connect } from '../../db/connect.js';
@@ -186,6 +188,47 @@ t.test('webhooks-delivery', async (t) => {
     }).then((rows) => t.same(rows, [{ kind: 'ping', status_code: 200, message_id: `msg_${sub.id}_ping_1` }]));
     const [row] = await p.sql<{ cursor_seq: string }[]>`SELECT cursor_seq::text FROM webhook_subscriptions WHERE id = ${sub.id}`;
     t.equal(row!.cursor_seq, await head(p), 'the cursor did not move');
+  });
+
+  t.test('connections to a receiver are kept and reused; one it closed meanwhile is replaced, nothing lost', async (t) => {
+    const { p, key } = await platform(t);
+    // A receiver that answers every request with 200, and on its second connection drops the second
+    // request unanswered (as a server whose idle timeout crossed a send): counted per connection.
+    const perConnection: number[] = [];
+    const ids: string[] = [];
+    const server = createServer((req, res) => {
+      const at = (req.socket as unknown as { index: number }).index;
+      perConnection[at] = (perConnection[at] ?? 0) + 1;
+      req.resume();
+      req.on('end', () => {
+        if (at === 1 && perConnection[at] === 2) return req.socket.destroy();
+        ids.push(String(req.headers['webhook-id']));
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      });
+    });
+    server.on('connection', (socket) => Object.assign(socket, { index: perConnection.push(0) - 1 }));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const sub = await subscribe(p.sql, key, { url, kinds: ['events'] });
+    workersOf(t, p);
+    for (let n = 1; n <= 3; n++) {
+      await queuePing(p.sql, 'alice', sub.id);
+      await until(`ping ${n}`, () => (ids.length === n ? true : undefined));
+    }
+    t.same(perConnection, [3], 'three messages, one connection');
+    t.same(ids, [1, 2, 3].map((n) => `msg_${sub.id}_ping_${n}`));
+    // The kept connection goes; the next one drops its second request.
+    server.closeAllConnections();
+    for (let n = 4; n <= 6; n++) {
+      await queuePing(p.sql, 'alice', sub.id);
+      await until(`ping ${n}`, () => (ids.length === n ? true : undefined));
+    }
+    t.same(ids.slice(3), [4, 5, 6].map((n) => `msg_${sub.id}_ping_${n}`), 'every message delivered, in order');
+    t.same(perConnection, [3, 2, 1, 1], 'the dropped request sent again at once on a connection of its own; the next message opens a new kept one');
+    const attempts = await p.sql<{ status_code: number | null; error: string | null }[]>`
+      SELECT status_code, error FROM webhook_deliveries WHERE subscription_id = ${sub.id} ORDER BY id`;
+    t.same(attempts.map((a) => a.status_code), [200, 200, 200, 200, 200, 200], 'one successful attempt per message: the dropped send was not a failed attempt');
   });
 
   t.test('a 410 answer unsubscribes: nothing more is sent', async (t) => {

@@ -1,5 +1,5 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { Webhook } from 'standardwebhooks';
 import { isIpLiteral, refusalOf } from '../../src/domain/webhooks/addresses.js';
 import { guardedLookup, RefusedAddressError, type Resolver } from '../../src/infra/name-resolver.js';
@@ -10,7 +10,18 @@ import { VERSION } from '../../src/config/version.js';
  * now (the new one first during a rotation's overlap), POSTed once with a deadline over a connection
  * whose every address is checked against the forgery rules (guardedLookup for names, resolved by the
  * bounded resolver it is given; refusalOf for IP literals, which are never looked up). Redirects are not followed: a 3xx is a failed attempt.
+ *
+ * Connections to a receiver are kept alive and reused (one pool per worker process): a receiver busy
+ * with many subscriptions' messages is not dialled (and TLS-shaken) once per message. Only the
+ * connection is reused, never a check: an address was checked when its connection was made, and a
+ * connection stays with that address. A reused connection the receiver had closed meanwhile (its idle
+ * timeout crossing our send) fails before any answer: that message is sent again at once on a new
+ * connection, which is what a receiver that applies each webhook-id once expects of a retry anyway.
  */
+
+/** Idle connections kept per receiver, and how long one may idle (under the 5 s many servers close after). */
+const KEEP_ALIVE = { keepAlive: true, maxFreeSockets: 16, timeout: 4_000 } as const;
+const agents = { http: new HttpAgent(KEEP_ALIVE), https: new HttpsAgent(KEEP_ALIVE) };
 
 /** What an attempt came to: an HTTP status, or why none was had. */
 export interface AttemptOutcome {
@@ -39,6 +50,12 @@ export interface SendOptions {
 
 /** POSTs a message; never throws (a failure is an outcome with its reason). */
 export async function sendMessage(url: string, messageId: string, body: string, secrets: readonly string[], options: SendOptions): Promise<AttemptOutcome> {
+  const first = await post(url, messageId, body, secrets, options, true);
+  return first.staleConnection ? post(url, messageId, body, secrets, options, false) : first;
+}
+
+/** One POST, over a kept connection when `reuse` (else a new one); `staleConnection`: a kept one that was already closed. */
+async function post(url: string, messageId: string, body: string, secrets: readonly string[], options: SendOptions, reuse: boolean): Promise<AttemptOutcome & { staleConnection?: boolean }> {
   let target: URL;
   try {
     target = new URL(url);
@@ -62,16 +79,20 @@ export async function sendMessage(url: string, messageId: string, body: string, 
     'webhook-signature': signatures(secrets, messageId, at, body),
   };
   const started = performance.now();
-  const request = target.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise<AttemptOutcome>((resolve) => {
+  const https = target.protocol === 'https:';
+  const request = https ? httpsRequest : httpRequest;
+  const agent = reuse ? (https ? agents.https : agents.http) : false;
+  return new Promise<AttemptOutcome & { staleConnection?: boolean }>((resolve) => {
     let settled = false;
-    const finish = (outcome: Omit<AttemptOutcome, 'latencyMs'>, connected: boolean) => {
+    let answered = false;
+    const finish = (outcome: Omit<AttemptOutcome, 'latencyMs'> & { staleConnection?: boolean }, connected: boolean) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve({ ...outcome, latencyMs: connected ? Math.round(performance.now() - started) : null });
     };
-    const req = request(target, { method: 'POST', headers, lookup: guardedLookup(options.allowLoopback, options.resolver) as never, agent: false }, (res: IncomingMessage) => {
+    const req = request(target, { method: 'POST', headers, lookup: guardedLookup(options.allowLoopback, options.resolver) as never, agent }, (res: IncomingMessage) => {
+      answered = true;
       let read = 0;
       res.on('data', (chunk: Buffer) => {
         read += chunk.length;
@@ -83,13 +104,17 @@ export async function sendMessage(url: string, messageId: string, body: string, 
       res.on('error', done);
     });
     let connected = false;
-    req.on('socket', (socket) => socket.on('connect', () => (connected = true)));
+    // A kept connection is connected already; a new one once it connects.
+    req.on('socket', (socket) => (socket.connecting ? socket.on('connect', () => (connected = true)) : (connected = true)));
     const timer = setTimeout(() => {
       finish({ statusCode: null, error: `no answer within ${options.timeoutMs} ms` }, connected);
       req.destroy();
     }, options.timeoutMs);
     req.on('error', (err: NodeJS.ErrnoException) => {
       if (err instanceof RefusedAddressError || err.code === 'EWEBHOOKADDRESS') return finish({ statusCode: null, error: `refused: ${err.message}` }, false);
+      if (req.reusedSocket && !answered && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+        return finish({ statusCode: null, error: `${err.code}: ${err.message}`, staleConnection: true }, connected);
+      }
       finish({ statusCode: null, error: err.code ? `${err.code}: ${err.message}` : err.message }, connected);
     });
     req.end(payload);
