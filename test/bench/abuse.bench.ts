@@ -17,6 +17,7 @@ import { measure, type Measurement } from './lib/load.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { fixed, integer, table } from './lib/table.js';
 import { autocannonVersion, tearDown, workspace } from './lib/workspace.js';
+import { printGoals } from './lib/cpu-report.js';
 
 const GOAL_RATIO = 2;
 /** The spec's import v2 limit: 300 requests a minute per originator. */
@@ -107,10 +108,15 @@ function report(options: BenchOptions, rows: Row[]): void {
   const withAbuser = rows[1]!.result.p99Ms;
   const ratio = withAbuser / alone;
   options.print();
-  options.print(
-    `readers' p99 with the abuser: ${fixed(withAbuser, 2)} ms, ${fixed(ratio, 2)}x the p99 alone (${fixed(alone, 2)} ms; ` +
-      `goal: under ${GOAL_RATIO}x): ${ratio < GOAL_RATIO ? 'met' : 'NOT met'}`,
-  );
+  printGoals(options.print, [
+    {
+      what: "readers' p99 with the abuser against alone",
+      measured: `${fixed(withAbuser, 2)} ms, ${fixed(ratio, 2)}x`,
+      floor: `${fixed(alone, 2)} ms alone`,
+      goal: `under ${GOAL_RATIO}x`,
+      met: ratio < GOAL_RATIO,
+    },
+  ]);
 }
 
 const scenario: Scenario = {

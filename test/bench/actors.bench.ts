@@ -27,6 +27,7 @@ import { fixed, integer, table } from './lib/table.js';
 import type { MemoryPoint } from './lib/actors-restore.js';
 import { seedRegistry } from './lib/seed.js';
 import { workspace } from './lib/workspace.js';
+import { printGoals } from './lib/cpu-report.js';
 
 const STATIONS = 100_000;
 const GOAL_RSS_BYTES = 1.5e9;
@@ -128,9 +129,9 @@ async function run(options: BenchOptions): Promise<void> {
   const rssMet = result.afterRestore.rss < GOAL_RSS_BYTES;
   const timeMet = result.restoreMs < GOAL_RESTORE_MS;
   options.print();
-  options.print(`resident memory with every actor restored: ${mb(result.afterRestore.rss)} MB (goal: under ${mb(GOAL_RSS_BYTES)} MB): ${rssMet ? 'met' : 'NOT met'}`);
+  printGoals(options.print, [{ what: 'resident memory with every actor restored', measured: `${mb(result.afterRestore.rss)} MB`, goal: `under ${mb(GOAL_RSS_BYTES)} MB`, met: rssMet }]);
   if (result.peakRss >= GOAL_RSS_BYTES) options.print(`Note: the peak during the run (${mb(result.peakRss)} MB) was above the goal.`);
-  options.print(`restore time: ${seconds(result.restoreMs)} s (goal: under ${seconds(GOAL_RESTORE_MS)} s): ${timeMet ? 'met' : 'NOT met'}`);
+  printGoals(options.print, [{ what: 'restore time', measured: `${seconds(result.restoreMs)} s`, goal: `under ${seconds(GOAL_RESTORE_MS)} s`, met: timeMet }]);
 
   const failures: string[] = [];
   if (result.restored !== rows) failures.push(`${integer(result.restored)} actors restored from ${integer(rows)} rows`);

@@ -473,12 +473,15 @@ async function run(options: BenchOptions): Promise<void> {
       met: serverMicros(single) <= GOAL_SINGLE_MICROS,
     },
   ]);
-  for (const { target, result } of rows.slice(2)) {
-    options.print(
-      `all-stations summary p99, ${target.label.slice(LIST_LABEL.length + 2) || 'identity encoding'}: ${fixed(result.p99Ms, 1)} ms ` +
-        `(goal: under ${GOAL_P99_MS} ms): ${result.p99Ms < GOAL_P99_MS ? 'met' : 'NOT met'}`,
-    );
-  }
+  printGoals(
+    options.print,
+    rows.slice(2).map(({ target, result }) => ({
+      what: `all-stations summary p99, ${target.label.slice(LIST_LABEL.length + 2) || 'identity encoding'}`,
+      measured: `${fixed(result.p99Ms, 1)} ms`,
+      goal: `under ${GOAL_P99_MS} ms`,
+      met: result.p99Ms < GOAL_P99_MS,
+    })),
+  );
   const busy = rows.flatMap(({ target, result, machineCpu }) => {
     const others = machineCpu - result.serverCpu - result.loaderCpu;
     return others >= 0.25 ? [`${target.label} (${others.toFixed(2)} cores)`] : [];

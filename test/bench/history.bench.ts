@@ -22,6 +22,7 @@ import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { benchHrsId, seedRegistry } from './lib/seed.js';
 import { fixed, integer, table } from './lib/table.js';
 import { tearDown, workspace } from './lib/workspace.js';
+import { printGoals } from './lib/cpu-report.js';
 
 const STATIONS = 1000;
 const DAYS = 7;
@@ -184,9 +185,11 @@ async function run(options: BenchOptions): Promise<void> {
     );
     options.print();
     options.print(`hourly roll-up job (one hour, ${integer(hourly.rows)} rows): ${fixed(rollUpMs, 0)} ms`);
-    options.print(`goal: 30-day reliability p99 under ${GOALS.reliabilityP99Ms} ms: ${reliability.p99 < GOALS.reliabilityP99Ms ? 'met' : 'NOT met'}`);
-    options.print(`goal: a day's history page p99 under ${GOALS.historyP99Ms} ms: ${history.p99 < GOALS.historyP99Ms ? 'met' : 'NOT met'}`);
-    options.print(`goal: the hourly roll-up under ${GOALS.rollUpMs / 1000} s: ${rollUpMs < GOALS.rollUpMs ? 'met' : 'NOT met'}`);
+    printGoals(options.print, [
+      { what: '30-day reliability p99', measured: `${fixed(reliability.p99, 1)} ms`, goal: `under ${GOALS.reliabilityP99Ms} ms`, met: reliability.p99 < GOALS.reliabilityP99Ms },
+      { what: "a day's history page p99", measured: `${fixed(history.p99, 1)} ms`, goal: `under ${GOALS.historyP99Ms} ms`, met: history.p99 < GOALS.historyP99Ms },
+      { what: 'the hourly roll-up', measured: `${fixed(rollUpMs / 1000, 2)} s`, goal: `under ${GOALS.rollUpMs / 1000} s`, met: rollUpMs < GOALS.rollUpMs },
+    ]);
   } finally {
     await sql.end({ timeout: 5 });
     await tearDown(space, servers);

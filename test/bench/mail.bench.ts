@@ -45,6 +45,7 @@ import { ProcessCpu } from './lib/process-cpu.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { fixed, integer, table } from './lib/table.js';
 import { tearDown, workspace } from './lib/workspace.js';
+import { printGoals } from './lib/cpu-report.js';
 
 const TOKENS = 100_000;
 /** E-mails handed to `scheduleMail` per call. */
@@ -513,17 +514,19 @@ async function run(options: BenchOptions): Promise<void> {
     );
   }
   options.print();
-  for (const sweep of sweeps) {
-    options.print(
-      `sweep over ${integer(TOKENS)} tokens (${integer(sweep.lookedAt!)} unsent e-mails), ${sweep.label.replace(/^sweepMail,? ?/, '')}: ` +
-        `${seconds(sweep.ms)} s (goal: under ${seconds(GOAL_SWEEP_MS)} s): ${sweep.ms < GOAL_SWEEP_MS ? 'met' : 'NOT met'}`,
-    );
-  }
-  for (const r of sending) {
-    options.print(
-      `sending rate, ${sendingLabel(r)}: ${integer(r.perSecond)} e-mails/s (goal: ${GOAL_PER_SECOND} or more): ${r.perSecond >= GOAL_PER_SECOND ? 'met' : 'NOT met'}`,
-    );
-  }
+  printGoals(
+    options.print,
+    sweeps.map((sweep) => ({
+      what: `sweep over ${integer(TOKENS)} tokens (${integer(sweep.lookedAt!)} unsent e-mails), ${sweep.label.replace(/^sweepMail,? ?/, '')}`,
+      measured: `${seconds(sweep.ms)} s`,
+      goal: `under ${seconds(GOAL_SWEEP_MS)} s`,
+      met: sweep.ms < GOAL_SWEEP_MS,
+    })),
+  );
+  printGoals(
+    options.print,
+    sending.map((r) => ({ what: `sending rate, ${sendingLabel(r)}`, measured: `${integer(r.perSecond)} e-mails/s`, goal: `${GOAL_PER_SECOND} or more`, met: r.perSecond >= GOAL_PER_SECOND })),
+  );
 }
 
 function sendingLabel(r: Sending): string {

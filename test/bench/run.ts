@@ -1,12 +1,19 @@
 /**
- * `npm run bench [-- NAME...]`: runs every scenario `test/bench/<name>.bench.ts` (or the named ones)
- * one after the other. Each exports a default `Scenario` (./lib/scenario.ts).
+ * `npm run bench [-- NAME...] [--json[=FILE]]`: runs every scenario `test/bench/<name>.bench.ts` (or the
+ * named ones) one after the other. Each exports a default `Scenario` (./lib/scenario.ts). The run ends
+ * with a table of every goal printed (scenario, figure, its floor where it has one, goal, met); with
+ * `--json` the same goals, the commit, the machine and the load average go to FILE (default
+ * `bench-results.json`), for comparing commits.
  *
  * Environment: BENCH_DURATION (measured seconds per target, default 10), BENCH_WARMUP (seconds of
  * unmeasured load first, default 1), BENCH_CONNECTIONS (default 50).
  */
-import { readdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism, cpus, loadavg } from 'node:os';
 import { Child } from './lib/child.js';
+import { goalsOf, printedGoals } from './lib/cpu-report.js';
+import { table } from './lib/table.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 
 const SUFFIX = '.bench.ts';
@@ -21,13 +28,16 @@ function numberFromEnv(name: string, fallback: number, { min, integer }: { min: 
   return value;
 }
 
-async function main(args: string[]): Promise<number> {
+async function main(argv: string[]): Promise<number> {
+  const jsonArg = argv.find((arg) => arg === '--json' || arg.startsWith('--json='));
+  const jsonFile = jsonArg === undefined ? undefined : jsonArg === '--json' ? 'bench-results.json' : jsonArg.slice('--json='.length);
+  const args = argv.filter((arg) => arg !== jsonArg);
   const available = readdirSync(new URL('.', import.meta.url))
     .filter((file) => file.endsWith(SUFFIX))
     .map((file) => file.slice(0, -SUFFIX.length))
     .sort();
   if (args.includes('--help') || args.includes('-h')) {
-    console.log(`usage: npm run bench [-- NAME...]\nscenarios: ${available.join(', ')}`);
+    console.log(`usage: npm run bench [-- NAME...] [--json[=FILE]]\nscenarios: ${available.join(', ')}`);
     return 0;
   }
   const unknown = args.filter((name) => !available.includes(name));
@@ -43,7 +53,11 @@ async function main(args: string[]): Promise<number> {
   };
 
   let failed = 0;
+  const load = loadavg();
+  const ran: string[] = [];
   for (const name of args.length > 0 ? args : available) {
+    goalsOf(name);
+    ran.push(name);
     const { default: scenario } = (await import(new URL(`./${name}${SUFFIX}`, import.meta.url).href)) as { default: Scenario };
     console.log(`\n== ${name}: ${scenario.description}\n`);
     const started = performance.now();
@@ -57,7 +71,38 @@ async function main(args: string[]): Promise<number> {
     }
     if (interrupted) break;
   }
+  const goals = printedGoals();
+  if (goals.length > 0) {
+    console.log('\n== goals of this run\n');
+    console.log(table(['scenario', 'what', 'measured', 'floor', 'goal', ''], goals.map((g) => [g.scenario, g.what, g.measured, g.floor ?? '', g.goal, g.met ? 'met' : 'NOT met'])));
+    console.log(`\n${goals.filter((g) => g.met).length} of ${goals.length} goals met`);
+  }
+  if (jsonFile !== undefined) {
+    const commit = gitCommit();
+    const report = {
+      commit,
+      at: new Date().toISOString(),
+      machine: { cpus: availableParallelism(), model: cpus()[0]?.model.trim() ?? null, node: process.version, load_average_at_start: load.map((x) => Math.round(x * 100) / 100) },
+      options: { duration_seconds: options.durationSeconds, warmup_seconds: options.warmupSeconds, connections: options.connections },
+      scenarios: ran,
+      failed,
+      goals,
+    };
+    writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(`goals written to ${jsonFile}`);
+  }
   return interrupted ? 130 : failed > 0 ? 1 : 0;
+}
+
+/** The checked-out commit (with `+changes` when the tree differs from it), or null outside a git checkout. */
+function gitCommit(): string | null {
+  try {
+    const head = execFileSync('git', ['rev-parse', 'HEAD'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() !== '';
+    return dirty ? `${head}+changes` : head;
+  } catch {
+    return null;
+  }
 }
 
 let interrupted = false;

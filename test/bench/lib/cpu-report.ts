@@ -34,11 +34,30 @@ export interface Goal {
   /** The goal, as printed. */
   goal: string;
   met: boolean;
+  /** The floor measured beside it in the same run, as printed, when the goal is held to one. */
+  floor?: string;
 }
 
-/** `goals` as lines `what: measured (goal: …): met | NOT met`. */
+/** Every goal printed in this run, with its scenario's name (for the run's closing table and `--json`). */
+const printed: (Goal & { scenario: string })[] = [];
+let scenario = '';
+
+/** Names the scenario whose goals are printed next (test/bench/run.ts, before each scenario). */
+export function goalsOf(name: string): void {
+  scenario = name;
+}
+
+/** The goals printed so far, in order. */
+export function printedGoals(): readonly (Goal & { scenario: string })[] {
+  return printed;
+}
+
+/** `goals` as lines `what: measured (goal: …): met | NOT met`, kept for the run's closing table. */
 export function printGoals(print: (line?: string) => void, goals: Goal[]): void {
-  for (const g of goals) print(`${g.what}: ${g.measured} (goal: ${g.goal}): ${g.met ? 'met' : 'NOT met'}`);
+  for (const g of goals) {
+    print(`${g.what}: ${g.measured}${g.floor ? ` [floor: ${g.floor}]` : ''} (goal: ${g.goal}): ${g.met ? 'met' : 'NOT met'}`);
+    printed.push({ ...g, scenario });
+  }
 }
 
 /** The load generator line every scenario prints above its table. */
