@@ -13,7 +13,6 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { Child } from './lib/child.js';
 import { goalsOf, printedGoals } from './lib/cpu-report.js';
-import { table } from './lib/table.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 
 const SUFFIX = '.bench.ts';
@@ -74,7 +73,7 @@ async function main(argv: string[]): Promise<number> {
   const goals = printedGoals();
   if (goals.length > 0) {
     console.log('\n== goals of this run\n');
-    console.log(table(['scenario', 'what', 'measured', 'floor', 'goal', ''], goals.map((g) => [g.scenario, g.what, g.measured, g.floor ?? '', g.goal, g.met ? 'met' : 'NOT met'])));
+    console.log(leftAligned(['scenario', 'what', 'measured', 'floor', 'goal', ''], goals.map((g) => [g.scenario, g.what, g.measured, g.floor ?? '', g.goal, g.met ? 'met' : 'NOT met'])));
     console.log(`\n${goals.filter((g) => g.met).length} of ${goals.length} goals met`);
   }
   if (jsonFile !== undefined) {
@@ -92,6 +91,13 @@ async function main(argv: string[]): Promise<number> {
     console.log(`goals written to ${jsonFile}`);
   }
   return interrupted ? 130 : failed > 0 ? 1 : 0;
+}
+
+/** A table of text: every column left-aligned (./lib/table.ts right-aligns figures). */
+function leftAligned(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 
 /** The checked-out commit (with `+changes` when the tree differs from it), or null outside a git checkout. */
