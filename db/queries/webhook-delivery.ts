@@ -53,9 +53,14 @@ const WANTED = (sql: Sql) => sql`
   WHERE c.seq > s.cursor_seq AND c.topic = ANY(${TOPICS_OF(sql)}) AND (s.hrs_ids IS NULL OR c.hrs_id = ANY(s.hrs_ids))`;
 
 /** Whether the subscription's delivery is due now: its time has come, or it has none and has something to send. */
+// A cursor at the log's head wants nothing: the head (read once a statement) spares those the look into
+// the log. The look is the first wanted row in seq order from the cursor (the log's key), so the rows a
+// cursor has passed are never read: as an EXISTS (whose ORDER BY and LIMIT PostgreSQL drops) the planner
+// scanned the log from its start for it, every claim, for every subscription.
 const DUE = (sql: Sql) => sql`
   s.state = 'active' AND (s.next_attempt_at <= clock_timestamp()
-    OR (s.next_attempt_at IS NULL AND (s.pending_message_id IS NOT NULL OR EXISTS (SELECT 1 ${WANTED(sql)}))))`;
+    OR (s.next_attempt_at IS NULL AND (s.pending_message_id IS NOT NULL
+      OR (s.cursor_seq < (SELECT max(seq) FROM change_log) AND (SELECT c.seq ${WANTED(sql)} ORDER BY c.seq LIMIT 1) IS NOT NULL))))`;
 
 /**
  * Claims up to `limit` subscriptions that are due (their delivery, their pings, or both), skipping
