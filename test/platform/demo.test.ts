@@ -47,7 +47,6 @@ t.test('demo-history', async (t) => {
     t.equal(first.backfilled, true, 'backfilled into the empty history');
     t.ok(first.readings > 12 * 3 * 7 * 24 * 10, `a week of readings (${first.readings})`);
     t.equal(first.refusedCalls >= 7, true, `a refused call a day (${first.refusedCalls})`);
-    t.ok(first.ms < 30_000, `fast enough (${first.ms} ms)`);
     t.comment(`backfill: ${first.readings} readings in ${first.ms} ms`);
 
     const count = async (query: Promise<{ n: number }[]>) => (await query)[0]!.n;
