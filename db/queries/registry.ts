@@ -88,12 +88,7 @@ export interface RegistryRows {
 export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
   // Read first, on its own: the reads below start after it, so they see this version (and this change
   // log head) or a later one.
-  const [head] = await sql<{ us: string | null; log: string }[]>`
-    SELECT (extract(epoch FROM greatest((SELECT max(static_modified_at) FROM stations WHERE NOT sandbox),
-                                        (SELECT modified_at FROM station_set))) * 1000000)::bigint AS us,
-           greatest((SELECT max(seq) FROM change_log), (SELECT pruned_seq FROM change_log_horizon), 0)::text AS log`;
-  const versionUs = Number(head?.us ?? 0);
-  const changeLogHead = Number(head!.log);
+  const { versionUs, changeLogHead } = await registryHead(sql);
   const [stations, nozzles, storages, products, assignments, originators] = await Promise.all([
     sql<RegistryStationRow[]>`
       SELECT s.hrs_id, s.name, s.heavy_duty, l.id IS NOT NULL AS confirmed, s.opening_hours, s.time_zone, s.sandbox,
@@ -119,10 +114,14 @@ export async function readRegistryRows(sql: Sql): Promise<RegistryRows> {
   return { stations, nozzles, storages, products, assignments, originators, versionUs, changeLogHead };
 }
 
-/** The registry's version now, as RegistryRows.versionUs defines it. */
-export async function registryVersion(sql: Sql): Promise<number> {
-  const [row] = await sql<{ us: string | null }[]>`
+/**
+ * The registry's version now, as RegistryRows.versionUs defines it, and the change log's head as
+ * db/queries/change-log.ts changeLogHead defines it, in one statement.
+ */
+async function registryHead(sql: Sql): Promise<{ versionUs: number; changeLogHead: number }> {
+  const [row] = await sql<{ us: string | null; log: string }[]>`
     SELECT (extract(epoch FROM greatest((SELECT max(static_modified_at) FROM stations WHERE NOT sandbox),
-                                        (SELECT modified_at FROM station_set))) * 1000000)::bigint AS us`;
-  return Number(row?.us ?? 0);
+                                        (SELECT modified_at FROM station_set))) * 1000000)::bigint AS us,
+           greatest((SELECT max(seq) FROM change_log), (SELECT pruned_seq FROM change_log_horizon), 0)::text AS log`;
+  return { versionUs: Number(row?.us ?? 0), changeLogHead: Number(row!.log) };
 }

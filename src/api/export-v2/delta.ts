@@ -1,4 +1,4 @@
-import { changeLogHead, eventChanges, positionAfter, stationChanges, sweepEndedEvents, type ChangeHorizon, type DeltaPage } from '../../../db/queries/change-log.js';
+import { eventChanges, positionAfter, stationChanges, sweepEndedEvents, type ChangeHorizon, type DeltaPage } from '../../../db/queries/change-log.js';
 import type { Sql } from '../../../db/connect.js';
 import { parseInstant } from '../../http/dates.js';
 import { HttpError, JSON_TYPE, type Reply } from '../../http/errors.js';
@@ -118,11 +118,6 @@ export async function eventDeltaReply(sql: Sql, baseUrl: string, retentionDays: 
     headers: { 'Content-Type': JSON_TYPE, 'Cache-Control': 'no-store' },
     body: JSON.stringify({ next, sync_token: token, results }),
   };
-}
-
-/** The sync token of the plain list: the change log's head, read before the page. */
-export async function listSyncToken(sql: Sql): Promise<string> {
-  return syncToken(await changeLogHead(sql));
 }
 
 /** The 410 of a start older than the horizon. */
