@@ -205,22 +205,21 @@ export class LiveStatus {
     const actor = actors?.get(signal.category);
     const reading: PublishedReading = { datetime: signal.datetime, receivedAt: signal.receivedAt, payload: signal.payload };
     const input: FreshnessInput = { policy: this.policies[signal.category], datetime: signal.datetime, now: this.now() };
+    // The machine's own step for a signal, without stepping it (see FreshnessRunner.classify): the
+    // snapshot is made from `entered` when a deadline needs it.
+    const { freshness, pending } = this.runner.classify(input);
     if (actor) {
       if (signal.datetime < actor.reading.datetime) return false;
       const previous = actor.freshness;
       actor.reading = reading;
       actor.originatorId = signal.originatorId;
-      const due = this.runner.freshSignal(input);
-      if (due) {
-        // The machine's own step, without stepping it (see FreshnessRunner.freshSignal).
-        actor.snapshot = undefined;
-        actor.freshness = 'fresh';
-        actor.pending = due;
-        this.deadlines.arm(actor);
-      } else {
-        this.step(actor, this.runner.send(this.snapshotOf(actor), { type: 'signal', datetime: signal.datetime, now: input.now }));
-      }
+      actor.snapshot = undefined;
       actor.entered = input;
+      actor.freshness = freshness;
+      if (pending) {
+        actor.pending = pending;
+        this.deadlines.arm(actor); // moves it when it was armed
+      } else this.disarm(actor);
       this.refresh(actor, announce ? 'signal' : undefined, previous, true);
       return true;
     }
@@ -228,26 +227,25 @@ export class LiveStatus {
       actors = new Map();
       this.stations.set(signal.hrsId, actors);
     }
-    const first = this.runner.start(input);
     const created: Actor = {
       hrsId: signal.hrsId,
       category: signal.category,
       reading,
       originatorId: signal.originatorId,
-      snapshot: first.snapshot,
+      snapshot: undefined,
       entered: input,
-      freshness: freshnessOf(first.snapshot),
-      pending: undefined,
+      freshness,
+      pending,
       heapIndex: -1,
       json: undefined,
     };
     actors.set(signal.category, created);
-    this.step(created, first);
+    this.arm(created);
     this.refresh(created, announce ? 'signal' : undefined, null, true);
     return true;
   }
 
-  /** The actor's machine snapshot, made from its last signal when the fresh path left none. */
+  /** The actor's machine snapshot, made from its last signal when none was made since (see FreshnessRunner.classify). */
   private snapshotOf(actor: Actor): FreshnessSnapshot {
     return (actor.snapshot ??= this.runner.start(actor.entered).snapshot);
   }

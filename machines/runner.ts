@@ -6,6 +6,7 @@ import {
 } from 'xstate';
 import {
   freshnessMachine,
+  type Freshness,
   type FreshnessInput,
   type FreshnessSnapshot,
   type SignalEvent,
@@ -22,6 +23,12 @@ export type Deadline = 'stale' | 'unknown';
 export interface Delayed {
   deadline: Deadline;
   due: number;
+}
+
+/** Where a signal leaves an actor (see `FreshnessRunner.classify`): its freshness and the one deadline it then waits for. */
+export interface Classified {
+  freshness: Freshness;
+  pending: Delayed | undefined;
 }
 
 export interface Step {
@@ -138,20 +145,26 @@ export class FreshnessRunner {
   }
 
   /**
-   * A signal whose reading is fresh on arrival, answered without stepping the machine: from any state,
-   * `signal` re-enters `classifying`, which classifies a reading younger than both deadlines as
-   * `fresh` and waits for `stale` at `datetime + staleAfterMs`; leaving the previous state cancels what
-   * it waited for. The snapshot reached is then the one `start(input)` gives (the context holds the
-   * policy, `datetime` and `now`, nothing else), so a caller may keep `input` and make the snapshot when
-   * it needs one. Undefined when the reading is not fresh on arrival: `send` decides. On the import
-   * path this is most signals, and it saves the machine's step (about 10 µs); the contract test checks
-   * it against `send` for every state and ages on both sides of each deadline.
+   * The machine's step for a signal (or its start) without stepping it. From any state, `signal`
+   * re-enters `classifying`, which places the reading by its age at `input.now`: `unknown` past the
+   * unknown deadline (nothing more to wait for), `stale` past the stale deadline (waiting for `unknown`
+   * at `datetime + unknownAfterMs`, or for nothing in a category that never turns unknown), else `fresh`
+   * (waiting for `stale` at `datetime + staleAfterMs`); leaving the previous state cancels whatever it
+   * waited for. The snapshot reached is the one `start(input)` gives (the context holds the policy,
+   * `datetime` and `now`, nothing else), so a caller may keep `input` and make the snapshot only when a
+   * deadline needs it. This saves the machine's step (about 10 µs, and the snapshot's few hundred bytes
+   * held per actor) on the import path and on the restore of every stored reading at start; the
+   * contract test checks it against xstate's own step for every state and ages on both sides of each
+   * deadline.
    */
-  freshSignal(input: FreshnessInput): Delayed | undefined {
+  classify(input: FreshnessInput): Classified {
     const age = input.now - input.datetime;
     const { staleAfterMs, unknownAfterMs } = input.policy;
-    if (age >= staleAfterMs || (unknownAfterMs !== null && age >= unknownAfterMs)) return undefined;
-    return { deadline: 'stale', due: input.datetime + staleAfterMs };
+    if (unknownAfterMs !== null && age >= unknownAfterMs) return { freshness: 'unknown', pending: undefined };
+    if (age >= staleAfterMs) {
+      return { freshness: 'stale', pending: unknownAfterMs === null ? undefined : { deadline: 'unknown', due: input.datetime + unknownAfterMs } };
+    }
+    return { freshness: 'fresh', pending: { deadline: 'stale', due: input.datetime + staleAfterMs } };
   }
 
   /** Delivers a signal. */

@@ -9,8 +9,8 @@ export interface Actor {
   reading: PublishedReading;
   originatorId: string;
   /**
-   * The freshness machine's snapshot; undefined after a signal that was fresh on arrival
-   * (FreshnessRunner.freshSignal), until a deadline needs it: it is then the machine's start from `entered`.
+   * The freshness machine's snapshot; undefined after a signal (FreshnessRunner.classify takes the
+   * machine's step without it) until a deadline needs it: it is then the machine's start from `entered`.
    */
   snapshot: FreshnessSnapshot | undefined;
   /** The last signal as the machine took it (policy, reading time, when handled). */

@@ -199,15 +199,32 @@ export class SignalWriter {
   }
 }
 
+type PublishedRow = { hrs_id: string; category: Category; originator_id: string; measured_at: Date; received_at: Date; payload: Record<string, unknown> };
+
 /**
- * Every published reading (`published_signals`), `batchSize` rows at a time through a cursor, so
- * restoring all of them never holds the whole table in memory at once. In no particular order.
+ * Every published reading (`published_signals`), `batchSize` rows at a time, in pages by the primary
+ * key (hrs_id, category): each page is a statement of its own, short whatever the table's size (a
+ * cursor over the whole table is one statement, which the server's `statement_timeout` cancels once the
+ * restore of a large registry takes longer than DATABASE_TIMEOUT). The next page is read while the
+ * caller takes the current one. A row written meanwhile is read when its key is still ahead.
  */
 export async function* publishedSignalBatches(sql: Sql, batchSize = 5000): AsyncGenerator<PublishedSignal[]> {
-  const cursor = sql<
-    { hrs_id: string; category: Category; originator_id: string; measured_at: Date; received_at: Date; payload: Record<string, unknown> }[]
-  >`SELECT hrs_id, category, originator_id, measured_at, received_at, payload FROM published_signals`.cursor(batchSize);
-  for await (const rows of cursor) {
+  const page = (after: { hrsId: string; category: string } | undefined) =>
+    after === undefined
+      ? sql<PublishedRow[]>`
+          SELECT hrs_id, category, originator_id, measured_at, received_at, payload FROM published_signals
+          ORDER BY hrs_id, category LIMIT ${batchSize}`
+      : sql<PublishedRow[]>`
+          SELECT hrs_id, category, originator_id, measured_at, received_at, payload FROM published_signals
+          WHERE (hrs_id, category) > (${after.hrsId}, ${after.category})
+          ORDER BY hrs_id, category LIMIT ${batchSize}`;
+  let next: Promise<PublishedRow[]> | undefined = page(undefined);
+  while (next) {
+    const rows: PublishedRow[] = await next;
+    const last = rows.at(-1);
+    next = rows.length === batchSize && last ? page({ hrsId: last.hrs_id, category: last.category }) : undefined;
+    // Not left unhandled while the caller takes this page; awaited (and so thrown) in the next turn.
+    next?.catch(() => {});
     yield rows.map((row) => ({
       hrsId: row.hrs_id,
       category: row.category,

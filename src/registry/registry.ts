@@ -11,14 +11,11 @@ import { coordinatesOf } from '../domain/coordinates.js';
  * `() => readRegistryRows(sql)`), so the cache can be built from rows held in memory as well.
  */
 export class Registry implements StationDirectory, OriginatorLookup {
-  private stations = new Map<string, StationEntry>();
-  private assignments = new Map<string, AssignmentState>();
+  private stations = new Map<string, Held>();
+  /** Assignments read for a station the station rows did not hold yet (the reads are side by side, not one snapshot). */
+  private strayAssignments = new Map<string, AssignmentState>();
   private callLogModes = new Map<string, CallLogMode>();
-  /** `hrs_id NUL signal type` of every station and type some originator is live for. */
-  private liveSources = new Set<string>();
   private readonly listeners: ((changed: ReadonlySet<string>) => void)[] = [];
-  /** Per station, a fingerprint of what the published status depends on (layout, live sources, opening hours and zone, v1 fuel types). */
-  private fingerprints = new Map<string, string>();
   private loading: Promise<void> | undefined;
   private reloads = 0;
   private loadedUs = 0;
@@ -28,7 +25,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
   constructor(private readonly readRows: () => Promise<RegistryRows>) {}
 
   station(hrsId: string): StationEntry | undefined {
-    return this.stations.get(hrsId);
+    return this.stations.get(hrsId)?.entry;
   }
 
   stationIds(): IterableIterator<string> {
@@ -36,7 +33,12 @@ export class Registry implements StationDirectory, OriginatorLookup {
   }
 
   assignment(originatorId: string, hrsId: string, signalType: string): AssignmentState | undefined {
-    return this.assignments.get(`${originatorId}\u0000${hrsId}\u0000${signalType}`);
+    const held = this.stations.get(hrsId);
+    if (held) {
+      for (const a of held.assignments) if (a.originatorId === originatorId && a.signalType === signalType) return a.state;
+      return undefined;
+    }
+    return this.strayAssignments.size === 0 ? undefined : this.strayAssignments.get(`${originatorId}\u0000${hrsId}\u0000${signalType}`);
   }
 
   /** Moves with every completed reload (what is derived from the registry can be kept until it moves). */
@@ -63,7 +65,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
 
   /** Whether some originator is live for this station and signal type (so its signals are published). */
   hasLiveSource(hrsId: string, signalType: string): boolean {
-    return this.liveSources.has(`${hrsId}\u0000${signalType}`);
+    return this.stations.get(hrsId)?.liveTypes.includes(signalType) === true;
   }
 
   /**
@@ -99,60 +101,133 @@ export class Registry implements StationDirectory, OriginatorLookup {
 
   private async read(): Promise<void> {
     const { stations, nozzles, storages, products, assignments, originators, versionUs, changeLogHead } = await this.readRows();
-    const next = new Map<string, StationEntry>();
+    // Ids, option lists and fuel-type lists repeat across stations (D1, N1, S1, ["700"]): one copy of each.
+    const intern = new Interner();
+    const next = new Map<string, Held>();
     for (const s of stations) {
       const layout: ConfirmedLayout | null = s.confirmed
         ? { nozzles: new Map(), dispensers: new Map(), storages: new Set(), products: new Set() }
         : null;
-      next.set(s.hrs_id, {
+      const entry: StationEntry = {
         hrsId: s.hrs_id,
         name: s.name,
         heavyDuty: s.heavy_duty,
         layout,
-        v1FuelTypes: s.v1_fuel_types ?? [],
+        v1FuelTypes: intern.list(s.v1_fuel_types ?? []),
         openingHours: s.opening_hours ?? null,
-        timeZone: s.time_zone ?? null,
+        timeZone: s.time_zone === undefined || s.time_zone === null ? null : intern.id(s.time_zone),
         holidayCountry: holidayCountry(s.country),
         sandbox: s.sandbox === true,
         point: validPoint(s.place),
         ...(s.modified_us === undefined ? {} : { modifiedUs: Number(s.modified_us) }),
-      });
+      };
+      next.set(s.hrs_id, { entry, assignments: [], liveTypes: NO_TYPES });
     }
     for (const row of nozzles) {
-      const layout = next.get(row.hrs_id)?.layout;
+      const layout = next.get(row.hrs_id)?.entry.layout;
       if (!layout) continue;
-      const list = layout.dispensers.get(row.dispenser) ?? [];
-      layout.dispensers.set(row.dispenser, list);
+      const dispenser = intern.id(row.dispenser);
+      const list = layout.dispensers.get(dispenser) ?? [];
+      layout.dispensers.set(dispenser, list);
       if (row.nozzle === null) continue;
-      list.push(row.nozzle);
-      layout.nozzles.set(row.nozzle, { dispenser: row.dispenser, fuellingOptions: row.options });
+      const nozzle = intern.id(row.nozzle);
+      list.push(nozzle);
+      layout.nozzles.set(nozzle, { dispenser, fuellingOptions: intern.list(row.options) as string[] });
     }
-    for (const row of storages) next.get(row.hrs_id)?.layout?.storages.add(row.external_id);
-    for (const row of products) next.get(row.hrs_id)?.layout?.products.add(row.external_id);
+    for (const row of storages) next.get(row.hrs_id)?.entry.layout?.storages.add(intern.id(row.external_id));
+    for (const row of products) next.get(row.hrs_id)?.entry.layout?.products.add(intern.id(row.external_id));
+    const stray = new Map<string, AssignmentState>();
+    for (const a of assignments) {
+      const held = next.get(a.hrs_id);
+      if (!held) {
+        stray.set(`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state);
+        continue;
+      }
+      const signalType = intern.id(a.signal_type);
+      held.assignments.push({ originatorId: intern.id(a.originator_id), signalType, state: intern.id(a.state) as AssignmentState });
+      if (a.state !== 'live') continue;
+      // A live v1 originator is a live availability source: its signals are availability readings.
+      const type = signalType === 'v1' ? 'availability' : signalType;
+      if (!held.liveTypes.includes(type)) held.liveTypes = intern.list([...held.liveTypes, type].sort());
+    }
+    const previous = this.stations;
+    const changed = new Set<string>();
+    for (const [hrsId, held] of next) {
+      const before = previous.get(hrsId);
+      if (!before || !sameStatusInputs(before, held)) changed.add(hrsId);
+    }
+    for (const hrsId of previous.keys()) if (!next.has(hrsId)) changed.add(hrsId);
     this.stations = next;
+    this.strayAssignments = stray;
     this.reloads++;
     this.loadedUs = versionUs ?? Number.POSITIVE_INFINITY;
     this.listVersion = listVersionOf(stations, versionUs, changeLogHead);
-    this.assignments = new Map(assignments.map((a) => [`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state]));
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
-    // A live v1 originator is a live availability source: its signals are availability readings.
-    const live = assignments
-      .filter((a) => a.state === 'live')
-      .map((a) => (a.signal_type === 'v1' ? { ...a, signal_type: 'availability' } : a));
-    this.liveSources = new Set(live.map((a) => `${a.hrs_id}\u0000${a.signal_type}`));
-    const liveTypes = new Map<string, string[]>();
-    for (const a of live) liveTypes.set(a.hrs_id, [...(liveTypes.get(a.hrs_id) ?? []), a.signal_type]);
-    const fingerprints = new Map<string, string>();
-    const changed = new Set<string>();
-    for (const [hrsId, entry] of next) {
-      const print = fingerprint(entry, liveTypes.get(hrsId) ?? []);
-      fingerprints.set(hrsId, print);
-      if (this.fingerprints.get(hrsId) !== print) changed.add(hrsId);
-    }
-    for (const hrsId of this.fingerprints.keys()) if (!next.has(hrsId)) changed.add(hrsId);
-    this.fingerprints = fingerprints;
     for (const listener of this.listeners) listener(changed);
   }
+}
+
+/** One station as held: its entry, its assignments and the signal types some originator is live for (sorted). */
+interface Held {
+  entry: StationEntry;
+  assignments: { originatorId: string; signalType: string; state: AssignmentState }[];
+  liveTypes: readonly string[];
+}
+
+const NO_TYPES: readonly string[] = Object.freeze([]);
+
+/** One copy of each id and each list of ids (lists are shared, so they are never changed in place). */
+class Interner {
+  private readonly ids = new Map<string, string>();
+  private readonly lists = new Map<string, readonly string[]>();
+
+  id(value: string): string {
+    const known = this.ids.get(value);
+    if (known !== undefined) return known;
+    this.ids.set(value, value);
+    return value;
+  }
+
+  list(values: readonly string[]): readonly string[] {
+    if (values.length === 0) return NO_TYPES;
+    const key = values.join('\u0000');
+    const known = this.lists.get(key);
+    if (known) return known;
+    const list = Object.freeze(values.map((v) => this.id(v)));
+    this.lists.set(key, list);
+    return list;
+  }
+}
+
+/**
+ * Whether what a station's published status depends on is unchanged between two reads: its live
+ * sources, opening hours and zone, holiday country, v1 fuel types, and its layout's nozzles, storages
+ * and products (compared as sets).
+ */
+function sameStatusInputs(a: Held, b: Held): boolean {
+  const x = a.entry;
+  const y = b.entry;
+  if (!sameList(a.liveTypes, b.liveTypes)) return false;
+  if ((x.openingHours ?? '') !== (y.openingHours ?? '') || (x.timeZone ?? '') !== (y.timeZone ?? '') || (x.holidayCountry ?? '') !== (y.holidayCountry ?? '')) return false;
+  if (!sameList(x.v1FuelTypes ?? NO_TYPES, y.v1FuelTypes ?? NO_TYPES)) return false;
+  if (!x.layout || !y.layout) return x.layout === y.layout;
+  return sameSet(x.layout.nozzles.keys(), y.layout.nozzles) && sameSet(x.layout.storages.values(), y.layout.storages) && sameSet(x.layout.products.values(), y.layout.products);
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function sameSet(a: IterableIterator<string>, b: { has(key: string): boolean; size: number }): boolean {
+  let n = 0;
+  for (const key of a) {
+    if (!b.has(key)) return false;
+    n++;
+  }
+  return n === b.size;
 }
 
 function listVersionOf(stations: readonly RegistryStationRow[], versionUs: number | undefined, changeLogHead: number | undefined): ExportListVersion | undefined {
@@ -162,16 +237,6 @@ function listVersionOf(stations: readonly RegistryStationRow[], versionUs: numbe
   // Without stations the version read first is the set's alone.
   const setModifiedUs = stations.length > 0 ? Number(stations[0]!.set_us ?? 0) : versionUs;
   return { setModifiedUs, newestUs, changeLogHead };
-}
-
-function fingerprint(entry: StationEntry, liveTypes: string[]): string {
-  const layout = entry.layout;
-  // Opening hours and zone: the export summary and the opening clock follow them.
-  const parts = [liveTypes.sort().join(','), entry.openingHours ?? '', entry.timeZone ?? '', entry.holidayCountry ?? '', (entry.v1FuelTypes ?? []).join(',')];
-  if (layout) {
-    parts.push([...layout.nozzles.keys()].sort().join(','), [...layout.storages].sort().join(','), [...layout.products].sort().join(','));
-  }
-  return parts.join('\u0001');
 }
 
 /** The station's coordinates when its details give a valid WGS 84 point, else null. */
