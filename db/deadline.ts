@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { DatabaseTimeoutError } from './errors.js';
+import { deadlineTimer } from '../src/domain/late-timer.js';
 
 /**
  * The platform's own deadline on PostgreSQL work (DATABASE_TIMEOUT), kept by the client: the server's
@@ -144,18 +145,18 @@ function arm<T>(value: T, scope: Scope): T {
       reject(scope.expired(query, false));
       return;
     }
-    const timer = setTimeout(() => {
+    const timer = deadlineTimer(left, () => {
       const sent = query.state !== null;
       reject(scope.expired(query, sent));
       if (!sent) hollow(query);
       else terminate(connectionOf.get(query.state!));
-    }, left);
+    });
     query.resolve = (result) => {
-      clearTimeout(timer);
+      timer.clear();
       resolve(result);
     };
     query.reject = (err) => {
-      clearTimeout(timer);
+      timer.clear();
       // Sent on a connection closed for another statement's deadline (pipelined behind it): it missed
       // its answer as that one did, and may as well have been applied.
       const connection = query.state ? connectionOf.get(query.state) : undefined;
@@ -243,7 +244,7 @@ function boundedBegin(raw: Sql, ms: number, connections?: PoolConnections, deadl
       return result;
     });
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = deadlineTimer(Math.max(0, at - performance.now()), () => {
         const sentCommit = committing;
         timedOut = true;
         reject(
@@ -253,14 +254,14 @@ function boundedBegin(raw: Sql, ms: number, connections?: PoolConnections, deadl
         );
         // Before COMMIT: the server rolls back when it finds the connection gone. After: frees the pool.
         terminate(connection);
-      }, Math.max(0, at - performance.now()));
+      });
       work.then(
         (result) => {
-          clearTimeout(timer);
+          timer.clear();
           resolve(result as never);
         },
         (err: unknown) => {
-          clearTimeout(timer);
+          timer.clear();
           // A statement of it missed the deadline: whatever its rollback met, nothing was applied.
           if (timedOut && !committing) reject(notApplied());
           // COMMIT was sent and the server went away before answering (a primary lost in a failover).
@@ -311,4 +312,27 @@ export function statementsBy(sql: Sql, at: number): Sql {
  */
 export function unbounded(sql: Sql): Sql {
   return boundedPools.get(sql)?.raw ?? sql;
+}
+
+/** The bound on a read over the whole registry (see wholeRegistryRead): the client's, and the server's statement_timeout a little under it. */
+export const WHOLE_REGISTRY_READ_MS = 60_000;
+
+/**
+ * A read over every station (the registry's rows, the map's and DATEX II's static fields): one
+ * read-only transaction at one snapshot (REPEATABLE READ), bounded by WHOLE_REGISTRY_READ_MS rather
+ * than DATABASE_TIMEOUT, client and server alike. With 100,000 stations such a read takes seconds, and
+ * under DATABASE_TIMEOUT it failed: the platform could not start (the registry) or showed stations
+ * without their static fields. Its statements are sent together and answered in turn. Still bounded:
+ * a frozen server fails it after a minute, not never. On a pool opened without a bound, the same
+ * transaction without one.
+ */
+export function wholeRegistryRead<T>(sql: Sql, fn: (tx: postgres.TransactionSql) => Promise<T>): Promise<T> {
+  const pool = boundedPools.get(sql);
+  const run = async (tx: postgres.TransactionSql) => {
+    if (pool) await tx`SELECT set_config('statement_timeout', ${String(Math.floor(WHOLE_REGISTRY_READ_MS * 0.9))}, true)`;
+    return fn(tx);
+  };
+  const mode = 'isolation level repeatable read read only';
+  if (!pool) return sql.begin(mode, run) as unknown as Promise<T>;
+  return boundedBegin(pool.raw, WHOLE_REGISTRY_READ_MS, pool.connections)(mode, run) as unknown as Promise<T>;
 }

@@ -59,7 +59,7 @@ export class LiveStatus {
     this.stream = new ChangeStream(log);
     this.policies = freshnessPolicies(options);
     this.now = options.now ?? Date.now;
-    this.deadlines = new DeadlineTimer<Actor>((actor) => actor.pending!.due, this.now, (actor) => this.fire(actor));
+    this.deadlines = new DeadlineTimer<Actor>((actor) => actor.due, this.now, (actor) => this.fire(actor));
   }
 
   /** Subscribes to the change stream; returns the unsubscribe function. */
@@ -214,10 +214,11 @@ export class LiveStatus {
       actor.reading = reading;
       actor.originatorId = signal.originatorId;
       actor.snapshot = undefined;
-      actor.entered = input;
+      actor.enteredAt = input.now;
       actor.freshness = freshness;
       if (pending) {
-        actor.pending = pending;
+        actor.deadline = pending.deadline;
+        actor.due = pending.due;
         this.deadlines.arm(actor); // moves it when it was armed
       } else this.disarm(actor);
       this.refresh(actor, announce ? 'signal' : undefined, previous, true);
@@ -233,9 +234,10 @@ export class LiveStatus {
       reading,
       originatorId: signal.originatorId,
       snapshot: undefined,
-      entered: input,
+      enteredAt: input.now,
       freshness,
-      pending,
+      deadline: pending?.deadline,
+      due: pending?.due ?? 0,
       heapIndex: -1,
       json: undefined,
     };
@@ -247,35 +249,36 @@ export class LiveStatus {
 
   /** The actor's machine snapshot, made from its last signal when none was made since (see FreshnessRunner.classify). */
   private snapshotOf(actor: Actor): FreshnessSnapshot {
-    return (actor.snapshot ??= this.runner.start(actor.entered).snapshot);
+    return (actor.snapshot ??= this.runner.start({ policy: this.policies[actor.category], datetime: actor.reading.datetime, now: actor.enteredAt }).snapshot);
   }
 
   /** Takes a machine step: the new snapshot, cancelled and newly scheduled delayed events. */
   private step(actor: Actor, step: Step): void {
     actor.snapshot = step.snapshot;
     actor.freshness = freshnessOf(step.snapshot);
-    if (actor.pending && step.cancel.includes(actor.pending.deadline)) this.disarm(actor);
+    if (actor.deadline && step.cancel.includes(actor.deadline)) this.disarm(actor);
     for (const delayed of step.schedule) {
       this.disarm(actor);
-      actor.pending = delayed;
+      actor.deadline = delayed.deadline;
+      actor.due = delayed.due;
       this.arm(actor);
     }
   }
 
   private disarm(actor: Actor): void {
     this.deadlines.disarm(actor);
-    actor.pending = undefined;
+    actor.deadline = undefined;
   }
 
   private arm(actor: Actor): void {
-    if (actor.pending) this.deadlines.arm(actor);
+    if (actor.deadline) this.deadlines.arm(actor);
   }
 
   private fire(actor: Actor): void {
-    const delayed = actor.pending!;
-    actor.pending = undefined;
+    const deadline = actor.deadline!;
+    actor.deadline = undefined;
     const previous = actor.freshness;
-    this.step(actor, this.runner.deliver(this.snapshotOf(actor), delayed.deadline));
+    this.step(actor, this.runner.deliver(this.snapshotOf(actor), deadline));
     this.refresh(actor, 'freshness', previous, false);
   }
 

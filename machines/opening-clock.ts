@@ -19,6 +19,9 @@ export interface OpeningChange {
 
 export type OpeningListener = (change: OpeningChange) => void;
 
+/** Next changes kept for reuse at most (see OpeningClock.nextChange): past it they are forgotten at once. */
+const MAX_COMPUTED = 10_000;
+
 interface Entry {
   readonly hrsId: string;
   due: number;
@@ -29,6 +32,8 @@ export class OpeningClock {
   private readonly entries = new Map<string, Entry>();
   private readonly listeners = new Set<OpeningListener>();
   private readonly timer: DeadlineTimer<Entry>;
+  /** Next changes computed lately, by hours, zone, country and instant (see `nextChange`). */
+  private readonly computed = new Map<string, Date | null>();
 
   constructor(
     private readonly directory: StationDirectory,
@@ -49,7 +54,8 @@ export class OpeningClock {
 
   /** After a registry reload: the changed stations' next changes, from their current hours. */
   stationsChanged(changed: ReadonlySet<string>): void {
-    for (const hrsId of changed) this.schedule(hrsId);
+    const after = this.now();
+    for (const hrsId of changed) this.schedule(hrsId, after);
   }
 
   /** The earliest opening or closing to come (epoch ms); undefined when no station has one. */
@@ -74,7 +80,7 @@ export class OpeningClock {
   /** `after`: the change must come later than this (epoch ms); now by default. */
   private schedule(hrsId: string, after = this.now()): void {
     const station = this.directory.station(hrsId);
-    const next = station ? nextChange(station.openingHours, station.timeZone, new Date(after), station.holidayCountry) : null;
+    const next = station ? this.nextChange(station, after) : null;
     let entry = this.entries.get(hrsId);
     if (next === null) {
       if (entry) this.timer.disarm(entry);
@@ -87,6 +93,22 @@ export class OpeningClock {
     }
     entry.due = next.getTime();
     this.timer.arm(entry);
+  }
+
+  /**
+   * The station's next change after `after`, computed once for every station with the same hours, zone
+   * and holiday country at the same instant (at a start, and when a minute fires for many stations at
+   * once): with 100,000 stations and a few dozen kinds of hours, a few dozen computings, not 100,000.
+   */
+  private nextChange(station: StationEntry, after: number): Date | null {
+    const key = `${station.openingHours ?? ''}\u0000${station.timeZone ?? ''}\u0000${station.holidayCountry ?? ''}\u0000${after}`;
+    let next = this.computed.get(key);
+    if (next === undefined) {
+      next = nextChange(station.openingHours, station.timeZone, new Date(after), station.holidayCountry);
+      if (this.computed.size >= MAX_COMPUTED) this.computed.clear();
+      this.computed.set(key, next);
+    }
+    return next;
   }
 
   private fire(entry: Entry): void {

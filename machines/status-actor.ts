@@ -1,6 +1,6 @@
 import type { Category, PublishedReading } from '../src/domain/categories/index.js';
-import type { Freshness, FreshnessInput, FreshnessSnapshot } from './freshness.js';
-import type { Delayed } from './runner.js';
+import type { Freshness, FreshnessSnapshot } from './freshness.js';
+import type { Deadline } from './runner.js';
 
 /** One station and category: the published reading, its freshness machine's snapshot and its next deadline. */
 export interface Actor {
@@ -10,15 +10,17 @@ export interface Actor {
   originatorId: string;
   /**
    * The freshness machine's snapshot; undefined after a signal (FreshnessRunner.classify takes the
-   * machine's step without it) until a deadline needs it: it is then the machine's start from `entered`.
+   * machine's step without it) until a deadline needs it: it is then the machine's start from the last
+   * signal (the reading's `datetime`, handled at `enteredAt`).
    */
   snapshot: FreshnessSnapshot | undefined;
-  /** The last signal as the machine took it (policy, reading time, when handled). */
-  entered: FreshnessInput;
+  /** When the last signal was handled (epoch ms): with the reading's `datetime`, the machine's input. */
+  enteredAt: number;
   /** The snapshot's freshness, kept beside it. */
   freshness: Freshness;
-  /** The delayed event the machine is waiting for. */
-  pending: Delayed | undefined;
+  /** The deadline the machine is waiting for (undefined: none), due at `due` (epoch ms). */
+  deadline: Deadline | undefined;
+  due: number;
   /** Where the actor sits in the deadline heap (-1: not there, nothing pending). */
   heapIndex: number;
   /**

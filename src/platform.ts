@@ -128,7 +128,9 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers,
   const opening = new OpeningClock(registry);
   closers.add('the opening clock', () => opening.close());
   registry.onReload((changed) => opening.stationsChanged(changed));
+  const loading = performance.now();
   await registry.reload();
+  log.info({ stations: registry.size, ms: Math.round(performance.now() - loading) }, 'registry loaded');
   opening.start();
   // Listen before restoring: a reading announced meanwhile is applied either way (the newer wins).
   await announcements.listen((signals) => status.publish(signals));
@@ -322,7 +324,9 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   announcements.onTokensChanged(() => served.push.tokensChanged());
   await scheduleJobs(served.queues, parts.config, log);
   served.push.start();
-  await served.map?.start();
+  // Not awaited: with a large registry the map's first settling takes seconds, and nothing else waits
+  // for it (a feed request waits for the stations' static fields, a stream's hello too).
+  void served.map?.start();
   registry.onReload((changed) => served.recorder.stationsChanged(changed));
   await served.recorder.start();
 }
@@ -370,7 +374,8 @@ export async function startPlatform(given: Config, log: Logger, options: Platfor
     await closers.close().catch(() => {});
     throw err;
   }
-  log.info({ host: parts.config.host, port: lifecycle.port, base_url: lifecycle.baseUrl(), workers: workers?.names ?? [] }, 'listening');
+  // started_ms: since the process started (what a restart costs before requests are answered).
+  log.info({ host: parts.config.host, port: lifecycle.port, base_url: lifecycle.baseUrl(), workers: workers?.names ?? [], started_ms: Math.round(performance.now()) }, 'listening');
   let stopping: Promise<void> | undefined;
   const stop = (reason = 'stop requested') =>
     (stopping ??= (async () => {

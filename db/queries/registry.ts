@@ -1,8 +1,5 @@
 import type { Sql, Tx } from '../connect.js';
-import { unbounded } from '../deadline.js';
-
-/** The server's bound on each of the registry's reads (see readRegistryRows). */
-const REGISTRY_STATEMENT_TIMEOUT_MS = 60_000;
+import { wholeRegistryRead } from '../deadline.js';
 import type { AssignmentState, CallLogMode } from '../../src/domain/vocabulary.js';
 
 /*
@@ -37,27 +34,31 @@ export interface RegistryStationRow {
 }
 
 /**
- * A dispenser of a confirmed layout with one of its nozzles (`nozzle` null for a dispenser without
- * any), the nozzle's fuelling options in their order; by station, dispenser position, nozzle position.
+ * A dispenser of confirmed layouts with one of its nozzles (`nozzle` null for a dispenser without any)
+ * and the nozzle's fuelling options in their order, at one position in the layout, with every station
+ * whose layout has it there: the groups come by dispenser position, then nozzle position, so each
+ * station meets its dispensers and nozzles in layout order. Grouped, since most stations share their
+ * parts' ids: a few rows instead of one per station and nozzle.
  */
-export interface RegistryNozzleRow {
-  hrs_id: string;
+export interface RegistryNozzleGroup {
   dispenser: string;
   nozzle: string | null;
   options: string[];
+  hrs_ids: string[];
 }
 
-/** A storage or product of a station's confirmed layout, by its external id. */
-export interface RegistryPartRow {
-  hrs_id: string;
+/** A storage or product id of confirmed layouts, with every station whose layout has it. */
+export interface RegistryPartGroup {
   external_id: string;
+  hrs_ids: string[];
 }
 
-export interface RegistryAssignmentRow {
+/** An originator's assignment for one signal type in one state, with every station it holds for. */
+export interface RegistryAssignmentGroup {
   originator_id: string;
-  hrs_id: string;
   signal_type: string;
   state: AssignmentState;
+  hrs_ids: string[];
 }
 
 export interface RegistryOriginatorRow {
@@ -68,10 +69,10 @@ export interface RegistryOriginatorRow {
 /** Everything one reload of the registry reads. */
 export interface RegistryRows {
   stations: RegistryStationRow[];
-  nozzles: RegistryNozzleRow[];
-  storages: RegistryPartRow[];
-  products: RegistryPartRow[];
-  assignments: RegistryAssignmentRow[];
+  nozzles: RegistryNozzleGroup[];
+  storages: RegistryPartGroup[];
+  products: RegistryPartGroup[];
+  assignments: RegistryAssignmentGroup[];
   originators: RegistryOriginatorRow[];
   /**
    * The registry's version read just before the rows (microseconds: the newest `static_modified_at` of a
@@ -89,16 +90,12 @@ export interface RegistryRows {
 }
 
 /**
- * Reads the registry's stations, confirmed layouts, assignments and originators: one read-only
- * transaction at one snapshot (REPEATABLE READ), so the rows agree with each other and with the version
- * read first; the reads are sent together and answered in turn. Outside the request path's deadline
- * (`unbounded`), and with a `statement_timeout` of its own (REGISTRY_STATEMENT_TIMEOUT_MS) instead of
- * the pool's DATABASE_TIMEOUT: with 100,000 stations the largest read takes about half a second, more
- * on a loaded server, and a registry that cannot be read cannot start or follow a change.
+ * Reads the registry's stations, confirmed layouts, assignments and originators, at one snapshot (so
+ * the rows agree with each other and with the version read first) and under the bound of a read over
+ * the whole registry, not DATABASE_TIMEOUT (db/deadline.ts wholeRegistryRead).
  */
 export async function readRegistryRows(pool: Sql): Promise<RegistryRows> {
-  return unbounded(pool).begin('isolation level repeatable read read only', async (sql) => {
-    await sql`SELECT set_config('statement_timeout', ${String(REGISTRY_STATEMENT_TIMEOUT_MS)}, true)`;
+  return wholeRegistryRead(pool, async (sql) => {
     // Read first, on its own: the reads below start after it, so they see this version (and this change
     // log head) or a later one.
     const { versionUs, changeLogHead } = await registryHead(sql);
@@ -114,18 +111,23 @@ export async function readRegistryRows(pool: Sql): Promise<RegistryRows> {
         FROM stations s LEFT JOIN layouts l ON l.hrs_id = s.hrs_id AND l.kind = 'confirmed'
              LEFT JOIN (SELECT hrs_id, array_agg(fuel_type ORDER BY fuel_type COLLATE "C") AS types
                         FROM station_v1_fuel_types GROUP BY hrs_id) f ON f.hrs_id = s.hrs_id`,
-      sql<RegistryNozzleRow[]>`
-        SELECT l.hrs_id, d.external_id AS dispenser, n.external_id AS nozzle, coalesce(o.options, '{}') AS options
-        FROM layouts l JOIN dispensers d ON d.layout_id = l.id LEFT JOIN nozzles n ON n.dispenser_id = d.id
-             LEFT JOIN (SELECT nozzle_id, array_agg(fuelling_option ORDER BY position) AS options
-                        FROM nozzle_fuelling_options GROUP BY nozzle_id) o ON o.nozzle_id = n.id
-        WHERE l.kind = 'confirmed' ORDER BY l.id, d.position, n.position`,
-      sql<RegistryPartRow[]>`
-        SELECT l.hrs_id, s.external_id FROM layouts l JOIN storages s ON s.layout_id = l.id WHERE l.kind = 'confirmed'`,
-      sql<RegistryPartRow[]>`
-        SELECT l.hrs_id, p.external_id FROM layouts l JOIN products p ON p.layout_id = l.id WHERE l.kind = 'confirmed'`,
-      sql<RegistryAssignmentRow[]>`SELECT originator_id, hrs_id, signal_type, state FROM assignments`,
-      sql<RegistryOriginatorRow[]>`SELECT id, call_log_mode FROM originators`,
+      sql<RegistryNozzleGroup[]>`
+      SELECT d.external_id AS dispenser, n.external_id AS nozzle, coalesce(o.options, '{}') AS options, array_agg(l.hrs_id) AS hrs_ids
+      FROM layouts l JOIN dispensers d ON d.layout_id = l.id LEFT JOIN nozzles n ON n.dispenser_id = d.id
+           LEFT JOIN (SELECT nozzle_id, array_agg(fuelling_option ORDER BY position) AS options
+                      FROM nozzle_fuelling_options GROUP BY nozzle_id) o ON o.nozzle_id = n.id
+      WHERE l.kind = 'confirmed'
+      GROUP BY d.position, n.position, d.external_id, n.external_id, o.options
+      ORDER BY d.position, n.position`,
+    sql<RegistryPartGroup[]>`
+      SELECT s.external_id, array_agg(l.hrs_id) AS hrs_ids
+      FROM layouts l JOIN storages s ON s.layout_id = l.id WHERE l.kind = 'confirmed' GROUP BY s.external_id`,
+    sql<RegistryPartGroup[]>`
+      SELECT p.external_id, array_agg(l.hrs_id) AS hrs_ids
+      FROM layouts l JOIN products p ON p.layout_id = l.id WHERE l.kind = 'confirmed' GROUP BY p.external_id`,
+    sql<RegistryAssignmentGroup[]>`
+      SELECT originator_id, signal_type, state, array_agg(hrs_id) AS hrs_ids FROM assignments GROUP BY originator_id, signal_type, state`,
+    sql<RegistryOriginatorRow[]>`SELECT id, call_log_mode FROM originators`,
     ]);
     return { stations, nozzles, storages, products, assignments, originators, versionUs, changeLogHead };
   });

@@ -1,4 +1,5 @@
 import type { Sql } from '../connect.js';
+import { wholeRegistryRead } from '../deadline.js';
 
 /*
  * Export reads of stations: the list's page heads, whole station records with their confirmed layout,
@@ -128,6 +129,22 @@ export async function allStationHeads(sql: Sql): Promise<{ setModifiedUs: number
     setModifiedUs: Number(rows[0]?.set_us ?? 0),
     stations: rows.flatMap((row) => (row.hrs_id === null ? [] : [{ hrsId: row.hrs_id, modifiedUs: Number(row.us) }])),
   };
+}
+
+/**
+ * Every production station's version, then the rows of those `stale` picks from them, at one snapshot
+ * and under the bound of a read over the whole registry (db/deadline.ts wholeRegistryRead): the first
+ * read of 100,000 stations' rows takes seconds.
+ */
+export async function stationHeadsAndRows(
+  pool: Sql,
+  stale: (heads: { setModifiedUs: number; stations: StationHead[] }) => readonly string[],
+): Promise<{ heads: { setModifiedUs: number; stations: StationHead[] }; rows: StationRow[] }> {
+  return wholeRegistryRead(pool, async (tx) => {
+    const sql = tx as unknown as Sql;
+    const heads = await allStationHeads(sql);
+    return { heads, rows: await stationRows(sql, stale(heads)) };
+  });
 }
 
 export interface NozzleRow {

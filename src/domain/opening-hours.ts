@@ -327,6 +327,8 @@ export function openingAt(at: Date): (station: { openingHours?: string | null; t
  * No hours, or hours or a zone that cannot be evaluated: null.
  */
 export function nextChange(hours: string | null | undefined, timeZone: string | null | undefined, at: Date, country?: HolidayCountry): Date | null {
+  // Always open (see isOpen): it never changes.
+  if (hours === '24/7') return null;
   return evaluated(hours, timeZone, country, null, (e) => nextChangeOf(e, at.getTime()));
 }
 

@@ -2,6 +2,7 @@ import { createClient, ErrorReply, type RedisClientType } from 'redis';
 import { redactUrl } from '../config/config.js';
 import { describeSentinels, type RedisSentinelSettings } from '../config/redis-settings.js';
 import { sentinelClient } from './redis-sentinel.js';
+import { deadlineTimer, type DeadlineTimer } from '../domain/late-timer.js';
 
 /**
  * A Redis client as the platform uses it: node-redis's client of one server (REDIS_URL), or its
@@ -164,23 +165,24 @@ export async function withinRedis<T>(client: Redis, command: Promise<T>, ms?: nu
   const clientBound = waits.get(client) ?? DEFAULT_REDIS_WAIT_MS;
   const bound = ms ?? clientBound;
   command.catch(() => {});
-  let timer: NodeJS.Timeout | undefined;
+  let timer: DeadlineTimer | undefined;
   try {
     return await Promise.race([
       command,
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
+        // Time the event loop was blocked does not count against Redis (src/domain/late-timer.ts).
+        timer = deadlineTimer(bound, () => {
           if (bound < clientBound) {
             reject(new RedisDeadlineError(`the caller's deadline (${bound} ms) passed before Redis answered; not an outage (REDIS_TIMEOUT is ${clientBound} ms)`));
             return;
           }
           stall(client, bound);
           reject(new RedisTimeoutError(`Redis did not answer within ${bound} ms (REDIS_TIMEOUT)`));
-        }, bound);
+        });
       }),
     ]);
   } finally {
-    clearTimeout(timer);
+    timer?.clear();
   }
 }
 

@@ -28,6 +28,11 @@ export class Registry implements StationDirectory, OriginatorLookup {
     return this.stations.get(hrsId)?.entry;
   }
 
+  /** How many stations are held. */
+  get size(): number {
+    return this.stations.size;
+  }
+
   stationIds(): IterableIterator<string> {
     return this.stations.keys();
   }
@@ -121,35 +126,49 @@ export class Registry implements StationDirectory, OriginatorLookup {
         point: validPoint(s.place),
         ...(s.modified_us === undefined ? {} : { modifiedUs: Number(s.modified_us) }),
       };
-      next.set(s.hrs_id, { entry, assignments: [], liveTypes: NO_TYPES });
+      next.set(s.hrs_id, { entry, assignments: NO_ASSIGNMENTS, liveTypes: NO_TYPES });
     }
-    for (const row of nozzles) {
-      const layout = next.get(row.hrs_id)?.entry.layout;
-      if (!layout) continue;
-      const dispenser = intern.id(row.dispenser);
-      const list = layout.dispensers.get(dispenser) ?? [];
-      layout.dispensers.set(dispenser, list);
-      if (row.nozzle === null) continue;
-      const nozzle = intern.id(row.nozzle);
-      list.push(nozzle);
-      layout.nozzles.set(nozzle, { dispenser, fuellingOptions: intern.list(row.options) as string[] });
-    }
-    for (const row of storages) next.get(row.hrs_id)?.entry.layout?.storages.add(intern.id(row.external_id));
-    for (const row of products) next.get(row.hrs_id)?.entry.layout?.products.add(intern.id(row.external_id));
-    const stray = new Map<string, AssignmentState>();
-    for (const a of assignments) {
-      const held = next.get(a.hrs_id);
-      if (!held) {
-        stray.set(`${a.originator_id}\u0000${a.hrs_id}\u0000${a.signal_type}`, a.state);
-        continue;
+    for (const group of nozzles) {
+      const dispenser = intern.id(group.dispenser);
+      const nozzle = group.nozzle === null ? null : intern.id(group.nozzle);
+      const part = nozzle === null ? undefined : { dispenser, fuellingOptions: intern.list(group.options) as string[] };
+      for (const hrsId of group.hrs_ids) {
+        const layout = next.get(hrsId)?.entry.layout;
+        if (!layout) continue;
+        const list = layout.dispensers.get(dispenser) ?? [];
+        layout.dispensers.set(dispenser, list);
+        if (nozzle === null) continue;
+        list.push(nozzle);
+        layout.nozzles.set(nozzle, part!);
       }
-      const signalType = intern.id(a.signal_type);
-      held.assignments.push({ originatorId: intern.id(a.originator_id), signalType, state: intern.id(a.state) as AssignmentState });
-      if (a.state !== 'live') continue;
-      // A live v1 originator is a live availability source: its signals are availability readings.
-      const type = signalType === 'v1' ? 'availability' : signalType;
-      if (!held.liveTypes.includes(type)) held.liveTypes = intern.list([...held.liveTypes, type].sort());
     }
+    for (const group of storages) {
+      const id = intern.id(group.external_id);
+      for (const hrsId of group.hrs_ids) next.get(hrsId)?.entry.layout?.storages.add(id);
+    }
+    for (const group of products) {
+      const id = intern.id(group.external_id);
+      for (const hrsId of group.hrs_ids) next.get(hrsId)?.entry.layout?.products.add(id);
+    }
+    // Stations of one make share a layout: one copy of each (layouts are never changed once read).
+    for (const held of next.values()) if (held.entry.layout) held.entry.layout = intern.layout(held.entry.layout);
+    const stray = new Map<string, AssignmentState>();
+    for (const group of assignments) {
+      const assignment = intern.assignment(group.originator_id, group.signal_type, group.state);
+      // A live v1 originator is a live availability source: its signals are availability readings.
+      const type = assignment.signalType === 'v1' ? 'availability' : assignment.signalType;
+      for (const hrsId of group.hrs_ids) {
+        const held = next.get(hrsId);
+        if (!held) {
+          stray.set(`${group.originator_id}\u0000${hrsId}\u0000${group.signal_type}`, group.state);
+          continue;
+        }
+        held.assignments = [...held.assignments, assignment];
+        if (group.state === 'live' && !held.liveTypes.includes(type)) held.liveTypes = intern.list([...held.liveTypes, type].sort());
+      }
+    }
+    // An originator's stations share their list of assignments: one copy of each list.
+    for (const held of next.values()) held.assignments = intern.assignments(held.assignments);
     const previous = this.stations;
     const changed = new Set<string>();
     for (const [hrsId, held] of next) {
@@ -170,16 +189,64 @@ export class Registry implements StationDirectory, OriginatorLookup {
 /** One station as held: its entry, its assignments and the signal types some originator is live for (sorted). */
 interface Held {
   entry: StationEntry;
-  assignments: { originatorId: string; signalType: string; state: AssignmentState }[];
+  assignments: readonly Assignment[];
   liveTypes: readonly string[];
 }
 
-const NO_TYPES: readonly string[] = Object.freeze([]);
+interface Assignment {
+  readonly originatorId: string;
+  readonly signalType: string;
+  readonly state: AssignmentState;
+}
 
-/** One copy of each id and each list of ids (lists are shared, so they are never changed in place). */
+const NO_TYPES: readonly string[] = Object.freeze([]);
+const NO_ASSIGNMENTS: readonly Assignment[] = Object.freeze([]);
+
+/**
+ * One copy of each id, list of ids, assignment, list of assignments and layout: what repeats across
+ * 100,000 stations is held once (shared, so never changed in place).
+ */
 class Interner {
   private readonly ids = new Map<string, string>();
   private readonly lists = new Map<string, readonly string[]>();
+  private readonly assignmentsByKey = new Map<string, Assignment>();
+  private readonly assignmentLists = new Map<string, readonly Assignment[]>();
+  private readonly layouts = new Map<string, ConfirmedLayout>();
+
+  assignment(originatorId: string, signalType: string, state: string): Assignment {
+    const key = `${originatorId}\u0000${signalType}\u0000${state}`;
+    let known = this.assignmentsByKey.get(key);
+    if (!known) {
+      known = Object.freeze({ originatorId: this.id(originatorId), signalType: this.id(signalType), state: this.id(state) as AssignmentState });
+      this.assignmentsByKey.set(key, known);
+    }
+    return known;
+  }
+
+  assignments(list: readonly Assignment[]): readonly Assignment[] {
+    if (list.length === 0) return NO_ASSIGNMENTS;
+    const key = list.map((a) => `${a.originatorId}\u0000${a.signalType}\u0000${a.state}`).join('\u0001');
+    let known = this.assignmentLists.get(key);
+    if (!known) {
+      known = Object.freeze([...list]);
+      this.assignmentLists.set(key, known);
+    }
+    return known;
+  }
+
+  layout(layout: ConfirmedLayout): ConfirmedLayout {
+    const parts: string[] = [];
+    for (const [dispenser, nozzles] of layout.dispensers) {
+      parts.push(`d${dispenser}`);
+      for (const nozzle of nozzles) parts.push(`n${nozzle}`, `o${layout.nozzles.get(nozzle)?.fuellingOptions.join('\u0002') ?? ''}`);
+    }
+    parts.push('s', ...[...layout.storages].sort(), 'p', ...[...layout.products].sort());
+    const key = parts.join('\u0001');
+    const known = this.layouts.get(key);
+    if (known) return known;
+    this.layouts.set(key, layout);
+    return layout;
+  }
 
   id(value: string): string {
     const known = this.ids.get(value);

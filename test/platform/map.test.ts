@@ -696,7 +696,7 @@ t.test('map-stream', async (t) => {
   t.test('a subscriber that does not read is closed at the backpressure limit; the others hear every change, in order', async (t) => {
     const listeners: ((changes: readonly FeedChange[]) => void)[] = [];
     // The feed's side the stream reads: its ETag and its changes, told here as fast as the test likes.
-    const feed = { etag: '"e"', onChanges: (l: (changes: readonly FeedChange[]) => void) => (listeners.push(l), () => undefined) } as unknown as MapFeed;
+    const feed = { etag: '"e"', staticsLoaded: true, staticsRead: async () => {}, onChanges: (l: (changes: readonly FeedChange[]) => void) => (listeners.push(l), () => undefined) } as unknown as MapFeed;
     const { url, stream } = await standalone(t, feed);
     const [reader, stalled] = [await WsClient.connect(url), await WsClient.connect(url)];
     await reader.next();
@@ -733,6 +733,8 @@ t.test('map-stream', async (t) => {
         return etag;
       },
       onChanges: (l: (changes: readonly FeedChange[]) => void) => (listeners.push(l), () => undefined),
+      staticsLoaded: true,
+      staticsRead: async () => {},
     } as unknown as MapFeed;
     const { url } = await standalone(t, feed);
     const first = await WsClient.connect(url);
@@ -740,6 +742,30 @@ t.test('map-stream', async (t) => {
     t.same(await first.next(), { type: 'hello', etag: '"after"' }, 'the first message is the hello, with the ETag that has the change');
     await new Promise((r) => setTimeout(r, 100));
     t.same(first.unread, [], 'and the change is not sent after it either: the hello\'s ETag has it');
+  });
+
+  t.test('right after the start, the hello waits for the stations\' static fields', async (t) => {
+    let release!: () => void;
+    const read = new Promise<void>((resolve) => (release = resolve));
+    let loaded = false;
+    const feed = {
+      get etag() {
+        return loaded ? '"loaded"' : undefined;
+      },
+      onChanges: () => () => undefined,
+      get staticsLoaded() {
+        return loaded;
+      },
+      staticsRead: () => read,
+    } as unknown as MapFeed;
+    const { url } = await standalone(t, feed);
+    const client = await WsClient.connect(url);
+    t.teardown(() => client.close());
+    await new Promise((r) => setTimeout(r, 100));
+    t.same(client.unread, [], 'nothing while they are read');
+    loaded = true;
+    release();
+    t.same(await client.next(), { type: 'hello', etag: '"loaded"' }, 'then the hello, with the feed\'s ETag');
   });
 
   /** The stream alone on a server of its own, over a feed of the test's: its URL, and the stream. */

@@ -18,7 +18,7 @@ import type { RegistryRows } from '../../db/queries/registry.js';
 import { freshnessMachine, freshnessOf, type FreshnessInput, type FreshnessPolicy, type FreshnessSnapshot, type SignalEvent } from '../../machines/freshness.js';
 import { type OpeningChange, OpeningClock } from '../../machines/opening-clock.js';
 import { type Deadline, FreshnessRunner, type Step } from '../../machines/runner.js';
-import { type FeedChange, MapFeed, SETTLE_DELAY_MS, STATICS_WAIT_MS } from '../../src/api/map/feed.js';
+import { type FeedChange, MapFeed, SETTLE_DELAY_MS, SLICE, STATICS_WAIT_MS } from '../../src/api/map/feed.js';
 import { createLogger } from '../../src/config/log.js';
 import { ALL, CATEGORIES, CATEGORY, freshnessPolicies, inWords, isCategory, type PublishedReading, SECTION_KEY_LIST, SECTION_KEYS, turnsUnknown } from '../../src/domain/categories/index.js';
 import { buildGeoIndex, type IndexedPoint } from '../../src/domain/geo-index.js';
@@ -926,15 +926,15 @@ t.test('registry-cache', async (t) => {
         { hrs_id: 'HAMBG', name: 'Hamburg', heavy_duty: true, confirmed: false },
       ],
       nozzles: [
-        { hrs_id: 'BERLA', dispenser: 'D1', nozzle: 'N1', options: ['700ld'] },
-        { hrs_id: 'BERLA', dispenser: 'D1', nozzle: 'N2', options: ['350ld', '350hd'] },
-        { hrs_id: 'BERLA', dispenser: 'D2', nozzle: null, options: [] },
+        { dispenser: 'D1', nozzle: 'N1', options: ['700ld'], hrs_ids: ['BERLA'] },
+        { dispenser: 'D1', nozzle: 'N2', options: ['350ld', '350hd'], hrs_ids: ['BERLA'] },
+        { dispenser: 'D2', nozzle: null, options: [], hrs_ids: ['BERLA'] },
       ],
-      storages: [{ hrs_id: 'BERLA', external_id: 'S1' }],
-      products: [{ hrs_id: 'BERLA', external_id: 'P700' }],
+      storages: [{ external_id: 'S1', hrs_ids: ['BERLA'] }],
+      products: [{ external_id: 'P700', hrs_ids: ['BERLA'] }],
       assignments: [
-        { originator_id: 'mon-1', hrs_id: 'BERLA', signal_type: 'availability', state: 'live' },
-        { originator_id: 'mon-2', hrs_id: 'BERLA', signal_type: 'pricing', state: 'testing' },
+        { originator_id: 'mon-1', signal_type: 'availability', state: 'live', hrs_ids: ['BERLA'] },
+        { originator_id: 'mon-2', signal_type: 'pricing', state: 'testing', hrs_ids: ['BERLA'] },
       ],
       originators: [{ id: 'mon-1', call_log_mode: 'always' }],
       ...overrides,
@@ -960,6 +960,42 @@ t.test('registry-cache', async (t) => {
     t.equal(registry.callLogMode('mon-9'), 'errors', 'the default mode');
   });
 
+  t.test('stations that share parts: each gets its own layout in order, identical layouts and assignments held once', async (t) => {
+    const registry = new Registry(async () =>
+      rows({
+        stations: ['AAAAA', 'BBBBB', 'CCCCC'].map((hrs_id) => ({ hrs_id, name: hrs_id, heavy_duty: false, confirmed: true })),
+        // By dispenser position, then nozzle position: AAAAA and BBBBB alike, CCCCC with its nozzles the other way round.
+        nozzles: [
+          { dispenser: 'D1', nozzle: 'N1', options: ['700ld'], hrs_ids: ['AAAAA', 'BBBBB'] },
+          { dispenser: 'D1', nozzle: 'N2', options: ['350hd'], hrs_ids: ['CCCCC'] },
+          { dispenser: 'D1', nozzle: 'N2', options: ['350hd'], hrs_ids: ['AAAAA', 'BBBBB'] },
+          { dispenser: 'D1', nozzle: 'N1', options: ['700ld'], hrs_ids: ['CCCCC'] },
+          { dispenser: 'D9', nozzle: 'N9', options: ['700ld'], hrs_ids: ['NOPEX'] },
+        ],
+        storages: [{ external_id: 'S1', hrs_ids: ['AAAAA', 'BBBBB', 'CCCCC'] }],
+        products: [],
+        assignments: [
+          { originator_id: 'mon-1', signal_type: 'availability', state: 'live', hrs_ids: ['AAAAA', 'BBBBB', 'CCCCC', 'NOPEX'] },
+          { originator_id: 'mon-1', signal_type: 'v1', state: 'live', hrs_ids: ['CCCCC'] },
+          { originator_id: 'mon-2', signal_type: 'usage', state: 'testing', hrs_ids: ['BBBBB'] },
+        ],
+      }),
+    );
+    await registry.reload();
+    const [a, b, c] = ['AAAAA', 'BBBBB', 'CCCCC'].map((id) => registry.station(id)!.layout!);
+    t.same([...a!.dispensers], [['D1', ['N1', 'N2']]], 'layout order');
+    t.same([...c!.dispensers], [['D1', ['N2', 'N1']]], 'each station its own order');
+    t.equal(a, b, 'one layout held for the two alike');
+    t.not(a, c);
+    t.same(c!.nozzles.get('N1'), { dispenser: 'D1', fuellingOptions: ['700ld'] });
+    t.equal(registry.station('NOPEX'), undefined, 'a station not read is not made up from its parts');
+    t.equal(registry.assignment('mon-1', 'NOPEX', 'availability'), 'live', 'an assignment read before its station still answers');
+    t.equal(registry.assignment('mon-2', 'BBBBB', 'usage'), 'testing');
+    t.equal(registry.assignment('mon-2', 'AAAAA', 'usage'), undefined);
+    t.ok(registry.hasLiveSource('CCCCC', 'availability'), 'a live v1 originator is a live availability source');
+    t.notOk(registry.hasLiveSource('BBBBB', 'usage'));
+  });
+
   t.test('a reload reports the stations whose published status may differ', async (t) => {
     let current = rows();
     const registry = new Registry(async () => current);
@@ -972,7 +1008,7 @@ t.test('registry-cache', async (t) => {
     current = rows({ storages: [] });
     await registry.reload();
     t.same(reports.pop(), ['BERLA'], 'a layout change');
-    current = rows({ storages: [], assignments: [{ originator_id: 'mon-1', hrs_id: 'HAMBG', signal_type: 'usage', state: 'live' }] });
+    current = rows({ storages: [], assignments: [{ originator_id: 'mon-1', signal_type: 'usage', state: 'live', hrs_ids: ['HAMBG'] }] });
     await registry.reload();
     t.same(reports.pop(), ['BERLA', 'HAMBG'], 'live sources moved from one station to another');
     current = rows({ storages: [], stations: [current.stations[0]!], assignments: [] });
@@ -1278,6 +1314,84 @@ t.test('map-feed-changes', async (t) => {
     await settled();
     t.equal(await w.feed.body(), bodies[0], 'the settling after them finds nothing new');
     w.feed.close();
+  });
+
+  /** A feed over `count` stations with points, each with one reading, and a way to change one's reading. */
+  function many(count: number, pacing?: { fromMs: number; factor: number }) {
+    const stations = new Map<string, StationEntry>();
+    for (let i = 0; i < count; i++) {
+      const id = `S${String(i).padStart(5, '0')}`;
+      stations.set(id, { hrsId: id, name: `Station ${i} ü`, heavyDuty: i % 2 === 0, layout: LAYOUT, point: { lat: 40 + i / 1000, lon: 5 + i / 1000 } });
+    }
+    const readings = new Map<string, { reading: PublishedReading; freshness: string }>();
+    const at = Date.parse('2026-11-30T12:00:00Z');
+    const reading = (available: boolean) => ({ reading: { datetime: at - 1000, receivedAt: at, payload: { station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available }] } }, freshness: 'fresh' });
+    for (const id of stations.keys()) readings.set(id, reading(true));
+    let availabilityVersion = 0;
+    const statusListeners: ((c: { hrsId: string; category: string }) => void)[] = [];
+    const feed = new MapFeed({
+      stations: { station: (id: string) => stations.get(id), stationIds: () => stations.keys(), hasLiveSource: () => true, version: 1 },
+      status: {
+        published: (id) => readings.get(id),
+        get availabilityVersion() {
+          return availabilityVersion;
+        },
+        onChange: (l) => (statusListeners.push(l), () => undefined),
+      },
+      opening: { nextDue: () => undefined },
+      openingChanges: { onChange: () => () => undefined },
+      readStatics: async () => [],
+      log: createLogger('silent'),
+      now: () => new Date(at),
+      ...(pacing ? { pacing } : {}),
+    });
+    return {
+      feed,
+      change(id: string, available: boolean) {
+        readings.set(id, reading(available));
+        availabilityVersion++;
+        for (const l of statusListeners) l({ hrsId: id, category: 'availability' });
+      },
+    };
+  }
+
+  t.test('more stations than a slice: computed in slices with the event loop free between them, the body exactly JSON', async (t) => {
+    const count = SLICE * 2 + 7;
+    const m = many(count);
+    await m.feed.start();
+    let turns = 0;
+    const counting = setInterval(() => turns++, 0);
+    const body = await m.feed.body();
+    clearInterval(counting);
+    t.ok(turns > 0, `other work ran while the stations were computed (${turns} timer turns)`);
+    const text = body.body.identity.toString('utf8');
+    const parsed = JSON.parse(text) as { features: { id: string; properties: Record<string, unknown> }[] };
+    t.equal(parsed.features.length, count, 'every station');
+    t.ok(parsed.features.every((f, i) => i === 0 || parsed.features[i - 1]!.id < f.id), 'sorted by hrs_id');
+    t.equal(JSON.stringify(parsed), text, 'the pieces make exactly what JSON.stringify writes (non-ASCII names too)');
+    t.equal(body.body.identity.length, Buffer.byteLength(text), 'and the bytes counted are the bytes written');
+    t.match(parsed.features[1]!.properties, { hrs_id: 'S00001', name: 'Station 1 ü', open_now: true, fuelling_options: [{ status: 'AVAILABLE' }] });
+    m.feed.close();
+  });
+
+  t.test('bodies are paced when making one is slow: the last one served until the pace allows another', async (t) => {
+    const paced = many(50, { fromMs: 0, factor: 1e9 });
+    await paced.feed.start();
+    const first = await paced.feed.body();
+    paced.change('S00003', false);
+    await settled();
+    t.equal(await paced.feed.body(), first, 'within the pace: the body made last');
+    paced.feed.close();
+
+    const free = many(50, { fromMs: 0, factor: 0 });
+    await free.feed.start();
+    const before = await free.feed.body();
+    free.change('S00003', false);
+    await settled();
+    const after = await free.feed.body();
+    t.not(after.etag, before.etag, 'past the pace: a new body');
+    t.match(JSON.parse(after.body.identity.toString()).features[3].properties.fuelling_options, [{ status: 'UNAVAILABLE' }]);
+    free.feed.close();
   });
 
   t.test('Last-Modified never goes back, even when the clock does', async (t) => {

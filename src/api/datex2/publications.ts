@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Sql } from '../../../db/connect.js';
-import { allStationHeads, stationRows, type StationRow } from '../../../db/queries/stations.js';
+import { stationHeadsAndRows, type StationRow } from '../../../db/queries/stations.js';
 import { openingAt } from '../../domain/opening-hours.js';
 import type { ConfirmedLayout, StationDirectory } from '../../domain/stations.js';
 import type { PublishedReading } from '../../domain/categories/index.js';
@@ -126,11 +126,14 @@ export class Datex2Publications {
 
   private async read(): Promise<void> {
     const registryVersion = this.deps.stations.version;
-    const heads = await allStationHeads(this.deps.sql);
-    const stale = heads.stations.filter((h) => this.rows.get(h.hrsId)?.modifiedUs !== h.modifiedUs).map((h) => h.hrsId);
+    let changed = false;
+    const { heads, rows: fresh } = await stationHeadsAndRows(this.deps.sql, (read) => {
+      const stale = read.stations.filter((h) => this.rows.get(h.hrsId)?.modifiedUs !== h.modifiedUs).map((h) => h.hrsId);
+      changed = stale.length > 0 || read.stations.length !== this.rows.size;
+      return stale;
+    });
     // Unchanged (the usual case, on every table request): the same map, so what was made of it is kept.
-    if (stale.length > 0 || heads.stations.length !== this.rows.size) {
-      const fresh = await stationRows(this.deps.sql, stale);
+    if (changed) {
       const next = new Map<string, StationRow>();
       const byId = new Map(fresh.map((row) => [row.hrs_id, row]));
       for (const head of heads.stations) {

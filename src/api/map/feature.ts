@@ -60,13 +60,25 @@ export function staticFields(row: MapStationRow | undefined): StaticFields {
   };
 }
 
-/** The feature's two parts, serialised: `fixed` for what only a registry change moves, `live` for the rest. */
+/**
+ * The feature serialised in three pieces, the whole Feature being `head + live + tail`: `head` and
+ * `tail` hold what only a registry change moves (geometry, static fields, version), `live` the live
+ * part's members (`"open_now":…,"fuelling_options":[…]`, without braces). The feed keeps these and
+ * writes them straight into its body, so a station costs its feature's bytes once.
+ */
 export interface FeatureParts {
-  fixed: string;
+  head: string;
   live: string;
-  /** The whole Feature, as the feed lists it. */
-  json: string;
+  tail: string;
+  /** UTF-8 bytes of the whole Feature. */
+  bytes: number;
 }
+
+/** The whole Feature, as the feed lists it. */
+export const featureJson = (parts: FeatureParts): string => parts.head + parts.live + parts.tail;
+
+/** The live part again from its serialised members. */
+export const livePartOf = (parts: FeatureParts): LivePart => JSON.parse(`{${parts.live}}`) as LivePart;
 
 /** The Feature of a station that has a point, its properties in the contract's order. */
 export function featureParts(station: StationEntry & { point: { lat: number; lon: number } }, statics: StaticFields, live: LivePart): FeatureParts {
@@ -81,15 +93,10 @@ export function featureParts(station: StationEntry & { point: { lat: number; lon
     heavy_duty: station.heavyDuty,
     time_zone: station.timeZone ?? null,
   };
-  const feature = {
-    type: 'Feature',
-    id: station.hrsId,
-    geometry: { type: 'Point', coordinates: [station.point.lon, station.point.lat] },
-    properties: { ...fixedProperties, open_now: live.open_now, fuelling_options: live.fuelling_options, modified_at: statics.modifiedAt },
-  };
-  return {
-    fixed: JSON.stringify([feature.geometry, fixedProperties, statics.modifiedAt]),
-    live: JSON.stringify(live),
-    json: JSON.stringify(feature),
-  };
+  const geometry = { type: 'Point', coordinates: [station.point.lon, station.point.lat] };
+  // As JSON.stringify writes { type, id, geometry, properties: { ...fixed, open_now, fuelling_options, modified_at } }.
+  const head = `{"type":"Feature","id":${JSON.stringify(station.hrsId)},"geometry":${JSON.stringify(geometry)},"properties":${JSON.stringify(fixedProperties).slice(0, -1)},`;
+  const members = JSON.stringify({ open_now: live.open_now, fuelling_options: live.fuelling_options }).slice(1, -1);
+  const tail = `,"modified_at":${JSON.stringify(statics.modifiedAt)}}}`;
+  return { head, live: members, tail, bytes: Buffer.byteLength(head) + Buffer.byteLength(members) + Buffer.byteLength(tail) };
 }

@@ -5,22 +5,25 @@ import { openingAt } from '../../domain/opening-hours.js';
 import type { StationEntry } from '../../domain/stations.js';
 import { EncodedBody } from '../../http/encoding.js';
 import { stationSummary, type SummaryDeps } from '../../domain/status/station-summary.js';
-import { featureParts, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
+import { featureJson, featureParts, livePartOf, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
 
 /**
  * The public map's feed, `GET /map/v1/stations.geojson`, and the changes its stream tells: every
  * production station with coordinates as a GeoJSON Feature, sorted by hrs_id, with its five-state
  * values computed exactly as export v1.1's `GET /v1.1/hrs/status` computes them (src/domain/status/station-summary.ts).
  *
- * One body is kept per change, identity bytes with gzip and brotli made on first demand, under a
- * strong ETag (a digest of the features) and a Last-Modified. It is settled, that is compared with
- * what it was computed from, on every request and shortly after every change:
+ * One body is kept, identity bytes with gzip and brotli made on first demand, under a strong ETag (a
+ * digest of the features) and a Last-Modified. The features are settled, that is compared with what
+ * they were computed from, on every request and shortly after every change:
  * - the registry reloaded (or the static fields read after it), or a station opened or closed since
  *   (`opening.nextDue()`): every station is computed again;
  * - a station's availability reading or freshness changed (the live status's change stream): that
  *   station is; were the availability version to move without a change heard, every station is.
- * Only when some feature differs is a new body made (with its new ETag and Last-Modified): a reading
- * that leaves every five-state value as it was changes nothing a client sees. Each settling tells the
+ * Only when some feature differs is a new body made (with its new ETag and Last-Modified), and only
+ * when one is asked for, at most every BUILD_PACE times what making the last one took: a reading that
+ * leaves every five-state value as it was changes nothing a client sees, and readings arriving faster
+ * than bodies can be made cost one body per pace, not one each. With more than SLICE stations, every
+ * station is computed in slices with the event loop free between them. Each settling tells the
  * stream which stations' live values changed (`station`) and whether the set or a station's static
  * fields did (`changed`): changes are coalesced over SETTLE_DELAY_MS, so a burst of signals costs one
  * settling, and a client hears of a change well within a second.
@@ -50,6 +53,8 @@ export interface MapFeedDeps extends Required<Pick<SummaryDeps, 'opening'>> {
   log: Logger;
   /** The platform's clock (the system clock by default). */
   now?: () => Date;
+  /** When bodies are paced (see MapFeed.built): from a making that took `fromMs`, every `factor` times it. The defaults: 10 ms, 10. */
+  pacing?: { fromMs: number; factor: number };
 }
 
 /** The kept body and its validators. */
@@ -65,9 +70,28 @@ export interface FeedBody {
   sharedSecond: boolean;
 }
 
-interface Held {
-  parts: FeatureParts;
-  live: LivePart;
+/** What is held of each station the map shows: its feature, serialised in pieces. */
+type Held = FeatureParts;
+
+/** Every station computed in one go up to this many; more in slices of this many, the event loop free between them. */
+export const SLICE = 2000;
+/** A body is made again at most every BUILD_PACE times what making the last one took, once that is PACED_FROM_MS or more. */
+const BUILD_PACE = 10;
+const PACED_FROM_MS = 10;
+
+/** One settling's work: the features computed (into `next`), what to tell, whether the set or a static field changed. */
+class Pass {
+  readonly open: (station: StationEntry) => boolean;
+  readonly changes: FeedChange[] = [];
+  fixedChanged = false;
+
+  constructor(
+    readonly whole: boolean,
+    readonly at: Date,
+    readonly next: Map<string, Held>,
+  ) {
+    this.open = openingAt(at);
+  }
 }
 
 /** A station the map shows: a production station with valid coordinates. */
@@ -82,7 +106,7 @@ export class MapFeed {
   private statics = new Map<string, StaticFields>();
   /** Bumped with every read of the static fields. */
   private staticsVersion = 0;
-  private staticsRead: Promise<void> | undefined;
+  private staticsReading: Promise<void> | undefined;
   /** Reads of the static fields started. */
   private reads = 0;
   /** When the latest read of the static fields started (performance.now()), while it is under way. */
@@ -90,6 +114,15 @@ export class MapFeed {
   private readonly dirty = new Set<string>();
   private seen = { registry: -1, statics: -1, availability: -1, until: Number.NEGATIVE_INFINITY };
   private current: FeedBody | undefined;
+  /** The held stations' ids, sorted (the body's order); undefined when the set changed since. */
+  private order: string[] | undefined;
+  /** Whether a feature changed since the body was made. */
+  private stale = false;
+  /** When the body was last made (performance.now()) and what making it took (ms). */
+  private builtAt = Number.NEGATIVE_INFINITY;
+  private buildMs = 0;
+  /** A computing of every station in slices, while under way. */
+  private computing: Promise<void> | undefined;
   private readonly listeners = new Set<(changes: readonly FeedChange[]) => void>();
   private readonly unsubscribe: (() => void)[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -133,8 +166,18 @@ export class MapFeed {
         }
       }
     })();
-    this.staticsRead = read;
+    this.staticsReading = read;
     return read;
+  }
+
+  /** Whether the stations' static fields were read once. */
+  get staticsLoaded(): boolean {
+    return this.staticsVersion > 0;
+  }
+
+  /** Settles when the read of the static fields under way (or the last one) is done; never rejects. */
+  async staticsRead(): Promise<void> {
+    await this.staticsReading;
   }
 
   /** Hears of every settling that changed something; returns the unsubscribe function. */
@@ -149,19 +192,15 @@ export class MapFeed {
    * new registry's stations, not the body from before it.
    */
   async body(): Promise<FeedBody> {
-    if (this.staticsVersion === 0) await this.staticsRead;
-    else if (this.deps.stations.version !== this.seen.registry && this.awaitingStatics()) {
-      const left = STATICS_WAIT_MS - (performance.now() - this.readingSince!);
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.staticsRead, new Promise((resolve) => (timer = setTimeout(resolve, left).unref()))]);
-      clearTimeout(timer);
-    }
-    return this.settle();
+    await this.settled();
+    return this.built();
   }
 
-  /** The current ETag, settled now (the stream's `hello`); undefined until the static fields were first read. */
+  /** The current ETag, settled now (the stream's `hello`); undefined until the static fields were first read and every station computed once. */
   get etag(): string | undefined {
-    return this.staticsVersion === 0 ? undefined : this.settle().etag;
+    if (this.staticsVersion === 0) return undefined;
+    this.settle();
+    return this.current === undefined ? undefined : this.built().etag;
   }
 
   /** One station's Feature as the feed lists it (settled now), or undefined when the map does not show it. */
@@ -171,9 +210,25 @@ export class MapFeed {
 
   /** One station's Feature and its live part (its five-state values), settled now; undefined when the map does not show it. */
   async station(hrsId: string): Promise<{ feature: string; live: LivePart } | undefined> {
-    await this.body();
+    await this.settled();
     const held = this.held.get(hrsId);
-    return held === undefined ? undefined : { feature: held.parts.json, live: held.live };
+    return held === undefined ? undefined : { feature: featureJson(held), live: livePartOf(held) };
+  }
+
+  /** Settled now, after the waits `body` describes, and after a computing of every station under way. */
+  private async settled(): Promise<void> {
+    if (this.staticsVersion === 0) await this.staticsReading;
+    else if (this.deps.stations.version !== this.seen.registry && this.awaitingStatics()) {
+      const left = STATICS_WAIT_MS - (performance.now() - this.readingSince!);
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.staticsReading, new Promise((resolve) => (timer = setTimeout(resolve, left).unref()))]);
+      clearTimeout(timer);
+    }
+    this.settle();
+    while (this.computing) {
+      await this.computing;
+      this.settle();
+    }
   }
 
   close(): void {
@@ -200,52 +255,102 @@ export class MapFeed {
     }, SETTLE_DELAY_MS).unref();
   }
 
-  /** Computes what moved since the last settling; a new body (and the stream told) when some feature differs. */
-  private settle(): FeedBody {
+  /**
+   * Computes what moved since the last settling and tells the stream. Every station (see the class
+   * comment) is computed in slices of SLICE stations with the event loop free between them when there
+   * are more than SLICE (100,000 stations take seconds): until that is done the feed stays as it was,
+   * and `computing` is the work under way. The body is made when asked for (`built`), or at once when
+   * the station set or a static field changed (the stream's `changed` names its ETag).
+   */
+  private settle(): void {
+    if (this.computing) return;
     const at = this.now();
     const { stations, status, opening } = this.deps;
     const seen = { registry: stations.version, statics: this.staticsVersion, availability: status.availabilityVersion, until: this.seen.until };
     // The registry reloaded and its stations' static fields are being read: the body stays as it was
     // until they are (every change since is settled then), so a reload makes one body, not two.
-    if (this.current !== undefined && seen.registry !== this.seen.registry && this.awaitingStatics()) return this.current;
+    if (this.current !== undefined && seen.registry !== this.seen.registry && this.awaitingStatics()) return;
     const whole =
       this.current === undefined ||
       seen.registry !== this.seen.registry ||
       seen.statics !== this.seen.statics ||
       at.getTime() >= this.seen.until ||
       (seen.availability !== this.seen.availability && this.dirty.size === 0);
-    if (!whole && this.dirty.size === 0) return this.current!;
+    if (!whole && this.dirty.size === 0) return;
     if (whole) seen.until = opening.nextDue() ?? Number.POSITIVE_INFINITY;
     const ids = whole ? [...stations.stationIds()] : [...this.dirty];
     this.dirty.clear();
     this.seen = seen;
-    const open = openingAt(at);
-    const next = whole ? new Map<string, Held>() : this.held;
-    const changes: FeedChange[] = [];
-    let fixedChanged = false;
+    const pass = new Pass(whole, at, whole ? new Map<string, Held>() : this.held);
+    if (ids.length <= SLICE) {
+      this.compute(pass, ids);
+      this.finish(pass);
+      return;
+    }
+    const run = (async () => {
+      for (let i = 0; i < ids.length; i += SLICE) {
+        if (i > 0) await new Promise((resolve) => setImmediate(resolve));
+        if (this.closed) return;
+        this.compute(pass, ids.slice(i, i + SLICE));
+      }
+      this.finish(pass);
+    })();
+    this.computing = run
+      .catch((err: unknown) => this.deps.log.error({ err }, 'settling the public map feed failed'))
+      .finally(() => {
+        this.computing = undefined;
+        // Changes heard meanwhile.
+        if (this.dirty.size > 0) this.schedule();
+      });
+  }
+
+  /** Computes the features of `ids` into the pass. */
+  private compute(pass: Pass, ids: readonly string[]): void {
+    const { stations } = this.deps;
     for (const hrsId of ids) {
       const station = stations.station(hrsId);
       const before = this.held.get(hrsId);
       if (!isMapped(station)) {
-        if (before !== undefined) fixedChanged = true;
-        if (!whole) next.delete(hrsId);
+        if (before !== undefined) pass.fixedChanged = true;
+        if (!pass.whole) pass.next.delete(hrsId);
         continue;
       }
-      const summary = stationSummary(this.deps, station, at, open);
-      const live: LivePart = { open_now: open(station), fuelling_options: summary };
+      const summary = stationSummary(this.deps, station, pass.at, pass.open);
+      const live: LivePart = { open_now: pass.open(station), fuelling_options: summary };
       const parts = featureParts(station, this.statics.get(hrsId) ?? staticFields(undefined), live);
-      next.set(hrsId, { parts, live });
-      if (before === undefined || before.parts.fixed !== parts.fixed) fixedChanged = true;
-      else if (before.parts.live !== parts.live) changes.push({ type: 'station', hrs_id: hrsId, ...live });
+      pass.next.set(hrsId, parts);
+      if (before === undefined || before.head !== parts.head || before.tail !== parts.tail) pass.fixedChanged = true;
+      else if (before.live !== parts.live) pass.changes.push({ type: 'station', hrs_id: hrsId, ...live });
     }
+  }
+
+  /** Puts a pass's features in place: a new body at once when the set or a static field changed, else when next asked for. */
+  private finish(pass: Pass): void {
     // A station no longer listed when every station was computed: removed.
-    if (whole && [...this.held.keys()].some((id) => !next.has(id))) fixedChanged = true;
-    this.held = next;
-    if (this.current !== undefined && !fixedChanged && changes.length === 0) return this.current;
-    this.current = this.build(at);
-    if (fixedChanged) changes.push({ type: 'changed', etag: this.current.etag });
-    this.tell(changes);
-    return this.current;
+    if (pass.whole && !pass.fixedChanged) for (const id of this.held.keys()) if (!pass.next.has(id)) pass.fixedChanged = true;
+    if (pass.whole || pass.fixedChanged) this.order = undefined;
+    this.held = pass.next;
+    if (this.current !== undefined && !pass.fixedChanged && pass.changes.length === 0) return;
+    this.stale = true;
+    if (pass.fixedChanged || this.current === undefined) {
+      this.build(pass.at);
+      if (pass.fixedChanged) pass.changes.push({ type: 'changed', etag: this.current!.etag });
+    }
+    this.tell(pass.changes);
+  }
+
+  /**
+   * The body, made again when a feature changed since it was made. When making it took PACED_FROM_MS or
+   * more (about 0.3 s with 100,000 stations; a millisecond with a thousand, which is never paced), not
+   * more often than every BUILD_PACE times that, so that a stream of readings cannot keep the event loop
+   * making bodies: until then the body made last is served, a consistent earlier state under its own
+   * validators and `generated_at`.
+   */
+  private built(): FeedBody {
+    if (this.current !== undefined && !this.stale) return this.current;
+    const { fromMs, factor } = this.deps.pacing ?? { fromMs: PACED_FROM_MS, factor: BUILD_PACE };
+    if (this.current !== undefined && this.buildMs >= fromMs && performance.now() - this.builtAt < factor * this.buildMs) return this.current;
+    return this.build(this.now());
   }
 
   /** Whether a read of the static fields is under way, started less than STATICS_WAIT_MS ago. */
@@ -253,15 +358,36 @@ export class MapFeed {
     return this.readingSince !== undefined && performance.now() - this.readingSince < STATICS_WAIT_MS;
   }
 
-  /** The body over every held feature, sorted by hrs_id, with its validators. */
+  /** The body over every held feature, sorted by hrs_id, with its validators: the features' bytes written once, straight into it. */
   private build(at: Date): FeedBody {
-    const features = [...this.held.keys()].sort().map((id) => this.held.get(id)!.parts.json).join(',');
-    const etag = `"${createHash('sha256').update(features).digest('base64url').slice(0, 27)}"`;
+    const started = performance.now();
+    this.order ??= [...this.held.keys()].sort();
+    const head = Buffer.from(`{"type":"FeatureCollection","generated_at":${JSON.stringify(at.toISOString())},"features":[`);
+    let size = head.length + 2 + Math.max(0, this.order.length - 1);
+    for (const id of this.order) size += this.held.get(id)!.bytes;
+    const bytes = Buffer.allocUnsafeSlow(size);
+    head.copy(bytes);
+    let offset = head.length;
+    for (let i = 0; i < this.order.length; i++) {
+      const parts = this.held.get(this.order[i]!)!;
+      if (i > 0) bytes[offset++] = 0x2c; // ,
+      offset += bytes.write(parts.head, offset, 'utf8');
+      offset += bytes.write(parts.live, offset, 'utf8');
+      offset += bytes.write(parts.tail, offset, 'utf8');
+    }
+    bytes[offset++] = 0x5d; // ]
+    bytes[offset++] = 0x7d; // }
+    if (offset !== size) throw new Error(`the map feed's body is ${offset} bytes, ${size} were counted`);
+    const etag = `"${createHash('sha256').update(bytes.subarray(head.length, size - 2)).digest('base64url').slice(0, 27)}"`;
     // Never before the body it replaces, were the clock to step back: a date a client holds must not
     // seem newer than a later body (If-Modified-Since would keep its copy).
     const lastModified = Math.max(Math.floor(at.getTime() / 1000), this.current?.lastModified ?? 0);
-    const body = new EncodedBody(`{"type":"FeatureCollection","generated_at":${JSON.stringify(at.toISOString())},"features":[${features}]}`);
-    return { body, etag, lastModified, sharedSecond: this.current !== undefined && this.current.lastModified >= lastModified };
+    const sharedSecond = this.current !== undefined && this.current.lastModified >= lastModified;
+    this.current = { body: EncodedBody.ofBytes(bytes), etag, lastModified, sharedSecond };
+    this.stale = false;
+    this.builtAt = performance.now();
+    this.buildMs = this.builtAt - started;
+    return this.current;
   }
 
   private tell(changes: readonly FeedChange[]): void {

@@ -45,8 +45,9 @@ export interface MapApi {
   feed: MapFeed;
   /**
    * Starts listening to the live status, registers the stream (once every other socket route is) and
-   * reads the stations' static fields: settled before the platform listens, so a stream's first `hello`
-   * already names the feed's ETag.
+   * reads the stations' static fields (the promise settles when they are read; it never rejects). A
+   * stream's `hello` waits for that read, so it names the feed's ETag (null while a large registry's
+   * first settling is under way: the `changed` that ends it names the ETag).
    */
   start(): Promise<void>;
   /** Streams open on this process (metrics). */

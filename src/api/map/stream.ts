@@ -103,9 +103,18 @@ export function mapStream(deps: MapStreamDeps): { close(): void; readonly open: 
         }
         // The ETag first: reading it settles the feed, and what that settling tells the others is in
         // this ETag already; subscribed after it, the stream's first message is always the hello.
-        const etag = feed.etag ?? null;
-        ws.subscribe(TOPIC);
-        ws.send(JSON.stringify({ type: 'hello', etag }), false, false);
+        const hello = () => {
+          const etag = feed.etag ?? null;
+          ws.subscribe(TOPIC);
+          ws.send(JSON.stringify({ type: 'hello', etag }), false, false);
+        };
+        // Right after the start, the stations' static fields may still be on their way: the hello waits
+        // for them (its ETag is null while a large registry's first settling is under way; the `changed`
+        // that ends it names the ETag).
+        if (feed.staticsLoaded) hello();
+        else void feed.staticsRead().then(() => {
+          if (sockets.has(ws) && !closing) hello();
+        });
       },
       message: (ws: Socket, message: ArrayBuffer, isBinary: boolean) => {
         if (isBinary) ws.end(MAP_CLOSE.binary.code, MAP_CLOSE.binary.reason);

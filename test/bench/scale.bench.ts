@@ -1,0 +1,203 @@
+/**
+ * scale: the platform as deployed (`npm run build`, then bin/hrs.js serve with the production Node
+ * flags) started on 100,000 stations x 4 categories, as `actors` seeds them (a confirmed layout each,
+ * one originator live for all four signal types everywhere, one published reading per station and
+ * category; the stations spread over Europe, so the public map shows them all).
+ *
+ * Measured from the spawn: when `/readyz` first answers 200 (polled every 20 ms), and the log's own
+ * steps (the registry loaded, the live status restored, listening with `started_ms`). Then what runs
+ * after the start (the public map's first settling in slices, its static fields, the DATEX II rows):
+ * the map feed is asked for once, `/healthz` is polled every 20 ms meanwhile (its slowest answer: no
+ * request waits long for the background work), and the resident memory is read at ready, once the
+ * feed is there, and SETTLE_S seconds later (VmRSS), with the peak (VmHWM).
+ *
+ * Goals (issue 42, item 4): ready within 5 s of the spawn; resident memory within 1 GB (10^9 bytes)
+ * once everything is loaded and settled.
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
+import { migrate } from '../../db/migrate.js';
+import { NODE_FLAGS } from '../../src/config/node-flags.js';
+import { freePort, HRS } from '../helpers/process.js';
+import { ROOT } from './lib/child.js';
+import { printGoals } from './lib/cpu-report.js';
+import type { BenchOptions, Scenario } from './lib/scenario.js';
+import { seedRegistry } from './lib/seed.js';
+import { fixed, integer, table } from './lib/table.js';
+import { tearDown, workspace } from './lib/workspace.js';
+
+const STATIONS = 100_000;
+const GOAL_READY_MS = 5_000;
+const GOAL_RSS_BYTES = 1e9;
+/** Seconds after the feed is there before the last memory reading. */
+const SETTLE_S = 20;
+
+const MB = 1e6;
+
+/** VmRSS and VmHWM of a process, bytes. */
+function memoryOf(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'latin1');
+  const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB$`, 'm').exec(status)?.[1] ?? Number.NaN) * 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+interface LogLine {
+  msg?: string;
+  ms?: number;
+  started_ms?: number;
+  stations?: number;
+  actors?: number;
+  level?: number;
+}
+
+async function run(options: BenchOptions): Promise<void> {
+  const space = workspace('scale');
+  const { databaseUrl, database } = space;
+  let sql: Sql | undefined;
+  let stop: (() => Promise<void>) | undefined;
+  try {
+    await ensureDatabase(databaseUrl.toString());
+    sql = connect(databaseUrl.toString(), { max: 1 });
+    await migrate(sql);
+    const seeding = performance.now();
+    await seedRegistry(sql, { stations: STATIONS, places: 'europe', readings: { spreadMs: 40 * 60_000, pricingSpreadMs: 26 * 3_600_000 } });
+    const seedS = (performance.now() - seeding) / 1000;
+    await sql.end({ timeout: 1 });
+    sql = undefined;
+
+    // As deployed: the build, which bin/hrs.js runs when it is newer than every source.
+    const building = performance.now();
+    await new Promise<void>((resolve, reject) => {
+      const build = spawn(process.execPath, ['scripts/build.js'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] });
+      build.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`npm run build exited with code ${code}`))));
+    });
+    const buildS = (performance.now() - building) / 1000;
+
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const lines: LogLine[] = [];
+    const spawned = performance.now();
+    const child = spawn(process.execPath, [...NODE_FLAGS, HRS, 'serve'], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl.toString(), REDIS_PREFIX: database, HOST: '127.0.0.1', PORT: String(port), LOG_LEVEL: 'info', SANDBOX: 'off' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    stop = async () => {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+      await exited;
+      clearTimeout(timer);
+    };
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const parts = buffered.split('\n');
+      buffered = parts.pop()!;
+      for (const part of parts) {
+        try {
+          lines.push(JSON.parse(part) as LogLine);
+        } catch {
+          // Not a log line.
+        }
+      }
+    });
+    const pid = child.pid!;
+
+    let readyMs = Number.NaN;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`hrs serve exited with code ${child.exitCode}`);
+      if (performance.now() - spawned > 120_000) throw new Error('hrs serve was not ready within 120 s');
+      const ok = await fetch(`${base}/readyz`).then((res) => res.status === 200, () => false);
+      if (ok) {
+        readyMs = performance.now() - spawned;
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const atReady = memoryOf(pid);
+
+    // The background work after the start, with a request every 20 ms meanwhile.
+    let polling = true;
+    let slowestMs = 0;
+    let polls = 0;
+    const poller = (async () => {
+      while (polling) {
+        const sent = performance.now();
+        await fetch(`${base}/healthz`).then((res) => res.arrayBuffer());
+        slowestMs = Math.max(slowestMs, performance.now() - sent);
+        polls++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const asked = performance.now();
+    const feed = await fetch(`${base}/map/v1/stations.geojson`, { headers: { 'Accept-Encoding': 'identity' } });
+    const feedBytes = (await feed.arrayBuffer()).byteLength;
+    const feedMs = performance.now() - asked;
+    const feedFeatures = feed.status === 200 ? STATIONS : 0;
+    const withFeed = memoryOf(pid);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000));
+    polling = false;
+    await poller;
+    const settled = memoryOf(pid);
+    const warnings = lines.filter((line) => (line.level ?? 0) >= 40).map((line) => line.msg);
+    await stop();
+    stop = undefined;
+
+    const step = (msg: string) => lines.find((line) => line.msg === msg);
+    const registry = step('registry loaded');
+    const restored = step('live status restored');
+    const listening = step('listening');
+    options.print(`machine: ${availableParallelism()} CPUs (${cpus()[0]?.model.trim() ?? 'unknown'}), Node.js ${process.version}; node ${NODE_FLAGS.join(' ')} bin/hrs.js serve (built)`);
+    options.print(
+      `data: ${integer(STATIONS)} stations x 4 categories, spread over Europe, seeded in ${fixed(seedS, 1)} s; the build took ${fixed(buildS, 1)} s (neither measured)`,
+    );
+    options.print();
+    options.print(
+      table(
+        ['step', 'ms', 'what'],
+        [
+          ['registry loaded', integer(registry?.ms ?? Number.NaN), `${integer(registry?.stations ?? Number.NaN)} stations`],
+          ['live status restored', integer(restored?.ms ?? Number.NaN), `${integer(restored?.actors ?? Number.NaN)} actors`],
+          ['listening (since the process started)', integer(listening?.started_ms ?? Number.NaN), 'the log\'s started_ms'],
+          ['/readyz answers 200 (since the spawn)', integer(readyMs), 'the goal\'s figure'],
+          ['the map feed, asked for at ready', integer(feedMs), `${integer(feedBytes / MB)} MB, ${integer(feedFeatures)} features`],
+        ],
+      ),
+    );
+    options.print();
+    options.print(
+      table(
+        ['resident memory (MB)', 'RSS', 'peak so far'],
+        [
+          ['at ready', integer(atReady.rss / MB), integer(atReady.peak / MB)],
+          ['with the map feed made', integer(withFeed.rss / MB), integer(withFeed.peak / MB)],
+          [`${SETTLE_S} s later`, integer(settled.rss / MB), integer(settled.peak / MB)],
+        ],
+      ),
+    );
+    options.print();
+    options.print(`/healthz every 20 ms meanwhile: ${integer(polls)} answers, the slowest in ${fixed(slowestMs, 0)} ms`);
+    if (warnings.length > 0) options.print(`warnings in the log: ${warnings.join('; ')}`);
+    options.print('MB: 10^6 bytes.');
+    options.print();
+    printGoals(options.print, [
+      { what: 'ready (/readyz 200) after the spawn', measured: `${fixed(readyMs / 1000, 2)} s`, goal: `under ${fixed(GOAL_READY_MS / 1000, 0)} s`, met: readyMs < GOAL_READY_MS },
+      { what: `resident memory, settled (${SETTLE_S} s after the feed)`, measured: `${integer(settled.rss / MB)} MB`, goal: `under ${integer(GOAL_RSS_BYTES / MB)} MB`, met: settled.rss < GOAL_RSS_BYTES },
+    ]);
+    if (feed.status !== 200) throw new Error(`the map feed answered ${feed.status}`);
+    if (restored?.actors !== STATIONS * 4) throw new Error(`${restored?.actors} actors restored, not ${STATIONS * 4}`);
+  } finally {
+    await stop?.();
+    await sql?.end({ timeout: 1 });
+    await tearDown(space, []);
+  }
+}
+
+const scenario: Scenario = {
+  description: 'the platform started on 100,000 stations x 4 categories: time to ready and resident memory',
+  run,
+};
+export default scenario;
