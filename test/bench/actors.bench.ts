@@ -13,8 +13,8 @@
  * process's resident memory and V8 heap after a forced full GC at three points of the same run:
  * before loading anything (the baseline), with the registry loaded, and with every actor restored.
  *
- * Goals: resident memory under 1.5 GB (1,500,000,000 bytes) with every actor restored, and the
- * restore under 20 s.
+ * Goals: resident memory under 1 GB (10^9 bytes) with every actor restored, and the registry read
+ * and the restore together under 5 s (the whole platform's start: the `scale` scenario).
  */
 import { availableParallelism, cpus } from 'node:os';
 import { connect, ensureDatabase, type Sql } from '../../db/connect.js';
@@ -30,8 +30,8 @@ import { workspace } from './lib/workspace.js';
 import { printGoals } from './lib/cpu-report.js';
 
 const STATIONS = 100_000;
-const GOAL_RSS_BYTES = 1.5e9;
-const GOAL_RESTORE_MS = 20_000;
+const GOAL_RSS_BYTES = 1e9;
+const GOAL_RESTORE_MS = 5_000;
 /** Ages of the readings: up to 40 minutes, pricing up to 26 hours (milliseconds). */
 const SPREAD_MS = 40 * 60_000;
 const PRICING_SPREAD_MS = 26 * 3_600_000;
@@ -127,11 +127,11 @@ async function run(options: BenchOptions): Promise<void> {
   options.print('MB: 10^6 bytes. RSS: the resident set of the whole process (V8 heap, buffers, code, the runtime itself).');
 
   const rssMet = result.afterRestore.rss < GOAL_RSS_BYTES;
-  const timeMet = result.restoreMs < GOAL_RESTORE_MS;
+  const timeMet = result.registryMs + result.restoreMs < GOAL_RESTORE_MS;
   options.print();
   printGoals(options.print, [{ what: 'resident memory with every actor restored', measured: `${mb(result.afterRestore.rss)} MB`, goal: `under ${mb(GOAL_RSS_BYTES)} MB`, met: rssMet }]);
   if (result.peakRss >= GOAL_RSS_BYTES) options.print(`Note: the peak during the run (${mb(result.peakRss)} MB) was above the goal.`);
-  printGoals(options.print, [{ what: 'restore time', measured: `${seconds(result.restoreMs)} s`, goal: `under ${seconds(GOAL_RESTORE_MS)} s`, met: timeMet }]);
+  printGoals(options.print, [{ what: 'registry read and restore', measured: `${seconds(result.registryMs + result.restoreMs)} s`, goal: `under ${seconds(GOAL_RESTORE_MS)} s`, met: timeMet }]);
 
   const failures: string[] = [];
   if (result.restored !== rows) failures.push(`${integer(result.restored)} actors restored from ${integer(rows)} rows`);

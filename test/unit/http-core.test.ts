@@ -5,6 +5,7 @@
  * what it covers.
  */
 import t from 'tap';
+import { deadlineTimer, LATE_MS, MAX_GRACE } from '../../src/domain/late-timer.js';
 import { z } from 'zod';
 import { type SummaryDeps, summaryRoutes } from '../../src/api/export-legacy/status.js';
 import { createLogger } from '../../src/config/log.js';
@@ -538,5 +539,56 @@ t.test('platform-closers', async (t) => {
       ['stopping the bus failed', 'stopping Redis failed'],
       'each failure logged',
     );
+  });
+});
+
+t.test('late-timer', async (t) => {
+  /**
+   * Deadlines on PostgreSQL and Redis (src/domain/late-timer.ts) do not count time the event loop was
+   * blocked: a timer that fires late is set again for as long as it was late, so an answer that waits
+   * in the socket (or a command not yet written) is read before the deadline is declared passed.
+   */
+  const block = (ms: number) => {
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  t.test('on time: the deadline passes when due', async (t) => {
+    let expired = 0;
+    deadlineTimer(30, () => expired++);
+    await wait(80);
+    t.equal(expired, 1);
+  });
+
+  t.test('a blocked loop: the time it was blocked is given back, and an answer read meanwhile wins', async (t) => {
+    let expired = 0;
+    const timer = deadlineTimer(30, () => expired++);
+    block(200);
+    // The answer, read as soon as the loop is free: before the deadline given back has passed.
+    setTimeout(() => timer.clear(), 20);
+    await wait(300);
+    t.equal(expired, 0, 'the deadline did not pass on time the process itself took');
+  });
+
+  t.test('a blocked loop, no answer: the deadline passes later, once the loop was free long enough', async (t) => {
+    let expiredAt = 0;
+    const started = performance.now();
+    deadlineTimer(30, () => (expiredAt = performance.now() - started));
+    block(200);
+    await wait(400);
+    t.ok(expiredAt >= 200, `it passed after the block and the time given back (${Math.round(expiredAt)} ms)`);
+  });
+
+  t.test('a loop blocked again and again: the grace has a bound', async (t) => {
+    let expired = 0;
+    deadlineTimer(LATE_MS, () => expired++);
+    for (let i = 0; i < MAX_GRACE + 4 && expired === 0; i++) {
+      block(LATE_MS * 3);
+      await new Promise((resolve) => setImmediate(resolve));
+      await wait(1);
+    }
+    await wait(LATE_MS * 4);
+    t.equal(expired, 1, 'it passes all the same');
   });
 });
