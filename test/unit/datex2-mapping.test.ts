@@ -370,10 +370,14 @@ t.test('a refresh asked while a read runs waits for a read that began after it (
   const { createLogger } = await import('../../src/config/log.js');
   /** A database whose answers wait for the test: each heads query is counted, and answered when released. */
   const asked: { release: () => void }[] = [];
-  const sql = (() =>
+  const query = () =>
     new Promise((resolve) => {
       asked.push({ release: () => resolve([{ set_us: '1', hrs_id: null, us: null }]) });
-    })) as unknown as ConstructorParameters<typeof Datex2Publications>[0]['sql'];
+    });
+  // The reads run in one transaction (db/deadline.ts wholeRegistryRead): its statements are the same queries.
+  const sql = Object.assign(query, { begin: (_mode: string, fn: (tx: typeof query) => unknown) => fn(query) }) as unknown as ConstructorParameters<
+    typeof Datex2Publications
+  >[0]['sql'];
   const publications = new Datex2Publications({
     sql,
     status: { published: () => undefined, version: 0 },

@@ -1316,6 +1316,31 @@ t.test('map-feed-changes', async (t) => {
     w.feed.close();
   });
 
+  t.test('a reload right after the start: the first body waits for the read that overtook the first one', async (t) => {
+    const w = world();
+    const release = w.holdReads();
+    const starting = w.feed.start();
+    // Asked for while the start's read runs; then the registry reloads (a fixture loaded at once): a second read.
+    const body = w.feed.body();
+    const hello = w.feed.staticsRead();
+    await new Promise((resolve) => setImmediate(resolve));
+    w.reload((all) => all.set('BERLA', { ...all.get('BERLA')!, name: 'Berlin Mitte' }), [
+      { hrs_id: 'BERLA', operator_name: 'H2 Neu', address: { street: 'Allee', house_number: '9', city: 'Berlin' }, country: 'de', postcode: null, city: null, modified_ms: 1 },
+    ]);
+    const releaseSecond = w.holdReads();
+    const second = w.feed.refreshStatics();
+    // The start's read ends first (overtaken: its rows are not taken), the reload's later.
+    release();
+    await starting;
+    await new Promise((resolve) => setImmediate(resolve));
+    releaseSecond();
+    await Promise.all([second, hello]);
+    const [feature] = JSON.parse((await body).body.identity.toString()).features as { properties: Record<string, unknown> }[];
+    t.match(feature!.properties, { name: 'Berlin Mitte', operator: 'H2 Neu', street: 'Allee 9' }, 'the static fields of the read after the reload, never none');
+    t.ok(w.feed.staticsLoaded);
+    w.feed.close();
+  });
+
   /** A feed over `count` stations with points, each with one reading, and a way to change one's reading. */
   function many(count: number, pacing?: { fromMs: number; factor: number }) {
     const stations = new Map<string, StationEntry>();

@@ -175,9 +175,17 @@ export class MapFeed {
     return this.staticsVersion > 0;
   }
 
-  /** Settles when the read of the static fields under way (or the last one) is done; never rejects. */
+  /**
+   * Settles when the static fields were first read, or when the latest read ended without them (it
+   * failed); never rejects. A read that a later one overtook (a registry reload right after the start)
+   * does not count: the later one is waited for.
+   */
   async staticsRead(): Promise<void> {
-    await this.staticsReading;
+    while (this.staticsVersion === 0) {
+      const reading = this.staticsReading;
+      await reading;
+      if (reading === this.staticsReading) return;
+    }
   }
 
   /** Hears of every settling that changed something; returns the unsubscribe function. */
@@ -217,7 +225,7 @@ export class MapFeed {
 
   /** Settled now, after the waits `body` describes, and after a computing of every station under way. */
   private async settled(): Promise<void> {
-    if (this.staticsVersion === 0) await this.staticsReading;
+    if (this.staticsVersion === 0) await this.staticsRead();
     else if (this.deps.stations.version !== this.seen.registry && this.awaitingStatics()) {
       const left = STATICS_WAIT_MS - (performance.now() - this.readingSince!);
       let timer: NodeJS.Timeout | undefined;
