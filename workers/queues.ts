@@ -10,13 +10,32 @@ export function bullPrefix(redisPrefix: string): string {
   return `${redisPrefix}:bull`;
 }
 
+type BullConnection = ReturnType<typeof createNodeRedisClient>;
+const bullConnections = new WeakMap<Redis, BullConnection>();
+
+/**
+ * BullMQ's wrapper of a client, one per client for every queue and worker of the process: each wrapper
+ * loads BullMQ's 220 Lua scripts into Redis (`SCRIPT LOAD`) on the client's connection, and with one
+ * per queue and worker `hrs serve` sent some 2,000 of them at start, ahead of everything else on that
+ * connection (the readiness check's PING waited seconds behind them). The client is shared: closing a
+ * queue or worker never closes it.
+ */
+export function bullConnection(redis: Redis): BullConnection {
+  let connection = bullConnections.get(redis);
+  if (!connection) {
+    connection = createNodeRedisClient(redis);
+    bullConnections.set(redis, connection);
+  }
+  return connection;
+}
+
 /**
  * A producer's queue. Its connection's errors (one per reconnect attempt while Redis is down) go to
  * `log` at debug (watchRedis reports the outage once); without a listener BullMQ prints them as text.
  */
 export function openQueue(name: QueueName, redis: Redis, redisPrefix: string, log?: Logger): Queue {
   const queue = new Queue(name, {
-    connection: createNodeRedisClient(redis),
+    connection: bullConnection(redis),
     prefix: bullPrefix(redisPrefix),
     defaultJobOptions: {
       attempts: 8,

@@ -59,10 +59,10 @@ export async function openRedis(url: string, name: string, options: OpenRedisOpt
       }) as unknown as Redis);
   // node-redis emits 'error' for every failed reconnect; the owner logs them.
   client.on('error', () => {});
-  // BullMQ wraps this client for every queue and worker of the process (createNodeRedisClient), and its
-  // wrapper adds listeners to it for the client's life: one 'error' each, ten in `hrs serve` today. The
-  // bound stays a leak detector (a queue opened per request would still pass it) without warning about
-  // the queues the platform means to have.
+  // BullMQ's wrapper of this client (one for every queue and worker of the process: workers/queues.ts
+  // bullConnection) and the platform's parts add listeners to it for the client's life. The bound stays
+  // a leak detector (a listener added per request would still pass it) without warning about the ones
+  // the platform means to have.
   client.setMaxListeners(REDIS_LISTENERS);
   const where = options.sentinel
     ? { what: `The master named by ${describeSentinels(options.sentinel)}`, help: SENTINEL_HELP(options.sentinel.name) }

@@ -1,9 +1,9 @@
-import { Worker, createNodeRedisClient, UnrecoverableError, type Job } from 'bullmq';
+import { Worker, UnrecoverableError, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { insertCallLogs, type CallLogRow } from '../../db/queries/call-logs.js';
 import type { Redis } from '../../src/infra/redis.js';
-import { QUEUES, bullPrefix } from '../queues.js';
+import { QUEUES, bullPrefix, bullConnection } from '../queues.js';
 import { callLogJobSchema } from './job.js';
 import { logWorkerErrors } from '../connection-errors.js';
 
@@ -71,7 +71,7 @@ export function startCallLogWorker(options: CallLogWorkerOptions): CallLogWorker
       await batches.add(parsed.data);
     },
     {
-      connection: createNodeRedisClient(options.redis),
+      connection: bullConnection(options.redis),
       prefix: bullPrefix(options.redisPrefix),
       // As many jobs in hand as one batch holds: a full batch is written at once.
       concurrency: batchSize,

@@ -1,10 +1,10 @@
-import { Worker, createNodeRedisClient, type Job, type Queue } from 'bullmq';
+import { Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { pruneChangeLog, sweepEndedEvents } from '../../db/queries/change-log.js';
 import type { Config } from '../../src/config/config.js';
 import type { Redis } from '../../src/infra/redis.js';
-import { QUEUES, bullPrefix } from '../queues.js';
+import { QUEUES, bullPrefix, bullConnection } from '../queues.js';
 import { logWorkerErrors } from '../connection-errors.js';
 
 /**
@@ -57,7 +57,7 @@ export function startChangeLogWorker(options: ChangeLogWorkerOptions): Worker {
       log.debug({ job: job.name, ms: Math.round(performance.now() - started), ...result }, 'change log upkeep done');
       return result;
     },
-    { connection: createNodeRedisClient(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: 1 },
+    { connection: bullConnection(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: 1 },
   );
   worker.on('failed', (job, err) => log.warn({ job: job?.name, err }, 'change log upkeep failed'));
   logWorkerErrors(worker, options.redis, log, 'change-log worker');

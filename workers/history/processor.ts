@@ -1,7 +1,7 @@
-import { Worker, createNodeRedisClient, type Job, type Queue } from 'bullmq';
+import { Worker, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Redis } from '../../src/infra/redis.js';
-import { QUEUES, bullPrefix } from '../queues.js';
+import { QUEUES, bullPrefix, bullConnection } from '../queues.js';
 import { maintainPartitions, materialize, rollUpHours, type HistoryJobs } from './jobs.js';
 import { logWorkerErrors } from '../connection-errors.js';
 
@@ -53,7 +53,7 @@ export function startHistoryWorker(options: HistoryWorkerOptions): Worker {
       log.debug({ job: job.name, ms: Math.round(performance.now() - started), ...result }, 'history job done');
       return result;
     },
-    { connection: createNodeRedisClient(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: 1 },
+    { connection: bullConnection(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: 1 },
   );
   worker.on('failed', (job, err) => log.warn({ job: job?.name, err }, 'history job failed'));
   logWorkerErrors(worker, options.redis, log, 'history worker');

@@ -1,4 +1,4 @@
-import { DelayedError, Worker, createNodeRedisClient, UnrecoverableError, type Job, type Queue } from 'bullmq';
+import { DelayedError, Worker, UnrecoverableError, type Job, type Queue } from 'bullmq';
 import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
@@ -6,7 +6,7 @@ import { claimMail, failMail, markMailSent, releaseMail, type ClaimedMail } from
 import { claimWebhookMail, isWebhookMailKey, type ClaimedWebhookMail } from '../../db/queries/webhook-mail.js';
 import { renderWebhookDisabledMail } from '../../src/domain/webhook-mail.js';
 import type { Redis } from '../../src/infra/redis.js';
-import { QUEUES, bullPrefix } from '../queues.js';
+import { QUEUES, bullPrefix, bullConnection } from '../queues.js';
 import { renderCredentialReminder, renderTokenMail } from '../../src/domain/token-mail.js';
 import { daysLeftAt } from '../../src/domain/token-reminders.js';
 import { writeCredentialReminders } from '../../src/registry/credential-reminders.js';
@@ -195,7 +195,7 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
       return { messageId: info.messageId };
     },
     {
-      connection: createNodeRedisClient(options.redis),
+      connection: bullConnection(options.redis),
       prefix: bullPrefix(options.redisPrefix),
       concurrency: options.concurrency ?? MAIL_WORKER_CONCURRENCY,
       lockDuration: lockMs,

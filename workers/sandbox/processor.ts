@@ -1,11 +1,11 @@
-import { Worker, createNodeRedisClient, type Job } from 'bullmq';
+import { Worker, type Job } from 'bullmq';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { storeTransmissions, type StoredTransmission } from '../../db/queries/signals.js';
 import { SANDBOX_ORIGINATOR, simulatedReadings } from '../../src/domain/sandbox.js';
 import type { Bus } from '../../src/infra/bus.js';
 import type { Redis } from '../../src/infra/redis.js';
-import { QUEUES, bullPrefix } from '../queues.js';
+import { QUEUES, bullPrefix, bullConnection } from '../queues.js';
 import { logWorkerErrors } from '../connection-errors.js';
 
 /**
@@ -68,7 +68,7 @@ export function startSandboxWorker(options: SandboxWorkerOptions): Worker {
       log.debug({ job_id: job.id, readings: sent }, 'sandbox readings sent');
       return { readings: sent };
     },
-    { connection: createNodeRedisClient(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: 1 },
+    { connection: bullConnection(options.redis), prefix: bullPrefix(options.redisPrefix), concurrency: 1 },
   );
   worker.on('failed', (job, err) => log.warn({ job_id: job?.id, err }, 'sandbox simulation failed'));
   logWorkerErrors(worker, options.redis, log, 'sandbox worker');
