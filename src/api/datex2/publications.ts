@@ -5,7 +5,7 @@ import { openingAt } from '../../domain/opening-hours.js';
 import type { ConfirmedLayout, StationDirectory } from '../../domain/stations.js';
 import type { PublishedReading } from '../../domain/categories/index.js';
 import { siteStatus, type Held } from '../../domain/datex2/status.js';
-import { siteOf, tableVersion, type LeftOutReason, type SiteModel, type SiteResult } from '../../domain/datex2/table.js';
+import { leftOutReasons, siteOf, tableVersion, type LeftOutReason, type SiteModel, type SiteResult } from '../../domain/datex2/table.js';
 import { siteStatusElement, statusPublication } from './xml/status.js';
 import { writeElement } from './xml/writer.js';
 import { tablePublication, type Publisher } from './xml/table.js';
@@ -47,7 +47,7 @@ export interface PublicationDeps {
 }
 
 interface CurrentSites {
-  rows: ReadonlyMap<string, StationRow>;
+  rows: ReadonlyMap<string, HeldRow>;
   statusVersion: number;
   setModifiedUs: number;
   sites: SiteModel[];
@@ -57,7 +57,7 @@ interface CurrentSites {
 }
 
 interface KeptSite {
-  row: StationRow;
+  row: HeldRow;
   pricing: PublishedReading | undefined;
   result: SiteResult;
 }
@@ -68,8 +68,26 @@ export interface TableDocument {
   lastModifiedUs: number;
 }
 
+/**
+ * A station as kept: its row, or, for one left out of the table whatever its prices (no daily capacity
+ * or no coordinates), only its version and why: nothing else of it is published, and with 100,000
+ * stations the whole rows took some 300 MB.
+ */
+type HeldRow = StationRow | LeftOutRow;
+
+interface LeftOutRow {
+  hrs_id: string;
+  modifiedUs: number;
+  leftOut: LeftOutReason[];
+}
+
+function heldRow(row: StationRow): HeldRow {
+  const leftOut = leftOutReasons(row.details);
+  return leftOut.length > 0 ? { hrs_id: row.hrs_id, modifiedUs: row.modifiedUs, leftOut } : row;
+}
+
 export class Datex2Publications {
-  private rows = new Map<string, StationRow>();
+  private rows = new Map<string, HeldRow>();
   private setModifiedUs = 0;
   private readonly sites = new Map<string, KeptSite>();
   /** The registry cache's version the rows were last read for (-1: never). */
@@ -134,10 +152,11 @@ export class Datex2Publications {
     });
     // Unchanged (the usual case, on every table request): the same map, so what was made of it is kept.
     if (changed) {
-      const next = new Map<string, StationRow>();
+      const next = new Map<string, HeldRow>();
       const byId = new Map(fresh.map((row) => [row.hrs_id, row]));
       for (const head of heads.stations) {
-        const row = byId.get(head.hrsId) ?? this.rows.get(head.hrsId);
+        const read = byId.get(head.hrsId);
+        const row = read === undefined ? this.rows.get(head.hrsId) : heldRow(read);
         if (row !== undefined) next.set(head.hrsId, row);
       }
       this.rows = next;
@@ -161,11 +180,12 @@ export class Datex2Publications {
     const leftOut: Record<LeftOutReason, number> = { no_capacity: 0, no_coordinates: 0 };
     let newestUs = this.setModifiedUs;
     for (const [hrsId, row] of this.rows) {
-      const pricing = this.deps.status.published(hrsId, 'pricing')?.reading;
+      // Left out whatever its prices: its reasons are all there is to it.
+      const pricing = 'leftOut' in row ? undefined : this.deps.status.published(hrsId, 'pricing')?.reading;
       let kept = this.sites.get(hrsId);
       if (kept === undefined || kept.row !== row || kept.pricing !== pricing) {
         const input = pricing === undefined ? null : { datetime: pricing.datetime, receivedAt: pricing.receivedAt, products: productsOf(pricing) };
-        kept = { row, pricing, result: siteOf(row, input) };
+        kept = { row, pricing, result: 'leftOut' in row ? { leftOut: row.leftOut } : siteOf(row, input) };
         this.sites.set(hrsId, kept);
       }
       newestUs = Math.max(newestUs, row.modifiedUs);

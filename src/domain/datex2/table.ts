@@ -266,14 +266,22 @@ function refuellingModesOf(row: TableStationInput): string[] {
   return modes.length > 0 ? modes : ['unknown'];
 }
 
+/**
+ * Why a station is left out of the table whatever its prices (the profile requires its daily capacity
+ * and coordinates); empty when it is not.
+ */
+export function leftOutReasons(details: Record<string, unknown>): LeftOutReason[] {
+  const missing: LeftOutReason[] = [];
+  if (capacityOf(details) === null) missing.push('no_capacity');
+  if (inRange(coordinatesOf(details)) === null) missing.push('no_coordinates');
+  return missing;
+}
+
 /** One station's site, or why it is left out of the table. */
 export function siteOf(row: TableStationInput, pricing: PricingInput | null): SiteResult {
   const location = inRange(coordinatesOf(row.details));
   const capacity = capacityOf(row.details);
-  const missing: LeftOutReason[] = [];
-  if (capacity === null) missing.push('no_capacity');
-  if (location === null) missing.push('no_coordinates');
-  if (capacity === null || location === null) return { leftOut: missing };
+  if (capacity === null || location === null) return { leftOut: leftOutReasons(row.details) };
   const rates = ratesOf(row, pricing);
   const stationContent = {
     id: stationId(row.hrs_id),
