@@ -38,7 +38,6 @@ import { Announcements, Announcer } from './infra/announce.js';
 import { Bus } from './infra/bus.js';
 import { namespaceFields, resolveNamespace } from './infra/namespace.js';
 import { databaseIdentity } from '../db/queries/platform.js';
-import { recheckStoredPhotos } from './registry/stored-photos.js';
 import { closeRedis, openRedis, pingRedis, type Redis } from './infra/redis.js';
 import { watchRedis } from './infra/redis-outage.js';
 import { Receipts, Rejections, TokenEvents } from './infra/receipts.js';
@@ -48,7 +47,7 @@ import { createPush, type Push } from './push/push.js';
 import { StreamSlots } from './infra/stream-slots.js';
 import { STREAM_PATH } from './push/subscriptions.js';
 import { Registry } from './registry/registry.js';
-import { installSandbox, removeSandbox } from './registry/sandbox.js';
+import { recheckPhotos, setUpSandbox } from './platform-chores.js';
 import { TokenStore } from './registry/tokens.js';
 import { accountFamilies } from './platform-accounts.js';
 import type { Families, PlatformParts } from './platform-parts.js';
@@ -130,8 +129,8 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers,
   registry.onReload((changed) => opening.stationsChanged(changed));
   const loading = performance.now();
   await registry.reload();
+  // The first load reports every station as changed: the opening clock has scheduled them all.
   log.info({ stations: registry.size, ms: Math.round(performance.now() - loading) }, 'registry loaded');
-  opening.start();
   // Listen before restoring: a reading announced meanwhile is applied either way (the newer wins).
   await announcements.listen((signals) => status.publish(signals));
   const started = performance.now();
@@ -142,34 +141,6 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers,
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log, redis);
   closers.add('the call log', () => callLog.close());
   return { config, log, clock, sql, redis, bus, announcements, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
-}
-
-/**
- * The export v1.1 sandbox's stations as SANDBOX says: written (or removed), announced to the other
- * instances when they changed (the simulator's schedule is set in `wire`). A failure is logged, never
- * fatal: the sandbox is a convenience, the service runs without it.
- */
-async function setUpSandbox(config: Readonly<Config>, sql: Sql, announcements: Announcements, log: Logger): Promise<void> {
-  try {
-    const change = config.sandbox ? await installSandbox(sql) : await removeSandbox(sql);
-    if (change.changedStations.length > 0) {
-      log.info({ stations: change.changedStations, sandbox: config.sandbox }, config.sandbox ? 'sandbox stations written' : 'sandbox removed');
-      await announcements.stationsChanged(change.changedStations).catch((err: unknown) => log.warn({ err }, 'sandbox change not announced'));
-    }
-  } catch (err) {
-    log.error({ err }, 'setting up the export v1.1 sandbox failed');
-  }
-}
-
-/** Stored photos not yet decoded and re-encoded are, before anything is served; a failure is logged, never fatal. */
-async function recheckPhotos(sql: Sql, announcements: Announcements, log: Logger): Promise<void> {
-  try {
-    const changed = await recheckStoredPhotos(sql, log);
-    if (changed.length === 0) return;
-    await announcements.stationsChanged(changed).catch((err: unknown) => log.warn({ err }, 'photo changes not announced'));
-  } catch (err) {
-    log.error({ err }, 'checking the stored photos failed: those not checked are not served until the next start');
-  }
 }
 
 interface Served {

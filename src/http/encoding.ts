@@ -34,13 +34,9 @@ export class EncodedBody {
   private brotlied: Buffer | undefined;
   readonly identity: Buffer;
 
+  /** Text, or bytes already encoded as UTF-8 (kept as they are). */
   constructor(text: string | Buffer) {
     this.identity = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-  }
-
-  /** A body of bytes already encoded (UTF-8), kept as they are. */
-  static ofBytes(bytes: Buffer): EncodedBody {
-    return new EncodedBody(bytes);
   }
 
   get gzip(): Buffer {

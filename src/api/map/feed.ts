@@ -1,11 +1,10 @@
-import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { MapStationRow } from '../../../db/queries/map.js';
 import { openingAt } from '../../domain/opening-hours.js';
 import type { StationEntry } from '../../domain/stations.js';
 import { EncodedBody } from '../../http/encoding.js';
 import { stationSummary, type SummaryDeps } from '../../domain/status/station-summary.js';
-import { featureJson, featureParts, livePartOf, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
+import { featureCollection, featureJson, featureParts, livePartOf, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
 
 /**
  * The public map's feed, `GET /map/v1/stations.geojson`, and the changes its stream tells: every
@@ -370,28 +369,12 @@ export class MapFeed {
   private build(at: Date): FeedBody {
     const started = performance.now();
     this.order ??= [...this.held.keys()].sort();
-    const head = Buffer.from(`{"type":"FeatureCollection","generated_at":${JSON.stringify(at.toISOString())},"features":[`);
-    let size = head.length + 2 + Math.max(0, this.order.length - 1);
-    for (const id of this.order) size += this.held.get(id)!.bytes;
-    const bytes = Buffer.allocUnsafeSlow(size);
-    head.copy(bytes);
-    let offset = head.length;
-    for (let i = 0; i < this.order.length; i++) {
-      const parts = this.held.get(this.order[i]!)!;
-      if (i > 0) bytes[offset++] = 0x2c; // ,
-      offset += bytes.write(parts.head, offset, 'utf8');
-      offset += bytes.write(parts.live, offset, 'utf8');
-      offset += bytes.write(parts.tail, offset, 'utf8');
-    }
-    bytes[offset++] = 0x5d; // ]
-    bytes[offset++] = 0x7d; // }
-    if (offset !== size) throw new Error(`the map feed's body is ${offset} bytes, ${size} were counted`);
-    const etag = `"${createHash('sha256').update(bytes.subarray(head.length, size - 2)).digest('base64url').slice(0, 27)}"`;
+    const { bytes, etag } = featureCollection(this.order.map((id) => this.held.get(id)!), at);
     // Never before the body it replaces, were the clock to step back: a date a client holds must not
     // seem newer than a later body (If-Modified-Since would keep its copy).
     const lastModified = Math.max(Math.floor(at.getTime() / 1000), this.current?.lastModified ?? 0);
     const sharedSecond = this.current !== undefined && this.current.lastModified >= lastModified;
-    this.current = { body: EncodedBody.ofBytes(bytes), etag, lastModified, sharedSecond };
+    this.current = { body: new EncodedBody(bytes), etag, lastModified, sharedSecond };
     this.stale = false;
     this.builtAt = performance.now();
     this.buildMs = this.builtAt - started;
