@@ -10,12 +10,15 @@ import { tmpdir } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import postgres from 'postgres';
 import sharp from 'sharp';
 import t, { type Test } from 'tap';
 import { connect, ensureDatabase, isDatabaseUnavailable, type Sql } from '../../db/connect.js';
+import { wholeRegistryRead } from '../../db/deadline.js';
 import { migrate, MigrationError, readMigrations } from '../../db/migrate.js';
 import { readRegistryRows } from '../../db/queries/registry.js';
 import { classifyUnavailable } from '../../src/api/unavailable.js';
@@ -1189,5 +1192,32 @@ t.test('driver', async (t) => {
     t.teardown(relay.close);
     const answer = await Promise.race([sql`select 3 as three`, sleep(10_000, undefined, { ref: false }).then(() => Promise.reject(new Error('no answer in 10 s')))]);
     t.same(answer, [{ three: 3 }]);
+  });
+
+  t.test("a finished transaction's result is let go: neither its connection nor the statements' origin cache keeps it", async (t) => {
+    // With 100,000 stations each whole-registry read's result is tens of megabytes. The connection kept
+    // its last transaction's result (the race in `begin` left its loser's reject on the connection), and
+    // postgres.js's per-statement origin error kept its stack's frames, and what their closures held,
+    // for as long as the process lived (patches/postgres+3.4.9.patch).
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const collected = async (ref: WeakRef<object>) => {
+      for (let turn = 0; turn < 3; turn++) {
+        await new Promise((resolve) => setImmediate(resolve));
+        gc();
+      }
+      return ref.deref() === undefined;
+    };
+    const records = () => Array.from({ length: 1000 }, (_, i) => ({ i }));
+    for (const [name, read] of [
+      ['a transaction on a bounded pool', (sql: Sql) => sql.begin(async (tx) => ({ rows: await tx`select 1 as probe_begin`, records: records() }))],
+      ['a whole-registry read', (sql: Sql) => wholeRegistryRead(sql, async (tx) => ({ rows: await tx`select 2 as probe_whole_read`, records: records() }))],
+    ] as const) {
+      const sql = connect(TEST_DATABASE_ROOT, { max: 1, timeoutMs: 5000 });
+      t.teardown(() => sql.end({ timeout: 1 }));
+      const ref = await (async () => new WeakRef(await read(sql)))();
+      t.ok(await collected(ref), `${name}: collected once nobody holds it`);
+      t.same(await sql`select 3 as three`, [{ three: 3 }], `${name}: the connection goes on`);
+    }
   });
 });
