@@ -1342,7 +1342,7 @@ t.test('map-feed-changes', async (t) => {
   });
 
   /** A feed over `count` stations with points, each with one reading, and a way to change one's reading. */
-  function many(count: number, pacing?: { fromMs: number; factor: number }) {
+  function many(count: number, pacing?: { fromFeatures: number; fromMs: number; factor: number }) {
     const stations = new Map<string, StationEntry>();
     for (let i = 0; i < count; i++) {
       const id = `S${String(i).padStart(5, '0')}`;
@@ -1400,7 +1400,7 @@ t.test('map-feed-changes', async (t) => {
   });
 
   t.test('bodies are paced when making one is slow: the last one served until the pace allows another', async (t) => {
-    const paced = many(50, { fromMs: 0, factor: 1e9 });
+    const paced = many(50, { fromFeatures: 0, fromMs: 0, factor: 1e9 });
     await paced.feed.start();
     const first = await paced.feed.body();
     paced.change('S00003', false);
@@ -1408,7 +1408,7 @@ t.test('map-feed-changes', async (t) => {
     t.equal(await paced.feed.body(), first, 'within the pace: the body made last');
     paced.feed.close();
 
-    const free = many(50, { fromMs: 0, factor: 0 });
+    const free = many(50, { fromFeatures: 0, fromMs: 0, factor: 0 });
     await free.feed.start();
     const before = await free.feed.body();
     free.change('S00003', false);
@@ -1417,6 +1417,16 @@ t.test('map-feed-changes', async (t) => {
     t.not(after.etag, before.etag, 'past the pace: a new body');
     t.match(JSON.parse(after.body.identity.toString()).features[3].properties.fuelling_options, [{ status: 'UNAVAILABLE' }]);
     free.feed.close();
+
+    // A feed smaller than the paced size, however slow its last making seemed (a collection or a busy
+    // machine slowed it): never paced.
+    const small = many(50, { fromFeatures: 51, fromMs: 0, factor: 1e9 });
+    await small.feed.start();
+    const smallBefore = await small.feed.body();
+    small.change('S00003', false);
+    await settled();
+    t.not((await small.feed.body()).etag, smallBefore.etag, 'below the paced size: a new body at once');
+    small.feed.close();
   });
 
   t.test('Last-Modified never goes back, even when the clock does', async (t) => {

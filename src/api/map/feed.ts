@@ -52,8 +52,11 @@ export interface MapFeedDeps extends Required<Pick<SummaryDeps, 'opening'>> {
   log: Logger;
   /** The platform's clock (the system clock by default). */
   now?: () => Date;
-  /** When bodies are paced (see MapFeed.built): from a making that took `fromMs`, every `factor` times it. The defaults: 10 ms, 10. */
-  pacing?: { fromMs: number; factor: number };
+  /**
+   * When bodies are paced (see MapFeed.built): in a feed of `fromFeatures` stations or more, from a
+   * making that took `fromMs`, every `factor` times it. The defaults: SLICE stations, 10 ms, 10.
+   */
+  pacing?: { fromFeatures: number; fromMs: number; factor: number };
 }
 
 /** The kept body and its validators. */
@@ -74,9 +77,15 @@ type Held = FeatureParts;
 
 /** Every station computed in one go up to this many; more in slices of this many, the event loop free between them. */
 export const SLICE = 2000;
-/** A body is made again at most every BUILD_PACE times what making the last one took, once that is PACED_FROM_MS or more. */
+/**
+ * A body is made again at most every BUILD_PACE times what making the last one took, once that is
+ * PACED_FROM_MS or more in a feed of PACED_FROM_FEATURES stations or more. A smaller feed is made in a
+ * millisecond or so: one that took longer was slowed by something else (a garbage collection, a busy
+ * machine), and pacing it would only serve a body that is behind for no gain.
+ */
 const BUILD_PACE = 10;
 const PACED_FROM_MS = 10;
+const PACED_FROM_FEATURES = SLICE;
 
 /** One settling's work: the features computed (into `next`), what to tell, whether the set or a static field changed. */
 class Pass {
@@ -348,15 +357,17 @@ export class MapFeed {
 
   /**
    * The body, made again when a feature changed since it was made. When making it took PACED_FROM_MS or
-   * more (about 0.3 s with 100,000 stations; a millisecond with a thousand, which is never paced), not
+   * more (about 0.3 s with 100,000 stations; a millisecond with a thousand, which is never paced) in a
+   * feed of PACED_FROM_FEATURES stations or more, not
    * more often than every BUILD_PACE times that, so that a stream of readings cannot keep the event loop
    * making bodies: until then the body made last is served, a consistent earlier state under its own
    * validators and `generated_at`.
    */
   private built(): FeedBody {
     if (this.current !== undefined && !this.stale) return this.current;
-    const { fromMs, factor } = this.deps.pacing ?? { fromMs: PACED_FROM_MS, factor: BUILD_PACE };
-    if (this.current !== undefined && this.buildMs >= fromMs && performance.now() - this.builtAt < factor * this.buildMs) return this.current;
+    const { fromFeatures, fromMs, factor } = this.deps.pacing ?? { fromFeatures: PACED_FROM_FEATURES, fromMs: PACED_FROM_MS, factor: BUILD_PACE };
+    const paced = this.held.size >= fromFeatures && this.buildMs >= fromMs;
+    if (this.current !== undefined && paced && performance.now() - this.builtAt < factor * this.buildMs) return this.current;
     return this.build(this.now());
   }
 
