@@ -9,10 +9,14 @@
  * after the start (the public map's first settling in slices, its static fields, the DATEX II rows):
  * the map feed is asked for once, `/healthz` is polled every 20 ms meanwhile (its slowest answer: no
  * request waits long for the background work), and the resident memory is read at ready, once the
- * feed is there, and SETTLE_S seconds later (VmRSS), with the peak (VmHWM).
+ * feed is there, EARLY_S seconds later, and every second for SETTLE_S seconds (VmRSS), with the peak
+ * (VmHWM). The start leaves its reads' rows as garbage in the old generation and the young one grown
+ * to its maximum; V8 collects them with its memory reducer once the instance is quiet (its watchdog
+ * starts one within about 100 s of the last full collection), so the settled figure is the lowest
+ * seen in SETTLE_S seconds, with when it came.
  *
- * Goals (issue 42, item 4): ready within 5 s of the spawn; resident memory within 1 GB (10^9 bytes)
- * once everything is loaded and settled.
+ * Goals (issue 42, item 4): ready within 5 s of the spawn; resident memory within 1 GB (10^9 bytes):
+ * settled, and, the strict reading, at its peak.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -31,8 +35,10 @@ import { tearDown, workspace } from './lib/workspace.js';
 const STATIONS = 100_000;
 const GOAL_READY_MS = 5_000;
 const GOAL_RSS_BYTES = 1e9;
-/** Seconds after the feed is there before the last memory reading. */
-const SETTLE_S = 20;
+/** Seconds after the feed is there of the first memory reading after it (the figure earlier runs gave as settled). */
+const EARLY_S = 20;
+/** Seconds after the feed is there during which the memory is read every second. */
+const SETTLE_S = 180;
 
 const MB = 1e6;
 
@@ -140,10 +146,25 @@ async function run(options: BenchOptions): Promise<void> {
     const feedMs = performance.now() - asked;
     const feedFeatures = feed.status === 200 ? STATIONS : 0;
     const withFeed = memoryOf(pid);
-    await new Promise((resolve) => setTimeout(resolve, SETTLE_S * 1000));
-    polling = false;
-    await poller;
-    const settled = memoryOf(pid);
+    const feedAt = performance.now();
+    let early = withFeed;
+    let settled = withFeed;
+    let settledAtS = 0;
+    for (let second = 1; second <= SETTLE_S; second++) {
+      await new Promise((resolve) => setTimeout(resolve, feedAt + second * 1000 - performance.now()));
+      const now = memoryOf(pid);
+      if (second === EARLY_S) {
+        early = now;
+        // The poller's requests are the background work's witness; the quiet after is the instance at rest.
+        polling = false;
+        await poller;
+      }
+      if (now.rss < settled.rss) {
+        settled = now;
+        settledAtS = second;
+      }
+    }
+    const peak = memoryOf(pid).peak;
     const warnings = lines.filter((line) => (line.level ?? 0) >= 40).map((line) => line.msg);
     await stop();
     stop = undefined;
@@ -176,18 +197,20 @@ async function run(options: BenchOptions): Promise<void> {
         [
           ['at ready', integer(atReady.rss / MB), integer(atReady.peak / MB)],
           ['with the map feed made', integer(withFeed.rss / MB), integer(withFeed.peak / MB)],
-          [`${SETTLE_S} s later`, integer(settled.rss / MB), integer(settled.peak / MB)],
+          [`${EARLY_S} s later`, integer(early.rss / MB), integer(early.peak / MB)],
+          [`settled: the lowest within ${SETTLE_S} s (${settledAtS} s after the feed)`, integer(settled.rss / MB), integer(settled.peak / MB)],
         ],
       ),
     );
     options.print();
-    options.print(`/healthz every 20 ms meanwhile: ${integer(polls)} answers, the slowest in ${fixed(slowestMs, 0)} ms`);
+    options.print(`/healthz every 20 ms for ${EARLY_S} s after ready: ${integer(polls)} answers, the slowest in ${fixed(slowestMs, 0)} ms`);
     if (warnings.length > 0) options.print(`warnings in the log: ${warnings.join('; ')}`);
     options.print('MB: 10^6 bytes.');
     options.print();
     printGoals(options.print, [
       { what: 'ready (/readyz 200) after the spawn', measured: `${fixed(readyMs / 1000, 2)} s`, goal: `under ${fixed(GOAL_READY_MS / 1000, 0)} s`, met: readyMs < GOAL_READY_MS },
-      { what: `resident memory, settled (${SETTLE_S} s after the feed)`, measured: `${integer(settled.rss / MB)} MB`, goal: `under ${integer(GOAL_RSS_BYTES / MB)} MB`, met: settled.rss < GOAL_RSS_BYTES },
+      { what: `resident memory, settled (the lowest within ${SETTLE_S} s of the feed)`, measured: `${integer(settled.rss / MB)} MB`, goal: `under ${integer(GOAL_RSS_BYTES / MB)} MB`, met: settled.rss < GOAL_RSS_BYTES },
+      { what: 'resident memory at its peak (VmHWM)', measured: `${integer(peak / MB)} MB`, goal: `under ${integer(GOAL_RSS_BYTES / MB)} MB`, met: peak < GOAL_RSS_BYTES },
     ]);
     if (feed.status !== 200) throw new Error(`the map feed answered ${feed.status}`);
     if (restored?.actors !== STATIONS * 4) throw new Error(`${restored?.actors} actors restored, not ${STATIONS * 4}`);
