@@ -389,7 +389,7 @@ t.test('markdown-links', async (t) => {
       'npm ci && npx hrs demo',
       '```',
       '',
-      'Run the tests (the unit and platform tiers, with the typecheck beside them; four to nine minutes, by the machine and whether it is the first run):',
+      'Run the tests (the unit and platform tiers, with the typecheck beside them; four to ten minutes, by the machine and whether it is the first run):',
       '',
       '```sh',
       'npm test',
