@@ -1,12 +1,13 @@
 import KDBush from 'kdbush';
 import { around } from 'geokdbush';
-import { EARTH_RADIUS_KM, haversineKm, lonRanges, roundKm, type GeoBox, type GeoPoint } from './geo.js';
+import { cosLat, EARTH_RADIUS_KM, haversineKm, haversineKmCos, lonRanges, roundKm, type GeoBox, type GeoPoint } from './geo.js';
 
 /**
  * A spatial index of station points in memory, for the geo queries of export v2 (./geo.ts): a static
- * k-d tree (kdbush) over longitude and latitude, searched by `range` for a box and by geokdbush's
- * `around` (great-circle, nearest first, correct across the antimeridian and near the poles) for a
- * circle. Built once from every point (milliseconds for ten thousand), never updated: the registry is
+ * k-d tree (kdbush) over longitude and latitude, searched by `range` for a box, for a circle by
+ * `range` over the boxes that hold it (`circleBoxes`: across the antimeridian and over a pole) with
+ * each candidate measured exactly, and by geokdbush's `around` (great-circle, nearest first) for the
+ * nearest N. Built once from every point (milliseconds for ten thousand), never updated: the registry is
  * replaced whole on each reload, and so is the index. Answers never scan all points.
  */
 
@@ -21,9 +22,6 @@ export interface NearHit {
   distanceKm: number;
 }
 
-/** geokdbush measures on a 6371 km sphere; ours is the mean radius: its radii are scaled to ours. */
-const GEOKDBUSH_RADIUS_KM = 6371;
-
 /** Points per leaf: small leaves suit queries that find few points among many. */
 const NODE_SIZE = 16;
 
@@ -32,6 +30,10 @@ export class GeoIndex {
   /** By position in the tree (positions follow hrs_id order, so sorting positions sorts by hrs_id). */
   private readonly ids: string[];
   private readonly points: GeoPoint[];
+  /** By position: latitude, longitude and the latitude's cosine (what a distance needs, at hand). */
+  private readonly lats: Float64Array;
+  private readonly lons: Float64Array;
+  private readonly cosines: Float64Array;
   private readonly positions: Map<string, number>;
 
   private constructor(points: readonly IndexedPoint[]) {
@@ -39,6 +41,9 @@ export class GeoIndex {
     this.ids = sorted.map((p) => p.id);
     this.points = sorted.map((p) => ({ lat: p.lat, lon: p.lon }));
     this.positions = new Map(this.ids.map((id, at) => [id, at]));
+    this.lats = Float64Array.from(sorted, (p) => p.lat);
+    this.lons = Float64Array.from(sorted, (p) => p.lon);
+    this.cosines = Float64Array.from(sorted, (p) => cosLat(p.lat));
     this.tree = new KDBush(sorted.length, NODE_SIZE, Float64Array);
     // 180 and -180 are one meridian: kept as -180, so each point sits at one place of the tree.
     for (const p of sorted) this.tree.add(p.lon === 180 ? -180 : p.lon, p.lat);
@@ -91,16 +96,20 @@ export class GeoIndex {
   }
 
   private inRadius(center: GeoPoint, radiusKm: number, want: number): { hits: NearHit[]; count: number } {
-    // A hair wider than asked (a millimetre), then measured exactly as the answer measures.
-    const searchKm = (radiusKm * GEOKDBUSH_RADIUS_KM) / EARTH_RADIUS_KM + 1e-6;
-    const found = around(this.tree, center.lon, center.lat, Infinity, searchKm);
+    // The boxes that hold the circle (a hair wider), searched as boxes, then measured exactly as the
+    // answer measures: a box search finds the few candidates without geokdbush's queue of nodes (a
+    // sixth of its time at 10,000 stations), and the exact check decides.
     const at: number[] = [];
     const km: number[] = [];
-    for (const position of found) {
-      const distance = haversineKm(center, this.points[position]!);
-      if (distance > radiusKm) continue;
-      at.push(position);
-      km.push(roundKm(distance));
+    const { lat, lon } = center;
+    const cos = cosLat(lat);
+    for (const [west, south, east, north] of circleBoxes(center, radiusKm)) {
+      for (const position of this.tree.range(west, south, east, north)) {
+        const distance = haversineKmCos(lat, lon, cos, this.lats[position]!, this.lons[position]!, this.cosines[position]!);
+        if (distance > radiusKm) continue;
+        at.push(position);
+        km.push(roundKm(distance));
+      }
     }
     return { hits: this.sorted(at, km, want), count: at.length };
   }
@@ -138,19 +147,58 @@ export class GeoIndex {
 
   /** The first `want` of these positions (their distances in `km`), nearest first, equal distances by hrs_id. */
   private sorted(at: readonly number[], km: readonly number[], want: number): NearHit[] {
-    // `around` gives them nearest first already, so the sort (V8's TimSort, which finds that order in
-    // one pass) mostly orders equal distances by hrs_id (positions follow hrs_id). Not an insertion
-    // sort: stations at one place (a placeholder point shared by thousands) would make that quadratic.
-    const order = at.map((_, i) => i);
-    order.sort((a, b) => km[a]! - km[b]! || at[a]! - at[b]!);
-    const hits: NearHit[] = new Array(Math.min(want, order.length));
-    for (let i = 0; i < hits.length; i++) hits[i] = { id: this.ids[at[order[i]!]!]!, distanceKm: km[order[i]!]! };
+    // One number per hit, its distance in whole metres then its position (positions follow hrs_id):
+    // a typed array sorts those natively, n log n whatever the ties (stations at one placeholder
+    // point shared by thousands), with no comparator called. Exact below 2^53: metres up to half the
+    // Earth's circumference (2.0e7) times positions.
+    const span = this.ids.length;
+    const keys = new Float64Array(at.length);
+    for (let i = 0; i < at.length; i++) keys[i] = Math.round(km[i]! * 1000) * span + at[i]!;
+    keys.sort();
+    const hits: NearHit[] = new Array(Math.min(want, keys.length));
+    for (let i = 0; i < hits.length; i++) {
+      const key = keys[i]!;
+      const position = key % span;
+      hits[i] = { id: this.ids[position]!, distanceKm: (key - position) / span / 1000 };
+    }
     return hits;
   }
 }
 
 /** Builds the index over these points (what src/api/export-v2/geo.ts rebuilds after each registry reload). */
 export const buildGeoIndex = (points: readonly IndexedPoint[]): GeoIndex => GeoIndex.build(points);
+
+/** A hair of a degree (about a tenth of a metre): boxes are this much wider than the circle they hold. */
+const HAIR_DEG = 1e-6;
+
+/**
+ * Boxes `[west, south, east, north]` (degrees, as the tree holds points: the meridian ±180 at -180)
+ * that together hold every point within `radiusKm` of `center` on the sphere, and never one point
+ * twice. A circle reaching a pole holds every longitude from its edge to the pole; otherwise its
+ * longitudes are within asin(sin d / cos φ) of the centre's (the tangent meridians of a spherical
+ * cap), cut at the antimeridian into two boxes.
+ */
+export function circleBoxes(center: GeoPoint, radiusKm: number): [number, number, number, number][] {
+  const d = radiusKm / EARTH_RADIUS_KM;
+  const dLatDeg = d * DEG + HAIR_DEG;
+  const south = Math.max(-90, center.lat - dLatDeg);
+  const north = Math.min(90, center.lat + dLatDeg);
+  const cosLat = Math.cos(center.lat * RAD);
+  if (north >= 90 || south <= -90 || Math.sin(d) >= cosLat) return [[-180, south, 180, north]];
+  const dLonDeg = Math.asin(Math.sin(d) / cosLat) * DEG + HAIR_DEG;
+  // The centre's longitude with the meridian ±180 as -180, as the tree holds it.
+  const lon = center.lon === 180 ? -180 : center.lon;
+  const west = lon - dLonDeg;
+  const east = lon + dLonDeg;
+  if (dLonDeg >= 180) return [[-180, south, 180, north]];
+  if (west < -180) return [[-180, south, east, north], [west + 360, south, 180, north]];
+  // Reaching 180 from the west also reaches the meridian, held at -180.
+  if (east >= 180) return [[west, south, 180, north], [-180, south, Math.max(-180, east - 360), north]];
+  return [[west, south, east, north]];
+}
+
+const RAD = Math.PI / 180;
+const DEG = 180 / Math.PI;
 
 /** hrs_id order: by UTF-16 code units, as the station list sorts them. */
 const compareIds = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

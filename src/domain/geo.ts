@@ -111,9 +111,20 @@ const RAD = Math.PI / 180;
 
 /** The great-circle distance in kilometres (haversine, on the mean Earth radius). */
 export function haversineKm(a: GeoPoint, b: GeoPoint): number {
-  const dLat = (b.lat - a.lat) * RAD;
-  const dLon = (b.lon - a.lon) * RAD;
-  const h = Math.sin(dLat / 2) ** 2 + Math.cos(a.lat * RAD) * Math.cos(b.lat * RAD) * Math.sin(dLon / 2) ** 2;
+  return haversineKmCos(a.lat, a.lon, cosLat(a.lat), b.lat, b.lon, cosLat(b.lat));
+}
+
+/** A latitude's cosine, as haversineKmCos takes it (kept per point by what measures many distances). */
+export const cosLat = (lat: number): number => Math.cos(lat * RAD);
+
+/**
+ * haversineKm with both latitudes' cosines given (cosLat): the same operations, so the same result to
+ * the last bit, for an index that keeps its points' cosines.
+ */
+export function haversineKmCos(aLat: number, aLon: number, aCos: number, bLat: number, bLon: number, bCos: number): number {
+  const dLat = (bLat - aLat) * RAD;
+  const dLon = (bLon - aLon) * RAD;
+  const h = Math.sin(dLat / 2) ** 2 + aCos * bCos * Math.sin(dLon / 2) ** 2;
   return 2 * EARTH_RADIUS_KM * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 

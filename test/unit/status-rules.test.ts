@@ -22,7 +22,7 @@ import { type FeedChange, MapFeed, SETTLE_DELAY_MS, SLICE, STATICS_WAIT_MS } fro
 import { createLogger } from '../../src/config/log.js';
 import { ALL, CATEGORIES, CATEGORY, freshnessPolicies, inWords, isCategory, type PublishedReading, SECTION_KEY_LIST, SECTION_KEYS, turnsUnknown } from '../../src/domain/categories/index.js';
 import { buildGeoIndex, type IndexedPoint } from '../../src/domain/geo-index.js';
-import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoQueryValues, haversineKm, parseGeoQuery, roundKm } from '../../src/domain/geo.js';
+import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoPoint, type GeoQueryValues, haversineKm, parseGeoQuery, roundKm } from '../../src/domain/geo.js';
 import { providedOptions } from '../../src/domain/import-v1/options.js';
 import { isOpen } from '../../src/domain/opening-hours.js';
 import { PAGE_WORDS } from '../../src/domain/page-words.js';
@@ -1669,6 +1669,51 @@ t.test('geo-property', async (t) => {
     t.same(index.near({ lat: 0, lon: 180 }, 20).map((h) => h.id), ['EAST1', 'WEST1'], 'both sides, equal distances by id');
     t.same(index.near({ lat: 90, lon: 45 }, 20).map((h) => h.id), ['POLE1', 'POLE2'], 'around the pole');
     t.equal(index.near({ lat: 0, lon: 180 }, 20)[0]!.distanceKm, roundKm(haversineKm({ lat: 0, lon: 180 }, { lat: 0, lon: 179.9 })));
+  });
+
+  t.test("circles: stations on the circle's edge are found wherever the circle is (poles, antimeridian, high latitudes)", async (t) => {
+    // The index searches the boxes that hold a circle (src/domain/geo-index.ts `circleBoxes`); the
+    // points that test those boxes hardest lie on the circle itself, where its widest longitudes are
+    // (the tangent meridians) and where it reaches a pole or the antimeridian.
+    const rad = Math.PI / 180;
+    /** The point `km` from `from` on the initial bearing `bearing` (degrees), on the mean Earth sphere. */
+    const destination = (from: GeoPoint, km: number, bearing: number): GeoPoint => {
+      const d = km / EARTH_RADIUS_KM;
+      const [φ1, λ1, θ] = [from.lat * rad, from.lon * rad, bearing * rad];
+      const φ2 = Math.asin(Math.sin(φ1) * Math.cos(d) + Math.cos(φ1) * Math.sin(d) * Math.cos(θ));
+      const λ2 = λ1 + Math.atan2(Math.sin(θ) * Math.sin(d) * Math.cos(φ1), Math.cos(d) - Math.sin(φ1) * Math.sin(φ2));
+      return { lat: φ2 / rad, lon: ((((λ2 / rad + 180) % 360) + 360) % 360) - 180 };
+    };
+    const center = fc.record({
+      lat: fc.oneof(fc.double({ min: -90, max: 90, noNaN: true }), fc.double({ min: 75, max: 90, noNaN: true }), fc.double({ min: -90, max: -75, noNaN: true })),
+      lon: fc.oneof(lon, fc.double({ min: 175, max: 180, noNaN: true }), fc.double({ min: -180, max: -175, noNaN: true })),
+    });
+    let onEdge = 0;
+    fc.assert(
+      fc.property(center, radius, fc.array(fc.tuple(fc.double({ min: 0.999, max: 1.001, noNaN: true }), fc.double({ min: 0, max: 360, noNaN: true })), { minLength: 1, maxLength: 60 }), (at, r, ring) => {
+        const points = ring.map(([scale, bearing], i): IndexedPoint => ({ id: `E${String(i).padStart(3, '0')}`, ...destination(at, r * scale, bearing) }));
+        const expected = points
+          .map((p) => ({ id: p.id, km: haversineKm(at, p) }))
+          .filter((hit) => hit.km <= r)
+          .map((hit) => ({ id: hit.id, distanceKm: roundKm(hit.km) }))
+          .sort((a, b) => a.distanceKm - b.distanceKm || byId(a.id, b.id));
+        onEdge += expected.length;
+        const got = buildGeoIndex(points).near(at, r);
+        if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`near ${JSON.stringify(at)} r=${r}: got ${got.length}, expected ${expected.length}`);
+      }),
+      { numRuns: 400 },
+    );
+    t.ok(onEdge > 1000, `${onEdge} stations within a thousandth of the radius of the circle's edge were found`);
+    // Right on the widest longitude of a circle at 60°N (where the box is tightest).
+    const tangent = { lat: 60, lon: 10 };
+    const d = 100 / EARTH_RADIUS_KM;
+    const dLon = Math.asin(Math.sin(d) / Math.cos(60 * rad)) / rad;
+    const edge = [
+      { id: 'WEST1', lat: Math.asin(Math.sin(60 * rad) / Math.cos(d)) / rad, lon: 10 - dLon },
+      { id: 'EAST1', lat: Math.asin(Math.sin(60 * rad) / Math.cos(d)) / rad, lon: 10 + dLon },
+    ];
+    const radiusThere = Math.max(...edge.map((p) => haversineKm(tangent, p)));
+    t.same(buildGeoIndex(edge).near(tangent, radiusThere).map((h) => h.id).sort(), ['EAST1', 'WEST1'], "the circle's tangent meridians: both found");
   });
 
   t.test('Accept: GeoJSON only when it weighs more than JSON', async (t) => {

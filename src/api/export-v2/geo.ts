@@ -28,8 +28,8 @@ export interface GeoMatches {
   ids: string[];
   /** How many the filter finds in all (for `near` without a radius: every station with coordinates). */
   count: number;
-  /** By id, kilometres to 3 decimals; only for `near`. */
-  distances?: Map<string, number>;
+  /** Each id's distance (at its index), kilometres to 3 decimals; only for `near`. */
+  distancesKm?: number[];
 }
 
 /**
@@ -93,7 +93,13 @@ export class StationPoints {
     } else {
       ({ hits, count } = this.index.nearCounted(center, filter.radiusKm, want));
     }
-    return { ids: hits.map((hit) => hit.id), count, distances: new Map(hits.map((hit) => [hit.id, hit.distanceKm])) };
+    const ids: string[] = new Array(hits.length);
+    const distancesKm: number[] = new Array(hits.length);
+    for (let i = 0; i < hits.length; i++) {
+      ids[i] = hits[i]!.id;
+      distancesKm[i] = hits[i]!.distanceKm;
+    }
+    return { ids, count, distancesKm };
   }
 
   /** How many stations the index holds (those with coordinates that export v2 shows). */
@@ -136,32 +142,65 @@ export function filterQuery(req: Request, filter: GeoFilter | undefined): string
 export const wantsGeoJson = (req: Request): boolean => prefersMedia(req.headers.accept, GEOJSON_TYPE, 'application/json');
 
 /**
- * JSON objects' bytes each with `"distance_km":…` as its first member (each `json` starts with `{` and is
- * not empty; undefined stays so), as parts to concatenate: the records are not copied here, and the
- * distances are encoded together, once.
+ * One item of a list page: a kept record's bytes, with what goes before and after it. `into` is text
+ * that opens the record's object itself (`{"distance_km":1.234`): the record's own `{` becomes the `,`
+ * after it, so the record is copied whole, never sliced.
  */
-export function withDistances(bodies: readonly (Buffer | undefined)[], kms: readonly number[]): (Buffer[] | undefined)[] {
-  const texts = kms.map((km) => `{"distance_km":${km},`);
-  const encoded = Buffer.from(texts.join(''), 'latin1');
-  let end = 0;
-  return bodies.map((json, i) => {
-    const start = end;
-    end += texts[i]!.length;
-    return json && [encoded.subarray(start, end), json.subarray(1)];
-  });
+export interface PageItem {
+  before: string;
+  into: string;
+  record: Buffer;
+  after: string;
 }
+
+/** The item of a record, with its distance first when it has one (`near`). */
+export function pageItem(record: Buffer, distanceKm: number | undefined): PageItem {
+  return { before: '', into: distanceKm === undefined ? '' : `{"distance_km":${distanceKm}`, record, after: '' };
+}
+
+/** The item as a GeoJSON Feature (its point as `[lon, lat]`, RFC 7946 §3.1.1) whose properties are the record. */
+export function featureItem(hrsId: string, point: GeoPoint, item: PageItem): PageItem {
+  return { ...item, before: featureStart(hrsId, point) + item.before, after: `${item.after}}` };
+}
+
+/**
+ * `head`, the items separated by commas, then `tail`, in one buffer of the exact size: one copy of
+ * each record, nothing else copied twice.
+ */
+export function assemble(head: string, items: readonly PageItem[], tail: string): Buffer {
+  let length = Buffer.byteLength(head) + Buffer.byteLength(tail) + Math.max(0, items.length - 1);
+  for (const item of items) {
+    length += Buffer.byteLength(item.before) + item.record.length + Buffer.byteLength(item.after);
+    // The record's `{` becomes the comma after `into`.
+    if (item.into !== '') length += Buffer.byteLength(item.into);
+  }
+  const out = Buffer.allocUnsafe(length);
+  let at = out.write(head, 0);
+  items.forEach((item, index) => {
+    if (index > 0) out[at++] = COMMA_BYTE;
+    if (item.before !== '') at += out.write(item.before, at);
+    if (item.into !== '') {
+      at += out.write(item.into, at);
+      out.set(item.record, at);
+      out[at] = COMMA_BYTE;
+    } else {
+      out.set(item.record, at);
+    }
+    at += item.record.length;
+    if (item.after !== '') at += out.write(item.after, at);
+  });
+  at += out.write(tail, at);
+  if (at !== length) throw new Error(`a list page of ${length} bytes was written as ${at}`);
+  return out;
+}
+
+const COMMA_BYTE = 0x2c;
 
 /** A GeoJSON Feature (its point as `[lon, lat]`, RFC 7946 §3.1.1) whose properties are the object given as JSON. */
 export function featureJson(hrsId: string, point: GeoPoint, properties: string): string {
   return `${featureStart(hrsId, point)}${properties}}`;
 }
 
-/** As featureJson, as parts to concatenate: the properties are a kept record (or its parts). */
-export function feature(hrsId: string, point: GeoPoint, properties: Buffer | readonly Buffer[]): Buffer[] {
-  return [Buffer.from(featureStart(hrsId, point)), ...(Buffer.isBuffer(properties) ? [properties] : properties), CLOSE_OBJECT];
-}
-
 const featureStart = (hrsId: string, point: GeoPoint) =>
   `{"type":"Feature","id":${JSON.stringify(hrsId)},"geometry":{"type":"Point","coordinates":[${point.lon},${point.lat}]},"properties":`;
 
-const CLOSE_OBJECT = Buffer.from('}');

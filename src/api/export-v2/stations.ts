@@ -7,7 +7,7 @@ import type { Family } from '../../http/family.js';
 import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { StationRecords } from '../export/records.js';
-import { COMMA, conditionalHeaders, eventsReply, notModified, notModifiedSince, photoReply, stationRecordReply } from '../export/replies.js';
+import { conditionalHeaders, eventsReply, notModified, notModifiedSince, photoReply, stationRecordReply } from '../export/replies.js';
 import { z } from 'zod';
 import { pageQueryFields } from './docs/components.js';
 import { deltaQueryFields } from './docs/delta.js';
@@ -20,7 +20,7 @@ import { syncToken } from '../../domain/export-v2/delta.js';
 import { eventsDoc, photoDoc, STATION_PATH } from '../export/docs.js';
 import { listStationsDoc, stationDoc } from './docs/stations.js';
 import { eventDeltaDoc } from './docs/delta.js';
-import { feature, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, VARY_ACCEPT, wantsGeoJson, withDistances, type GeoMatches, type StationPoints } from './geo.js';
+import { assemble, featureItem, filterQuery, GEO_PARAMETERS, GEOJSON_TYPE, geoFilterOf, pageItem, VARY_ACCEPT, wantsGeoJson, type PageItem, type StationPoints } from './geo.js';
 import type { GeoFilter } from '../../domain/geo.js';
 
 /**
@@ -101,8 +101,8 @@ export function stationRoutes(server: HttpServer, family: Family, deps: StationR
 
 /** One page as read: its stations' records (undefined: removed meanwhile) and what the body's links need. */
 interface ReadPage {
-  /** The geo filter's matches the page was cut from (none without a filter). */
-  matches?: GeoMatches;
+  /** For `near`: each head's distance in kilometres, at its index. */
+  distancesKm?: readonly number[];
   heads: readonly StationHead[];
   bodies: readonly (Buffer | undefined)[];
   count: number;
@@ -136,22 +136,21 @@ class StationList {
     const since = ifModifiedSince(req, this.deps.now().getTime());
     const read = filter ? await this.filtered(filter, limit, offset, since) : await this.unfiltered(limit, offset, since);
     if (typeof read === 'number') return withVary(notModified(read));
-    const matches = read.matches;
     const links = { base: `${this.deps.baseUrl()}/v2/hrs?${filterQuery(req, filter)}`, count: read.count, limit, offset, token: syncToken(read.syncPosition) };
-    const distances = matches?.distances;
-    // Each item as its parts (a record, behind its distance): the page is one copy of bytes.
-    const records = distances ? withDistances(read.bodies, read.heads.map((head) => distances.get(head.hrsId)!)) : read.bodies;
     const headers = { ...conditionalHeaders(read.newestUs), Vary: VARY_ACCEPT };
-    if (wantsGeoJson(req)) {
-      const features = records.flatMap((parts, i) => {
-        const hrsId = read.heads[i]!.hrsId;
-        const point = this.deps.points.pointOf(hrsId);
-        return parts && point ? [feature(hrsId, point, parts)] : [];
-      });
-      return { status: 200, headers: { ...headers, 'Content-Type': GEOJSON_TYPE }, body: listBody('{"type":"FeatureCollection",', links, 'features', features) };
-    }
-    const bodies = records.filter((parts): parts is Buffer | Buffer[] => parts !== undefined);
-    return { status: 200, headers, body: listBody('{', links, 'results', bodies) };
+    // Each record whole behind its distance: the page is one copy of bytes.
+    const items: PageItem[] = [];
+    const geoJson = wantsGeoJson(req);
+    read.bodies.forEach((record, i) => {
+      if (record === undefined) return;
+      const item = pageItem(record, read.distancesKm?.[i]);
+      if (!geoJson) return void items.push(item);
+      const hrsId = read.heads[i]!.hrsId;
+      const point = this.deps.points.pointOf(hrsId);
+      if (point) items.push(featureItem(hrsId, point, item));
+    });
+    if (geoJson) return { status: 200, headers: { ...headers, 'Content-Type': GEOJSON_TYPE }, body: listBody('{"type":"FeatureCollection",', links, 'features', items) };
+    return { status: 200, headers, body: listBody('{', links, 'results', items) };
   }
 
   /** The page of the whole list (by hrs_id, from PostgreSQL); its version alone (a number) when not modified since. */
@@ -193,14 +192,20 @@ class StationList {
       const listed = registry.exportListVersion;
       const matches = points.match(filter, offset + limit);
       const ids = matches.ids.slice(offset, offset + limit);
+      const kms = matches.distancesKm?.slice(offset, offset + limit);
       let heads: StationHead[];
+      let distancesKm: number[] | undefined;
       let version: number;
       let syncPosition: number;
       if (listed) {
-        heads = ids.flatMap((id) => {
-          const modifiedUs = registry.station(id)?.modifiedUs;
-          return modifiedUs === undefined ? [] : [{ hrsId: id, modifiedUs }];
-        });
+        heads = [];
+        distancesKm = kms && [];
+        for (let i = 0; i < ids.length; i++) {
+          const modifiedUs = registry.station(ids[i]!)?.modifiedUs;
+          if (modifiedUs === undefined) continue;
+          heads.push({ hrsId: ids[i]!, modifiedUs });
+          distancesKm?.push(kms![i]!);
+        }
         version = Math.max(listed.setModifiedUs, listed.newestUs);
         syncPosition = listed.changeLogHead;
       } else {
@@ -213,7 +218,14 @@ class StationList {
         }
         const byId = new Map(versions.stations.map((head) => [head.hrsId, head]));
         // Stations removed since the index was built are left out.
-        heads = ids.flatMap((id) => byId.get(id) ?? []);
+        heads = [];
+        distancesKm = kms && [];
+        for (let i = 0; i < ids.length; i++) {
+          const head = byId.get(ids[i]!);
+          if (head === undefined) continue;
+          heads.push(head);
+          distancesKm?.push(kms![i]!);
+        }
       }
       if (since !== undefined && notModifiedSince(version, since)) return version;
       const found = await this.records.aligned(heads);
@@ -221,7 +233,7 @@ class StationList {
         await registry.reload();
         continue;
       }
-      return { matches, heads, bodies: found.bodies, count: matches.count, newestUs: Math.max(version, found.newestUs), syncPosition };
+      return { distancesKm, heads, bodies: found.bodies, count: matches.count, newestUs: Math.max(version, found.newestUs), syncPosition };
     }
   }
 }
@@ -234,22 +246,14 @@ const withVary = (reply: Reply): Reply => ({ ...reply, headers: { ...reply.heade
  * `items` under `name`. Records are kept encoded: the page is a copy of bytes, not a 500 kB string to
  * encode again.
  */
-function listBody(open: string, links: { base: string; count: number; limit: number; offset: number; token: string }, name: string, items: readonly (Buffer | readonly Buffer[])[]): Buffer {
+function listBody(open: string, links: { base: string; count: number; limit: number; offset: number; token: string }, name: string, items: readonly PageItem[]): Buffer {
   const { base, count, limit, offset, token } = links;
   const link = (at: number) => JSON.stringify(`${base}limit=${limit}&offset=${at}`);
   const next = offset + limit < count ? link(offset + limit) : 'null';
   const previous = offset > 0 ? link(Math.max(0, offset - limit)) : 'null';
-  const parts: Buffer[] = [Buffer.from(`${open}"count":${count},"next":${next},"previous":${previous},"sync_token":"${token}","${name}":[`)];
-  items.forEach((item, index) => {
-    if (index > 0) parts.push(COMMA);
-    if (Buffer.isBuffer(item)) parts.push(item);
-    else parts.push(...item);
-  });
-  parts.push(CLOSE);
-  return Buffer.concat(parts);
+  return assemble(`${open}"count":${count},"next":${next},"previous":${previous},"sync_token":"${token}","${name}":[`, items, ']}');
 }
 
-const CLOSE = Buffer.from(']}');
 
 /* ---- Pagination ----------------------------------------------------------------------------------- */
 

@@ -76,19 +76,20 @@ const VARY = { Vary: `${VARY_ACCEPT}, Accept-Encoding` };
 
 function filteredJson(status: StatusSource, points: StationPoints, filter: GeoFilter, geoJson: boolean, limit: number | undefined): string {
   const matches = points.match(filter, limit);
-  return listJson(status, points, matches.ids, matches.distances, geoJson);
+  return listJson(status, points, matches.ids, matches.distancesKm, geoJson);
 }
 
 /**
  * `{"stations":[…]}` of these stations (each with its `distance_km` when given), or their
  * FeatureCollection; a station no longer registered is left out.
  */
-function listJson(status: StatusSource, points: StationPoints, ids: readonly string[], distances: Map<string, number> | undefined, geoJson: boolean): string {
+function listJson(status: StatusSource, points: StationPoints, ids: readonly string[], distancesKm: readonly number[] | undefined, geoJson: boolean): string {
   const items: string[] = [];
-  for (const id of ids) {
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
     let json = status.stationJson(id);
     if (json === undefined) continue;
-    const km = distances?.get(id);
+    const km = distancesKm?.[i];
     if (km !== undefined) json = `{"distance_km":${km},${json.slice(1)}`;
     const point = points.pointOf(id);
     if (!geoJson) items.push(json);
