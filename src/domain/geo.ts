@@ -132,6 +132,21 @@ export function haversineKmCos(aLat: number, aLon: number, aCos: number, bLat: n
 export const roundKm = (km: number): number => Math.round(km * 1000) / 1000;
 
 /**
+ * A distance as roundKm gives it, written as JSON writes that number (`String(km)`: `12.34`, `7`,
+ * `0.005`), from its whole metres: integers, which V8 writes from a cache, where writing an arbitrary
+ * double costs a shortest-digits search (three times as long, a quarter of a `near` page's CPU).
+ */
+export function kmText(km: number): string {
+  const metres = Math.round(km * 1000);
+  const whole = Math.floor(metres / 1000);
+  const frac = metres - whole * 1000;
+  if (frac === 0) return `${whole}`;
+  if (frac % 100 === 0) return `${whole}.${frac / 100}`;
+  if (frac % 10 === 0) return `${whole}.${frac < 100 ? '0' : ''}${frac / 10}`;
+  return `${whole}.${frac < 10 ? '00' : frac < 100 ? '0' : ''}${frac}`;
+}
+
+/**
  * The longitude ranges a box covers, each `[west, east]` with west ≤ east: one, or two for a box
  * across the antimeridian (`[minLon, 180]` and `[-180, maxLon]`).
  */

@@ -22,7 +22,7 @@ import { type FeedChange, MapFeed, SETTLE_DELAY_MS, SLICE, STATICS_WAIT_MS } fro
 import { createLogger } from '../../src/config/log.js';
 import { ALL, CATEGORIES, CATEGORY, freshnessPolicies, inWords, isCategory, type PublishedReading, SECTION_KEY_LIST, SECTION_KEYS, turnsUnknown } from '../../src/domain/categories/index.js';
 import { buildGeoIndex, type IndexedPoint } from '../../src/domain/geo-index.js';
-import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoPoint, type GeoQueryValues, haversineKm, parseGeoQuery, roundKm } from '../../src/domain/geo.js';
+import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoPoint, type GeoQueryValues, haversineKm, kmText, parseGeoQuery, roundKm } from '../../src/domain/geo.js';
 import { providedOptions } from '../../src/domain/import-v1/options.js';
 import { isOpen } from '../../src/domain/opening-hours.js';
 import { PAGE_WORDS } from '../../src/domain/page-words.js';
@@ -1522,6 +1522,23 @@ t.test('geo-property', async (t) => {
     t.ok(Math.abs(km - cosines) < 1e-6 && km > 270 && km < 272, `Berlin–Hamburg ${km} km (law of cosines: ${cosines} km)`);
     t.equal(roundKm(12.34549), 12.345);
     t.equal(roundKm(12.3456), 12.346);
+  });
+
+  t.test('a distance written from its whole metres is written as JSON writes the number', async (t) => {
+    // Every metre up to 1,000 km (the largest radius) and a spread of larger ones up to half the
+    // Earth's circumference (the farthest a nearest-N answer can be).
+    let differ: string[] = [];
+    for (let metres = 0; metres <= 1_000_000; metres++) {
+      const km = metres / 1000;
+      if (kmText(km) !== JSON.stringify(km)) differ.push(`${km}: ${kmText(km)}`);
+    }
+    for (let metres = 1_000_000; metres <= 20_016_000; metres += 997) {
+      const km = roundKm(metres / 1000);
+      if (kmText(km) !== JSON.stringify(km)) differ.push(`${km}: ${kmText(km)}`);
+    }
+    differ = differ.slice(0, 5);
+    t.same(differ, [], 'no distance written otherwise');
+    t.same([kmText(0), kmText(7), kmText(0.005), kmText(12.34), kmText(12.305), kmText(1000)], ['0', '7', '0.005', '12.34', '12.305', '1000']);
   });
 
   /* ---- The index against brute force ------------------------------------------------------------------ */

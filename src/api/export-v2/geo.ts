@@ -1,5 +1,5 @@
 import { buildGeoIndex, type GeoIndex, type IndexedPoint, type NearHit } from '../../domain/geo-index.js';
-import { parseGeoQuery, type GeoFilter, type GeoPoint } from '../../domain/geo.js';
+import { kmText, parseGeoQuery, type GeoFilter, type GeoPoint } from '../../domain/geo.js';
 import type { StationDirectory } from '../../domain/stations.js';
 import { MAX_LIMIT } from '../../domain/export-v2/stations.js';
 import { prefersMedia } from '../../http/accept.js';
@@ -155,7 +155,7 @@ export interface PageItem {
 
 /** The item of a record, with its distance first when it has one (`near`). */
 export function pageItem(record: Buffer, distanceKm: number | undefined): PageItem {
-  return { before: '', into: distanceKm === undefined ? '' : `{"distance_km":${distanceKm}`, record, after: '' };
+  return { before: '', into: distanceKm === undefined ? '' : `{"distance_km":${kmText(distanceKm)}`, record, after: '' };
 }
 
 /** The item as a GeoJSON Feature (its point as `[lon, lat]`, RFC 7946 §3.1.1) whose properties are the record. */

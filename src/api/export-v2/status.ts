@@ -5,7 +5,7 @@ import { JSON_TYPE, notFound } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { listStatusDoc, stationStatusDoc } from './docs/status.js';
-import type { GeoFilter } from '../../domain/geo.js';
+import { kmText, type GeoFilter } from '../../domain/geo.js';
 import { z } from 'zod';
 import { STATION_PATH } from '../export/docs.js';
 import { geoQueryFields, nearLimitField } from './docs/geo.js';
@@ -90,7 +90,7 @@ function listJson(status: StatusSource, points: StationPoints, ids: readonly str
     let json = status.stationJson(id);
     if (json === undefined) continue;
     const km = distancesKm?.[i];
-    if (km !== undefined) json = `{"distance_km":${km},${json.slice(1)}`;
+    if (km !== undefined) json = `{"distance_km":${kmText(km)},${json.slice(1)}`;
     const point = points.pointOf(id);
     if (!geoJson) items.push(json);
     else if (point) items.push(featureJson(id, point, json));
