@@ -23,6 +23,9 @@
  *   the same page given an empty feed (what the basemap and MapLibre cost without stations).
  *
  * Goals (issue 31): near p99 under 2 ms at 10,000 stations (in process); the map drawn under 1.5 s.
+ * Issue 42: `near` and the nearest 10 over HTTP within 2x one station's status in server CPU per
+ * request, their p99 at the configured connections under 20 ms (autocannon's, over the measured
+ * seconds: wrk's covers the warm-up too), the map drawn within 1.2x the page with an empty feed.
  */
 import { availableParallelism, cpus } from 'node:os';
 import { connect, ensureDatabase } from '../../db/connect.js';
@@ -52,6 +55,8 @@ const GOAL_NEAR_P99_MS = 2;
 const GOAL_NEAR_OVER_STATUS = 2;
 const GOAL_NEAR_HTTP_P99_MS = 20;
 const GOAL_DRAWN_MS = 1500;
+/** Issue 42: the map drawn with the 10,000 stations within this many times the same page given an empty feed. */
+const GOAL_DRAWN_OVER_EMPTY = 1.2;
 /**
  * Ages of the readings: up to 30 minutes (pricing up to 26 hours); those older than 22 minutes are then
  * made 15 minutes older still (37 to 45: past the freshness limit already). No reading crosses the
@@ -104,6 +109,9 @@ const NEAREST = 10;
 const nearestLabel = `platform GET /v2/hrs?near=…&limit=${NEAREST}, the nearest ${NEAREST} (${integer(NEAR_HTTP_PATHS)} points in turn)`;
 const nearestPath = (p: { lat: number; lon: number }) => `/v2/hrs?near=${p.lat},${p.lon}&limit=${NEAREST}`;
 const statusLabel = `platform GET /v2/hrs/{hrs_id}/status (${integer(NEAR_HTTP_PATHS)} stations in turn)`;
+/** The same target driven by autocannon, for its p99 over the measured seconds (the goal's figure). */
+const latencyLabel = (label: string) => `${label}, latency (autocannon)`;
+
 /** The hello-world server sending a body of the near answer's size: the floor of those bytes alone. */
 const bytesLabel = (bytes: number) => `hello world GET /bytes/${bytes} (the near answer's size)`;
 
@@ -116,6 +124,8 @@ interface Target {
   paths?: string[];
   headers?: Record<string, string>;
   connections?: number;
+  /** autocannon where the row's p99 is a goal (its latency is over the measured seconds only; wrk's over the whole run). */
+  generator?: 'autocannon';
   status: number;
   bytes: number;
 }
@@ -222,6 +232,8 @@ async function run(options: BenchOptions): Promise<void> {
       { label: `${nearLabel}, 1 connection`, server: 'platform', path: nearPath(probe), paths: httpPoints.map(nearPath), headers: AUTH, connections: 1, status: 200, bytes: nearBytes },
       { label: nearestLabel, server: 'platform', path: nearestPath(probe), paths: httpPoints.map(nearestPath), headers: AUTH, status: 200, bytes: nearestBytes },
       { label: statusLabel, server: 'platform', path: statusPaths[0]!, paths: statusPaths, headers: AUTH, status: 200, bytes: statusBytes },
+      { label: latencyLabel(nearLabel), server: 'platform', path: nearPath(probe), paths: httpPoints.map(nearPath), headers: AUTH, generator: 'autocannon', status: 200, bytes: nearBytes },
+      { label: latencyLabel(nearestLabel), server: 'platform', path: nearestPath(probe), paths: httpPoints.map(nearestPath), headers: AUTH, generator: 'autocannon', status: 200, bytes: nearestBytes },
       { label: bytesLabel(nearBytes), server: 'hello', path: `/bytes/${nearBytes}`, status: 200, bytes: nearBytes },
     ];
     for (const target of targets) {
@@ -231,7 +243,7 @@ async function run(options: BenchOptions): Promise<void> {
       const body = await res.text();
       if (res.status !== target.status) throw new Error(`${target.label} answered ${res.status} ${body.slice(0, 200)}; not benchmarking that`);
       const connections = target.connections ?? options.connections;
-      const result = await measure(server.child, { url, headers: target.headers, paths: target.paths, label: target.label }, { ...options, connections });
+      const result = await measure(server.child, { url, headers: target.headers, paths: target.paths, generator: target.generator, label: target.label }, { ...options, connections });
       rows.push({ target, result, connections });
     }
 
@@ -332,6 +344,8 @@ async function run(options: BenchOptions): Promise<void> {
   );
   options.print();
   const nearestRow = rows.find((row) => row.target.label === nearestLabel)!;
+  const nearLatency = rows.find((row) => row.target.label === latencyLabel(nearLabel))!;
+  const nearestLatency = rows.find((row) => row.target.label === latencyLabel(nearestLabel))!;
   const nearestOverStatus = serverMicros(nearestRow.result) / serverMicros(statusRow.result);
   printGoals(options.print, [
     {
@@ -341,7 +355,12 @@ async function run(options: BenchOptions): Promise<void> {
       goal: `at most x${GOAL_NEAR_OVER_STATUS}`,
       met: nearestOverStatus <= GOAL_NEAR_OVER_STATUS,
     },
-    { what: `the nearest ${NEAREST} over HTTP p99 (${nearestRow.connections} connections)`, measured: `${fixed(nearestRow.result.p99Ms, 1)} ms`, goal: `under ${GOAL_NEAR_HTTP_P99_MS} ms`, met: nearestRow.result.p99Ms < GOAL_NEAR_HTTP_P99_MS },
+    {
+      what: `the nearest ${NEAREST} over HTTP p99 (${nearestLatency.connections} connections, autocannon, the measured seconds)`,
+      measured: `${fixed(nearestLatency.result.p99Ms, 1)} ms`,
+      goal: `under ${GOAL_NEAR_HTTP_P99_MS} ms`,
+      met: nearestLatency.result.p99Ms < GOAL_NEAR_HTTP_P99_MS,
+    },
     {
       what: `near over HTTP, server CPU per request against one station's status (${nearRow.connections} connections)`,
       measured: `x${fixed(nearOverStatus, 2)} (${integer(serverMicros(nearRow.result))} µs)`,
@@ -349,9 +368,21 @@ async function run(options: BenchOptions): Promise<void> {
       goal: `at most x${GOAL_NEAR_OVER_STATUS}`,
       met: nearOverStatus <= GOAL_NEAR_OVER_STATUS,
     },
-    { what: `near over HTTP p99 (${nearRow.connections} connections)`, measured: `${fixed(nearRow.result.p99Ms, 1)} ms`, goal: `under ${GOAL_NEAR_HTTP_P99_MS} ms`, met: nearRow.result.p99Ms < GOAL_NEAR_HTTP_P99_MS },
+    {
+      what: `near over HTTP p99 (${nearLatency.connections} connections, autocannon, the measured seconds)`,
+      measured: `${fixed(nearLatency.result.p99Ms, 1)} ms`,
+      goal: `under ${GOAL_NEAR_HTTP_P99_MS} ms`,
+      met: nearLatency.result.p99Ms < GOAL_NEAR_HTTP_P99_MS,
+    },
     { what: `near p99 in process (${integer(STATIONS)} stations, ${RADIUS_KM} km)`, measured: `${fixed(near.p99Ms, 3)} ms`, goal: `under ${GOAL_NEAR_P99_MS} ms`, met: near.p99Ms < GOAL_NEAR_P99_MS },
     { what: `the map drawn with ${integer(STATIONS)} stations in Chromium (median of ${LOADS})`, measured: `${integer(drawn)} ms`, goal: `under ${integer(GOAL_DRAWN_MS)} ms`, met: drawn < GOAL_DRAWN_MS },
+    {
+      what: `the map drawn with ${integer(STATIONS)} stations against the same page with an empty feed (medians of ${LOADS})`,
+      measured: `x${fixed(drawn / floorDrawn, 2)} (${integer(drawn)} ms)`,
+      floor: `${integer(floorDrawn)} ms the empty feed`,
+      goal: `at most x${GOAL_DRAWN_OVER_EMPTY}`,
+      met: drawn / floorDrawn <= GOAL_DRAWN_OVER_EMPTY,
+    },
   ]);
   const bound = rows.flatMap(({ target, result }) => (result.loaderCpu >= 0.9 ? [target.label] : []));
   if (bound.length > 0) options.print(`Note: the load generator used a whole core for ${bound.join('; ')}: that rate is bounded by the generator, not by the server.`);
