@@ -25,7 +25,7 @@ t.teardown(closeBrowser);
 const BERLA = '/portal/v1/stations/BERLA';
 const REFUSALS = /status of (400|404|409|422)\b/;
 
-/** Waits until the element's property (`value`, `textContent`) holds `text`. */
+/** Waits until the element's property (`value`, `textContent`, `checked`) holds `text` (a boolean as `true` or `false`). */
 const holds = (page: Page, id: string, property: string, text: string) =>
   page.waitForFunction(([el, name, wanted]) => String((globalThis as any).document.getElementById(el)[name] ?? '').includes(wanted), [id, property, text] as const);
 
@@ -125,6 +125,8 @@ t.test('layout editor: labels, reference lists, nothing pre-ticked, the v1 fuel-
   t.same(record.v1_fuel_types, ['350car', '700car'], 'the v1 fuel types changed with the layout');
   t.equal((await staff.call('GET', `${BERLA}/layout`)).body.confirmed.version, 3);
   await holds(page, 'layout-version', 'textContent', 'version 3');
+  // The record tab is read again on its own after a confirmation (the layout's answer may come first).
+  await holds(page, 'record-350car', 'checked', 'true');
   t.ok(await page.locator('#record-350car').isChecked(), 'the record tab follows');
 
   // The reverse: removing the last 350ld nozzle offers to remove 350car.
@@ -138,6 +140,7 @@ t.test('layout editor: labels, reference lists, nothing pre-ticked, the v1 fuel-
   // Ticking 350car on the record alone is still refused (no nozzle offers it): the message says where the way is.
   await page.getByRole('button', { name: 'Record', exact: true }).click();
   await holds(page, 'record-name', 'value', 'Berlin Airport');
+  await holds(page, 'record-350car', 'checked', 'false');
   t.notOk(await page.locator('#record-350car').isChecked(), 'the record tab follows the removal');
   await page.locator('#record-350car').check();
   await page.getByRole('button', { name: 'Save record' }).click();
