@@ -203,7 +203,7 @@ export class LiveStatus {
     if (!station) return false;
     let actors = this.stations.get(signal.hrsId);
     const actor = actors?.get(signal.category);
-    const reading: PublishedReading = { datetime: signal.datetime, receivedAt: signal.receivedAt, payload: signal.payload };
+    const reading: PublishedReading = signal.reading ?? { datetime: signal.datetime, receivedAt: signal.receivedAt, payload: signal.payload };
     const input: FreshnessInput = { policy: this.policies[signal.category], datetime: signal.datetime, now: this.now() };
     // The machine's own step for a signal, without stepping it (see FreshnessRunner.classify): the
     // snapshot is made from `entered` when a deadline needs it.

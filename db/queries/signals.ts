@@ -1,6 +1,6 @@
 import { DatabaseTimeoutError, isDatabaseUnavailable, timeoutOf, type Sql, type Tx } from '../connect.js';
 import { statementsBy } from '../deadline.js';
-import type { PublishedSignal } from '../../src/domain/signals.js';
+import { StoredReading, StoredSignal, type PublishedSignal } from '../../src/domain/signals.js';
 import type { Category } from '../../src/domain/categories/index.js';
 
 export type AssignmentAtReceipt = 'live' | 'testing' | 'unassigned';
@@ -200,25 +200,27 @@ export class SignalWriter {
 }
 
 /** Times as epoch milliseconds (whole, as a Date holds them): numbers parse faster than timestamps. */
-type PublishedRow = { hrs_id: string; category: Category; originator_id: string; measured_ms: number; received_ms: number; payload: Record<string, unknown> };
+/** The payload as text: parsed when first read (src/domain/signals.ts `StoredReading`). */
+type PublishedRow = { hrs_id: string; category: Category; originator_id: string; measured_ms: number; received_ms: number; payload: string };
 
 /**
  * Every published reading (`published_signals`), `batchSize` rows at a time, in pages by the primary
  * key (hrs_id, category): each page is a statement of its own, short whatever the table's size (a
  * cursor over the whole table is one statement, which the server's `statement_timeout` cancels once the
  * restore of a large registry takes longer than DATABASE_TIMEOUT). The next page is read while the
- * caller takes the current one. A row written meanwhile is read when its key is still ahead.
+ * caller takes the current one. A row written meanwhile is read when its key is still ahead. Payloads
+ * come as text, parsed when first read.
  */
 export async function* publishedSignalBatches(sql: Sql, batchSize = 5000): AsyncGenerator<PublishedSignal[]> {
   const page = (after: { hrsId: string; category: string } | undefined) =>
     after === undefined
       ? sql<PublishedRow[]>`
           SELECT hrs_id, category, originator_id, floor(extract(epoch FROM measured_at) * 1000)::float8 AS measured_ms,
-                 floor(extract(epoch FROM received_at) * 1000)::float8 AS received_ms, payload
+                 floor(extract(epoch FROM received_at) * 1000)::float8 AS received_ms, payload::text AS payload
           FROM published_signals ORDER BY hrs_id, category LIMIT ${batchSize}`
       : sql<PublishedRow[]>`
           SELECT hrs_id, category, originator_id, floor(extract(epoch FROM measured_at) * 1000)::float8 AS measured_ms,
-                 floor(extract(epoch FROM received_at) * 1000)::float8 AS received_ms, payload
+                 floor(extract(epoch FROM received_at) * 1000)::float8 AS received_ms, payload::text AS payload
           FROM published_signals WHERE (hrs_id, category) > (${after.hrsId}, ${after.category})
           ORDER BY hrs_id, category LIMIT ${batchSize}`;
   let next: Promise<PublishedRow[]> | undefined = page(undefined);
@@ -228,14 +230,7 @@ export async function* publishedSignalBatches(sql: Sql, batchSize = 5000): Async
     next = rows.length === batchSize && last ? page({ hrsId: last.hrs_id, category: last.category }) : undefined;
     // Not left unhandled while the caller takes this page; awaited (and so thrown) in the next turn.
     next?.catch(() => {});
-    yield rows.map((row) => ({
-      hrsId: row.hrs_id,
-      category: row.category,
-      originatorId: row.originator_id,
-      datetime: row.measured_ms,
-      receivedAt: row.received_ms,
-      payload: row.payload,
-    }));
+    yield rows.map((row) => new StoredSignal(row.hrs_id, row.category, row.originator_id, new StoredReading(row.measured_ms, row.received_ms, row.payload)));
   }
 }
 

@@ -1,3 +1,4 @@
+import type { PublishedReading } from './categories/definition.js';
 import type { Category } from './categories/index.js';
 
 /**
@@ -16,6 +17,62 @@ export interface PublishedSignal {
   payload: Record<string, unknown>;
   /** The payload as JSON and the times as ISO 8601, when the import path has them already (announcing uses them). */
   text?: { payload: string; measuredAt: string; receivedAt: string };
+  /** The reading to hold as it is, when the signal has one (a stored reading, parsed when first read). */
+  reading?: PublishedReading;
+}
+
+/**
+ * A reading read back from storage, its payload kept as the JSON text PostgreSQL gave and parsed when
+ * first read (then the text is let go). A start restores every station's readings, 400,000 at
+ * 100,000 stations: most are read later, after the platform listens (the map's first settling, a
+ * status), or not at all, so parsing them all first only delayed readiness and held their objects.
+ */
+export class StoredReading implements PublishedReading {
+  #text: string | undefined;
+  #payload: Record<string, unknown> | undefined;
+
+  constructor(
+    readonly datetime: number,
+    readonly receivedAt: number,
+    text: string,
+  ) {
+    this.#text = text;
+  }
+
+  get payload(): Record<string, unknown> {
+    if (this.#payload === undefined) {
+      this.#payload = JSON.parse(this.#text!) as Record<string, unknown>;
+      this.#text = undefined;
+    }
+    return this.#payload;
+  }
+
+  /** Whether the payload was parsed (read) yet. */
+  get parsed(): boolean {
+    return this.#payload !== undefined;
+  }
+}
+
+/** A published reading read back from storage, holding a StoredReading (its payload parsed when first read). */
+export class StoredSignal implements PublishedSignal {
+  constructor(
+    readonly hrsId: string,
+    readonly category: Category,
+    readonly originatorId: string,
+    readonly reading: StoredReading,
+  ) {}
+
+  get datetime(): number {
+    return this.reading.datetime;
+  }
+
+  get receivedAt(): number {
+    return this.reading.receivedAt;
+  }
+
+  get payload(): Record<string, unknown> {
+    return this.reading.payload;
+  }
 }
 
 /**

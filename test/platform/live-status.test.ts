@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import t, { type Test } from 'tap';
 import { createActor, SimulatedClock } from 'xstate';
 import { publishedSignalBatches, SignalWriter, type StoredTransmission } from '../../db/queries/signals.js';
+import { StoredSignal, type PublishedSignal } from '../../src/domain/signals.js';
 import { freshnessMachine, freshnessOf, type FreshnessPolicy, type FreshnessSnapshot } from '../../machines/freshness.js';
 import { LiveStatus, type StatusChange } from '../../machines/live-status.js';
 import { FreshnessRunner, type Step } from '../../machines/runner.js';
@@ -777,9 +778,22 @@ t.test('freshness-machine', async (t) => {
       VALUES (${hrsId}, ${category}, 'mon-1', ${new Date(measured)}, ${new Date(measured + 5)}, ${sql.json(PAYLOADS[category] as never)})`;
     }
     const h = harness(t);
-    t.equal(await h.status.restore(publishedSignalBatches(sql, 2)), 5, 'every stored reading of a registered station, in batches of 2');
+    // Every reading as the restore read it: their payloads are parsed when first read, not at the restore.
+    const read: StoredSignal[] = [];
+    async function* kept(batches: AsyncIterable<PublishedSignal[]>) {
+      for await (const batch of batches) {
+        read.push(...(batch as StoredSignal[]));
+        yield batch;
+      }
+    }
+    t.equal(await h.status.restore(kept(publishedSignalBatches(sql, 2))), 5, 'every stored reading of a registered station, in batches of 2');
     t.equal(h.changes.length, 0, 'restoring announces nothing');
     t.equal(h.status.size, 5);
+    t.equal(read.length, 6, 'the stored readings came as stored signals');
+    t.ok(read.every((signal) => signal instanceof StoredSignal && !signal.reading.parsed), 'no payload was parsed by the restore');
+    const hamburg = read.find((signal) => signal.hrsId === 'HAMBG')!;
+    t.same(hamburg.payload, PAYLOADS.availability, 'a payload read is the stored one');
+    t.ok(hamburg.reading.parsed);
     t.equal(h.status.freshness('BERLA', 'availability'), 'unknown');
     t.equal(h.status.freshness('BERLA', 'usage'), 'stale');
     t.equal(h.status.freshness('BERLA', 'hydrogen-storage'), 'stale');
