@@ -160,6 +160,9 @@ t.test('webhooks-delivery', async (t) => {
       expected.filter((c) => c.hrs_id === 'BERLA' || c.type === 'station.deleted').map((c) => `${c.type} ${c.hrs_id}`),
       'bbox: Berlin only (and the removal, whose place is gone)',
     );
+    // The receiver has the last message before the worker records its answer (with the cursor, in one
+    // statement): wait for that record rather than read it at once.
+    await caughtUp(p, subAll.id, expected.at(-1)!.seq);
     const [cursor] = await p.sql<{ cursor_seq: string; last_delivery_at: Date | null; failing_since: Date | null }[]>`
     SELECT cursor_seq::text, last_delivery_at, failing_since FROM webhook_subscriptions WHERE id = ${subAll.id}`;
     t.equal(cursor!.cursor_seq, expected[expected.length - 1]!.seq, 'the cursor is at the last change');
