@@ -3,6 +3,7 @@ import { connect, ensureDatabase } from '../../db/connect.js';
 import { withDatabase } from '../../src/config/database-url.js';
 import { importLoad, platformOnPair, storedRequests, summary } from '../helpers/failover-load.js';
 import { postgresPairMissing, startPostgresPair } from '../helpers/postgres-cluster.js';
+import { until } from '../helpers/wait.js';
 
 /**
  * A PostgreSQL failover under a steady import v2 load, with a synchronous replica: the platform's
@@ -46,7 +47,8 @@ t.test('synchronous replica: every acknowledged signal survives the primary; cli
   let notified = 0;
   await listener.listen('hrs_change_log', () => notified++);
   const load = importLoad(platform.url, 6);
-  await sleep(2000);
+  // Until a real load is acknowledged (a fixed two seconds gave 17 requests on a machine running two suites).
+  await until('a real load acknowledged', () => (load.acknowledged.size > 20 ? true : undefined), 30_000);
   const before = load.acknowledged.size;
   const killedAt = performance.now();
   await pair.killPrimary();
