@@ -1576,6 +1576,14 @@ t.test('geo-property', async (t) => {
 
   const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+  /** What `near` must answer, by a great-circle scan of every station: within the radius, nearest first, ties by id. */
+  const scanNear = (points: readonly IndexedPoint[], at: GeoPoint, r: number) =>
+    points
+      .map((p) => ({ id: p.id, km: haversineKm(at, p) }))
+      .filter((hit) => hit.km <= r)
+      .map((hit) => ({ id: hit.id, distanceKm: roundKm(hit.km) }))
+      .sort((a, b) => a.distanceKm - b.distanceKm || byId(a.id, b.id));
+
   t.test('boxes: the index finds exactly what a scan of every station finds, sorted by id', async (t) => {
     let crossing = 0;
     let found = 0;
@@ -1620,11 +1628,7 @@ t.test('geo-property', async (t) => {
       fc.property(stations, fc.record({ lat, lon }), radius, fc.nat(), (points, center, r, pick) => {
         // Half the time around a station, so the circle surely finds some.
         const at = points.length > 0 && pick % 2 === 0 ? points[pick % points.length]! : center;
-        const expected = points
-          .map((p) => ({ id: p.id, km: haversineKm(at, p) }))
-          .filter((hit) => hit.km <= r)
-          .map((hit) => ({ id: hit.id, distanceKm: roundKm(hit.km) }))
-          .sort((a, b) => a.distanceKm - b.distanceKm || byId(a.id, b.id));
+        const expected = scanNear(points, at, r);
         found += expected.length;
         const got = buildGeoIndex(points).near(at, r);
         if (JSON.stringify(got) !== JSON.stringify(expected)) {
@@ -1709,11 +1713,7 @@ t.test('geo-property', async (t) => {
     fc.assert(
       fc.property(center, radius, fc.array(fc.tuple(fc.double({ min: 0.999, max: 1.001, noNaN: true }), fc.double({ min: 0, max: 360, noNaN: true })), { minLength: 1, maxLength: 60 }), (at, r, ring) => {
         const points = ring.map(([scale, bearing], i): IndexedPoint => ({ id: `E${String(i).padStart(3, '0')}`, ...destination(at, r * scale, bearing) }));
-        const expected = points
-          .map((p) => ({ id: p.id, km: haversineKm(at, p) }))
-          .filter((hit) => hit.km <= r)
-          .map((hit) => ({ id: hit.id, distanceKm: roundKm(hit.km) }))
-          .sort((a, b) => a.distanceKm - b.distanceKm || byId(a.id, b.id));
+        const expected = scanNear(points, at, r);
         onEdge += expected.length;
         const got = buildGeoIndex(points).near(at, r);
         if (JSON.stringify(got) !== JSON.stringify(expected)) throw new Error(`near ${JSON.stringify(at)} r=${r}: got ${got.length}, expected ${expected.length}`);
