@@ -5,6 +5,8 @@ import type { LiveStatus } from '../machines/live-status.js';
 import type { OpeningClock } from '../machines/opening-clock.js';
 import type { CallLogRecorder } from '../workers/call-log/producer.js';
 import type { Clock } from './config/clock.js';
+import type { PublishedStatus } from './domain/status/published-status.js';
+import type { Verdicts } from './domain/status/verdict.js';
 import type { Config } from './config/config.js';
 import type { Family } from './http/family.js';
 import type { Announcements } from './infra/announce.js';
@@ -51,6 +53,10 @@ export interface PlatformParts {
   readonly reference: ReferenceData;
   /** Live status per station and signal category (the freshness actors), served from memory. */
   readonly status: LiveStatus;
+  /** Every station's verdict per fuelling option and as a whole, as every face shows it. */
+  readonly verdicts: Verdicts;
+  /** Export v2's status objects: the live status with the verdicts (REST and the status stream). */
+  readonly published: PublishedStatus;
   /** Receipts of testing and unassigned transmissions, this instance's and announced ones (admins' live feed). */
   readonly receipts: Receipts;
   /** Stations opening and closing by their opening hours (admins' live feed). */

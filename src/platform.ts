@@ -9,6 +9,8 @@ import { readRegistryRows } from '../db/queries/registry.js';
 import { publishedSignalBatches, SignalWriter } from '../db/queries/signals.js';
 import { LiveStatus } from '../machines/live-status.js';
 import { OpeningClock } from '../machines/opening-clock.js';
+import { PublishedStatus } from './domain/status/published-status.js';
+import { Verdicts } from './domain/status/verdict.js';
 import { CallLogRecorder } from '../workers/call-log/producer.js';
 import { startWorkers, type Workers } from '../workers/index.js';
 import { QUEUES, openQueue, openQueues, type OpenQueues } from '../workers/queues.js';
@@ -127,6 +129,9 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers,
   const opening = new OpeningClock(registry);
   closers.add('the opening clock', () => opening.close());
   registry.onReload((changed) => opening.stationsChanged(changed));
+  const verdicts = new Verdicts({ stations: registry, status, opening, now: () => clock.now() });
+  registry.onReload(() => verdicts.forget(registry));
+  const published = new PublishedStatus(status, verdicts, registry);
   const loading = performance.now();
   await registry.reload();
   // The first load reports every station as changed: the opening clock has scheduled them all.
@@ -140,7 +145,7 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers,
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log, redis);
   closers.add('the call log', () => callLog.close());
-  return { config, log, clock, sql, redis, bus, announcements, tokens, registry, reference, status, receipts, tokenEvents, rejections, opening, callLog };
+  return { config, log, clock, sql, redis, bus, announcements, tokens, registry, reference, status, verdicts, published, receipts, tokenEvents, rejections, opening, callLog };
 }
 
 interface Served {
@@ -208,7 +213,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
   };
   const exportV2 = exportV2Api(server, {
-    sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status, baseUrl: lifecycle.baseUrl,
+    sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status: parts.published, baseUrl: lifecycle.baseUrl,
     stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays, deletedRetentionDays: config.deletedRetentionDays,
     now: () => parts.clock.now(),
   });
@@ -269,7 +274,14 @@ function pushLayer(parts: PlatformParts, server: HttpServer, families: Families,
       streamsPerUser: config.pushStreamsPerUser, authTimeoutMs: config.pushAuthTimeoutMs,
       idleTimeoutSeconds: config.pushIdleTimeoutSeconds, maxBacklogBytes: config.pushMaxBacklogBytes,
     },
-    status: parts.status,
+    // The stream's status objects are export v2's, verdicts included; changes come from the live status.
+    status: {
+      onChange: (listener) => parts.status.onChange(listener),
+      categories: (hrsId) => parts.status.categories(hrsId),
+      stationJson: (hrsId) => parts.published.stationJson(hrsId),
+      allJson: () => parts.published.allJson(),
+    },
+    verdicts: parts.verdicts,
     streamDoc: streamStatusDoc(config.pushStreamsPerUser),
     receipts: parts.receipts,
     opening: parts.opening,

@@ -1,6 +1,7 @@
 import { ALL, CATEGORIES as CATEGORY_NAMES } from './categories/index.js';
 import { CONNECTOR_TYPES, VEHICLE_SIDES } from './portal/nozzle-vocabulary.js';
 import { SUMMARY_REASONS, SUMMARY_STATES } from './status/summary.js';
+import { STATION_STATE_KEYS } from './status/verdict.js';
 import { TOKEN_EVENT_KINDS, type TokenEventKind } from './token-events.js';
 import { EVENT_KINDS, FUELLING_OPTIONS, GENERATIONS, V1_FUEL_TYPES, type Generation } from './vocabulary.js';
 import { MAX_WEBHOOKS, newWebhookSchema, WEBHOOK_KINDS, type WebhookKind } from './webhooks/schemas.js';
@@ -42,8 +43,11 @@ const TOKEN_KIND_WORDS = {
 /** An originator's health on the admins' dashboard (src/api/admin/originators.ts decides it). */
 const ORIGINATOR_HEALTH_WORDS = { refused: 'last call refused', silent: 'silent', never_seen: 'never seen', ok: 'ok' } as const;
 
-/** A station's state on the admins' dashboard (from its availability reading), worst first. */
-const STATION_STATE_WORDS = { unavailable: 'unavailable', unknown: 'unknown', limited: 'limitedly available', available: 'available' } as const;
+/**
+ * A station's state on the admins' dashboard (from its verdict, src/domain/status/verdict.ts), in the
+ * order its rows go: problems first, then the usable, then the closed.
+ */
+const STATION_STATE_WORDS = { unavailable: 'unavailable', unknown: 'unknown', limited: 'limitedly available', available: 'available', closed: 'closed' } as const;
 
 /** The module every page gets: one constant each, in the names its scripts import. */
 export const PAGE_WORDS = {
@@ -66,4 +70,6 @@ export const PAGE_WORDS = {
   TOKEN_KIND_WORDS: Object.fromEntries(GENERATIONS.map((kind) => [kind, TOKEN_KIND_WORDS[kind]])),
   ORIGINATOR_HEALTH_WORDS,
   STATION_STATE_WORDS,
+  /** A verdict's `status` → the dashboard's state key (STATION_STATE_WORDS). */
+  STATION_STATE_KEYS,
 };

@@ -1,7 +1,7 @@
 import type { StationDirectory } from '../domain/stations.js';
 import type { Family } from '../http/family.js';
 import type { SocketRouteSpec } from '../http/server.js';
-import { snapshotMessage, type SectionSeen, type StatusCategories } from './admin-view.js';
+import { snapshotMessage, type SectionSeen, type StatusCategories, type VerdictSource } from './admin-view.js';
 import type { Connections, Socket, State } from './connections.js';
 import { ADMIN_TOPIC } from './fan-out.js';
 
@@ -29,6 +29,8 @@ export interface AdminFeedDeps {
   expiring?: { current(): string; refresh(): void };
   /** Told every section the snapshot carries (the fan-out's, for the next change's `previous_section`). */
   seen?: SectionSeen;
+  /** Each station's verdict, in its row. */
+  verdicts?: VerdictSource;
 }
 
 export class AdminFeed {
@@ -61,7 +63,7 @@ export class AdminFeed {
     const { connections, stations, status } = this.deps;
     connections.send(ws, JSON.stringify({ type: 'authenticated' }));
     ws.subscribe(ADMIN_TOPIC);
-    connections.sendSnapshot(ws, snapshotMessage(stations, status, this.deps.expiring?.current(), this.deps.seen));
+    connections.sendSnapshot(ws, snapshotMessage(stations, status, this.deps.expiring?.current(), this.deps.seen, this.deps.verdicts));
     // Read again: a change since the last read reaches every admin as an `expiring_tokens` message.
     this.deps.expiring?.refresh();
     // What happened lately, so the tail survives a reload of the page.

@@ -6,6 +6,7 @@ import type { Rejection } from '../domain/rejections.js';
 import { SECTION_KEYS, type Category } from '../domain/categories/index.js';
 import type { OpeningChange } from '../../machines/opening-clock.js';
 import type { ExpiringTokenRow } from '../../db/queries/credential-reminders.js';
+import type { StationVerdict } from '../domain/status/verdict.js';
 
 /**
  * The messages of the admins' live feed (`/admin/v1/live`), as JSON text: the snapshot of every
@@ -16,6 +17,14 @@ import type { ExpiringTokenRow } from '../../db/queries/credential-reminders.js'
 /** What the feed reads of the live status: a station's categories with their freshness and times. */
 export type StatusCategories = Pick<LiveStatus, 'categories'>;
 
+/** Each station's verdict (src/domain/status/verdict.ts): the dashboard's state, chips and cells show it. */
+export interface VerdictSource {
+  of(hrsId: string): StationVerdict | undefined;
+}
+
+/** A station's verdict as JSON, `null` without a source (or for a station that left). */
+const verdictJson = (verdicts: VerdictSource | undefined, hrsId: string) => JSON.stringify(verdicts?.of(hrsId) ?? null);
+
 const sectionKey = (category: string) => SECTION_KEYS[category as Category] ?? category;
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -24,9 +33,10 @@ export type SectionSeen = (hrsId: string, category: string, section: Record<stri
 
 /**
  * One station as the dashboard shows it: name, whether it is one of the export v1.1 sandbox's sample
- * stations (`sandbox`), and, per section, freshness, times, originator and section.
+ * stations (`sandbox`), its verdict (`verdict`: state, reason and per fuelling option, as every face
+ * shows it), and, per section, freshness, times, originator and section.
  */
-export function stationRow(stations: StationLookup, status: StatusCategories, hrsId: string, seen?: SectionSeen): string | undefined {
+export function stationRow(stations: StationLookup, status: StatusCategories, hrsId: string, seen?: SectionSeen, verdicts?: VerdictSource): string | undefined {
   const station = stations.station(hrsId);
   if (!station) return undefined;
   const categories = status.categories(hrsId);
@@ -44,19 +54,25 @@ export function stationRow(stations: StationLookup, status: StatusCategories, hr
         }
       : null;
   }
-  return JSON.stringify({ hrs_id: hrsId, name: station.name, sandbox: station.sandbox === true, sections });
+  return JSON.stringify({ hrs_id: hrsId, name: station.name, sandbox: station.sandbox === true, verdict: verdicts?.of(hrsId) ?? null, sections });
 }
 
 /**
  * `snapshot`: every registered station's row, sorted by hrs_id, and the tokens expiring soon
  * (`expiring_tokens`, a JSON array of `expiringTokensView`, or `null` while not read yet).
  */
-export function snapshotMessage(stations: Pick<StationDirectory, 'station' | 'stationIds'>, status: StatusCategories, expiringTokens = 'null', seen?: SectionSeen): string {
+export function snapshotMessage(
+  stations: Pick<StationDirectory, 'station' | 'stationIds'>,
+  status: StatusCategories,
+  expiringTokens = 'null',
+  seen?: SectionSeen,
+  verdicts?: VerdictSource,
+): string {
   const ids = [...stations.stationIds()].sort();
   let json = `{"type":"snapshot","at":"${new Date().toISOString()}","expiring_tokens":${expiringTokens},"stations":[`;
   let first = true;
   for (const id of ids) {
-    const row = stationRow(stations, status, id, seen);
+    const row = stationRow(stations, status, id, seen, verdicts);
     if (row === undefined) continue;
     json += first ? row : `,${row}`;
     first = false;
@@ -65,8 +81,8 @@ export function snapshotMessage(stations: Pick<StationDirectory, 'station' | 'st
 }
 
 /** `station` with the row again after a registry change, or `removed` for a station that left. */
-export function registryMessage(stations: StationLookup, status: StatusCategories, hrsId: string): string {
-  const row = stationRow(stations, status, hrsId);
+export function registryMessage(stations: StationLookup, status: StatusCategories, hrsId: string, verdicts?: VerdictSource): string {
+  const row = stationRow(stations, status, hrsId, undefined, verdicts);
   return row === undefined ? JSON.stringify({ type: 'removed', hrs_id: hrsId }) : `{"type":"station","station":${row}}`;
 }
 
@@ -94,8 +110,14 @@ export function isRepeat(change: StatusChange, previousSection: Record<string, u
  * `change`: one event of the change stream, with `previous_section`, the section as the feed last
  * published it (null: none was), and `repeat`: true for a new reading that repeats the published value
  * (the section differs from the previous one in its times only, and the freshness did not change).
+ * A change of availability carries the station's verdict after it (`verdict`).
  */
-export function changeMessage(change: StatusChange, previousSection: Record<string, unknown> | null = null, repeat = isRepeat(change, previousSection)): string {
+export function changeMessage(
+  change: StatusChange,
+  previousSection: Record<string, unknown> | null = null,
+  repeat = isRepeat(change, previousSection),
+  verdicts?: VerdictSource,
+): string {
   return JSON.stringify({
     type: 'change',
     at: new Date().toISOString(),
@@ -110,12 +132,14 @@ export function changeMessage(change: StatusChange, previousSection: Record<stri
     section: change.section,
     previous_section: previousSection,
     repeat,
+    ...(change.category === 'availability' && verdicts ? { verdict: verdicts.of(change.hrsId) ?? null } : {}),
   });
 }
 
-/** `opening`: a station opened or closed by its opening hours (the export v1.1 summary turns `CLOSED` or back). */
-export function openingMessage(change: OpeningChange): string {
-  return JSON.stringify({ type: 'opening', at: new Date(change.at).toISOString(), hrs_id: change.hrsId, open: change.open });
+/** `opening`: a station opened or closed by its opening hours (its verdict turns `CLOSED` or back: `verdict`, with a source). */
+export function openingMessage(change: OpeningChange, verdicts?: VerdictSource): string {
+  const head = `{"type":"opening","at":"${new Date(change.at).toISOString()}","hrs_id":${JSON.stringify(change.hrsId)},"open":${change.open}`;
+  return verdicts ? `${head},"verdict":${verdictJson(verdicts, change.hrsId)}}` : `${head}}`;
 }
 
 /** `token`: a personal token was created, its expiry changed, revoked, or its owner reminded (never its value). */

@@ -5,7 +5,7 @@ import type { StationLookup } from '../domain/stations.js';
 import type { Receipt } from '../domain/signals.js';
 import type { ReceiptListener } from '../infra/receipts.js';
 import type { OpeningChange, OpeningListener } from '../../machines/opening-clock.js';
-import { changeMessage, mayRepeat, openingMessage, receiptMessage, registryMessage, rejectionMessage, sectionValue, tokenMessage, type SectionSeen } from './admin-view.js';
+import { changeMessage, mayRepeat, openingMessage, receiptMessage, registryMessage, rejectionMessage, sectionValue, tokenMessage, type SectionSeen, type VerdictSource } from './admin-view.js';
 import { SECTION_KEYS } from '../domain/categories/index.js';
 import type { Rejection } from '../domain/rejections.js';
 import type { TokenEvent } from '../domain/token-events.js';
@@ -42,6 +42,8 @@ export interface FanOutDeps {
   /** Refused import calls: `rejection` messages on the admins' feed. */
   rejections?: { on(listener: (rejections: readonly Rejection[]) => void): () => void };
   stations: StationLookup;
+  /** Each station's verdict, which the admins' messages carry. */
+  verdicts?: VerdictSource;
   /** Called after each turn's messages are published (the backlog check). */
   published: () => void;
 }
@@ -104,7 +106,7 @@ export class FanOut {
     const admins = this.adminsListening;
     for (const id of changed) {
       this.dirty.add(id);
-      if (admins) this.adminQueue.push({ json: registryMessage(this.deps.stations, this.deps.status, id), tail: false });
+      if (admins) this.adminQueue.push({ json: registryMessage(this.deps.stations, this.deps.status, id, this.deps.verdicts), tail: false });
     }
     this.schedule();
   }
@@ -127,9 +129,11 @@ export class FanOut {
     this.schedule();
   }
 
+  /** A station opening or closing changes its verdict: its status object goes out again, and admins hear of it. */
   private openingChanged(change: OpeningChange): void {
-    if (this.stopped || !this.adminsListening) return;
-    this.adminQueue.push({ json: openingMessage(change), tail: true });
+    if (this.stopped) return;
+    this.dirty.add(change.hrsId);
+    if (this.adminsListening) this.adminQueue.push({ json: openingMessage(change, this.deps.verdicts), tail: true });
     this.schedule();
   }
 
@@ -160,7 +164,7 @@ export class FanOut {
     }
     if (change.cause === 'removed') this.adminSections.delete(key);
     else this.adminSections.set(key, kept);
-    this.adminQueue.push({ json: changeMessage(change, previous?.section ?? null, repeat), tail: !repeat });
+    this.adminQueue.push({ json: changeMessage(change, previous?.section ?? null, repeat, this.deps.verdicts), tail: !repeat });
   }
 
   private received(receipts: readonly Receipt[]): void {

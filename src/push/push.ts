@@ -9,6 +9,7 @@ import type { OpeningListener } from '../../machines/opening-clock.js';
 import type { TokenEvent } from '../domain/token-events.js';
 import type { Rejection } from '../domain/rejections.js';
 import { AdminFeed } from './admin-feed.js';
+import type { VerdictSource } from './admin-view.js';
 import { Backlog } from './backlog.js';
 import { Connections } from './connections.js';
 import { FanOut } from './fan-out.js';
@@ -52,6 +53,8 @@ export interface PushDeps {
   /** Refused import calls. */
   rejections?: { on(listener: (rejections: readonly Rejection[]) => void): () => void };
   stations: StationDirectory;
+  /** Each station's verdict (src/domain/status/verdict.ts), which the admins' feed carries. */
+  verdicts?: VerdictSource;
   /** Open streams per user; started and closed with the push layer. */
   slots: StreamSlots;
   /** The status stream's operation in the export v2 document. */
@@ -81,7 +84,7 @@ export function createPush(deps: PushDeps): Push {
   const { authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes } = settings;
   const connections = new Connections({ server, slots, log, authTimeoutMs, idleTimeoutSeconds, maxBacklogBytes });
   const backlog = new Backlog({ connections, log, maxBacklogBytes });
-  const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, tokenEvents: deps.tokenEvents, rejections: deps.rejections, stations, published: () => backlog.schedule() });
+  const fanOut = new FanOut({ app: server.app, status, receipts: deps.receipts, opening: deps.opening, tokenEvents: deps.tokenEvents, rejections: deps.rejections, stations, verdicts: deps.verdicts, published: () => backlog.schedule() });
   const stream = new StatusStream({ family: deps.families.stream, connections, slots, stations, status, streamsPerUser: settings.streamsPerUser, doc: deps.streamDoc });
   const expiring = deps.expiringTokens
     ? new ExpiringTokens({
@@ -91,7 +94,7 @@ export function createPush(deps: PushDeps): Push {
         log,
       })
     : undefined;
-  const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status, tail: () => fanOut.tailMessage(), expiring, seen: fanOut.seen });
+  const adminFeed = new AdminFeed({ family: deps.families.admin, connections, stations, status, tail: () => fanOut.tailMessage(), expiring, seen: fanOut.seen, verdicts: deps.verdicts });
   // Personal tokens' events (created, expiry changed, revoked) change the list too.
   let stopTokenEvents: (() => void) | undefined;
   const tokens = new TokenRecheck({ connections, recheck: deps.recheck, log });

@@ -68,6 +68,15 @@ export class WsClient {
     }
   }
 
+  /** Skips messages until one that `wanted` accepts arrives. */
+  async until(wanted: (message: Record<string, any>) => boolean, ms = 5000): Promise<Record<string, any>> {
+    const deadline = Date.now() + ms;
+    for (;;) {
+      const message = await this.next(Math.max(1, deadline - Date.now()));
+      if (wanted(message)) return message;
+    }
+  }
+
   /** Messages received but not read yet. */
   get unread(): Record<string, any>[] {
     return this.messages.slice(this.read);

@@ -4,6 +4,7 @@
  * One file, one process: its parts share the loaded platform code. Each part is a subtest named after
  * what it covers.
  */
+import { randomBytes } from 'node:crypto';
 import { get as httpGet, type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import fc from 'fast-check';
@@ -19,7 +20,11 @@ import type { Category } from '../../src/domain/categories/index.js';
 import type { ConfirmedLayout, StationDirectory, StationEntry } from '../../src/domain/stations.js';
 import { loadFixture } from '../../src/registry/file/load.js';
 import { baseFixture, berlaAssignments, TOKENS } from '../helpers/fixtures.js';
-import { freshDatabase, get, postSignals as post, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
+import { ADMIN_TOKEN, freshDatabase, get, postSignals as post, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
+import { WsClient } from '../helpers/ws.js';
+import { summaryLine } from '../../src/cli/demo/terminal.js';
+import { stationStateOf } from '../../src/domain/status/verdict.js';
+import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from '../helpers/portal.js';
 import { holds } from '../helpers/property.js';
 import { runs } from '../helpers/scale.js';
 import { until } from '../helpers/wait.js';
@@ -927,12 +932,17 @@ t.test('status', async (t) => {
     const text = await res.text();
     t.notMatch(text, /remaining/, 'the hydrogen inventory never leaves the platform');
     const body = JSON.parse(text);
-    t.same(Object.keys(body), ['hrs_id', 'availability', 'usage', 'hydrogen_storage', 'pricing']);
+    t.same(Object.keys(body), ['hrs_id', 'fuelling_options', 'availability', 'usage', 'hydrogen_storage', 'pricing'], 'the verdict per option, then the four sections');
     const received = body.availability.received_datetime as string;
     t.match(received, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'ISO 8601 with its offset');
     t.ok(Date.parse(received) >= before - 1000 && Date.parse(received) <= Date.now(), 'received when posted');
     t.same(body, {
       hrs_id: 'BERLA',
+      // The station says it is limitedly available: that decides for every option (rule 4 of the summary).
+      fuelling_options: [
+        { fuelling_option: '700ld', status: 'LIMITEDLY_AVAILABLE', reason: 'limited', datetime: iso(datetime), freshness: 'fresh' },
+        { fuelling_option: '350ld', status: 'LIMITEDLY_AVAILABLE', reason: 'limited', datetime: iso(datetime), freshness: 'fresh' },
+      ],
       availability: {
         datetime: iso(datetime),
         received_datetime: received,
@@ -978,7 +988,11 @@ t.test('status', async (t) => {
       'every registered station, sorted by hrs_id',
     );
     t.same(list.stations[0], body, 'the same object as the single-station endpoint');
-    t.same(list.stations[1], { hrs_id: 'HAMBG', availability: null, usage: null, hydrogen_storage: null, pricing: null }, 'no live signal: all null');
+    t.same(
+      list.stations[1],
+      { hrs_id: 'HAMBG', fuelling_options: [], availability: null, usage: null, hydrogen_storage: null, pricing: null },
+      'no live signal: all null (HAMBG provides no option yet: its layout is a draft)',
+    );
   });
 
   t.test('authentication, unknown stations and the problem body', async (t) => {
@@ -991,6 +1005,90 @@ t.test('status', async (t) => {
       t.equal((await get(`${p.url}/v2/hrs/BERLA/status`, token)).status, 401, `token ${token ?? 'none'}`);
       t.equal((await get(`${p.url}/v2/hrs/status`, token)).status, 401);
     }
+  });
+
+  t.test('one verdict on every face: a station outside its hours is CLOSED everywhere at the same moment', async (t) => {
+    /**
+     * BERLA reports 700ld available and 350ld unavailable, open around the clock; then its operator
+     * gives it hours that are closed now. The export v1.1 summary, export v2's status (one station and
+     * the list), the status stream, the admins' feed (the dashboard's state and cells), the public map's
+     * feed, the webhooks' change log and the demo's minute line then all say CLOSED, read together.
+     */
+    /** The portal's registry, BERLA live for every category and on the map. */
+    const registry = (hours: Record<string, string> = {}) => {
+      const f = portalFixture();
+      f.assignments = berlaAssignments();
+      Object.assign(f.stations[0]!, { details: { city: 'Berlin', coordinates: { lat: 52.3667, lon: 13.5033 } }, ...hours });
+      return f;
+    };
+    const f = registry();
+    const env = { ...POLLING, MAP_RATE_LIMIT: '100000', WEBHOOK_SECRET_KEY: randomBytes(32).toString('hex'), WEBHOOK_ALLOW_LOOPBACK: 'false' };
+    const first = await startTestPlatform(t, { fixture: f, env });
+    await grantPortalRoles(first);
+    const made = await (await signedIn(first, ACCOUNTS.none)).call('POST', '/portal/v1/webhooks', { url: 'https://93.184.215.14/hooks/hrs', kinds: ['fuelling_options'] });
+    t.equal(made.status, 201, 'a subscription to fuelling-option changes');
+    // An instance started now records those changes from its start (the first one reads the subscriptions every few seconds).
+    const p = await startTestPlatform(t, { sameStoreAs: first });
+    const measured = ago(5);
+    await post(p, 'availability', [availability(measured)]);
+
+    const stream = await WsClient.connect(`${p.url.replace('http:', 'ws:')}/v2/hrs/status/stream`, { Authorization: `Bearer ${TOKENS.export_v2}` });
+    t.teardown(() => stream.close());
+    t.equal((await stream.next()).type, 'authenticated');
+    stream.send({ type: 'subscribe', hrs_ids: ['BERLA'] });
+    t.equal((await stream.next()).type, 'subscribed');
+    t.equal((await stream.next()).type, 'snapshot');
+    const admin = await WsClient.connect(`${p.url.replace('http:', 'ws:')}/admin/v1/live`, { Authorization: `Bearer ${ADMIN_TOKEN}` });
+    t.teardown(() => admin.close());
+    const snapshot = await admin.until((m) => m.type === 'snapshot');
+    const row = (message: any) => message.stations?.find((s: { hrs_id: string }) => s.hrs_id === 'BERLA') ?? message.station;
+    t.match(row(snapshot).verdict, { status: 'LIMITEDLY_AVAILABLE', reason: 'limited', freshness: 'fresh' }, 'open: the station flag decides (limitedly available)');
+
+    // Closed now: one hour a day, twelve hours from now (UTC).
+    const hour = (new Date().getUTCHours() + 12) % 24;
+    const two = (n: number) => String(n).padStart(2, '0');
+    await p.load(registry({ opening_hours: `Mo-Su ${two(hour)}:00-${two(hour)}:59`, time_zone: 'UTC' }));
+
+    const CLOSED = (option: string) => ({ status: 'CLOSED', reason: 'outside_opening_hours', fuelling_option: option });
+    // The faces that change by push or by a worker, once each has heard of it.
+    const streamed = await stream.until((m) => m.type === 'status' && m.station.fuelling_options[0]?.status === 'CLOSED');
+    const adminRow = row(await admin.until((m) => m.type === 'station' && m.station.hrs_id === 'BERLA' && m.station.verdict?.status === 'CLOSED'));
+    const mapFeature = await until('the map feed saying CLOSED', async () => {
+      const res = await fetch(`${p.url}/map/v1/stations.geojson`);
+      if (res.status !== 200) throw new Error(`the map feed answered ${res.status}`);
+      const feed = (await res.json()) as { features: { id: string; properties: Record<string, any> }[] };
+      const feature = feed.features.find((x) => x.id === 'BERLA');
+      return feature?.properties.fuelling_options[0]?.status === 'CLOSED' ? feature : undefined;
+    });
+    const webhookRows = await until('the change log\'s option rows', async () => {
+      const rows = await p.sql<{ entity: string; payload: Record<string, unknown> }[]>`SELECT entity, payload FROM change_log WHERE topic = 'option' ORDER BY seq`;
+      return rows.filter((r) => r.payload.status === 'CLOSED').length === 2 ? rows : undefined;
+    });
+
+    // The rest, read together.
+    const [v11, v2One, v2List] = await Promise.all([
+      get(`${p.url}/v1.1/hrs/BERLA/status`, TOKENS.export_v1).then((r) => r.json() as Promise<any>),
+      status(p),
+      get(`${p.url}/v2/hrs/status`, TOKENS.export_v2).then((r) => r.json() as Promise<any>),
+    ]);
+    const ids = ['BERLA', 'HAMBG', 'KIELX'];
+    const line = summaryLine(new Date(), 60, { accepted: 1, refused: 0 }, ids.map((id) => stationStateOf(p.parts.verdicts.of(id))));
+
+    t.match(v11.fuelling_options, [{ fuel_type: '700ld', status: 'CLOSED', reason: 'outside_opening_hours' }, { fuel_type: '350ld', status: 'CLOSED' }], 'export v1.1');
+    t.match(v2One.fuelling_options, [CLOSED('700ld'), CLOSED('350ld')], 'export v2, one station');
+    t.same(v2List.stations.find((s: { hrs_id: string }) => s.hrs_id === 'BERLA'), v2One, 'export v2, the list: the same object');
+    t.same(streamed.station, v2One, 'the status stream: the same object');
+    t.match(adminRow.verdict, { status: 'CLOSED', reason: 'outside_opening_hours', fuelling_options: [CLOSED('700ld'), CLOSED('350ld')] }, 'the admins\' feed');
+    t.equal(stationStateOf(adminRow.verdict), 'closed', 'the dashboard\'s state and chip: closed');
+    t.match(mapFeature.properties, { open_now: false, fuelling_options: [CLOSED('700ld'), CLOSED('350ld')] }, 'the public map');
+    t.match(
+      webhookRows.filter((r) => r.payload.status === 'CLOSED'),
+      [{ entity: 'BERLA/700ld', payload: { reason: 'outside_opening_hours' } }, { entity: 'BERLA/350ld', payload: { reason: 'outside_opening_hours' } }],
+      'webhooks: a fuelling_option.changed to CLOSED per option',
+    );
+    t.match(line, / · 3 stations: .*1 closed/, `the demo's minute line (${line})`);
+    t.equal(v2One.availability.nozzles[0].available, true, 'the reading itself still says N1 is available: only the verdict closes');
+    for (const verdict of [adminRow.verdict, ...v2One.fuelling_options]) t.equal(verdict.datetime, iso(measured), 'each says when the reading it weighed was measured');
   });
 
   t.test('a snapshot replaces the previous one; late readings never overwrite newer ones', async (t) => {

@@ -17,7 +17,7 @@ import { until } from '../helpers/wait.js';
 
 const ago = (seconds: number) => new Date(Date.now() - seconds * 1000).toISOString();
 
-/** Six stations with BERLA's layout, named so that their names sort otherwise than their ids. */
+/** Seven stations with BERLA's layout, named so that their names sort otherwise than their ids; FFCLO is closed now. */
 const STATIONS: [string, string][] = [
   ['AAAZZ', 'Zwickau'],
   ['AAVAI', 'Aachen'],
@@ -25,12 +25,20 @@ const STATIONS: [string, string][] = [
   ['CCUNA', 'Cottbus'],
   ['DDUNK', 'Dresden'],
   ['EESTA', 'Essen'],
+  ['FFCLO', 'Freiburg'],
 ];
+
+/** Opening hours that are closed now: one hour a day, twelve hours from now (UTC). */
+function closedNow(): { opening_hours: string; time_zone: string } {
+  const hour = (new Date().getUTCHours() + 12) % 24;
+  const two = (n: number) => String(n).padStart(2, '0');
+  return { opening_hours: `Mo-Su ${two(hour)}:00-${two(hour)}:59`, time_zone: 'UTC' };
+}
 
 function fixture() {
   const f = baseFixture();
   const layout = structuredClone(f.stations[0]!.layout);
-  f.stations = STATIONS.map(([hrs_id, name]) => ({ hrs_id, operator: 'h2-demo', name, heavy_duty: false, layout }) as never);
+  f.stations = STATIONS.map(([hrs_id, name]) => ({ hrs_id, operator: 'h2-demo', name, heavy_duty: false, layout, ...(hrs_id === 'FFCLO' ? closedNow() : {}) }) as never);
   f.assignments = STATIONS.map(([hrs_id]) => ({ originator: 'mon-1', hrs_id, signal_type: 'availability', state: 'live' }));
   f.originators.push({ id: 'aaa-ok', name: 'A fine one', call_log_mode: 'errors' }, { id: 'zzz-old', name: 'Gone quiet', call_log_mode: 'errors' });
   f.tokens.push({ generation: 'import_v2', originator: 'aaa-ok', value: 'test-import-v2-token-aaa-ok' });
@@ -96,6 +104,7 @@ t.test('what is down, who is failing, what changed: at a glance', { skip }, asyn
     availability('BBLIM', ago(5), [true, true], { maintenance: false, limitedly_available: true }),
     availability('CCUNA', ago(5), [true, true]),
     availability('EESTA', ago(200), [true, true]),
+    availability('FFCLO', ago(5), [true, true]),
   ]);
 
   const { page, problems } = await openDashboard(t, p, 1280);
@@ -103,15 +112,26 @@ t.test('what is down, who is failing, what changed: at a glance', { skip }, asyn
   await t.test('what is down: problems first', async (t) => {
     await post(p, 'availability', [availability('CCUNA', ago(3), [true, true], { maintenance: true, limitedly_available: false })]);
     await page.locator('#stations tr[data-hrs-id="CCUNA"][data-state="unavailable"]').waitFor();
-    t.same(await rowIds(page), ['CCUNA', 'DDUNK', 'EESTA', 'BBLIM', 'AAVAI', 'AAAZZ'], 'unavailable, unknown or stale (by name), limited, available (by name)');
+    t.same(await rowIds(page), ['CCUNA', 'DDUNK', 'EESTA', 'BBLIM', 'AAVAI', 'AAAZZ', 'FFCLO'], 'unavailable, unknown or stale (by name), limited, available (by name), closed');
     t.equal(await page.locator('#stations tr[data-hrs-id="EESTA"]').getAttribute('data-stale'), 'true', 'EESTA\'s availability is stale');
     t.match(await page.locator('#stations tr[data-hrs-id="EESTA"] .station-state').textContent(), /available · stale/, 'and its state says so');
   });
 
+  await t.test('closed: outside its hours, whatever the reading says', async (t) => {
+    const row = page.locator('#stations tr[data-hrs-id="FFCLO"]');
+    t.equal(await row.getAttribute('data-state'), 'closed', 'the station\'s verdict: closed');
+    t.equal(await row.locator('.station-state').textContent(), 'closed', 'its state says so');
+    const cell = row.locator('td[data-category="availability"]');
+    t.ok(await cell.locator('.badge-closed').isVisible(), 'the availability cell has a closed badge');
+    t.equal(await cell.locator('.cell-options').textContent(), '700ld closed · 350ld closed', 'and each option\'s verdict');
+    t.match(await cell.locator('.cell-detail').first().textContent(), /2 of 2 nozzles available/, 'beside what the reading said');
+    t.match(await page.locator('#stations tr[data-hrs-id="AAVAI"] .cell-options').textContent(), /^700ld available · 350ld unavailable$/, 'an open station\'s options');
+  });
+
   await t.test('the sandbox apart, not counted', async (t) => {
-    t.equal(await page.locator('#count-stations').textContent(), '6', 'the chips count the registry\'s six stations');
-    const counted = await Promise.all(['unavailable', 'unknown', 'limited', 'available'].map((s) => page.locator(`#count-${s}`).textContent()));
-    t.same(counted, ['1', '1', '1', '3'], 'by state, without the sandbox\'s');
+    t.equal(await page.locator('#count-stations').textContent(), '7', 'the chips count the registry\'s seven stations');
+    const counted = await Promise.all(['unavailable', 'unknown', 'limited', 'available', 'closed'].map((s) => page.locator(`#count-${s}`).textContent()));
+    t.same(counted, ['1', '1', '1', '3', '1'], 'by state, without the sandbox\'s');
     t.notOk((await rowIds(page)).some((id) => id!.startsWith('SBX')), 'no sandbox station among them');
     const sandbox = page.locator('#sandbox');
     t.ok(await sandbox.isVisible(), 'the sandbox has a section of its own');
@@ -141,7 +161,10 @@ t.test('what is down, who is failing, what changed: at a glance', { skip }, asyn
     await chip(page, 'unknown').click();
     t.same(await shownIds(page), ['CCUNA'], 'pressed again, a chip lets go');
     await page.locator('#chip-all').click();
-    t.equal((await shownIds(page)).length, 6, '"stations" shows every station again');
+    t.equal((await shownIds(page)).length, 7, '"stations" shows every station again');
+    await chip(page, 'closed').click();
+    t.same(await shownIds(page), ['FFCLO'], 'the closed chip: the closed station');
+    await page.locator('#chip-all').click();
     t.equal(new URL(page.url()).hash, '', 'and clears the address');
     await page.getByLabel('Find a station').fill('zwi');
     t.same(await shownIds(page), ['AAAZZ'], 'the labelled text filter finds by name');

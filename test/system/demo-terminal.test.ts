@@ -8,7 +8,8 @@ import { spawn, spawnSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DEMO_TOKENS, DEMO_USER_EMAIL } from '../../src/cli/demo/fixture.js';
-import { signalCounts, stationState, summaryLine } from '../../src/cli/demo/terminal.js';
+import { signalCounts, summaryLine } from '../../src/cli/demo/terminal.js';
+import { stationStateOf, stationVerdict } from '../../src/domain/status/verdict.js';
 import { demoSetting, startDemo, stopDemo, type DemoProcess } from '../helpers/demo.js';
 import { ROOT, hrs } from '../helpers/process.js';
 import { until } from '../helpers/wait.js';
@@ -122,13 +123,17 @@ t.test('the summary line, the signal counts from /metrics and a station\'s state
   );
   t.equal(summaryLine(at, 5, { accepted: 1, refused: 0 }, ['unknown']), '12:03:09 last 5 s: 1 signal accepted, 0 refused · 1 station: 1 unknown', 'seconds under a minute');
   t.equal(summaryLine(at, 300, undefined, []), '12:03 last 5 minutes: signals not counted · 0 stations');
-  const view = (freshness: 'fresh' | 'stale' | 'unknown', section: Record<string, unknown>) => ({ freshness, datetime: 0, receivedAt: 0, originatorId: 'o', section });
-  t.equal(stationState(undefined), 'unknown', 'no reading');
-  t.equal(stationState(view('unknown', { nozzles: [{ available: true }] })), 'unknown', 'a reading gone unknown');
-  t.equal(stationState(view('fresh', { station: { maintenance: true }, nozzles: [{ available: true }] })), 'unavailable', 'maintenance');
-  t.equal(stationState(view('stale', { station: { limitedly_available: true }, nozzles: [] })), 'limited');
-  t.equal(stationState(view('fresh', { nozzles: [{ available: false }, { available: true }] })), 'available');
-  t.equal(stationState(view('fresh', { fuelling_options: [{ available: false }] })), 'unavailable', 'no option available');
+  t.equal(
+    summaryLine(at, 60, { accepted: 3, refused: 0 }, ['closed', 'available', 'closed']),
+    '12:03 last minute: 3 signals accepted, 0 refused · 3 stations: 1 available, 2 closed',
+    'closed stations are counted as closed',
+  );
+  // The line counts the stations by their verdicts, as the dashboard does.
+  t.equal(stationStateOf(undefined), 'unknown', 'no verdict (a station that left)');
+  const closed = stationVerdict([{ fuelling_option: '700ld', status: 'CLOSED', reason: 'outside_opening_hours', datetime: null }], false, null, null);
+  t.equal(stationStateOf(closed), 'closed', 'a station outside its hours');
+  const limited = stationVerdict([{ fuelling_option: '700ld', status: 'LIMITEDLY_AVAILABLE', reason: 'limited', datetime: null }], true, 'fresh', null);
+  t.equal(stationStateOf(limited), 'limited');
 });
 
 /** Whether util-linux's `script` is here to give a program a terminal with job control. */

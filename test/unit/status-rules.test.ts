@@ -28,6 +28,7 @@ import { isOpen } from '../../src/domain/opening-hours.js';
 import { PAGE_WORDS } from '../../src/domain/page-words.js';
 import type { ConfirmedLayout, StationDirectory, StationEntry } from '../../src/domain/stations.js';
 import { buildSection } from '../../src/domain/status/sections.js';
+import { STATION_STATE_KEYS, stationVerdict, Verdicts } from '../../src/domain/status/verdict.js';
 import { type OptionSummary, optionValues, REASON_STATES, stationSummarySchema, summarize, SUMMARY_REASONS, SUMMARY_STATES, summaryEntrySchema, type SummaryInput, toV11Summary, toV1Summary, v1StationSummarySchema, v1SummaryEntrySchema } from '../../src/domain/status/summary.js';
 import { FUELLING_OPTIONS, type FuellingOption } from '../../src/domain/vocabulary.js';
 import { mediaQuality, prefersMedia } from '../../src/http/accept.js';
@@ -600,6 +601,60 @@ t.test('status-summary-property', async (t) => {
       { numRuns: runs(1000) },
       'every generated summary',
     );
+  });
+});
+
+t.test('verdict', async (t) => {
+  /** The station's verdict from its options (src/domain/status/verdict.ts), and how long each is kept. */
+  const entry = (fuelling_option: FuellingOption, status: OptionSummary['status']): OptionSummary => ({ fuelling_option, status, reason: REASON_OF[status], datetime: null });
+  const REASON_OF = { AVAILABLE: 'reported_available', LIMITEDLY_AVAILABLE: 'limited', UNAVAILABLE: 'reported_unavailable', UNKNOWN: 'not_reported', CLOSED: 'outside_opening_hours' } as const;
+
+  t.test('the best option decides, in the vocabulary\'s order; a station without options is CLOSED or UNKNOWN', async (t) => {
+    t.match(stationVerdict([entry('700ld', 'UNKNOWN'), entry('350ld', 'AVAILABLE')], true, 'fresh', null), { status: 'AVAILABLE', reason: 'reported_available' });
+    t.match(stationVerdict([entry('700ld', 'UNAVAILABLE'), entry('350ld', 'UNKNOWN')], true, 'fresh', null), { status: 'UNAVAILABLE' }, 'known unavailable above unknown');
+    t.match(stationVerdict([entry('700ld', 'CLOSED'), entry('350ld', 'CLOSED')], false, 'fresh', null), { status: 'CLOSED', reason: 'outside_opening_hours' });
+    t.match(stationVerdict([], false, 'fresh', null), { status: 'CLOSED', reason: 'outside_opening_hours' });
+    t.match(stationVerdict([], true, null, null), { status: 'UNKNOWN', reason: 'no_signal' });
+    t.match(stationVerdict([], true, 'fresh', null), { status: 'UNKNOWN', reason: 'not_reported' });
+    await holds(
+      t,
+      fc.property(fc.array(fc.constantFrom(...SUMMARY_STATES), { minLength: 1, maxLength: 4 }), (states) => {
+        const verdict = stationVerdict(states.map((state, i) => entry(FUELLING_OPTIONS[i]!, state)), true, 'fresh', null);
+        return verdict.status === SUMMARY_STATES[Math.min(...states.map((s) => SUMMARY_STATES.indexOf(s)))];
+      }),
+      { numRuns: runs(500) },
+      'any options: the station\'s status is the first of the vocabulary\'s states among them',
+    );
+    t.same(Object.keys(STATION_STATE_KEYS), [...SUMMARY_STATES], 'a dashboard word for every state');
+    t.same(Object.keys(PAGE_WORDS.STATION_STATE_WORDS).sort(), Object.values(STATION_STATE_KEYS).sort(), 'and the pages have each');
+  });
+
+  t.test('kept while nothing it weighs changes; computed again after a reading, a registry change or an opening minute', async (t) => {
+    // Mo-Su 10:00-20:00 in UTC; the clock starts at 19:59:30 on a Monday.
+    let now = Date.parse('2026-11-23T19:59:30Z');
+    const station: StationEntry = { hrsId: 'SHOPS', name: 'Shops', heavyDuty: false, layout: null, openingHours: 'Mo-Su 10:00-20:00', timeZone: 'UTC', v1FuelTypes: ['700car'] } as StationEntry;
+    const registry = { version: 1, station: (id: string) => (id === 'SHOPS' ? station : undefined) };
+    const reading: PublishedReading = { datetime: now - 60_000, receivedAt: now - 59_000, payload: { station: { maintenance: false, limitedly_available: false }, fuelling_options: [{ fuelling_option: '700ld', available: true }], source: 'import_v1' } };
+    const held = { reading, freshness: 'fresh' };
+    const status = { availabilityVersion: 1, published: () => held };
+    const verdicts = new Verdicts({ stations: registry, status, opening: { nextDue: () => Date.parse('2026-11-23T20:00:00Z') }, now: () => new Date(now) });
+    const open = verdicts.of('SHOPS')!;
+    t.match(open, { status: 'AVAILABLE', freshness: 'fresh', fuelling_options: [{ fuelling_option: '700ld', status: 'AVAILABLE' }] });
+    t.equal(verdicts.of('SHOPS'), open, 'kept');
+    t.equal(verdicts.of('NOPE1'), undefined, 'no station, no verdict');
+    const version = verdicts.version;
+    t.equal(verdicts.version, version, 'the version holds while nothing changes');
+    now = Date.parse('2026-11-23T20:00:00Z');
+    t.match(verdicts.of('SHOPS'), { status: 'CLOSED', reason: 'outside_opening_hours' }, 'closed at the minute, whether or not the opening clock has fired');
+    t.not(verdicts.version, version, 'and the version moved');
+    const closed = verdicts.of('SHOPS');
+    held.freshness = 'stale';
+    t.not(verdicts.of('SHOPS'), closed, 'a new freshness: computed again');
+    t.match(verdicts.of('SHOPS'), { status: 'CLOSED', freshness: 'stale' });
+    const before = verdicts.of('SHOPS');
+    registry.version = 2;
+    t.not(verdicts.of('SHOPS'), before, 'a registry change: computed again');
+    t.match(JSON.parse(verdicts.optionsJson('SHOPS')!), [{ fuelling_option: '700ld', status: 'CLOSED', reason: 'outside_opening_hours', freshness: 'stale' }], 'export v2\'s block');
   });
 });
 

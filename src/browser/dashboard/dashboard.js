@@ -210,8 +210,11 @@ function handle(message) {
       document.dispatchEvent(new CustomEvent('hrs-rejection'));
       tail.add(message);
       break;
-    case 'receipt':
     case 'opening':
+      table.opening(message);
+      tail.add(message);
+      break;
+    case 'receipt':
     case 'token':
       tail.add(message);
       break;

@@ -1,5 +1,5 @@
 // The stations' order and filters: problems first (unavailable, then unknown or stale, then limited,
-// then available; then by name), the count chips as toggles (several may be pressed: the stations in
+// then available, then closed; then by name), the count chips as toggles (several may be pressed: the stations in
 // any of their states show; none pressed shows all), kept in the address (`#state=unavailable,unknown`)
 // so a reload or a shared link keeps them, and the text filter. The sandbox's stations have a table of
 // their own (dashboard.js puts them there) and are not counted by the chips. Sets no text but counts.
@@ -9,7 +9,7 @@ import { STATION_STATE_WORDS } from './vocabulary.js';
 /** The states a chip may press, worst first. */
 var STATES = Object.keys(STATION_STATE_WORDS);
 /** Where a station goes: the lower, the higher up. Stale readings rank with unknown ones. */
-var RANK = { unavailable: 0, unknown: 1, stale: 1, limited: 2, available: 3 };
+var RANK = { unavailable: 0, unknown: 1, stale: 1, limited: 2, available: 3, closed: 4 };
 var chips = Array.prototype.slice.call(document.querySelectorAll('#state-chips button[data-state]'));
 var all = document.getElementById('chip-all');
 var text = document.getElementById('filter');

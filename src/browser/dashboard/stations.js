@@ -6,7 +6,7 @@
 import { age, el, renderCell } from './cells.js';
 import { place } from './filters.js';
 import { rows } from './rows.js';
-import { CATEGORIES, STATION_STATE_WORDS } from './vocabulary.js';
+import { CATEGORIES, STATION_STATE_KEYS, STATION_STATE_WORDS } from './vocabulary.js';
 
 var HIGHLIGHT_MS = 2000;
 /** The categories by the key the feed carries them under. */
@@ -36,6 +36,7 @@ var els = {
     limited: $('count-limited'),
     unavailable: $('count-unavailable'),
     unknown: $('count-unknown'),
+    closed: $('count-closed'),
     sandbox: $('count-sandbox'),
   },
 };
@@ -73,7 +74,7 @@ function upsertRow(station) {
   head.appendChild(el('span', 'station-name', station.name || ''));
   head.appendChild(el('span', 'station-state'));
   tr.appendChild(head);
-  var entry = { row: tr, cells: {}, name: station.name || '', sandbox: station.sandbox === true };
+  var entry = { row: tr, cells: {}, name: station.name || '', sandbox: station.sandbox === true, verdict: station.verdict || null };
   var sections = station.sections || {};
   SECTION_KEYS.forEach(function (category) {
     var td = el('td', 'cell');
@@ -96,32 +97,45 @@ function upsertRow(station) {
 }
 
 /**
- * The station's state from its availability cell, as data users see it: unknown without a published
- * reading; unavailable in maintenance and limited when limitedly available, whatever the nozzles say;
- * otherwise available when some nozzle (or fuelling option) is.
+ * The station's state from its verdict, as the server computed it for every face (the export APIs,
+ * the map, webhooks): the best of its fuelling options', CLOSED outside its opening hours.
  */
 function stationState(entry) {
-  var view = entry.cells.availability.view;
-  var section = view && view.freshness !== 'unknown' ? view.section : null;
-  if (!section) return 'unknown';
-  if (section.station && section.station.maintenance) return 'unavailable';
-  if (section.station && section.station.limitedly_available) return 'limited';
-  var some = function (list) {
-    return Array.isArray(list) && list.some(function (x) { return x.available === true; });
-  };
-  return some(section.nozzles) || some(section.fuelling_options) ? 'available' : 'unavailable';
+  return (entry.verdict && STATION_STATE_KEYS[entry.verdict.status]) || 'unknown';
 }
 
-/** The state on the row and its pill; a stale availability reading is said (it ranks with unknown ones). */
+/**
+ * The state on the row and its pill, and the verdict per fuelling option in the availability cell; a
+ * stale availability reading is said (it ranks with unknown ones).
+ */
 function showState(entry) {
   var state = stationState(entry);
-  var reading = entry.cells.availability.view;
-  var stale = state !== 'unknown' && reading && reading.freshness === 'stale';
+  var stale = state !== 'unknown' && state !== 'closed' && entry.verdict && entry.verdict.freshness === 'stale';
   entry.row.dataset.state = state;
   entry.row.dataset.stale = String(Boolean(stale));
   var node = entry.row.querySelector('.station-state');
   node.className = 'station-state state-pill state-' + state;
   node.textContent = STATION_STATE_WORDS[state] + (stale ? ' · stale' : '');
+  showVerdict(entry.cells.availability, entry.verdict);
+}
+
+/** The verdict in the availability cell: `closed` outside the opening hours, then each option's state. */
+function showVerdict(td, verdict) {
+  var old = td.querySelector('.cell-verdict');
+  if (old) old.remove();
+  if (!verdict) return;
+  var box = el('div', 'cell-verdict');
+  if (verdict.status === 'CLOSED') {
+    var closed = el('span', 'badge badge-closed', 'closed');
+    closed.dataset.flag = 'closed';
+    closed.title = 'outside its opening hours';
+    box.appendChild(closed);
+  }
+  var options = (verdict.fuelling_options || []).map(function (entry) {
+    return entry.fuelling_option + ' ' + STATION_STATE_WORDS[STATION_STATE_KEYS[entry.status]];
+  });
+  if (options.length > 0) box.appendChild(el('div', 'cell-detail cell-options', options.join(' · ')));
+  td.insertBefore(box, td.querySelector('.cell-origin'));
 }
 
 function removeRow(id) {
@@ -150,11 +164,23 @@ function applyChange(message) {
       }
     : null;
   renderCell(td, message.category, view);
+  if (message.verdict !== undefined) entry.verdict = message.verdict;
   if (message.category === 'availability') {
     showState(entry);
     place(entry);
   }
   highlight(td);
+  updateSummary();
+}
+
+/** A station opened or closed by its opening hours: its verdict changes, its cells do not. */
+function applyOpening(message) {
+  var entry = rows.get(message.hrs_id);
+  if (!entry || message.verdict === undefined) return;
+  entry.verdict = message.verdict;
+  showState(entry);
+  place(entry);
+  highlight(entry.cells.availability);
   updateSummary();
 }
 
@@ -172,7 +198,7 @@ function highlight(td) {
 
 /** The header counts stations by state (see stationState), not readings; the sandbox's are counted apart. */
 function updateSummary() {
-  var counts = { available: 0, limited: 0, unavailable: 0, unknown: 0 };
+  var counts = { available: 0, limited: 0, unavailable: 0, unknown: 0, closed: 0 };
   var sandbox = 0;
   rows.forEach(function (entry) {
     if (entry.sandbox) sandbox++;
@@ -200,4 +226,4 @@ function refreshAges() {
 
 setInterval(refreshAges, 1000);
 
-export { rebuild, upsertRow as upsert, applyChange as change, removeRow as remove, updateSummary as summary, clearTable as clear };
+export { rebuild, upsertRow as upsert, applyChange as change, applyOpening as opening, removeRow as remove, updateSummary as summary, clearTable as clear };

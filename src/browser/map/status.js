@@ -10,19 +10,23 @@ import { FUELLING_OPTIONS, SUMMARY_STATES } from './vocabulary.js';
 export const OPTIONS = FUELLING_OPTIONS;
 export const STATES = SUMMARY_STATES;
 
-/** Best first: what a driver can use ranks above what they cannot, and an unknown above a closed. */
-const RANK = { AVAILABLE: 0, LIMITEDLY_AVAILABLE: 1, UNAVAILABLE: 2, UNKNOWN: 3, CLOSED: 4 };
+/**
+ * Best first, in the vocabulary's order: what a driver can use ranks above what they cannot, and an
+ * unknown above a closed (the station's verdict, src/domain/status/verdict.ts, ranks them alike).
+ */
+const RANK = Object.fromEntries(SUMMARY_STATES.map((state, index) => [state, index]));
 
 /**
  * The station's value for `option` (its entry's status; null when it does not provide the option);
- * with no option, the best among its options (UNKNOWN when it lists none).
+ * with no option, its verdict as every face shows it: the best among its options (one that lists
+ * none: CLOSED outside its hours, UNKNOWN otherwise).
  */
 export function bestStatus(properties, option) {
   const entries = properties.fuelling_options ?? [];
   if (option) return entries.find((e) => e.fuelling_option === option)?.status ?? null;
   let best = null;
   for (const e of entries) if (best === null || RANK[e.status] < RANK[best]) best = e.status;
-  return best ?? 'UNKNOWN';
+  return best ?? (properties.open_now === false ? 'CLOSED' : 'UNKNOWN');
 }
 
 /** The CSS class of a value's marker (colours in map.css, checked for contrast by the browser test). */

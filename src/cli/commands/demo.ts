@@ -96,7 +96,7 @@ export const demo: Command = {
       throw err;
     }
     const fixture = demoFixture();
-    const { registry, status } = platform.parts;
+    const { registry, verdicts } = platform.parts;
     // The demo file's stations as the registry has them now, layout edits included (./simulated.ts).
     const simulatedNow = () => simulatedStations(fixture.stations, (id) => registry.station(id));
     let loaded;
@@ -165,7 +165,7 @@ export const demo: Command = {
         if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
         return res.text();
       }),
-      availability: () => stationIds().map((id) => status.categories(id).availability),
+      verdicts: () => stationIds().map((id) => verdicts.of(id)),
     }, io.out);
     const running = platform;
     await untilSignal(log, async (signal) => {

@@ -1,6 +1,6 @@
 import { fstatSync } from 'node:fs';
 import { isatty } from 'node:tty';
-import type { CategoryView } from '../../../machines/live-status.js';
+import { stationStateOf, type StationState, type StationVerdict } from '../../domain/status/verdict.js';
 import { procStat } from '../../local/processes.js';
 
 /**
@@ -9,23 +9,7 @@ import { procStat } from '../../local/processes.js';
  * asked (Enter on its terminal, or SIGUSR2), and each portal sign-in link its mail sink receives.
  */
 
-/** A station's state as the admins' dashboard shows it (src/browser/dashboard/dashboard.js, `stateOf`). */
-export type StationState = 'available' | 'limited' | 'unavailable' | 'unknown';
-
-/**
- * From the station's availability: unknown without a published reading; unavailable in maintenance and
- * limited when limitedly available, whatever the nozzles say; otherwise available when some nozzle (or
- * fuelling option) is.
- */
-export function stationState(view: CategoryView | undefined): StationState {
-  const section = view && view.freshness !== 'unknown' ? (view.section as Record<string, unknown> | null) : null;
-  if (!section) return 'unknown';
-  const station = section.station as { maintenance?: boolean; limitedly_available?: boolean } | undefined;
-  if (station?.maintenance) return 'unavailable';
-  if (station?.limitedly_available) return 'limited';
-  const some = (list: unknown) => Array.isArray(list) && list.some((x: { available?: unknown }) => x.available === true);
-  return some(section.nozzles) || some(section.fuelling_options) ? 'available' : 'unavailable';
-}
+export type { StationState };
 
 /** The platform's own count of import signals so far, from its /metrics text. */
 export interface SignalCounts {
@@ -56,6 +40,7 @@ const STATE_WORDS: [StationState, string][] = [
   ['limited', 'limitedly available'],
   ['unavailable', 'unavailable'],
   ['unknown', 'unknown'],
+  ['closed', 'closed'],
 ];
 
 /** `every` as words: "minute", "5 minutes", "30 s". */
@@ -85,8 +70,8 @@ export function summaryLine(at: Date, everySeconds: number, signals: SignalCount
 export interface SummarySources {
   /** The metrics exposition of the running platform. */
   metrics: () => Promise<string>;
-  /** The availability of every station the summary counts (the sandbox's sample stations left out). */
-  availability: () => (CategoryView | undefined)[];
+  /** The verdict of every station the summary counts (the sandbox's sample stations left out), as the dashboard shows it. */
+  verdicts: () => (StationVerdict | undefined)[];
 }
 
 /**
@@ -103,7 +88,7 @@ export function startSummaries(everySeconds: number, sources: SummarySources, ou
       const now = await sources.metrics().then(signalCounts, () => undefined);
       const since = now && { accepted: Math.max(0, now.accepted - previous.accepted), refused: Math.max(0, now.refused - previous.refused) };
       if (now) previous = now;
-      out(summaryLine(new Date(), everySeconds, since, sources.availability().map(stationState)));
+      out(summaryLine(new Date(), everySeconds, since, sources.verdicts().map(stationStateOf)));
     } finally {
       busy = false;
     }

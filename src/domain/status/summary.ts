@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hrsIdSchema } from '../export-v2/schemas.js';
+import { hrsIdSchema } from '../export-v2/fields.js';
 import { CANONICAL_TO_V1 } from '../import-v1/options.js';
 import type { ConfirmedLayout } from '../stations.js';
 import { FUELLING_OPTIONS, V1_FUEL_TYPES, type FuellingOption, type V1FuelType } from '../vocabulary.js';

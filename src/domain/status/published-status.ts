@@ -1,0 +1,67 @@
+import type { StationDirectory } from '../stations.js';
+import type { Verdicts } from './verdict.js';
+
+/**
+ * Export v2's station status object as data users get it, over REST (`/v2/hrs/status`,
+ * `/v2/hrs/{hrs_id}/status`) and on the status stream alike: the live status's object
+ * (machines/live-status.ts: `hrs_id` and the four sections) with the station's verdict per fuelling
+ * option (`fuelling_options`, ./verdict.ts) after `hrs_id`.
+ */
+
+/** What is read of the live status: each station's object as JSON, and a version that moves with it. */
+export interface LiveJson {
+  stationJson(hrsId: string): string | undefined;
+  readonly version: number;
+}
+
+export class PublishedStatus {
+  private sorted: { registry: number; ids: string[] } | undefined;
+  private counter = 0;
+  private seen = { live: Number.NaN, verdicts: Number.NaN };
+
+  constructor(
+    private readonly live: LiveJson,
+    private readonly verdicts: Pick<Verdicts, 'optionsJson' | 'version'>,
+    private readonly stations: Pick<StationDirectory, 'station' | 'stationIds'> & { readonly version: number },
+  ) {}
+
+  /** One station's status object as JSON; undefined for a station not in the registry. */
+  stationJson(hrsId: string): string | undefined {
+    const base = this.live.stationJson(hrsId);
+    if (base === undefined) return undefined;
+    const block = this.verdicts.optionsJson(hrsId);
+    if (block === undefined) return undefined;
+    // The live object starts with its `hrs_id`; the verdict follows it.
+    const head = `{"hrs_id":${JSON.stringify(hrsId)}`;
+    return `${head},"fuelling_options":${block}${base.slice(head.length)}`;
+  }
+
+  /** `{"stations": [...]}` over every registered production station (no sandbox station), sorted by hrs_id. */
+  allJson(): string {
+    const registry = this.stations.version;
+    if (this.sorted?.registry !== registry) {
+      const ids = [...this.stations.stationIds()].filter((id) => this.stations.station(id)?.sandbox !== true).sort();
+      this.sorted = { registry, ids };
+    }
+    let json = '{"stations":[';
+    let first = true;
+    for (const id of this.sorted.ids) {
+      const station = this.stationJson(id);
+      if (station === undefined) continue;
+      json += first ? station : `,${station}`;
+      first = false;
+    }
+    return `${json}]}`;
+  }
+
+  /** Moves whenever anything `allJson` returns may have changed, so a reader may keep what it made of it until then. */
+  get version(): number {
+    const live = this.live.version;
+    const verdicts = this.verdicts.version;
+    if (this.seen.live !== live || this.seen.verdicts !== verdicts) {
+      this.counter++;
+      this.seen = { live, verdicts };
+    }
+    return this.counter;
+  }
+}
