@@ -20,9 +20,20 @@ export async function lockChangeLog(tx: Tx): Promise<void> {
 export interface ChangeHorizon {
   /** The newest `seq` pruned (0: none): a position before it has lost changes. */
   prunedSeq: number;
-  /** The oldest time a delta may start from: the log's start, or the newest pruned change's time. */
-  oldest: Date;
+  /**
+   * The oldest time a delta may start from (null: any): the newest pruned change's time, and, where the
+   * log was added to a registry that already had stations (not `complete`), no earlier than its start.
+   */
+  oldest: Date | null;
+  /** The newest pruned change's time; null while nothing has been pruned. */
+  prunedAt: Date | null;
+  /** When the log started. */
+  startedAt: Date;
 }
+
+/** The horizon's columns as every read takes them (see ChangeHorizon). */
+type HorizonRow = { pruned_seq: string; oldest: Date | null; pruned_at: Date | null; started_at: Date };
+const horizonOf = (row: HorizonRow): ChangeHorizon => ({ prunedSeq: Number(row.pruned_seq), oldest: row.oldest, prunedAt: row.pruned_at, startedAt: row.started_at });
 
 /** The log's head: the newest position (what a reader that starts now has seen once it reads everything). */
 export async function changeLogHead(sql: Sql): Promise<number> {
@@ -38,13 +49,14 @@ export async function changeLogHead(sql: Sql): Promise<number> {
  * rows are not looked at (the delta does not list them; there are many more of them).
  */
 export async function positionAfter(sql: Sql, at: Date): Promise<{ position: number; horizon: ChangeHorizon }> {
-  const [row] = await sql<{ position: string; pruned_seq: string; oldest: Date }[]>`
+  const [row] = await sql<({ position: string } & HorizonRow)[]>`
     SELECT coalesce(least((SELECT min(seq) FROM change_log WHERE topic = 'station' AND at > ${at}),
                           (SELECT min(seq) FROM change_log WHERE topic = 'event' AND at > ${at})) - 1,
                     greatest((SELECT max(seq) FROM change_log), h.pruned_seq, 0))::text AS position,
-           h.pruned_seq::text, greatest(h.started_at, h.pruned_at) AS oldest
+           h.pruned_seq::text, CASE WHEN h.complete THEN h.pruned_at ELSE greatest(h.started_at, h.pruned_at) END AS oldest,
+           h.pruned_at, h.started_at
     FROM change_log_horizon h`;
-  return { position: Number(row!.position), horizon: { prunedSeq: Number(row!.pruned_seq), oldest: row!.oldest } };
+  return { position: Number(row!.position), horizon: horizonOf(row!) };
 }
 
 /** One entity's latest change after a position. */
@@ -73,7 +85,7 @@ export interface DeltaPage<C> {
   horizon: ChangeHorizon;
 }
 
-type PageRow = { head: string; pruned_seq: string; oldest: Date; seq: string | null; hrs_id: string | null; change: LatestChange['change'] | null; at: Date | null };
+type PageRow = HorizonRow & { head: string; seq: string | null; hrs_id: string | null; change: LatestChange['change'] | null; at: Date | null };
 
 /**
  * The stations whose latest change is after `after`, by that change's `seq`, at most `limit`: each
@@ -81,9 +93,10 @@ type PageRow = { head: string; pruned_seq: string; oldest: Date; seq: string | n
  */
 export async function stationChanges(sql: Sql, after: number, limit: number): Promise<DeltaPage<StationChange>> {
   const rows = await sql<(PageRow & { us: string | null })[]>`
-    SELECT h.head, h.pruned_seq, h.oldest, p.seq, p.hrs_id, p.change, p.at, p.us
+    SELECT h.head, h.pruned_seq, h.oldest, h.pruned_at, h.started_at, p.seq, p.hrs_id, p.change, p.at, p.us
     FROM (SELECT greatest((SELECT max(seq) FROM change_log), pruned_seq, 0)::text AS head, pruned_seq::text AS pruned_seq,
-                 greatest(started_at, pruned_at) AS oldest FROM change_log_horizon) h
+                 CASE WHEN complete THEN pruned_at ELSE greatest(started_at, pruned_at) END AS oldest, pruned_at, started_at
+          FROM change_log_horizon) h
     LEFT JOIN LATERAL (
       SELECT l.seq::text AS seq, l.hrs_id, l.change, l.at,
              (extract(epoch FROM s.static_modified_at) * 1000000)::bigint::text AS us
@@ -99,9 +112,10 @@ export async function stationChanges(sql: Sql, after: number, limit: number): Pr
 /** The events whose latest change is after `after`, by that change's `seq`, at most `limit`: each once. */
 export async function eventChanges(sql: Sql, after: number, limit: number): Promise<DeltaPage<EventChange>> {
   const rows = await sql<(PageRow & { payload: EventChange['event'] | null })[]>`
-    SELECT h.head, h.pruned_seq, h.oldest, p.seq, p.hrs_id, p.change, p.at, p.payload
+    SELECT h.head, h.pruned_seq, h.oldest, h.pruned_at, h.started_at, p.seq, p.hrs_id, p.change, p.at, p.payload
     FROM (SELECT greatest((SELECT max(seq) FROM change_log), pruned_seq, 0)::text AS head, pruned_seq::text AS pruned_seq,
-                 greatest(started_at, pruned_at) AS oldest FROM change_log_horizon) h
+                 CASE WHEN complete THEN pruned_at ELSE greatest(started_at, pruned_at) END AS oldest, pruned_at, started_at
+          FROM change_log_horizon) h
     LEFT JOIN LATERAL (
       SELECT l.seq::text AS seq, l.hrs_id, l.change, l.at, l.payload
       FROM (SELECT max(seq) AS seq FROM change_log WHERE topic = 'event' AND seq > ${after}::bigint
@@ -123,7 +137,7 @@ function pageOf<R extends PageRow, C>(rows: R[], limit: number, change: (row: R)
     changes: found.slice(0, limit).map(change),
     more: found.length > limit,
     head: Number(first.head),
-    horizon: { prunedSeq: Number(first.pruned_seq), oldest: first.oldest },
+    horizon: horizonOf(first),
   };
 }
 

@@ -132,9 +132,7 @@ t.test('export-delta', async (t) => {
     const byToken = await ok(p, `/v2/hrs?since=${list.sync_token}`);
     t.same(ids(byToken), ['QAAAE'], 'the token does not');
     // A clock minutes behind sees the change too (and perhaps more: applied twice, harmless).
-    // (Not before the log's start, which is a 410: the test's database is minutes old.)
-    const [horizon] = await p.sql<{ started_at: Date }[]>`SELECT started_at FROM change_log_horizon`;
-    const behindAt = new Date(Math.max(horizon!.started_at.getTime(), Date.now() - 3 * 60_000)).toISOString();
+    const behindAt = new Date(Date.now() - 3 * 60_000).toISOString();
     const behind = await ok(p, `/v2/hrs?updated_since=${encodeURIComponent(behindAt)}`);
     t.ok(ids(behind).includes('QAAAE'), 'a clock behind gets it, with what came before');
     t.equal(ids(behind).at(-1), 'QAAAE', 'latest change last');
@@ -145,11 +143,18 @@ t.test('export-delta', async (t) => {
     const editor = new RegistryEditor(p.sql, async () => {}, p.clock);
     const { config } = p.parts;
     const start = (await ok(p, '/v2/hrs?limit=1')).sync_token;
-    // Before the log started: a time from before the platform's change log existed.
-    const [horizon] = await p.sql<{ started_at: Date }[]>`SELECT started_at FROM change_log_horizon`;
-    const early = await problem(t, p, '/v2/hrs?updated_since=2020-01-01T00:00:00Z', 410, 'sync_expired', /holds changes from/);
+    // A new installation's log holds everything since its first station: a time from long before is everything.
+    const [horizon] = await p.sql<{ started_at: Date; complete: boolean }[]>`SELECT started_at, complete FROM change_log_horizon`;
+    t.equal(horizon!.complete, true, 'the log came with the schema');
+    const everything = await ok(p, '/v2/hrs?updated_since=2020-01-01T00:00:00Z&limit=500');
+    t.same(ids(everything).sort(), ids(await ok(p, '/v2/hrs?limit=500')).sort(), 'from years before the install, with nothing pruned: every station, no 410');
+    // A log added to a registry that already had stations: a time before it began is refused, saying so.
+    await p.sql`UPDATE change_log_horizon SET complete = false`;
+    const early = await problem(t, p, '/v2/hrs?updated_since=2020-01-01T00:00:00Z', 410, 'sync_expired', /change log began at .*stations that existed before are not in it/);
     t.equal(early.oldest_updated_since, horizon!.started_at.toISOString(), 'the oldest time accepted: the log\'s start');
+    t.notMatch(early.detail, /DELETED_RETENTION_DAYS/, 'not blamed on the retention: nothing was pruned');
     t.equal(early.title, 'Gone');
+    await p.sql`UPDATE change_log_horizon SET complete = true`;
     // Everything so far becomes 40 days old (the log, its start); one station is removed 29 days ago.
     await rename(p, editor, ['QAAAB'], 'old');
     const f = fixture();
@@ -170,11 +175,13 @@ t.test('export-delta', async (t) => {
     t.equal((await changeLogUpkeep(unbounded(p.sql), config)).pruned, 0, 'pruning again prunes nothing');
     const [pruned] = await p.sql<{ pruned_at: Date }[]>`SELECT pruned_at FROM change_log_horizon`;
     const oldest = pruned!.pruned_at.toISOString();
-    const byToken = await problem(t, p, `/v2/hrs?since=${start}`, 410, 'sync_expired', /DELETED_RETENTION_DAYS/);
+    const byToken = await problem(t, p, `/v2/hrs?since=${start}`, 410, 'sync_expired', /up to .* have been pruned .*DELETED_RETENTION_DAYS/);
     t.equal(byToken.oldest_updated_since, oldest, 'the oldest time accepted: the newest pruned change\'s');
-    const byTime = await problem(t, p, `/v2/hrs?updated_since=${encodeURIComponent(new Date(Date.now() - 45 * 86_400_000).toISOString())}`, 410, 'sync_expired', /read the whole list again/);
+    const byTime = await problem(t, p, `/v2/hrs?updated_since=${encodeURIComponent(new Date(Date.now() - 45 * 86_400_000).toISOString())}`, 410, 'sync_expired', /Read the whole list again/);
     t.equal(byTime.oldest_updated_since, oldest);
     await problem(t, p, `/v2/hrs/events?since=${start}`, 410, 'sync_expired', /holds changes from/);
+    const longBefore = await problem(t, p, '/v2/hrs?updated_since=2020-01-01T00:00:00Z', 410, 'sync_expired', /pruned/);
+    t.equal(longBefore.oldest_updated_since, oldest, 'pruned: a time before the newest pruned change is refused, on a complete log too');
     // From the oldest time on: the tombstone (29 days old, kept) and the new change.
     t.same(ids(await ok(p, `/v2/hrs?updated_since=${encodeURIComponent(oldest)}`)), ['-QAAAF', 'QAAAC'], 'the tombstone kept, within the retention');
     t.same(ids(await ok(p, `/v2/hrs?since=${middle}`)), ['QAAAC'], 'a token after the horizon still works');
@@ -345,7 +352,10 @@ t.test('export-delta', async (t) => {
     const events = await ok(p, `/v2/hrs/events?since=${first.body.sync_token}`);
     t.ok(events.results.length > 0);
     t.equal(check(schema('EventDelta'), events), null, 'the events\' delta');
+    // A log added to a registry that had stations already: a time before it began is a 410.
+    await p.sql`UPDATE change_log_horizon SET complete = false`;
     const gone = await answer(p, '/v2/hrs?updated_since=2001-01-01T00:00:00Z');
+    await p.sql`UPDATE change_log_horizon SET complete = true`;
     t.equal(gone.status, 410);
     t.equal(check(schema('SyncExpired'), gone.body), null, 'the 410');
     const operations = document.paths as Json;

@@ -17,8 +17,11 @@ import { GEO_PARAMETERS } from './geo.js';
  * (db/queries/change-log.ts) in `seq` order, which is commit order: a page ends at its last change's
  * position and `next` goes on from there, so paging while changes arrive neither skips nor repeats one
  * (a station that changes again after its page comes again, at its new change). Every answer carries
- * `sync_token`: where the next sync starts. A point older than what the log still holds (its start,
- * or DELETED_RETENTION_DAYS back) is a 410 `sync_expired` with the oldest `updated_since` accepted.
+ * `sync_token`: where the next sync starts. A point older than what the log still holds is a 410
+ * `sync_expired` with the oldest `updated_since` accepted: a position or time before the newest change
+ * pruned (DELETED_RETENTION_DAYS back), or a time before the log's start where the log was added to a
+ * registry that already had stations. On an installation whose log came with it, any earlier time is
+ * everything since (nothing existed before).
  */
 
 /** Where a delta starts: a position (a sync token) or a time. */
@@ -58,7 +61,7 @@ async function readPage<C extends { seq: number }>(
     position = start.position;
   } else {
     const found = await positionAfter(sql, start.after);
-    if (start.after < found.horizon.oldest) throw expired(found.horizon);
+    if (found.horizon.oldest !== null && start.after < found.horizon.oldest) throw expired(found.horizon);
     position = found.position;
   }
   const page = await read(position, limit);
@@ -120,13 +123,17 @@ export async function eventDeltaReply(sql: Sql, baseUrl: string, retentionDays: 
   };
 }
 
-/** The 410 of a start older than the horizon. */
+/** The 410 of a start older than the horizon, saying what bounds it: pruning, or where the log began. */
 function expired(horizon: ChangeHorizon): HttpError {
-  const oldest = horizon.oldest.toISOString();
+  const oldest = (horizon.oldest ?? horizon.prunedAt ?? horizon.startedAt).toISOString();
+  const why =
+    horizon.prunedAt !== null && horizon.prunedAt.toISOString() === oldest
+      ? `Changes up to ${oldest} have been pruned (station changes are kept DELETED_RETENTION_DAYS)`
+      : `The change log began at ${oldest}, when this installation started recording changes; stations that existed before are not in it`;
   return new HttpError(
     410,
     'sync_expired',
-    `The change log holds changes from ${oldest} on (older ones are pruned after DELETED_RETENTION_DAYS): read the whole list again, then sync from its sync_token (or ask with updated_since from ${oldest} on).`,
+    `${why}: the change log holds changes from ${oldest} on. Read the whole list again, then sync from its sync_token (or ask with updated_since from ${oldest} on).`,
     { extensions: { oldest_updated_since: oldest } },
   );
 }

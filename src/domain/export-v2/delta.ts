@@ -125,7 +125,8 @@ export const syncExpiredSchema = z
         type: 'about:blank',
         title: 'Gone',
         status: 410,
-        detail: 'The change log holds changes from 2026-10-23T10:00:00.000Z on (DELETED_RETENTION_DAYS is 30): read the whole list again, then sync from its sync_token.',
+        detail:
+          'Changes up to 2026-10-23T10:00:00.000Z have been pruned (station changes are kept DELETED_RETENTION_DAYS): the change log holds changes from 2026-10-23T10:00:00.000Z on. Read the whole list again, then sync from its sync_token (or ask with updated_since from 2026-10-23T10:00:00.000Z on).',
         code: 'sync_expired',
         oldest_updated_since: '2026-10-23T10:00:00.000Z',
       },

@@ -82,5 +82,9 @@ export const stationStatusListSchema = z
   })
   .meta({
     title: 'Station status list',
+    description:
+      'Every station\'s status in one answer, under `stations`, as the specification defines it. Unlike the station list ' +
+      '(`GET /v2/hrs`: `count`, `next`, `previous`, `results`), it is not paged: status objects are small and served ' +
+      'from memory, so a poller gets the whole picture at one instant (about 1 MB for 1,000 stations, gzip about a tenth).',
     examples: [{ stations: [NOTHING] }],
   });

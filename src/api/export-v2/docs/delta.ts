@@ -36,8 +36,11 @@ export function deltaDescription(config: DocContext['config']): string {
     'Prefer `since` to `updated_since`: a time taken from your own clock loses the changes your clock is ahead of; ' +
     'the token cannot. `updated_since` compares with the time the platform recorded each change.\n' +
     `- **Retention.** Tombstones and changes are kept ${days} days (\`DELETED_RETENTION_DAYS\`). A \`since\` or ` +
-    '`updated_since` older than what the log holds (or from before the log started) is a **410** `sync_expired` whose ' +
-    '`oldest_updated_since` is the oldest time accepted: read the whole list again and sync from its token.\n' +
+    '`updated_since` from before the newest change pruned is a **410** `sync_expired` whose `oldest_updated_since` is ' +
+    'the oldest time accepted: read the whole list again and sync from its token. Until something is pruned, any ' +
+    '`updated_since` is answered with everything since (an installation\'s log holds every change from its first ' +
+    'station on); only where the log was added to a registry that already had stations is a time before the log began ' +
+    'a 410 too, and its `detail` says which of the two it is.\n' +
     '- **Refused (400 `invalid_parameter`)**: a malformed time or a token this platform did not issue, `since` with ' +
     '`updated_since`, either with `offset`, `bbox`, `near` or `radius_km`, a parameter given twice. The delta is JSON ' +
     'only and not conditional (`Cache-Control: no-store`).'
