@@ -8,6 +8,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import semver from 'semver';
 import type { Io } from '../../src/cli/command.js';
 import { DEMO_ADMIN_TOKEN, DEMO_TOKENS } from '../../src/cli/demo/fixture.js';
 import { main } from '../../src/cli/main.js';
@@ -381,7 +382,7 @@ t.test('markdown-links', async (t) => {
       '# HRS signal platform',
       '',
       'Install and run the service: a living demo with a dozen stations and a simulated monitoring system',
-      'posting signals every minute. A fresh machine needs Node.js 20, the network (for `npm ci`) and a Redis:',
+      'posting signals every minute. A fresh machine needs Node.js 20 (20.19 or later), the network (for `npm ci`) and a Redis:',
       '`redis-server` on the PATH (`apt install redis-server`, `brew install redis`), or else `make` and a C',
       'compiler, with which the first run downloads and builds one (a minute or two). PostgreSQL comes with the packages:',
       '',
@@ -454,6 +455,25 @@ t.test('readme-reference', async (t) => {
       const usage = /^Usage: (.*)$/m.exec(await hrsOut([command, '--help']))?.[1] ?? '';
       for (const [option] of usage.matchAll(/--[a-z-]+/g)) t.ok(table.includes(option), `hrs ${command} ${option}`);
     }
+  });
+
+  t.test('every package of the lockfile runs on the Node.js versions package.json declares, so npm ci warns of none', async (t) => {
+    const declared = (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { engines: { node: string } }).engines.node;
+    const lock = JSON.parse(readFileSync(`${ROOT}package-lock.json`, 'utf8')) as { packages: Record<string, { engines?: unknown; optional?: boolean }> };
+    const refusing: string[] = [];
+    let checked = 0;
+    for (const [path, entry] of Object.entries(lock.packages)) {
+      const engines = entry.engines;
+      const range = typeof engines === 'object' && engines !== null && !Array.isArray(engines) ? (engines as Record<string, unknown>).node : undefined;
+      // Platform packages (optional, for other systems) are installed only where they run.
+      if (typeof range !== 'string' || entry.optional) continue;
+      checked++;
+      if (!semver.validRange(range) || !semver.subset(declared, range)) refusing.push(`${path.replace(/^node_modules\//, '')} wants node ${range}`);
+    }
+    t.ok(checked > 50, `${checked} packages declare the Node.js versions they run on`);
+    t.same(refusing, [], `each admits every version of ${declared}`);
+    t.equal((readFileSync(`${ROOT}.nvmrc`, 'utf8').trim()), semver.minVersion(declared)!.major.toString(), '.nvmrc names the same major version');
+    t.ok(semver.satisfies(process.versions.node, declared), `this Node.js (${process.versions.node}) is one of them`);
   });
 
   t.test('every package is in docs/dependencies.md, with why, and the README links it', async (t) => {
