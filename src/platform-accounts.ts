@@ -54,6 +54,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
     baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs, clock: parts.clock, requestTimeoutMs: config.portalRequestTimeoutMs,
     recordTokenUse: () => parts.tokens.flushLastUsed(),
+    verdicts: parts.verdicts,
     webhooks: {
       secretKey: config.webhookSecretKey, allowLoopback: config.webhookAllowLoopback, overlapMs: config.webhookSecretOverlapMs,
       resolver: boundedResolver({ timeoutMs: config.webhookResolveTimeoutMs }), limiter, perMinute: config.webhookRateLimit,

@@ -3,6 +3,8 @@ import { shouldRecord, type CallLogMode } from '../domain/vocabulary.js';
 import type { Observer } from '../http/family.js';
 import type { Request } from '../http/request.js';
 import type { CallLogEntry } from '../../workers/call-log/job.js';
+import type { CallLogListing } from '../../db/queries/call-logs.js';
+import { firstError, type Rejection } from '../domain/rejections.js';
 import { principalOf } from './auth.js';
 
 /** The import families whose calls are logged, and where their paths start (the admin API and the portal filter by them). */
@@ -60,4 +62,18 @@ export function callLogObserver(sink: CallLogSink, originators: Pick<OriginatorL
   };
   observer.wantsClientAddress = (req, reply) => keeping(req, reply.status) !== undefined;
   return observer;
+}
+
+/**
+ * One logged call as the portal and the admin API list it: its time as ISO 8601 and, for a refused
+ * call, the first error of the answer and where it points (`error`, null for an accepted call or one
+ * whose answer says nothing more than its status), as the admins' live feed shows refusals.
+ */
+export function callLogView(row: CallLogListing): Omit<CallLogListing, 'request_time'> & { request_time: string; error: Rejection['error'] } {
+  let error: Rejection['error'] = null;
+  if (row.status >= 400) {
+    const details = row.error_details as { errors?: unknown } | null;
+    error = firstError(row.response_body) ?? (details && typeof details === 'object' && 'errors' in details ? firstError(details.errors) : null);
+  }
+  return { ...row, request_time: row.request_time.toISOString(), error };
 }

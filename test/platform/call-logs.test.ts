@@ -324,7 +324,7 @@ t.test('call-log', async (t) => {
       t.equal(status, 200);
       t.same(body.call_logs.map((l: { request_id: string }) => l.request_id), ['b2', 'b', 'c1', 'a']);
       t.same(Object.keys(body.call_logs[0]).sort(), [
-        'client_address', 'endpoint', 'error_details', 'id', 'originator', 'request_body', 'request_id', 'request_time', 'response_body', 'station_ids', 'status',
+        'client_address', 'endpoint', 'error', 'error_details', 'id', 'originator', 'request_body', 'request_id', 'request_time', 'response_body', 'station_ids', 'status',
       ]);
       t.match(body.call_logs[1], {
         id: /^\d+$/,
@@ -336,6 +336,7 @@ t.test('call-log', async (t) => {
         request_body: '[]',
         response_body: '{"detail":"no"}',
         error_details: { code: 'x' },
+        error: { path: '', message: 'no' },
         request_id: 'b',
       });
       t.match(body.call_logs[0], { status: 204, response_body: null, error_details: null });

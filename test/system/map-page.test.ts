@@ -28,7 +28,7 @@ const RANK = ['AVAILABLE', 'LIMITEDLY_AVAILABLE', 'UNAVAILABLE', 'UNKNOWN', 'CLO
 const best = (f: Feature, option = '') =>
   option
     ? f.properties.fuelling_options.find((e) => e.fuelling_option === option)?.status ?? null
-    : f.properties.fuelling_options.map((e) => e.status).sort((a, b) => RANK.indexOf(a) - RANK.indexOf(b))[0] ?? 'UNKNOWN';
+    : f.properties.fuelling_options.map((e) => e.status).sort((a, b) => RANK.indexOf(a) - RANK.indexOf(b))[0] ?? ((f.properties as { open_now?: boolean }).open_now === false ? 'CLOSED' : 'UNKNOWN');
 
 async function feed(p: TestPlatform): Promise<Feature[]> {
   return ((await (await fetch(`${p.url}/map/v1/stations.geojson`)).json()) as { features: Feature[] }).features;
@@ -210,6 +210,15 @@ t.test('the filters and the search narrow the markers and the list; the address 
   await page.goBack();
   await restored('Back to the open station');
   t.same(problems, [], 'no console error, CSP violation or failed request');
+});
+
+t.test('a link to a station the map does not have says which, in the panel', { skip }, async (t) => {
+  const p = await mapPlatform(t);
+  const { page, problems } = await openMap(t, p, '#/station/NOPE1');
+  await page.locator('#panel[data-state="error"]').waitFor();
+  t.equal(await page.locator('#panel .message').textContent(), 'There is no station NOPE1 on this map.', 'no station NOPE1, not "could not be loaded"');
+  // The detail's 404 is what the page asked for; nothing else failed.
+  t.same(problems.filter((line) => !/NOPE1|404/.test(line)), [], 'no other error');
 });
 
 t.test('a keyboard alone reaches a station\'s panel and back', { skip }, async (t) => {

@@ -35,7 +35,12 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   t.notOk(await page.getByRole('button', { name: 'Originators', exact: true }).isVisible(), 'no originator tab for staff only');
   await page.getByRole('button', { name: 'Stations', exact: true }).click();
   await page.locator('#station-list button').first().waitFor();
-  t.same(await page.locator('#station-list button').allTextContents(), ['BERLA · Berlin Airport', 'HAMBG · Hamburg Port (draft)'], 'the operator\'s stations only');
+  t.same(await page.locator('#station-list button .pick-label').allTextContents(), ['BERLA · Berlin Airport', 'HAMBG · Hamburg Port (draft)'], 'the operator\'s stations only');
+  t.same(
+    await page.locator('#station-list button .pick-note').allTextContents(),
+    ['unknown · no availability reading yet', 'unknown · no confirmed layout: nothing is published until one is confirmed'],
+    'each with its state as data users see it, and what needs looking at',
+  );
   await page.locator('#station-list button', { hasText: 'BERLA' }).click();
   await holds(page, 'record-name', 'value', 'Berlin Airport');
 
@@ -113,6 +118,11 @@ t.test('originator manager: an import token created (shown once, it works), list
   const p = await startTestPlatform(t, { fixture: portalFixture() });
   await publishHistory(p); // the figures the pages show (503 before the history worker's first run)
   await grantPortalRoles(p);
+  // A refused call as the call-log worker keeps it (no worker runs here).
+  const refusedBody = JSON.stringify([{ hrs: 'BERLA', datetime: '2026-12-05T03:58:00Z', nozzles: [{ id: 'D2-H70', available: true }] }]);
+  await p.sql`INSERT INTO call_logs (originator_id, request_time, endpoint, station_ids, status, request_body, response_body, error_details, request_id)
+    VALUES ('mon-1', now() - interval '1 minute', 'POST /import/v2/signal/availability/', ARRAY['BERLA'], 400, ${refusedBody},
+            ${JSON.stringify([{ nozzles: [{ id: ['Unknown nozzle identifier: D2-H70'] }] }])}, ${JSON.stringify({ status: 400 })}, 'req-refused-1')`;
   const { page, problems } = await openAs(t, p, ACCOUNTS.manager);
   await page.getByRole('button', { name: 'Originators', exact: true }).waitFor({ state: 'visible' });
   t.notOk(await page.getByRole('button', { name: 'Stations', exact: true }).isVisible(), 'no stations tab for a manager only');
@@ -122,6 +132,15 @@ t.test('originator manager: an import token created (shown once, it works), list
   await page.locator('#originator-list button').first().click();
   await page.locator('#reported-rows tr', { hasText: 'BERLA' }).waitFor();
   t.match(await page.locator('#reported-rows').textContent(), /availability: live/, 'the stations it reports on');
+
+  // The call log tells the whole story: the station, the error and where it points; opened, the request body.
+  const call = page.locator('#call-rows li[data-status="400"]');
+  await call.waitFor();
+  t.match(await call.locator('summary').textContent(), /\d{2}:\d{2} \S+ · 400 · POST \/import\/v2\/signal\/availability\/ · BERLA · Unknown nozzle identifier: D2-H70 \(\[0\]\.nozzles\[0\]\.id\)/, 'time with its zone, status, endpoint, station, error');
+  t.notOk(await call.locator('pre').first().isVisible(), 'the bodies folded away');
+  await call.locator('summary').click();
+  t.match(await call.locator('pre').first().textContent(), /"id": "D2-H70"/, 'opened: the request body, laid out');
+  t.match(await call.textContent(), /req-refused-1/, 'and the request id to quote');
 
   await page.locator('#import-generation').selectOption('import_v2');
   await page.getByLabel('Token name').fill('production gateway');
@@ -138,9 +157,22 @@ t.test('originator manager: an import token created (shown once, it works), list
   await page.getByRole('button', { name: 'Done' }).click();
   t.equal(await page.locator('#import-value').textContent(), '', 'the value is dropped');
 
+  // Revoking asks first, naming the token and its last use (the call above), and acts only when confirmed.
   await row.getByRole('button', { name: 'Revoke production gateway' }).click();
+  const dialog = page.getByRole('dialog', { name: 'Revoke this import token?' });
+  await dialog.waitFor();
+  t.match(await dialog.textContent(), new RegExp(`“production gateway” \\(…${value.slice(-4)}\\), (last used \\d|never used).*401 from its next call`), 'the dialog names the token, its last use and what follows');
+  await dialog.getByRole('button', { name: 'Cancel' }).click();
+  t.equal((await fetch(`${p.url}/import/v2/active-stations/`, { headers: { Authorization: `Bearer ${value}` } })).status, 200, 'cancelled: the token still works');
+  await row.getByRole('button', { name: 'Revoke production gateway' }).click();
+  await dialog.getByRole('button', { name: 'Revoke token' }).click();
   await page.locator('#import-rows tr[data-state="revoked"]', { hasText: 'production gateway' }).waitFor();
   const refused = await fetch(`${p.url}/import/v2/active-stations/`, { headers: { Authorization: `Bearer ${value}` } });
   t.equal(refused.status, 401, 'refused once revoked');
+  t.match(await page.locator('#originator-message').textContent(), /revoked/, 'the revocation is said');
+  await page.getByRole('button', { name: 'API tokens', exact: true }).click();
+  await page.getByRole('button', { name: 'Originators', exact: true }).click();
+  await page.locator('#originator-list button').first().waitFor();
+  t.notOk(await page.locator('#originator-message').isVisible(), 'and gone once another tab was opened');
   t.same(problems, [], 'no script error, no CSP violation');
 });

@@ -78,7 +78,7 @@ t.test('staff: an address per view, Back and Forward, a reload returns to the vi
   await visible(page, '#pane-layout');
   t.equal(new URL(page.url()).hash, '#/stations/BERLA/layout', 'a reload keeps the address');
   t.equal(await page.locator('#station-title').textContent(), 'BERLA · Berlin Airport', 'and opens its view');
-  t.equal(await page.locator('#station-list button[aria-current="true"]').textContent(), 'BERLA · Berlin Airport', 'the station marked open in the list');
+  t.equal(await page.locator('#station-list button[aria-current="true"] .pick-label').textContent(), 'BERLA · Berlin Airport', 'the station marked open in the list');
 
   await page.getByRole('button', { name: 'API tokens', exact: true }).click();
   await hashIs(page, '#/tokens');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { listCallLogs } from '../../../db/queries/call-logs.js';
 import { json } from '../../http/errors.js';
-import { FAMILY_PREFIXES } from '../call-log.js';
+import { callLogView, FAMILY_PREFIXES } from '../call-log.js';
 import { parseQuery, queryNames } from './query.js';
 import { parseInstant } from '../../http/dates.js';
 import type { Family } from '../../http/family.js';
@@ -43,7 +43,7 @@ export function adminCallLogRoutes(server: HttpServer, family: Family, sql: Sql)
     query: queryNames(listQuery),
     handler: async (req) => {
       const { family, ...query } = parseQuery(listQuery, req);
-      return json(200, { call_logs: await listCallLogs(sql, { ...query, pathPrefix: family && FAMILY_PREFIXES[family] }) });
+      return json(200, { call_logs: (await listCallLogs(sql, { ...query, pathPrefix: family && FAMILY_PREFIXES[family] })).map(callLogView) });
     },
   });
 }

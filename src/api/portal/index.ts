@@ -1,3 +1,4 @@
+import type { StationVerdict } from '../../domain/status/verdict.js';
 import { z } from 'zod';
 import type { Logger } from 'pino';
 import { userPersonalTokens, type PersonalTokenRow } from '../../../db/queries/personal-tokens.js';
@@ -89,6 +90,8 @@ export interface PortalDeps extends PortalSettings {
   recordTokenUse?: () => Promise<unknown>;
   /** The webhook subscriptions' settings. */
   webhooks: Omit<WebhookDeps, 'sql' | 'log'>;
+  /** Each station's verdict (src/domain/status/verdict.ts), for the station list's state and hint. */
+  verdicts?: { of(hrsId: string): StationVerdict | undefined };
 }
 
 /** A token as the page lists it: never its value or hash. */

@@ -6,7 +6,7 @@ import { HttpError, json } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import type { HttpServer } from '../../http/server.js';
 import { MAX_ACTIVE_IMPORT_TOKENS, IMPORT_TOKEN_DEFAULT_DAYS, type RegistryEditor } from '../../registry/editor.js';
-import { FAMILY_PREFIXES } from '../call-log.js';
+import { callLogView, FAMILY_PREFIXES } from '../call-log.js';
 import { newImportTokenSchema } from './bodies.js';
 import { originatorDocs } from './docs/originators.js';
 import { decodeCursor, encodeCursor, nextLink, pageQuery } from '../accounts/pages.js';
@@ -119,7 +119,7 @@ export function portalOriginatorRoutes(server: HttpServer, family: Family, deps:
     });
     const last = rows.at(-1);
     return json(200, {
-      call_logs: rows.map((r) => ({ ...r, request_time: r.request_time.toISOString() })),
+      call_logs: rows.map(callLogView),
       next: nextLink(req, rows.length, limit, () => encodeCursor([last!.request_time.toISOString(), last!.id])),
     }, NO_STORE);
   }, { query: callLogQuery() });

@@ -1,3 +1,4 @@
+import { problemHint, type StationVerdict } from '../../domain/status/verdict.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { Sql } from '../../../db/connect.js';
 import { listPortalStations, listOriginators, stationAssignments, stationRecord, type StationRecordRow, type StoredLayout } from '../../../db/queries/portal-registry.js';
@@ -85,7 +86,11 @@ function signalTypeOf(req: Request): SignalType {
   return type as SignalType;
 }
 
-export function portalStationRoutes(server: HttpServer, family: Family, deps: { sql: Sql; editor: RegistryEditor }): void {
+export function portalStationRoutes(
+  server: HttpServer,
+  family: Family,
+  deps: { sql: Sql; editor: RegistryEditor; verdicts?: { of(hrsId: string): StationVerdict | undefined } },
+): void {
   const { sql, editor } = deps;
   const docs = stationDocs();
   const route = registryRoute(server, family);
@@ -95,7 +100,10 @@ export function portalStationRoutes(server: HttpServer, family: Family, deps: { 
     const { roles } = portalUserOf(req);
     const stations = await listPortalStations(sql, roles.admin ? null : [...roles.operators]);
     return json(200, {
-      stations: stations.map((s) => ({ ...s, static_modified_at: s.static_modified_at.toISOString() })),
+      stations: stations.map((s) => {
+        const verdict = deps.verdicts?.of(s.hrs_id);
+        return { ...s, static_modified_at: s.static_modified_at.toISOString(), status: verdict?.status ?? null, hint: problemHint(verdict, s.layout_version !== null) };
+      }),
     }, NO_STORE);
   });
 

@@ -1,3 +1,4 @@
+import { summaryStateSchema } from '../../domain/status/summary.js';
 import { z } from 'zod';
 import { boundedString } from '../../domain/text.js';
 import { CALL_LOG_MODES, GENERATIONS } from '../../domain/vocabulary.js';
@@ -28,13 +29,23 @@ export const stationListSchema = z
         layout_version: z.number().int().nullable().meta({ description: 'The confirmed layout\'s version; null: none.' }),
         has_draft: z.boolean(),
         has_photo: z.boolean(),
+        status: summaryStateSchema.nullable().meta({
+          description: 'The station\'s verdict now, as every face shows it (the best of its fuelling options: export v2\'s `fuelling_options`); null while the instance has not loaded the station.',
+        }),
+        hint: z.string().nullable().meta({ description: 'What needs looking at, in words (no confirmed layout, no reading for 30 minutes, maintenance…); null: nothing.' }),
       }),
     ),
   })
   .meta({
     title: 'Station list',
     description: 'The stations of the account\'s operators (every station for an admin), by id.',
-    examples: [{ stations: [{ hrs_id: 'BERLA', name: 'Berlin Airport', operator: 'h2-demo', static_modified_at: at, layout_version: 2, has_draft: true, has_photo: false }] }],
+    examples: [
+      {
+        stations: [
+          { hrs_id: 'BERAP', name: 'Berlin Airport', operator: 'h2-demo', static_modified_at: at, layout_version: 2, has_draft: true, has_photo: false, status: 'UNKNOWN', hint: 'no availability reading for 30 minutes or more' },
+        ],
+      },
+    ],
   });
 
 export const photoInfoSchema = z
@@ -250,6 +261,13 @@ export const callLogPageSchema = z
         request_id: z.string(),
         /** The client's address (behind a proxy in TRUST_PROXY, the one it forwarded); null in entries older than it. */
         client_address: z.string().nullable(),
+        error: z
+          .strictObject({
+            path: z.string().meta({ description: 'Where it points in the request body (`[0].nozzles[1].id`); empty for the whole request.' }),
+            message: z.string().meta({ description: 'The message, as the answer gave it (at most 300 characters).' }),
+          })
+          .nullable()
+          .meta({ description: 'A refused call: the first error of its answer and where it points; null for an accepted call.' }),
       }),
     ),
     next,

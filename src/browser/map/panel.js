@@ -42,6 +42,13 @@ export class StationPanel {
     if (same) return;
     try {
       const res = await fetch(`/map/v1/stations/${encodeURIComponent(hrsId)}`);
+      if (res.status === 404) {
+        // A link to a station the map does not have (mistyped, or removed): say which.
+        if (request !== this.request) return;
+        this.body.replaceChildren(el('p', 'message', t('panel_no_station', { id: hrsId })));
+        this.root.dataset.state = 'error';
+        return;
+      }
       if (!res.ok) throw new Error(String(res.status));
       const detail = await res.json();
       if (request !== this.request) return; // another station was opened meanwhile

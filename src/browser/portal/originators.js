@@ -111,12 +111,8 @@ function loadImportTokens() {
     if (result.status !== 200) return say(originatorMessage, problemText(result), 'error');
     result.body.tokens.forEach(function (token) {
       var revoke = token.state === 'active'
-        ? h('button', { type: 'button', class: 'button button-quiet', 'aria-label': 'Revoke ' + token.name, text: 'Revoke', onclick: function () {
-            api('POST', 'originators/' + segment(originator) + '/tokens/' + segment(token.id) + '/revoke').then(function (r) {
-              if (r.status !== 200) return say(originatorMessage, problemText(r), 'error');
-              say(originatorMessage, 'Token “' + token.name + '” revoked: it is refused from now on.', 'ok');
-              loadImportTokens();
-            });
+        ? h('button', { type: 'button', class: 'button button-quiet', 'aria-label': 'Revoke ' + token.name, text: 'Revoke', onclick: function (event) {
+            askRevoke(token, event.currentTarget);
           } })
         : null;
       rows.appendChild(h('tr', { 'data-state': token.state }, [
@@ -174,13 +170,89 @@ function loadCalls(path) {
     if (result.status !== 200) return say(originatorMessage, problemText(result), 'error');
     var list = $('call-rows');
     result.body.call_logs.forEach(function (c) {
-      list.appendChild(h('li', {}, [h('span', { class: 'muted', text: when(c.request_time) + ' · ' + c.status + ' · ' }), h('span', { text: c.endpoint })]));
+      list.appendChild(callEntry(c));
     });
     if (list.children.length === 0) list.appendChild(h('li', { class: 'muted', text: 'No calls recorded (the call-log mode decides which are kept).' }));
     callsNext = result.body.next;
     $('calls-more').hidden = !callsNext;
   });
 }
+
+/**
+ * One logged call: when, the answer's status, the endpoint, the stations it named and, for a refused
+ * one, the first error and where it points; opened, the request's body (and the answer's, when kept).
+ */
+function callEntry(c) {
+  var refused = c.status >= 400;
+  var summary = h('summary', {}, [
+    h('span', { class: 'muted', text: when(c.request_time) + ' · ' }),
+    h('span', { class: refused ? 'call-status call-refused' : 'call-status', text: String(c.status) }),
+    h('span', { text: ' · ' + c.endpoint }),
+    c.station_ids.length > 0 ? h('span', { class: 'call-stations', text: ' · ' + c.station_ids.join(', ') }) : null,
+    c.error ? h('span', { class: 'call-error', text: ' · ' + c.error.message + (c.error.path ? ' (' + c.error.path + ')' : '') }) : null,
+  ]);
+  var body = [h('p', { class: 'muted', text: 'Request ' + c.request_id + (c.client_address ? ' from ' + c.client_address : '') })];
+  body.push(h('h4', { text: 'Request body' }), h('pre', { class: 'call-body', text: pretty(c.request_body) || '(empty)' }));
+  if (c.response_body) body.push(h('h4', { text: 'Answer' }), h('pre', { class: 'call-body', text: pretty(c.response_body) }));
+  return h('li', { 'data-status': String(c.status) }, [h('details', { class: 'call' }, [summary].concat(body))]);
+}
+
+/** JSON laid out for reading; anything else as it came. */
+function pretty(text) {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch (err) {
+    return text;
+  }
+}
+
+// --- revoking an import token: a confirming step naming it and its last use -------------------------
+
+var revokeDialog = $('import-revoke-dialog');
+var revoking = null;
+var revokeOpener = null;
+
+/** Asks before revoking, naming the token and its last use as the platform knows them now (read again). */
+function askRevoke(listed, opener) {
+  api('GET', 'originators/' + segment(originator) + '/tokens').then(function (result) {
+    var fresh = result.status === 200 ? result.body.tokens.filter(function (t) { return t.id === listed.id; })[0] : null;
+    showRevoke(fresh || listed, opener);
+  });
+}
+
+function showRevoke(token, opener) {
+  revoking = token;
+  revokeOpener = opener;
+  $('import-revoke-text').textContent =
+    '“' + (token.name || '(no name)') + '”' + (token.hint ? ' (…' + token.hint + ')' : '') +
+    (token.last_used_at ? ', last used ' + when(token.last_used_at) : ', never used') +
+    ', stops working at once: the monitoring system that sends with it gets 401 from its next call. This cannot be undone.';
+  revokeDialog.showModal();
+  $('import-revoke-cancel').focus();
+}
+
+$('import-revoke-cancel').addEventListener('click', function () {
+  revokeDialog.close();
+});
+
+revokeDialog.addEventListener('close', function () {
+  var opener = revokeOpener;
+  revoking = null;
+  revokeOpener = null;
+  if (opener && opener.isConnected) opener.focus();
+});
+
+$('import-revoke-confirm').addEventListener('click', function () {
+  var token = revoking;
+  if (!token) return;
+  revokeOpener = null;
+  revokeDialog.close();
+  api('POST', 'originators/' + segment(originator) + '/tokens/' + segment(token.id) + '/revoke').then(function (r) {
+    if (r.status !== 200) return say(originatorMessage, problemText(r), 'error');
+    say(originatorMessage, 'Token “' + token.name + '” revoked: it is refused from now on.', 'ok');
+    loadImportTokens();
+  });
+});
 
 $('calls-more').addEventListener('click', function () {
   if (callsNext) loadCalls(callsNext.replace(API, ''));

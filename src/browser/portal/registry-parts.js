@@ -3,7 +3,8 @@
 // the router (router.js) what the user opened.
 import { h, UNREACHABLE } from './api.js';
 
-var dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+// The viewer's zone, always named ("5 Dec 2026, 04:58 CET"): an account's and an originator's times.
+var dateTime = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
 
 export function problemText(result) {
   if (result.status === 0) return UNREACHABLE;
@@ -36,7 +37,10 @@ export function tell(name, detail) {
 export function pickList(list, items, label, onPick, selected) {
   list.textContent = '';
   items.forEach(function (item) {
-    var button = h('button', { type: 'button', class: 'pick', 'data-id': item.id, 'aria-current': item.id === selected ? 'true' : null, text: label(item) });
+    var button = h('button', { type: 'button', class: 'pick', 'data-id': item.id, 'data-state': item.state || null, 'aria-current': item.id === selected ? 'true' : null }, [
+      h('span', { class: 'pick-label', text: label(item) }),
+      item.note ? h('span', { class: 'pick-note', text: item.note }) : null,
+    ]);
     button.addEventListener('click', function () {
       Array.prototype.forEach.call(list.querySelectorAll('button'), function (b) {
         b.removeAttribute('aria-current');

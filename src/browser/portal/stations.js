@@ -7,7 +7,7 @@ import { load as loadLayoutPane } from './layout-pane.js';
 import { pickList, problemText, say, segment, tell, when } from './registry-parts.js';
 import { load as loadStationEvents } from './station-events.js';
 import { show as showTimeline } from './timeline.js';
-import { SIGNAL_TYPES, V1_FUEL_TYPES as FUEL_TYPES } from './vocabulary.js';
+import { SIGNAL_TYPES, STATION_STATE_KEYS, STATION_STATE_WORDS, V1_FUEL_TYPES as FUEL_TYPES } from './vocabulary.js';
 
 var API = '/portal/v1/';
 var station = null; // { hrs_id, operator, ... } of the open station
@@ -21,7 +21,8 @@ export function loadStations() {
     pickList(
       $('station-list'),
       stations.map(function (s) {
-        return { id: s.hrs_id, name: s.name, draft: s.has_draft };
+        var state = s.status ? STATION_STATE_KEYS[s.status] : null;
+        return { id: s.hrs_id, name: s.name, draft: s.has_draft, state: state, note: [state ? STATION_STATE_WORDS[state] : null, s.hint].filter(Boolean).join(' · ') };
       }),
       function (s) {
         return s.id + ' · ' + s.name + (s.draft ? ' (draft)' : '');

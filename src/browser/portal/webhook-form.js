@@ -70,7 +70,7 @@ export function build(form, prefix, submitText) {
   [
     h('div', { class: 'field' }, [h('label', { for: id('url'), text: 'Endpoint URL' }), url, h('span', { id: id('url-help'), class: 'help', text: 'The HTTPS address the platform posts the changes to.' }), errorLine(id('url-error'))]),
     kindsBox,
-    h('div', { class: 'field' }, [h('label', { for: id('hrs-ids'), text: 'Stations (optional)' }), hrsIds, h('span', { id: id('hrs-ids-help'), class: 'help', text: 'HRS ids separated by commas or spaces, e.g. BERLA, HAMBG. Empty: every station.' }), errorLine(id('hrs_ids-error'))]),
+    h('div', { class: 'field' }, [h('label', { for: id('hrs-ids'), text: 'Stations (optional)' }), hrsIds, h('span', { id: id('hrs-ids-help'), class: 'help', text: 'HRS ids separated by commas or spaces, e.g. BERAP, MUNCE. Empty: every station.' }), errorLine(id('hrs_ids-error'))]),
     bboxBox,
     h('div', { class: 'field' }, [h('label', { for: id('description'), text: 'Description (optional)' }), description, errorLine(id('description-error'))]),
     h('p', { id: id('message'), class: 'message', role: 'status', 'aria-live': 'polite', hidden: true }),

@@ -46,6 +46,30 @@ export type StationState = (typeof STATION_STATE_KEYS)[SummaryState];
 /** The state of a station by its verdict; `unknown` without one. */
 export const stationStateOf = (verdict: StationVerdict | undefined): StationState => (verdict ? STATION_STATE_KEYS[verdict.status] : 'unknown');
 
+/**
+ * What a station's verdict asks of its operator, in words (the portal's station list): null when
+ * nothing does (available, or closed as its hours say).
+ */
+export function problemHint(verdict: StationVerdict | undefined, hasConfirmedLayout: boolean): string | null {
+  if (!hasConfirmedLayout) return 'no confirmed layout: nothing is published until one is confirmed';
+  if (verdict === undefined) return null;
+  if (verdict.freshness === 'stale' && verdict.status !== 'CLOSED') return 'its availability reading is getting old (stale)';
+  switch (verdict.reason) {
+    case 'no_signal':
+      return verdict.datetime === null ? 'no availability reading yet' : 'no availability reading for 30 minutes or more';
+    case 'maintenance':
+      return 'in maintenance, as its monitoring system reports';
+    case 'limited':
+      return 'limitedly available, as its monitoring system reports';
+    case 'not_reported':
+      return 'its readings leave fuelling options out';
+    case 'reported_unavailable':
+      return 'reported unavailable';
+    default:
+      return null;
+  }
+}
+
 const RANK = new Map<SummaryState, number>(SUMMARY_STATES.map((state, index) => [state, index]));
 
 /** The station's verdict from its options' summaries (see StationVerdict). */
