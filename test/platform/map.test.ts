@@ -66,10 +66,10 @@ t.test('map-detail', async (t) => {
     t.same(
       detail.fuelling_options,
       [
-        { ...(feature.properties.fuelling_options[0] as object), ...unpriced, green_hydrogen_share: null },
-        { ...(feature.properties.fuelling_options[1] as object), ...unpriced, green_hydrogen_share: 50 },
+        { ...(feature.properties.fuelling_options[0] as object), ...unpriced, green_hydrogen_share: null, certification: { nozzles: 1, certified: 1 } },
+        { ...(feature.properties.fuelling_options[1] as object), ...unpriced, green_hydrogen_share: 50, certification: { nozzles: 1, certified: 0 } },
       ],
-      'per option the feed\'s value, no price yet, the green share of the product its nozzle dispenses',
+      'per option the feed\'s value, no price yet, the green share of the product its nozzle dispenses, its nozzles\' certification',
     );
     t.same(detail.certification, { nozzles: 2, certified: 1 }, 'N1 certified with its dispenser, N2 not');
     const events = (await (await get(`${p.url}/v2/hrs/BERLA/events`, TOKENS.export_v2)).json()) as Record<string, unknown>[];
@@ -201,7 +201,7 @@ t.test('map-detail', async (t) => {
       ['350hd', null, 30, null],
       ['350ld', null, 30, null],
     ], 'no price published: the first product\'s green share, no price');
-    t.same(driverOptions([entry('700ld')], { dispensers: null, products: null }, pricing)[0], { ...entry('700ld'), gross_price: null, currency: null, price_datetime: null, green_hydrogen_share: null }, 'no layout: the value alone');
+    t.same(driverOptions([entry('700ld')], { dispensers: null, products: null }, pricing)[0], { ...entry('700ld'), gross_price: null, currency: null, price_datetime: null, green_hydrogen_share: null, certification: null }, 'no layout: the value alone');
     t.same(nozzleCertification(layout), { nozzles: 3, certified: 2 });
     t.equal(nozzleCertification({ dispensers: null }), null);
   });

@@ -212,6 +212,21 @@ t.test('the filters and the search narrow the markers and the list; the address 
   t.same(problems, [], 'no console error, CSP violation or failed request');
 });
 
+t.test('"locate me" goes to the user and lists the nearest stations first', { skip }, async (t) => {
+  const p = await mapPlatform(t);
+  const { page, problems } = await openMap(t, p);
+  t.equal(await page.locator('#list-order').textContent(), 'By name', 'by name until a position is known');
+  // The user stands in Hamburg: TRUCK is nearest.
+  await page.context().grantPermissions(['geolocation'], { origin: p.url });
+  await page.context().setGeolocation({ latitude: 53.56, longitude: 10.0 });
+  await page.getByRole('button', { name: 'Find my location' }).click();
+  await page.locator('#list-order', { hasText: 'Nearest first' }).waitFor();
+  t.equal((await listed(page))[0], 'TRUCK', 'the nearest station heads the list');
+  t.match(await page.locator('#station-list button[data-hrs-id="TRUCK"]').textContent(), /\d km/, 'with its distance');
+  await page.locator('#map[data-idle="true"]').waitFor();
+  t.same(problems, [], 'no console error, CSP violation or failed request');
+});
+
 t.test('a link to a station the map does not have says which, in the panel', { skip }, async (t) => {
   const p = await mapPlatform(t);
   const { page, problems } = await openMap(t, p, '#/station/NOPE1');
@@ -273,7 +288,7 @@ t.test('every value\'s letter passes WCAG AA on its marker; axe finds nothing se
   const sections = await page.locator('#panel .panel-section').evaluateAll((nodes) => Object.fromEntries(nodes.map((n) => [n.querySelector('h3')?.textContent, [...n.children].slice(1).map((c) => (c as unknown as { innerText: string }).innerText).join('\n')])));
   t.equal(sections['Prices'], '700 bar, cars: €13.85 per kg', 'the live price, per fuelling option, gross only');
   t.equal(sections['Green hydrogen share'], '350 bar, cars: 50 %', 'the declared green share, per fuelling option');
-  t.equal(sections['Certification'], '1 of 2 nozzles certified');
+  t.equal(sections['Certification'], '700 bar, cars: 1 of 1 nozzles certified\n350 bar, cars: 0 of 1 nozzles certified\nAll nozzles: 1 of 2 certified', 'per fuelling option, then in all');
   const colours = await page.evaluate<{ status: string; color: string; background: string }[]>(
     `[...document.querySelectorAll('#legend .badge')].map((b) => ({ status: b.className, color: getComputedStyle(b).color, background: getComputedStyle(b).backgroundColor }))`,
   );

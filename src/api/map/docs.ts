@@ -58,6 +58,7 @@ const DETAIL_EXAMPLE = {
       currency: 'EUR',
       price_datetime: '2026-11-27T06:00:00.000Z',
       green_hydrogen_share: 80,
+      certification: { nozzles: 1, certified: 1 },
     },
   ],
   certification: { nozzles: 2, certified: 2 },

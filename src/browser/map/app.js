@@ -177,15 +177,18 @@ function bindControls() {
   document.getElementById('sort-distance').addEventListener('click', () => askPosition());
 }
 
+/** The user's position (from "Sort by distance" or the map's "locate me"): the list shows the nearest stations first. */
+function located(position) {
+  list.position = position;
+  document.getElementById('sort-distance').hidden = true;
+  render();
+}
+
 /** The browser's position, for the list's order by distance; asked for only once granted or on request. */
 function askPosition() {
   if (!navigator.geolocation) return;
   navigator.geolocation.getCurrentPosition(
-    (position) => {
-      list.position = [position.coords.longitude, position.coords.latitude];
-      document.getElementById('sort-distance').hidden = true;
-      render();
-    },
+    (position) => located([position.coords.longitude, position.coords.latitude]),
     () => {
       document.getElementById('sort-distance').hidden = true;
     },
@@ -214,10 +217,15 @@ async function start() {
   const config = await (await fetch('/map/v1/config')).json();
   try {
     const { StationMap } = await import('./map.js');
-    stationMap = new StationMap(document.getElementById('map'), config.style_url, (hrsId) => {
-      openedByUser = true;
-      navigate({ station: hrsId });
-    });
+    stationMap = new StationMap(
+      document.getElementById('map'),
+      config.style_url,
+      (hrsId) => {
+        openedByUser = true;
+        navigate({ station: hrsId });
+      },
+      (position) => located(position),
+    );
   } catch {
     const error = document.getElementById('map-error');
     error.textContent = t('map_error');

@@ -11,7 +11,7 @@
  * stations of the clusters plus the single stations), and the first time the page's timeline gets a
  * mark `map:stations-drawn`: what the benchmark (test/bench/map.bench.ts) times a load by.
  */
-import { AttributionControl, Map as MapLibreMap, Marker, NavigationControl } from './vendor/maplibre-gl.mjs';
+import { AttributionControl, GeolocateControl, Map as MapLibreMap, Marker, NavigationControl } from './vendor/maplibre-gl.mjs';
 import { t } from './i18n.js';
 import { stateClass, stateLetter, stateName } from './status.js';
 
@@ -40,8 +40,9 @@ export class StationMap {
    * @param container the map's element
    * @param styleUrl MAP_STYLE_URL or null (the built-in basemap)
    * @param onSelect called with an hrs_id when a station's marker is chosen
+   * @param onLocate called with `[lon, lat]` when "locate me" found the user (the list then sorts nearest first)
    */
-  constructor(container, styleUrl, onSelect) {
+  constructor(container, styleUrl, onSelect, onLocate = () => {}) {
     this.onSelect = onSelect;
     // How close a station is brought: the built-in basemap has countries and coasts only, nothing to see
     // past a region's scale; a deployment's street-level style (MAP_STYLE_URL) is worth a closer look.
@@ -63,6 +64,12 @@ export class StationMap {
     this.map.touchZoomRotate.disableRotation();
     this.map.keyboard.disableRotation();
     this.map.addControl(new NavigationControl({ showCompass: false }), 'top-right');
+    // "Locate me": the map goes to the user's position (asked for only on this button) and shows it.
+    if (navigator.geolocation) {
+      const locate = new GeolocateControl({ positionOptions: { maximumAge: 600_000, timeout: 15_000 }, fitBoundsOptions: { maxZoom: this.closeZoom }, trackUserLocation: false });
+      locate.on('geolocate', (position) => onLocate([position.coords.longitude, position.coords.latitude]));
+      this.map.addControl(locate, 'top-right');
+    }
     this.map.addControl(new AttributionControl({ compact: true }), 'bottom-right');
     this.ready = new Promise((resolve) => this.map.on('load', resolve)).then(() => this.addStations());
     // While the map moves, and once the source's new data is in its tiles (no render may follow that).

@@ -36,7 +36,7 @@ export function stationTime(iso, zone) {
 const ordered = (options) => [...(options ?? [])].sort((a, b) => OPTIONS.indexOf(a.fuelling_option) - OPTIONS.indexOf(b.fuelling_option));
 
 /** Per fuelling option (`options`: the detail's, or the feed's): the value (letter, colour, words), its reason, the last update. */
-export function statusList(options, zone = 'UTC') {
+export function statusList(options, zone = 'UTC', events = []) {
   const entries = ordered(options);
   return el(
     'ul',
@@ -52,6 +52,7 @@ export function statusList(options, zone = 'UTC') {
           el('strong', null, `${t(`option_${entry.fuelling_option}`)}: ${stateName(entry.status)}`),
           el('span', 'status-reason', reasonWords(entry)),
           el('span', 'status-time muted', entry.datetime ? t('panel_last_update', { time: stationTime(entry.datetime, zone) }) : t('panel_no_update')),
+          explained(entry, events),
         ),
       );
       item.dataset.option = entry.fuelling_option;
@@ -110,7 +111,8 @@ export function priceList(detail) {
     'ul',
     'plain',
     ...priced.map((o) => {
-      const price = new Intl.NumberFormat(currentLocale(), { style: 'currency', currency: o.currency, minimumFractionDigits: 2, maximumFractionDigits: 3 }).format(Number(o.gross_price));
+      // Two decimals, as pumps show prices (the API keeps three).
+      const price = new Intl.NumberFormat(currentLocale(), { style: 'currency', currency: o.currency, minimumFractionDigits: 2, maximumFractionDigits: 2 }).format(Number(o.gross_price));
       return el('li', null, t('panel_price', { option: t(`option_${o.fuelling_option}`), price }));
     }),
   );
@@ -124,10 +126,51 @@ export function greenList(detail) {
   return el('ul', 'plain', ...declared.map((o) => el('li', null, t('panel_green_value', { option: t(`option_${o.fuelling_option}`), share: number.format(o.green_hydrogen_share) }))));
 }
 
-/** How many of the station's nozzles are certified (nozzle and dispenser both). */
+/** Per fuelling option, how many of its nozzles are certified (nozzle and dispenser both); the station's total after. */
 export function certification(detail) {
   if (!detail.certification) return el('p', 'muted', t('panel_layout_unconfirmed'));
-  return el('p', null, t('panel_certified', { certified: detail.certification.certified, total: detail.certification.nozzles }));
+  const options = ordered(detail.fuelling_options).filter((o) => o.certification && o.certification.nozzles > 0);
+  return el(
+    'div',
+    null,
+    options.length > 0
+      ? el(
+          'ul',
+          'plain certification-list',
+          ...options.map((o) => {
+            const item = el('li', null, t('panel_certified_option', { option: t(`option_${o.fuelling_option}`), certified: o.certification.certified, total: o.certification.nozzles }));
+            item.dataset.option = o.fuelling_option;
+            return item;
+          }),
+        )
+      : null,
+    options.length > 0
+      ? el('div', 'muted', t('panel_certified_total', { certified: detail.certification.certified, total: detail.certification.nozzles }))
+      : el('p', null, t('panel_certified', { certified: detail.certification.certified, total: detail.certification.nozzles })),
+  );
+}
+
+/**
+ * An option that cannot be used while an announced event goes on: a link to the event that explains
+ * it ("Maintenance announced: see Events"), null otherwise.
+ */
+function explained(entry, events) {
+  if (entry.status === 'AVAILABLE' || entry.status === 'LIMITEDLY_AVAILABLE') return null;
+  const event = ongoingEvents(events)[0];
+  if (!event) return null;
+  const link = el('a', 'status-event', t('panel_event_explains', { kind: t(`event_${event.kind}`) }));
+  link.href = '#panel-events';
+  // The address is the map's own state (app.js): the link scrolls the panel, it does not navigate.
+  link.addEventListener('click', (event) => {
+    event.preventDefault();
+    document.getElementById('panel-events')?.scrollIntoView({ block: 'start' });
+  });
+  return link;
+}
+
+/** The events going on now (started, not ended), which may explain a status. */
+export function ongoingEvents(events, now = Date.now()) {
+  return (events ?? []).filter((e) => Date.parse(e.starts_at) <= now && (!e.ends_at || Date.parse(e.ends_at) > now));
 }
 
 /** A `geo:` URI for the phone's maps app and a route on OpenStreetMap. */

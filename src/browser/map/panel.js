@@ -7,6 +7,12 @@
 import { t } from './i18n.js';
 import { certification, directions, el, eventList, greenList, priceList, section, statusList, weekList } from './panel-parts.js';
 
+/** A node with an id (a link's target). */
+const withId = (node, id) => {
+  node.id = id;
+  return node;
+};
+
 export class StationPanel {
   constructor(onClose) {
     this.root = document.getElementById('panel');
@@ -93,7 +99,7 @@ export class StationPanel {
     const before = new Map((this.detail.fuelling_options ?? []).map((o) => [o.fuelling_option, o]));
     this.detail.fuelling_options = message.fuelling_options.map((entry) => ({ gross_price: null, green_hydrogen_share: null, ...before.get(entry.fuelling_option), ...entry }));
     const status = this.body.querySelector('.status-list');
-    if (status) status.replaceWith(statusList(this.detail.fuelling_options, properties.time_zone ?? undefined));
+    if (status) status.replaceWith(statusList(this.detail.fuelling_options, properties.time_zone ?? undefined, this.detail.events));
   }
 
   /** The whole panel again (a new language, a refreshed feed). */
@@ -120,10 +126,10 @@ export class StationPanel {
         address ? el('dd', null, address) : null,
       ),
       p.heavy_duty ? el('p', 'tag', t('panel_heavy_duty')) : null,
-      section(t('panel_status'), statusList(d.fuelling_options, zone)),
+      section(t('panel_status'), statusList(d.fuelling_options, zone, d.events)),
       section(t('panel_directions'), directions(p, d.feature.geometry.coordinates)),
       section(t('panel_hours'), weekList(d)),
-      section(t('panel_events'), eventList(d.events, zone)),
+      withId(section(t('panel_events'), eventList(d.events, zone)), 'panel-events'),
       photo,
       section(t('panel_prices'), priceList(d)),
       section(t('panel_green'), greenList(d)),

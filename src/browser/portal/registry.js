@@ -36,8 +36,24 @@ function onView() {
   });
 }
 
+/** The workspaces' messages: what one said is gone when another workspace opens. */
+var WORKSPACE_MESSAGES = ['notice', 'copy-message', 'create-message', 'webhooks-message', 'webhook-detail-message', 'webhook-secret-message', 'station-message', 'originator-message'];
+/** The workspace open now (null: none yet). */
+var opened = null;
+
+function clearMessages() {
+  WORKSPACE_MESSAGES.forEach(function (id) {
+    var el = $(id);
+    if (!el) return;
+    el.textContent = '';
+    el.hidden = true;
+  });
+}
+
 /** Opens a workspace ('' is the API tokens page); the webhooks' (webhooks.js) drops what it shows once left. */
 function open(name) {
+  if (opened !== null && opened !== name) clearMessages();
+  opened = name;
   if (name) body.dataset.workspace = name;
   else delete body.dataset.workspace;
   Object.keys(tabs).forEach(function (key) {

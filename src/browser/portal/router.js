@@ -80,22 +80,8 @@ function setAddress(path, push) {
   else history.replaceState(null, '', url);
 }
 
-/** The views' messages: what one said is gone when another view opens. */
-var VIEW_MESSAGES = ['notice', 'copy-message', 'create-message', 'webhooks-message', 'webhook-detail-message', 'webhook-secret-message', 'station-message', 'originator-message'];
-
-function clearViewMessages() {
-  VIEW_MESSAGES.forEach(function (id) {
-    var el = document.getElementById(id);
-    if (!el) return;
-    el.textContent = '';
-    el.hidden = true;
-  });
-}
-
 /** Opens the view a (parsed, allowed) path names. */
 function apply(path, route) {
-  var before = current ? parse(current) : null;
-  if (before && before.space !== route.space) clearViewMessages();
   current = path;
   if (route.space === 'tokens') {
     registry.open('');

@@ -40,6 +40,8 @@ export interface DriverOption extends OptionSummary {
   price_datetime: string | null;
   /** The product's share of renewable hydrogen in per cent; null until the operator declares it. */
   green_hydrogen_share: number | null;
+  /** The nozzles offering the option and how many are certified; null without a confirmed layout. */
+  certification: NozzleCertification | null;
 }
 
 /** How many nozzles of the confirmed layout are certified (nozzle and dispenser both). */
@@ -93,13 +95,14 @@ export function driverOptions(entries: readonly OptionSummary[], layout: DriverL
       currency: price?.currency ?? null,
       price_datetime: price === undefined ? null : pricing!.datetime,
       green_hydrogen_share: product?.green_hydrogen_share ?? null,
+      certification: nozzleCertification(layout, entry.fuelling_option),
     };
   });
 }
 
-/** The layout's nozzles and how many of them are certified; null without a confirmed layout. */
-export function nozzleCertification(layout: DriverLayout): NozzleCertification | null {
+/** The layout's nozzles (those offering `option`, when given) and how many of them are certified; null without a confirmed layout. */
+export function nozzleCertification(layout: DriverLayout, option?: string): NozzleCertification | null {
   if (layout.dispensers == null) return null;
-  const nozzles = layout.dispensers.flatMap((d) => d.nozzles);
+  const nozzles = layout.dispensers.flatMap((d) => d.nozzles).filter((n) => option === undefined || n.fuelling_options.includes(option));
   return { nozzles: nozzles.length, certified: nozzles.filter((n) => n.is_effectively_certified).length };
 }

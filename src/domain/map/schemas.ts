@@ -56,6 +56,10 @@ export const mapStationOptionSchema = mapEntrySchema
     currency: z.enum(CURRENCIES).nullable().meta({ description: 'ISO 4217 currency of `gross_price`; null with no price.' }),
     price_datetime: z.iso.datetime({ offset: true }).nullable().meta({ description: 'When the price was measured; null with no price.' }),
     green_hydrogen_share: z.number().min(0).max(100).nullable().meta({ description: 'That product\'s share of renewable hydrogen in per cent; null until the operator declares it.' }),
+    certification: z
+      .strictObject({ nozzles: z.int().min(0), certified: z.int().min(0) })
+      .nullable()
+      .meta({ description: 'The nozzles offering this option and how many are certified (nozzle and dispenser both); null until the layout is confirmed.' }),
   })
   .meta({
     title: 'Map station option',
