@@ -125,6 +125,8 @@ export interface PostgresOptions {
   port?: number;
   /** A throwaway cluster (test runs): no fsync, nothing survives a crash. */
   ephemeral?: boolean;
+  /** Told, in one line, what takes a while (creating the cluster the first time). */
+  say?: (line: string) => void;
 }
 
 /** Raised when the local PostgreSQL cannot be set up or started; the message is one line. */
@@ -296,6 +298,8 @@ async function initialise(binaries: Binaries, user: ServerUser | undefined, opti
   }
   const args = ['-D', fresh, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--locale-provider=builtin', '--builtin-locale=C.UTF-8', '--no-instructions'];
   if (options.ephemeral) args.push('--no-sync');
+  // The first start's slow step (seconds on a quiet machine, a minute on a busy one): said, so a wait is not a hang.
+  if (!options.ephemeral) options.say?.(`Creating the local PostgreSQL cluster in ${data} (once; seconds here, up to a minute on a busy machine)…`);
   try {
     await run(binaries.initdb, args, { env: { ...process.env, LC_MESSAGES: 'C' }, timeout: 120_000, ...(user ? { uid: user.uid, gid: user.gid } : {}) });
   } catch (err) {

