@@ -28,7 +28,8 @@ export interface Io {
   env: Record<string, string | undefined>;
   /** The configuration from `env`, with the URLs of local servers in place of the defaults. */
   config: (local?: { databaseUrl?: string; redisUrl?: string }) => Config;
-  logger: (config: Config) => Logger;
+  /** The platform's logger: JSON lines, or with `human`, one line for people per record written there (config/log.ts humanLines). */
+  logger: (config: Config, human?: (line: string) => void) => Logger;
 }
 
 /** What stops a long-running command: SIGHUP too, which a closing terminal sends. */

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/config.js';
-import { createLogger } from '../config/log.js';
+import { createLogger, humanLines } from '../config/log.js';
 import { FixtureError } from '../registry/file/load.js';
 import { UsageError, versionLine, type Command, type Io } from './command.js';
 import { demo } from './commands/demo.js';
@@ -52,7 +52,7 @@ const defaultIo: Io = {
       ...(local.databaseUrl ? { DATABASE_URL: local.databaseUrl } : {}),
       ...(local.redisUrl ? { REDIS_URL: local.redisUrl } : {}),
     }),
-  logger: (config) => createLogger(config.logLevel),
+  logger: (config, human) => createLogger(config.logLevel, human ? humanLines(human) : undefined),
 };
 
 /** Runs the `hrs` command; returns the exit code. */

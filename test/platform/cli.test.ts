@@ -16,10 +16,24 @@ import { freePort } from '../helpers/process.js';
 import { WORKERS } from '../../src/cli/commands/worker.js';
 import type { Io } from '../../src/cli/command.js';
 import { main } from '../../src/cli/main.js';
+import { createLogger, humanLine, humanLines } from '../../src/config/log.js';
 import { QUEUES } from '../../workers/queues.js';
 import { WEBHOOK_WORKER } from '../../workers/webhooks/processor.js';
 
 const lines = (text: string) => text.trim().split('\n').filter(Boolean);
+
+t.test('a terminal for people: each log record one line, without stack or fields', async (t) => {
+  const lines: string[] = [];
+  const log = createLogger('warn', humanLines((line) => lines.push(line)));
+  log.info({ hrsId: 'BERAP' }, 'request');
+  log.warn({ err: Object.assign(new Error('PostgreSQL did not answer within 2000 ms'), { stack: 'Error: …\n    at a (x.js:1:1)' }) }, 'reading the registry for DATEX II failed');
+  log.error('the bus is down');
+  t.equal(lines.length, 2, 'under the level: nothing');
+  t.match(lines[0], /^\d\d:\d\d:\d\d warning: reading the registry for DATEX II failed: PostgreSQL did not answer within 2000 ms$/, 'time, level, message, the error\'s message');
+  t.match(lines[1], /^\d\d:\d\d:\d\d error: the bus is down$/);
+  t.notMatch(lines.join('\n'), /at a \(|\{/, 'no stack, no JSON');
+  t.equal(humanLine('not a record'), 'not a record', 'a line that is not a record passes as it is');
+});
 
 t.test('help and usage errors', async (t) => {
   let r = await hrs(['--help']);

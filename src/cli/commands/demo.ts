@@ -63,8 +63,10 @@ export const demo: Command = {
     // A demo shows the admins' dashboard too: without ADMIN_TOKEN it gets the demo's own.
     const config = { ...configured };
     config.adminToken ??= DEMO_ADMIN_TOKEN;
-    // A demo's terminal is for its banner and summaries: warnings only, unless LOG_LEVEL says otherwise.
-    if (io.env.LOG_LEVEL === undefined || io.env.LOG_LEVEL === '') config.logLevel = 'warn';
+    // A demo's terminal is for its banner and summaries: warnings only, each one line for people, unless
+    // LOG_LEVEL says otherwise (then the JSON logs, as `hrs serve` writes them).
+    const quiet = io.env.LOG_LEVEL === undefined || io.env.LOG_LEVEL === '';
+    if (quiet) config.logLevel = 'warn';
     // And its e-mails: without SMTP_URL they go to a local SMTP sink that keeps them as files.
     let sink: DemoMailSink | undefined;
     if (config.smtpUrl === undefined) {
@@ -86,7 +88,7 @@ export const demo: Command = {
       config.webhookSecretKey = demoWebhookKey(webhookKeyFile);
       if (io.env.WEBHOOK_ALLOW_LOOPBACK === undefined || io.env.WEBHOOK_ALLOW_LOOPBACK === '') config.webhookAllowLoopback = true;
     }
-    const log = io.logger(config);
+    const log = io.logger(config, quiet ? io.err : undefined);
     let platform;
     try {
       platform = await startPlatform(config, log);
