@@ -3,7 +3,7 @@ import { CONNECTOR_TYPES, VEHICLE_SIDES } from './portal/nozzle-vocabulary.js';
 import { SUMMARY_REASONS, SUMMARY_STATES } from './status/summary.js';
 import { STATION_STATE_KEYS } from './status/verdict.js';
 import { TOKEN_EVENT_KINDS, type TokenEventKind } from './token-events.js';
-import { EVENT_KINDS, FUELLING_OPTIONS, GENERATIONS, V1_FUEL_TYPES, type Generation } from './vocabulary.js';
+import { EVENT_KINDS, FUELLING_OPTIONS, GENERATIONS, V1_FUEL_TYPES, VEHICLE_CATEGORIES, type Generation } from './vocabulary.js';
 import { MAX_WEBHOOKS, newWebhookSchema, WEBHOOK_KINDS, type WebhookKind } from './webhooks/schemas.js';
 
 /**
@@ -56,6 +56,8 @@ export const PAGE_WORDS = {
   SIGNAL_TYPES: [...CATEGORY_NAMES, 'v1'],
   FUELLING_OPTIONS,
   V1_FUEL_TYPES,
+  /** The EU vehicle categories a station's record may name (`details.vehicle_types`). */
+  VEHICLE_CATEGORIES,
   SUMMARY_STATES,
   SUMMARY_REASONS,
   CONNECTOR_TYPES,

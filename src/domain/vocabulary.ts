@@ -5,6 +5,8 @@
 
 /** The v1.1 / v2 fuelling options (pressure stage × vehicle class). */
 export const FUELLING_OPTIONS = ['700ld', '350ld', '700hd', '350hd'] as const;
+/** The EU vehicle categories a station serves (as `/v2/vehicle-type` lists them). */
+export const VEHICLE_CATEGORIES = ['M1', 'M2', 'M3', 'N1', 'N2', 'N3'] as const;
 export type FuellingOption = (typeof FUELLING_OPTIONS)[number];
 
 /** The v1 fuel types. */

@@ -44,6 +44,38 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   await page.locator('#station-list button', { hasText: 'BERLA' }).click();
   await holds(page, 'record-name', 'value', 'Berlin Airport');
 
+  // The record in labelled fields: the API's refusal beside the field it names, nothing saved; then saved.
+  t.equal(await page.getByLabel('City', { exact: true }).inputValue(), '', 'BERLA\'s city is in its details as a field of its own, not an address');
+  await page.getByLabel('Street', { exact: true }).fill('Melli-Beese-Ring');
+  await page.getByLabel('House number', { exact: true }).fill('1');
+  await page.getByLabel('Postcode', { exact: true }).fill('12529');
+  await page.getByLabel('Latitude', { exact: true }).fill('52,3667');
+  await page.getByLabel('Longitude', { exact: true }).fill('13.5033');
+  await page.getByLabel('Phone', { exact: true }).fill('030 12345678'); // national form: no country code
+  await page.getByLabel('M1', { exact: true }).check();
+  await page.getByRole('button', { name: 'Save record' }).click();
+  const phoneError = page.locator('#record-phone-error');
+  await phoneError.waitFor();
+  t.match(await phoneError.textContent(), /E\.164/, 'the phone\'s problem beside the phone field, in the API\'s words');
+  t.equal(await page.getByLabel('Phone', { exact: true }).getAttribute('aria-invalid'), 'true', 'and the field marked');
+  t.notOk(JSON.stringify(await (await get(`${p.url}/v2/hrs/BERLA`, TOKENS.export_v2)).json()).includes('Melli-Beese-Ring'), 'nothing saved');
+  await page.getByLabel('Latitude', { exact: true }).fill('north');
+  await page.getByRole('button', { name: 'Save record' }).click();
+  t.match(await page.locator('#record-lat-error').textContent(), /must be a number/, 'a coordinate that is no number is said before asking the API');
+  await page.getByLabel('Latitude', { exact: true }).fill('52.3667');
+  await page.getByLabel('Phone', { exact: true }).fill('+49 30 12345678');
+  await page.getByRole('button', { name: 'Save record' }).click();
+  await messageMatches(page, 'station-message', 'Record saved');
+  t.equal(await page.locator('.record-error').count(), 0, 'the problems gone');
+  const saved = (await (await get(`${p.url}/v2/hrs/BERLA`, TOKENS.export_v2)).json()) as Record<string, unknown>;
+  t.match(JSON.stringify(saved), /Melli-Beese-Ring/, 'export v2 has the street');
+  const [row] = await p.sql<{ details: Record<string, any> }[]>`SELECT details FROM stations WHERE hrs_id = 'BERLA'`;
+  t.same(row!.details.address, { street: 'Melli-Beese-Ring', house_number: '1', postal_code: '12529' }, 'the address from its fields');
+  t.same(row!.details.coordinates, { lat: 52.3667, lon: 13.5033 }, 'the coordinates as numbers (a decimal comma taken)');
+  t.equal(row!.details.contact_phone_number, '+493012345678', 'the phone without its spaces');
+  t.same(row!.details.vehicle_types, ['M1'], 'the vehicle categories ticked');
+  t.equal(row!.details.city, 'Berlin', 'a field the form has none for is kept');
+
   // The layout in the form: remove product P350, add nozzle N3 (700 bar, right side); see the diff, confirm.
   await page.getByRole('button', { name: 'Layout', exact: true }).click();
   await holds(page, 'layout-draft', 'value', 'P350');

@@ -7,7 +7,7 @@ import { load as loadLayoutPane } from './layout-pane.js';
 import { pickList, problemText, say, segment, tell, when } from './registry-parts.js';
 import { load as loadStationEvents } from './station-events.js';
 import { show as showTimeline } from './timeline.js';
-import { SIGNAL_TYPES, STATION_STATE_KEYS, STATION_STATE_WORDS, V1_FUEL_TYPES as FUEL_TYPES } from './vocabulary.js';
+import { SIGNAL_TYPES, STATION_STATE_KEYS, STATION_STATE_WORDS, V1_FUEL_TYPES as FUEL_TYPES, VEHICLE_CATEGORIES } from './vocabulary.js';
 
 var API = '/portal/v1/';
 var station = null; // { hrs_id, operator, ... } of the open station
@@ -102,7 +102,17 @@ FUEL_TYPES.forEach(function (code) {
   $('record-v1').append(' ', h('label', { for: 'record-' + code, class: 'check' }, [box, document.createTextNode(' ' + code)]));
 });
 
+// The AFIR details the form has fields for (the rest stay in "More AFIR details" as JSON).
+var ADDRESS_FIELDS = { street: 'record-street', house_number: 'record-house', postal_code: 'record-postcode', city: 'record-city' };
+var FORM_KEYS = ['address', 'country', 'coordinates', 'contact_phone_number', 'cumulative_daily_hydrogen_capacity', 'vehicle_types'];
+
+VEHICLE_CATEGORIES.forEach(function (code) {
+  var box = h('input', { id: 'record-vehicle-' + code, type: 'checkbox', value: code });
+  $('record-vehicles').appendChild(h('label', { for: 'record-vehicle-' + code, class: 'check' }, [box, document.createTextNode(' ' + code)]));
+});
+
 function fillRecord(s) {
+  clearFieldErrors();
   $('record-name').value = s.name;
   $('record-heavy').checked = s.heavy_duty;
   $('record-hours').value = s.opening_hours || '';
@@ -110,17 +120,135 @@ function fillRecord(s) {
   FUEL_TYPES.forEach(function (code) {
     $('record-' + code).checked = s.v1_fuel_types.indexOf(code) >= 0;
   });
-  $('record-details').value = JSON.stringify(s.details, null, 2);
+  var d = s.details || {};
+  // An address written as one line stays as it is, in the JSON; a structured one fills the fields.
+  var address = d.address && typeof d.address === 'object' ? d.address : {};
+  Object.keys(ADDRESS_FIELDS).forEach(function (key) {
+    $(ADDRESS_FIELDS[key]).value = typeof address[key] === 'string' ? address[key] : '';
+  });
+  $('record-country').value = typeof d.country === 'string' ? d.country : typeof address.country === 'string' ? address.country : '';
+  $('record-lat').value = d.coordinates ? String(d.coordinates.lat) : '';
+  $('record-lon').value = d.coordinates ? String(d.coordinates.lon) : '';
+  $('record-phone').value = d.contact_phone_number || '';
+  $('record-capacity').value = d.cumulative_daily_hydrogen_capacity === undefined ? '' : String(d.cumulative_daily_hydrogen_capacity);
+  VEHICLE_CATEGORIES.forEach(function (code) {
+    $('record-vehicle-' + code).checked = Array.isArray(d.vehicle_types) && d.vehicle_types.indexOf(code) >= 0;
+  });
+  var rest = {};
+  Object.keys(d).forEach(function (key) {
+    if (FORM_KEYS.indexOf(key) < 0 || (key === 'address' && typeof d.address === 'string')) rest[key] = d[key];
+    else if (key === 'address') {
+      // Address members the form has no field for (a country inside it is shown as the country).
+      Object.keys(d.address).forEach(function (member) {
+        if (!(member in ADDRESS_FIELDS) && member !== 'country') (rest.address = rest.address || {})[member] = d.address[member];
+      });
+    }
+  });
+  $('record-details').value = Object.keys(rest).length > 0 ? JSON.stringify(rest, null, 2) : '';
+}
+
+/** A number typed in a field: the number, undefined when empty, NaN when it is not one. */
+function numberIn(id) {
+  var text = $(id).value.trim().replace(',', '.');
+  if (text === '') return undefined;
+  return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+}
+
+/** The details from the fields and the JSON of the others; a problem per field it names, or null. */
+function detailsFromForm() {
+  var problems = {};
+  var details;
+  try {
+    details = $('record-details').value.trim() === '' ? {} : JSON.parse($('record-details').value);
+  } catch (e) {
+    problems['details'] = 'not valid JSON: ' + e.message;
+    return { problems: problems };
+  }
+  if (details === null || typeof details !== 'object' || Array.isArray(details)) {
+    problems['details'] = 'must be a JSON object ({ … })';
+    return { problems: problems };
+  }
+  var address = details.address && typeof details.address === 'object' ? details.address : {};
+  var typed = false;
+  Object.keys(ADDRESS_FIELDS).forEach(function (key) {
+    var value = $(ADDRESS_FIELDS[key]).value.trim();
+    if (value) {
+      address[key] = value;
+      typed = true;
+    }
+  });
+  if (typed) details.address = address;
+  var country = $('record-country').value.trim();
+  if (country) details.country = country;
+  var lat = numberIn('record-lat');
+  var lon = numberIn('record-lon');
+  if (lat !== undefined || lon !== undefined) {
+    if (lat === undefined || Number.isNaN(lat)) problems['details.coordinates.lat'] = lat === undefined ? 'give the latitude with the longitude' : 'must be a number, e.g. 52.3667';
+    if (lon === undefined || Number.isNaN(lon)) problems['details.coordinates.lon'] = lon === undefined ? 'give the longitude with the latitude' : 'must be a number, e.g. 13.5033';
+    details.coordinates = { lat: lat, lon: lon };
+  }
+  var phone = $('record-phone').value.trim().replace(/[\s()-]/g, '');
+  if (phone) details.contact_phone_number = phone;
+  var capacity = numberIn('record-capacity');
+  if (capacity !== undefined) {
+    if (Number.isNaN(capacity)) problems['details.cumulative_daily_hydrogen_capacity'] = 'must be a number (kg per day)';
+    details.cumulative_daily_hydrogen_capacity = capacity;
+  }
+  var vehicles = VEHICLE_CATEGORIES.filter(function (code) {
+    return $('record-vehicle-' + code).checked;
+  });
+  if (vehicles.length > 0) details.vehicle_types = vehicles;
+  return { details: details, problems: Object.keys(problems).length > 0 ? problems : null };
+}
+
+/** Each problem beside the field its path names (`details.address.city: must not be empty`); true when some field took one. */
+function showFieldErrors(problems) {
+  clearFieldErrors();
+  var placed = false;
+  Object.keys(problems).forEach(function (path) {
+    var field = $('pane-record').querySelector('[data-path="' + path + '"]');
+    if (!field) return;
+    placed = true;
+    field.setAttribute('aria-invalid', 'true');
+    var note = h('span', { id: field.id + '-error', class: 'record-error', text: problems[path] });
+    field.insertAdjacentElement('afterend', note);
+    field.setAttribute('aria-describedby', ((field.getAttribute('aria-describedby') || '') + ' ' + note.id).trim());
+    if (field.id === 'record-details') $('record-more').open = true;
+  });
+  return placed;
+}
+
+function clearFieldErrors() {
+  Array.prototype.forEach.call($('pane-record').querySelectorAll('.record-error'), function (note) {
+    var field = $(note.id.replace(/-error$/, ''));
+    if (field) {
+      field.removeAttribute('aria-invalid');
+      var rest = (field.getAttribute('aria-describedby') || '').split(' ').filter(function (id) { return id && id !== note.id; }).join(' ');
+      if (rest) field.setAttribute('aria-describedby', rest);
+      else field.removeAttribute('aria-describedby');
+    }
+    note.remove();
+  });
+}
+
+/** The API's `field: message; field: message` detail, by field. */
+function problemsOf(detail) {
+  var out = {};
+  String(detail || '').split('; ').forEach(function (part) {
+    var at = part.indexOf(': ');
+    if (at > 0) out[part.slice(0, at)] = part.slice(at + 2);
+  });
+  return out;
 }
 
 $('pane-record').addEventListener('submit', function (event) {
   event.preventDefault();
-  var details;
-  try {
-    details = JSON.parse($('record-details').value || '{}');
-  } catch (e) {
-    return say(stationMessage, 'The AFIR details are not valid JSON: ' + e.message, 'error');
+  var formed = detailsFromForm();
+  if (formed.problems) {
+    showFieldErrors(formed.problems);
+    return say(stationMessage, 'Some fields need a look: each says why beside it.', 'error');
   }
+  var details = formed.details;
   var record = {
     name: $('record-name').value,
     heavy_duty: $('record-heavy').checked,
@@ -135,6 +263,9 @@ $('pane-record').addEventListener('submit', function (event) {
     if (result.status === 422 && result.body && result.body.code === 'layout_contradiction') {
       return say(stationMessage, problemText(result) + '. A nozzle and its v1 fuel type change together: change the draft on the Layout tab, ' +
         'and its confirmation offers to set the v1 fuel types with it.', 'error');
+    }
+    if (result.status === 400 && result.body && showFieldErrors(problemsOf(result.body.detail))) {
+      return say(stationMessage, 'Not saved: ' + problemText(result), 'error');
     }
     if (result.status !== 200) return say(stationMessage, problemText(result), 'error');
     station = result.body;

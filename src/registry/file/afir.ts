@@ -1,6 +1,7 @@
 import { parsePhoneNumberWithError } from 'libphonenumber-js';
 import { z } from 'zod';
 import { uniqueItems } from '../../domain/lists.js';
+import { VEHICLE_CATEGORIES } from '../../domain/vocabulary.js';
 import { boundedString, emailAddress } from '../../domain/text.js';
 
 /**
@@ -34,8 +35,7 @@ const e164 = boundedString(16, 'must be a valid phone number in E.164 form, e.g.
   }
 });
 
-/** The EU vehicle categories a station serves (as `/v2/vehicle-type` lists them). */
-export const VEHICLE_CATEGORIES = ['M1', 'M2', 'M3', 'N1', 'N2', 'N3'] as const;
+export { VEHICLE_CATEGORIES };
 
 export const afirDetailsSchema = z.looseObject(
   {
