@@ -73,7 +73,8 @@ function zonedFromIso(iso, timeZone) {
 
 function shown(iso) {
   if (!iso) return '—';
-  return new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short', timeZone: zone() }).format(new Date(iso));
+  // A station's thing: in the station's own zone, the zone named ("1 Dec 2036, 09:00 CET").
+  return new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZone: zone(), timeZoneName: 'short' }).format(new Date(iso));
 }
 
 /** The zone named beside the form: its name and its offset on the start date typed (today when none). */
