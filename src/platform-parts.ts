@@ -1,3 +1,4 @@
+import type { PlacesLoader } from './api/places.js';
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connect.js';
 import type { ReferenceData } from '../db/queries/reference.js';
@@ -67,4 +68,6 @@ export interface PlatformParts {
   readonly rejections: Rejections;
   /** Records API calls per originator (enqueues; the call-log worker writes them). */
   readonly callLog: CallLogRecorder;
+  /** The place names of the map and the nearest town beside the portal's pin, made on first use. */
+  readonly places: PlacesLoader;
 }

@@ -52,6 +52,7 @@ import { Registry } from './registry/registry.js';
 import { recheckPhotos, setUpSandbox } from './platform-chores.js';
 import { TokenStore } from './registry/tokens.js';
 import { accountFamilies } from './platform-accounts.js';
+import { placesLoader } from './api/places.js';
 import type { Families, PlatformParts } from './platform-parts.js';
 import { Closers } from './platform-closers.js';
 import { scheduleJobs } from '../workers/schedules.js';
@@ -145,7 +146,7 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers,
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log, redis);
   closers.add('the call log', () => callLog.close());
-  return { config, log, clock, sql, redis, bus, announcements, tokens, registry, reference, status, verdicts, published, receipts, tokenEvents, rejections, opening, callLog };
+  return { config, log, clock, sql, redis, bus, announcements, tokens, registry, reference, status, verdicts, published, receipts, tokenEvents, rejections, opening, callLog, places: placesLoader() };
 }
 
 interface Served {
@@ -241,7 +242,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   const closePush = closers.add('the status streams', () => push.close());
   const map = mapApi(server, {
     config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl,
-    now: () => parts.clock.now(),
+    now: () => parts.clock.now(), places: parts.places,
   });
   const closeMap = closers.add('the map', () => map?.close());
   dashboardRoutes(server, families.admin);

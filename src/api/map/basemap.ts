@@ -87,8 +87,8 @@ export interface Precompressed {
   etag: string;
 }
 
-export async function precompressed(text: string, type: string): Promise<Precompressed> {
-  const identity = Buffer.from(text, 'utf8');
+export async function precompressed(content: string | Buffer, type: string): Promise<Precompressed> {
+  const identity = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
   const [gzipped, brotli] = await Promise.all([
     promisify(gzip)(identity, { level: 9 }),
     promisify(brotliCompress)(identity, { params: { [zlib.BROTLI_PARAM_QUALITY]: 9, [zlib.BROTLI_PARAM_SIZE_HINT]: identity.length } }),

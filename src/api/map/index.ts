@@ -17,6 +17,7 @@ import { StreamSlots } from '../../infra/stream-slots.js';
 import { mapPageReply, mapPageRoutes } from './page.js';
 import type { Reply } from '../../http/errors.js';
 import type { Request } from '../../http/request.js';
+import type { PlacesLoader } from '../places.js';
 
 /**
  * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false,
@@ -37,6 +38,8 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   status: MapFeedDeps['status'] & { station(hrsId: string): Record<string, unknown> | undefined };
   limiter: RateLimiter;
   log: Logger;
+  /** The place names' data, shared with the portal's pin (../places.ts). */
+  places: PlacesLoader;
 }
 
 /** What the composition root keeps of the map: told of registry reloads, closed at shutdown. */
@@ -69,7 +72,7 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(limits), photo: photoDoc(limits) } });
   const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
-  mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl });
+  mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl, places: deps.places });
   return {
     start: () => {
       stream = mapStream({

@@ -11,19 +11,34 @@ import type { Request } from '../../http/request.js';
 import type { HttpServer } from '../../http/server.js';
 import { serve, staticBody, type Static } from '../../http/static.js';
 import { basemapCollection, precompressed, servePrecompressed, type Precompressed } from './basemap.js';
+import { placeTileRoute } from './place-tiles.js';
+import type { PlacesLoader } from '../places.js';
 
 /**
  * The public map's page (served at `/` for browsers, see src/api/index-page/routes.ts): its plain ES
  * modules, style sheet and language catalogues from src/browser/map/ under `/map/`, MapLibre GL JS's own files
  * from the installed package under `/map/vendor/` (no CDN: the page works with no internet), the
- * built-in basemap (`/map/v1/basemap.geojson`, ./basemap.ts) and the page's settings
- * (`/map/v1/config`). No build step: the files are served as they are, read once at start.
+ * built-in basemap (`/map/v1/basemap.geojson`, ./basemap.ts), its place names (`/map/v1/places/…`,
+ * ./place-tiles.ts) in Noto Sans from the installed `@fontsource/noto-sans` under `/map/fonts/` (MapLibre
+ * draws the labels' glyphs from these files in the browser: the style's `font-faces`, so no glyph
+ * server), and the page's settings (`/map/v1/config`). No build step: the files are served as they
+ * are, read once at start.
  */
 
 export interface MapPageDeps {
   /** MAP_STYLE_URL: a MapLibre style document replacing the built-in basemap. */
   styleUrl: string | undefined;
 }
+
+export interface MapPageRouteDeps extends MapPageDeps {
+  /** The place names' data (../places.ts). */
+  places: PlacesLoader;
+}
+
+/** The labels' font: Noto Sans Regular, by the scripts of Europe's place names (and Vietnamese). */
+const FONT_NAME = 'Noto Sans Regular';
+const FONT_SUBSETS = ['latin', 'latin-ext', 'greek', 'greek-ext', 'cyrillic', 'cyrillic-ext', 'vietnamese'] as const;
+const fontFile = (subset: string) => `noto-sans-${subset}-400-normal.woff2`;
 
 /** The page's files in src/browser/map/, as served under `/map/`. */
 const FILES = [
@@ -40,6 +55,7 @@ const TYPES: Record<string, string> = {
   '.mjs': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
   '.json': 'application/json; charset=utf-8',
+  '.woff2': 'font/woff2',
 };
 
 const PAGE_DIR = browserDir('map');
@@ -53,7 +69,8 @@ const PAGE = staticBody(readFileSync(new URL('index.html', PAGE_DIR)), TYPES['.h
  *   `/map/vendor/maplibre-gl-worker.mjs` (same origin, so no `blob:` is needed);
  * - `img-src blob:`: MapLibre decodes sprite and raster images through blob URLs;
  * - with MAP_STYLE_URL, that style's origin in `connect-src` and `img-src`: MapLibre fetches the style,
- *   its tiles, glyphs and sprite from there (a deployment hosts them together, see docs/map.md).
+ *   its tiles, glyphs and sprite from there (a deployment hosts them together, see docs/map.md);
+ * - `font-src 'self'`: the labels' font files (MapLibre hands them to the browser's font loading).
  */
 export function mapPageSecurity(styleUrl: string | undefined): Record<string, string> {
   const origin = styleUrl ? ` ${new URL(styleUrl).origin}` : '';
@@ -61,7 +78,7 @@ export function mapPageSecurity(styleUrl: string | undefined): Record<string, st
     ...SAME_ORIGIN_PAGE,
     'Content-Security-Policy':
       "default-src 'none'; script-src 'self'; style-src 'self'; " +
-      `img-src 'self' data: blob:${origin}; connect-src 'self'${origin}; worker-src 'self'; ` +
+      `img-src 'self' data: blob:${origin}; connect-src 'self'${origin}; font-src 'self'${origin}; worker-src 'self'; ` +
       "base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   };
 }
@@ -86,7 +103,7 @@ const VENDOR_QUERY = z.object({ v: boundedString(40).optional() });
  * or a few people behind one NAT address, would lose the page itself. They are the same bytes for
  * everyone, answered from memory, mostly with a 304; the data (feed, detail, photo, stream) stays limited.
  */
-export function mapPageRoutes(server: HttpServer, mapFamily: Family, deps: MapPageDeps): void {
+export function mapPageRoutes(server: HttpServer, mapFamily: Family, deps: MapPageRouteDeps): void {
   const family: Family = { ...mapFamily, guards: [], guardsOnPublicRoutes: false };
   const security = mapPageSecurity(deps.styleUrl);
   const file = (path: string, body: Static, cacheControl: string, query?: typeof VENDOR_QUERY) =>
@@ -107,6 +124,14 @@ export function mapPageRoutes(server: HttpServer, mapFamily: Family, deps: MapPa
     handler: async (req) => servePrecompressed(req, await (basemap ??= precompressed(JSON.stringify(basemapCollection()), 'application/geo+json')), 'public, max-age=86400'),
   });
 
-  const settings = { style_url: deps.styleUrl ?? null, language_default: 'en' };
+  placeTileRoute(server, family, deps.places);
+
+  // The labels' font files, and the style's `font-faces` naming them by the ranges each covers.
+  const fontsDir = join(dirname(require.resolve('@fontsource/noto-sans/package.json')));
+  const ranges = JSON.parse(readFileSync(join(fontsDir, 'unicode.json'), 'utf8')) as Record<string, string>;
+  for (const subset of FONT_SUBSETS) file(`/map/fonts/${fontFile(subset)}`, staticBody(readFileSync(join(fontsDir, 'files', fontFile(subset))), TYPES['.woff2']!), 'public, max-age=86400');
+  const fontFaces = { [FONT_NAME]: FONT_SUBSETS.map((subset) => ({ url: `/map/fonts/${fontFile(subset)}`, 'unicode-range': ranges[subset]!.split(',') })) };
+
+  const settings = { style_url: deps.styleUrl ?? null, language_default: 'en', font_faces: fontFaces };
   server.route({ family, public: true, method: 'GET', path: '/map/v1/config', handler: () => json(200, settings, { 'Cache-Control': 'no-cache' }) });
 }

