@@ -39,11 +39,15 @@ export function constantsModule(values: Record<string, unknown>): string {
 
 /**
  * The `files` of the folder `dir`, read once, served under `prefix` (`index.html` as the prefix
- * itself), revalidated on every use (`no-cache`); with `vocabulary`, that module as `{prefix}vocabulary.js`.
+ * itself), revalidated on every use (`no-cache`); with `vocabulary`, that module as `{prefix}vocabulary.js`;
+ * under `security` (the strict same-origin policy unless a page needs more).
  */
-export function pageFileRoutes(server: HttpServer, family: Family, prefix: string, dir: URL, files: readonly string[], vocabulary?: Record<string, unknown>): void {
+export function pageFileRoutes(
+  server: HttpServer, family: Family, prefix: string, dir: URL, files: readonly string[], vocabulary?: Record<string, unknown>,
+  security: Record<string, string> = SAME_ORIGIN_PAGE,
+): void {
   const route = (path: string, body: Static) =>
-    server.route({ family, public: true, method: 'GET', path, handler: (req) => serve(req, body, 'no-cache', SAME_ORIGIN_PAGE) });
+    server.route({ family, public: true, method: 'GET', path, handler: (req) => serve(req, body, 'no-cache', security) });
   for (const file of files) route(file === 'index.html' ? prefix : `${prefix}${file}`, staticBody(readFileSync(new URL(file, dir)), TYPES[extname(file)]!));
   if (vocabulary) route(`${prefix}vocabulary.js`, staticBody(constantsModule(vocabulary), TYPES['.js']!));
 }

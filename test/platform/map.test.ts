@@ -548,6 +548,21 @@ t.test('map-page-files', async (t) => {
     t.match(await refused.json(), { detail: /zoom goes to 12/ });
     t.equal((await fetch(`${p.url}/map/v1/places/2/4/0`)).status, 404, 'x past 2^z − 1');
     t.equal((await fetch(`${p.url}/map/v1/places/2/x/0`)).status, 404, 'not a number: no such tile');
+
+    // The nearest town, for the portal's pin.
+    const near = await fetch(`${p.url}/map/v1/places/nearest?lat=48.7823&lon=9.1770`);
+    t.equal(near.status, 200);
+    t.match(await near.json(), { name: 'Stuttgart', country: 'DE', kind: 'city', population: Number, distance_km: 0 }, 'in Stuttgart: Stuttgart');
+    const airport = (await (await fetch(`${p.url}/map/v1/places/nearest?lat=52.3667&lon=13.5033`)).json()) as { name: string; distance_km: number; population: number };
+    t.ok(airport.distance_km <= 15 && airport.population >= 10_000, `beside Berlin's airport: ${airport.name}, ${airport.distance_km} km`);
+    const sea = await fetch(`${p.url}/map/v1/places/nearest?lat=40&lon=-30`);
+    t.equal(sea.status, 404, 'mid-Atlantic: none');
+    t.match(await sea.json(), { detail: 'No town or village within 50 km of 40, -30.' });
+    const wrong = await fetch(`${p.url}/map/v1/places/nearest?lat=north&lon=9`);
+    t.equal(wrong.status, 400);
+    t.match(await wrong.json(), { detail: /lat must be decimal degrees from -90 to 90/ });
+    t.equal((await fetch(`${p.url}/map/v1/places/nearest?lat=91&lon=9`)).status, 400, 'past the pole');
+    t.equal((await fetch(`${p.url}/map/v1/places/nearest?lat=48`)).status, 400, 'no longitude');
   });
 
   t.test('every page file is served; the catalogues have the same keys and every key the page names', async (t) => {

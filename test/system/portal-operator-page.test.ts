@@ -76,6 +76,34 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   t.same(row!.details.vehicle_types, ['M1'], 'the vehicle categories ticked');
   t.equal(row!.details.city, 'Berlin', 'a field the form has none for is kept');
 
+  // The pin: on a map where the fields say, the nearest town beside it; dragged, the fields follow it.
+  await page.waitForSelector('#record-map[data-idle="true"]');
+  await messageMatches(page, 'record-place', 'Pin near Schönefeld, DE (2.5 km)');
+  await screenshot(page, 'portal-station-pin');
+  const marker = page.locator('#record-map .maplibregl-marker');
+  await page.locator('#record-map').scrollIntoViewIfNeeded();
+  const box = (await marker.boundingBox())!;
+  const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+  await page.mouse.move(x, y);
+  await page.mouse.down();
+  await page.mouse.move(x + 120, y - 90, { steps: 10 });
+  await page.mouse.up();
+  await page.waitForFunction(() => (document.getElementById('record-lat') as HTMLInputElement).value !== '52.3667');
+  const [lat, lon] = [Number(await page.getByLabel('Latitude', { exact: true }).inputValue()), Number(await page.getByLabel('Longitude', { exact: true }).inputValue())];
+  t.ok(lat > 52.3667 && lon > 13.5033, `dragged north-east, the fields follow: ${lat}, ${lon}`);
+  t.match(await page.getByLabel('Latitude', { exact: true }).inputValue(), /^\d+\.\d{1,5}$/, 'to 5 decimals');
+  await page.locator('#record-place', { hasText: 'Pin near' }).waitFor();
+  await page.getByLabel('Latitude', { exact: true }).fill('48.7823');
+  await page.getByLabel('Longitude', { exact: true }).fill('9.177');
+  await page.getByLabel('Longitude', { exact: true }).press('Tab');
+  await messageMatches(page, 'record-place', 'Pin near Stuttgart, DE (0 km)');
+  const moved = (await marker.boundingBox())!;
+  const frame = (await page.locator('#record-map').boundingBox())!;
+  t.ok(Math.abs(moved.x + moved.width / 2 - (frame.x + frame.width / 2)) < 4, 'typed coordinates move the pin (and the map to it)');
+  await page.getByLabel('Latitude', { exact: true }).fill('52.3667');
+  await page.getByLabel('Longitude', { exact: true }).fill('13.5033');
+  await page.getByLabel('Longitude', { exact: true }).press('Tab');
+
   // The layout in the form: remove product P350, add nozzle N3 (700 bar, right side); see the diff, confirm.
   await page.getByRole('button', { name: 'Layout', exact: true }).click();
   await holds(page, 'layout-draft', 'value', 'P350');
@@ -90,6 +118,7 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   await page.locator('#diff-box').waitFor({ state: 'visible' });
   t.match(await page.locator('#station-message').textContent(), /Draft saved/);
   t.same(await page.locator('#diff-body li').allTextContents(), ['+ N3 added', '− P350 removed'], 'the diff on the page');
+  t.same(await page.locator('#diff-body h4').allTextContents(), ['Nozzles', 'Products'], 'under the parts\' names');
   await screenshot(page, 'portal-layout-diff');
   const before = await (await get(`${p.url}/v2/hrs/BERLA`, TOKENS.export_v2)).json();
   t.ok(JSON.stringify(before).includes('P350'), 'not confirmed yet: export unchanged');

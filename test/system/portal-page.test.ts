@@ -327,10 +327,12 @@ const FILES = readdirSync(PAGE_DIR)
 /** The page's ES modules, by file name. */
 const MODULES = FILES.filter(({ file }) => file.endsWith('.js')).map(({ file }) => file);
 
+/** The strict policy, widened for the station pin's map: MapLibre's worker, blob images and the labels' font. */
 const CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; font-src 'self'; worker-src 'self'; " +
+  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-t.test('the page, its script and style sheet are served public, with the strict CSP', async (t) => {
+t.test('the page, its script and style sheet are served public, with the strict CSP (widened for the pin\'s map only)', async (t) => {
   t.equal(PORTAL_PAGE_SECURITY['Content-Security-Policy'], CSP);
   // The platform as deployed: the portal's family serves the page.
   const p = await startTestPlatform(t);

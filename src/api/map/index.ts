@@ -15,6 +15,7 @@ import { mapStream } from './stream.js';
 import { detailDoc, feedDoc, mapStreamDoc, photoDoc } from './docs.js';
 import { StreamSlots } from '../../infra/stream-slots.js';
 import { mapPageReply, mapPageRoutes } from './page.js';
+import { nearestPlaceRoute } from './place-tiles.js';
 import type { Reply } from '../../http/errors.js';
 import type { Request } from '../../http/request.js';
 import type { PlacesLoader } from '../places.js';
@@ -73,6 +74,7 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl, places: deps.places });
+  nearestPlaceRoute(server, family, deps.places);
   return {
     start: () => {
       stream = mapStream({

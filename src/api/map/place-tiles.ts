@@ -1,6 +1,6 @@
 import { PbfWriter } from 'pbf';
 import { z } from 'zod';
-import { notFound, type Reply } from '../../http/errors.js';
+import { badRequest, json, notFound, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { pathParameter } from '../../http/parameters.js';
 import type { HttpServer } from '../../http/server.js';
@@ -9,7 +9,8 @@ import type { PlacesLoader } from '../places.js';
 import { precompressed, servePrecompressed, type Precompressed } from './basemap.js';
 
 /**
- * The map's place names as Mapbox vector tiles, `GET /map/v1/places/{z}/{x}/{y}` (z up to 12; MapLibre
+ * The map's places: the nearest town to a point (`GET /map/v1/places/nearest`, what the portal's pin
+ * shows beside it) and the place names as Mapbox vector tiles, `GET /map/v1/places/{z}/{x}/{y}` (z up to 12; MapLibre
  * scales zoom 12's up beyond): one layer `places`, a point per place the tile shows
  * (src/domain/places.ts chooses them) with its `name`, `kind` (capital, city, town, village,
  * district) and `rank` (0 the most important: the order labels give way in). A tile is a few hundred
@@ -100,6 +101,38 @@ export function placeTileRoute(server: HttpServer, family: Family, places: Place
         cache.set(key, tile);
       }
       return servePrecompressed(req, await tile, 'public, max-age=86400');
+    },
+  });
+}
+
+const NEAREST_QUERY = z.object({ lat: z.string().max(40), lon: z.string().max(40) });
+
+/**
+ * `GET /map/v1/places/nearest?lat=…&lon=…`: the town nearest to the point (src/domain/places.ts's
+ * choice: a town of 10,000 or more within 15 km before a closer village), as
+ * `{"name", "country", "kind", "population", "distance_km"}`; 404 when no place is within 50 km. On the
+ * map's limited family: a data route, not a file.
+ */
+export function nearestPlaceRoute(server: HttpServer, family: Family, places: PlacesLoader): void {
+  server.route({
+    family,
+    public: true,
+    method: 'GET',
+    path: '/map/v1/places/nearest',
+    query: NEAREST_QUERY,
+    handler: async (req): Promise<Reply> => {
+      const coordinate = (name: 'lat' | 'lon', limit: number) => {
+        const text = (req.query.get(name) ?? '').trim();
+        const value = /^[+-]?\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+        if (!(Math.abs(value) <= limit)) throw badRequest('invalid_query', `${name} must be decimal degrees from -${limit} to ${limit}, e.g. ${name === 'lat' ? '52.3667' : '13.5033'}; got "${text}".`);
+        return value;
+      };
+      const lat = coordinate('lat', 90);
+      const lon = coordinate('lon', 180);
+      const found = (await places()).nearest(lon, lat);
+      if (found === undefined) throw notFound(`No town or village within 50 km of ${lat}, ${lon}.`);
+      const { distanceKm, ...place } = found;
+      return json(200, { ...place, distance_km: distanceKm }, { 'Cache-Control': 'public, max-age=86400' });
     },
   });
 }

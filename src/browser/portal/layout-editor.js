@@ -90,6 +90,33 @@ function partList(legend, rows, addLabel, onAdd) {
 }
 
 /**
+ * The layout's parts and fields as the form labels them, for what confirming a draft changes
+ * (layout-pane.js): the diff's field names (src/domain/layout-diff.ts) to the words beside the inputs.
+ */
+export var PART_WORDS = { dispensers: ['Dispensers', 'Dispenser'], nozzles: ['Nozzles', 'Nozzle'], storages: ['Storages', 'Storage'], products: ['Products', 'Product'] };
+export var FIELD_WORDS = {
+  is_certified: 'certified',
+  dispenser: 'dispenser',
+  connector_type: 'connector type',
+  vehicle_side: 'vehicle side',
+  fuelling_options: 'fuelling options',
+  nominal_capacity_kg: 'capacity (kg)',
+  dispenser_external_ids: 'dispensers',
+  pressure_stage: 'pressure',
+  green_hydrogen_share: 'green share (%)',
+  nozzle_external_ids: 'nozzles',
+};
+
+/** A field's value as the form shows it: yes or no, a list or "none", 700 bar. */
+export function valueWords(field, value) {
+  if (value === null || value === undefined || value === '') return 'none';
+  if (typeof value === 'boolean') return value ? 'yes' : 'no';
+  if (Array.isArray(value)) return value.length > 0 ? value.join(', ') : 'none';
+  if (field === 'pressure_stage') return value + ' bar';
+  return String(value);
+}
+
+/**
  * Draws `layout` into `container`; `changed` is called after every edit. Adding or removing a part
  * draws it again; a part added has the focus on its id.
  */

@@ -91,6 +91,7 @@ function renderDiff(diff, f) {
   $('confirm-really').hidden = true;
   $('confirm-step').hidden = conflict;
   if (diff.unchanged) box.appendChild(h('p', { class: 'muted', text: 'Confirming would change nothing.' }));
+  // In the form's words: "~ N1: connector type CHSA → H70", under the part's heading ("Nozzles").
   PARTS.forEach(function (part) {
     var d = diff[part];
     var items = [];
@@ -102,10 +103,11 @@ function renderDiff(diff, f) {
     });
     d.changed.forEach(function (c) {
       c.changes.forEach(function (change) {
-        items.push(h('li', { class: 'changed', text: '~ ' + c.id + ': ' + change.field + ' ' + JSON.stringify(change.before) + ' → ' + JSON.stringify(change.after) }));
+        var field = LayoutEditor.FIELD_WORDS[change.field] || change.field;
+        items.push(h('li', { class: 'changed', text: '~ ' + c.id + ': ' + field + ' ' + LayoutEditor.valueWords(change.field, change.before) + ' → ' + LayoutEditor.valueWords(change.field, change.after) }));
       });
     });
-    if (items.length > 0) box.appendChild(h('section', { class: 'diff-part' }, [h('h4', { text: part }), h('ul', {}, items)]));
+    if (items.length > 0) box.appendChild(h('section', { class: 'diff-part' }, [h('h4', { text: LayoutEditor.PART_WORDS[part][0] }), h('ul', {}, items)]));
   });
   if (conflict) box.appendChild(fuelTypesConflict(fuelTypes));
   $('diff-box').hidden = false;

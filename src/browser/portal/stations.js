@@ -6,6 +6,7 @@ import { $, api, h } from './api.js';
 import { load as loadLayoutPane } from './layout-pane.js';
 import { pickList, problemText, say, segment, tell, when } from './registry-parts.js';
 import { load as loadStationEvents } from './station-events.js';
+import { show as showPin } from './station-pin.js';
 import { show as showTimeline } from './timeline.js';
 import { SIGNAL_TYPES, STATION_STATE_KEYS, STATION_STATE_WORDS, V1_FUEL_TYPES as FUEL_TYPES, VEHICLE_CATEGORIES } from './vocabulary.js';
 
@@ -71,7 +72,7 @@ export function closeStation() {
 }
 
 var PANES = ['record', 'layout', 'events', 'photo', 'assignments', 'audit', 'signals'];
-var LOADERS = { layout: loadLayout, events: loadEvents, photo: loadPhoto, assignments: loadAssignments, audit: loadAudit, signals: loadSignals };
+var LOADERS = { record: showPin, layout: loadLayout, events: loadEvents, photo: loadPhoto, assignments: loadAssignments, audit: loadAudit, signals: loadSignals };
 
 /** The station's signals, timeline and reliability (timeline.js). */
 function loadSignals() {
