@@ -106,15 +106,21 @@ t.test('layout editor: labels, reference lists, nothing pre-ticked, the v1 fuel-
   await page.getByLabel('Dispenser 1, nozzle 2: connector type').selectOption('H35');
   await page.getByLabel('Dispenser 1, nozzle 2: vehicle side').selectOption('right');
   await page.getByLabel('Dispenser 1, nozzle 2: 350ld').check();
+  // And the first nozzle's certification turned over: a changed field, said in the form's words.
+  const certified = page.getByLabel('Dispenser 1, nozzle 1: certified');
+  const was = await certified.isChecked();
+  await certified.setChecked(!was);
   await page.getByRole('button', { name: 'Save draft' }).click();
   await page.locator('#diff-box').waitFor({ state: 'visible' });
+  const changedLine = `~ N1: certified ${was ? 'yes' : 'no'} → ${was ? 'no' : 'yes'}`;
   const fix = page.getByRole('button', { name: 'Also add 350car to the v1 fuel types…' });
   await fix.waitFor();
   t.match(await page.locator('#diff-body').textContent(), /fuelling option 350ld on the draft layout is missing from the v1 fuel types \(350car\)/, 'the conflict, named');
   t.notOk(await page.getByRole('button', { name: 'Confirm layout…' }).isVisible(), 'no plain confirmation that would be refused');
   await page.getByRole('button', { name: 'Show changes' }).click();
   await fix.waitFor();
-  t.same(await page.locator('#diff-body li').allTextContents(), ['+ N3 added', 'fuelling option 350ld on the draft layout is missing from the v1 fuel types (350car)'], '"Show changes" too');
+  t.same(await page.locator('#diff-body li').allTextContents(), ['+ N3 added', changedLine, 'fuelling option 350ld on the draft layout is missing from the v1 fuel types (350car)'], '"Show changes" too');
+  t.same(await page.locator('#diff-body h4').allTextContents(), ['Nozzles', 'The v1 fuel types disagree with this draft'], 'under the part\'s name, as the form says it');
   await screenshot(page, 'portal-layout-fuel-types');
 
   await fix.click();
