@@ -914,6 +914,7 @@ t.test('portal-docs', async (t) => {
     'GET /portal/router.js',
     'GET /portal/session.js',
     'GET /portal/station-events.js',
+    'GET /portal/station-pin.js',
     'GET /portal/stations.js',
     'GET /portal/timeline.css',
     'GET /portal/timeline.js',

@@ -88,7 +88,7 @@ t.test('operator staff: layout editor, diff, two-step confirmation, assignment, 
   await page.mouse.down();
   await page.mouse.move(x + 120, y - 90, { steps: 10 });
   await page.mouse.up();
-  await page.waitForFunction(() => (document.getElementById('record-lat') as HTMLInputElement).value !== '52.3667');
+  for (let i = 0; i < 50 && (await page.getByLabel('Latitude', { exact: true }).inputValue()) === '52.3667'; i++) await page.waitForTimeout(100);
   const [lat, lon] = [Number(await page.getByLabel('Latitude', { exact: true }).inputValue()), Number(await page.getByLabel('Longitude', { exact: true }).inputValue())];
   t.ok(lat > 52.3667 && lon > 13.5033, `dragged north-east, the fields follow: ${lat}, ${lon}`);
   t.match(await page.getByLabel('Latitude', { exact: true }).inputValue(), /^\d+\.\d{1,5}$/, 'to 5 decimals');

@@ -4,8 +4,8 @@
  * `/map/v1/places/{z}/{x}/{y}` drawn in Noto Sans from the platform's font files: no tile server, no
  * internet) or MAP_STYLE_URL's style, and the stations
  * as a clustered GeoJSON source. MapLibre clusters them and counts each cluster's AVAILABLE stations
- * (`clusterProperties`); the markers themselves are buttons in the page (no font or glyph server
- * needed for their letters, and each is a control with an accessible name), placed where the source's
+ * (`clusterProperties`); the markers themselves are buttons in the page (no glyphs needed for their
+ * letters, and each is a control with an accessible name), placed where the source's
  * features and clusters are after every render.
  *
  * Once the map is idle after stations were shown (their source loaded, its tiles rendered, the markers
