@@ -142,6 +142,7 @@ export async function timeline(deps: HistoryDeps, hrsId: string, from: number, t
   const { categories, fuelling_options } = timelineOf(intervals);
   return {
     hrs_id: hrsId,
+    time_zone: deps.stations.station(hrsId)?.timeZone ?? null,
     from: new Date(from).toISOString(),
     to: new Date(to).toISOString(),
     categories,

@@ -494,6 +494,13 @@ t.test('history-publication', async (t) => {
     t.equal(portalEarly.to, new Date(H - HOUR).toISOString(), 'the portal\'s figures end where export v2\'s do');
     const timeline = (await staff.call('GET', '/portal/v1/stations/BERLA/timeline')).body;
     t.equal(timeline.to, new Date(H + 200 - MIN).toISOString(), 'the portal\'s timeline ends at the materialised time, never later');
+    t.equal(timeline.time_zone, null, 'with the station\'s time zone, the clock the page shows its times on: none here (no zone, no coordinates)');
+    const record = (await staff.call('GET', '/portal/v1/stations/BERLA')).body;
+    t.equal((await staff.call('PUT', '/portal/v1/stations/BERLA', { ...record, time_zone: 'Europe/Berlin' })).status, 200, 'given one');
+    const zoneOf = async (path: string) => (await staff.call('GET', `/portal/v1/stations/BERLA/${path}`)).body.time_zone as string | null;
+    await until('the registry reloaded', async () => ((await zoneOf('signals')) === 'Europe/Berlin' ? true : undefined));
+    t.equal(await zoneOf('signals'), 'Europe/Berlin', 'the signals name it');
+    t.equal(await zoneOf('timeline'), 'Europe/Berlin', 'and the timeline');
 
     // 15:12: materialised and rolled up, the hour is published, under a later Last-Modified.
     const published = await run(H + 12 * MIN);

@@ -33,7 +33,8 @@ async function openSignals(t: Parameters<typeof openPortalAs>[0], p: TestPlatfor
   return opened;
 }
 
-const hhmm = (ms: number) => new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'Europe/Berlin' }).format(ms);
+/** A time of day on a clock: the browser's (Europe/Berlin) by default, BERLA's (it has no zone: UTC) when asked. */
+const hhmm = (ms: number, timeZone = 'Europe/Berlin') => new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone }).format(ms);
 
 t.test('signals only in the hour under way: no complete hour yet, and when the first ends', { skip }, async (t) => {
   const p = await startTestPlatform(t, { fixture: portalFixture() });
@@ -50,8 +51,8 @@ t.test('signals only in the hour under way: no complete hour yet, and when the f
   await note.waitFor();
   t.equal(
     await note.textContent(),
-    `No complete hour yet: reliability is counted per complete hour, the first one ends at ${hhmm(ends)} (UTC+01:00).`,
-    'says so, with the end of the hour under way in the browser\'s time',
+    `No complete hour yet: reliability is counted per complete hour, the first one ends at ${hhmm(ends, 'UTC')} (UTC).`,
+    'says so, with the end of the hour under way on the station\'s clock (BERLA has no zone: UTC)',
   );
   t.equal(await note.getAttribute('data-ends'), new Date(ends).toISOString());
   t.equal(await page.locator('#pane-signals .figures-table').count(), 0, 'no table of 100 % unknown');
@@ -66,7 +67,7 @@ t.test('signals only in the hour under way: no complete hour yet, and when the f
   await manager.page.locator('#originator-list button').first().click();
   const own = manager.page.locator('#originator-figures .no-complete-hour');
   await own.waitFor();
-  t.match(await own.textContent(), `the first one ends at ${hhmm(ends)}`, 'the originator\'s figures say the same');
+  t.match(await own.textContent(), `the first one ends at ${hhmm(ends)} (UTC+01:00)`, 'the originator\'s figures (many stations: an account\'s thing) on the viewer\'s clock');
   t.same(manager.problems, [], 'no script errors for the manager');
 });
 
@@ -80,7 +81,7 @@ t.test('nothing published yet: no complete hour yet instead of an error', { skip
   await note.waitFor();
   const after = Math.floor(Date.now() / HOUR) * HOUR + HOUR;
   t.ok([before, after].map((ms) => new Date(ms).toISOString()).includes((await note.getAttribute('data-ends'))!), 'the first hour ends at the next full hour');
-  t.match(await note.textContent(), /^No complete hour yet: reliability is counted per complete hour, the first one ends at \d\d:00 \(UTC\+01:00\)\.$/);
+  t.match(await note.textContent(), /^No complete hour yet: reliability is counted per complete hour, the first one ends at \d\d:00 \(UTC\)\.$/);
   t.equal(await page.locator('#pane-signals .message[data-kind="error"]:not([hidden])').count(), 0, 'no error');
   t.match(await page.locator('#pane-signals .timeline-chart .no-timeline').textContent(), /^No timeline yet/, 'the timeline says it has nothing yet');
   t.same(problems.filter((x) => !/reliability/.test(x)), [], 'no script errors, no CSP violations');

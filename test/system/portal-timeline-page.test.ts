@@ -77,7 +77,17 @@ t.test('operator staff and an originator manager see the timeline and the reliab
   t.equal(await tick.count(), 1, 'the refused call is a tick');
   t.match(await tick.locator('title').textContent(), /400 · POST \/import\/v2\/signal\/availability\/ · mon-1/, 'with its status, endpoint and originator');
   t.match(await page.locator('#pane-signals svg.timeline').getAttribute('aria-label'), /Availability: \d+ intervals, 2 gaps/, 'a text alternative');
-  t.match(await page.locator('#pane-signals .timeline-chart p.muted').textContent(), /Times in Europe\/Berlin \(UTC\+01:00\)/, 'the time zone named');
+  // The station's own clock, whatever the browser's (Europe/Berlin here): BERLA has no zone and no coordinates, so UTC.
+  t.match(await page.locator('#pane-signals .timeline-chart p.muted').textContent(), /^Times in UTC \(the station has no time zone\); up to \d{4}-\d\d-\d\d \d\d:\d\d UTC\.$/, 'the time zone named');
+  t.match(await page.locator('#pane-signals .signals-table tbody tr td[data-label="Received"]').first().textContent(), / UTC$/, 'the signals on the same clock');
+  const record = (await api.call('GET', '/portal/v1/stations/BERLA')).body;
+  t.equal((await api.call('PUT', '/portal/v1/stations/BERLA', { ...record, time_zone: 'Europe/Helsinki' })).status, 200);
+  for (let i = 0; i < 50 && (await api.call('GET', '/portal/v1/stations/BERLA/signals')).body.time_zone !== 'Europe/Helsinki'; i++) await page.waitForTimeout(100);
+  await page.getByRole('button', { name: 'Record', exact: true }).click();
+  await page.getByRole('button', { name: 'Signals', exact: true }).click();
+  await page.locator('#pane-signals .timeline-chart p.muted', { hasText: 'Helsinki' }).waitFor();
+  t.match(await page.locator('#pane-signals .timeline-chart p.muted').textContent(), /^Times in Europe\/Helsinki, the station's time zone \(UTC\+02:00\); up to .* UTC\+02:00\.$/, 'given a zone, its clock, named');
+  t.match(await page.locator('#pane-signals .signals-table tbody tr td[data-label="Received"]').first().textContent(), / UTC\+02:00$/, 'the signals on it too');
 
   const figures = page.locator('#pane-signals .figures-table');
   await figures.waitFor();

@@ -11,9 +11,16 @@ import { summaryReasonSchema, summaryStateSchema } from '../../domain/status/sum
 const instant = () => z.iso.datetime({ offset: true });
 const at = '2027-03-01T12:00:00.000Z';
 
+const stationZone = () =>
+  z
+    .string()
+    .nullable()
+    .meta({ description: 'The station\'s time zone (IANA: the record\'s, else the one at its coordinates), in which the page shows the times; null when it has none (UTC).' });
+
 export const stationSignalsSchema = z
   .strictObject({
     hrs_id: z.string(),
+    time_zone: stationZone(),
     signals: z.array(
       z.strictObject({
         category: z.enum(CATEGORIES),
@@ -27,7 +34,7 @@ export const stationSignalsSchema = z
   .meta({
     title: 'Last signals',
     description: 'The last transmission of each originator per signal category at the station, live, testing or unassigned, newest first per category.',
-    examples: [{ hrs_id: 'BERLA', signals: [{ category: 'availability', originator: 'mon-1', assignment: 'live', datetime: at, received_datetime: '2027-03-01T12:00:00.350Z' }] }],
+    examples: [{ hrs_id: 'BERLA', time_zone: 'Europe/Berlin', signals: [{ category: 'availability', originator: 'mon-1', assignment: 'live', datetime: at, received_datetime: '2027-03-01T12:00:00.350Z' }] }],
   });
 
 const freshnessEntry = z.strictObject({ state: z.enum(['fresh', 'stale', 'unknown']), from: instant(), to: instant() });
@@ -37,6 +44,7 @@ export const timelineSchema = z
   .strictObject({
     period: z.enum(['24h', '7d']),
     hrs_id: z.string(),
+    time_zone: stationZone(),
     from: instant(),
     to: instant().meta({ description: 'Where the history is materialised to: about a minute ago.' }),
     categories: z
@@ -56,6 +64,7 @@ export const timelineSchema = z
       {
         period: '24h',
         hrs_id: 'BERLA',
+        time_zone: 'Europe/Berlin',
         from: '2027-02-28T12:00:00.000Z',
         to: at,
         categories: {

@@ -49,7 +49,8 @@ export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { 
     if (!(await originatorReportsOn(sql, originator, hrsId))) throw new HttpError(404, 'not_found', `Originator "${originator}" does not report on a station "${hrsId}".`);
     return hrsId;
   };
-  const signals = async (hrsId: string) => json(200, { hrs_id: hrsId, signals: await stationSignals(sql, hrsId) }, NO_STORE);
+  const signals = async (hrsId: string) =>
+    json(200, { hrs_id: hrsId, time_zone: history.stations.station(hrsId)?.timeZone ?? null, signals: await stationSignals(sql, hrsId) }, NO_STORE);
   const stationTimeline = async (hrsId: string, req: Request) => {
     const period = periodOf(req, TIMELINE_PERIODS, '24h');
     const materialized = await materializedUntil(sql);

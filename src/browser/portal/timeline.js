@@ -49,16 +49,45 @@ var pad = function (n) {
   return (n < 10 ? '0' : '') + n;
 };
 
-/** The browser's offset from UTC, as `UTC+01:00`. */
-function zoneOf(d) {
-  var m = -d.getTimezoneOffset();
+/**
+ * The station's time zone, in which its signals, timeline and figures are shown (its own clock, as its
+ * events are: the answers of the signals and the timeline name it); null: the station has none, UTC.
+ */
+var shownZone = null;
+
+/** The wall clock of `timeZone` (the browser's when undefined) at an instant: year, month, day, hour, minute. */
+function wallClock(ms, timeZone) {
+  var clock = {};
+  new Intl.DateTimeFormat('en-US', { timeZone: timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
+    .formatToParts(new Date(ms))
+    .forEach(function (p) {
+      if (p.type !== 'literal') clock[p.type] = Number(p.value);
+    });
+  return clock;
+}
+
+/** The offset from UTC of `timeZone` (the browser's when undefined) at an instant, as `UTC+01:00`. */
+function zoneOf(d, timeZone) {
+  var whole = Math.floor(d.getTime() / 1000) * 1000;
+  var c = wallClock(whole, timeZone);
+  var m = Math.round((Date.UTC(c.year, c.month - 1, c.day, c.hour, c.minute, c.second) - whole) / 60000);
   return 'UTC' + (m < 0 ? '-' : '+') + pad(Math.floor(Math.abs(m) / 60)) + ':' + pad(Math.abs(m) % 60);
 }
 
+/** An instant on the station's clock: `2027-03-01 13:00 UTC+01:00`. */
 function when(iso) {
   if (!iso) return '—';
-  var d = new Date(iso);
-  return d.getFullYear() + '-' + pad(d.getMonth() + 1) + '-' + pad(d.getDate()) + ' ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ' ' + zoneOf(d);
+  var zone = shownZone || 'UTC';
+  var ms = Date.parse(iso);
+  var c = wallClock(ms, zone);
+  return c.year + '-' + pad(c.month) + '-' + pad(c.day) + ' ' + pad(c.hour) + ':' + pad(c.minute) + ' ' + (zone === 'UTC' ? 'UTC' : zoneOf(new Date(ms), zone));
+}
+
+/** Which clock the times are on, said once under the chart. */
+function zoneWords() {
+  return shownZone
+    ? 'Times in ' + shownZone + ', the station\'s time zone (' + zoneOf(new Date(), shownZone) + ')'
+    : 'Times in UTC (the station has no time zone)';
 }
 
 function pct(x) {
@@ -94,11 +123,13 @@ export function show(container, base) {
     message.hidden = false;
   };
 
+  // The signals' answer names the station's time zone: the times below wait for it.
   var received = get(base + 'signals').then(function (r) {
     if (r.status !== 200) {
       fail(r);
       return null;
     }
+    shownZone = r.body.time_zone || null;
     renderSignals(signals, r.body.signals);
     return r.body.signals;
   });
@@ -112,14 +143,16 @@ export function show(container, base) {
     });
     toggle.appendChild(button);
   });
-  loadTimeline(chart, base, '24h', fail);
+  received.then(function () {
+    loadTimeline(chart, base, '24h', fail);
+  });
   var periods = Promise.all(['24h', '7d', '30d'].map(function (p) {
     return get(base + 'reliability?period=' + p);
   }));
   Promise.all([received, periods]).then(function (both) {
     var results = both[1];
     // Nothing published yet (503): the first complete hour is the one under way.
-    if (results.some(function (r) { return r.status === 503; })) return noCompleteHour(figures, Math.floor(Date.now() / HOUR) * HOUR + HOUR);
+    if (results.some(function (r) { return r.status === 503; })) return noCompleteHour(figures, Math.floor(Date.now() / HOUR) * HOUR + HOUR, shownZone);
     var bad = results.filter(function (r) {
       return r.status !== 200;
     })[0];
@@ -129,7 +162,7 @@ export function show(container, base) {
     });
     // Signals received, none of them before the end of the last complete hour: every figure would read
     // 100 % unknown; the first hour that counts is the one under way.
-    if (both[0] && both[0].length > 0 && !signalledBefore(bodies[0])) return noCompleteHour(figures, Date.parse(bodies[0].to) + HOUR);
+    if (both[0] && both[0].length > 0 && !signalledBefore(bodies[0])) return noCompleteHour(figures, Date.parse(bodies[0].to) + HOUR, shownZone);
     renderFigures(figures, bodies);
   });
 }
@@ -239,7 +272,7 @@ function renderTimeline(container, timeline) {
   }
   container.appendChild(svg);
   container.appendChild(legend());
-  container.appendChild(h('p', { class: 'muted', text: 'Times in ' + (Intl.DateTimeFormat().resolvedOptions().timeZone || 'local time') + ' (' + zoneOf(new Date()) + '); up to ' + when(timeline.to) + '.' }));
+  container.appendChild(h('p', { class: 'muted', text: zoneWords() + '; up to ' + when(timeline.to) + '.' }));
   container.appendChild(intervalTable(rows));
 }
 
@@ -286,13 +319,19 @@ function signalledBefore(figures) {
 }
 
 /** Says that no complete hour counts yet, and when the first one ends (`end`, epoch ms), instead of figures. */
-export function noCompleteHour(container, end) {
+/**
+ * Figures with no complete hour yet: when the first ends, on the station's clock (`timeZone`; null: UTC)
+ * or, for an originator's figures over many stations (undefined), on the viewer's.
+ */
+export function noCompleteHour(container, end, timeZone) {
   container.textContent = '';
   var d = new Date(end);
+  var zone = timeZone === undefined ? undefined : timeZone || 'UTC';
+  var c = wallClock(end, zone);
   container.appendChild(h('p', {
     class: 'empty no-complete-hour',
     'data-ends': new Date(end).toISOString(),
-    text: 'No complete hour yet: reliability is counted per complete hour, the first one ends at ' + pad(d.getHours()) + ':' + pad(d.getMinutes()) + ' (' + zoneOf(d) + ').',
+    text: 'No complete hour yet: reliability is counted per complete hour, the first one ends at ' + pad(c.hour) + ':' + pad(c.minute) + ' (' + (zone === 'UTC' ? 'UTC' : (zone ? zone + ', ' : '') + zoneOf(d, zone)) + ').',
   }));
 }
 
