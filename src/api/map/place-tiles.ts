@@ -1,5 +1,6 @@
 import { PbfWriter } from 'pbf';
 import { z } from 'zod';
+import { boundedString } from '../../domain/text.js';
 import { badRequest, json, notFound, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
 import { pathParameter } from '../../http/parameters.js';
@@ -105,7 +106,7 @@ export function placeTileRoute(server: HttpServer, family: Family, places: Place
   });
 }
 
-const NEAREST_QUERY = z.object({ lat: z.string().max(40), lon: z.string().max(40) });
+const NEAREST_QUERY = z.object({ lat: boundedString(40), lon: boundedString(40) });
 
 /**
  * `GET /map/v1/places/nearest?lat=…&lon=…`: the town nearest to the point (src/domain/places.ts's
