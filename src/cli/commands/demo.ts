@@ -112,7 +112,7 @@ export const demo: Command = {
         await registry.reload();
       }
       // The week of history (only into a history with none): of the stations as the registry has them.
-      await backfillDemoHistory(platform.parts, { stations: simulatedNow() });
+      await backfillDemoHistory(platform.parts, { stations: simulatedNow() }, { say: io.out });
     } catch (err) {
       await platform.stop('demo could not start');
       await local.stop();

@@ -61,13 +61,16 @@ export interface BackfillResult {
 }
 
 /** Backfills a week of history when the demo's originators have none; resolves to what it did. */
-export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fixture, 'stations'>, options: { now?: number } = {}): Promise<BackfillResult> {
+export async function backfillDemoHistory(
+  parts: PlatformParts, fixture: Pick<Fixture, 'stations'>, options: { now?: number; say?: (line: string) => void } = {},
+): Promise<BackfillResult> {
   const started = performance.now();
   const now = options.now ?? Date.now();
   const sql = unbounded(parts.sql);
   const nothingAdded = (): BackfillResult => ({ backfilled: false, readings: 0, refusedCalls: 0, ms: Math.round(performance.now() - started) });
   if (await hasReadings(sql)) return nothingAdded();
-  const week = simulateWeek(parts, fixture.stations, now);
+  options.say?.('Filling the history with the week before, so timelines and reliability show something (first start only; seconds here, up to a minute on a busy machine)…');
+  const week = await simulateWeek(parts, fixture.stations, now);
   const stored = await sql.begin(async (tx) => {
     await lockHistory(tx);
     // Checked again under the history's lock: two demos starting on one database backfill once.
@@ -104,11 +107,16 @@ interface Week {
   counts: CallCount[];
 }
 
+/** Steps simulated between two turns of the event loop (a few hours of the week: some tens of milliseconds). */
+const STEPS_PER_SLICE = 60;
+
 /**
  * The week in memory: every step (shorter than STATUS_STALE_AFTER, so the signals stay fresh), each
- * station's readings as the live originators post them, validated by the import rules.
+ * station's readings as the live originators post them, validated by the import rules. About a second
+ * of validation for the demo's stations, in slices: the platform, already listening, answers between
+ * them (a first start's "event loop blocked" warning was this).
  */
-function simulateWeek(parts: PlatformParts, stations: readonly Station[], now: number): Week {
+async function simulateWeek(parts: PlatformParts, stations: readonly Station[], now: number): Promise<Week> {
   const step = Math.min(4 * MIN, Math.floor(parts.config.statusStaleAfterMs * 0.8));
   const incidents = demoIncidents(now);
   const world = new DemoSimulation(stations, SEED);
@@ -132,6 +140,7 @@ function simulateWeek(parts: PlatformParts, stations: readonly Station[], now: n
   const end = now - 1000;
   let t = Math.ceil((now - DAYS * DAY) / step) * step;
   for (let tick = 0; t <= end; t += step, tick++) {
+    if (tick % STEPS_PER_SLICE === STEPS_PER_SLICE - 1) await new Promise((resolve) => setImmediate(resolve));
     const datetime = new Date(t).toISOString();
     const received = new Date(t + LATENCY_MS);
     const silent = (s: Station) => s.hrs_id === incidents.gap.hrsId && t >= incidents.gap.from && t < incidents.gap.to;
