@@ -48,7 +48,7 @@ export const unknownStation = (hrsId = 'OSLO1') => problemBody(404, 'Not Found',
  * routes in export v2's): the handler answers 404 to an id no station has.
  */
 export const STATION_PATH = z.object({
-  hrs_id: pathParameter({ component: 'hrs_id', description: 'Station id: five uppercase letters.', values: z.string().regex(/^[A-Z]{5}$/), example: 'BERLA' }),
+  hrs_id: pathParameter({ component: 'hrs_id', description: 'Station id: five uppercase letters (BERAP is one of the demo\'s).', values: z.string().regex(/^[A-Z]{5}$/), example: 'BERAP' }),
 });
 
 /** `If-Modified-Since`, the request header every export document declares. */

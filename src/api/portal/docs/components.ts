@@ -132,7 +132,7 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
  * names (`pathParams`). The handlers check them (404 for no such station, 403 without the membership).
  */
 export const PORTAL_PATH: Readonly<Record<string, z.ZodType>> = {
-  hrs_id: pathParameter({ component: 'hrs_id', description: 'The station\'s id (five capital letters).', example: 'BERLA' }),
+  hrs_id: pathParameter({ component: 'hrs_id', description: 'The station\'s id (five capital letters).', example: 'BERAP' }),
   operator_id: pathParameter({ component: 'operator_id', description: 'The operator\'s id.', example: 'h2-demo' }),
   originator_id: pathParameter({ component: 'originator_id', description: 'The originator\'s id.', example: 'mon-1' }),
   event_id: pathParameter({ component: 'event_id', description: 'The event\'s id, as the event list gives it.', example: 'ev-1' }),
