@@ -48,6 +48,7 @@ async function loadFeed() {
       return;
     } catch {
       notice('error', t('load_error'));
+      stationMap?.noStations();
       await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 2000 * 2 ** attempt)));
     }
   }

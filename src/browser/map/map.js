@@ -16,7 +16,7 @@
 import { AttributionControl, GeolocateControl, Map as MapLibreMap, Marker, NavigationControl } from './vendor/maplibre-gl.mjs';
 import { t } from './i18n.js';
 import { stateClass, stateLetter, stateName } from './status.js';
-import { builtInStyle } from './style.js';
+import { builtInStyle, PLACES_SOURCE, placesLayer } from './style.js';
 
 /** Counts the AVAILABLE stations of a cluster (the features carry their `best` value). */
 const CLUSTER_PROPERTIES = { available: ['+', ['case', ['==', ['get', 'best'], 'AVAILABLE'], 1, 0]] };
@@ -41,7 +41,9 @@ export class StationMap {
     this.shown = false; // stations shown since the last idle: it tells how many were drawn
     this.map = new MapLibreMap({
       container,
-      style: styleUrl ?? builtInStyle(settings.font_faces),
+      // The place names come once the stations are drawn (showPlaces): their tiles and glyphs would
+      // otherwise share the first second with the stations' clustering and delay the markers.
+      style: styleUrl ?? builtInStyle(settings.font_faces, { places: false }),
       center: [10.4, 51.2],
       zoom: 4.6,
       attributionControl: false,
@@ -64,9 +66,12 @@ export class StationMap {
     this.map.on('sourcedata', (event) => {
       if (event.sourceId === 'stations' && event.isSourceLoaded) this.placeMarkers();
     });
+    this.fontFaces = styleUrl ? null : settings.font_faces; // the place names still to add (null: none or added)
     this.map.on('idle', () => {
       this.placeMarkers();
       if (this.shown && this.map.getSource('stations') && this.map.isSourceLoaded('stations')) this.drawn(container);
+      // The names just added: the map is idle again once their tiles are drawn.
+      if (this.showPlaces()) return;
       // How many place names the view shows (labels that found room), for the browser tests.
       if (this.map.getLayer('places')) container.dataset.placesDrawn = String(this.map.queryRenderedFeatures({ layers: ['places'] }).length);
       container.dataset.idle = 'true'; // drawn, tiles loaded, markers placed (the browser tests wait for it)
@@ -102,8 +107,27 @@ export class StationMap {
   }
 
   /** Says how many stations the placed markers stand for (see the head comment). */
+  /**
+   * Adds the built-in style's place names, once: after the first stations were drawn (or when the feed
+   * could not be read). Whether they were added now.
+   */
+  showPlaces() {
+    if (!this.fontFaces || !this.placesDue || !this.map.isStyleLoaded()) return false;
+    this.map.addSource('places', PLACES_SOURCE);
+    this.map.addLayer(placesLayer(this.fontFaces), this.map.getLayer('stations') ? 'stations' : undefined);
+    this.fontFaces = null;
+    return true;
+  }
+
+  /** The feed could not be read: the map shows its place names without stations. */
+  noStations() {
+    this.placesDue = true;
+    if (this.map.loaded()) this.showPlaces();
+  }
+
   drawn(container) {
     this.shown = false;
+    this.placesDue = true;
     let stations = 0;
     for (const { element } of this.markers.values()) stations += element.dataset.count ? Number(element.dataset.count) : 1;
     container.dataset.stationsDrawn = String(stations);
