@@ -81,6 +81,8 @@ t.test('the page says when the connection is lost, and when it is back', { skip 
   await page.waitForSelector('#connection[hidden]', { state: 'attached', timeout: 3000 }).catch(() => {});
   t.ok(await page.locator('#connection').isHidden(), `live: no notice (${await page.locator('#connection').getAttribute('data-kind')}: ${await page.locator('#connection').textContent()})`);
   await page.locator('.maplibregl-marker [data-hrs-id="BERLA"]').waitFor();
+  // The page loaded whole (the place names come after the markers): what fails from here is the outage's.
+  await page.waitForSelector('#map[data-places-drawn][data-idle="true"]');
 
   await first.stop('restart');
   await page.waitForSelector('#connection[data-kind="lost"]:not([hidden])');
