@@ -234,6 +234,17 @@ t.test('"locate me" goes to the user and lists the nearest stations first', { sk
   t.same(problems, [], 'no console error, CSP violation or failed request');
 });
 
+t.test('the feed unreadable: the page says so and the map still names its places', { skip }, async (t) => {
+  const p = await mapPlatform(t);
+  const { page } = await watchedPage(t, p, { expected: /503|Failed to load resource/ });
+  await page.route('**/map/v1/stations.geojson', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"detail":"down"}' }));
+  await page.goto(`${p.url}/`);
+  await page.locator('#connection', { hasText: 'The stations could not be loaded. Retrying…' }).waitFor();
+  await page.waitForSelector('#map[data-places-drawn]');
+  t.ok(Number(await page.locator('#map').getAttribute('data-places-drawn')) > 0, 'place names drawn without stations');
+  t.equal(await page.locator('.maplibregl-marker [data-hrs-id]').count(), 0, 'and no marker');
+});
+
 t.test('a link to a station the map does not have says which, in the panel', { skip }, async (t) => {
   const p = await mapPlatform(t);
   const { page, problems } = await openMap(t, p, '#/station/NOPE1');
