@@ -929,6 +929,7 @@ t.test('portal-docs', async (t) => {
     'GET /portal/webhook-view.js',
     'GET /portal/webhooks.css',
     'GET /portal/webhooks.js',
+    'GET /portal/zones.js',
   ];
 
   let server: HttpServer | undefined;

@@ -6,6 +6,13 @@ import { h, UNREACHABLE } from './api.js';
 // The viewer's zone, always named ("5 Dec 2026, 04:58 CET"): an account's and an originator's times.
 var dateTime = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit', timeZoneName: 'short' });
 
+/** A number typed in the field with this id: the number, undefined when empty, NaN when it is not one (a decimal comma taken). */
+export function numberIn(id) {
+  var text = document.getElementById(id).value.trim().replace(',', '.');
+  if (text === '') return undefined;
+  return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
+}
+
 export function problemText(result) {
   if (result.status === 0) return UNREACHABLE;
   if (result.body && typeof result.body.detail === 'string') return result.body.detail;

@@ -6,6 +6,7 @@
 // the position without a pointer; the map is loaded the first time the record is shown, and where the
 // public map is turned off (PUBLIC_MAP=false) the form says so and keeps its fields.
 import { $ } from './api.js';
+import { numberIn } from './registry-parts.js';
 
 var pin = null; // { map, marker, maplibre } once loaded
 var loading = null;
@@ -13,12 +14,8 @@ var asked = 0; // the last nearest-town request (an older answer is dropped)
 
 /** The coordinates the fields hold, or null when either is empty or no number. */
 function fieldPosition() {
-  var read = function (id) {
-    var text = $(id).value.trim().replace(',', '.');
-    return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
-  };
-  var lat = read('record-lat');
-  var lon = read('record-lon');
+  var lat = numberIn('record-lat');
+  var lon = numberIn('record-lon');
   return Math.abs(lat) <= 90 && Math.abs(lon) <= 180 ? { lat: lat, lon: lon } : null;
 }
 
@@ -68,8 +65,8 @@ function placed(lngLat) {
 
 function load() {
   loading = loading || Promise.all([
-    import('/map/vendor/maplibre-gl.mjs'),
-    import('/map/style.js'),
+    import('../map/vendor/maplibre-gl.mjs'),
+    import('../map/style.js'),
     fetch('/map/v1/config').then(function (res) {
       if (!res.ok) throw new Error('no map');
       return res.json();
@@ -77,8 +74,9 @@ function load() {
   ]).then(function (loaded) {
     var maplibre = loaded[0];
     var settings = loaded[2];
-    if (!document.querySelector('link[href="/map/vendor/maplibre-gl.css"]')) {
-      document.head.appendChild(Object.assign(document.createElement('link'), { rel: 'stylesheet', href: '/map/vendor/maplibre-gl.css' }));
+    var sheet = new URL('../map/vendor/maplibre-gl.css', import.meta.url).href;
+    if (!document.querySelector('link[rel="stylesheet"][href="' + sheet + '"]')) {
+      document.head.appendChild(Object.assign(document.createElement('link'), { rel: 'stylesheet', href: sheet }));
     }
     var container = $('record-map');
     container.hidden = false;

@@ -4,7 +4,7 @@
 // textContent.
 import { $, api, h } from './api.js';
 import { load as loadLayoutPane } from './layout-pane.js';
-import { pickList, problemText, say, segment, tell, when } from './registry-parts.js';
+import { numberIn, pickList, problemText, say, segment, tell, when } from './registry-parts.js';
 import { load as loadStationEvents } from './station-events.js';
 import { show as showPin } from './station-pin.js';
 import { show as showTimeline } from './timeline.js';
@@ -146,13 +146,6 @@ function fillRecord(s) {
     }
   });
   $('record-details').value = Object.keys(rest).length > 0 ? JSON.stringify(rest, null, 2) : '';
-}
-
-/** A number typed in a field: the number, undefined when empty, NaN when it is not one. */
-function numberIn(id) {
-  var text = $(id).value.trim().replace(',', '.');
-  if (text === '') return undefined;
-  return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : NaN;
 }
 
 /** The details from the fields and the JSON of the others; a problem per field it names, or null. */

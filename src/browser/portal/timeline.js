@@ -6,6 +6,7 @@
 // originator managers (a station they report on, originators.js); `base` is the API path of the station's history.
 // Everything is built with DOM APIs; no text from the API is parsed as HTML.
 import { api } from './api.js';
+import { offsetAt, offsetText, wallClock } from './zones.js';
 import { CATEGORIES as CATEGORY_WORDS, FUELLING_OPTIONS as OPTIONS, SUMMARY_STATES } from './vocabulary.js';
 
 var SVG = 'http://www.w3.org/2000/svg';
@@ -55,23 +56,9 @@ var pad = function (n) {
  */
 var shownZone = null;
 
-/** The wall clock of `timeZone` (the browser's when undefined) at an instant: year, month, day, hour, minute. */
-function wallClock(ms, timeZone) {
-  var clock = {};
-  new Intl.DateTimeFormat('en-US', { timeZone: timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
-    .formatToParts(new Date(ms))
-    .forEach(function (p) {
-      if (p.type !== 'literal') clock[p.type] = Number(p.value);
-    });
-  return clock;
-}
-
-/** The offset from UTC of `timeZone` (the browser's when undefined) at an instant, as `UTC+01:00`. */
+/** The offset from UTC of `timeZone` (the viewer's when undefined) at an instant, as `UTC+01:00`. */
 function zoneOf(d, timeZone) {
-  var whole = Math.floor(d.getTime() / 1000) * 1000;
-  var c = wallClock(whole, timeZone);
-  var m = Math.round((Date.UTC(c.year, c.month - 1, c.day, c.hour, c.minute, c.second) - whole) / 60000);
-  return 'UTC' + (m < 0 ? '-' : '+') + pad(Math.floor(Math.abs(m) / 60)) + ':' + pad(Math.abs(m) % 60);
+  return offsetText(offsetAt(timeZone, d.getTime()));
 }
 
 /** An instant on the station's clock: `2027-03-01 13:00 UTC+01:00`. */
@@ -79,7 +66,7 @@ function when(iso) {
   if (!iso) return '—';
   var zone = shownZone || 'UTC';
   var ms = Date.parse(iso);
-  var c = wallClock(ms, zone);
+  var c = wallClock(zone, ms);
   return c.year + '-' + pad(c.month) + '-' + pad(c.day) + ' ' + pad(c.hour) + ':' + pad(c.minute) + ' ' + (zone === 'UTC' ? 'UTC' : zoneOf(new Date(ms), zone));
 }
 
@@ -327,7 +314,7 @@ export function noCompleteHour(container, end, timeZone) {
   container.textContent = '';
   var d = new Date(end);
   var zone = timeZone === undefined ? undefined : timeZone || 'UTC';
-  var c = wallClock(end, zone);
+  var c = wallClock(zone, end);
   container.appendChild(h('p', {
     class: 'empty no-complete-hour',
     'data-ends': new Date(end).toISOString(),
