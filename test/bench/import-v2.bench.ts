@@ -31,8 +31,8 @@ const PATH = '/import/v2/signal/availability/';
 /** Far above anything one load generator reaches, so no request is throttled. */
 const RATE_LIMIT = '100000000';
 /** In the bodies, stands for the time the request is built (see LoadRequest.nowPlaceholder). */
-/** Server CPU per single-transmission request the platform should stay within, in microseconds. */
-const GOAL_SINGLE_MICROS = 90;
+/** Server CPU per one-transmission request the platform should stay within, as a multiple of the storage floor's in the same run. */
+const GOAL_SINGLE_TIMES_FLOOR = 2;
 /** Single-transmission req/s as a share of the storage floor's that the platform should reach. */
 const GOAL_FLOOR_PERCENT = 80;
 /** Transmissions per second the platform should take in batches. */
@@ -222,9 +222,10 @@ async function run(options: BenchOptions): Promise<void> {
   printGoals(options.print, [
     {
       what: 'import v2, 1 transmission: server CPU per request',
-      measured: `${fixed(serverMicros(single), 0)} µs (the storage floor's: ${fixed(serverMicros(floor), 0)} µs)`,
-      goal: `at most ${GOAL_SINGLE_MICROS} µs`,
-      met: serverMicros(single) <= GOAL_SINGLE_MICROS,
+      measured: `${fixed(serverMicros(single), 0)} µs, x${fixed(serverMicros(single) / serverMicros(floor), 2)} the floor`,
+      floor: `storage ${fixed(serverMicros(floor), 0)} µs`,
+      goal: `at most ${GOAL_SINGLE_TIMES_FLOOR}x the storage floor`,
+      met: serverMicros(single) <= GOAL_SINGLE_TIMES_FLOOR * serverMicros(floor),
     },
     {
       what: 'import v2, 1 transmission: req/s against the storage floor\'s',

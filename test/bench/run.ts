@@ -6,11 +6,13 @@
  * `bench-results.json`), for comparing commits.
  *
  * Environment: BENCH_DURATION (measured seconds per target, default 10), BENCH_WARMUP (seconds of
- * unmeasured load first, default 1), BENCH_CONNECTIONS (default 50).
+ * unmeasured load first, default 1), BENCH_CONNECTIONS (default 50), BENCH_SOURCES=1 (the platform
+ * from its sources through tsx instead of dist/, which the run builds first: ./lib/build.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
+import { buildForBench } from './lib/build.js';
 import { Child } from './lib/child.js';
 import { goalsOf, printedGoals } from './lib/cpu-report.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
@@ -51,8 +53,9 @@ async function main(argv: string[]): Promise<number> {
     print: (line = '') => console.log(line),
   };
 
-  let failed = 0;
   const load = loadavg();
+  await buildForBench(options.print);
+  let failed = 0;
   const ran: string[] = [];
   for (const name of args.length > 0 ? args : available) {
     goalsOf(name);
@@ -82,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
       commit,
       at: new Date().toISOString(),
       machine: { cpus: availableParallelism(), model: cpus()[0]?.model.trim() ?? null, node: process.version, load_average_at_start: load.map((x) => Math.round(x * 100) / 100) },
-      options: { duration_seconds: options.durationSeconds, warmup_seconds: options.warmupSeconds, connections: options.connections },
+      options: { duration_seconds: options.durationSeconds, warmup_seconds: options.warmupSeconds, connections: options.connections, built: process.env.BENCH_BUILT === '1' },
       scenarios: ran,
       failed,
       goals,

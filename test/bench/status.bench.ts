@@ -16,8 +16,9 @@
  * all-stations targets at the configured connections use autocannon, whose latency counts every 2xx of
  * the measured seconds only, since their p99 is a goal.
  *
- * Goals: single-station status at most 25 µs of server CPU per request; all-stations status p99 under
- * 50 ms (at the configured connections).
+ * Goals: single-station status within 1.5x the rate-limit floor's server CPU per request, measured in
+ * the same run; all-stations status p99 under 20 ms gzip-encoded and under 50 ms in identity encoding
+ * (at the configured connections).
  */
 import { availableParallelism, cpus } from 'node:os';
 import { TOKENS } from '../helpers/fixtures.js';
@@ -31,9 +32,11 @@ import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine, printGoals, serverMicros
 import { wrkVersion } from './lib/wrk.js';
 import { fixed, integer, table } from './lib/table.js';
 
-/** Server CPU per single-station status request the platform should stay within, in microseconds. */
-const GOAL_SINGLE_MICROS = 25;
-/** All-stations p99 the platform should stay under, in milliseconds. */
+/** Server CPU per single-station status request the platform should stay within, as a multiple of the rate-limit floor's in the same run. */
+const GOAL_SINGLE_TIMES_FLOOR = 1.5;
+/** All-stations p99 the platform should stay under, gzip-encoded, in milliseconds. */
+const GOAL_GZIP_P99_MS = 20;
+/** All-stations p99 the platform should stay under, identity encoding, in milliseconds. */
 const GOAL_P99_MS = 50;
 
 const STATIONS = stationIds(STATUS_STATIONS);
@@ -239,16 +242,20 @@ async function run(options: BenchOptions): Promise<void> {
   printGoals(options.print, [
     {
       what: 'GET /v2/hrs/{hrs_id}/status: server CPU per request',
-      measured: `${fixed(serverMicros(single), 1)} µs (the rate-limit floor's: ${fixed(serverMicros(floor), 1)} µs, hello world's: ${fixed(serverMicros(rows[0]!.result), 1)} µs)`,
-      goal: `at most ${GOAL_SINGLE_MICROS} µs`,
-      met: serverMicros(single) <= GOAL_SINGLE_MICROS,
+      measured: `${fixed(serverMicros(single), 1)} µs, x${fixed(serverMicros(single) / serverMicros(floor), 2)} the floor`,
+      floor: `rate limit ${fixed(serverMicros(floor), 1)} µs (hello world ${fixed(serverMicros(rows[0]!.result), 1)} µs)`,
+      goal: `at most ${GOAL_SINGLE_TIMES_FLOOR}x the rate-limit floor`,
+      met: serverMicros(single) <= GOAL_SINGLE_TIMES_FLOOR * serverMicros(floor),
     },
-    ...[gzip, all].map((row) => ({
-      what: `GET /v2/hrs/status p99${row === gzip ? ' (gzip-encoded, as HTTP clients ask for it)' : ' (identity encoding)'} at ${row.connections} connections`,
-      measured: `${fixed(row.result.p99Ms, 1)} ms`,
-      goal: `under ${GOAL_P99_MS} ms`,
-      met: row.result.p99Ms < GOAL_P99_MS,
-    })),
+    ...[gzip, all].map((row) => {
+      const limit = row === gzip ? GOAL_GZIP_P99_MS : GOAL_P99_MS;
+      return {
+        what: `GET /v2/hrs/status p99${row === gzip ? ' (gzip-encoded, as HTTP clients ask for it)' : ' (identity encoding)'} at ${row.connections} connections`,
+        measured: `${fixed(row.result.p99Ms, 1)} ms`,
+        goal: `under ${limit} ms`,
+        met: row.result.p99Ms < limit,
+      };
+    }),
   ]);
   options.print(
     'every export v2 request is counted against the per-user limits shared through Redis (the floor does that and nothing ' +

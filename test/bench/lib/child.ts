@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NODE_FLAGS } from '../../../src/config/node-flags.js';
+import { writeProfileText } from './profile-text.js';
 
 /** The repository root: children run from here so `--import tsx` resolves. */
 export const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -33,7 +34,9 @@ export class Child {
     const proc = fork(fileURLToPath(script), options.args ?? [], {
       cwd: ROOT,
       // The platform runs with the service's V8 options, as `hrs serve` does (src/config/node-flags.ts).
-      execArgv: [...(options.nodeFlags ?? (/platform-server\.ts$/.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx'],
+      // The service's own modules from dist/ once the run has built it (./build.ts): what is measured
+      // is the code `hrs serve` runs, not the sources as tsx transforms them.
+      execArgv: [...(options.nodeFlags ?? (/platform-server\.ts$/.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx', ...(process.env.BENCH_BUILT === '1' ? ['--import', './test/bench/lib/built.mjs'] : [])],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -108,7 +111,8 @@ export class Child {
 
   /**
    * With BENCH_PROFILE_DIR set, profiles this child's CPU until the returned function is called, which
-   * writes `<BENCH_PROFILE_DIR>/<label>.cpuprofile` (open it in Chrome DevTools or speedscope). Without
+   * writes `<BENCH_PROFILE_DIR>/<label>.cpuprofile` (open it in Chrome DevTools or speedscope) and its
+   * flame graph as text beside it (`<label>.txt`, ./profile-text.ts). Without
    * it, does nothing.
    */
   async profile(label: string): Promise<() => Promise<void>> {
@@ -120,7 +124,7 @@ export class Child {
     return async () => {
       const reply = await this.request({ type: 'profile-stop', path: file }, 'profiled', 30_000);
       if (reply.error) throw new Error(`${this.name}: profiling failed: ${String(reply.error)}`);
-      process.stderr.write(`profile of ${this.name} over "${label}": ${file}\n`);
+      process.stderr.write(`profile of ${this.name} over "${label}": ${file} (as text: ${writeProfileText(file)})\n`);
     };
   }
 
