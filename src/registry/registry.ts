@@ -110,14 +110,12 @@ export class Registry implements StationDirectory, OriginatorLookup {
     const intern = new Interner();
     const next = new Map<string, Held>();
     for (const s of stations) {
-      const layout: ConfirmedLayout | null = s.confirmed
-        ? { nozzles: new Map(), dispensers: new Map(), storages: new Set(), products: new Set() }
-        : null;
       const entry: StationEntry = {
         hrsId: s.hrs_id,
         name: s.name,
         heavyDuty: s.heavy_duty,
-        layout,
+        // A confirmed station's is set below, from its parts' rows.
+        layout: null,
         v1FuelTypes: intern.list(s.v1_fuel_types ?? []),
         openingHours: s.opening_hours ?? null,
         timeZone: s.time_zone === undefined || s.time_zone === null ? null : intern.id(s.time_zone),
@@ -128,47 +126,91 @@ export class Registry implements StationDirectory, OriginatorLookup {
       };
       next.set(s.hrs_id, { entry, assignments: NO_ASSIGNMENTS, liveTypes: NO_TYPES });
     }
-    for (const group of nozzles) {
+    // A layout is made once per combination of the rows' parts that stations share, not per station:
+    // each confirmed station first collects the indices of its parts' rows (nozzles, then storages, then
+    // products, in the rows' order), and stations with the same indices get the same layout object.
+    const partsOf = new Map<string, number[]>();
+    for (const s of stations) if (s.confirmed) partsOf.set(s.hrs_id, []);
+    const collect = (hrsIds: readonly string[], index: number) => {
+      for (const hrsId of hrsIds) partsOf.get(hrsId)?.push(index);
+    };
+    nozzles.forEach((group, g) => collect(group.hrs_ids, g));
+    storages.forEach((group, j) => collect(group.hrs_ids, nozzles.length + j));
+    products.forEach((group, k) => collect(group.hrs_ids, nozzles.length + storages.length + k));
+    const nozzleParts = nozzles.map((group) => {
       const dispenser = intern.id(group.dispenser);
       const nozzle = group.nozzle === null ? null : intern.id(group.nozzle);
-      const part = nozzle === null ? undefined : { dispenser, fuellingOptions: intern.list(group.options) as string[] };
-      for (const hrsId of group.hrs_ids) {
-        const layout = next.get(hrsId)?.entry.layout;
-        if (!layout) continue;
-        const list = layout.dispensers.get(dispenser) ?? [];
-        layout.dispensers.set(dispenser, list);
-        if (nozzle === null) continue;
-        list.push(nozzle);
-        layout.nozzles.set(nozzle, part!);
+      return { dispenser, nozzle, part: nozzle === null ? undefined : { dispenser, fuellingOptions: intern.list(group.options) as string[] } };
+    });
+    const storageIds = storages.map((group) => intern.id(group.external_id));
+    const productIds = products.map((group) => intern.id(group.external_id));
+    const layoutOf = (indices: readonly number[]): ConfirmedLayout => {
+      const layout: ConfirmedLayout = { nozzles: new Map(), dispensers: new Map(), storages: new Set(), products: new Set() };
+      for (const index of indices) {
+        if (index < nozzles.length) {
+          const { dispenser, nozzle, part } = nozzleParts[index]!;
+          const list = layout.dispensers.get(dispenser) ?? [];
+          layout.dispensers.set(dispenser, list);
+          if (nozzle === null) continue;
+          list.push(nozzle);
+          layout.nozzles.set(nozzle, part!);
+        } else if (index < nozzles.length + storages.length) {
+          layout.storages.add(storageIds[index - nozzles.length]!);
+        } else {
+          layout.products.add(productIds[index - nozzles.length - storages.length]!);
+        }
       }
+      // Stations of one make share a layout: one copy of each (layouts are never changed once read).
+      return intern.layout(layout);
+    };
+    const layouts = new Map<string, ConfirmedLayout>();
+    for (const [hrsId, indices] of partsOf) {
+      const key = indices.join(',');
+      let layout = layouts.get(key);
+      if (!layout) {
+        layout = layoutOf(indices);
+        layouts.set(key, layout);
+      }
+      next.get(hrsId)!.entry.layout = layout;
     }
-    for (const group of storages) {
-      const id = intern.id(group.external_id);
-      for (const hrsId of group.hrs_ids) next.get(hrsId)?.entry.layout?.storages.add(id);
-    }
-    for (const group of products) {
-      const id = intern.id(group.external_id);
-      for (const hrsId of group.hrs_ids) next.get(hrsId)?.entry.layout?.products.add(id);
-    }
-    // Stations of one make share a layout: one copy of each (layouts are never changed once read).
-    for (const held of next.values()) if (held.entry.layout) held.entry.layout = intern.layout(held.entry.layout);
+    // Likewise the assignments: each station collects the indices of its assignment rows, and one list
+    // of assignments (and of live signal types) is made per combination.
     const stray = new Map<string, AssignmentState>();
-    for (const group of assignments) {
+    const assignmentRows = assignments.map((group) => {
       const assignment = intern.assignment(group.originator_id, group.signal_type, group.state);
       // A live v1 originator is a live availability source: its signals are availability readings.
-      const type = assignment.signalType === 'v1' ? 'availability' : assignment.signalType;
+      return { assignment, liveType: group.state === 'live' ? (assignment.signalType === 'v1' ? 'availability' : assignment.signalType) : undefined };
+    });
+    const assignedOf = new Map<string, number[]>();
+    assignments.forEach((group, g) => {
       for (const hrsId of group.hrs_ids) {
-        const held = next.get(hrsId);
-        if (!held) {
+        if (!next.has(hrsId)) {
           stray.set(`${group.originator_id}\u0000${hrsId}\u0000${group.signal_type}`, group.state);
           continue;
         }
-        held.assignments = [...held.assignments, assignment];
-        if (group.state === 'live' && !held.liveTypes.includes(type)) held.liveTypes = intern.list([...held.liveTypes, type].sort());
+        const indices = assignedOf.get(hrsId);
+        if (indices) indices.push(g);
+        else assignedOf.set(hrsId, [g]);
       }
+    });
+    const assignedLists = new Map<string, { assignments: readonly Assignment[]; liveTypes: readonly string[] }>();
+    for (const [hrsId, indices] of assignedOf) {
+      const key = indices.join(',');
+      let known = assignedLists.get(key);
+      if (!known) {
+        const live = new Set<string>();
+        for (const g of indices) if (assignmentRows[g]!.liveType !== undefined) live.add(assignmentRows[g]!.liveType!);
+        known = {
+          // An originator's stations share their list of assignments: one copy of each list.
+          assignments: intern.assignments(indices.map((g) => assignmentRows[g]!.assignment)),
+          liveTypes: live.size === 0 ? NO_TYPES : intern.list([...live].sort()),
+        };
+        assignedLists.set(key, known);
+      }
+      const held = next.get(hrsId)!;
+      held.assignments = known.assignments;
+      held.liveTypes = known.liveTypes;
     }
-    // An originator's stations share their list of assignments: one copy of each list.
-    for (const held of next.values()) held.assignments = intern.assignments(held.assignments);
     const previous = this.stations;
     const changed = new Set<string>();
     for (const [hrsId, held] of next) {

@@ -1019,7 +1019,7 @@ t.test('registry-cache', async (t) => {
   t.test('stations that share parts: each gets its own layout in order, identical layouts and assignments held once', async (t) => {
     const registry = new Registry(async () =>
       rows({
-        stations: ['AAAAA', 'BBBBB', 'CCCCC'].map((hrs_id) => ({ hrs_id, name: hrs_id, heavy_duty: false, confirmed: true })),
+        stations: ['AAAAA', 'BBBBB', 'CCCCC', 'DDDDD'].map((hrs_id) => ({ hrs_id, name: hrs_id, heavy_duty: false, confirmed: true })),
         // By dispenser position, then nozzle position: AAAAA and BBBBB alike, CCCCC with its nozzles the other way round.
         nozzles: [
           { dispenser: 'D1', nozzle: 'N1', options: ['700ld'], hrs_ids: ['AAAAA', 'BBBBB'] },
@@ -1045,6 +1045,9 @@ t.test('registry-cache', async (t) => {
     t.not(a, c);
     t.same(c!.nozzles.get('N1'), { dispenser: 'D1', fuellingOptions: ['700ld'] });
     t.equal(registry.station('NOPEX'), undefined, 'a station not read is not made up from its parts');
+    const d = registry.station('DDDDD')!.layout!;
+    t.same([d.dispensers.size, d.nozzles.size, d.storages.size, d.products.size], [0, 0, 0, 0], 'a confirmed layout without parts is an empty layout, not none');
+    t.notOk(registry.hasLiveSource('DDDDD', 'availability'), 'no assignment: no live source');
     t.equal(registry.assignment('mon-1', 'NOPEX', 'availability'), 'live', 'an assignment read before its station still answers');
     t.equal(registry.assignment('mon-2', 'BBBBB', 'usage'), 'testing');
     t.equal(registry.assignment('mon-2', 'AAAAA', 'usage'), undefined);
