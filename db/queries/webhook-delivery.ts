@@ -31,12 +31,18 @@ export interface DeliverySubscription {
   pending_attempts: number;
 }
 
-/** A claimed subscription: what to send it now. */
-export interface ClaimedSubscription extends DeliverySubscription {
+/** A claimed subscription as the claim reads it: without its log rows, only their seqs. */
+export interface ClaimedRow extends DeliverySubscription {
   /** Its pings asked for (message ids), taken by this claim. */
   pings: string[];
   /** Whether its delivery was claimed (false: only its pings were due). */
   deliver: boolean;
+  /** Without a pending message: the seqs of the first rows of the log past its cursor it may want (kinds and stations applied, not the box), in order. */
+  change_seqs: string[];
+}
+
+/** A claimed subscription: what to send it now. */
+export interface ClaimedSubscription extends Omit<ClaimedRow, 'change_seqs'> {
   /** Without a pending message: the first rows of the log past its cursor it may want (kinds and stations applied, not the box). */
   changes: ChangeRow[];
 }
@@ -66,10 +72,12 @@ const DUE = (sql: Sql) => sql`
  * Claims up to `limit` subscriptions that are due (their delivery, their pings, or both), skipping
  * those another worker holds, longest waiting first, and reads them: one statement. A claimed
  * delivery is the worker's until `leaseMs` from now (a dead worker's lapses); the pings are taken.
- * Each comes with its pending message, or without one with the first `page` rows it may want.
+ * Each comes with its pending message, or without one with the seqs of the first `page` rows it may
+ * want: the rows themselves are read by seq (changeRowsBySeq), once for every subscription that wants
+ * them, not once per subscription.
  */
-export async function claimDue(sql: Sql, limit: number, leaseMs: number, page: number): Promise<ClaimedSubscription[]> {
-  const rows = await sql<(Omit<ClaimedSubscription, 'changes'> & { changes: (Omit<ChangeRow, 'at'> & { at: string })[] })[]>`
+export async function claimDue(sql: Sql, limit: number, leaseMs: number, page: number): Promise<ClaimedRow[]> {
+  return sql<ClaimedRow[]>`
     WITH due AS (
       SELECT s.id, s.pending_pings, ${DUE(sql)} AS deliver
       FROM webhook_subscriptions s
@@ -84,11 +92,16 @@ export async function claimDue(sql: Sql, limit: number, leaseMs: number, page: n
     RETURNING s.id, s.user_id, s.url, s.kinds, s.hrs_ids, s.bbox, s.state, s.cursor_seq::text, s.secret_sealed, s.previous_secret_sealed,
       (s.previous_secret_sealed IS NOT NULL AND s.previous_secret_until > clock_timestamp()) AS previous_valid,
       s.failing_since, s.pending_message_id, s.pending_body, s.pending_changes, s.pending_attempts, due.pending_pings AS pings, due.deliver,
-      CASE WHEN due.deliver AND s.pending_message_id IS NULL THEN (
-        SELECT COALESCE(json_agg(w ORDER BY w.seq::bigint), '[]') FROM (
-          SELECT c.seq::text AS seq, c.topic, c.hrs_id, c.change, c.at, c.payload ${WANTED(sql)} ORDER BY c.seq LIMIT ${page}) w)
-      ELSE '[]' END AS changes`;
-  return rows.map((row) => ({ ...row, changes: row.changes.map((c) => ({ ...c, at: new Date(c.at) })) }));
+      CASE WHEN due.deliver AND s.pending_message_id IS NULL THEN ARRAY(
+        SELECT c.seq::text ${WANTED(sql)} ORDER BY c.seq LIMIT ${page})
+      ELSE '{}'::text[] END AS change_seqs`;
+}
+
+/** The log rows of these seqs (those the log still holds), in no particular order. */
+export async function changeRowsBySeq(sql: Sql, seqs: readonly string[]): Promise<ChangeRow[]> {
+  if (seqs.length === 0) return [];
+  return sql<ChangeRow[]>`
+    SELECT seq::text, topic, hrs_id, change, at, payload FROM change_log WHERE seq = ANY(${seqs as string[]}::bigint[])`;
 }
 
 /** The log rows of the subscription's topics and stations after `afterSeq`, by seq (bbox not applied): the pages after the claim's. */

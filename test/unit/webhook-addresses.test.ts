@@ -1,5 +1,5 @@
 /**
- * Webhook addresses: the rules and the resolver.
+ * Webhook addresses: the rules and the resolver; and the messages' bodies.
  *
  * One file, one process: its parts share the loaded platform code. Each part is a subtest named after
  * what it covers.
@@ -10,6 +10,10 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { addressKind } from '../../src/domain/webhooks/addresses.js';
+import { changeOf, changeOfRow, changesBody, type ChangeRow } from '../../src/domain/webhooks/messages.js';
+import type { Sql } from '../../db/connect.js';
+import type { ClaimedRow } from '../../db/queries/webhook-delivery.js';
+import { ChangeRows } from '../../workers/webhooks/change-rows.js';
 import { boundedResolver, guardedLookup, type Resolver, urlRefusal } from '../../src/infra/name-resolver.js';
 
 t.test('webhook-addresses', async (t) => {
@@ -382,4 +386,61 @@ t.test('webhook-name-resolver', async (t) => {
     t.same([a!.code, b!.code, c!.code], ['ETIMEOUT', 'ETIMEOUT', 'ETIMEOUT'], 'the waiting one times out with the others: its wait counts');
     t.same((await resolve(resolver, 'public.hooks.test', 4)).addresses, [{ address: '93.184.216.34', family: 4 }], 'the turns are given back');
   });
+});
+
+t.test('webhook-message-bodies', async (t) => {
+  /**
+   * A message's body is written from each change's JSON, kept per change (a worker hands every
+   * subscription that wants a log row the same change): byte for byte what JSON.stringify writes of the
+   * whole, whatever the text, and a change made once per row and base URL.
+   */
+  const at = new Date('2026-12-06T03:15:00.123Z');
+  const rows: ChangeRow[] = [
+    { seq: '41', topic: 'status', hrs_id: 'BERAP', change: 'changed', at, payload: { verdict: 'AVAILABLE', reason: 'reported_available', note: 'quote " backslash \\ line\nend \u2028 ü 🚗' } },
+    { seq: '42', topic: 'option', hrs_id: 'HAMPT', change: 'changed', at, payload: { fuelling_option: '700ld', verdict: 'CLOSED', reason: 'outside_opening_hours', price: null } },
+    { seq: '43', topic: 'station', hrs_id: 'B/R"X', change: 'changed', at, payload: null },
+    { seq: '44', topic: 'station', hrs_id: 'GONE1', change: 'deleted', at, payload: null },
+    { seq: '45', topic: 'event', hrs_id: 'BERAP', change: 'created', at, payload: { id: 'ev_1', text: 'Wartung: 06:00–08:00' } },
+  ];
+  const base = 'https://hrs.example';
+  for (const ids of [[], [0], [0, 1, 2, 3, 4], [4, 2, 0]]) {
+    const changes = ids.map((i) => changeOfRow(rows[i]!, base));
+    const expected = JSON.stringify({ type: 'hrs.changes', timestamp: at.toISOString(), data: { subscription_id: 'wh_"q\\', changes: ids.map((i) => changeOf(rows[i]!, base)) } });
+    t.equal(changesBody('wh_"q\\', changes, at), expected, `changes ${ids.join(',') || 'none'}: as JSON.stringify writes it`);
+    t.equal(changesBody('wh_"q\\', changes, at), expected, 'written again from the kept JSON: the same');
+  }
+  t.equal(changeOfRow(rows[0]!, base), changeOfRow(rows[0]!, base), 'one change per row and base URL');
+  t.not(changeOfRow(rows[2]!, base), changeOfRow(rows[2]!, 'https://other.example'), 'another base URL: another change');
+  t.match(changeOfRow(rows[2]!, 'https://other.example'), { record_url: 'https://other.example/v2/hrs/B%2FR%22X' });
+});
+
+t.test('webhook-change-rows', async (t) => {
+  /**
+   * The log rows a delivery worker keeps (workers/webhooks/change-rows.ts): a claim's subscriptions get
+   * their rows in their seqs' order, each row read once for all of them (one statement for those not
+   * kept), a seq the log no longer holds ends that subscription's list, and the oldest rows are let go
+   * beyond the bound. PostgreSQL is stood in for by the statement's values (the seqs asked for).
+   */
+  const log = new Map(['1', '2', '3', '4', '5', '6'].map((seq) => [seq, { seq, topic: 'status', hrs_id: 'BERAP', change: 'changed', at: new Date(0), payload: {} }]));
+  const asked: string[][] = [];
+  const sql = ((_strings: TemplateStringsArray, ...values: unknown[]) => {
+    const seqs = values[0] as string[];
+    asked.push([...seqs]);
+    return Promise.resolve(seqs.flatMap((seq) => (log.has(seq) ? [log.get(seq)!] : [])));
+  }) as unknown as Sql;
+  const claimed = (id: string, seqs: string[]) => ({ id, change_seqs: seqs }) as unknown as ClaimedRow;
+  const rows = new ChangeRows(sql, 4);
+  const first = await rows.attach([claimed('a', ['1', '2', '3']), claimed('b', ['2', '3', '4']), claimed('c', [])]);
+  t.same(first.map((sub) => [sub.id, sub.changes.map((row) => row.seq)]), [['a', ['1', '2', '3']], ['b', ['2', '3', '4']], ['c', []]]);
+  t.same(asked, [['1', '2', '3', '4']], 'one statement, each seq once');
+  t.equal(first[0]!.changes[1], first[1]!.changes[0], 'the same row object for both subscriptions');
+  t.notOk('change_seqs' in first[0]!, 'the seqs are not handed on');
+  const second = await rows.attach([claimed('a', ['3', '4', '5'])]);
+  t.same(second[0]!.changes.map((row) => row.seq), ['3', '4', '5']);
+  t.same(asked[1], ['5'], 'only the seq not kept is read');
+  t.equal(rows.size, 4, 'the oldest let go beyond the bound');
+  log.delete('6');
+  const pruned = await rows.attach([claimed('a', ['5', '6', '7'])]);
+  t.same(pruned[0]!.changes.map((row) => row.seq), ['5'], 'a seq the log no longer holds ends the list: the rest wait for the next claim');
+  t.same(asked[2], ['6', '7']);
 });

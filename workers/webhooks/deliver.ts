@@ -14,7 +14,7 @@ import {
 import type { StationLookup } from '../../src/domain/stations.js';
 import { coordinatesOf } from '../../src/domain/coordinates.js';
 import {
-  changeOf,
+  changeOfRow,
   changesBody,
   changesMessageId,
   MAX_CHANGES_PER_MESSAGE,
@@ -96,7 +96,7 @@ async function formNext(ctx: DeliveryContext, sub: ClaimedSubscription): Promise
       for (const id of unknown) places.set(id, validPoint(details.get(id)));
     }
     for (const row of rows) {
-      if (passes(row, filter, pointOf)) wanted.push(changeOf(row, ctx.baseUrl));
+      if (passes(row, filter, pointOf)) wanted.push(changeOfRow(row, ctx.baseUrl));
       scanned = row.seq;
       if (wanted.length === MAX_CHANGES_PER_MESSAGE) break scan;
     }

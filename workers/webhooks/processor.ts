@@ -4,6 +4,7 @@ import type { Redis } from '../../src/infra/redis.js';
 import { DEFAULT_BACKOFF, type Backoff } from '../../src/domain/webhooks/messages.js';
 import { scheduleMail } from '../mail/outbox.js';
 import { QUEUES, openQueue } from '../queues.js';
+import { ChangeRows } from './change-rows.js';
 import { CLAIM_PAGE, turn, type DeliveryContext } from './deliver.js';
 
 /**
@@ -35,6 +36,14 @@ export const DEFAULT_WEBHOOK_TIMING: WebhookTiming = { backoff: DEFAULT_BACKOFF,
 
 /** Subscriptions delivered to at once by one worker (each waits on its receiver, never on the CPU). */
 const CONCURRENCY = 16;
+/**
+ * A claim's statement looks at every due subscription whatever it takes, so claims take several at
+ * once: when a turn ends the worker claims again at once only when this many slots are free, and
+ * otherwise after GATHER_MS, by when more turns have ended (one claim per ended turn cost PostgreSQL
+ * about 1.8 ms per message with 100 subscriptions, most of its share of delivering).
+ */
+const CLAIM_AT_ONCE = 4;
+const GATHER_MS = 5;
 
 /** What a delivery needs (./deliver.ts), Redis for the mail queue, and the timing. */
 export interface WebhookWorkerOptions extends Pick<DeliveryContext, 'sql' | 'log' | 'secretKey' | 'baseUrl' | 'timeoutMs' | 'allowLoopback' | 'resolver' | 'giveUpAfterMs' | 'stations'> {
@@ -74,6 +83,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   // A claim outlasts any attempt (its deadline) and the writes around it; a dead worker's lapses after it.
   const leaseMs = options.timeoutMs + 30_000;
   const turns = new Set<Promise<void>>();
+  const changeRows = new ChangeRows(sql);
   let claiming: Promise<void> | undefined;
   let again = false;
   let closed = false;
@@ -92,6 +102,18 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     retryTimer.unref();
   };
 
+  let gathering: NodeJS.Timeout | undefined;
+  const turnEnded = () => {
+    if (CONCURRENCY - turns.size >= CLAIM_AT_ONCE) void wake();
+    else if (!gathering) {
+      gathering = setTimeout(() => {
+        gathering = undefined;
+        void wake();
+      }, GATHER_MS);
+      gathering.unref();
+    }
+  };
+
   const run = (claimed: Parameters<typeof turn>[1]) => {
     const running: Promise<void> = turn(ctx, claimed)
       .then((result) => {
@@ -100,7 +122,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
       .catch((err: unknown) => log.warn({ err, subscription: claimed.id }, 'webhook delivery failed: tried again when its claim lapses'))
       .finally(() => {
         turns.delete(running);
-        void wake();
+        turnEnded();
       });
     turns.add(running);
   };
@@ -110,7 +132,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     for (;;) {
       const free = CONCURRENCY - turns.size;
       if (free <= 0 || closed) return;
-      const claimed = await claimDue(sql, free, leaseMs, CLAIM_PAGE);
+      const claimed = await changeRows.attach(await claimDue(sql, free, leaseMs, CLAIM_PAGE));
       for (const sub of claimed) run(sub);
       if (claimed.length < free) return;
     }
@@ -153,6 +175,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     async close() {
       closed = true;
       clearInterval(poll);
+      clearTimeout(gathering);
       clearTimeout(retryTimer);
       await claiming;
       await Promise.all(turns);

@@ -93,9 +93,40 @@ export function changesMessageId(subscriptionId: string, firstSeq: string, lastS
   return `msg_${subscriptionId}_${firstSeq}_${lastSeq}`;
 }
 
-/** The body of a message of changes (formed once, resent as it is). */
+/**
+ * Each change's JSON, written once per change object: a worker gives every subscription that wants a
+ * log row the same change (`changeOfRow`), so a row sent to a hundred subscriptions is written once.
+ */
+const CHANGE_JSON = new WeakMap<Change, string>();
+
+function changeJson(change: Change): string {
+  let json = CHANGE_JSON.get(change);
+  if (json === undefined) {
+    json = JSON.stringify(change);
+    CHANGE_JSON.set(change, json);
+  }
+  return json;
+}
+
+/**
+ * The body of a message of changes (formed once, resent as it is): what `JSON.stringify({ type,
+ * timestamp, data: { subscription_id, changes } })` writes, each change's JSON written once.
+ */
 export function changesBody(subscriptionId: string, changes: readonly Change[], at: Date): string {
-  return JSON.stringify({ type: 'hrs.changes', timestamp: at.toISOString(), data: { subscription_id: subscriptionId, changes } });
+  let list = '';
+  for (let i = 0; i < changes.length; i++) list += (i === 0 ? '' : ',') + changeJson(changes[i]!);
+  return `{"type":"hrs.changes","timestamp":${JSON.stringify(at.toISOString())},"data":{"subscription_id":${JSON.stringify(subscriptionId)},"changes":[${list}]}}`;
+}
+
+/** The change of a log row, made once per row object and base URL (the rows a worker keeps are shared: workers/webhooks/change-rows.ts). */
+const ROW_CHANGES = new WeakMap<ChangeRow, { baseUrl: string; change: Change }>();
+
+export function changeOfRow(row: ChangeRow, baseUrl: string): Change {
+  const known = ROW_CHANGES.get(row);
+  if (known && known.baseUrl === baseUrl) return known.change;
+  const change = changeOf(row, baseUrl);
+  ROW_CHANGES.set(row, { baseUrl, change });
+  return change;
 }
 
 /** The body of a ping. */

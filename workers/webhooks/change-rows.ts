@@ -1,0 +1,48 @@
+import type { Sql } from '../../db/connect.js';
+import { changeRowsBySeq, type ClaimedRow, type ClaimedSubscription } from '../../db/queries/webhook-delivery.js';
+import type { ChangeRow } from '../../src/domain/webhooks/messages.js';
+
+/**
+ * The log rows a worker has read, by seq, shared by every subscription that wants them: with a hundred
+ * subscriptions to every station each row is read from PostgreSQL once, not a hundred times (and made
+ * into its change and written as JSON once: ./deliver.ts, src/domain/webhooks/messages.ts). A log row
+ * never changes once written, so a kept one is never stale; beyond `max` the oldest read are let go.
+ */
+export class ChangeRows {
+  private readonly rows = new Map<string, ChangeRow>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly max = 20_000,
+  ) {}
+
+  /**
+   * The claimed subscriptions with their rows, in their seqs' order, the missing ones read in one
+   * statement. A seq the log no longer holds (pruned since the claim) ends its subscription's list
+   * there: what it wants after it is read by its next claim.
+   */
+  async attach(claimed: readonly ClaimedRow[]): Promise<ClaimedSubscription[]> {
+    const missing = new Set<string>();
+    for (const sub of claimed) for (const seq of sub.change_seqs) if (!this.rows.has(seq)) missing.add(seq);
+    if (missing.size > 0) for (const row of await changeRowsBySeq(this.sql, [...missing])) this.rows.set(row.seq, row);
+    const attached = claimed.map(({ change_seqs, ...sub }) => {
+      const changes: ChangeRow[] = [];
+      for (const seq of change_seqs) {
+        const row = this.rows.get(seq);
+        if (!row) break;
+        changes.push(row);
+      }
+      return { ...sub, changes };
+    });
+    for (const seq of this.rows.keys()) {
+      if (this.rows.size <= this.max) break;
+      this.rows.delete(seq);
+    }
+    return attached;
+  }
+
+  /** How many rows are kept (for the tests). */
+  get size(): number {
+    return this.rows.size;
+  }
+}
