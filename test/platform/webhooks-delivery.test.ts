@@ -571,10 +571,11 @@ t.test('webhooks-round-trips', async (t) => {
    * PostgreSQL (counted by the client's debug hook on a pool of its own) and every command it sends to
    * Redis on the webhook queue's keys (MONITOR on a private Redis; a script's own commands aside), over
    * ten messages, each one change delivered alone. The safety-net poll is set far out so only the
-   * LISTEN wakes and the deliveries count. A message costs a claim that reads it (its changes come
-   * with it), its storing as pending, and one statement recording the answer and moving the cursor; the
-   * claim that finds nothing more ends the worker's wake. Before PostgreSQL was delivery's one queue
-   * (migration 0017) it was 11 statements and 8 Redis commands.
+   * LISTEN wakes and the deliveries count. A message costs a claim (the seqs of its changes come
+   * with it), the read of those rows (once a claim, for every subscription it claimed), its storing as
+   * pending, and one statement recording the answer and moving the cursor; the claim that finds nothing
+   * more ends the worker's wake. Before PostgreSQL was delivery's one queue (migration 0017) it was 11
+   * statements and 8 Redis commands.
    */
   const MESSAGES = 10;
 
@@ -636,9 +637,9 @@ t.test('webhooks-round-trips', async (t) => {
     const perMessage = { sql: (statements - sqlBefore) / MESSAGES, redis: (commands - redisBefore) / MESSAGES };
     t.comment(`per delivered message: ${perMessage.sql} SQL statements, ${perMessage.redis} Redis commands`);
     t.equal(r.delivered().length, MESSAGES, 'one message per change');
-    // 4 measured: claim and read, store as pending, record and advance, the claim that finds nothing more
-    // (a notification arriving during a claim may add one).
-    t.ok(perMessage.sql <= 5, `at most 5 statements a message (${perMessage.sql})`);
+    // 5 measured: claim, read the rows, store as pending, record and advance, the claim that finds
+    // nothing more (a notification arriving during a claim may add one).
+    t.ok(perMessage.sql <= 6, `at most 6 statements a message (${perMessage.sql})`);
     t.equal(perMessage.redis, 0, 'no Redis command');
   });
 });

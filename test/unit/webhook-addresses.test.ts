@@ -13,7 +13,7 @@ import { addressKind } from '../../src/domain/webhooks/addresses.js';
 import { changeOf, changeOfRow, changesBody, type ChangeRow } from '../../src/domain/webhooks/messages.js';
 import type { Sql } from '../../db/connect.js';
 import type { ClaimedRow } from '../../db/queries/webhook-delivery.js';
-import { ChangeRows } from '../../workers/webhooks/change-rows.js';
+import { LogRowCache } from '../../workers/webhooks/row-cache.js';
 import { boundedResolver, guardedLookup, type Resolver, urlRefusal } from '../../src/infra/name-resolver.js';
 
 t.test('webhook-addresses', async (t) => {
@@ -414,9 +414,9 @@ t.test('webhook-message-bodies', async (t) => {
   t.match(changeOfRow(rows[2]!, 'https://other.example'), { record_url: 'https://other.example/v2/hrs/B%2FR%22X' });
 });
 
-t.test('webhook-change-rows', async (t) => {
+t.test('webhook-log-row-cache', async (t) => {
   /**
-   * The log rows a delivery worker keeps (workers/webhooks/change-rows.ts): a claim's subscriptions get
+   * The log rows a delivery worker keeps (workers/webhooks/row-cache.ts): a claim's subscriptions get
    * their rows in their seqs' order, each row read once for all of them (one statement for those not
    * kept), a seq the log no longer holds ends that subscription's list, and the oldest rows are let go
    * beyond the bound. PostgreSQL is stood in for by the statement's values (the seqs asked for).
@@ -429,7 +429,7 @@ t.test('webhook-change-rows', async (t) => {
     return Promise.resolve(seqs.flatMap((seq) => (log.has(seq) ? [log.get(seq)!] : [])));
   }) as unknown as Sql;
   const claimed = (id: string, seqs: string[]) => ({ id, change_seqs: seqs }) as unknown as ClaimedRow;
-  const rows = new ChangeRows(sql, 4);
+  const rows = new LogRowCache(sql, 4);
   const first = await rows.attach([claimed('a', ['1', '2', '3']), claimed('b', ['2', '3', '4']), claimed('c', [])]);
   t.same(first.map((sub) => [sub.id, sub.changes.map((row) => row.seq)]), [['a', ['1', '2', '3']], ['b', ['2', '3', '4']], ['c', []]]);
   t.same(asked, [['1', '2', '3', '4']], 'one statement, each seq once');

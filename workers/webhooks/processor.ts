@@ -4,7 +4,7 @@ import type { Redis } from '../../src/infra/redis.js';
 import { DEFAULT_BACKOFF, type Backoff } from '../../src/domain/webhooks/messages.js';
 import { scheduleMail } from '../mail/outbox.js';
 import { QUEUES, openQueue } from '../queues.js';
-import { ChangeRows } from './change-rows.js';
+import { LogRowCache } from './row-cache.js';
 import { CLAIM_PAGE, turn, type DeliveryContext } from './deliver.js';
 
 /**
@@ -35,14 +35,14 @@ export interface WebhookTiming {
 export const DEFAULT_WEBHOOK_TIMING: WebhookTiming = { backoff: DEFAULT_BACKOFF, pollEveryMs: 3000 };
 
 /** Subscriptions delivered to at once by one worker (each waits on its receiver, never on the CPU). */
-const CONCURRENCY = 16;
+const CONCURRENCY = 64;
 /**
  * A claim's statement looks at every due subscription whatever it takes, so claims take several at
  * once: when a turn ends the worker claims again at once only when this many slots are free, and
  * otherwise after GATHER_MS, by when more turns have ended (one claim per ended turn cost PostgreSQL
  * about 1.8 ms per message with 100 subscriptions, most of its share of delivering).
  */
-const CLAIM_AT_ONCE = 4;
+const CLAIM_AT_ONCE = 16;
 const GATHER_MS = 5;
 
 /** What a delivery needs (./deliver.ts), Redis for the mail queue, and the timing. */
@@ -83,7 +83,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   // A claim outlasts any attempt (its deadline) and the writes around it; a dead worker's lapses after it.
   const leaseMs = options.timeoutMs + 30_000;
   const turns = new Set<Promise<void>>();
-  const changeRows = new ChangeRows(sql);
+  const changeRows = new LogRowCache(sql);
   let claiming: Promise<void> | undefined;
   let again = false;
   let closed = false;

@@ -118,7 +118,7 @@ export function changesBody(subscriptionId: string, changes: readonly Change[], 
   return `{"type":"hrs.changes","timestamp":${JSON.stringify(at.toISOString())},"data":{"subscription_id":${JSON.stringify(subscriptionId)},"changes":[${list}]}}`;
 }
 
-/** The change of a log row, made once per row object and base URL (the rows a worker keeps are shared: workers/webhooks/change-rows.ts). */
+/** The change of a log row, made once per row object and base URL (the rows a worker keeps are shared: workers/webhooks/row-cache.ts). */
 const ROW_CHANGES = new WeakMap<ChangeRow, { baseUrl: string; change: Change }>();
 
 export function changeOfRow(row: ChangeRow, baseUrl: string): Change {

@@ -8,7 +8,7 @@ import type { ChangeRow } from '../../src/domain/webhooks/messages.js';
  * into its change and written as JSON once: ./deliver.ts, src/domain/webhooks/messages.ts). A log row
  * never changes once written, so a kept one is never stale; beyond `max` the oldest read are let go.
  */
-export class ChangeRows {
+export class LogRowCache {
   private readonly rows = new Map<string, ChangeRow>();
 
   constructor(
