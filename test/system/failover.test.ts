@@ -20,9 +20,14 @@ import { until } from '../helpers/wait.js';
 /**
  * A request that needs PostgreSQL is answered "within about DATABASE_TIMEOUT" (docs/operations.md,
  * Outages; docs/deploy.md, "At a failover"): its statements are bounded by it from the request's
- * arrival, and this much more is the HTTP round trip and the work around them on a busy machine.
+ * arrival, and this much more is the HTTP round trip and the work around them on a busy machine. A
+ * deadline does not count time the instance's event loop was blocked (src/domain/late-timer.ts), and
+ * on two cores shared by two instances, a worker, a primary and its replica, Redis, three Sentinels and
+ * the clients, the slowest answer was 2,080 ms on a quiet machine about twice as slow as the one this
+ * was first set on, and 2,918 ms there while the rest of the suite loaded it. Without the deadline
+ * the slowest answer is the clients' own 30 s.
  */
-const ANSWER_MARGIN_MS = 500;
+const ANSWER_MARGIN_MS = 1000;
 const STATIONS = Array.from({ length: 8 }, (_, i) => `FAIL${String.fromCharCode(65 + i)}`);
 const skip = postgresPairMissing() ?? redisSentinelMissing();
 

@@ -240,7 +240,8 @@ t.test('the feed unreadable: the page says so and the map still names its places
   await page.route('**/map/v1/stations.geojson', (route) => route.fulfill({ status: 503, contentType: 'application/json', body: '{"detail":"down"}' }));
   await page.goto(`${p.url}/`);
   await page.locator('#connection', { hasText: 'The stations could not be loaded. Retrying…' }).waitFor();
-  await page.waitForSelector('#map[data-places-drawn]');
+  // The platform's first place tile reads the place data (in slices: seconds on a slow machine).
+  await page.waitForSelector('#map[data-places-drawn]', { timeout: 30_000 });
   t.ok(Number(await page.locator('#map').getAttribute('data-places-drawn')) > 0, 'place names drawn without stations');
   t.equal(await page.locator('.maplibregl-marker [data-hrs-id]').count(), 0, 'and no marker');
 });
