@@ -163,16 +163,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
       // Stations of one make share a layout: one copy of each (layouts are never changed once read).
       return intern.layout(layout);
     };
-    const layouts = new Map<string, ConfirmedLayout>();
-    for (const [hrsId, indices] of partsOf) {
-      const key = indices.join(',');
-      let layout = layouts.get(key);
-      if (!layout) {
-        layout = layoutOf(indices);
-        layouts.set(key, layout);
-      }
-      next.get(hrsId)!.entry.layout = layout;
-    }
+    for (const [hrsId, layout] of perCombination(partsOf, layoutOf)) next.get(hrsId)!.entry.layout = layout;
     // Likewise the assignments: each station collects the indices of its assignment rows, and one list
     // of assignments (and of live signal types) is made per combination.
     const stray = new Map<string, AssignmentState>();
@@ -193,20 +184,16 @@ export class Registry implements StationDirectory, OriginatorLookup {
         else assignedOf.set(hrsId, [g]);
       }
     });
-    const assignedLists = new Map<string, { assignments: readonly Assignment[]; liveTypes: readonly string[] }>();
-    for (const [hrsId, indices] of assignedOf) {
-      const key = indices.join(',');
-      let known = assignedLists.get(key);
-      if (!known) {
-        const live = new Set<string>();
-        for (const g of indices) if (assignmentRows[g]!.liveType !== undefined) live.add(assignmentRows[g]!.liveType!);
-        known = {
-          // An originator's stations share their list of assignments: one copy of each list.
-          assignments: intern.assignments(indices.map((g) => assignmentRows[g]!.assignment)),
-          liveTypes: live.size === 0 ? NO_TYPES : intern.list([...live].sort()),
-        };
-        assignedLists.set(key, known);
-      }
+    const assignedListsOf = (indices: readonly number[]) => {
+      const live = new Set<string>();
+      for (const g of indices) if (assignmentRows[g]!.liveType !== undefined) live.add(assignmentRows[g]!.liveType!);
+      return {
+        // An originator's stations share their list of assignments: one copy of each list.
+        assignments: intern.assignments(indices.map((g) => assignmentRows[g]!.assignment)),
+        liveTypes: live.size === 0 ? NO_TYPES : intern.list([...live].sort()),
+      };
+    };
+    for (const [hrsId, known] of perCombination(assignedOf, assignedListsOf)) {
       const held = next.get(hrsId)!;
       held.assignments = known.assignments;
       held.liveTypes = known.liveTypes;
@@ -225,6 +212,23 @@ export class Registry implements StationDirectory, OriginatorLookup {
     this.listVersion = listVersionOf(stations, versionUs, changeLogHead);
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
     for (const listener of this.listeners) listener(changed);
+  }
+}
+
+/**
+ * Each station's value made from its rows' indices, made once per combination of indices (stations
+ * with the same rows share the one value).
+ */
+function* perCombination<T>(indicesOf: ReadonlyMap<string, readonly number[]>, make: (indices: readonly number[]) => T): Generator<[string, T]> {
+  const made = new Map<string, T>();
+  for (const [hrsId, indices] of indicesOf) {
+    const key = indices.join(',');
+    let value = made.get(key);
+    if (value === undefined) {
+      value = make(indices);
+      made.set(key, value);
+    }
+    yield [hrsId, value];
   }
 }
 
