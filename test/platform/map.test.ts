@@ -521,6 +521,19 @@ t.test('map-page-files', async (t) => {
     t.match(styled, "font-src 'self' https://tiles.example.org;");
   });
 
+  t.test('the place data: loaded on first use, begun by the map page\'s request when the map names places', async (t) => {
+    const p = await startTestPlatform(t);
+    t.notOk(p.parts.places.started, 'not at start');
+    await fetch(`${p.url}/`, { headers: { Accept: 'application/json' } });
+    t.notOk(p.parts.places.started, 'not for the index in JSON');
+    await fetch(`${p.url}/`, { headers: { Accept: 'text/html' } });
+    t.ok(p.parts.places.started, 'begun by the page, before its first place tile is asked for');
+    t.ok((await p.parts.places()).tile(5, 17, 10, 4096).length > 0, 'and loaded');
+    const styled = await startTestPlatform(t, { env: { MAP_STYLE_URL: 'https://tiles.example.org/styles/osm-bright/style.json' } });
+    await fetch(`${styled.url}/`, { headers: { Accept: 'text/html' } });
+    t.notOk(styled.parts.places.started, 'not with a style of its own (MAP_STYLE_URL): the page asks for no place tile');
+  });
+
   t.test('place names: vector tiles of GeoNames places, thinned by zoom, compressed and revalidated', async (t) => {
     const p = await startTestPlatform(t);
     const tileOf = (lon: number, lat: number, z: number) => {

@@ -81,7 +81,9 @@ async function agreeing<T>(feedUrl: string, read: (features: Feature[]) => Promi
 
 /** What the map's markers show once it has settled: each station marker's value, and the clusters' sizes and available counts. */
 async function markers(page: Page): Promise<{ stations: Record<string, string>; clustered: number; clusteredAvailable: number }> {
-  await page.locator('#map[data-idle="true"]').waitFor();
+  // Settled: its basemap, fonts and place tiles read and drawn (up to 30 s: on a slow machine under the
+  // suite's load the first settle, with the demo still filling its history, took longer than 15 s).
+  await page.locator('#map[data-idle="true"]').waitFor({ timeout: 30_000 });
   return page.evaluate(`(() => {
     const stations = Object.fromEntries([...document.querySelectorAll('.maplibregl-marker [data-hrs-id]')].map((m) => [m.dataset.hrsId, m.dataset.status]));
     const clusters = [...document.querySelectorAll('.maplibregl-marker [data-cluster-id]')];

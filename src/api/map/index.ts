@@ -89,7 +89,12 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
     get openStreams() {
       return stream?.open ?? 0;
     },
-    page: (req) => mapPageReply(req, { styleUrl: deps.config.mapStyleUrl }),
+    page: (req) => {
+      // The built-in style names places: their data starts loading with the page (the first place tile
+      // would wait for it), while the browser still reads the page's scripts, the feed and the basemap.
+      if (deps.config.mapStyleUrl === undefined) void deps.places().catch(() => {});
+      return mapPageReply(req, { styleUrl: deps.config.mapStyleUrl });
+    },
     stationsChanged: () => void feed.refreshStatics(),
     close: () => {
       stream?.close();
