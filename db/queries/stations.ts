@@ -131,19 +131,31 @@ export async function allStationHeads(sql: Sql): Promise<{ setModifiedUs: number
   };
 }
 
+/** How many stations' rows `stationHeadsAndRows` reads per statement. */
+export const ROWS_AT_ONCE = 2000;
+
 /**
  * Every production station's version, then the rows of those `stale` picks from them, at one snapshot
  * and under the bound of a read over the whole registry (db/deadline.ts wholeRegistryRead): the first
- * read of 100,000 stations' rows takes seconds.
+ * read of 100,000 stations' rows takes seconds. The rows come ROWS_AT_ONCE at a time, each handed to
+ * `keep` as it arrives and only what it returns kept: a caller that keeps a little of each row never
+ * holds every whole row at once (100,000 parsed rows, garbage the moment they are read, would otherwise
+ * outlive the read's awaits and be promoted to the old generation).
  */
-export async function stationHeadsAndRows(
+export async function stationHeadsAndRows<T>(
   pool: Sql,
   stale: (heads: { setModifiedUs: number; stations: StationHead[] }) => readonly string[],
-): Promise<{ heads: { setModifiedUs: number; stations: StationHead[] }; rows: StationRow[] }> {
+  keep: (row: StationRow) => T,
+): Promise<{ heads: { setModifiedUs: number; stations: StationHead[] }; kept: T[] }> {
   return wholeRegistryRead(pool, async (tx) => {
     const sql = tx as unknown as Sql;
     const heads = await allStationHeads(sql);
-    return { heads, rows: await stationRows(sql, stale(heads)) };
+    const ids = stale(heads);
+    const kept: T[] = [];
+    for (let at = 0; at < ids.length; at += ROWS_AT_ONCE) {
+      for (const row of await stationRows(sql, ids.slice(at, at + ROWS_AT_ONCE))) kept.push(keep(row));
+    }
+    return { heads, kept };
   });
 }
 

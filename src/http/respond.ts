@@ -78,9 +78,33 @@ function write(res: HttpResponse, req: Request, reply: Reply, extra: string, err
       // never reads the answer); the client closes as told, or uWS once the connection is idle.
       res.writeHeader('Connection', 'close');
       res.end(reply.body ?? '');
+    } else if (reply.closeConnection !== 'at-once' && reply.body !== undefined && reply.body.length >= STREAMED_FROM) {
+      endInParts(res, req, typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body);
     } else {
       res.end(reply.body ?? '', reply.closeConnection === 'at-once');
     }
+  });
+}
+
+/**
+ * Bodies from this size (bytes, or characters of a string) go out as the connection takes them
+ * (`endInParts`); smaller ones in one `end`.
+ */
+export const STREAMED_FROM = 256 * 1024;
+
+/**
+ * Ends the response with a large body, written as the connection takes it: what the socket does not
+ * take at once is written from `body` itself when the connection can take more (`onWritable`), never
+ * copied. `end` would copy the rest into the connection's own buffer: a second copy of the public
+ * map's 60 MB feed for as long as the client takes to read it. A client gone (aborted) stops it.
+ */
+function endInParts(res: HttpResponse, req: Request, body: Buffer): void {
+  const total = body.length;
+  const [ok, done] = res.tryEnd(body, total);
+  if (ok || done) return;
+  res.onWritable((offset) => {
+    if (req.abort.aborted) return true;
+    return res.tryEnd(body.subarray(offset), total)[0];
   });
 }
 

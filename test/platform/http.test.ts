@@ -38,6 +38,12 @@ import { rawExchange, type RawExchange, rawRequest } from '../helpers/raw-http.j
 import { runs } from '../helpers/scale.js';
 import { exampleOf, textFields, valueAt, withValueAt } from '../helpers/schema-fields.js';
 
+/** 6 MB of bytes that differ along the way: more than a local connection takes at once. */
+const LARGE_BYTES = Buffer.alloc(6_000_000, 'a-large-body-');
+for (let i = 0; i < LARGE_BYTES.length; i += 4096) LARGE_BYTES.writeUInt32BE(i, i);
+/** Over STREAMED_FROM characters, some of two and three bytes in UTF-8. */
+const LARGE_TEXT = 'Straße zur Wasserstoff-Tankstelle → '.repeat(20_000);
+
 t.test('http-core', async (t) => {
   const MAX = 2048;
 
@@ -79,6 +85,19 @@ t.test('http-core', async (t) => {
           path: '/v2/split-header',
           family: families.export_v2, public: true,
           handler: () => ({ status: 200, headers: { 'X-Note': 'a\r\nSet-Cookie: evil=1' }, body: 'never sent' }),
+        });
+        // Large bodies, written as the connection takes them (src/http/respond.ts `endInParts`).
+        server.route({
+          method: 'GET',
+          path: '/v2/large-bytes',
+          family: families.export_v2, public: true,
+          handler: () => ({ status: 200, headers: { 'Content-Type': 'application/octet-stream' }, body: LARGE_BYTES }),
+        });
+        server.route({
+          method: 'GET',
+          path: '/v2/large-text',
+          family: families.export_v2, public: true,
+          handler: () => ({ status: 200, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: LARGE_TEXT }),
         });
         server.route({
           method: 'GET',
@@ -249,6 +268,53 @@ t.test('http-core', async (t) => {
       t.match(await res.json(), { status: 500, detail: 'Unexpected platform error; please report it.' });
       t.ok(p.logs.lines.slice(from).some((l) => l.msg === 'request failed' && (l.err as { message: string }).message === 'kaboom'));
       t.equal((await get(`${p.url}/healthz`)).status, 200);
+    });
+
+    t.test('a large body goes out whole to a reader that takes its time, and to one that does not', async (t) => {
+      /** A request on a socket of its own that reads nothing for `pauseMs` (the server's writes back up), then everything. */
+      const slowRead = (path: string, pauseMs: number) =>
+        new Promise<Buffer>((resolve, reject) => {
+          const url = new URL(p.url);
+          const socket = netConnect(Number(url.port), url.hostname);
+          const chunks: Buffer[] = [];
+          socket.on('connect', () => {
+            socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
+            socket.pause();
+            setTimeout(() => socket.resume(), pauseMs);
+          });
+          socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+          socket.on('end', () => resolve(Buffer.concat(chunks)));
+          socket.on('error', reject);
+        });
+      const split = (answer: Buffer) => {
+        const at = answer.indexOf('\r\n\r\n');
+        return { head: answer.subarray(0, at).toString('latin1'), body: answer.subarray(at + 4) };
+      };
+      const slow = split(await slowRead('/v2/large-bytes', 300));
+      t.match(slow.head, /^HTTP\/1\.1 200 OK\r\n/);
+      t.match(slow.head, new RegExp(`\r\nContent-Length: ${LARGE_BYTES.length}(\r\n|$)`, 'i'), 'its length said');
+      t.ok(slow.body.equals(LARGE_BYTES), `every byte in order (${slow.body.length} of ${LARGE_BYTES.length}) after the reader waited`);
+      const fast = await fetch(`${p.url}/v2/large-bytes`);
+      t.ok(Buffer.from(await fast.arrayBuffer()).equals(LARGE_BYTES), 'and to a reader that does not wait');
+      const text = split(await slowRead('/v2/large-text', 100));
+      t.match(text.head, new RegExp(`\r\nContent-Length: ${Buffer.byteLength(LARGE_TEXT)}(\r\n|$)`, 'i'), 'a string: its length in UTF-8 bytes');
+      t.equal(text.body.toString('utf8'), LARGE_TEXT, 'and its characters');
+
+      // A reader gone halfway: the rest is not written, and the server goes on.
+      const url = new URL(p.url);
+      await new Promise<void>((resolve, reject) => {
+        const socket = netConnect(Number(url.port), url.hostname);
+        let received = 0;
+        socket.on('connect', () => socket.write(`GET /v2/large-bytes HTTP/1.1\r\nHost: ${url.host}\r\n\r\n`));
+        socket.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > 100_000) socket.destroy();
+        });
+        socket.on('close', () => resolve());
+        socket.on('error', reject);
+      });
+      const again = await fetch(`${p.url}/v2/large-bytes`);
+      t.equal(Buffer.from(await again.arrayBuffer()).length, LARGE_BYTES.length, 'the next request is answered whole');
     });
 
     t.test('a response header with a line break is never written: 500 instead, logged', async (t) => {

@@ -1148,10 +1148,11 @@ t.test('map-feed-changes', async (t) => {
         return version;
       },
     };
+    let publishedReads = 0;
     const feed = new MapFeed({
       stations: directory,
       status: {
-        published: (id) => readings.get(id),
+        published: (id) => (publishedReads++, readings.get(id)),
         get availabilityVersion() {
           return availabilityVersion;
         },
@@ -1172,6 +1173,8 @@ t.test('map-feed-changes', async (t) => {
     return {
       feed,
       told,
+      /** How often a station's published reading was read: once per station computed. */
+      publishedReads: () => publishedReads,
       setNow: (iso: string) => (now = new Date(iso)),
       signal(payload: Record<string, unknown>, freshness = 'fresh') {
         readings.set('BERLA', { reading: { datetime: now.getTime() - 1000, receivedAt: now.getTime(), payload }, freshness });
@@ -1300,6 +1303,22 @@ t.test('map-feed-changes', async (t) => {
     t.same(features.map((f) => f.id), ['ADDED', 'BERLA']);
     t.match(features[0]!.properties, { operator: 'H2 Nord', street: 'Weg 2', city: 'Kiel' }, 'the new station with its operator and address from the first body that lists it');
     t.match(features[1]!.properties, { name: 'Berlin Mitte', street: 'Allee 9' });
+    w.feed.close();
+  });
+
+  t.test('at the start nothing is computed until the static fields are first read, then each station once', async (t) => {
+    const w = world();
+    const release = w.holdReads();
+    const started = w.feed.start();
+    w.signal({ station: { maintenance: false, limitedly_available: false }, nozzles: [{ id: 'N1', available: true }] });
+    await settled();
+    t.equal(w.publishedReads(), 0, 'a signal during the read computes no station (it would be computed again with the static fields)');
+    t.same(w.told, [], 'and tells nothing');
+    release();
+    await started;
+    const features = await featuresOf(w.feed);
+    t.match(features[0]!.properties, { operator: 'H2', street: 'Ring 1' }, 'the first body has the static fields');
+    t.equal(w.publishedReads(), 1, 'the one mapped station computed once');
     w.feed.close();
   });
 

@@ -145,18 +145,21 @@ export class Datex2Publications {
   private async read(): Promise<void> {
     const registryVersion = this.deps.stations.version;
     let changed = false;
-    const { heads, rows: fresh } = await stationHeadsAndRows(this.deps.sql, (read) => {
-      const stale = read.stations.filter((h) => this.rows.get(h.hrsId)?.modifiedUs !== h.modifiedUs).map((h) => h.hrsId);
-      changed = stale.length > 0 || read.stations.length !== this.rows.size;
-      return stale;
-    });
+    const { heads, kept: fresh } = await stationHeadsAndRows(
+      this.deps.sql,
+      (read) => {
+        const stale = read.stations.filter((h) => this.rows.get(h.hrsId)?.modifiedUs !== h.modifiedUs).map((h) => h.hrsId);
+        changed = stale.length > 0 || read.stations.length !== this.rows.size;
+        return stale;
+      },
+      heldRow,
+    );
     // Unchanged (the usual case, on every table request): the same map, so what was made of it is kept.
     if (changed) {
       const next = new Map<string, HeldRow>();
       const byId = new Map(fresh.map((row) => [row.hrs_id, row]));
       for (const head of heads.stations) {
-        const read = byId.get(head.hrsId);
-        const row = read === undefined ? this.rows.get(head.hrsId) : heldRow(read);
+        const row = byId.get(head.hrsId) ?? this.rows.get(head.hrsId);
         if (row !== undefined) next.set(head.hrsId, row);
       }
       this.rows = next;

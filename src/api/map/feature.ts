@@ -81,8 +81,15 @@ export const featureJson = (parts: FeatureParts): string => parts.head + parts.l
 /** The live part again from its serialised members. */
 export const livePartOf = (parts: FeatureParts): LivePart => JSON.parse(`{${parts.live}}`) as LivePart;
 
-/** The Feature of a station that has a point, its properties in the contract's order. */
-export function featureParts(station: StationEntry & { point: { lat: number; lon: number } }, statics: StaticFields, live: LivePart): FeatureParts {
+/** A Feature's pieces that only the station's entry and static fields move: `head` and `tail`, and their UTF-8 bytes. */
+export interface FixedParts {
+  head: string;
+  tail: string;
+  bytes: number;
+}
+
+/** The fixed pieces of the Feature of a station that has a point, its properties in the contract's order. */
+export function fixedParts(station: StationEntry & { point: { lat: number; lon: number } }, statics: StaticFields): FixedParts {
   const fixedProperties = {
     hrs_id: station.hrsId,
     name: station.name,
@@ -97,10 +104,12 @@ export function featureParts(station: StationEntry & { point: { lat: number; lon
   const geometry = { type: 'Point', coordinates: [station.point.lon, station.point.lat] };
   // As JSON.stringify writes { type, id, geometry, properties: { ...fixed, open_now, fuelling_options, modified_at } }.
   const head = `{"type":"Feature","id":${JSON.stringify(station.hrsId)},"geometry":${JSON.stringify(geometry)},"properties":${JSON.stringify(fixedProperties).slice(0, -1)},`;
-  const members = JSON.stringify({ open_now: live.open_now, fuelling_options: live.fuelling_options }).slice(1, -1);
   const tail = `,"modified_at":${JSON.stringify(statics.modifiedAt)}}}`;
-  return { head, live: members, tail, bytes: Buffer.byteLength(head) + Buffer.byteLength(members) + Buffer.byteLength(tail) };
+  return { head, tail, bytes: Buffer.byteLength(head) + Buffer.byteLength(tail) };
 }
+
+/** The live part's members as the Feature holds them (`"open_now":…,"fuelling_options":[…]`). */
+export const liveMembers = (live: LivePart): string => JSON.stringify({ open_now: live.open_now, fuelling_options: live.fuelling_options }).slice(1, -1);
 
 /**
  * The feed's FeatureCollection over `features` in their order, each feature's bytes written once

@@ -4,7 +4,7 @@ import { openingAt } from '../../domain/opening-hours.js';
 import type { StationEntry } from '../../domain/stations.js';
 import { EncodedBody } from '../../http/encoding.js';
 import { stationSummary, type SummaryDeps } from '../../domain/status/station-summary.js';
-import { featureCollection, featureJson, featureParts, livePartOf, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
+import { featureCollection, featureJson, fixedParts, liveMembers, livePartOf, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
 
 /**
  * The public map's feed, `GET /map/v1/stations.geojson`, and the changes its stream tells: every
@@ -30,7 +30,10 @@ import { featureCollection, featureJson, featureParts, livePartOf, staticFields,
  * The static fields (operator, address, version) come from PostgreSQL with one query per registry
  * reload (`refreshStatics`), never per request. While that query runs after a reload, the feed stays as
  * it was (for STATICS_WAIT_MS at most): a reload then makes one new body and one `changed`, and no body
- * lists a new station without its operator and address, nor a moved one at its old address.
+ * lists a new station without its operator and address, nor a moved one at its old address. At the
+ * start, likewise, nothing is computed until the first read ends. A station's fixed pieces (geometry,
+ * static fields, version) are made again only when its registry entry or static fields are new objects
+ * (see `Held`).
  */
 
 /** How long changes are gathered before the feed settles and the stream is told. */
@@ -72,8 +75,18 @@ export interface FeedBody {
   sharedSecond: boolean;
 }
 
-/** What is held of each station the map shows: its feature, serialised in pieces. */
-type Held = FeatureParts;
+/**
+ * What is held of each station the map shows: its feature, serialised in pieces, and what its fixed
+ * pieces were made from. A settling makes them again only when the station's registry entry or its
+ * static fields are other objects (a reload, a new read): every other settling of every station (an
+ * opening minute passed) makes its live members alone, and keeps the held feature when they are equal.
+ */
+interface Held extends FeatureParts {
+  station: StationEntry;
+  statics: StaticFields;
+  /** UTF-8 bytes of `head` and `tail`. */
+  fixedBytes: number;
+}
 
 /** Every station computed in one go up to this many; more in slices of this many, the event loop free between them. */
 export const SLICE = 2000;
@@ -286,6 +299,9 @@ export class MapFeed {
     // The registry reloaded and its stations' static fields are being read: the body stays as it was
     // until they are (every change since is settled then), so a reload makes one body, not two.
     if (this.current !== undefined && seen.registry !== this.seen.registry && this.awaitingStatics()) return;
+    // Nor is any computed before the first read of the static fields (unless it takes STATICS_WAIT_MS or
+    // fails): every station would be computed twice at the start, once without them.
+    if (this.current === undefined && this.staticsVersion === 0 && this.awaitingStatics()) return;
     const whole =
       this.current === undefined ||
       seen.registry !== this.seen.registry ||
@@ -333,7 +349,15 @@ export class MapFeed {
       }
       const summary = stationSummary(this.deps, station, pass.at, pass.open);
       const live: LivePart = { open_now: pass.open(station), fuelling_options: summary };
-      const parts = featureParts(station, this.statics.get(hrsId) ?? staticFields(undefined), live);
+      const members = liveMembers(live);
+      const statics = this.statics.get(hrsId) ?? staticFields(undefined);
+      let parts: Held;
+      if (before !== undefined && before.station === station && before.statics === statics) {
+        parts = before.live === members ? before : { head: before.head, live: members, tail: before.tail, bytes: before.fixedBytes + Buffer.byteLength(members), station, statics, fixedBytes: before.fixedBytes };
+      } else {
+        const fixed = fixedParts(station, statics);
+        parts = { head: fixed.head, live: members, tail: fixed.tail, bytes: fixed.bytes + Buffer.byteLength(members), station, statics, fixedBytes: fixed.bytes };
+      }
       pass.next.set(hrsId, parts);
       if (before === undefined || before.head !== parts.head || before.tail !== parts.tail) pass.fixedChanged = true;
       else if (before.live !== parts.live) pass.changes.push({ type: 'station', hrs_id: hrsId, ...live });
