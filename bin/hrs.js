@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=64
+#!/usr/bin/env -S node --max-semi-space-size=32
 // The `hrs` command. It runs the build in dist/ (`npm run build`) when there is one newer than every
 // source; otherwise the TypeScript sources directly through tsx's loader, so it works right after
 // `npm ci` with no build step, and a source edited after a build never runs stale.

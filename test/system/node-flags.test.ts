@@ -14,5 +14,5 @@ t.test('bin/hrs.js and npm start run Node with the service\'s V8 options', async
   t.equal(manifest.scripts.start, `node ${NODE_FLAGS.join(' ')} bin/hrs.js serve`, 'npm start');
   // Executed as a program (as npx and a shell do): Node sees the options.
   const out = execFileSync(new URL('../../bin/hrs.js', import.meta.url).pathname, ['--help'], { encoding: 'utf8', env: { ...process.env, NODE_OPTIONS: '--require ./test/helpers/print-exec-argv.cjs' } });
-  t.match(out, /execArgv: .*--max-semi-space-size=64/, 'the running command has them');
+  t.match(out, /execArgv: .*--max-semi-space-size=32/, 'the running command has them');
 });
