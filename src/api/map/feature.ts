@@ -82,14 +82,14 @@ export const featureJson = (parts: FeatureParts): string => parts.head + parts.l
 export const livePartOf = (parts: FeatureParts): LivePart => JSON.parse(`{${parts.live}}`) as LivePart;
 
 /** A Feature's pieces that only the station's entry and static fields move: `head` and `tail`, and their UTF-8 bytes. */
-export interface FixedParts {
+interface FixedParts {
   head: string;
   tail: string;
   bytes: number;
 }
 
 /** The fixed pieces of the Feature of a station that has a point, its properties in the contract's order. */
-export function fixedParts(station: StationEntry & { point: { lat: number; lon: number } }, statics: StaticFields): FixedParts {
+function fixedParts(station: StationEntry & { point: { lat: number; lon: number } }, statics: StaticFields): FixedParts {
   const fixedProperties = {
     hrs_id: station.hrsId,
     name: station.name,
@@ -109,7 +109,36 @@ export function fixedParts(station: StationEntry & { point: { lat: number; lon: 
 }
 
 /** The live part's members as the Feature holds them (`"open_now":…,"fuelling_options":[…]`). */
-export const liveMembers = (live: LivePart): string => JSON.stringify({ open_now: live.open_now, fuelling_options: live.fuelling_options }).slice(1, -1);
+const liveMembers = (live: LivePart): string => JSON.stringify({ open_now: live.open_now, fuelling_options: live.fuelling_options }).slice(1, -1);
+
+/** A station's feature as the feed holds it, with what its fixed pieces were made from. */
+export interface HeldFeature extends FeatureParts {
+  station: StationEntry;
+  statics: StaticFields;
+  /** UTF-8 bytes of `head` and `tail`. */
+  fixedBytes: number;
+}
+
+/**
+ * The station's feature with its live part now. Its fixed pieces are made again only when the
+ * station's registry entry or its static fields are other objects than `before`'s (a reload, a new
+ * read): any other settling (an opening minute passed) makes the live members alone, and keeps
+ * `before` itself when they are equal.
+ */
+export function heldFeature(
+  before: HeldFeature | undefined,
+  station: StationEntry & { point: { lat: number; lon: number } },
+  statics: StaticFields,
+  live: LivePart,
+): HeldFeature {
+  const members = liveMembers(live);
+  if (before !== undefined && before.station === station && before.statics === statics) {
+    if (before.live === members) return before;
+    return { head: before.head, live: members, tail: before.tail, bytes: before.fixedBytes + Buffer.byteLength(members), station, statics, fixedBytes: before.fixedBytes };
+  }
+  const fixed = fixedParts(station, statics);
+  return { head: fixed.head, live: members, tail: fixed.tail, bytes: fixed.bytes + Buffer.byteLength(members), station, statics, fixedBytes: fixed.bytes };
+}
 
 /**
  * The feed's FeatureCollection over `features` in their order, each feature's bytes written once

@@ -4,7 +4,7 @@ import { openingAt } from '../../domain/opening-hours.js';
 import type { StationEntry } from '../../domain/stations.js';
 import { EncodedBody } from '../../http/encoding.js';
 import { stationSummary, type SummaryDeps } from '../../domain/status/station-summary.js';
-import { featureCollection, featureJson, fixedParts, liveMembers, livePartOf, staticFields, type FeatureParts, type LivePart, type StaticFields } from './feature.js';
+import { featureCollection, featureJson, heldFeature, livePartOf, staticFields, type HeldFeature, type LivePart, type StaticFields } from './feature.js';
 
 /**
  * The public map's feed, `GET /map/v1/stations.geojson`, and the changes its stream tells: every
@@ -33,7 +33,7 @@ import { featureCollection, featureJson, fixedParts, liveMembers, livePartOf, st
  * lists a new station without its operator and address, nor a moved one at its old address. At the
  * start, likewise, nothing is computed until the first read ends. A station's fixed pieces (geometry,
  * static fields, version) are made again only when its registry entry or static fields are new objects
- * (see `Held`).
+ * (./feature.ts `heldFeature`).
  */
 
 /** How long changes are gathered before the feed settles and the stream is told. */
@@ -75,19 +75,6 @@ export interface FeedBody {
   sharedSecond: boolean;
 }
 
-/**
- * What is held of each station the map shows: its feature, serialised in pieces, and what its fixed
- * pieces were made from. A settling makes them again only when the station's registry entry or its
- * static fields are other objects (a reload, a new read): every other settling of every station (an
- * opening minute passed) makes its live members alone, and keeps the held feature when they are equal.
- */
-interface Held extends FeatureParts {
-  station: StationEntry;
-  statics: StaticFields;
-  /** UTF-8 bytes of `head` and `tail`. */
-  fixedBytes: number;
-}
-
 /** Every station computed in one go up to this many; more in slices of this many, the event loop free between them. */
 export const SLICE = 2000;
 /**
@@ -109,7 +96,7 @@ class Pass {
   constructor(
     readonly whole: boolean,
     readonly at: Date,
-    readonly next: Map<string, Held>,
+    readonly next: Map<string, HeldFeature>,
   ) {
     this.open = openingAt(at);
   }
@@ -123,7 +110,7 @@ export function isMapped(station: StationEntry | undefined): station is StationE
 export class MapFeed {
   /** The platform's clock: the bodies' dates, and the server's time `If-Modified-Since` is held to. */
   readonly now: () => Date;
-  private held = new Map<string, Held>();
+  private held = new Map<string, HeldFeature>();
   private statics = new Map<string, StaticFields>();
   /** Bumped with every read of the static fields. */
   private staticsVersion = 0;
@@ -313,7 +300,7 @@ export class MapFeed {
     const ids = whole ? [...stations.stationIds()] : [...this.dirty];
     this.dirty.clear();
     this.seen = seen;
-    const pass = new Pass(whole, at, whole ? new Map<string, Held>() : this.held);
+    const pass = new Pass(whole, at, whole ? new Map<string, HeldFeature>() : this.held);
     if (ids.length <= SLICE) {
       this.compute(pass, ids);
       this.finish(pass);
@@ -349,15 +336,7 @@ export class MapFeed {
       }
       const summary = stationSummary(this.deps, station, pass.at, pass.open);
       const live: LivePart = { open_now: pass.open(station), fuelling_options: summary };
-      const members = liveMembers(live);
-      const statics = this.statics.get(hrsId) ?? staticFields(undefined);
-      let parts: Held;
-      if (before !== undefined && before.station === station && before.statics === statics) {
-        parts = before.live === members ? before : { head: before.head, live: members, tail: before.tail, bytes: before.fixedBytes + Buffer.byteLength(members), station, statics, fixedBytes: before.fixedBytes };
-      } else {
-        const fixed = fixedParts(station, statics);
-        parts = { head: fixed.head, live: members, tail: fixed.tail, bytes: fixed.bytes + Buffer.byteLength(members), station, statics, fixedBytes: fixed.bytes };
-      }
+      const parts = heldFeature(before, station, this.statics.get(hrsId) ?? staticFields(undefined), live);
       pass.next.set(hrsId, parts);
       if (before === undefined || before.head !== parts.head || before.tail !== parts.tail) pass.fixedChanged = true;
       else if (before.live !== parts.live) pass.changes.push({ type: 'station', hrs_id: hrsId, ...live });
