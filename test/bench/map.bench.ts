@@ -17,6 +17,8 @@
  *   &limit=100` with the export v2 token over 2,000 of those points in turn, its answer first compared
  *   with the index's: wrk at the configured connections (CPU per request) and at one connection (the
  *   latency of one request at a time: what HTTP, JSON, the token and the rate limit add to the search);
+ *   the p99 goals' floor: the rate-limit floor (./lib/rate-floor-server.ts) sending the platform's
+ *   answers to the same points in turn, byte for byte, under the same generator (autocannon);
  * - the page `/` in headless Chromium (./lib/map-browser.ts): from navigation start until the map has
  *   drawn all stations (`map:stations-drawn`, its markers standing for all 10,000), median of 5 loads
  *   after one unmeasured, each a first visit; with the phases of each load; beside it the map's floor,
@@ -27,7 +29,10 @@
  * request, their p99 at the configured connections under 20 ms (autocannon's, over the measured
  * seconds: wrk's covers the warm-up too), the map drawn within 1.2x the page with an empty feed.
  */
-import { availableParallelism, cpus } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { connect, ensureDatabase } from '../../db/connect.js';
 import { migrate } from '../../db/migrate.js';
 import { CATEGORIES } from '../../src/domain/categories/index.js';
@@ -114,12 +119,30 @@ const latencyLabel = (label: string) => `${label}, latency (autocannon)`;
 
 /** The hello-world server sending a body of the near answer's size: the floor of those bytes alone. */
 const bytesLabel = (bytes: number) => `hello world GET /bytes/${bytes} (the near answer's size)`;
+/**
+ * The rate-limit floor (./lib/rate-floor-server.ts) sending the platform's answers to the same points in
+ * turn, byte for byte, under autocannon: the floor of that target's p99 (the generator's own pace and
+ * the export v2 count, with nothing else to wait for).
+ */
+const answersFloorLabel = (label: string) => `rate-limit floor, the same answers in turn, latency (autocannon): the floor of ${label.slice(0, label.indexOf(' ('))}'s p99`;
+
+/** An answer's body exactly as sent. */
+function rawAnswer(port: number, path: string, headers: Record<string, string>): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${path} answered ${res.statusCode}`))));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
 
 const nearPath = (p: { lat: number; lon: number }) => `/v2/hrs?near=${p.lat},${p.lon}&radius_km=${RADIUS_KM}&limit=${NEAR_LIMIT}`;
 
 interface Target {
   label: string;
-  server: 'hello' | 'platform';
+  server: 'hello' | 'platform' | 'floor';
   path: string;
   paths?: string[];
   headers?: Record<string, string>;
@@ -149,6 +172,7 @@ async function run(options: BenchOptions): Promise<void> {
   let floorLoads: MapLoad[];
   let nearBytes = 0;
   let statusBytes = 0;
+  let answersDir: string | undefined;
   try {
     await ensureDatabase(databaseUrl.toString());
     const sql = connect(databaseUrl.toString(), { max: 2 });
@@ -224,6 +248,17 @@ async function run(options: BenchOptions): Promise<void> {
     const statusPaths = feed.points.slice(0, NEAR_HTTP_PATHS).map((point) => `/v2/hrs/${point.id}/status`);
     statusBytes = Buffer.byteLength(await (await fetch(`${base}${statusPaths[0]}`, { headers: { ...AUTH, 'Accept-Encoding': 'identity' } })).text());
 
+    // The platform's answers to every point, near and then the nearest, for the rate-limit floor to
+    // send in turn: the latency goals' floor.
+    answersDir = mkdtempSync(join(tmpdir(), 'hrs-bench-map-'));
+    for (const [i, path] of [...httpPoints.map(nearPath), ...httpPoints.map(nearestPath)].entries()) {
+      writeFileSync(join(answersDir, `answer-${i}`), await rawAnswer(servers.platform.port, path, AUTH));
+    }
+    const floor = await Child.start('rate-limit floor', new URL('./lib/rate-floor-server.ts', import.meta.url), {
+      env: { BENCH_REDIS_PREFIX: database, BENCH_FLOOR_ANSWERS: answersDir },
+    });
+    servers.floor = { child: floor.child, port: floor.ready.port as number };
+
     const targets: Target[] = [
       { label: 'hello world GET /', server: 'hello', path: '/', status: 200, bytes: 12 },
       { label: `platform GET ${FEED}, gzip (full body)`, server: 'platform', path: FEED, headers: { 'Accept-Encoding': 'gzip' }, status: 200, bytes: sizes.gzip },
@@ -235,6 +270,10 @@ async function run(options: BenchOptions): Promise<void> {
       { label: latencyLabel(nearLabel), server: 'platform', path: nearPath(probe), paths: httpPoints.map(nearPath), headers: AUTH, generator: 'autocannon', status: 200, bytes: nearBytes },
       { label: latencyLabel(nearestLabel), server: 'platform', path: nearestPath(probe), paths: httpPoints.map(nearestPath), headers: AUTH, generator: 'autocannon', status: 200, bytes: nearestBytes },
       { label: bytesLabel(nearBytes), server: 'hello', path: `/bytes/${nearBytes}`, status: 200, bytes: nearBytes },
+      ...[nearLabel, nearestLabel].map((label, k): Target => {
+        const paths = httpPoints.map((_, i) => `/answer/${k * httpPoints.length + i}`);
+        return { label: answersFloorLabel(label), server: 'floor', path: paths[0]!, paths, generator: 'autocannon', status: 200, bytes: k === 0 ? nearBytes : nearestBytes };
+      }),
     ];
     for (const target of targets) {
       const server = servers[target.server]!;
@@ -253,6 +292,7 @@ async function run(options: BenchOptions): Promise<void> {
     floorLoads = await timeMapLoads(`${base}/`, 0, { loads: LOADS, warmups: 1, feed: { body: empty, etag } });
   } finally {
     await tearDown(space, Object.values(servers));
+    if (answersDir) rmSync(answersDir, { recursive: true, force: true });
   }
 
   const cities = EUROPEAN_CITIES.length;
@@ -347,6 +387,10 @@ async function run(options: BenchOptions): Promise<void> {
   const nearLatency = rows.find((row) => row.target.label === latencyLabel(nearLabel))!;
   const nearestLatency = rows.find((row) => row.target.label === latencyLabel(nearestLabel))!;
   const nearestOverStatus = serverMicros(nearestRow.result) / serverMicros(statusRow.result);
+  const latencyFloor = (label: string) => {
+    const bare = rows.find((row) => row.target.label === answersFloorLabel(label))!.result;
+    return `the rate-limit floor sending the same answers, same generator: p99 ${fixed(bare.p99Ms, 1)} ms at ${integer(bare.requestsPerSecond)} req/s`;
+  };
   printGoals(options.print, [
     {
       what: `the nearest ${NEAREST} over HTTP, server CPU per request against one station's status (${nearestRow.connections} connections)`,
@@ -358,6 +402,7 @@ async function run(options: BenchOptions): Promise<void> {
     {
       what: `the nearest ${NEAREST} over HTTP p99 (${nearestLatency.connections} connections, autocannon, the measured seconds)`,
       measured: `${fixed(nearestLatency.result.p99Ms, 1)} ms`,
+      floor: latencyFloor(nearestLabel),
       goal: `under ${GOAL_NEAR_HTTP_P99_MS} ms`,
       met: nearestLatency.result.p99Ms < GOAL_NEAR_HTTP_P99_MS,
     },
@@ -371,6 +416,7 @@ async function run(options: BenchOptions): Promise<void> {
     {
       what: `near over HTTP p99 (${nearLatency.connections} connections, autocannon, the measured seconds)`,
       measured: `${fixed(nearLatency.result.p99Ms, 1)} ms`,
+      floor: latencyFloor(nearLabel),
       goal: `under ${GOAL_NEAR_HTTP_P99_MS} ms`,
       met: nearLatency.result.p99Ms < GOAL_NEAR_HTTP_P99_MS,
     },

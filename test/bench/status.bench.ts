@@ -14,13 +14,20 @@
  *
  * wrk drives the throughput targets (its Lua script gives each request its path in turn); the
  * all-stations targets at the configured connections use autocannon, whose latency counts every 2xx of
- * the measured seconds only, since their p99 is a goal.
+ * the measured seconds only, since their p99 is a goal. Each of those two has its latency floor measured
+ * after it: the rate-limit floor sending the platform's answer byte for byte (`GET /answer/I`), under
+ * the same generator and connections: what the generator's own pace and the shared count set a p99 to
+ * with nothing else to wait for (autocannon decodes each body as UTF-8, so gzip's bytes cost it several
+ * times what as many ASCII bytes do: the floor has to send the same bytes).
  *
  * Goals: single-station status within 1.5x the rate-limit floor's server CPU per request, measured in
  * the same run; all-stations status p99 under 20 ms gzip-encoded and under 50 ms in identity encoding
  * (at the configured connections).
  */
-import { availableParallelism, cpus } from 'node:os';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { TOKENS } from '../helpers/fixtures.js';
 import { Child } from './lib/child.js';
 import { SIGNAL_TYPES, STATUS_STATIONS, stationIds } from './lib/fixtures.js';
@@ -90,6 +97,24 @@ const SINGLE_LABEL = `platform GET /v2/hrs/{hrs_id}/status (the ${STATIONS.lengt
 /** What browsers and HTTP libraries send: the list is then served gzip-encoded. */
 const GZIP_LABEL = `${ALL_LABEL}, Accept-Encoding: gzip`;
 
+/** The all-stations targets whose p99 is a goal, each given its floor (the same bytes from the rate-limit floor). */
+const FLOORED = [GZIP_LABEL, ALL_LABEL];
+/** The rate-limit floor sending a row's answer byte for byte, under autocannon: that row's latency floor. */
+const bytesFloorLabel = (label: string, bytes: number) =>
+  `rate-limit floor, the ${integer(bytes)} bytes of "${label.replace('platform ', '')}", autocannon: its latency floor`;
+
+/** An answer's body exactly as sent (fetch would decode a gzip-encoded one). */
+function rawAnswer(port: number, path: string, headers: Record<string, string>): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${path} answered ${res.statusCode}`))));
+      res.on('error', reject);
+    }).on('error', reject);
+  });
+}
+
 const TARGETS: Target[] = [
   { label: 'hello world GET /', server: 'hello', path: '/', expect: (body) => body === 'Hello World!' },
   {
@@ -158,6 +183,8 @@ async function run(options: BenchOptions): Promise<void> {
   const servers: Partial<Record<Target['server'], { child: Child; port: number }>> = {};
   const rows: Row[] = [];
   let seedMs = 0;
+  let answersDir: string | undefined;
+  let answerBytes: number[] = [];
   try {
     const hello = await Child.start('hello-world server', new URL('./lib/hello-server.ts', import.meta.url));
     servers.hello = { child: hello.child, port: hello.ready.port as number };
@@ -179,9 +206,20 @@ async function run(options: BenchOptions): Promise<void> {
     seedMs = performance.now() - seedStarted;
     // Started once the fixed station has its status: the floor answers with the platform's body for it.
     const fixedBody = await (await fetch(`http://127.0.0.1:${servers.platform.port}/v2/hrs/${FIXED}/status`, { headers: EXPORT_HEADERS })).text();
+    // The all-stations answers byte for byte as sent (gzip-encoded or not), for the floor to send too.
+    const answers = await Promise.all(
+      FLOORED.map((label) => rawAnswer(servers.platform!.port, '/v2/hrs/status', TARGETS.find((target) => target.label === label)!.headers ?? {})),
+    );
+    answerBytes = answers.map((answer) => answer.length);
+    answersDir = mkdtempSync(join(tmpdir(), 'hrs-bench-status-'));
+    for (const [i, answer] of answers.entries()) writeFileSync(join(answersDir, `answer-${i}`), answer);
     const floor = await Child.start('rate-limit floor', new URL('./lib/rate-floor-server.ts', import.meta.url), {
-      env: { BENCH_REDIS_PREFIX: database, BENCH_FLOOR_BODY: fixedBody },
+      env: { BENCH_REDIS_PREFIX: database, BENCH_FLOOR_BODY: fixedBody, BENCH_FLOOR_ANSWERS: answersDir },
     });
+    for (const [i, answer] of answers.entries()) {
+      const sent = await rawAnswer(floor.ready.port as number, `/answer/${i}`, {});
+      if (!sent.equals(answer)) throw new Error(`the rate-limit floor's /answer/${i} is not the platform's answer byte for byte`);
+    }
     servers.floor = { child: floor.child, port: floor.ready.port as number };
 
     for (const target of TARGETS) {
@@ -196,8 +234,27 @@ async function run(options: BenchOptions): Promise<void> {
       );
       rows.push({ target, result, connections, bytes });
     }
+    // The latency goals' floor: the rate-limit floor sending each all-stations answer's bytes (as sent:
+    // gzip-encoded or not) under the same generator and connections. On two cores the generator's own
+    // pace, and the wait every export v2 request has for its shared count, set much of a p99; this row
+    // measures what they set with nothing else to wait for.
+    for (const [i, label] of FLOORED.entries()) {
+      const bytes = answerBytes[i]!;
+      const target: Target = {
+        label: bytesFloorLabel(label, bytes),
+        server: 'floor',
+        path: `/answer/${i}`,
+        generator: 'autocannon',
+        // Checked byte for byte against the platform's answer when the floor started.
+        expect: () => true,
+      };
+      const url = `http://127.0.0.1:${servers.floor!.port}${target.path}`;
+      const result = await measure(servers.floor!.child, { url, generator: 'autocannon', label: target.label }, options);
+      rows.push({ target, result, connections: options.connections, bytes });
+    }
   } finally {
     await tearDown(space, Object.values(servers));
+    if (answersDir) rmSync(answersDir, { recursive: true, force: true });
   }
 
   options.print(
@@ -249,9 +306,11 @@ async function run(options: BenchOptions): Promise<void> {
     },
     ...[gzip, all].map((row) => {
       const limit = row === gzip ? GOAL_GZIP_P99_MS : GOAL_P99_MS;
+      const bare = rows.find((other) => other.target.label === bytesFloorLabel(row.target.label, answerBytes[FLOORED.indexOf(row.target.label)]!))!.result;
       return {
         what: `GET /v2/hrs/status p99${row === gzip ? ' (gzip-encoded, as HTTP clients ask for it)' : ' (identity encoding)'} at ${row.connections} connections`,
         measured: `${fixed(row.result.p99Ms, 1)} ms`,
+        floor: `the rate-limit floor sending the same bytes, same generator: p99 ${fixed(bare.p99Ms, 1)} ms at ${integer(bare.requestsPerSecond)} req/s`,
         goal: `under ${limit} ms`,
         met: row.result.p99Ms < limit,
       };
