@@ -214,7 +214,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
   };
   const exportV2 = exportV2Api(server, {
-    sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status: parts.published, baseUrl: lifecycle.baseUrl,
+    sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status: parts.published, availability: status, baseUrl: lifecycle.baseUrl,
     stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays, deletedRetentionDays: config.deletedRetentionDays,
     now: () => parts.clock.now(),
   });

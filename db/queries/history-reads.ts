@@ -151,3 +151,23 @@ export async function originatorLastSignals(db: Sql, exclude: string): Promise<{
     SELECT o.id, o.name, o.call_log_mode, (SELECT max(received_at) FROM signal_latest l WHERE l.originator_id = o.id) AS last_received
     FROM originators o WHERE o.id <> ${exclude} ORDER BY o.id`;
 }
+
+/** One hour of an option's five-state roll-up (every originator's rows of the hour added up). */
+export interface OptionHourRow {
+  series: string;
+  hour: Date;
+  available_ms: number;
+  limited_ms: number;
+  unavailable_ms: number;
+  closed_ms: number;
+  unknown_ms: number;
+}
+
+/** A station's hourly five-state roll-ups over [from, to) (whole hours), per fuelling option's series (`option:<code>`), in time order. */
+export async function optionHourlyRows(db: Sql, hrsId: string, from: Date, to: Date): Promise<OptionHourRow[]> {
+  return db<OptionHourRow[]>`
+    SELECT series, hour, sum(available_ms)::float8 AS available_ms, sum(limited_ms)::float8 AS limited_ms,
+      sum(unavailable_ms)::float8 AS unavailable_ms, sum(closed_ms)::float8 AS closed_ms, sum(unknown_ms)::float8 AS unknown_ms
+    FROM history_hourly WHERE hrs_id = ${hrsId} AND series LIKE 'option:%' AND hour >= ${from} AND hour < ${to}
+    GROUP BY series, hour ORDER BY series, hour`;
+}

@@ -298,8 +298,8 @@ t.test('docs', async (t) => {
     t.notOk(stationStatusSchema.safeParse({ ...berla, freshness: 'fresh' }).success, 'an undocumented field is refused');
     t.not(ajvs.export_v2.check(['components', 'schemas', 'StationStatus'], { ...berla, freshness: 'fresh' }), null, 'by the document too');
 
-    // The history extension answers its documented 503 until an hour of history is published, then 200.
-    for (const path of ['/v2/hrs/{hrs_id}/reliability', '/v2/hrs/{hrs_id}/history']) {
+    // The history and forecast extensions answer their documented 503 until an hour of history is published, then 200.
+    for (const path of ['/v2/hrs/{hrs_id}/reliability', '/v2/hrs/{hrs_id}/history', '/v2/hrs/{hrs_id}/forecast']) {
       const unpublished = await get(`${p.url}${path.replace('{hrs_id}', 'BERLA')}`, TOKENS.export_v2);
       t.match(await conforms(t, 'export_v2', 'GET', path, unpublished, 503, problemSchema), { status: 503, code: 'service_unavailable' });
     }

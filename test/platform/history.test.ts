@@ -27,6 +27,9 @@ import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from '../helpers/
 import { holds } from '../helpers/property.js';
 import { runs } from '../helpers/scale.js';
 import { until } from '../helpers/wait.js';
+import { forecastSchema } from '../../src/domain/export-v2/forecast.js';
+import { forecastHours, learn, likelihoodOf, type HourRow } from '../../src/domain/forecast/model.js';
+import { seedOf, simulatedHours } from '../../src/domain/forecast/patterns.js';
 
 t.test('history-export', async (t) => {
   const MIN = 60_000;
@@ -741,5 +744,94 @@ t.test('history-timeline', async (t) => {
       { numRuns: runs(300) },
       `${runs(300)} random sequences`,
     );
+  });
+});
+
+t.test('forecast', async (t) => {
+  const HOUR = 3_600_000;
+  const DAY = 24 * HOUR;
+
+  /** Writes hourly five-state roll-ups of one option of BERLA (what the history jobs would have written). */
+  async function writeHours(sql: Sql, option: string, rows: readonly HourRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += 1000) {
+      const slice = rows.slice(i, i + 1000).map((r) => ({
+        hrs_id: 'BERLA',
+        series: `option:${option}`,
+        hour: new Date(r.hour),
+        available_ms: r.availableMs,
+        limited_ms: r.limitedMs,
+        unavailable_ms: r.unavailableMs,
+        closed_ms: r.closedMs,
+        unknown_ms: r.unknownMs,
+      }));
+      await sql`INSERT INTO history_hourly ${sql(slice)}`;
+    }
+  }
+  const publish = (sql: Sql, at: number) =>
+    sql`INSERT INTO history_progress (name, until, changed_at) VALUES ('rolled_up', ${new Date(at)}, now())
+        ON CONFLICT (name) DO UPDATE SET until = EXCLUDED.until, changed_at = now()`;
+
+  t.test('GET /v2/hrs/{hrs_id}/forecast: learned from the published history, the live present, too little history said, errors', async (t) => {
+    const p = await startTestPlatform(t, { fixture: { ...baseFixture(), assignments: berlaAssignments() } });
+    const url = `${p.url}/v2/hrs/BERLA/forecast`;
+    const before = await get(url, TOKENS.export_v2);
+    t.equal(before.status, 503, 'nothing published yet');
+    t.ok(Number(before.headers.get('retry-after')) > 0);
+    await before.text();
+
+    const published = Math.floor(Date.now() / HOUR) * HOUR;
+    // 700 bar: six weeks of a flaky station; 350 bar: three days, too little to learn from.
+    const flaky = simulatedHours({ pattern: 'flaky', timeZone: 'UTC', from: published - 42 * DAY, to: published, seed: seedOf('BERLA/700ld') });
+    await writeHours(p.sql, '700ld', flaky);
+    await writeHours(p.sql, '350ld', simulatedHours({ pattern: 'steady', timeZone: 'UTC', from: published - 3 * DAY, to: published, seed: seedOf('BERLA/350ld') }));
+    await publish(p.sql, published);
+    // The present: 700 bar out of service, 350 bar available.
+    await postSignals(p, 'availability', [{ hrs: 'BERLA', datetime: new Date().toISOString(), nozzles: [{ id: 'N1', available: false }, { id: 'N2', available: true }], station: { maintenance: false, limitedly_available: false } }]);
+    await until('the present published', () => (p.parts.status.published('BERLA', 'availability') ? true : undefined));
+
+    const res = await get(url, TOKENS.export_v2);
+    t.equal(res.status, 200);
+    t.equal(res.headers.get('cache-control'), 'max-age=60');
+    const body = forecastSchema.parse(await res.json());
+    t.equal(body.hrs_id, 'BERLA');
+    t.equal(body.time_zone, null, 'no zone registered: UTC is used');
+    t.equal(body.history_until, new Date(published).toISOString());
+    t.same(body.fuelling_options.map((o) => [o.fuelling_option, o.status, o.reason]), [
+      ['700ld', 'UNAVAILABLE', null],
+      ['350ld', 'AVAILABLE', 'insufficient_history'],
+    ]);
+    const [bar700, bar350] = body.fuelling_options;
+    // The same as the model gives for these rows, this present and the answer's instant.
+    const now = Date.parse(body.generated_at);
+    const expected = forecastHours(learn(flaky, { timeZone: 'UTC', now: published }), { now, present: 'unavailable', isOpen: () => true })!;
+    t.same(bar700!.forecast, expected.map((h) => ({ from: new Date(h.from).toISOString(), to: new Date(h.to).toISOString(), probability: h.probability, likelihood: likelihoodOf(h) })));
+    t.equal(bar700!.forecast![0]!.from, new Date(Math.floor(now / HOUR) * HOUR).toISOString(), 'the first hour is the present one');
+    t.ok(bar700!.forecast![0]!.probability < bar700!.forecast![11]!.probability, 'out of service now: less likely now than in 12 hours');
+    t.equal(bar700!.history.known_hours, learn(flaky, { timeZone: 'UTC', now: published }).knownHours);
+    t.equal(bar350!.forecast, null);
+    t.ok(bar350!.history.known_hours > 0 && bar350!.history.known_hours < 168, `350 bar: ${bar350!.history.known_hours} hours known`);
+
+    // Learned once per published hour: rows written since are not read until the next hour is published.
+    await p.sql`UPDATE history_hourly SET available_ms = 0, unavailable_ms = 3600000 WHERE hrs_id = 'BERLA' AND series = 'option:700ld'`;
+    const kept = forecastSchema.parse(await (await get(url, TOKENS.export_v2)).json());
+    t.same(kept.fuelling_options[0]!.history, bar700!.history);
+    t.ok(kept.fuelling_options[0]!.forecast!.some((h) => h.probability > 0.5), 'still the model learned before');
+    await publish(p.sql, published + HOUR);
+    const relearned = forecastSchema.parse(await (await get(url, TOKENS.export_v2)).json());
+    t.equal(relearned.history_until, new Date(published + HOUR).toISOString());
+    t.ok(relearned.fuelling_options[0]!.forecast!.every((h) => h.probability <= 0.05), 'down every hour it was ever seen: unlikely every hour');
+
+    const problems: [string, string | undefined, number][] = [
+      ['/v2/hrs/OSLO1/forecast', TOKENS.export_v2, 404],
+      ['/v2/hrs/BERLA/forecast', undefined, 401],
+      ['/v2/hrs/BERLA/forecast', TOKENS.export_v1, 401],
+      ['/v2/hrs/BERLA/forecast?hours=3', TOKENS.export_v2, 400],
+    ];
+    for (const [path, token, status] of problems) {
+      const answer = await get(`${p.url}${path}`, token);
+      t.equal(answer.status, status, `${path} with ${token ?? 'no token'}`);
+      t.match(answer.headers.get('content-type') ?? '', /json/, 'in the API\'s error format');
+      await answer.text();
+    }
   });
 });

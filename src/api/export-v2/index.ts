@@ -13,6 +13,9 @@ import { fuelTypeListSchema, vehicleTypeListSchema } from '../../domain/export-v
 import { stationRoutes, type LoadedRegistry } from './stations.js';
 import { statusRoutes, type StatusSource } from './status.js';
 import { historyRoutes } from './history.js';
+import { forecastRoutes } from './forecast.js';
+import { Forecasts } from '../forecast.js';
+import type { AvailabilitySource } from '../../domain/status/station-summary.js';
 import { StationPoints } from './geo.js';
 
 export interface ExportV2Deps {
@@ -23,6 +26,8 @@ export interface ExportV2Deps {
   log: Logger;
   reference: ReferenceData;
   status: StatusSource;
+  /** The live availability the five-state summary is computed from (the forecast's present). */
+  availability: AvailabilitySource;
   baseUrl: () => string;
   /** The registry (the history extension: which stations exist, their options and layouts; the geo extension: where they stand). */
   stations: StationDirectory & LoadedRegistry;
@@ -39,11 +44,13 @@ export interface ExportV2Api {
   family: Family;
   /** The family's authentication, for credentials checked again later (open status streams). */
   authenticate: NonNullable<Family['auth']>;
+  /** The availability forecasts (the map and the portal read the same). */
+  forecasts: Forecasts;
   /** To call after every registry reload (frees the kept records of removed stations, rebuilds the spatial index). */
   stationsChanged(changed: ReadonlySet<string>, stations: StationDirectory): void;
 }
 
-/** Export v2: its family (./family.ts), the reference lists, live status, station records, the history and geo extensions. */
+/** Export v2: its family (./family.ts), the reference lists, live status, station records, the history, forecast and geo extensions. */
 export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api {
   const family = exportV2Family(deps);
   const authenticate = family.auth!;
@@ -56,9 +63,12 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   statusRoutes(server, family, deps.status, points);
   const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations, deletedRetentionDays: deps.deletedRetentionDays, now: deps.now });
   historyRoutes(server, family, deps);
+  const forecasts = new Forecasts({ sql: deps.sql, stations: deps.stations, availability: deps.availability, now: deps.now, retentionDays: deps.retentionDays });
+  forecastRoutes(server, family, { stations: deps.stations, forecasts });
   return {
     family,
     authenticate,
+    forecasts,
     stationsChanged(changed, directory) {
       points.rebuild(directory);
       stations.stationsChanged(changed, directory);

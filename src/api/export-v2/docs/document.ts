@@ -1,5 +1,6 @@
 import type { DocContext, DocDefinition, FamilyDocument } from '../../../http/openapi.js';
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
+import { forecastSchema } from '../../../domain/export-v2/forecast.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
 import { historyResponses } from './history.js';
 import { geoSchemas } from './geo.js';
@@ -10,7 +11,7 @@ import { webhookPayloadSchemas, webhooks } from './webhooks.js';
 /**
  * The export v2 document's definition: the info and tags, the components (./components.ts, the
  * history extension's from ./history.ts, the geo extension's from ./geo.ts, the delta's from ./delta.ts). Its operations are the routes' own `doc` (../stations.ts,
- * ../status.ts, ../history.ts, ../index.ts), the status stream's (./push.ts, on its socket route) and
+ * ../status.ts, ../history.ts, ../forecast.ts, ../index.ts), the status stream's (./push.ts, on its socket route) and
  * the DATEX II publications' (../../datex2/docs.ts: same tokens and limits, no document of their own)
  * and the public map's feed (../../map/docs.ts: public, limited per client address). Its `webhooks` are
  * the messages webhook subscriptions receive (./webhooks.ts).
@@ -25,7 +26,7 @@ export function exportV2Document(context: DocContext): DocDefinition {
     tags: tags(),
     securitySchemes: securitySchemes(),
     requestSchemas: {},
-    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, ...geoSchemas(), ...deltaSchemas(), ...webhookPayloadSchemas() },
+    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, Forecast: forecastSchema, ...geoSchemas(), ...deltaSchemas(), ...webhookPayloadSchemas() },
     parameters: parameters(),
     headers: headers(context.config),
     responses: { ...responses(context.config), ...historyResponses(), ...deltaResponses() },
