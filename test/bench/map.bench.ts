@@ -30,7 +30,6 @@
  * seconds: wrk's covers the warm-up too), the map drawn within 1.2x the page with an empty feed.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, ensureDatabase } from '../../db/connect.js';
@@ -39,6 +38,7 @@ import { CATEGORIES } from '../../src/domain/categories/index.js';
 import type { IndexedPoint } from '../../src/domain/geo-index.js';
 import { TOKENS } from '../helpers/fixtures.js';
 import { Child } from './lib/child.js';
+import { rawAnswer } from './lib/raw-answer.js';
 import { CPU_HEADERS, CPU_LEGEND, cpuCells, loaderLine, printGoals, serverMicros } from './lib/cpu-report.js';
 import { measure, type Measurement } from './lib/load.js';
 import { timeMapLoads, type MapLoad } from './lib/map-browser.js';
@@ -126,17 +126,6 @@ const bytesLabel = (bytes: number) => `hello world GET /bytes/${bytes} (the near
  */
 const answersFloorLabel = (label: string) => `rate-limit floor, the same answers in turn, latency (autocannon): the floor of ${label.slice(0, label.indexOf(' ('))}'s p99`;
 
-/** An answer's body exactly as sent. */
-function rawAnswer(port: number, path: string, headers: Record<string, string>): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    httpGet({ host: '127.0.0.1', port, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${path} answered ${res.statusCode}`))));
-      res.on('error', reject);
-    }).on('error', reject);
-  });
-}
 
 const nearPath = (p: { lat: number; lon: number }) => `/v2/hrs?near=${p.lat},${p.lon}&radius_km=${RADIUS_KM}&limit=${NEAR_LIMIT}`;
 

@@ -25,11 +25,11 @@
  * (at the configured connections).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { get as httpGet } from 'node:http';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TOKENS } from '../helpers/fixtures.js';
 import { Child } from './lib/child.js';
+import { rawAnswer } from './lib/raw-answer.js';
 import { SIGNAL_TYPES, STATUS_STATIONS, stationIds } from './lib/fixtures.js';
 import { SECTIONS, seedAllSections } from './lib/status-seed.js';
 import { measure, type Measurement } from './lib/load.js';
@@ -103,17 +103,6 @@ const FLOORED = [GZIP_LABEL, ALL_LABEL];
 const bytesFloorLabel = (label: string, bytes: number) =>
   `rate-limit floor, the ${integer(bytes)} bytes of "${label.replace('platform ', '')}", autocannon: its latency floor`;
 
-/** An answer's body exactly as sent (fetch would decode a gzip-encoded one). */
-function rawAnswer(port: number, path: string, headers: Record<string, string>): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    httpGet({ host: '127.0.0.1', port, path, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(Buffer.concat(chunks)) : reject(new Error(`${path} answered ${res.statusCode}`))));
-      res.on('error', reject);
-    }).on('error', reject);
-  });
-}
 
 const TARGETS: Target[] = [
   { label: 'hello world GET /', server: 'hello', path: '/', expect: (body) => body === 'Hello World!' },

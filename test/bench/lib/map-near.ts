@@ -8,18 +8,10 @@
  */
 import { buildGeoIndex, type GeoIndex, type IndexedPoint } from '../../../src/domain/geo-index.js';
 import { haversineKm, roundKm, type GeoPoint } from '../../../src/domain/geo.js';
+import { seededRandom } from '../../../src/domain/random.js';
 
-/** A deterministic pseudo-random sequence in [0, 1) (mulberry32): the same points on every run. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A deterministic pseudo-random sequence in [0, 1): the same points on every run. */
+export const random = seededRandom;
 
 /** Europe as the stations spread over it (./seed.ts `EUROPEAN_CITIES` with their spread). */
 const EUROPE = { minLat: 36, maxLat: 62, minLon: -10, maxLon: 28 };
