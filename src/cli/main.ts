@@ -4,6 +4,7 @@ import { createLogger, humanLines } from '../config/log.js';
 import { FixtureError } from '../registry/file/load.js';
 import { UsageError, versionLine, type Command, type Io } from './command.js';
 import { demo } from './commands/demo.js';
+import { forecast } from './commands/forecast.js';
 import { history } from './commands/history.js';
 import { load } from './commands/load.js';
 import { migrate } from './commands/migrate.js';
@@ -22,6 +23,7 @@ const COMMANDS: Record<string, Command> = {
   demo,
   'reset-local': resetLocal,
   history,
+  forecast,
   version,
   load,
 };

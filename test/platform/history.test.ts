@@ -30,6 +30,7 @@ import { until } from '../helpers/wait.js';
 import { forecastSchema } from '../../src/domain/export-v2/forecast.js';
 import { forecastHours, learn, likelihoodOf, type HourRow } from '../../src/domain/forecast/model.js';
 import { seedOf, simulatedHours } from '../../src/domain/forecast/patterns.js';
+import { hrsHere as hrs } from '../helpers/cli.js';
 
 t.test('history-export', async (t) => {
   const MIN = 60_000;
@@ -832,6 +833,48 @@ t.test('forecast', async (t) => {
       t.equal(answer.status, status, `${path} with ${token ?? 'no token'}`);
       t.match(answer.headers.get('content-type') ?? '', /json/, 'in the API\'s error format');
       await answer.text();
+    }
+  });
+
+  t.test('hrs forecast evaluate: every station\'s options back-tested beside the two baselines, pooled, and calibrated by bin', async (t) => {
+    const p = await startTestPlatform(t, { fixture: { ...baseFixture(), assignments: berlaAssignments() } });
+    const env = { DATABASE_URL: p.parts.config.databaseUrl };
+    let r = await hrs(['forecast', 'evaluate'], env);
+    t.equal(r.code, 1, 'nothing published: exit 1');
+    t.match(r.stderr, /no history is published yet: run `hrs history run`/);
+
+    const published = Math.floor(Date.now() / HOUR) * HOUR;
+    await writeHours(p.sql, '700ld', simulatedHours({ pattern: 'flaky', timeZone: 'UTC', from: published - 56 * DAY, to: published, seed: seedOf('BERLA/700ld/evaluate') }));
+    await writeHours(p.sql, '350ld', simulatedHours({ pattern: 'steady', timeZone: 'UTC', from: published - 3 * DAY, to: published, seed: seedOf('BERLA/350ld/evaluate') }));
+    await publish(p.sql, published);
+    r = await hrs(['forecast', 'evaluate'], env);
+    t.equal(r.code, 0, r.stderr);
+    const out = r.stdout.split('\n');
+    t.match(out[0], new RegExp(`^held out: ${new Date(published - 14 * DAY).toISOString()} to ${new Date(published).toISOString()} \\(14 days\\); trained on the 84 days before$`));
+    t.match(out[1], /^station +option +pairs +forecast: Brier \(calibration\) +persistence: Brier \(calibration\) +hour's rate: Brier \(calibration\) +best$/);
+    const row = out.find((line) => line.startsWith('BERLA    700ld'))!;
+    t.ok(row, 'a line for 700 bar');
+    const [pairs, ...figures] = row.split(/\s{2,}/).slice(2);
+    t.ok(Number(pairs) > 14 * 24 * 6, `pairs: ${pairs} (12 hours from each held-out hour)`);
+    const brier = figures.slice(0, 3).map((f) => Number(f.split(' ')[0]));
+    t.ok(brier[0]! < brier[1]! && brier[0]! < brier[2]!, `the forecast beats both baselines on a flaky station: ${row}`);
+    t.equal(figures[3], 'forecast', 'and is named best');
+    t.match(r.stdout, /^BERLA +350ld +too little history before the held-out days \(\d+ known hours\)$/m);
+    t.match(r.stdout, /^all +\d+ +0\.\d{4} \(0\.\d{3}\)/m, 'the pooled line');
+    t.match(r.stdout, /^1 option\(s\) with too little history to learn from/m);
+    t.match(r.stdout, /^0\.9-1\.0 +\d+ +0\.9\d\d +0\.\d{3}$/m, 'the calibration by bin');
+
+    r = await hrs(['forecast', 'evaluate', '--holdout-days', '7', '--station', 'BERLA'], env);
+    t.equal(r.code, 0);
+    t.match(r.stdout, /\(7 days\); trained on the 84 days before/);
+    for (const [args, pattern] of [
+      [['forecast', 'evaluate', '--holdout-days', '0'], /--holdout-days: a whole number of days from 1 to 120 \(got "0"\)/],
+      [['forecast', 'evaluate', '--station', 'OSLO1'], /--station: no station OSLO1 in the registry/],
+      [['forecast', 'frobnicate'], /unknown forecast command "frobnicate"/],
+    ] as const) {
+      r = await hrs([...args], env);
+      t.equal(r.code, 2, `${args.join(' ')}: exit 2`);
+      t.match(r.stderr, pattern);
     }
   });
 });
