@@ -22,7 +22,7 @@ import type { FuellingOption } from '../domain/vocabulary.js';
 
 /** Days of published history a model learns from (the recency weighting halves each 28 days). */
 export const FORECAST_HISTORY_DAYS = 84;
-/** Stations whose learned models are kept (about 6 kB each). */
+/** Stations whose learned models are kept (about 7 kB each: two options of 3.6 kB, `npm run bench -- forecast`). */
 export const KEPT_STATIONS = 2_000;
 
 export interface ForecastDeps {
