@@ -546,9 +546,10 @@ t.test('metrics', async (t) => {
     let throttled = 0;
     for (let i = 0; i < 6 && throttled === 0; i++) if ((await postImport(p, 'availability', 'not a list')).status === 429) throttled++;
     t.equal(throttled, 1, 'the import budget ran out');
-    const stream = await WsClient.connect(`${p.url.replace('http', 'ws')}/v2/hrs/status/stream`, { Authorization: `Bearer ${TOKENS.export_v2}` });
+    // The stream's life is not this test's subject: a socket dropped at once by the uWS build is connected again (WsClient.connectGreeted).
+    const { client: stream, dropped } = await WsClient.connectGreeted(`${p.url.replace('http', 'ws')}/v2/hrs/status/stream`, { Authorization: `Bearer ${TOKENS.export_v2}` }, 'authenticated');
     t.teardown(() => stream.close());
-    await stream.nextOf('authenticated');
+    if (dropped > 0) t.comment(`the stream was dropped at once ${dropped} time(s) and connected again`);
 
     const samples = await scrape(p);
     const requests = (labels: Record<string, string>) => value(samples, 'hrs_http_requests_total', labels);

@@ -129,12 +129,17 @@ export function learn(rows: readonly HourRow[], options: { timeZone: string; now
   let firstKnown = Number.NaN;
   let lastKnown = Number.NaN;
   const slots = new Int16Array(sorted.length);
+  // Per row: the outcome of a known hour (NaN otherwise), and its weight (0 when nothing of it is known).
   const outcomes = new Float64Array(sorted.length).fill(Number.NaN);
+  const rates = new Float64Array(sorted.length);
+  const weights = new Float64Array(sorted.length);
   sorted.forEach((row, i) => {
     const outcome = outcomeOf(row);
     slots[i] = slot(row.hour);
     if (!outcome) return;
     const weight = outcome.known * 0.5 ** ((now - row.hour) / halfLifeMs);
+    rates[i] = outcome.rate;
+    weights[i] = weight;
     const s = slots[i]!;
     slotSum[s] = slotSum[s]! + weight * outcome.rate;
     slotSquares[s] = slotSquares[s]! + weight * outcome.rate * outcome.rate;
@@ -159,7 +164,7 @@ export function learn(rows: readonly HourRow[], options: { timeZone: string; now
   const hourPrior = priorWeight(hourSum, hourWeight, () => overallRate, withinVariance, 1);
   const hourRates = new Float64Array(24);
   for (let h = 0; h < 24; h++) hourRates[h] = (hourSum[h]! + hourPrior * overallRate) / (hourWeight[h]! + hourPrior);
-  const slotPrior = slotPriorByHoldout(sorted, slots, now, halfLifeMs, slotSum, slotSquares, slotWeight, hourRates, withinVariance);
+  const slotPrior = slotPriorByHoldout({ slots, rates, weights }, slotSum, slotSquares, slotWeight, hourRates, withinVariance);
   const slotRates = new Float64Array(WEEK_SLOTS);
   for (let s = 0; s < WEEK_SLOTS; s++) {
     const prior = slotPrior * spreadRatio(slotSquares[s]!, slotSum[s]!, slotWeight[s]!, withinVariance);
@@ -240,10 +245,7 @@ const SLOT_PRIORS = [0.1, 0.25, 0.5, 1, 2, 4, 8, 16, 32, 64, 1000];
  * differ only by chance (a station whose outages fall anywhere) take their hour's.
  */
 function slotPriorByHoldout(
-  rows: readonly HourRow[],
-  slots: Int16Array,
-  now: number,
-  halfLifeMs: number,
+  rows: { slots: Int16Array; rates: Float64Array; weights: Float64Array },
   slotSum: Float64Array,
   slotSquares: Float64Array,
   slotWeight: Float64Array,
@@ -251,21 +253,22 @@ function slotPriorByHoldout(
   withinVariance: number,
 ): number {
   const errors = new Float64Array(SLOT_PRIORS.length);
-  rows.forEach((row, i) => {
-    const outcome = outcomeOf(row);
-    if (!outcome) return;
+  const { slots, rates, weights } = rows;
+  for (let i = 0; i < slots.length; i++) {
+    const weight = weights[i]!;
+    if (weight === 0) continue;
+    const rate = rates[i]!;
     const s = slots[i]!;
-    const weight = outcome.known * 0.5 ** ((now - row.hour) / halfLifeMs);
-    const restSum = slotSum[s]! - weight * outcome.rate;
+    const restSum = slotSum[s]! - weight * rate;
     const restWeight = slotWeight[s]! - weight;
-    const ratio = spreadRatio(slotSquares[s]! - weight * outcome.rate * outcome.rate, restSum, restWeight, withinVariance);
+    const ratio = spreadRatio(slotSquares[s]! - weight * rate * rate, restSum, restWeight, withinVariance);
     const parent = hourRates[s % 24]!;
     for (let k = 0; k < SLOT_PRIORS.length; k++) {
       const prior = SLOT_PRIORS[k]! * ratio;
       const predicted = (restSum + prior * parent) / (Math.max(0, restWeight) + prior);
-      errors[k] = errors[k]! + weight * (predicted - outcome.rate) ** 2;
+      errors[k] = errors[k]! + weight * (predicted - rate) ** 2;
     }
-  });
+  }
   let best = SLOT_PRIORS.length - 1;
   for (let k = 0; k < SLOT_PRIORS.length; k++) if (errors[k]! < errors[best]!) best = k;
   return SLOT_PRIORS[best]!;
