@@ -1,6 +1,7 @@
 import { CATEGORIES } from '../../src/domain/categories/index.js';
 import type { Sql } from '../connect.js';
 import type { SeriesSums } from '../../src/domain/history/figures.js';
+import type { HourRow } from '../../src/domain/forecast/model.js';
 
 /**
  * What is read of the status history (db/queries/history.ts writes it): a station's intervals over a
@@ -152,22 +153,21 @@ export async function originatorLastSignals(db: Sql, exclude: string): Promise<{
     FROM originators o WHERE o.id <> ${exclude} ORDER BY o.id`;
 }
 
-/** One hour of an option's five-state roll-up (every originator's rows of the hour added up). */
-export interface OptionHourRow {
-  series: string;
-  hour: Date;
-  available_ms: number;
-  limited_ms: number;
-  unavailable_ms: number;
-  closed_ms: number;
-  unknown_ms: number;
-}
-
-/** A station's hourly five-state roll-ups over [from, to) (whole hours), per fuelling option's series (`option:<code>`), in time order. */
-export async function optionHourlyRows(db: Sql, hrsId: string, from: Date, to: Date): Promise<OptionHourRow[]> {
-  return db<OptionHourRow[]>`
+/**
+ * A station's hourly five-state roll-ups over [from, to) (whole hours) per fuelling option's series
+ * (`option:<code>`), each series' hours in time order, every originator's rows of an hour added up.
+ */
+export async function optionHourlyRows(db: Sql, hrsId: string, from: Date, to: Date): Promise<Map<string, HourRow[]>> {
+  const rows = await db<{ series: string; hour: Date; available_ms: number; limited_ms: number; unavailable_ms: number; closed_ms: number; unknown_ms: number }[]>`
     SELECT series, hour, sum(available_ms)::float8 AS available_ms, sum(limited_ms)::float8 AS limited_ms,
       sum(unavailable_ms)::float8 AS unavailable_ms, sum(closed_ms)::float8 AS closed_ms, sum(unknown_ms)::float8 AS unknown_ms
     FROM history_hourly WHERE hrs_id = ${hrsId} AND series LIKE 'option:%' AND hour >= ${from} AND hour < ${to}
     GROUP BY series, hour ORDER BY series, hour`;
+  const bySeries = new Map<string, HourRow[]>();
+  for (const r of rows) {
+    let list = bySeries.get(r.series);
+    if (!list) bySeries.set(r.series, (list = []));
+    list.push({ hour: r.hour.getTime(), availableMs: r.available_ms, limitedMs: r.limited_ms, unavailableMs: r.unavailable_ms, closedMs: r.closed_ms, unknownMs: r.unknown_ms });
+  }
+  return bySeries;
 }

@@ -1,7 +1,7 @@
 import type { Sql } from '../../db/connect.js';
 import { publishedUntil } from '../../db/queries/history.js';
 import { optionHourlyRows } from '../../db/queries/history-reads.js';
-import { DAY_MS, forecastHours, learn, likelihoodOf, presentOf, type HourRow, type Learned, type Likelihood } from '../domain/forecast/model.js';
+import { DAY_MS, forecastHours, learn, likelihoodOf, presentOf, type Learned, type Likelihood } from '../domain/forecast/model.js';
 import { optionSeries } from '../domain/history/timeline.js';
 import { isOpen } from '../domain/opening-hours.js';
 import { stationSummary, type AvailabilitySource } from '../domain/status/station-summary.js';
@@ -108,20 +108,7 @@ export class Forecasts {
       return kept.byOption;
     }
     const days = Math.min(FORECAST_HISTORY_DAYS, this.deps.retentionDays);
-    const rows = await optionHourlyRows(this.deps.sql, hrsId, new Date(until - days * DAY_MS), new Date(until));
-    const bySeries = new Map<string, HourRow[]>();
-    for (const row of rows) {
-      let list = bySeries.get(row.series);
-      if (!list) bySeries.set(row.series, (list = []));
-      list.push({
-        hour: row.hour.getTime(),
-        availableMs: row.available_ms,
-        limitedMs: row.limited_ms,
-        unavailableMs: row.unavailable_ms,
-        closedMs: row.closed_ms,
-        unknownMs: row.unknown_ms,
-      });
-    }
+    const bySeries = await optionHourlyRows(this.deps.sql, hrsId, new Date(until - days * DAY_MS), new Date(until));
     const byOption = new Map([...bySeries].map(([series, list]) => [series, learn(list, { timeZone, now: until })]));
     this.kept.delete(hrsId);
     this.kept.set(hrsId, { until, timeZone, byOption });

@@ -4,7 +4,7 @@ import { optionHourlyRows } from '../../../db/queries/history-reads.js';
 import { readRegistryRows } from '../../../db/queries/registry.js';
 import { FORECAST_HISTORY_DAYS } from '../../api/forecast.js';
 import { backtest, METHODS, ScoreBook, type Method, type Scores } from '../../domain/forecast/evaluate.js';
-import { DAY_MS, type HourRow } from '../../domain/forecast/model.js';
+import { DAY_MS } from '../../domain/forecast/model.js';
 import { optionSeries } from '../../domain/history/timeline.js';
 import { providedOptions } from '../../domain/import-v1/options.js';
 import { isOpen } from '../../domain/opening-hours.js';
@@ -60,13 +60,10 @@ export const forecast: Command = {
       const rows: string[][] = [];
       let tooShort = 0;
       for (const station of stations) {
-        const hours = await optionHourlyRows(sql, station.hrsId, new Date(end - days * DAY_MS), new Date(end));
+        const bySeries = await optionHourlyRows(sql, station.hrsId, new Date(end - days * DAY_MS), new Date(end));
         const open = (instant: number) => isOpen(station.openingHours, station.timeZone, new Date(instant), station.holidayCountry);
         for (const option of providedOptions(station)) {
-          const series = optionSeries(option);
-          const optionRows: HourRow[] = hours
-            .filter((r) => r.series === series)
-            .map((r) => ({ hour: r.hour.getTime(), availableMs: r.available_ms, limitedMs: r.limited_ms, unavailableMs: r.unavailable_ms, closedMs: r.closed_ms, unknownMs: r.unknown_ms }));
+          const optionRows = bySeries.get(optionSeries(option)) ?? [];
           const result = backtest(optionRows, { timeZone: station.timeZone ?? 'UTC', isOpen: open, holdoutDays, end });
           if (!result.enough) {
             tooShort++;
