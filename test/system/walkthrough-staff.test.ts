@@ -45,8 +45,15 @@ WIDTHS.forEach((width, index) => {
     const newName = `${before.name} (walk-through ${width.name})`;
     await control(page, 'Record').click();
     await page.getByLabel('Station name').fill(newName);
+    // The save's answer is awaited on its own (a busy machine may take seconds to commit and announce a
+    // change), so a failure says what the server answered and what the page then said.
+    const saved = page.waitForResponse((r) => r.request().method() === 'PUT' && new URL(r.url()).pathname.endsWith(`/stations/${hrsId}`), { timeout: 60_000 });
     await page.getByRole('button', { name: 'Save record' }).click();
-    await page.getByRole('status').filter({ hasText: /record saved/i }).waitFor();
+    const answer = await saved;
+    t.equal(answer.status(), 200, `the record is saved (${answer.status()}: ${answer.status() === 200 ? '' : await answer.text()})`);
+    const said = page.getByRole('status').filter({ hasText: /record saved/i });
+    const shown = await said.waitFor().then(() => true, () => false);
+    t.ok(shown, `the page says the record is saved (it says: ${await page.locator('[role=status]:visible').allTextContents().then((texts) => texts.join(' | '))})`);
     t.equal(await overflow(page), 0, 'the Record tab fits the width (no horizontal scroll)');
 
     // The tab lists the station's events once the portal API has answered; its width is measured then.
