@@ -30,6 +30,7 @@ import { importV11Api } from './api/import-v1.1/index.js';
 import { importV2Api } from './api/import-v2/index.js';
 import { indexRoutes } from './api/index-page/routes.js';
 import { mapApi, type MapApi } from './api/map/index.js';
+import { MailProducer } from '../workers/mail/producer.js';
 import { EventLoopGuard, metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
 import { systemClock, type Clock } from './config/clock.js';
 import type { Config } from './config/config.js';
@@ -240,9 +241,17 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   closers.add('the import call watch', () => calls.close());
   const push = pushLayer(parts, server, families, exportV2.authenticate);
   const closePush = closers.add('the status streams', () => push.close());
+  // Driver alerts' confirmation links go by the mail queue; a confirmed alert has the option changes recorded at once.
+  const alertMail = new MailProducer(queues.get(QUEUES.mail), redis, log, config.mailRetryMs);
+  let recorder: ChangeRecorder | undefined;
   const map = mapApi(server, {
     config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl,
     now: () => parts.clock.now(), places: parts.places,
+    alerts: {
+      sendLink: (to, mail) => alertMail.sendLink(to, mail),
+      mailReady: () => alertMail.ready(),
+      confirmed: async () => await recorder?.refreshTopics(),
+    },
   });
   const closeMap = closers.add('the map', () => map?.close());
   dashboardRoutes(server, families.admin);
@@ -253,15 +262,16 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     ...(map ? { mapStreams: () => map.openStreams } : {}),
   });
   // The last changes are recorded before PostgreSQL closes.
-  const recorder = changeRecorder({ sql, status, opening: parts.opening, stations: registry, log, counted: metrics.webhookChanges });
-  closers.add('the change recorder', () => recorder.close());
+  recorder = changeRecorder({ sql, status, opening: parts.opening, stations: registry, log, counted: metrics.webhookChanges });
+  const recording = recorder;
+  closers.add('the change recorder', () => recording.close());
   const loop = new EventLoopGuard({ log, thresholdMs: config.eventLoopStallMs, registry: metrics.registry, sections: server });
   closers.add('the event loop guard', () => loop.stop());
   const closeSockets = async () => {
     await closePush();
     await closeMap();
   };
-  return { server, push, families, exportV2, datex2, queues, calls, outlet, map, recorder, loop, closeSockets };
+  return { server, push, families, exportV2, datex2, queues, calls, outlet, map, recorder: recording, loop, closeSockets };
 }
 
 /** The status stream and the admins' feed, on the export v2 and admin families. */

@@ -21,6 +21,7 @@ import { platformIdOf } from '../src/infra/namespace.js';
 import { databaseIdentity } from '../db/queries/platform.js';
 import { boundedResolver } from '../src/infra/name-resolver.js';
 import { startWebhookWorker, WEBHOOK_WORKER, type WebhookTiming } from './webhooks/processor.js';
+import { ALERT_WORKER, startAlertWorker, type AlertTiming } from './alerts/processor.js';
 
 export interface Workers {
   names: string[];
@@ -35,6 +36,8 @@ export interface WorkerPorts {
   stations?: () => StationLookup | Promise<StationLookup>;
   /** The webhook worker's retry backoff, polling period, give-up time (tests shorten them). */
   webhookTiming?: Partial<WebhookTiming>;
+  /** The alerts worker's polling and upkeep periods (tests shorten them). */
+  alertTiming?: Partial<AlertTiming>;
 }
 
 /** Starts every BullMQ worker this configuration allows; `close` lets active jobs finish. */
@@ -59,7 +62,7 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
       outbox: {
         sql,
         queue,
-        render: tokenMailRenderer(portalUrl, config.mailTimeZone),
+        render: tokenMailRenderer(portalUrl, config.mailTimeZone, { baseUrl: config.baseUrl, settleMs: config.alertSettleMs }),
         reminders: { offsetsMs: config.tokenReminderOffsetsMs, adminEmails: config.adminEmails },
         // A reminder sent is a token event on the admins' feed.
         sent: (m) => {
@@ -130,6 +133,19 @@ export function startWorkers(config: Config, redis: Redis, pool: Sql, log: Logge
     started.catch((err: unknown) => log.error({ err }, 'the webhook worker did not start'));
     workers.push({ name: WEBHOOK_WORKER, close: async () => (await started.catch(() => undefined))?.close() });
   }
+  // Driver alerts: their transitions settle here (PostgreSQL is the queue); their e-mails go by the mail queue.
+  const alerts = startAlertWorker({
+    sql,
+    redis,
+    redisPrefix: config.redisPrefix,
+    log,
+    settleMs: config.alertSettleMs,
+    reminderMs: config.alertReminderMs,
+    mailRetryMs: config.mailRetryMs,
+    timing: ports.alertTiming,
+  });
+  alerts.catch((err: unknown) => log.error({ err }, 'the alerts worker did not start'));
+  workers.push({ name: ALERT_WORKER, close: async () => (await alerts.catch(() => undefined))?.close() });
   if (config.sandbox) {
     const sandbox = startSandboxWorker({ redis, redisPrefix: config.redisPrefix, sql, bus, log });
     workers.push({ name: sandbox.name, close: closerOf(sandbox) });

@@ -18,9 +18,14 @@ export interface RecordedChange {
   payload: Record<string, unknown>;
 }
 
-/** The kinds some active subscription wants (`station_status`, `fuelling_options`, …). */
+/**
+ * The kinds some active subscription wants (`station_status`, `fuelling_options`, …), and
+ * `fuelling_options` while a driver alert is active: the alerts follow the options' changes too.
+ */
 export async function wantedKinds(sql: Sql): Promise<Set<string>> {
-  const rows = await sql<{ kind: string }[]>`SELECT DISTINCT unnest(kinds) AS kind FROM webhook_subscriptions WHERE state = 'active'`;
+  const rows = await sql<{ kind: string }[]>`
+    SELECT DISTINCT unnest(kinds) AS kind FROM webhook_subscriptions WHERE state = 'active'
+    UNION SELECT 'fuelling_options' WHERE EXISTS (SELECT 1 FROM driver_alerts WHERE state = 'active')`;
   return new Set(rows.map((row) => row.kind));
 }
 

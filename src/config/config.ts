@@ -220,6 +220,13 @@ export const envSchema = z
       .max(30, 'must be at most 30')
       .default(3),
     WEBHOOK_RATE_LIMIT: requests(10),
+    ALERT_SETTLE: seconds(300),
+    ALERT_LIFETIME: seconds(30 * 86_400),
+    ALERT_REMINDER_BEFORE: seconds(3 * 86_400),
+    ALERT_CONFIRM_WITHIN: seconds(86_400),
+    ALERTS_PER_ADDRESS: requests(10),
+    ALERTS_PER_STATION: requests(2000),
+    ALERT_REQUESTS_PER_HOUR: requests(10),
     PORTAL_REQUEST_TIMEOUT: z.coerce
       .number({ error: 'must be a number of seconds' })
       .positive('must be more than 0')
@@ -304,6 +311,13 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     webhookTimeoutMs: env.WEBHOOK_TIMEOUT * 1000,
     webhookResolveTimeoutMs: env.WEBHOOK_RESOLVE_TIMEOUT * 1000,
     webhookRateLimit: env.WEBHOOK_RATE_LIMIT,
+    alertSettleMs: env.ALERT_SETTLE * 1000,
+    alertLifetimeMs: env.ALERT_LIFETIME * 1000,
+    alertReminderMs: env.ALERT_REMINDER_BEFORE * 1000,
+    alertConfirmMs: env.ALERT_CONFIRM_WITHIN * 1000,
+    alertsPerAddress: env.ALERTS_PER_ADDRESS,
+    alertsPerStation: env.ALERTS_PER_STATION,
+    alertRequestsPerHour: env.ALERT_REQUESTS_PER_HOUR,
     portalRequestTimeoutMs: env.PORTAL_REQUEST_TIMEOUT * 1000,
     importV2RateLimit: env.IMPORT_V2_RATE_LIMIT,
     importV1RateLimit: env.IMPORT_V1_RATE_LIMIT,

@@ -122,6 +122,20 @@ export interface Config {
   /** Webhook subscriptions made, URLs changed and test pings sent per minute per account (WEBHOOK_RATE_LIMIT, 10). */
   webhookRateLimit: number;
   /**
+   * Driver alerts (docs/alerts.md): how long a new status must hold before its alerts' e-mails go
+   * (ALERT_SETTLE, 300 s); how long a confirmed alert lives unless kept longer (ALERT_LIFETIME, 30 days);
+   * how long before that its reminder goes (ALERT_REMINDER_BEFORE, 3 days); how long a confirmation link
+   * holds (ALERT_CONFIRM_WITHIN, 24 hours); the caps per address (ALERTS_PER_ADDRESS, 10) and per station
+   * (ALERTS_PER_STATION, 2000); alert requests per hour per client address (ALERT_REQUESTS_PER_HOUR, 10).
+   */
+  alertSettleMs: number;
+  alertLifetimeMs: number;
+  alertReminderMs: number;
+  alertConfirmMs: number;
+  alertsPerAddress: number;
+  alertsPerStation: number;
+  alertRequestsPerHour: number;
+  /**
    * How long a portal request may go without an answer once its body has arrived (PORTAL_REQUEST_TIMEOUT,
    * 15 seconds): past it the answer is a 503 with Retry-After, whatever the request still waits on.
    */

@@ -75,7 +75,6 @@ export type Inline = string | { strong: string } | { href: string; label: string
 /** A part of an e-mail: a paragraph, or a list of labelled facts (shown as a small table). */
 export type Block = { paragraph: Inline[] } | { facts: [label: string, value: Inline[]][] };
 
-const SIGNATURE = 'The HRS signal platform';
 
 /** A subject on one line, a long token name shortened in it (the body gives it whole). */
 export function subjectName(name: string): string {
@@ -105,30 +104,45 @@ function inlineHtml(inline: Inline): string {
   return `<a href="${escapeHtml(inline.href)}" style="color:#0b57d0;text-decoration:underline;word-break:break-all;">${escapeHtml(inline.label)}</a>`;
 }
 
-function greeting(recipient: MailRecipient): string {
+/**
+ * What frames an e-mail besides its blocks: its language (the greeting, the signature, the HTML's
+ * `lang`) and its footer. The token and webhook e-mails are in English with the token footer; the
+ * driver alerts' (./alerts/mail.ts) in the driver's language with their own.
+ */
+export interface MailFrame {
+  language: 'en' | 'de';
+  footer: (recipient: MailRecipient) => string;
+}
+
+const TOKEN_FRAME: MailFrame = {
+  language: 'en',
+  footer: (recipient) =>
+    `This e-mail was sent to ${oneLine(recipient.email)}. ` + "The HRS signal platform never sends a token's value by e-mail and never asks you for it.",
+};
+
+const FRAME_WORDS = {
+  en: { hello: 'Hello', signature: 'The HRS signal platform', htmlLang: 'en-GB' },
+  de: { hello: 'Hallo', signature: 'Die HRS-Signalplattform', htmlLang: 'de-DE' },
+} as const;
+
+function greeting(recipient: MailRecipient, frame: MailFrame): string {
   const name = oneLine(recipient.name ?? '');
-  return name ? `Hello ${name},` : 'Hello,';
+  const hello = FRAME_WORDS[frame.language].hello;
+  return name ? `${hello} ${name},` : `${hello},`;
 }
 
-function footer(recipient: MailRecipient): string {
-  return (
-    `This e-mail was sent to ${oneLine(recipient.email)}. ` +
-    "The HRS signal platform never sends a token's value by e-mail and never asks you for it."
-  );
-}
-
-function renderText(recipient: MailRecipient, blocks: Block[]): string {
+function renderText(recipient: MailRecipient, blocks: Block[], frame: MailFrame): string {
   const sections = blocks.map((block) => {
     if ('paragraph' in block) return block.paragraph.map(inlineText).join('');
     const width = Math.max(...block.facts.map(([label]) => label.length)) + 1;
     return block.facts.map(([label, value]) => `  ${`${label}:`.padEnd(width)} ${value.map(inlineText).join('')}`).join('\n');
   });
-  return [greeting(recipient), ...sections, SIGNATURE, footer(recipient)].join('\n\n') + '\n';
+  return [greeting(recipient, frame), ...sections, FRAME_WORDS[frame.language].signature, frame.footer(recipient)].join('\n\n') + '\n';
 }
 
 const P_STYLE = 'margin:0 0 16px;';
 
-function renderHtml(subject: string, recipient: MailRecipient, blocks: Block[]): string {
+function renderHtml(subject: string, recipient: MailRecipient, blocks: Block[], frame: MailFrame): string {
   const body = blocks.map((block) => {
     if ('paragraph' in block) return `<p style="${P_STYLE}">${block.paragraph.map(inlineHtml).join('')}</p>`;
     const rows = block.facts.map(
@@ -140,7 +154,7 @@ function renderHtml(subject: string, recipient: MailRecipient, blocks: Block[]):
   });
   return [
     '<!DOCTYPE html>',
-    '<html lang="en-GB">',
+    `<html lang="${FRAME_WORDS[frame.language].htmlLang}">`,
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -149,11 +163,11 @@ function renderHtml(subject: string, recipient: MailRecipient, blocks: Block[]):
     '<body style="margin:0;padding:0;background-color:#f4f5f7;">',
     '<div style="max-width:560px;margin:0 auto;padding:24px 16px;font-family:Arial,Helvetica,sans-serif;font-size:15px;line-height:1.5;color:#1f2933;">',
     '<div style="background-color:#ffffff;border:1px solid #d8dde3;border-radius:6px;padding:24px;">',
-    `<p style="${P_STYLE}">${escapeHtml(greeting(recipient))}</p>`,
+    `<p style="${P_STYLE}">${escapeHtml(greeting(recipient, frame))}</p>`,
     ...body,
-    `<p style="margin:0;">${escapeHtml(SIGNATURE)}</p>`,
+    `<p style="margin:0;">${escapeHtml(FRAME_WORDS[frame.language].signature)}</p>`,
     '</div>',
-    `<p style="margin:16px 0 0;font-size:12px;color:#616e7c;">${escapeHtml(footer(recipient))}</p>`,
+    `<p style="margin:16px 0 0;font-size:12px;color:#616e7c;">${escapeHtml(frame.footer(recipient))}</p>`,
     '</div>',
     '</body>',
     '</html>',
@@ -161,7 +175,8 @@ function renderHtml(subject: string, recipient: MailRecipient, blocks: Block[]):
   ].join('\n');
 }
 
-export function message(subject: string, recipient: MailRecipient, blocks: Block[]): MailMessage {
+/** An e-mail of blocks, framed by `withFrame` (the token e-mails' English frame unless given). */
+export function message(subject: string, recipient: MailRecipient, blocks: Block[], withFrame: MailFrame = TOKEN_FRAME): MailMessage {
   const line = oneLine(subject);
-  return { subject: line, text: renderText(recipient, blocks), html: renderHtml(line, recipient, blocks) };
+  return { subject: line, text: renderText(recipient, blocks, withFrame), html: renderHtml(line, recipient, blocks, withFrame) };
 }

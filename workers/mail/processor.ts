@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { claimMail, failMail, markMailSent, releaseMail, type ClaimedMail } from '../../db/queries/token-mail.js';
 import { claimWebhookMail, isWebhookMailKey, type ClaimedWebhookMail } from '../../db/queries/webhook-mail.js';
+import { claimAlertMail, isAlertMailKey, type ClaimedAlertMail } from '../../db/queries/driver-alerts.js';
+import { alertLinks, renderAlertExpiring, renderAlertTransition, unsubscribeHeaders } from '../../src/domain/alerts/mail.js';
 import { renderWebhookDisabledMail } from '../../src/domain/webhook-mail.js';
 import type { Redis } from '../../src/infra/redis.js';
 import { QUEUES, bullPrefix, bullConnection } from '../queues.js';
@@ -32,13 +34,15 @@ const CLAIM_MS = 2 * 60_000;
 /** BullMQ's own lock duration and stalled-job check interval, which a shorter claim shortens. */
 const BULLMQ_LOCK_MS = 30_000;
 
-/** An e-mail of the outbox, claimed: about a token, or about a webhook subscription. */
-export type OutboxMail = ClaimedMail | ClaimedWebhookMail;
+/** An e-mail of the outbox, claimed: about a token, a webhook subscription, or a driver's alert. */
+export type OutboxMail = ClaimedMail | ClaimedWebhookMail | ClaimedAlertMail;
 
 export interface RenderedMail {
   subject: string;
   text: string;
   html: string;
+  /** Headers of its own (a driver alert's `List-Unsubscribe`). */
+  headers?: Record<string, string>;
 }
 
 export interface MailWorkerOptions {
@@ -85,9 +89,25 @@ export function pooled(smtpUrl: string): string {
   return url.toString();
 }
 
-/** How outbox e-mails are rendered: the token (or webhook) e-mail of its kind, linking to the portal, times in the zone. */
-export function tokenMailRenderer(portalUrl: string, timeZone: string): (mail: OutboxMail) => RenderedMail {
+const isAlertMail = (m: OutboxMail): m is ClaimedAlertMail => m.kind === 'alert_transition' || m.kind === 'alert_expiring';
+
+/**
+ * How outbox e-mails are rendered: the token (or webhook) e-mail of its kind, linking to the portal,
+ * times in the zone; a driver alert's in the driver's language, times in the station's zone, linking to
+ * the map and the alert's pages under `alerts.baseUrl`, with RFC 8058's one-click unsubscribe headers.
+ */
+export function tokenMailRenderer(portalUrl: string, timeZone: string, alerts?: { baseUrl: string; settleMs: number }): (mail: OutboxMail) => RenderedMail {
   return (m) => {
+    if (isAlertMail(m)) {
+      const baseUrl = alerts?.baseUrl ?? new URL(portalUrl).origin;
+      const links = alertLinks(baseUrl, m.station.hrsId, m.manageToken);
+      const input = { email: m.recipient, language: m.language, station: m.station, fuellingOption: m.fuellingOption, wants: m.wants };
+      const rendered =
+        m.kind === 'alert_transition' && m.side !== null && m.since !== null
+          ? renderAlertTransition({ ...input, side: m.side, since: m.since, settleMs: alerts?.settleMs ?? 0, expiresAt: m.expiresAt, links })
+          : renderAlertExpiring({ ...input, expiresAt: m.expiresAt, links });
+      return { ...rendered, headers: unsubscribeHeaders(links) };
+    }
     if (m.kind === 'webhook_disabled') return renderWebhookDisabledMail({ recipient: m.owner, subscription: m.subscription, portalUrl, timeZone });
     // A reminder sent more than a day late (the platform was down) names the days really left.
     const daysLeft =
@@ -140,7 +160,9 @@ export function startMailWorker(options: MailWorkerOptions): Worker {
     const { key } = parsed.data;
     const claim = isWebhookMailKey(key)
       ? await claimWebhookMail(outbox.sql, key, claimMs)
-      : await claimMail(outbox.sql, key, claimMs, { adminEmails: outbox.reminders?.adminEmails });
+      : isAlertMailKey(key)
+        ? await claimAlertMail(outbox.sql, key, claimMs)
+        : await claimMail(outbox.sql, key, claimMs, { adminEmails: outbox.reminders?.adminEmails });
     if (claim.outcome === 'skip' && claim.reason === 'claimed') {
       // Another worker holds the claim. Alive, it sends the e-mail; dead (its job came back as stalled
       // before its claim lapsed), nobody would: ending the job here would leave the e-mail unsent, its

@@ -19,6 +19,7 @@ import { nearestPlaceRoute } from './place-tiles.js';
 import type { Reply } from '../../http/errors.js';
 import type { Request } from '../../http/request.js';
 import type { PlacesLoader } from '../places.js';
+import { alertRoutes, type AlertDeps } from '../alerts/index.js';
 
 /**
  * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false,
@@ -31,7 +32,8 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
    * PUBLIC_MAP (`publicMap`), MAP_STYLE_URL (`mapStyleUrl`), MAP_RATE_LIMIT (`mapRateLimit`), MAP_RATE_LIMIT_DAY (`mapRateLimitDay`),
    * MAP_STREAMS_PER_ADDRESS (`mapStreamsPerAddress`), PUSH_IDLE_TIMEOUT (`pushIdleTimeoutSeconds`: the stream's, as every WebSocket's).
    */
-  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapRateLimitDay' | 'mapStreamsPerAddress' | 'pushIdleTimeoutSeconds' | 'redisPrefix'>;
+  config: Pick<Config, 'publicMap' | 'mapStyleUrl' | 'mapRateLimit' | 'mapRateLimitDay' | 'mapStreamsPerAddress' | 'pushIdleTimeoutSeconds' | 'redisPrefix'> &
+    AlertDeps['config'];
   sql: Sql;
   redis: Redis;
   /** The base of the links export v2's records carry (BASE_URL). */
@@ -41,6 +43,8 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   log: Logger;
   /** The place names' data, shared with the portal's pin (../places.ts). */
   places: PlacesLoader;
+  /** Driver alerts' mail and what a confirmation tells (../alerts/index.ts). */
+  alerts: Pick<AlertDeps, 'sendLink' | 'mailReady' | 'confirmed'>;
 }
 
 /** What the composition root keeps of the map: told of registry reloads, closed at shutdown. */
@@ -75,6 +79,7 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   let stream: ReturnType<typeof mapStream> | undefined;
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl, places: deps.places });
   nearestPlaceRoute(server, family, deps.places);
+  alertRoutes(server, family, { sql: deps.sql, feed, stations: deps.stations, limiter: deps.limiter, log: deps.log, config: deps.config, baseUrl: deps.baseUrl, ...deps.alerts });
   return {
     start: () => {
       stream = mapStream({

@@ -2,6 +2,7 @@ import type { DocContext, DocDefinition, FamilyDocument } from '../../../http/op
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { forecastSchema } from '../../../domain/export-v2/forecast.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
+import { alertAcceptedSchema } from '../../alerts/index.js';
 import { historyResponses } from './history.js';
 import { geoSchemas } from './geo.js';
 import { deltaResponses, deltaSchemas } from './delta.js';
@@ -21,12 +22,12 @@ export function exportV2Document(context: DocContext): DocDefinition {
     family: 'export_v2',
     alsoFamilies: ['datex2'],
     // The public map's feed, detail, photo and stream (../../map/docs.ts); its page and files are not operations.
-    alsoPublic: ['/map/v1/stations', '/map/v1/stream'],
+    alsoPublic: ['/map/v1/stations', '/map/v1/stream', '/map/v1/alerts'],
     info: info(context),
     tags: tags(),
     securitySchemes: securitySchemes(),
     requestSchemas: {},
-    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, Forecast: forecastSchema, ...geoSchemas(), ...deltaSchemas(), ...webhookPayloadSchemas() },
+    responseSchemas: { ...responseSchemas(), Reliability: reliabilitySchema, HistoryPage: historyPageSchema, Forecast: forecastSchema, AlertAccepted: alertAcceptedSchema, ...geoSchemas(), ...deltaSchemas(), ...webhookPayloadSchemas() },
     parameters: parameters(),
     headers: headers(context.config),
     responses: { ...responses(context.config), ...historyResponses(), ...deltaResponses() },
