@@ -3,6 +3,7 @@ import { DEFINITIONS } from '../../src/domain/categories/index.js';
 import { V1_SCHEMAS } from '../../src/domain/import-v1/schemas.js';
 import { newWebhookSchema, webhookPatchSchema } from '../../src/domain/webhooks/schemas.js';
 import type { AnyRoute } from '../../src/http/contract.js';
+import { alertFormSchema } from '../../src/api/alerts/index.js';
 import { exampleOf, textFields, valueAt, withValueAt, type TextField } from './schema-fields.js';
 
 /**
@@ -24,6 +25,7 @@ export function rawBodySchema(route: Pick<AnyRoute, 'method' | 'path'>): z.ZodTy
   if (key === 'POST /portal/v1/webhooks') return newWebhookSchema;
   if (key === 'PATCH /portal/v1/webhooks/:id') return webhookPatchSchema;
   if (key === 'PUT /portal/v1/stations/:hrs_id/photo') return 'bytes';
+  if (['POST /map/alerts/confirm', 'POST /map/alerts/renew', 'POST /map/alerts/unsubscribe'].includes(key)) return alertFormSchema;
   return undefined;
 }
 

@@ -454,7 +454,7 @@ t.test('mail-worker', async (t) => {
     const smtp = await startSmtp(t);
     t.teardown(smtp.close);
     const { workers, queue } = await mailSetup(t, { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM });
-    t.same(workers.names, ['mail', 'call-log', 'change-log']);
+    t.same(workers.names, ['mail', 'call-log', 'change-log', 'alerts']);
 
     const job = await queue.add('token-created', { to: 'alice@example.org', subject: 'Your token', text: 'hello' });
     await until('the message to arrive', () => (smtp.received.length > 0 ? true : undefined));
@@ -511,7 +511,7 @@ t.test('mail-worker', async (t) => {
       await closeRedis(redis);
       await sql.end({ timeout: 1 });
     });
-    t.same(workers.names, ['call-log', 'change-log']);
+    t.same(workers.names, ['call-log', 'change-log', 'alerts']);
   });
 });
 

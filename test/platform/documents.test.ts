@@ -191,7 +191,8 @@ t.test('docs', async (t) => {
       // The export v2 document describes the DATEX II publications too (same tokens and limits).
       const families: readonly string[] = family === 'export_v2' ? ['export_v2', 'datex2'] : [family];
       // And the public map's feed, detail, photo and stream (public, under /map/v1/stations and /map/v1/stream).
-      const mapOperation = (r: { auth: string; path: string }) => family === 'export_v2' && r.auth === 'none' && (r.path.startsWith('/map/v1/stations') || r.path.startsWith('/map/v1/stream'));
+      const mapOperation = (r: { auth: string; path: string }) =>
+        family === 'export_v2' && r.auth === 'none' && (r.path.startsWith('/map/v1/stations') || r.path.startsWith('/map/v1/stream') || r.path.startsWith('/map/v1/alerts'));
       const served = routes
         .filter((r) => families.includes(r.auth) || mapOperation(r))
         .map((r) => `${r.method} ${openApiPath(r.path)}`)
@@ -315,6 +316,18 @@ t.test('docs', async (t) => {
 
     for (const [path, item] of Object.entries(document.paths as Record<string, Json>)) {
       for (const method of Object.keys(item)) {
+        // The driver alerts' request (public, a POST): accepted, and a station the map does not show refused.
+        if (path === '/map/v1/alerts') {
+          const ask = (hrsId: string) =>
+            fetch(`${p.url}${path}`, {
+              method: 'POST',
+              headers: { 'Content-Type': 'application/json' },
+              body: JSON.stringify({ hrs_id: hrsId, fuelling_option: '700ld', when: 'available', email: 'documents@example.org' }),
+            });
+          t.match(await conforms(t, 'export_v2', 'POST', path, await ask('BERLA'), 202), { status: 'confirmation_sent' });
+          t.match(await conforms(t, 'export_v2', 'POST', path, await ask('OSLO1'), 404, problemSchema), { status: 404, code: 'not_found' });
+          continue;
+        }
         // The events' delta (extension) needs a point to start from: the list's sync_token.
         const from = path === '/v2/hrs/events' ? `?since=${((await (await get(`${p.url}/v2/hrs?limit=1`, TOKENS.export_v2)).json()) as Json).sync_token}` : '';
         const url = `${p.url}${path.replace('{hrs_id}', 'BERLA')}${from}`;
@@ -1114,8 +1127,8 @@ t.test('portal-docs', async (t) => {
       .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
       .sort();
     t.same(documented, portal.filter((r) => !NOT_OPERATIONS.includes(r.key)).map((r) => r.key).sort(), 'documented = the routes under /portal/ but the page\'s');
-    t.equal(documented.length, 10 + 20 + 6 + 7 + 8, 'the token owners\' 10, operator staff\'s 20, originator managers\' 6, the history\'s 7, the webhooks\' 8');
-    t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 20 + 6 + 7 + 8, 'all but the four public ones need the session');
+    t.equal(documented.length, 10 + 21 + 6 + 7 + 8, 'the token owners\' 10, operator staff\'s 21, originator managers\' 6, the history\'s 7, the webhooks\' 8');
+    t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 21 + 6 + 7 + 8, 'all but the four public ones need the session');
     t.same(portal.filter((r) => NOT_OPERATIONS.includes(r.key)).map((r) => [r.key, r.auth]).sort(), NOT_OPERATIONS.map((key) => [key, 'none']), 'the rest: public files');
     for (const path of Object.keys(document.paths)) t.ok(path.startsWith('/portal/v1/'), `${path} is under /portal/v1/`);
 

@@ -740,7 +740,7 @@ t.test('invalid-utf8', async (t) => {
   t.test('every text field of every body, with FF and ED A0 80: a 400 parse_error in the family\'s format naming the offset, nothing stored', async (t) => {
     const routes = server!.contracts().filter((route) => route.body && schemaOf(route) !== 'bytes');
     const families = new Set(routes.map((route) => route.family.name));
-    t.same([...families].sort(), ['admin', 'import_v1', 'import_v1.1', 'import_v2', 'portal'], 'the families that take a JSON body');
+    t.same([...families].sort(), ['admin', 'import_v1', 'import_v1.1', 'import_v2', 'map', 'portal'], 'the families that take a JSON body');
     const before = await snapshot(p);
     let probes = 0;
     const accepted = new Set<string>();

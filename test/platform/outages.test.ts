@@ -758,7 +758,7 @@ t.test('worker-outage-logs', async (t) => {
   const OUTAGE_MS = lasting(6000, 2500);
   const SETTLE_MS = lasting(3000, 1500);
 
-  t.test('hrs serve with its five workers: one warning per Redis outage, one info line when it ends', async (t) => {
+  t.test('hrs serve with its six workers: one warning per Redis outage, one info line when it ends', async (t) => {
     const redis = await privateRedis(t);
     const smtp = await smtpSink(t);
     const config = testConfig(t, { REDIS_URL: redis.url, SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, SANDBOX: 'on', LOG_LEVEL: 'info' });
@@ -768,7 +768,7 @@ t.test('worker-outage-logs', async (t) => {
     await loadFixture(platform.parts.sql, baseFixture(), { baseDir: process.cwd() });
     t.equal(platform.parts.config.sandbox, true);
     const listening = logs.lines.find((l) => l.msg === 'listening');
-    t.same(listening?.workers, ['mail', 'call-log', 'history', 'change-log', 'sandbox'], 'five workers run in the process');
+    t.same(listening?.workers, ['mail', 'call-log', 'history', 'change-log', 'alerts', 'sandbox'], 'six workers run in the process');
     await sleep(1000);
 
     const beforeOutage = logs.lines.length;

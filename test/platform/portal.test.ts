@@ -347,6 +347,7 @@ t.test('portal-authz', async (t) => {
     { method: 'GET', route: '/portal/v1/stations/:hrs_id/assignments', expect: station(200) },
     { method: 'PUT', route: '/portal/v1/stations/:hrs_id/assignments/:originator_id/:signal_type', body: { state: 'testing' }, expect: station(200) },
     { method: 'GET', route: '/portal/v1/stations/:hrs_id/audit', expect: station(200) },
+    { method: 'GET', route: '/portal/v1/stations/:hrs_id/drivers-waiting', expect: station(200) },
     { method: 'GET', route: '/portal/v1/operators/:operator_id/audit', expect: station(200) },
 
     { method: 'GET', route: '/portal/v1/originators', expect: anyAccount(200) },

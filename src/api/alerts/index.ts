@@ -5,9 +5,9 @@ import type { Sql } from '../../../db/connect.js';
 import { alertByToken, alertToConfirm, confirmAlert, deleteAlert, renewAlert, requestAlert } from '../../../db/queries/driver-alerts.js';
 import { renderAlertConfirmation } from '../../domain/alerts/mail.js';
 import { sideOf, type Side } from '../../domain/alerts/sides.js';
-import { ALERT_LANGUAGES } from '../../domain/alerts/words.js';
-import { emailAddress } from '../../domain/text.js';
-import { FUELLING_OPTIONS } from '../../domain/vocabulary.js';
+import { alertAcceptedSchema, alertRequestSchema } from '../../domain/alerts/schemas.js';
+import { boundedString, utf8Fault, utf8FaultText } from '../../domain/text.js';
+import { parseJson } from '../../http/request.js';
 import type { Config } from '../../config/config.js';
 import { HttpError, JSON_TYPE, PROBLEM_ERRORS, type Reply } from '../../http/errors.js';
 import type { Family } from '../../http/family.js';
@@ -34,26 +34,6 @@ import { ALERT_PAGE_CSS, confirmedPage, confirmPage, gonePage, managePage, pageL
  * Requests are limited per client address (ALERT_REQUESTS_PER_HOUR) besides the map's own limits, and
  * capped per address (ALERTS_PER_ADDRESS) and per station (ALERTS_PER_STATION).
  */
-
-export const alertRequestSchema = z
-  .strictObject({
-    hrs_id: z.string().regex(/^[A-Z0-9]{1,16}$/, 'must be a station id as the map gives it').meta({ description: 'The station, as the map names it.', examples: ['BERLA'] }),
-    fuelling_option: z.enum(FUELLING_OPTIONS).meta({ description: 'The fuelling option the alert watches.', examples: ['700ld'] }),
-    when: z.enum(['available', 'unavailable']).meta({
-      description: '`available`: one e-mail each time the option becomes available (AVAILABLE or LIMITEDLY_AVAILABLE) after it was not; `unavailable`: each time it goes down (UNAVAILABLE).',
-    }),
-    email: emailAddress().meta({ description: 'Where the e-mails go: kept only while the alert lives.', examples: ['driver@example.org'] }),
-    language: z.enum(ALERT_LANGUAGES).default('en').meta({ description: 'The e-mails\' and pages\' language.' }),
-  })
-  .meta({ title: 'AlertRequest', description: 'A driver alert asked for from the map.' });
-
-export const alertAcceptedSchema = z
-  .strictObject({
-    status: z.literal('confirmation_sent'),
-    detail: z.string(),
-    confirm_within_seconds: z.int().positive(),
-  })
-  .meta({ title: 'AlertAccepted', description: 'The confirmation e-mail is on its way.' });
 
 export interface AlertDeps {
   sql: Sql;
@@ -86,11 +66,33 @@ const page = (status: number, html: string): Reply => ({
   body: html,
 });
 
-/** The token of a page's form (`token=`), or of the link's address (RFC 8058's one-click POST carries it there). */
+/** The longest token taken: the secrets are 43 characters. */
+export const TOKEN_MAX = 100;
+
+/** What a page's form posts: its token (`application/x-www-form-urlencoded`, or the same as JSON). */
+export const alertFormSchema = z
+  .strictObject({ token: boundedString(TOKEN_MAX, `must be at most ${TOKEN_MAX} characters`) })
+  .meta({ examples: [{ token: 'Jd4S0bq3o3x2vK9m1Yp8nQ7rT6wZ5aB4cE3fG2hI1jK' }] });
+
+/**
+ * The token of a page's form (`token=`, or `{"token": …}`), or of the link's address (RFC 8058's
+ * one-click POST carries it there); a longer one than any secret is refused (400).
+ */
 function tokenOf(req: Request): string | undefined {
-  const inBody = req.body && req.body.length > 0 ? new URLSearchParams(req.body.toString('utf8')).get('token') : null;
+  let inBody: string | null = null;
+  if (req.body && req.body.length > 0) {
+    if (/^application\/([\w.+-]*\+)?json\s*(;|$)/i.test(req.headers['content-type'] ?? '')) {
+      const value = (parseJson(req) as { token?: unknown } | null)?.token;
+      inBody = typeof value === 'string' ? value : null;
+    } else {
+      const fault = utf8Fault(req.body);
+      if (fault) throw new HttpError(400, 'parse_error', `The form is not valid UTF-8: ${utf8FaultText(fault)}.`);
+      inBody = new URLSearchParams(req.body.toString('utf8')).get('token');
+    }
+  }
   const token = inBody ?? req.query.get('token');
-  return token && token.length <= 100 ? token : undefined;
+  if (token && token.length > TOKEN_MAX) throw new HttpError(400, 'invalid_input', `token: must be at most ${TOKEN_MAX} characters`);
+  return token ?? undefined;
 }
 
 export function alertRoutes(server: HttpServer, family: Family, deps: AlertDeps): void {

@@ -1,3 +1,4 @@
+import { waitingByOption, waitingCounts } from '../../../db/queries/driver-alerts.js';
 import { problemHint, type StationVerdict } from '../../domain/status/verdict.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { Sql } from '../../../db/connect.js';
@@ -99,10 +100,15 @@ export function portalStationRoutes(
   route('GET', '/portal/v1/stations', docs.listStations, async (req) => {
     const { roles } = portalUserOf(req);
     const stations = await listPortalStations(sql, roles.admin ? null : [...roles.operators]);
+    const waiting = await waitingCounts(sql, roles.admin ? null : stations.map((s) => s.hrs_id));
     return json(200, {
       stations: stations.map((s) => {
         const verdict = deps.verdicts?.of(s.hrs_id);
-        return { ...s, static_modified_at: s.static_modified_at.toISOString(), status: verdict?.status ?? null, hint: problemHint(verdict, s.layout_version !== null) };
+        const counts = waiting.get(s.hrs_id);
+        return {
+          ...s, static_modified_at: s.static_modified_at.toISOString(), status: verdict?.status ?? null, hint: problemHint(verdict, s.layout_version !== null),
+          drivers_waiting: { available: counts?.up ?? 0, unavailable: counts?.down ?? 0 },
+        };
       }),
     }, NO_STORE);
   });
@@ -234,6 +240,12 @@ export function portalStationRoutes(
   }, { body: portalBody(assignmentRequestSchema) });
 
   // The audit trail ----------------------------------------------------------------------------------
+
+  route('GET', '/portal/v1/stations/:hrs_id/drivers-waiting', docs.driversWaiting, async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    const options = await waitingByOption(sql, hrsId);
+    return json(200, { hrs_id: hrsId, fuelling_options: options.map((o) => ({ fuelling_option: o.fuelling_option, available: o.up, unavailable: o.down })) }, NO_STORE);
+  });
 
   route('GET', '/portal/v1/stations/:hrs_id/audit', docs.stationAudit, async (req) => {
     const { hrsId } = await stationAccess(sql, req);

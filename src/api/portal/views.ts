@@ -18,6 +18,24 @@ export { namedSchema, rolesSchema } from '../../domain/portal/schemas.js';
 const instant = () => z.iso.datetime({ offset: true });
 const at = '2027-03-01T12:00:00.000Z';
 
+/** Drivers waiting, by what they wait for. */
+const waitingCountsSchema = z.strictObject({
+  available: z.int().min(0).meta({ description: 'Alerts waiting for an option to be available again.' }),
+  unavailable: z.int().min(0).meta({ description: 'Alerts waiting for an option to go down (drivers who rely on it).' }),
+});
+
+/** `GET /portal/v1/stations/{hrs_id}/drivers-waiting`: the counts per fuelling option. */
+export const driversWaitingSchema = z
+  .strictObject({
+    hrs_id: z.string(),
+    fuelling_options: z.array(z.strictObject({ fuelling_option: z.string(), ...waitingCountsSchema.shape })).meta({ description: 'Each option with at least one alert, by code.' }),
+  })
+  .meta({
+    title: 'Drivers waiting',
+    description: 'How many drivers\' confirmed alerts wait on each fuelling option of the station: counts only, never an address (docs/alerts.md).',
+    examples: [{ hrs_id: 'BERAP', fuelling_options: [{ fuelling_option: '700ld', available: 3, unavailable: 1 }] }],
+  });
+
 export const stationListSchema = z
   .strictObject({
     stations: z.array(
@@ -33,6 +51,7 @@ export const stationListSchema = z
           description: 'The station\'s verdict now, as every face shows it (the best of its fuelling options: export v2\'s `fuelling_options`); null while the instance has not loaded the station.',
         }),
         hint: z.string().nullable().meta({ description: 'What needs looking at, in words (no confirmed layout, no reading for 30 minutes, maintenance…); null: nothing.' }),
+        drivers_waiting: waitingCountsSchema.meta({ description: 'Drivers whose confirmed alerts wait on the station\'s fuelling options (all options together): counts, never addresses.' }),
       }),
     ),
   })
@@ -42,7 +61,7 @@ export const stationListSchema = z
     examples: [
       {
         stations: [
-          { hrs_id: 'BERAP', name: 'Berlin Airport', operator: 'h2-demo', static_modified_at: at, layout_version: 2, has_draft: true, has_photo: false, status: 'UNKNOWN', hint: 'no availability reading for 30 minutes or more' },
+          { hrs_id: 'BERAP', name: 'Berlin Airport', operator: 'h2-demo', static_modified_at: at, layout_version: 2, has_draft: true, has_photo: false, status: 'UNKNOWN', hint: 'no availability reading for 30 minutes or more', drivers_waiting: { available: 3, unavailable: 1 } },
         ],
       },
     ],

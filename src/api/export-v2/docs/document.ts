@@ -2,7 +2,7 @@ import type { DocContext, DocDefinition, FamilyDocument } from '../../../http/op
 import { historyPageSchema, reliabilitySchema } from '../../../domain/export-v2/history.js';
 import { forecastSchema } from '../../../domain/export-v2/forecast.js';
 import { headers, parameters, responses, responseSchemas, securitySchemes } from './components.js';
-import { alertAcceptedSchema } from '../../alerts/index.js';
+import { alertAcceptedSchema } from '../../../domain/alerts/schemas.js';
 import { historyResponses } from './history.js';
 import { geoSchemas } from './geo.js';
 import { deltaResponses, deltaSchemas } from './delta.js';

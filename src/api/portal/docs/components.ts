@@ -50,6 +50,7 @@ import {
   photoInfoSchema,
   rolesSchema,
   stationListSchema,
+  driversWaitingSchema,
   stationRecordViewSchema,
   storedLayoutSchema,
 } from '../views.js';
@@ -102,6 +103,7 @@ export const responseSchemas = (): DocDefinition['responseSchemas'] => ({
   Problem: portalProblemSchema,
   Roles: rolesSchema,
   StationList: stationListSchema,
+  DriversWaiting: driversWaitingSchema,
   StationRecordView: stationRecordViewSchema,
   Photo: photoInfoSchema,
   StoredLayout: storedLayoutSchema,

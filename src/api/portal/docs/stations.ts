@@ -14,6 +14,7 @@ import {
   layoutsSchema,
   photoAnswerSchema,
   stationListSchema,
+  driversWaitingSchema,
   stationRecordViewSchema,
 } from '../views.js';
 import { badPage, noStation, notFound, registryOperation } from './registry-shared.js';
@@ -46,6 +47,13 @@ export function stationDocs() {
       summary: 'The account\'s stations',
       description: 'The stations of the operators whose staff the account is (every station for an admin), with their layout version and whether a draft and a photo exist.',
       ok: { status: '200', description: 'The stations.', schema: 'StationList', zod: stationListSchema },
+    }),
+    driversWaiting: registryOperation({
+      method: 'GET', tag: 'Stations', id: 'getDriversWaiting', role: 'station',
+      summary: 'How many drivers wait on each fuelling option',
+      description: 'Counts of the confirmed driver alerts on each of the station\'s fuelling options: waiting for it to be available again, and for it to go down. Never an address.',
+      ok: { status: '200', description: 'The counts.', schema: 'DriversWaiting', zod: driversWaitingSchema },
+      more: { '404': noStation() },
     }),
     getStation: registryOperation({
       method: 'GET', tag: 'Stations', id: 'getStation', role: 'station',
