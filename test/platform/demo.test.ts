@@ -7,7 +7,7 @@
 import t from 'tap';
 import type { Sql } from '../../db/connect.js';
 import { type StoredTransmission, storeTransmissions } from '../../db/queries/signals.js';
-import { backfillDemoHistory, demoIncidents } from '../../src/cli/demo/backfill.js';
+import { DEMO_HISTORY_DAYS, backfillDemoHistory, demoIncidents } from '../../src/cli/demo/backfill.js';
 import { DEMO_LEGACY_STATIONS, DEMO_ORIGINATOR, DEMO_TOKENS, demoFixture } from '../../src/cli/demo/fixture.js';
 import { DemoOriginator } from '../../src/cli/demo/originator.js';
 import { createLogger } from '../../src/config/log.js';
@@ -74,11 +74,26 @@ t.test('demo-history', async (t) => {
     const page = await exported(`/v2/hrs/MUNCE/history?category=availability&from=${new Date(incidents.gap.from - HOUR).toISOString()}&to=${new Date(incidents.gap.to + HOUR).toISOString()}`);
     t.match(page.intervals.map((i: { freshness: string }) => i.freshness), ['fresh', 'stale', 'unknown', 'fresh'], 'the gap in the history: fresh, stale, unknown, fresh again');
 
-    const [maintenance] = await p.sql<{ state: string; reason: string; starts_at: Date; ends_at: Date }[]>`
-    SELECT state, reason, starts_at, ends_at FROM status_intervals WHERE hrs_id = 'STUTT' AND series = 'option:700ld' AND reason = 'maintenance'`;
-    t.ok(maintenance, 'Stuttgart: a maintenance interval');
-    t.equal(maintenance?.state, 'UNAVAILABLE', 'the option unavailable for maintenance');
-    t.ok(Math.abs(maintenance!.starts_at.getTime() - incidents.maintenance.from) < 5 * 60_000, 'from the window’s start');
+    // Stuttgart's weekly maintenance window, every Tuesday 09:00–12:00 in Stuttgart, in every week of the history.
+    const maintenance = await p.sql<{ state: string; reason: string; starts_at: Date; ends_at: Date }[]>`
+      SELECT state, reason, starts_at, ends_at FROM status_intervals WHERE hrs_id = 'STUTT' AND series = 'option:700ld' AND reason = 'maintenance' ORDER BY starts_at`;
+    const berlin = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/Berlin', weekday: 'short', hour: '2-digit', hourCycle: 'h23' });
+    const windows: { from: number; to: number }[] = [];
+    for (let hour = Math.ceil((now - DEMO_HISTORY_DAYS * 24 * HOUR) / HOUR) * HOUR; hour + HOUR <= until; hour += HOUR) {
+      const parts = Object.fromEntries(berlin.formatToParts(hour).map((x) => [x.type, x.value]));
+      if (parts.weekday !== 'Tue' || Number(parts.hour) < 9 || Number(parts.hour) >= 12) continue;
+      const last = windows[windows.length - 1];
+      if (last?.to === hour) last.to += HOUR;
+      else windows.push({ from: hour, to: hour + HOUR });
+    }
+    const whole = windows.filter((w) => w.to - w.from === 3 * HOUR && w.from > now - DEMO_HISTORY_DAYS * 24 * HOUR + 5 * 60_000);
+    t.ok(whole.length >= 7, `a window in every week (${whole.length})`);
+    t.equal(maintenance.length, whole.length, 'Stuttgart: a maintenance interval per weekly window');
+    t.ok(maintenance.every((m) => m.state === 'UNAVAILABLE'), 'the option unavailable for maintenance');
+    t.ok(
+      whole.every((w, i) => Math.abs(maintenance[i]!.starts_at.getTime() - w.from) < 5 * 60_000 && Math.abs(maintenance[i]!.ends_at.getTime() - w.to) < 5 * 60_000),
+      'each from the window\'s start to its end',
+    );
 
     const calls = await (await get(`${p.url}/admin/v1/call-logs?originator=${DEMO_ORIGINATOR}`, ADMIN_TOKEN)).json();
     t.equal(calls.call_logs.length, first.refusedCalls, 'the refused calls in the call log');

@@ -1,3 +1,7 @@
+import { hazardsOf, type Pattern } from '../../domain/forecast/patterns.js';
+import { slotOf } from '../../domain/forecast/model.js';
+import { seedOf } from '../../domain/random.js';
+import { stationTimeZone } from '../../registry/time-zone.js';
 import type { demoFixture } from './fixture.js';
 
 export type Fixture = ReturnType<typeof demoFixture>;
@@ -31,45 +35,87 @@ export function busyShare(at: number): number {
 }
 
 /**
- * The demo stations' simulated world, shared by the live originator and the week of history the demo
- * starts with: nozzles fail now and then (about once in two days each) and are repaired within the
- * hour, dispensers are busier in the rush hours, tanks drain with use and are refilled by a trailer
- * below a tenth of their capacity, a station with a low tank reports itself limitedly available,
- * prices change every few days. Each call moves the world by `stepMs`.
+ * Which of the forecast's simulated patterns (src/domain/forecast/patterns.ts) each demo station follows;
+ * the stations not named are `steady`. The busy pattern drains the 700 bar storage: its 700 bar options
+ * go down together in the weekday rush hours, its 350 bar ones stay steady. The maintenance station is
+ * steady besides its weekly window, which it reports as maintenance (MAINTENANCE_WINDOW).
+ */
+export const DEMO_PATTERNS: Readonly<Record<string, Pattern>> = {
+  BERAP: 'busy',
+  FRANK: 'busy',
+  AMSTE: 'busy',
+  STUTT: 'maintenance',
+  COLOG: 'flaky',
+};
+
+/**
+ * The demo's weekly maintenance window, in the station's local time: Tuesdays 09:00–12:00 (Stuttgart
+ * Nord is closed at night, where the simulated pattern's window lies). Weekday 0 is Monday.
+ */
+export const MAINTENANCE_WINDOW = { weekday: 1, from: 9, to: 12 } as const;
+
+/** The pattern a demo station follows. */
+export const demoPattern = (hrsId: string): Pattern => DEMO_PATTERNS[hrsId] ?? 'steady';
+
+/**
+ * The demo stations' simulated world, shared by the live originator and the history the demo starts
+ * with. Each station's fuelling options are up or down as its pattern (DEMO_PATTERNS) says, by the
+ * station's local weekday and hour: every nozzle of an option reports the option's state, so the option's
+ * five-state summary follows the pattern. The maintenance station reports maintenance in its weekly
+ * window. Dispensers are busier in the rush hours, tanks drain with use and are refilled by a trailer
+ * below a tenth of their capacity, a station with a low tank reports itself limitedly available, prices
+ * change every few days. Each call moves the world by `stepMs`.
+ *
+ * The options' states come from sequences of their own (seeded by the world's seed and the station's
+ * id), so they do not depend on how often the other signals are drawn.
  */
 export class DemoSimulation {
   readonly rnd: () => number;
-  private readonly nozzles = new Map<string, boolean>();
+  /** Per station and part (`700`: its 700 bar options under the busy pattern; `all`: the rest), up or down, and its sequence. */
+  private readonly parts = new Map<string, { up: boolean; rnd: () => number }>();
+  private readonly slots = new Map<string, (instant: number) => number>();
   private readonly tanks = new Map<string, number>();
   private readonly prices = new Map<string, number>();
 
-  constructor(readonly stations: readonly Station[], seed: number) {
+  constructor(readonly stations: readonly Station[], private readonly seed: number) {
     this.rnd = random(seed);
     for (const s of stations) {
       for (const t of s.layout.storages) this.tanks.set(`${s.hrs_id}/${t.external_id}`, t.nominal_capacity_kg * (0.3 + 0.6 * this.rnd()));
     }
   }
 
-  /** A v2 availability transmission; `maintenance` forces the station's maintenance flag. */
-  availability(s: Station, datetime: string, stepMs: number, maintenance = false) {
+  /** A v2 availability transmission at `datetime`: each nozzle as its options' part of the station stands. */
+  availability(s: Station, datetime: string, stepMs: number) {
+    const at = Date.parse(datetime);
+    this.step(s, at, stepMs);
     return {
       hrs: s.hrs_id,
       datetime,
-      nozzles: s.layout.dispensers.flatMap((d) => d.nozzles.map((n) => ({ id: n.external_id, available: this.nozzle(`${s.hrs_id}/${n.external_id}`, stepMs) }))),
-      station: { maintenance, limitedly_available: this.low(s) },
+      nozzles: s.layout.dispensers.flatMap((d) => d.nozzles.map((n) => ({ id: n.external_id, available: this.up(s, n.fuelling_options) }))),
+      station: { maintenance: this.maintenance(s, at), limitedly_available: this.low(s) },
     };
   }
 
   /** A v1.1 signal: one entry per fuelling option the station's layout provides, as a legacy system reports. */
-  legacySignal(s: Station, datetime: string, stepMs: number, maintenance = false) {
+  legacySignal(s: Station, datetime: string, stepMs: number) {
+    const at = Date.parse(datetime);
+    this.step(s, at, stepMs);
     const options = [...new Set(s.layout.dispensers.flatMap((d) => d.nozzles.flatMap((n) => n.fuelling_options)))];
     return {
       hrs: s.hrs_id,
       datetime,
-      dispensers: options.map((fuel_type) => ({ fuel_type, available: this.nozzle(`${s.hrs_id}/${fuel_type}`, stepMs) })),
-      maintenance,
+      dispensers: options.map((fuel_type) => ({ fuel_type, available: this.up(s, [fuel_type]) })),
+      maintenance: this.maintenance(s, at),
       limitedly_available: this.low(s),
     };
+  }
+
+  /** Whether the station is in its weekly maintenance window at `at`. */
+  maintenance(s: Station, at: number): boolean {
+    if (demoPattern(s.hrs_id) !== 'maintenance') return false;
+    const slot = this.slot(s)(at);
+    const hour = slot % 24;
+    return Math.floor(slot / 24) === MAINTENANCE_WINDOW.weekday && hour >= MAINTENANCE_WINDOW.from && hour < MAINTENANCE_WINDOW.to;
   }
 
   /** A dispenser serves one vehicle at a time: a busy dispenser reports all its nozzles in use. */
@@ -127,11 +173,34 @@ export class DemoSimulation {
     return { hrs: s.hrs_id, datetime, nozzles: [...nozzles, { id: extra, available: true }], station: { maintenance: false, limitedly_available: false } };
   }
 
-  private nozzle(key: string, stepMs: number): boolean {
-    const up = this.nozzles.get(key) ?? true;
-    const next = up ? this.rnd() >= chance(1 / 48, stepMs) : this.rnd() < chance(1.5, stepMs);
-    this.nozzles.set(key, next);
-    return next;
+  /** The station's local weekday and hour (its zone from where it is, as the registry finds it; UTC where none). */
+  private slot(s: Station): (instant: number) => number {
+    let slot = this.slots.get(s.hrs_id);
+    if (!slot) this.slots.set(s.hrs_id, (slot = slotOf(stationTimeZone(null, s.details) ?? 'UTC')));
+    return slot;
+  }
+
+  /** The part of the station a set of options belongs to: the 700 bar storage of a busy station, or the rest. */
+  private partOf(s: Station, options: readonly string[]): string {
+    return demoPattern(s.hrs_id) === 'busy' && options.some((o) => o.startsWith('700')) ? '700' : 'all';
+  }
+
+  /** Moves each part of the station by `stepMs` to `at`, with its pattern's hazards at the hour `at` falls in. */
+  private step(s: Station, at: number, stepMs: number): void {
+    const pattern = demoPattern(s.hrs_id);
+    for (const part of pattern === 'busy' ? ['700', 'all'] : ['all']) {
+      const key = `${s.hrs_id}/${part}`;
+      let state = this.parts.get(key);
+      if (!state) this.parts.set(key, (state = { up: true, rnd: random(this.seed ^ seedOf(key)) }));
+      // A busy station's other options, and the maintenance station outside its window, are steady.
+      const hazards = hazardsOf(part === '700' || pattern === 'flaky' ? pattern : 'steady', this.slot(s)(at));
+      const r = state.rnd();
+      state.up = state.up ? r >= chance(hazards.down, stepMs) : r < chance(hazards.up, stepMs);
+    }
+  }
+
+  private up(s: Station, options: readonly string[]): boolean {
+    return this.parts.get(`${s.hrs_id}/${this.partOf(s, options)}`)?.up ?? true;
   }
 
   /** Below a fifth of its capacity a station reports itself limitedly available. */
