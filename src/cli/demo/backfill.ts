@@ -35,17 +35,18 @@ import { DemoSimulation, type Fixture, type Station } from './simulation.js';
  * steady), pass the import rules (import v2's and v1.1's validation, against the registry) and are
  * counted per hour as the import endpoints count calls.
  *
- * - **The last week** is stored as the import endpoints store readings (signal history, latest and
- *   published signals), with the refused calls in the call log; the history jobs then replay it as they
- *   replay live readings.
- * - **The seven weeks before** (about 700,000 readings) are not stored: they are replayed in memory
- *   by the platform's own replay (src/domain/history/timeline.ts), in the materialiser's hourly steps,
- *   and what that derives is stored: the intervals, the series as they stand where the stored week begins,
- *   and the hourly roll-ups, rolled up by the platform's own roll-up from those intervals, with the
- *   readings each hour received counted as the roll-up counts them. The history jobs' watermarks then
- *   stand where the stored week begins. The timelines, the reliability figures, the history pages'
- *   intervals and the forecasts read those weeks as they would have been derived; a history page of
- *   those weeks lists no readings.
+ * - **The last week's readings** are stored as the import endpoints store them (signal history, latest
+ *   and published signals), with the refused calls in the call log.
+ * - **The seven weeks before** (about 640,000 readings) are not stored: a history page of those weeks
+ *   lists their intervals and no readings.
+ * - **What the history jobs derive** from all eight weeks is derived here, by the platform's own replay
+ *   (src/domain/history/timeline.ts) in memory, in the materialiser's hourly steps, as the readings are
+ *   simulated (the sandbox's stored readings with them): the intervals, the series as they stand at the
+ *   end, and the hourly roll-ups, rolled up by the platform's own roll-up from those intervals, with the
+ *   readings each hour received counted as the roll-up counts them (the stored ones by the roll-up
+ *   itself). The history jobs' watermarks then stand where the replay ended (HISTORY_LAG before the
+ *   start), and the jobs go on from there. The timelines, the reliability figures, the history pages'
+ *   intervals and the forecasts read the eight weeks as the jobs would have derived them from the readings.
  *
  * Three things happen in the last week besides the patterns:
  *
@@ -111,33 +112,35 @@ export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fi
     `Filling the history with the ${days % 7 === 0 ? `${days / 7} weeks` : `${days} days`} before, so timelines, reliability and forecasts show something (first start only; seconds here, up to a minute on a busy machine)…`,
   );
   const jobs = historyJobs(sql, () => parts.registry, parts.config);
-  // Where the stored readings begin: a whole hour, so that the hours before are derived whole in memory.
+  // Where the stored readings begin (a whole hour), and how far the history is derived here: as far as
+  // the materialiser would go now.
   const stored = Math.ceil((now - readingDays * DAY) / HOUR) * HOUR;
-  // Readings of others (the sandbox's) received before it are replayed with the simulated ones.
-  const earlier = await readingsReceived(sql, new Date(0), new Date(stored));
-  const history = await simulateHistory(parts, jobs, fixture.stations, now, days, stored, earlier);
+  const target = now - jobs.lagMs;
+  // Readings of others (the sandbox's) received by then are replayed with the simulated ones.
+  const others = await readingsReceived(sql, new Date(0), new Date(target));
+  const history = await simulateHistory(parts, jobs, fixture.stations, now, days, stored, { target, others });
   const done = await sql.begin(async (tx) => {
     await lockHistory(tx);
     // Checked again under the history's lock: two demos starting on one database backfill once.
     if (await hasReadings(tx)) return false;
-    await createPartitions(tx, new Date(Math.min(history.older.first, now - (days + 1) * DAY)), new Date(now + 28 * DAY));
-    // The history derived so far (minutes of it at most: the sandbox's, say) is derived again: the weeks
-    // before the stored readings from what was replayed in memory, the rest by the history jobs.
+    await createPartitions(tx, new Date(Math.min(history.derived.first, now - (days + 1) * DAY)), new Date(now + 28 * DAY));
+    // The history derived so far (minutes of it at most: the sandbox's, say) is replaced by what was
+    // derived here, the sandbox's readings included.
     await forgetDerivedHistory(tx);
-    await storeOlder(tx, history.older, stored);
     for (let i = 0; i < history.readings.length; i += 5000) await storeTransmissions(tx, history.readings.slice(i, i + 5000));
+    await storeDerived(tx, history.derived, target);
     await insertCallLogs(tx, history.calls);
     await addCallCounts(tx, history.counts);
     return true;
   });
   if (!done) return nothingAdded();
-  // The stored week published at once rather than at the history worker's next run.
+  // Published at once up to now rather than at the history worker's next run.
   await materialize(jobs, Number.MAX_SAFE_INTEGER);
   await rollUpHours(jobs, Number.MAX_SAFE_INTEGER);
   const result = {
     backfilled: true,
     readings: history.readings.length,
-    replayed: history.older.readings,
+    replayed: history.derived.readings,
     refusedCalls: history.calls.length,
     ms: Math.round(performance.now() - started),
   };
@@ -153,41 +156,45 @@ export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fi
 const hasReadings = (sql: Sql | Tx) => hasReadingsBesides(sql, [SANDBOX_ORIGINATOR]);
 
 /**
- * The history before the stored readings, as the materialiser would have derived it: it replays the
- * readings received in (from, to] of each step, from just before the first reading, in steps of an hour
- * (the last one ending where the stored readings begin), each with the stations that have readings in it
- * or a series due by its end (workers/history/jobs.ts `materialize`).
+ * The history as the materialiser would have derived it from the readings: it replays the readings
+ * received in (from, to] of each step, from just before the first reading, in steps of an hour (the last
+ * one ending at `end`), each with the stations that have readings in it or a series due by its end
+ * (workers/history/jobs.ts `materialize`).
  */
-class OlderHistory {
+class DerivedHistory {
   readonly intervals: Interval[] = [];
-  /** Readings received per hour, station, category and originator (what the roll-up counts). */
+  /** The readings not stored, received per hour, station, category and originator (what the roll-up counts). */
   readonly counts = new Map<string, { hrsId: string; category: string; originatorId: string; hour: number; readings: number }>();
+  /** Readings replayed and not stored. */
   readings = 0;
   /** The first reading's receipt. */
   readonly first: number;
   private from: number;
   private pending = new Map<string, HistoryReading[]>();
   private readonly states = new Map<string, Map<string, SeriesState>>();
-  private readonly earlier: HistoryReading[];
+  private readonly others: HistoryReading[];
 
   constructor(
     private readonly jobs: Pick<HistoryJobs, 'policies'>,
     private readonly stations: StationLookup,
     firstSimulated: number,
     private readonly end: number,
-    earlier: readonly HistoryReading[],
+    /** The stored readings of others received by `end`, in receipt order. */
+    others: readonly HistoryReading[],
   ) {
-    this.first = earlier.reduce((first, r) => Math.min(first, r.receivedAt), firstSimulated);
+    this.first = others.reduce((first, r) => Math.min(first, r.receivedAt), firstSimulated);
     this.from = this.first - 1;
-    this.earlier = [...earlier].reverse();
+    this.others = [...others].reverse();
   }
 
-  /** A simulated reading (received before `end`, in receipt order). */
-  add(reading: HistoryReading): void {
+  /** A simulated reading, in receipt order; `stored`: kept in the history (counted by the roll-up). Past `end`, left to the history jobs. */
+  add(reading: HistoryReading, stored: boolean): void {
+    if (reading.receivedAt > this.end) return;
     while (reading.receivedAt > Math.min(this.from + HOUR, this.end)) this.step();
     const list = this.pending.get(reading.hrsId);
     if (list) list.push(reading);
     else this.pending.set(reading.hrsId, [reading]);
+    if (stored) return;
     this.readings++;
     this.count(reading);
   }
@@ -208,9 +215,9 @@ class OlderHistory {
 
   private step(): void {
     const to = Math.min(this.from + HOUR, this.end);
-    // The stored readings of others received in the step (counted by the roll-up itself).
-    while (this.earlier.length > 0 && this.earlier[this.earlier.length - 1]!.receivedAt <= to) {
-      const reading = this.earlier.pop()!;
+    // The stored readings of others received in the step.
+    while (this.others.length > 0 && this.others[this.others.length - 1]!.receivedAt <= to) {
+      const reading = this.others.pop()!;
       const list = this.pending.get(reading.hrsId);
       if (list) list.push(reading);
       else this.pending.set(reading.hrsId, [reading]);
@@ -239,16 +246,18 @@ class OlderHistory {
 }
 
 /**
- * Stores what the older weeks derived: their intervals and the series where the stored readings begin
- * (the materialiser's watermark then), their hours rolled up by the platform's roll-up (a day per
- * statement, as the roll-up job does) with the readings each received, and the roll-up's watermark.
+ * Stores what was derived (after the stored readings): the intervals and the series at `end` (the
+ * materialiser's watermark then), every complete hour before it rolled up by the platform's roll-up (a
+ * day per statement, as the roll-up job does) with the readings not stored counted in, and the roll-up's
+ * watermark.
  */
-async function storeOlder(tx: Tx, older: { intervals: Interval[]; series: SeriesState[]; counts: OlderHistory['counts']; first: number }, end: number): Promise<void> {
-  for (let i = 0; i < older.intervals.length; i += 5000) await storeReplay(tx, { intervals: older.intervals.slice(i, i + 5000), changed: [], removed: [] });
-  await storeReplay(tx, { intervals: [], changed: older.series, removed: [] });
+async function storeDerived(tx: Tx, derived: Derived, end: number): Promise<void> {
+  for (let i = 0; i < derived.intervals.length; i += 5000) await storeReplay(tx, { intervals: derived.intervals.slice(i, i + 5000), changed: [], removed: [] });
+  await storeReplay(tx, { intervals: [], changed: derived.series, removed: [] });
   await setProgress(tx, 'materialized', new Date(end));
-  for (let from = Math.floor(older.first / HOUR) * HOUR; from < end; from += DAY) await rollUp(tx, new Date(from), new Date(Math.min(end, from + DAY)));
-  const counts = [...older.counts.values()];
+  const hour = Math.floor(end / HOUR) * HOUR;
+  for (let from = Math.floor(derived.first / HOUR) * HOUR; from < hour; from += DAY) await rollUp(tx, new Date(from), new Date(Math.min(hour, from + DAY)));
+  const counts = [...derived.counts.values()].filter((c) => c.hour < hour);
   for (let i = 0; i < counts.length; i += 5000) {
     const doc = JSON.stringify(counts.slice(i, i + 5000).map((c) => ({ h: c.hrsId, s: c.category, o: c.originatorId, t: new Date(c.hour).toISOString(), n: c.readings })));
     await tx`
@@ -257,8 +266,16 @@ async function storeOlder(tx: Tx, older: { intervals: Interval[]; series: Series
       WHERE EXISTS (SELECT 1 FROM stations WHERE stations.hrs_id = i.h)
       ON CONFLICT (hrs_id, series, hour, originator_id) DO UPDATE SET readings = EXCLUDED.readings`;
   }
-  await setProgress(tx, 'rolled_up', new Date(end));
+  await setProgress(tx, 'rolled_up', new Date(hour));
   await markPublished(tx);
+}
+
+interface Derived {
+  intervals: Interval[];
+  series: SeriesState[];
+  counts: DerivedHistory['counts'];
+  first: number;
+  readings: number;
 }
 
 interface History {
@@ -266,7 +283,7 @@ interface History {
   readings: StoredTransmission[];
   calls: CallLogRow[];
   counts: CallCount[];
-  older: { intervals: Interval[]; series: SeriesState[]; counts: OlderHistory['counts']; first: number; readings: number };
+  derived: Derived;
 }
 
 /** Steps simulated between two turns of the event loop (a few hours of history: some tens of milliseconds). */
@@ -275,12 +292,14 @@ const STEPS_PER_SLICE = 60;
 /**
  * The history in memory: every step (shorter than STATUS_STALE_AFTER, so the signals stay fresh), each
  * station's readings as the live originators post them, validated by the import rules, every call
- * counted; the readings before `stored` replayed as they come (OlderHistory), the rest kept to be stored.
+ * counted; those received after `stored` kept to be stored, every one replayed as it comes (DerivedHistory)
+ * up to `replay.target`, with the stored readings of others.
  * A few seconds for the demo's stations, in slices: the platform, already listening, answers between
  * them (a first start's "event loop blocked" warning was this).
  */
 async function simulateHistory(
-  parts: PlatformParts, jobs: HistoryJobs, stations: readonly Station[], now: number, days: number, stored: number, earlier: readonly HistoryReading[],
+  parts: PlatformParts, jobs: HistoryJobs, stations: readonly Station[], now: number, days: number, stored: number,
+  replayed: { target: number; others: readonly HistoryReading[] },
 ): Promise<History> {
   const step = Math.min(4 * MIN, Math.floor(parts.config.statusStaleAfterMs * 0.8));
   const incidents = demoIncidents(now);
@@ -306,14 +325,13 @@ async function simulateHistory(
   const refusals = incidents.refusals.filter((at) => at >= stored);
   const end = now - 1000;
   let t = Math.ceil((now - days * DAY) / step) * step;
-  const older = new OlderHistory(jobs, registry, Math.min(t + LATENCY_MS, stored), stored, earlier);
+  const derived = new DerivedHistory(jobs, registry, t + LATENCY_MS, replayed.target, replayed.others);
   const keep = (originatorId: string, hrsId: string, category: string, measuredAt: Date, receivedAt: Date, payload: Record<string, unknown>) => {
-    if (receivedAt.getTime() > stored) readings.push(row(originatorId, hrsId, category, measuredAt, receivedAt, payload));
-    else {
-      // As the replay reads a stored reading: the payload as the database gives it back, availability's only.
-      const read = category === 'availability' ? (JSON.parse(JSON.stringify(payload)) as Record<string, unknown>) : null;
-      older.add({ hrsId, category: category as Category, originatorId, measuredAt: measuredAt.getTime(), receivedAt: receivedAt.getTime(), payload: read });
-    }
+    const kept = receivedAt.getTime() > stored;
+    if (kept) readings.push(row(originatorId, hrsId, category, measuredAt, receivedAt, payload));
+    // As the replay reads a stored reading: the payload as the database gives it back, availability's only.
+    const read = category === 'availability' ? (JSON.parse(JSON.stringify(payload)) as Record<string, unknown>) : null;
+    derived.add({ hrsId, category: category as Category, originatorId, measuredAt: measuredAt.getTime(), receivedAt: receivedAt.getTime(), payload: read }, kept);
   };
   for (let tick = 0; t <= end; t += step, tick++) {
     if (tick % STEPS_PER_SLICE === STEPS_PER_SLICE - 1) await new Promise((resolve) => setImmediate(resolve));
@@ -356,12 +374,12 @@ async function simulateHistory(
       count(DEMO_ORIGINATOR, received.getTime(), true);
     }
   }
-  const series = older.finish();
+  const series = derived.finish();
   return {
     readings,
     calls,
     counts: [...counts.values()],
-    older: { intervals: older.intervals, series, counts: older.counts, first: older.first, readings: older.readings },
+    derived: { intervals: derived.intervals, series, counts: derived.counts, first: derived.first, readings: derived.readings },
   };
 
   function refusedCall(lookup: typeof registry, station: Station, at: number, receivedAt: Date): CallLogRow {
