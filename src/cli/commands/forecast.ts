@@ -1,14 +1,16 @@
+import type { Sql } from '../../../db/connect.js';
 import { openMigrated } from '../../../db/migrate.js';
 import { publishedUntil } from '../../../db/queries/history.js';
 import { optionHourlyRows } from '../../../db/queries/history-reads.js';
 import { readRegistryRows } from '../../../db/queries/registry.js';
 import { FORECAST_HISTORY_DAYS } from '../../api/forecast.js';
-import { backtest, METHODS, ScoreBook, type Method, type Scores } from '../../domain/forecast/evaluate.js';
+import { backtest, METHODS, ScoreBook, type Method, type OptionBacktest, type Scores } from '../../domain/forecast/evaluate.js';
 import { DAY_MS } from '../../domain/forecast/model.js';
 import { optionSeries } from '../../domain/history/timeline.js';
 import { providedOptions } from '../../domain/import-v1/options.js';
 import { isOpen } from '../../domain/opening-hours.js';
 import { isSandboxId } from '../../domain/sandbox.js';
+import type { StationLookup } from '../../domain/stations.js';
 import { Registry } from '../../registry/registry.js';
 import { UsageError, type Command } from '../command.js';
 import { configInUse } from '../servers.js';
@@ -45,35 +47,24 @@ export const forecast: Command = {
         io.err('no history is published yet: run `hrs history run` (or let the history worker run) first');
         return 1;
       }
-      const end = published.until.getTime();
       const registry = new Registry(() => readRegistryRows(sql));
       await registry.reload();
-      const stations = [...registry.stationIds()]
-        .filter((id) => (only === undefined || id === only) && !isSandboxId(id))
-        .sort()
-        .map((id) => registry.station(id)!);
-      if (only !== undefined && stations.length === 0) throw new UsageError(`--station: no station ${only} in the registry`);
-      const days = Math.min(config.historyRetentionDays, FORECAST_HISTORY_DAYS + holdoutDays);
+      if (only !== undefined && (registry.station(only) === undefined || isSandboxId(only))) throw new UsageError(`--station: no station ${only} in the registry`);
+      const evaluation = await evaluateHistory(sql, registry, { end: published.until.getTime(), holdoutDays, retentionDays: config.historyRetentionDays, only });
+      const { end, days } = evaluation;
       io.out(`held out: ${new Date(end - holdoutDays * DAY_MS).toISOString()} to ${new Date(end).toISOString()} (${holdoutDays} days); trained on the ${days - holdoutDays} days before`);
 
-      const overall = books();
+      const overall = evaluation.overall;
       const rows: string[][] = [];
       let tooShort = 0;
-      for (const station of stations) {
-        const bySeries = await optionHourlyRows(sql, station.hrsId, new Date(end - days * DAY_MS), new Date(end));
-        const open = (instant: number) => isOpen(station.openingHours, station.timeZone, new Date(instant), station.holidayCountry);
-        for (const option of providedOptions(station)) {
-          const optionRows = bySeries.get(optionSeries(option)) ?? [];
-          const result = backtest(optionRows, { timeZone: station.timeZone ?? 'UTC', isOpen: open, holdoutDays, end });
-          if (!result.enough) {
-            tooShort++;
-            rows.push([station.hrsId, option, `too little history before the held-out days (${result.learned.knownHours} known hours)`]);
-            continue;
-          }
-          for (const m of METHODS) overall[m].merge(result.books[m]);
-          const scores = scoresOf(result.books);
-          rows.push([station.hrsId, option, String(scores.forecast.pairs), ...METHODS.map((m) => figures(scores[m])), best(scores)]);
+      for (const { hrsId, option, result } of evaluation.options) {
+        if (!result.enough) {
+          tooShort++;
+          rows.push([hrsId, option, `too little history before the held-out days (${result.learned.knownHours} known hours)`]);
+          continue;
         }
+        const scores = scoresOf(result.books);
+        rows.push([hrsId, option, String(scores.forecast.pairs), ...METHODS.map((m) => figures(scores[m])), best(scores)]);
       }
       const header = ['station', 'option', 'pairs', ...METHODS.map((m) => `${NAMES[m]}: Brier (calibration)`), 'best'];
       const total = scoresOf(overall);
@@ -96,8 +87,47 @@ export const forecast: Command = {
   },
 };
 
+export interface HistoryEvaluation {
+  /** The held-out days end here (the last hour published); the rows read span `days` days before it. */
+  end: number;
+  days: number;
+  /** Per station (in id order, the sandbox's left out) and option it provides: its back-test. */
+  options: { hrsId: string; option: string; result: OptionBacktest }[];
+  /** The options with enough history pooled, per method. */
+  overall: Record<Method, ScoreBook>;
+}
+
+/**
+ * What `hrs forecast evaluate` measures: every station's (or `only` one's) options back-tested on the
+ * published hourly history up to `end`, the last `holdoutDays` held out, learning from at most
+ * FORECAST_HISTORY_DAYS before them as the served forecast does.
+ */
+export async function evaluateHistory(
+  sql: Sql, registry: StationLookup & { stationIds(): Iterable<string> },
+  options: { end: number; holdoutDays: number; retentionDays: number; only?: string },
+): Promise<HistoryEvaluation> {
+  const { end, holdoutDays, only } = options;
+  const stations = [...registry.stationIds()]
+    .filter((id) => (only === undefined || id === only) && !isSandboxId(id))
+    .sort()
+    .map((id) => registry.station(id)!);
+  const days = Math.min(options.retentionDays, FORECAST_HISTORY_DAYS + holdoutDays);
+  const overall = books();
+  const out: HistoryEvaluation['options'] = [];
+  for (const station of stations) {
+    const bySeries = await optionHourlyRows(sql, station.hrsId, new Date(end - days * DAY_MS), new Date(end));
+    const open = (instant: number) => isOpen(station.openingHours, station.timeZone, new Date(instant), station.holidayCountry);
+    for (const option of providedOptions(station)) {
+      const result = backtest(bySeries.get(optionSeries(option)) ?? [], { timeZone: station.timeZone ?? 'UTC', isOpen: open, holdoutDays, end });
+      if (result.enough) for (const m of METHODS) overall[m].merge(result.books[m]);
+      out.push({ hrsId: station.hrsId, option, result });
+    }
+  }
+  return { end, days, options: out, overall };
+}
+
 const books = (): Record<Method, ScoreBook> => ({ forecast: new ScoreBook(), persistence: new ScoreBook(), hourly_rate: new ScoreBook() });
-const scoresOf = (b: Record<Method, ScoreBook>): Record<Method, Scores> => ({ forecast: b.forecast.scores(), persistence: b.persistence.scores(), hourly_rate: b.hourly_rate.scores() });
+export const scoresOf = (b: Record<Method, ScoreBook>): Record<Method, Scores> => ({ forecast: b.forecast.scores(), persistence: b.persistence.scores(), hourly_rate: b.hourly_rate.scores() });
 const figures = (s: Scores) => (s.pairs > 0 ? `${s.brier.toFixed(4)} (${s.calibrationError.toFixed(3)})` : '-');
 const best = (s: Record<Method, Scores>) => NAMES[METHODS.reduce((a, b) => (s[b].brier < s[a].brier ? b : a))];
 

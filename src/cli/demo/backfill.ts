@@ -111,10 +111,11 @@ export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fi
   options.say?.(
     `Filling the history with the ${days % 7 === 0 ? `${days / 7} weeks` : `${days} days`} before, so timelines, reliability and forecasts show something (first start only; seconds here, up to a minute on a busy machine)…`,
   );
-  const jobs = historyJobs(sql, () => parts.registry, parts.config);
-  // Where the stored readings begin (a whole hour), and how far the history is derived here: as far as
-  // the materialiser would go now.
-  const stored = Math.ceil((now - readingDays * DAY) / HOUR) * HOUR;
+  // The history jobs as of `now`: what is derived here and what they derive after it end at one instant.
+  const jobs = { ...historyJobs(sql, () => parts.registry, parts.config), now: () => now };
+  // Where the stored readings begin (a whole hour; all of them stored when they are all the days), and
+  // how far the history is derived here: as far as the materialiser would go now.
+  const stored = readingDays >= days ? 0 : Math.ceil((now - readingDays * DAY) / HOUR) * HOUR;
   const target = now - jobs.lagMs;
   // Readings of others (the sandbox's) received by then are replayed with the simulated ones.
   const others = await readingsReceived(sql, new Date(0), new Date(target));
@@ -134,7 +135,7 @@ export async function backfillDemoHistory(parts: PlatformParts, fixture: Pick<Fi
     return true;
   });
   if (!done) return nothingAdded();
-  // Published at once up to now rather than at the history worker's next run.
+  // Published at once up to now rather than at the history worker's next run (which goes on from there).
   await materialize(jobs, Number.MAX_SAFE_INTEGER);
   await rollUpHours(jobs, Number.MAX_SAFE_INTEGER);
   const result = {
