@@ -52,7 +52,7 @@ t.test('hrs demo --embedded: own servers, a signal in and out, data kept across 
   t.match(output, new RegExp(`^Started Redis \\S+ at 127\\.0\\.0\\.1:\\d+ \\(.*redis-server.*\\), data in ${join(state, 'redis')}; --embedded\\.$`, 'm'), 'one line for Redis');
   t.match(output, new RegExp(`^Creating the local PostgreSQL cluster in ${join(state, 'postgres')} \\(once; .*\\)…$`, 'm'), 'the first start says it is creating the cluster, before it is done');
   t.ok(output.indexOf('Creating the local PostgreSQL cluster') < output.indexOf('Started PostgreSQL'), 'before the line that it started');
-  t.match(output, /^Filling the history with the week before, so timelines and reliability show something \(first start only; .*\)…$/m, 'and says it fills the week of history');
+  t.match(output, /^Filling the history with the 8 weeks before, so timelines, reliability and forecasts show something \(first start only; .*\)…$/m, 'and says it fills the eight weeks of history');
   t.ok(output.indexOf('Filling the history') < output.indexOf('HRS signal platform demo on'), 'before the banner');
   t.notMatch(output, /event loop was blocked|"level"|\bat .*\.ts:\d+/, 'no warning, JSON log line or stack trace on a first start');
   t.comment(`first run (initdb included): banner after ${Math.round(first.bannerMs)} ms`);
