@@ -282,6 +282,23 @@ export async function rollUp(tx: Tx, from: Date, to: Date): Promise<number> {
 
 /* ---- Backfill ----------------------------------------------------------------------------------- */
 
+/**
+ * Sets the readings received per station, series (the category), originator and hour, as the roll-up
+ * counts them, for readings replayed and not stored (the demo's older weeks): after those hours were
+ * rolled up, which counted only the stored ones.
+ */
+export async function setHourlyReadings(
+  tx: Tx, counts: readonly { hrsId: string; category: string; originatorId: string; hour: number; readings: number }[],
+): Promise<void> {
+  if (counts.length === 0) return;
+  const doc = JSON.stringify(counts.map((c) => ({ h: c.hrsId, s: c.category, o: c.originatorId, t: new Date(c.hour).toISOString(), n: c.readings })));
+  await tx`
+    INSERT INTO history_hourly AS h (hrs_id, series, originator_id, hour, readings)
+    SELECT i.h, i.s, i.o, i.t, i.n FROM jsonb_to_recordset(${doc}::text::jsonb) AS i(h text, s text, o text, t timestamptz, n integer)
+    WHERE EXISTS (SELECT 1 FROM stations WHERE stations.hrs_id = i.h)
+    ON CONFLICT (hrs_id, series, hour, originator_id) DO UPDATE SET readings = EXCLUDED.readings`;
+}
+
 /** Whether the history holds a reading of an originator other than these. */
 export async function hasReadingsBesides(db: Db, originatorIds: readonly string[]): Promise<boolean> {
   const [row] = await db<{ found: boolean }[]>`

@@ -9,6 +9,7 @@ import {
   markPublished,
   readingsReceived,
   rollUp,
+  setHourlyReadings,
   setProgress,
   storeReplay,
 } from '../../../db/queries/history.js';
@@ -259,14 +260,7 @@ async function storeDerived(tx: Tx, derived: Derived, end: number): Promise<void
   const hour = Math.floor(end / HOUR) * HOUR;
   for (let from = Math.floor(derived.first / HOUR) * HOUR; from < hour; from += DAY) await rollUp(tx, new Date(from), new Date(Math.min(hour, from + DAY)));
   const counts = [...derived.counts.values()].filter((c) => c.hour < hour);
-  for (let i = 0; i < counts.length; i += 5000) {
-    const doc = JSON.stringify(counts.slice(i, i + 5000).map((c) => ({ h: c.hrsId, s: c.category, o: c.originatorId, t: new Date(c.hour).toISOString(), n: c.readings })));
-    await tx`
-      INSERT INTO history_hourly AS h (hrs_id, series, originator_id, hour, readings)
-      SELECT i.h, i.s, i.o, i.t, i.n FROM jsonb_to_recordset(${doc}::text::jsonb) AS i(h text, s text, o text, t timestamptz, n integer)
-      WHERE EXISTS (SELECT 1 FROM stations WHERE stations.hrs_id = i.h)
-      ON CONFLICT (hrs_id, series, hour, originator_id) DO UPDATE SET readings = EXCLUDED.readings`;
-  }
+  for (let i = 0; i < counts.length; i += 5000) await setHourlyReadings(tx, counts.slice(i, i + 5000));
   await setProgress(tx, 'rolled_up', new Date(hour));
   await markPublished(tx);
 }
@@ -287,8 +281,8 @@ interface History {
   derived: Derived;
 }
 
-/** Steps simulated between two turns of the event loop (a few hours of history: some tens of milliseconds). */
-const STEPS_PER_SLICE = 60;
+/** Steps simulated between two turns of the event loop (an hour of history, replayed with it: some tens of milliseconds). */
+const STEPS_PER_SLICE = 15;
 
 /**
  * The history in memory: every step (shorter than STATUS_STALE_AFTER, so the signals stay fresh), each
