@@ -6,10 +6,7 @@
  * BullMQ jobs come back as stalled ones to the new worker. And a job that finds its e-mail claimed by
  * a worker that died waits for the claim to lapse, rather than leaving the e-mail unsent.
  */
-import t, { type Test } from 'tap';
-import type { AddressInfo } from 'node:net';
-import { simpleParser } from 'mailparser';
-import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import t from 'tap';
 import { closeRedis, openRedis } from '../../src/infra/redis.js';
 import { startWorkers } from '../../workers/index.js';
 import { createLogger } from '../../src/config/log.js';
@@ -22,6 +19,7 @@ import { baseFixture } from '../helpers/fixtures.js';
 import { freshDatabase } from '../helpers/platform.js';
 import { HRS, start, type Running } from '../helpers/process.js';
 import { until } from '../helpers/wait.js';
+import { slowSink } from '../helpers/smtp.js';
 
 const MAIL_FROM = 'HRS signal platform <no-reply@hrs.example>';
 /** Eight users with five tokens each (a user may hold five active personal tokens): 40 e-mails. */
@@ -38,79 +36,7 @@ const DELIVERED_BEFORE_KILL = 12;
  */
 const CLAIM_SECONDS = 5;
 const DAY_MS = 86_400_000;
-
-interface Received {
-  messageId: string;
-  subject: string;
-  to: string[];
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/**
- * An SMTP server that answers each message's DATA after DATA_DELAY_MS and keeps the messages it
- * answered 250. Once `holdAfter` messages are answered (if given) it holds every further answer (its gate
- * closes) until `release()`; a message whose connection closed meanwhile is never answered 250 and
- * never counted as received (its sender did not learn it was delivered): it is listed in `dropped`.
- */
-async function slowSink(t: Test, holdAfter = Infinity) {
-  const received: Received[] = [];
-  const dropped: string[] = [];
-  const closed = new Set<string>();
-  /** Sessions whose message waits at the gate for its answer. */
-  const held = new Set<string>();
-  let gate: Promise<void> | undefined;
-  let open: (() => void) | undefined;
-
-  const answer = async (raw: Buffer, session: SMTPServerSession, callback: (err?: Error | null) => void) => {
-    const mail = await simpleParser(raw);
-    await sleep(DATA_DELAY_MS);
-    while (gate) {
-      held.add(session.id);
-      await gate;
-      held.delete(session.id);
-    }
-    // From here to the answer nothing waits: with the gate closed no message is answered 250.
-    if (closed.has(session.id)) {
-      dropped.push(mail.messageId ?? '(none)');
-      callback(new Error('connection closed before the answer'));
-      return;
-    }
-    received.push({ messageId: mail.messageId ?? '(none)', subject: mail.subject ?? '', to: session.envelope.rcptTo.map((r) => r.address) });
-    if (received.length === holdAfter) gate = new Promise<void>((resolve) => (open = resolve));
-    callback();
-  };
-
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    logger: false,
-    closeTimeout: 500,
-    onClose(session) {
-      closed.add(session.id);
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => void answer(Buffer.concat(chunks), session, callback).catch(callback));
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  return {
-    port: (server.server.address() as AddressInfo).port,
-    received,
-    dropped,
-    /** Whether the gate is closed (holdAfter messages were answered). */
-    holding: () => gate !== undefined,
-    held: () => [...held],
-    isClosed: (sessionId: string) => closed.has(sessionId),
-    release() {
-      gate = undefined;
-      open?.();
-    },
-  };
-}
 
 t.test('worker killed with SIGKILL mid-batch and restarted: each e-mail once', async (t) => {
   const { sql, config } = await freshDatabase(t);
@@ -134,7 +60,7 @@ t.test('worker killed with SIGKILL mid-batch and restarted: each e-mail once', a
   t.equal(await scheduleMail(queue, intents, createLogger('silent')), MAILS, 'and given their jobs');
   const expected = new Set(intents.map((i) => outboxMessageId(i.key, MAIL_FROM)));
 
-  const smtp = await slowSink(t, DELIVERED_BEFORE_KILL);
+  const smtp = await slowSink(t, { dataDelayMs: DATA_DELAY_MS, holdAfter: DELIVERED_BEFORE_KILL });
   const env = {
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: config.redisUrl,
@@ -222,7 +148,7 @@ t.test("a job that finds its e-mail claimed by a dead worker sends it once the c
   // With the default settings a dead worker's BullMQ job comes back (its lock, 30 s) long before its
   // claim lapses (2 minutes): the job must not end there, or the e-mail would stay unsent, its
   // completed job keeping the sweep from giving it another.
-  const smtp = await slowSink(t);
+  const smtp = await slowSink(t, { dataDelayMs: DATA_DELAY_MS });
   const { sql, config } = await freshDatabase(t, { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM });
   await loadFixture(sql, baseFixture(), { baseDir: process.cwd() });
   const redis = await openRedis(config.redisUrl, 'hrs-test');
