@@ -11,6 +11,7 @@ import type { Family } from './http/family.js';
 import type { RateLimiter } from './infra/rate-limit.js';
 import type { HttpServer } from './http/server.js';
 import type { PlatformParts } from './platform-parts.js';
+import type { Forecasts } from './api/forecast.js';
 import { RegistryEditor } from './registry/editor.js';
 import { redisUsable } from './infra/redis.js';
 import { boundedResolver } from './infra/name-resolver.js';
@@ -26,11 +27,13 @@ export interface AccountWiring {
   baseUrl: () => string;
   mailQueue: Queue;
   limiter: RateLimiter;
+  /** The availability forecasts, export v2's and the map's (the Signals pane shows a station's). */
+  forecasts: Forecasts;
 }
 
 export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring: AccountWiring): { admin: Family; portal: Family } {
   const { config, log, sql, redis, announcements } = parts;
-  const { baseUrl, mailQueue, limiter } = wiring;
+  const { baseUrl, mailQueue, limiter, forecasts } = wiring;
   const personalTokens = new PersonalTokens(sql, { reminderOffsetsMs: config.tokenReminderOffsetsMs });
   const mail = new MailProducer(mailQueue, redis, log, config.mailRetryMs);
   const committed = async (change: { mail: readonly MailIntent[]; events: readonly TokenEvent[] }) => {
@@ -52,6 +55,7 @@ export function accountFamilies(parts: PlatformParts, server: HttpServer, wiring
     sql, log, limiter, personalTokens, sendMail, mailReady: () => mail.ready(), committed, tokensChanged, timeZone: config.mailTimeZone, editor,
     allOriginators: () => listOriginators(sql, SANDBOX_ORIGINATOR),
     history: { sql, stations: parts.registry, unknownAfterMs: config.statusUnknownAfterMs },
+    forecasts,
     baseUrl, idleMs: config.portalSessionIdleMs, maxMs: config.portalSessionMaxMs, clock: parts.clock, requestTimeoutMs: config.portalRequestTimeoutMs,
     recordTokenUse: () => parts.tokens.flushLastUsed(),
     verdicts: parts.verdicts,

@@ -20,6 +20,7 @@ import { legacyExportGuards } from './api/export-legacy/family.js';
 import { exportV1Api } from './api/export-v1/index.js';
 import { exportV11Api } from './api/export-v1.1/index.js';
 import { exportV2Api, type ExportV2Api } from './api/export-v2/index.js';
+import { Forecasts } from './api/forecast.js';
 import { datex2Api, type Datex2Api } from './api/datex2/index.js';
 import { exportV2Limits } from './api/export-v2/family.js';
 import { streamStatusDoc } from './api/export-v2/docs/push.js';
@@ -209,15 +210,17 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
     writer: new SignalWriter(sql, { onCommit: metrics.committed }),
     counted: metrics.legacySignals,
   };
-  const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), limiter });
+  // One set of learned models: export v2, the map and the portal give the same figures.
+  const forecasts = new Forecasts({ sql, stations: registry, availability: status, now: () => parts.clock.now(), retentionDays: config.historyRetentionDays });
+  const { admin, portal } = accountFamilies(parts, server, { baseUrl: lifecycle.baseUrl, mailQueue: queues.get(QUEUES.mail), limiter, forecasts });
   const legacyExport = {
     ...legacy, sql, baseUrl: lifecycle.baseUrl, now: () => parts.clock.now(), stations: registry, status, opening: parts.opening,
     guards: legacyExportGuards({ limiter, log, perMinute: config.exportV1RateLimit, sandboxPerMinute: config.sandboxRateLimit }),
   };
   const exportV2 = exportV2Api(server, {
-    sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status: parts.published, availability: status, baseUrl: lifecycle.baseUrl,
+    sql, tokens, limiter, limits: exportV2Limits(config), log, reference, status: parts.published, baseUrl: lifecycle.baseUrl,
     stations: registry, unknownAfterMs: config.statusUnknownAfterMs, retentionDays: config.historyRetentionDays, deletedRetentionDays: config.deletedRetentionDays,
-    now: () => parts.clock.now(),
+    now: () => parts.clock.now(), forecasts,
   });
   const datex2 = datex2Api(server, {
     sql, tokens, limiter, limits: exportV2Limits(config), log, status, stations: registry, opening: parts.opening, publisher: config.datex2Publisher,
@@ -246,7 +249,7 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   let recorder: ChangeRecorder | undefined;
   const map = mapApi(server, {
     config, sql, redis, limiter, log, stations: registry, status, opening: parts.opening, openingChanges: parts.opening, baseUrl: lifecycle.baseUrl,
-    now: () => parts.clock.now(), places: parts.places,
+    now: () => parts.clock.now(), places: parts.places, forecasts,
     alerts: {
       sendLink: (to, mail) => alertMail.sendLink(to, mail),
       mailReady: () => alertMail.ready(),

@@ -38,7 +38,7 @@ import { materialize, rollUpHours } from '../../workers/history/jobs.js';
 import { docSites } from '../helpers/docs.js';
 import { baseFixture, berlaAssignments, legacyFixture, TOKENS } from '../helpers/fixtures.js';
 import { checkExamples, deref, documentAjv } from '../helpers/openapi.js';
-import { ADMIN_TOKEN, get, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
+import { ADMIN_TOKEN, get, publishHistory, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 import { ACCOUNTS, grantPortalRoles, portalFixture } from '../helpers/portal.js';
 import { commandsOf, platformPathsOf, platformUrlsOf } from '../helpers/readme-commands.js';
 
@@ -1127,8 +1127,8 @@ t.test('portal-docs', async (t) => {
       .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`))
       .sort();
     t.same(documented, portal.filter((r) => !NOT_OPERATIONS.includes(r.key)).map((r) => r.key).sort(), 'documented = the routes under /portal/ but the page\'s');
-    t.equal(documented.length, 10 + 21 + 6 + 7 + 8, 'the token owners\' 10, operator staff\'s 21, originator managers\' 6, the history\'s 7, the webhooks\' 8');
-    t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 21 + 6 + 7 + 8, 'all but the four public ones need the session');
+    t.equal(documented.length, 10 + 21 + 6 + 8 + 8, 'the token owners\' 10, operator staff\'s 21, originator managers\' 6, the history\'s 8 (the forecast with them), the webhooks\' 8');
+    t.same(portal.filter((r) => r.auth === 'portal').length, 6 + 21 + 6 + 8 + 8, 'all but the four public ones need the session');
     t.same(portal.filter((r) => NOT_OPERATIONS.includes(r.key)).map((r) => [r.key, r.auth]).sort(), NOT_OPERATIONS.map((key) => [key, 'none']), 'the rest: public files');
     for (const path of Object.keys(document.paths)) t.ok(path.startsWith('/portal/v1/'), `${path} is under /portal/v1/`);
 
@@ -1421,6 +1421,12 @@ t.test('portal-docs', async (t) => {
     const audit = await hit(staff, 'GET', `${S}/{hrs_id}/audit`, { ...berla }, 200);
     t.ok(audit.entries.length > 5, 'the station\'s changes');
     await hit(staff, 'GET', `${O}/audit`, { operator_id: 'h2-demo' }, 200);
+    // The forecast: the history's 503 until an hour is published, then export v2's body.
+    await hit(staff, 'GET', `${S}/{hrs_id}/forecast`, berla, 503);
+    await publishHistory(q);
+    t.equal((await hit(staff, 'GET', `${S}/{hrs_id}/forecast`, berla, 200)).hrs_id, 'BERLA');
+    await hit(staff, 'GET', `${S}/{hrs_id}/forecast`, { hrs_id: 'KIELX' }, 403);
+    await hit(staff, 'GET', `${S}/{hrs_id}/forecast`, { hrs_id: 'NONEX' }, 404);
 
     const R = '/portal/v1/originators';
     const mon1 = { originator_id: 'mon-1' };

@@ -23,7 +23,8 @@ import { openQueue, QUEUES } from '../../workers/queues.js';
 import { baseFixture, berlaAssignments, TOKENS } from '../helpers/fixtures.js';
 import { referenceState } from '../helpers/history.js';
 import { freshDatabase, get, postSignals, startTestPlatform } from '../helpers/platform.js';
-import { ACCOUNTS, grantPortalRoles, portalFixture, signedIn } from '../helpers/portal.js';
+import { ACCOUNTS, grantPortalRoles, portalClient, portalFixture, signedIn } from '../helpers/portal.js';
+import { mapFixture } from '../helpers/map.js';
 import { holds } from '../helpers/property.js';
 import { runs } from '../helpers/scale.js';
 import { until } from '../helpers/wait.js';
@@ -834,6 +835,126 @@ t.test('forecast', async (t) => {
       t.match(answer.headers.get('content-type') ?? '', /json/, 'in the API\'s error format');
       await answer.text();
     }
+  });
+
+  /** Two answers with the same `generated_at` hour: their bodies but `generated_at` (the present is unknown, so the hour alone moves them). */
+  const sameHour = (a: { generated_at: string }, b: { generated_at: string }) => Math.floor(Date.parse(a.generated_at) / HOUR) === Math.floor(Date.parse(b.generated_at) / HOUR);
+  const withoutInstant = ({ generated_at: _at, ...rest }: { generated_at: string }) => rest;
+
+  t.test('GET /map/v1/stations/{hrs_id}/forecast: public, export v2\'s body, only stations the map shows, 503 before history, the map\'s limits', async (t) => {
+    const p = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '100000' } });
+    const map = (path: string) => fetch(`${p.url}/map/v1/stations/${path}`);
+    const before = await map('BERLA/forecast');
+    t.equal(before.status, 503, 'nothing published yet');
+    t.equal(before.headers.get('retry-after'), '60');
+    t.equal(before.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+    t.match(await before.json(), { status: 503, code: 'service_unavailable', detail: /not published yet/ });
+
+    const published = Math.floor(Date.now() / HOUR) * HOUR;
+    // BERLA (Europe/Berlin, open 24/7): 700 bar six weeks of a flaky station, 350 bar three days; no reading now (UNKNOWN).
+    const flaky = simulatedHours({ pattern: 'flaky', timeZone: 'Europe/Berlin', from: published - 42 * DAY, to: published, seed: seedOf('BERLA/700ld') });
+    await writeHours(p.sql, '700ld', flaky);
+    await writeHours(p.sql, '350ld', simulatedHours({ pattern: 'steady', timeZone: 'Europe/Berlin', from: published - 3 * DAY, to: published, seed: seedOf('BERLA/350ld') }));
+    await publish(p.sql, published);
+
+    const res = await map('BERLA/forecast');
+    t.equal(res.status, 200);
+    t.equal(res.headers.get('content-type'), 'application/json; charset=utf-8');
+    t.equal(res.headers.get('cache-control'), 'max-age=60', 'kept a minute, as export v2\'s');
+    t.equal(res.headers.get('access-control-allow-origin'), '*', 'open to any origin');
+    t.match(res.headers.get('ratelimit-remaining'), /^\d+$/, 'counted by the map\'s per-address limits');
+    let body = forecastSchema.parse(await res.json());
+    t.same([body.hrs_id, body.time_zone, body.history_until], ['BERLA', 'Europe/Berlin', new Date(published).toISOString()]);
+    t.same(body.fuelling_options.map((o) => [o.fuelling_option, o.status, o.reason]), [['700ld', 'UNKNOWN', null], ['350ld', 'UNKNOWN', 'insufficient_history']]);
+    const now = Date.parse(body.generated_at);
+    const expected = forecastHours(learn(flaky, { timeZone: 'Europe/Berlin', now: published }), { now, present: 'unknown', isOpen: () => true })!;
+    t.same(body.fuelling_options[0]!.forecast, expected.map((h) => ({ from: new Date(h.from).toISOString(), to: new Date(h.to).toISOString(), probability: h.probability, likelihood: likelihoodOf(h) })), 'the model\'s 12 hours on the station\'s week');
+    let exported = forecastSchema.parse(await (await get(`${p.url}/v2/hrs/BERLA/forecast`, TOKENS.export_v2)).json());
+    if (!sameHour(body, exported)) {
+      // An hour began between the two: both again.
+      body = forecastSchema.parse(await (await map('BERLA/forecast')).json());
+      exported = forecastSchema.parse(await (await get(`${p.url}/v2/hrs/BERLA/forecast`, TOKENS.export_v2)).json());
+    }
+    t.same(withoutInstant(body), withoutInstant(exported), 'the body of export v2\'s forecast');
+    const truck = forecastSchema.parse(await (await map('TRUCK/forecast')).json());
+    t.same(truck.fuelling_options.map((o) => [o.fuelling_option, o.forecast, o.reason, o.history.known_hours]), [
+      ['700ld', null, 'insufficient_history', 0],
+      ['700hd', null, 'insufficient_history', 0],
+      ['350hd', null, 'insufficient_history', 0],
+    ], 'no history at all: too little, said per option');
+
+    for (const [path, status, detail] of [
+      ['NOPES/forecast', 404, 'No station with hrs_id "NOPES" on the map.'],
+      ['HAMBG/forecast', 404, 'No station with hrs_id "HAMBG" on the map.'],
+      ['BERLA/forecast?hours=3', 400, /hours/],
+    ] as const) {
+      const answer = await map(path);
+      t.equal(answer.status, status, path);
+      t.equal(answer.headers.get('content-type'), 'application/problem+json; charset=utf-8', `${path}: a problem`);
+      t.match(await answer.json(), { status, detail }, path);
+    }
+    const sandbox = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '100000', SANDBOX: 'on' } });
+    const sandboxId = [...sandbox.parts.registry.stationIds()].find((id) => sandbox.parts.registry.station(id)?.sandbox === true)!;
+    await publish(sandbox.sql, published);
+    const refused = await fetch(`${sandbox.url}/map/v1/stations/${sandboxId}/forecast`);
+    t.equal(refused.status, 404, 'a sandbox station is not on the map');
+    t.match(await refused.json(), { detail: `No station with hrs_id "${sandboxId}" on the map.` });
+
+    // The map's limit per client address counts the forecast as it counts the detail.
+    const limited = await startTestPlatform(t, { fixture: mapFixture(), env: { MAP_RATE_LIMIT: '2' } });
+    const spent = [];
+    for (const path of ['BERLA', 'BERLA/forecast', 'BERLA/forecast']) {
+      const answer = await fetch(`${limited.url}/map/v1/stations/${path}`);
+      await answer.arrayBuffer();
+      spent.push(answer.status);
+      if (answer.status === 429) {
+        t.ok(Number(answer.headers.get('retry-after')) > 0, 'Retry-After');
+        t.equal(answer.headers.get('content-type'), 'application/problem+json; charset=utf-8');
+      }
+    }
+    t.same(spent, [200, 503, 429], 'the detail and a forecast (503: nothing published there) spend the two; the next is refused');
+  });
+
+  t.test('GET /portal/v1/stations/{hrs_id}/forecast: operator staff see export v2\'s forecast; other staff 403, unknown 404, 503 before history', async (t) => {
+    const p = await startTestPlatform(t, { fixture: { ...portalFixture(), assignments: berlaAssignments() } });
+    await grantPortalRoles(p);
+    const staff = await signedIn(p, ACCOUNTS.staff);
+    const path = '/portal/v1/stations/BERLA/forecast';
+    const before = await staff.call('GET', path);
+    t.equal(before.status, 503, 'nothing published yet');
+    t.equal(before.headers.get('retry-after'), '60');
+    t.match(before.body, { status: 503, code: 'service_unavailable' });
+
+    const published = Math.floor(Date.now() / HOUR) * HOUR;
+    await writeHours(p.sql, '700ld', simulatedHours({ pattern: 'busy', timeZone: 'UTC', from: published - 28 * DAY, to: published, seed: seedOf('BERLA/700ld') }));
+    await publish(p.sql, published);
+    let answer = await staff.call('GET', path);
+    t.equal(answer.status, 200);
+    t.equal(answer.headers.get('cache-control'), 'no-store', 'as every answer of the portal');
+    let body = forecastSchema.parse(answer.body);
+    let exported = forecastSchema.parse(await (await get(`${p.url}/v2/hrs/BERLA/forecast`, TOKENS.export_v2)).json());
+    if (!sameHour(body, exported)) {
+      answer = await staff.call('GET', path);
+      body = forecastSchema.parse(answer.body);
+      exported = forecastSchema.parse(await (await get(`${p.url}/v2/hrs/BERLA/forecast`, TOKENS.export_v2)).json());
+    }
+    t.ok(body.fuelling_options[0]!.forecast !== null, '700 bar: four weeks, forecast');
+    t.same(withoutInstant(body), withoutInstant(exported), 'the body of export v2\'s forecast');
+
+    t.equal((await (await signedIn(p, ACCOUNTS.admin)).call('GET', path)).status, 200, 'an admin too');
+    const refusals: [string, string, number, RegExp][] = [
+      [ACCOUNTS.otherStaff, path, 403, /operator "h2-demo"/],
+      [ACCOUNTS.manager, path, 403, /operator "h2-demo"/],
+      [ACCOUNTS.staff, '/portal/v1/stations/KIELX/forecast', 403, /operator "north-h2"/],
+      [ACCOUNTS.staff, '/portal/v1/stations/NONEX/forecast', 404, /No station "NONEX"/],
+      [ACCOUNTS.staff, `${path}?hours=3`, 400, /hours/],
+    ];
+    for (const [user, url, status, detail] of refusals) {
+      const refused = await (await signedIn(p, user)).call('GET', url);
+      t.equal(refused.status, status, `${user}: ${url}`);
+      t.match(refused.body, { status, detail }, `${user}: ${url}: a problem that says why`);
+    }
+    t.equal((await portalClient(p).call('GET', path)).status, 401, 'no session: 401');
   });
 
   t.test('hrs forecast evaluate: every station\'s options back-tested beside the two baselines, pooled, and calibrated by bin', async (t) => {

@@ -19,6 +19,7 @@ import { loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/config/log.js';
 import { type DriverLayout, driverOptions, nozzleCertification } from '../../src/domain/map/driver.js';
 import { mapStationDetailSchema } from '../../src/domain/map/schemas.js';
+import { LIKELIHOOD_WORDS } from '../../src/domain/export-v2/forecast.js';
 import { type OptionSummary, SUMMARY_REASONS, SUMMARY_STATES } from '../../src/domain/status/summary.js';
 import { EVENT_KINDS, FUELLING_OPTIONS } from '../../src/domain/vocabulary.js';
 import { PROBLEM_ERRORS } from '../../src/http/errors.js';
@@ -603,6 +604,7 @@ t.test('map-page-files', async (t) => {
     for (const reason of SUMMARY_REASONS) t.ok(`reason_${reason}` in en, reason);
     for (const option of FUELLING_OPTIONS) t.ok(`option_${option}` in en, option);
     for (const kind of EVENT_KINDS) t.ok(`event_${kind}` in en, kind);
+    for (const word of Object.keys(LIKELIHOOD_WORDS)) t.ok(`likelihood_${word}` in en, `the forecast's ${word}`);
   });
 });
 

@@ -14,8 +14,7 @@ import { stationRoutes, type LoadedRegistry } from './stations.js';
 import { statusRoutes, type StatusSource } from './status.js';
 import { historyRoutes } from './history.js';
 import { forecastRoutes } from './forecast.js';
-import { Forecasts } from '../forecast.js';
-import type { AvailabilitySource } from '../../domain/status/station-summary.js';
+import type { Forecasts } from '../forecast.js';
 import { StationPoints } from './geo.js';
 
 export interface ExportV2Deps {
@@ -26,8 +25,6 @@ export interface ExportV2Deps {
   log: Logger;
   reference: ReferenceData;
   status: StatusSource;
-  /** The live availability the five-state summary is computed from (the forecast's present). */
-  availability: AvailabilitySource;
   baseUrl: () => string;
   /** The registry (the history extension: which stations exist, their options and layouts; the geo extension: where they stand). */
   stations: StationDirectory & LoadedRegistry;
@@ -38,14 +35,14 @@ export interface ExportV2Deps {
   deletedRetentionDays: number;
   /** The platform's clock: the server's time `If-Modified-Since` is held to. */
   now: () => Date;
+  /** The availability forecasts (the composition root's: the map and the portal read the same). */
+  forecasts: Forecasts;
 }
 
 export interface ExportV2Api {
   family: Family;
   /** The family's authentication, for credentials checked again later (open status streams). */
   authenticate: NonNullable<Family['auth']>;
-  /** The availability forecasts (the map and the portal read the same). */
-  forecasts: Forecasts;
   /** To call after every registry reload (frees the kept records of removed stations, rebuilds the spatial index). */
   stationsChanged(changed: ReadonlySet<string>, stations: StationDirectory): void;
 }
@@ -63,12 +60,10 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   statusRoutes(server, family, deps.status, points);
   const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations, deletedRetentionDays: deps.deletedRetentionDays, now: deps.now });
   historyRoutes(server, family, deps);
-  const forecasts = new Forecasts({ sql: deps.sql, stations: deps.stations, availability: deps.availability, now: deps.now, retentionDays: deps.retentionDays });
-  forecastRoutes(server, family, { stations: deps.stations, forecasts });
+  forecastRoutes(server, family, { stations: deps.stations, forecasts: deps.forecasts });
   return {
     family,
     authenticate,
-    forecasts,
     stationsChanged(changed, directory) {
       points.rebuild(directory);
       stations.stationsChanged(changed, directory);

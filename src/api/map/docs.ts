@@ -1,9 +1,10 @@
 import type { RouteDoc } from '../../http/contract.js';
-import { headerRef, parameterRef, responseRef } from '../../http/openapi.js';
-import { problem, problemBody } from '../export/docs.js';
+import { examplesOf, headerRef, parameterRef, responseRef } from '../../http/openapi.js';
+import { forecastSchema } from '../../domain/export-v2/forecast.js';
+import { jsonExamples, problem, problemBody } from '../export/docs.js';
 
 /**
- * The public map's feed, detail, photo and stream as operations of the export v2 document (its
+ * The public map's feed, detail, photo, forecast and stream as operations of the export v2 document (its
  * `alsoPublic` paths: ../export-v2/docs/document.ts): public (`security: []`), CC BY 4.0 like the rest
  * of export v2, limited per client address rather than per user (MAP_RATE_LIMIT a minute and
  * MAP_RATE_LIMIT_DAY a day, as configured). docs/api-export.md, "Public map feed", says the same in prose.
@@ -33,7 +34,7 @@ const FEATURE_EXAMPLE = {
 const rateLimited = ({ perMinute, perDay }: MapDocLimits) => ({
   '429': problem(
     `A limit of the client address is exhausted: at most ${perMinute} requests per minute and ${perDay} per day (24 hours), over the ` +
-      'feed, the details, the photos and the streams\' upgrades together; nothing was processed. `Retry-After` says when one is allowed again.',
+      'feed, the details, the photos, the forecasts and the streams\' upgrades together; nothing was processed. `Retry-After` says when one is allowed again.',
     {
       minute: { value: problemBody(429, 'Too Many Requests', 'throttled', `Rate limit exceeded: at most ${perMinute} requests per minute per client address. Retry in 12 seconds.`) },
       day: {
@@ -137,6 +138,32 @@ export function photoDoc(limits: MapDocLimits): RouteDoc {
         not_on_map: { value: notOnMap() },
         no_photo: { value: problemBody(404, 'Not Found', 'not_found', 'Station "BERLA" has no photo.') },
       }),
+      ...rateLimited(limits),
+    },
+  };
+}
+
+export function forecastDoc(limits: MapDocLimits): RouteDoc {
+  return {
+    tags: TAGS,
+    operationId: 'getMapStationForecast',
+    summary: 'One station\'s availability forecast for the next 12 hours, as the station panel shows it',
+    description:
+      'The body of `GET /v2/hrs/{hrs_id}/forecast` (the same figures: one set of learned models serves both), without a credential: per ' +
+      'fuelling option the five-state value now and, for each of the next 12 hours (the present one first), the probability that it is ' +
+      'available with its word (`very_likely` … `very_unlikely`, `closed` for an hour the opening hours close), or `forecast` null with ' +
+      '`reason` `insufficient_history` for an option with less than two weeks of known status. Not conditional (it moves with the live ' +
+      'status and the clock): `Cache-Control: max-age=60`. Before the first hour of status history is published: 503 with `Retry-After`. ' +
+      'A station the map does not show (unknown, a sandbox station, no coordinates) is a 404, as its detail.',
+    security: [],
+    responses: {
+      '200': {
+        description: 'The forecast.',
+        headers: { 'Cache-Control': { description: '`max-age=60`.', schema: { type: 'string' } } },
+        content: jsonExamples(examplesOf(forecastSchema)),
+      },
+      '404': problem('The map shows no station with this id.', { not_on_map: { value: notOnMap() } }),
+      '503': responseRef('HistoryNotPublished'),
       ...rateLimited(limits),
     },
   };

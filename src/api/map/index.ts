@@ -12,7 +12,9 @@ import { feedRoute } from './feed-routes.js';
 import { detailRoutes } from './detail.js';
 import { StationRecords } from '../export/records.js';
 import { mapStream } from './stream.js';
-import { detailDoc, feedDoc, mapStreamDoc, photoDoc } from './docs.js';
+import { detailDoc, feedDoc, forecastDoc, mapStreamDoc, photoDoc } from './docs.js';
+import { mapForecastRoute } from './forecast.js';
+import type { Forecasts } from '../forecast.js';
 import { StreamSlots } from '../../infra/stream-slots.js';
 import { mapPageReply, mapPageRoutes } from './page.js';
 import { nearestPlaceRoute } from './place-tiles.js';
@@ -24,7 +26,7 @@ import { alertRoutes, type AlertDeps } from '../alerts/index.js';
 /**
  * The public map and its feed (`/map/…`, and the map page at `/`): served unless PUBLIC_MAP=false,
  * without a credential, limited per client address. The feed (`/map/v1/stations.geojson`), a
- * station's detail and photo, and the stream of changes are this module's; the page's own routes
+ * station's detail, photo and forecast (./forecast.ts), and the stream of changes are this module's; the page's own routes
  * (its files, the basemap, the config; the page itself is `/`'s) are ./page.ts's, on the same family.
  */
 export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
@@ -45,6 +47,8 @@ export interface MapDeps extends Omit<MapFeedDeps, 'readStatics'> {
   places: PlacesLoader;
   /** Driver alerts' mail and what a confirmation tells (../alerts/index.ts). */
   alerts: Pick<AlertDeps, 'sendLink' | 'mailReady' | 'confirmed'>;
+  /** The availability forecasts, export v2's (../forecast.ts): the station panel shows a station's. */
+  forecasts: Pick<Forecasts, 'station'>;
 }
 
 /** What the composition root keeps of the map: told of registry reloads, closed at shutdown. */
@@ -75,6 +79,7 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
   const feed = new MapFeed({ ...deps, readStatics: () => mapStationRows(deps.sql) });
   feedRoute(server, family, feed, feedDoc(limits));
   detailRoutes(server, family, { sql: deps.sql, feed, records: new StationRecords(deps.sql, deps.baseUrl), stations: deps.stations, status: deps.status, docs: { detail: detailDoc(limits), photo: photoDoc(limits) } });
+  mapForecastRoute(server, family, { stations: deps.stations, forecasts: deps.forecasts, doc: forecastDoc(limits) });
   const slots = new StreamSlots(deps.redis, `${deps.config.redisPrefix}:map`, deps.config.mapStreamsPerAddress, deps.log.child({ component: 'map' }));
   let stream: ReturnType<typeof mapStream> | undefined;
   mapPageRoutes(server, family, { styleUrl: deps.config.mapStyleUrl, places: deps.places });

@@ -12,6 +12,7 @@ import { originatorAccess, stationAccess } from './access.js';
 import { pathParams } from '../../http/parameters.js';
 import { PORTAL_PATH } from './docs/components.js';
 import { figuresQuery, historyDocs, timelineQuery } from './docs/history.js';
+import type { Forecasts } from '../forecast.js';
 
 /**
  * Signals, timeline and reliability in the portal (src/api/history.ts computes them, as for the export
@@ -21,6 +22,9 @@ import { figuresQuery, historyDocs, timelineQuery } from './docs/history.js';
  * up to the time the history is materialised (about a minute ago: intervals are final once
  * materialised); the figures, as export v2's, to the end of the last hour rolled up, never further.
  * Before the first materialisation (timeline) or roll-up (figures) there is nothing to show: a 503.
+ * Operator staff also get a station's availability forecast (`/portal/v1/stations/{hrs_id}/forecast`):
+ * the body of export v2's and the public map's (src/api/forecast.ts), the same 503 before the first
+ * hour of history is published.
  */
 
 const NO_STORE = { 'Cache-Control': 'no-store' };
@@ -34,7 +38,7 @@ function periodOf(req: Request, allowed: readonly Period[], fallback: Period): P
   return period;
 }
 
-export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { sql: Sql; history: HistoryDeps }): void {
+export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { sql: Sql; history: HistoryDeps; forecasts: Pick<Forecasts, 'station'> }): void {
   const { sql, history } = deps;
   // The timeline and the figures take `period`, each its own; the signals none.
   const queryOf = (path: string) => (path.endsWith('/timeline') ? timelineQuery() : path.endsWith('/reliability') ? figuresQuery() : undefined);
@@ -67,6 +71,15 @@ export function portalHistoryRoutes(server: HttpServer, family: Family, deps: { 
   route('/portal/v1/stations/:hrs_id/signals', 'stationSignals', async (req) => signals((await stationAccess(sql, req)).hrsId));
   route('/portal/v1/stations/:hrs_id/timeline', 'stationTimeline', async (req) => stationTimeline((await stationAccess(sql, req)).hrsId, req));
   route('/portal/v1/stations/:hrs_id/reliability', 'stationReliability', async (req) => stationReliability((await stationAccess(sql, req)).hrsId, req));
+  route('/portal/v1/stations/:hrs_id/forecast', 'stationForecast', async (req) => {
+    const { hrsId } = await stationAccess(sql, req);
+    // Removed between the database's answer and the registry's reload: as unknown as any other.
+    const station = history.stations.station(hrsId);
+    if (station === undefined) throw new HttpError(404, 'not_found', `No station "${hrsId}".`);
+    const forecast = await deps.forecasts.station(station);
+    if (forecast === null) throw notPublished();
+    return json(200, forecast, NO_STORE);
+  });
   route('/portal/v1/originators/:originator_id/stations/:hrs_id/signals', 'stationReportedSignals', async (req) => signals(await reportedOn(req)));
   route('/portal/v1/originators/:originator_id/stations/:hrs_id/timeline', 'stationReportedTimeline', async (req) => stationTimeline(await reportedOn(req), req));
   route('/portal/v1/originators/:originator_id/stations/:hrs_id/reliability', 'stationReportedReliability', async (req) => stationReliability(await reportedOn(req), req));

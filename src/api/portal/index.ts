@@ -41,6 +41,7 @@ import { closeSessionDoc, getSessionDoc, openSessionDoc, sessionStateDoc, signIn
 import { changeExpiryDoc, createTokenDoc, listTokensDoc, revealDoc, revokeTokenDoc } from './docs/tokens.js';
 import { tokenIdMeta } from './docs/components.js';
 import type { HistoryDeps } from '../history.js';
+import type { Forecasts } from '../forecast.js';
 import type { RegistryEditor } from '../../registry/editor.js';
 import { userRoles } from '../../../db/queries/roles.js';
 import { isDatabaseUnavailable } from '../../../db/connect.js';
@@ -83,6 +84,8 @@ export interface PortalDeps extends PortalSettings {
   allOriginators: () => Promise<{ id: string; name: string }[]>;
   /** The status history's reads (signals, timeline, reliability). */
   history: HistoryDeps;
+  /** The availability forecasts, export v2's and the map's (a station's Signals pane shows them). */
+  forecasts: Pick<Forecasts, 'station'>;
   /**
    * Writes this instance's gathered last-used times of tokens now (they are otherwise written every
    * few seconds), so a token list read just after a use shows it.

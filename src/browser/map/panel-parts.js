@@ -184,3 +184,85 @@ export function directions(properties, coordinates) {
   osm.target = '_blank';
   return el('p', 'directions', geo, osm);
 }
+
+/** The likelihood words of the forecast, best first (src/domain/export-v2/forecast.ts). */
+const LIKELIHOODS = ['very_likely', 'likely', 'uncertain', 'unlikely', 'very_unlikely', 'closed'];
+
+/** An hour's start on the station's clock ("14:00"); UTC when its zone is unknown. */
+function hourOf(iso, zone) {
+  const options = { hour: '2-digit', minute: '2-digit' };
+  try {
+    return new Intl.DateTimeFormat(currentLocale(), { ...options, timeZone: zone }).format(new Date(iso));
+  } catch {
+    return new Intl.DateTimeFormat(currentLocale(), { ...options, timeZone: 'UTC' }).format(new Date(iso));
+  }
+}
+
+/**
+ * The forecast (GET /map/v1/stations/{hrs_id}/forecast) as a driver reads it at a glance: per fuelling
+ * option a table of the next 12 hours, each row the hour on the station's clock, a bar as long as the
+ * probability (drawn by classes: the page's policy allows no inline style) and the likelihood in words.
+ * The bar is decoration (`aria-hidden`): the words say it. `state`: `{ kind: 'loading' | 'not_published'
+ * | 'error' }` or `{ kind: 'ready', body }`.
+ */
+export function forecastView(state, zone = 'UTC') {
+  const node = el('div', 'forecast');
+  node.dataset.state = state?.kind ?? 'loading';
+  if (!state || state.kind === 'loading') {
+    node.append(el('p', 'muted', t('panel_loading')));
+    return node;
+  }
+  if (state.kind === 'not_published') {
+    node.append(el('p', 'forecast-none', t('forecast_not_published')));
+    return node;
+  }
+  if (state.kind === 'error') {
+    node.append(el('p', 'forecast-none', t('forecast_error')));
+    return node;
+  }
+  const body = state.body;
+  node.dataset.generated = body.generated_at;
+  const options = ordered(body.fuelling_options);
+  if (options.length === 0) {
+    node.append(el('p', 'muted', t('forecast_no_options')));
+    return node;
+  }
+  node.append(el('p', 'muted forecast-zone', t('forecast_zone', { zone })));
+  for (const option of options) {
+    const name = t(`option_${option.fuelling_option}`);
+    const part = el('div', 'forecast-option', el('h4', null, name));
+    part.dataset.option = option.fuelling_option;
+    part.dataset.status = option.status;
+    if (option.forecast === null) {
+      part.append(el('p', 'forecast-none', t('forecast_not_enough')));
+    } else {
+      const rows = option.forecast.map((hour, index) => {
+        const word = LIKELIHOODS.includes(hour.likelihood) ? hour.likelihood : 'uncertain';
+        const fill = el('span', `forecast-fill fc-${word} fc-p${Math.round(Math.min(1, Math.max(0, hour.probability)) * 20)}`);
+        const bar = el('span', 'forecast-bar', fill);
+        bar.setAttribute('aria-hidden', 'true');
+        const when = el('th', null, hourOf(hour.from, zone), index === 0 ? el('span', 'forecast-now', ` ${t('forecast_now')}`) : null);
+        when.scope = 'row';
+        const row = el('tr', null, when, el('td', null, el('span', 'forecast-cell', bar, el('span', 'forecast-word', t(`likelihood_${word}`)))));
+        row.dataset.likelihood = hour.likelihood;
+        row.dataset.from = hour.from;
+        return row;
+      });
+      const hourHead = el('th', null, t('forecast_hour'));
+      hourHead.scope = 'col';
+      const wordHead = el('th', null, t('forecast_available'));
+      wordHead.scope = 'col';
+      part.append(
+        el(
+          'table',
+          'forecast-table',
+          el('caption', 'visually-hidden', t('forecast_caption', { option: name })),
+          el('thead', null, el('tr', null, hourHead, wordHead)),
+          el('tbody', null, ...rows),
+        ),
+      );
+    }
+    node.append(part);
+  }
+  return node;
+}

@@ -1,11 +1,16 @@
 /**
  * The station panel (a side panel on a desktop, a bottom sheet on a phone): opened from the address
  * (`#/station/BERLA`), it reads GET /map/v1/stations/{hrs_id} (a driver's view of the station) and
- * shows it; the stream's `station` messages update its status section in place. Escape and the Close
- * button close it.
+ * shows it; the stream's `station` messages update its status section in place. Beside the detail it
+ * reads the station's forecast (GET /map/v1/stations/{hrs_id}/forecast), and again when the open
+ * station's status changes, at most once a minute (a change sooner is read when the minute is up).
+ * Escape and the Close button close it.
  */
 import { t } from './i18n.js';
-import { certification, directions, el, eventList, greenList, priceList, section, statusList, weekList } from './panel-parts.js';
+import { certification, directions, el, eventList, forecastView, greenList, priceList, section, statusList, weekList } from './panel-parts.js';
+
+/** The least time between two reads of the open station's forecast (its answer may be kept a minute too). */
+export const FORECAST_EVERY_MS = 60_000;
 
 /** A node with an id (a link's target). */
 const withId = (node, id) => {
@@ -21,6 +26,12 @@ export class StationPanel {
     this.hrsId = null;
     this.detail = null;
     this.request = 0;
+    /** The station whose forecast is read, what was read (`forecastView`'s state), when, and a re-read waiting for its minute. */
+    this.forecastFor = null;
+    this.forecast = null;
+    this.forecastAt = 0;
+    this.forecastRequest = 0;
+    this.forecastTimer = null;
     document.getElementById('panel-close').addEventListener('click', onClose);
     this.root.addEventListener('keydown', (event) => {
       if (event.key === 'Escape') onClose();
@@ -46,6 +57,12 @@ export class StationPanel {
     }
     if (focus) this.root.focus();
     if (same) return;
+    if (this.forecastFor !== hrsId) {
+      this.stopForecast();
+      this.forecastFor = hrsId;
+      this.forecast = { kind: 'loading' };
+      this.readForecast();
+    }
     try {
       const res = await fetch(`/map/v1/stations/${encodeURIComponent(hrsId)}`);
       if (res.status === 404) {
@@ -84,6 +101,7 @@ export class StationPanel {
 
   close() {
     this.request++;
+    this.stopForecast();
     this.hrsId = null;
     this.detail = null;
     this.root.hidden = true;
@@ -100,6 +118,55 @@ export class StationPanel {
     this.detail.fuelling_options = message.fuelling_options.map((entry) => ({ gross_price: null, green_hydrogen_share: null, ...before.get(entry.fuelling_option), ...entry }));
     const status = this.body.querySelector('.status-list');
     if (status) status.replaceWith(statusList(this.detail.fuelling_options, properties.time_zone ?? undefined, this.detail.events));
+    this.forecastSoon();
+  }
+
+  /** The open station's status changed: its forecast is read again now, or when a minute has passed since the last read. */
+  forecastSoon() {
+    if (!this.forecastFor || this.forecastTimer !== null) return;
+    const wait = this.forecastAt + FORECAST_EVERY_MS - Date.now();
+    if (wait <= 0) {
+      this.readForecast(true);
+      return;
+    }
+    this.forecastTimer = setTimeout(() => {
+      this.forecastTimer = null;
+      this.readForecast(true);
+    }, wait);
+  }
+
+  /**
+   * Reads the forecast of the station opened (`fresh`: past any copy the browser keeps, since a status
+   * change asked for it; on opening, a copy read within the minute will do). A failed re-read keeps the
+   * one shown.
+   */
+  async readForecast(fresh = false) {
+    const hrsId = this.forecastFor;
+    if (!hrsId) return;
+    const request = ++this.forecastRequest;
+    this.forecastAt = Date.now();
+    let state;
+    try {
+      const res = await fetch(`/map/v1/stations/${encodeURIComponent(hrsId)}/forecast`, fresh ? { cache: 'no-cache' } : {});
+      if (res.status === 503) state = { kind: 'not_published' };
+      else if (!res.ok) state = { kind: 'error' };
+      else state = { kind: 'ready', body: await res.json() };
+    } catch {
+      state = { kind: 'error' };
+    }
+    if (request !== this.forecastRequest || hrsId !== this.forecastFor) return;
+    if (state.kind === 'error' && this.forecast?.kind === 'ready') return;
+    this.forecast = state;
+    const shown = this.body.querySelector('.forecast');
+    if (shown && this.detail) shown.replaceWith(forecastView(state, this.detail.feature.properties.time_zone ?? 'UTC'));
+  }
+
+  stopForecast() {
+    clearTimeout(this.forecastTimer);
+    this.forecastTimer = null;
+    this.forecastFor = null;
+    this.forecast = null;
+    this.forecastRequest++;
   }
 
   /** The whole panel again (a new language, a refreshed feed). */
@@ -127,6 +194,7 @@ export class StationPanel {
       ),
       p.heavy_duty ? el('p', 'tag', t('panel_heavy_duty')) : null,
       section(t('panel_status'), statusList(d.fuelling_options, zone, d.events)),
+      withId(section(t('panel_forecast'), forecastView(this.forecast, zone)), 'panel-forecast'),
       section(t('panel_directions'), directions(p, d.feature.geometry.coordinates)),
       section(t('panel_hours'), weekList(d)),
       withId(section(t('panel_events'), eventList(d.events, zone)), 'panel-events'),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { reliabilitySchema } from '../../../domain/export-v2/history.js';
+import { forecastSchema } from '../../../domain/export-v2/forecast.js';
 import { queryParameter } from '../../../http/parameters.js';
 import { originatorReliabilitySchema, stationSignalsSchema, timelineSchema } from '../history-views.js';
 import type { RouteDoc } from '../../../http/contract.js';
@@ -18,6 +19,7 @@ export const historySchemas = () => ({
   Timeline: timelineSchema,
   Reliability: reliabilitySchema,
   OriginatorReliability: originatorReliabilitySchema,
+  Forecast: forecastSchema,
 });
 
 /** The timeline's query: `period`, the last 24 hours or 7 days (../history.ts checks it). */
@@ -91,6 +93,17 @@ export function historyDocs(): Record<string, RouteDoc> {
     }),
   ]);
   ops.push(
+    registryOperation({
+      method: 'GET', tag: 'History', id: 'stationForecast', role: 'station',
+      summary: 'The station\'s availability forecast for the next 12 hours',
+      description:
+        'Operator staff: the body of export v2\'s `GET /v2/hrs/{hrs_id}/forecast` and the public map\'s (one set of learned models serves ' +
+        'all three): per fuelling option the five-state value now and, for each of the next 12 hours (the present one first), the ' +
+        'probability that it is available with its word, or `forecast` null with `reason` `insufficient_history` for an option with ' +
+        'less than two weeks of known status. Before the first hour of history is published: 503.',
+      ok: { status: '200', description: 'The forecast.', schema: 'Forecast', zod: forecastSchema },
+      more: { '404': noStation(), '503': notYet() },
+    }),
     registryOperation({
       method: 'GET', tag: 'History', id: 'originatorReliability', role: 'originator',
       summary: 'The originator\'s reliability',

@@ -155,5 +155,5 @@ export const tags = (): DocDefinition['tags'] => [
   { name: 'Assignments', description: 'Operator staff: which originator is live or testing for what.' },
   { name: 'Audit', description: 'Operator staff: the changes made to their stations.' },
   { name: 'Originators', description: 'Originator managers: import tokens, stations reported on, call logs.' },
-  { name: 'History', description: 'Operator staff and originator managers: last signals, timelines and reliability.' },
+  { name: 'History', description: 'Operator staff and originator managers: last signals, timelines and reliability; operator staff: the availability forecast.' },
 ];
