@@ -129,8 +129,11 @@ export class StationPanel {
       this.readForecast(true);
       return;
     }
+    // Said on the panel (`data-forecast-waiting`) until the minute is up.
+    this.root.dataset.forecastWaiting = 'true';
     this.forecastTimer = setTimeout(() => {
       this.forecastTimer = null;
+      delete this.root.dataset.forecastWaiting;
       this.readForecast(true);
     }, wait);
   }
@@ -164,6 +167,7 @@ export class StationPanel {
   stopForecast() {
     clearTimeout(this.forecastTimer);
     this.forecastTimer = null;
+    delete this.root.dataset.forecastWaiting;
     this.forecastFor = null;
     this.forecast = null;
     this.forecastRequest++;
