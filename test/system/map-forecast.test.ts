@@ -14,9 +14,8 @@ import { AxeBuilder } from '@axe-core/playwright';
 import type { Page, Response } from 'playwright-core';
 import { forecastSchema } from '../../src/domain/export-v2/forecast.js';
 import { seedOf, simulatedHours } from '../../src/domain/forecast/patterns.js';
-import type { HourRow } from '../../src/domain/forecast/model.js';
 import { mapFixture } from '../helpers/map.js';
-import { publishHoursUntil, writeOptionHours } from '../helpers/history.js';
+import { publishHoursUntil, shapedDay, writeOptionHours } from '../helpers/history.js';
 import { closeBrowser, screenshot, skipWithoutChromium, watchedPage } from '../helpers/portal-browser.js';
 import { postSignals, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 
@@ -35,56 +34,19 @@ const WORDS = {
   de: { very_likely: 'sehr wahrscheinlich', likely: 'wahrscheinlich', uncertain: 'ungewiss', unlikely: 'unwahrscheinlich', very_unlikely: 'sehr unwahrscheinlich', closed: 'geschlossen', now: 'jetzt' },
 } as const;
 
-/** The hour of the day on Berlin's clock at an instant. */
-const berlinHour = (at: number) => Number(new Intl.DateTimeFormat('en-GB', { hour: '2-digit', hourCycle: 'h23', timeZone: 'Europe/Berlin' }).format(new Date(at)));
-
 /**
- * BERLA's day as its history has it, by hours from the present one (on Berlin's clock): available
- * throughout, then less and less, closed two hours by its opening hours (null), then hardly at all; the
- * rest of the day available. Six weeks of it make a forecast with every word.
- */
-const DAY_SHAPE = [1, 1, 1, 0.8, 0.8, 0.55, 0.55, 0.25, 0.25, null, null, 0.05];
-
-/** Six weeks of BERLA's 700 bar shaped by DAY_SHAPE from `h0` (the present hour on Berlin's clock), up to `until`. */
-function shapedHours(until: number, h0: number): HourRow[] {
-  const rows: HourRow[] = [];
-  for (let hour = until - 42 * DAY; hour < until; hour += HOUR) {
-    const share = DAY_SHAPE[(berlinHour(hour) - h0 + 24) % 24];
-    if (share === null) rows.push({ hour, availableMs: 0, limitedMs: 0, unavailableMs: 0, closedMs: HOUR, unknownMs: 0 });
-    else {
-      const available = Math.round((share ?? 1) * HOUR);
-      rows.push({ hour, availableMs: available, limitedMs: 0, unavailableMs: HOUR - available, closedMs: 0, unknownMs: 0 });
-    }
-  }
-  return rows;
-}
-
-/** Opening hours (Berlin's clock) closed for the hours DAY_SHAPE closes, from `h0`. */
-function openingHours(h0: number): string {
-  const open = Array.from({ length: 24 }, (_, hour) => DAY_SHAPE[(hour - h0 + 24) % 24] !== null);
-  const ranges: string[] = [];
-  const two = (n: number) => String(n).padStart(2, '0');
-  for (let hour = 0; hour < 24; hour++) {
-    if (!open[hour] || (hour > 0 && open[hour - 1])) continue;
-    let end = hour;
-    while (end < 24 && open[end]) end++;
-    ranges.push(`${two(hour)}:00-${two(end)}:00`);
-  }
-  return `Mo-Su ${ranges.join(',')}`;
-}
-
-/**
- * The map's fixture with weeks of history for BERLA (Europe/Berlin): 700 bar six weeks shaped by
- * DAY_SHAPE (its opening hours closing two of the next 12 hours), 350 bar three days; BERLA available now.
+ * The map's fixture with weeks of history for BERLA (Europe/Berlin): 700 bar six weeks of a shaped day
+ * (every word in the next 12 hours, its opening hours closing two of them), 350 bar three days; BERLA
+ * available now.
  */
 async function forecastPlatform(t: { teardown(fn: () => unknown): void }, { published = true } = {}): Promise<TestPlatform> {
   const until = Math.floor(Date.now() / HOUR) * HOUR;
-  const h0 = berlinHour(Date.now());
+  const day = shapedDay('Europe/Berlin', Date.now());
   const fixture = mapFixture();
-  (fixture.stations.find((s) => (s as { hrs_id: string }).hrs_id === 'BERLA') as Record<string, unknown>).opening_hours = openingHours(h0);
+  (fixture.stations.find((s) => (s as { hrs_id: string }).hrs_id === 'BERLA') as Record<string, unknown>).opening_hours = day.openingHours;
   const p = await startTestPlatform(t, { env: ENV, fixture });
   if (published) {
-    await writeOptionHours(p.sql, 'BERLA', '700ld', shapedHours(until, h0));
+    await writeOptionHours(p.sql, 'BERLA', '700ld', day.hours(until - 42 * DAY, until));
     await writeOptionHours(p.sql, 'BERLA', '350ld', simulatedHours({ pattern: 'steady', timeZone: 'Europe/Berlin', from: until - 3 * DAY, to: until, seed: seedOf('BERLA/350ld') }));
     await publishHoursUntil(p.sql, until);
   }

@@ -9,7 +9,7 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { mapFixture } from '../helpers/map.js';
 import { closeBrowser, skipWithoutChromium, watchedPage } from '../helpers/portal-browser.js';
-import { freePort, postSignals, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
+import { freePort, postSignals, publishHistory, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 
 const skip = skipWithoutChromium;
 t.teardown(closeBrowser);
@@ -37,6 +37,7 @@ async function openMap(t: { teardown(fn: () => unknown): void }, p: TestPlatform
 t.test('a signal through import v2 turns the marker, the list and the open panel within 2 s', { skip }, async (t) => {
   const p = await startTestPlatform(t, { env: { MAP_RATE_LIMIT: '100000' }, fixture: mapFixture() });
   await postSignals(p, 'availability', [{ ...BERLA_AVAILABLE, datetime: ago(5) }]);
+  await publishHistory(p); // the panel's forecast (503 before the history worker's first run: test/system/map-forecast.test.ts)
   const { page, problems } = await openMap(t, p, '#/station/BERLA');
   await page.waitForSelector('#panel[data-state="ready"] .status-item[data-option="700ld"][data-status="AVAILABLE"]');
   await page.waitForSelector('.maplibregl-marker [data-hrs-id="BERLA"][data-status="AVAILABLE"]');

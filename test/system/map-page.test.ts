@@ -13,7 +13,7 @@ import { AxeBuilder } from '@axe-core/playwright';
 import type { Page } from 'playwright-core';
 import { mapFixture } from '../helpers/map.js';
 import { closeBrowser, screenshot as save, skipWithoutChromium, watchedPage } from '../helpers/portal-browser.js';
-import { postSignals, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
+import { postSignals, publishHistory, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
 
 const skip = skipWithoutChromium;
 t.teardown(closeBrowser);
@@ -45,6 +45,8 @@ async function mapPlatform(t: { teardown(fn: () => unknown): void }): Promise<Te
   ]);
   await postSignals(p, 'pricing', [{ hrs: 'BERLA', datetime: ago(5), products: [{ id: 'P700', gross_price: '13.850', net_price: '11.639', currency: 'EUR' }] }]);
   for (let i = 0; i < 50 && best((await feed(p)).find((f) => f.properties.hrs_id === 'BERLA')!) !== 'AVAILABLE'; i++) await new Promise((r) => setTimeout(r, 100));
+  // The panel's forecast reads it (503 before the history worker's first run: test/system/map-forecast.test.ts).
+  await publishHistory(p);
   return p;
 }
 

@@ -74,9 +74,9 @@ export function closeStation() {
 var PANES = ['record', 'layout', 'events', 'photo', 'assignments', 'audit', 'signals'];
 var LOADERS = { record: showPin, layout: loadLayout, events: loadEvents, photo: loadPhoto, assignments: loadAssignments, audit: loadAudit, signals: loadSignals };
 
-/** The station's signals, timeline and reliability (timeline.js). */
+/** The station's signals, timeline, reliability and forecast (timeline.js). */
 function loadSignals() {
-  showTimeline($('pane-signals'), 'stations/' + segment(station.hrs_id) + '/');
+  showTimeline($('pane-signals'), 'stations/' + segment(station.hrs_id) + '/', { forecast: true });
 }
 
 function showPane(name) {

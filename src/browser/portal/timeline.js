@@ -2,8 +2,10 @@
 // last 24 hours or 7 days as an SVG chart (one band per signal category coloured by freshness, gaps
 // marked; one band per fuelling option coloured by the five-state summary; refused calls as ticks),
 // with the same intervals as a table for screen readers, and the reliability table over 24 hours, 7
-// days and 30 days. stations.js shows it for operator staff (a station's "Signals" pane) and for
-// originator managers (a station they report on, originators.js); `base` is the API path of the station's history.
+// days and 30 days; for operator staff, under the reliability, the station's availability forecast
+// (the next 12 hours per fuelling option, as drivers see it on the public map). stations.js shows it
+// for operator staff (a station's "Signals" pane) and for originator managers (a station they report
+// on, originators.js, without the forecast); `base` is the API path of the station's history.
 // Everything is built with DOM APIs; no text from the API is parsed as HTML.
 import { api } from './api.js';
 import { offsetAt, offsetText, wallClock } from './zones.js';
@@ -87,8 +89,11 @@ function duration(seconds) {
   return (seconds / 86400).toFixed(1) + ' d';
 }
 
-/** Shows the signals of the station whose history is at `base` (e.g. `stations/BERLA/`) in `container`. */
-export function show(container, base) {
+/**
+ * Shows the signals of the station whose history is at `base` (e.g. `stations/BERLA/`) in `container`;
+ * `options.forecast`: its forecast too (`base` + `forecast`: operator staff's).
+ */
+export function show(container, base, options) {
   container.textContent = '';
   var message = h('p', { class: 'message', role: 'status', hidden: 'hidden' });
   var signals = h('div', { class: 'timeline-signals' });
@@ -103,6 +108,14 @@ export function show(container, base) {
   container.appendChild(chart);
   container.appendChild(h('h3', { text: 'Reliability' }));
   container.appendChild(figures);
+  var outlook = options && options.forecast ? h('section', { class: 'timeline-forecast', 'aria-labelledby': 'forecast-title' }) : null;
+  if (outlook) {
+    outlook.appendChild(h('h3', { id: 'forecast-title', text: 'Availability forecast' }));
+    var forecast = h('div', { class: 'forecast', 'data-state': 'loading' });
+    outlook.appendChild(forecast);
+    container.appendChild(outlook);
+    loadForecast(forecast, base, fail);
+  }
 
   var fail = function (result) {
     message.textContent = result.status === 0 ? 'The portal could not be reached.' : (result.body && result.body.detail) || 'HTTP ' + result.status;
@@ -368,3 +381,94 @@ function renderFigures(container, periods) {
   container.appendChild(h('p', { class: 'muted', text: 'Up to ' + when(periods[0].to) + ' (the end of the last complete hour). Time before the first signal counts as unknown.' }));
 }
 
+
+// The forecast ---------------------------------------------------------------------------------------
+
+/** The likelihood words, best first (src/domain/export-v2/forecast.ts), as the portal says them. */
+var LIKELIHOODS = ['very_likely', 'likely', 'uncertain', 'unlikely', 'very_unlikely', 'closed'];
+
+/** An instant's hour and minute on `zone`'s clock: `14:00`. */
+function clockTime(iso, zone) {
+  var c = wallClock(zone, Date.parse(iso));
+  return pad(c.hour) + ':' + pad(c.minute);
+}
+
+function loadForecast(container, base, fail) {
+  container.setAttribute('aria-busy', 'true');
+  get(base + 'forecast').then(function (r) {
+    container.removeAttribute('aria-busy');
+    container.textContent = '';
+    if (r.status === 503) {
+      container.dataset.state = 'not_published';
+      return container.appendChild(h('p', { class: 'empty no-forecast', text: 'No forecast yet: no hour of status history is published. The history worker publishes each hour within minutes of its end; reload then.' }));
+    }
+    if (r.status !== 200) {
+      container.dataset.state = 'error';
+      return fail(r);
+    }
+    renderForecast(container, r.body);
+  });
+}
+
+/**
+ * The forecast as drivers see it on the public map: per fuelling option the next 12 hours on the
+ * station's clock, each a bar as long as its probability (by class: the page's policy allows no inline
+ * style), the word and the probability; "not enough history yet" for an option learned from too little.
+ * Above them, a list of lines about the station's outlook (`dl.outlook-lines`): when the forecast was
+ * made and what it was learned from. Further lines about the station's drivers (such as how many wait
+ * for alerts about it) belong in that list.
+ */
+function renderForecast(container, forecast) {
+  var zone = forecast.time_zone || 'UTC';
+  container.dataset.state = 'ready';
+  container.dataset.generated = forecast.generated_at;
+  var zoneText = forecast.time_zone
+    ? 'Hours on the station\'s clock (' + zone + ', ' + zoneOf(new Date(Date.parse(forecast.generated_at)), zone) + ')'
+    : 'Hours in UTC (the station has no time zone)';
+  container.appendChild(h('p', { class: 'muted', text: 'The next 12 hours, as drivers see them on the public map: learned from the station\'s own status history. ' + zoneText + '.' }));
+  var at = function (iso) {
+    var c = wallClock(zone, Date.parse(iso));
+    return c.year + '-' + pad(c.month) + '-' + pad(c.day) + ' ' + pad(c.hour) + ':' + pad(c.minute);
+  };
+  container.appendChild(h('dl', { class: 'outlook-lines' }, [
+    h('dt', { text: 'Forecast made' }), h('dd', { text: at(forecast.generated_at) }),
+    h('dt', { text: 'History learned from' }), h('dd', { text: 'up to ' + at(forecast.history_until) + ' (the last hour published)' }),
+  ]));
+  var ordered = OPTIONS.filter(function (option) {
+    return forecast.fuelling_options.some(function (o) { return o.fuelling_option === option; });
+  }).map(function (option) {
+    return forecast.fuelling_options.filter(function (o) { return o.fuelling_option === option; })[0];
+  });
+  if (ordered.length === 0) return container.appendChild(h('p', { class: 'empty', text: 'No fuelling option to forecast: the station has no confirmed layout with nozzles.' }));
+  ordered.forEach(function (option) {
+    var part = h('div', { class: 'forecast-option', 'data-option': option.fuelling_option, 'data-status': option.status });
+    part.appendChild(h('h4', { text: 'Option ' + option.fuelling_option + ' (' + option.status.replace(/_/g, ' ') + ' now)' }));
+    if (option.forecast === null) {
+      var known = option.history.known_hours;
+      part.appendChild(h('p', {
+        class: 'empty forecast-none',
+        text: 'Not enough history yet: ' + known + ' known hour' + (known === 1 ? '' : 's') + (option.history.from ? ' since ' + at(option.history.from) : '') +
+          '; a forecast needs 168 over at least 14 days.',
+      }));
+      return container.appendChild(part);
+    }
+    var rows = option.forecast.map(function (hour, index) {
+      var word = LIKELIHOODS.indexOf(hour.likelihood) >= 0 ? hour.likelihood : 'uncertain';
+      var steps = Math.round(Math.min(1, Math.max(0, hour.probability)) * 20);
+      var bar = h('span', { class: 'forecast-bar', 'aria-hidden': 'true' }, [h('span', { class: 'forecast-fill fc-' + word + ' fc-p' + steps })]);
+      return h('tr', { 'data-likelihood': hour.likelihood, 'data-from': hour.from }, [
+        h('th', { scope: 'row', text: clockTime(hour.from, zone) + (index === 0 ? ' (now)' : '') }),
+        h('td', {}, [h('span', { class: 'forecast-cell' }, [bar, h('span', { class: 'forecast-word', text: word.replace(/_/g, ' ') })])]),
+        h('td', { class: 'forecast-probability', text: hour.likelihood === 'closed' ? '—' : Math.round(hour.probability * 100) + ' %' }),
+      ]);
+    });
+    part.appendChild(h('table', { class: 'grid-table forecast-table' }, [
+      h('caption', { class: 'visually-hidden', text: 'Option ' + option.fuelling_option + ': how likely it is available, hour by hour' }),
+      h('thead', {}, [h('tr', {}, ['Hour', 'Available?', 'Probability'].map(function (t) {
+        return h('th', { scope: 'col', text: t });
+      }))]),
+      h('tbody', {}, rows),
+    ]));
+    container.appendChild(part);
+  });
+}
