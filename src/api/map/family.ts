@@ -24,7 +24,7 @@ export const MAP_LIMIT: RateLimit = { limit: 120, windowSeconds: 60, name: 'minu
 /**
  * The public map's daily cap: MAP_RATE_LIMIT_DAY requests per day (a sliding 24 hours) per client
  * address (default 2000). A driver's day is a few hundred (a page load spends the feed and the
- * stream's upgrade, an opened station its detail and photo); the per-minute limit alone would let one
+ * stream's upgrade, an opened station its detail, photo and forecast); the per-minute limit alone would let one
  * address read 172,800 a day.
  */
 export const MAP_DAY_LIMIT: RateLimit = { limit: 2000, windowSeconds: 86_400, name: 'day' };

@@ -101,7 +101,7 @@ const VENDOR_QUERY = z.object({ v: boundedString(40).optional() });
  * errors and policy but without its per-address limit. One page load asks for some twenty of these
  * files, and a browser revalidates them on every load: at MAP_RATE_LIMIT (120 a minute) a few reloads,
  * or a few people behind one NAT address, would lose the page itself. They are the same bytes for
- * everyone, answered from memory, mostly with a 304; the data (feed, detail, photo, stream) stays limited.
+ * everyone, answered from memory, mostly with a 304; the data (feed, detail, photo, forecast, stream) stays limited.
  */
 export function mapPageRoutes(server: HttpServer, mapFamily: Family, deps: MapPageRouteDeps): void {
   const family: Family = { ...mapFamily, guards: [], guardsOnPublicRoutes: false };
