@@ -365,6 +365,7 @@ t.test('portal-authz', async (t) => {
     { method: 'GET', route: '/portal/v1/stations/:hrs_id/signals', expect: station(200) },
     { method: 'GET', route: '/portal/v1/stations/:hrs_id/timeline', expect: station(200) },
     { method: 'GET', route: '/portal/v1/stations/:hrs_id/reliability', expect: station(200) },
+    { method: 'GET', route: '/portal/v1/stations/:hrs_id/forecast', expect: station(200) },
     // mon-1 reports on BERLA.
     { method: 'GET', route: '/portal/v1/originators/:originator_id/stations/:hrs_id/signals', expect: originator(200) },
     { method: 'GET', route: '/portal/v1/originators/:originator_id/stations/:hrs_id/timeline', expect: originator(200) },

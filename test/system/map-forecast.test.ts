@@ -69,8 +69,9 @@ async function openPanel(t: { teardown(fn: () => unknown): void }, p: TestPlatfo
   });
   const first = page.waitForResponse((res) => new URL(res.url()).pathname === `/map/v1/stations/${hrsId}/forecast`);
   await page.goto(`${p.url}/#/station/${hrsId}`);
-  await page.waitForSelector('body[data-ready="true"]');
-  await page.locator('#panel[data-state="ready"]').waitFor();
+  // The first page load reads MapLibre and the feed: on a busy machine longer than a click's wait.
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  await page.locator('#panel[data-state="ready"]').waitFor({ timeout: 30_000 });
   const answer = await first;
   return { page, problems, reads, answer };
 }
@@ -109,7 +110,7 @@ for (const width of ['desktop', 'phone'] as const) {
     t.equal(answer.headers()['cache-control'], 'max-age=60');
     const body = forecastSchema.parse(await answer.json());
     const section = page.locator('#panel-forecast');
-    await section.locator('.forecast[data-state="ready"]').waitFor();
+    await section.locator('.forecast[data-state="ready"]').waitFor({ timeout: 30_000 });
     t.equal(await section.locator('h3').textContent(), 'Availability in the next 12 hours');
     t.equal(await section.locator('.forecast-zone').textContent(), 'Hours on the station\'s clock (Europe/Berlin), forecast from its own status history.', 'the clock the hours are on, named');
     t.same(await section.locator('.forecast-option h4').allTextContents(), ['700 bar, cars', '350 bar, cars'], 'the station\'s options, in the vocabulary\'s order');
@@ -151,7 +152,7 @@ for (const width of ['desktop', 'phone'] as const) {
 t.test('a station without history, and a platform that has published none yet, say so', { skip }, async (t) => {
   const p = await forecastPlatform(t);
   const truck = await openPanel(t, p, 'TRUCK');
-  await truck.page.locator('#panel .forecast[data-state="ready"]').waitFor();
+  await truck.page.locator('#panel .forecast[data-state="ready"]').waitFor({ timeout: 30_000 });
   t.same(
     await truck.page.locator('#panel .forecast-option').evaluateAll((parts) => parts.map((x) => [x.getAttribute('data-option'), x.querySelector('.forecast-none')?.textContent, x.querySelectorAll('table').length])),
     ['700ld', '700hd', '350hd'].map((option) => [option, 'Not enough history yet: a forecast needs two weeks of this option\'s status.', 0]),
@@ -164,7 +165,7 @@ t.test('a station without history, and a platform that has published none yet, s
   const none = await openPanel(t, fresh, 'BERLA', { expected: /status of 503/ });
   t.equal(none.answer.status(), 503);
   t.ok(Number(none.answer.headers()['retry-after']) > 0, 'with Retry-After');
-  await none.page.locator('#panel .forecast[data-state="not_published"]').waitFor();
+  await none.page.locator('#panel .forecast[data-state="not_published"]').waitFor({ timeout: 30_000 });
   t.equal(await none.page.locator('#panel .forecast .forecast-none').textContent(), 'No forecast yet: no status history has been published.', 'said plainly');
   t.equal(await none.page.locator('#panel .status-item[data-option="700ld"]').getAttribute('data-status'), 'AVAILABLE', 'the rest of the panel as ever');
   t.same(await seriousViolations(none.page), [], 'axe: nothing serious');
