@@ -9,7 +9,7 @@ import type { HttpServer } from '../../http/server.js';
  * webhook-view.js, webhook-form.js and webhook-common.js: the user's webhook subscriptions; registry.js,
  * stations.js and originators.js: operator staff's and originator managers' views; layout-pane.js and station-events.js: a station's
  * Layout and Events tabs; station-pin.js: the station's pin on a map in its record; zones.js: time zones' clocks; layout-editor.js: the draft layout as a form; timeline.js: a station's
- * signals, timeline and reliability; router.js: an address per view) and `vocabulary.js` (the words the
+ * signals, timeline and reliability; forecast.js: its forecast; router.js: an address per view) and `vocabulary.js` (the words the
  * domain owns, src/domain/page-words.ts), served by the service itself (no CDN, no build step). The page
  * talks to the portal's JSON API under `/portal/v1/` on the same origin, with the session cookie the
  * browser sends by itself; serving the files needs no session.
@@ -18,7 +18,7 @@ import type { HttpServer } from '../../http/server.js';
 const FILES = [
   'index.html', 'portal.js', 'api.js', 'page.js', 'dates.js', 'account.js', 'session.js', 'tokens.js', 'value.js',
   'webhook-common.js', 'webhook-form.js', 'webhooks.js', 'webhook-view.js',
-  'registry.js', 'registry-parts.js', 'stations.js', 'originators.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'station-pin.js', 'zones.js', 'timeline.js', 'router.js',
+  'registry.js', 'registry-parts.js', 'stations.js', 'originators.js', 'layout-editor.js', 'layout-pane.js', 'station-events.js', 'station-pin.js', 'zones.js', 'timeline.js', 'forecast.js', 'router.js',
   'portal.css', 'registry.css', 'timeline.css', 'webhooks.css',
 ];
 
