@@ -915,6 +915,7 @@ t.test('portal-docs', async (t) => {
     'GET /portal/account.js',
     'GET /portal/api.js',
     'GET /portal/dates.js',
+    'GET /portal/forecast.js',
     'GET /portal/layout-editor.js',
     'GET /portal/layout-pane.js',
     'GET /portal/originators.js',
