@@ -42,7 +42,7 @@ const fontFile = (subset: string) => `noto-sans-${subset}-400-normal.woff2`;
 
 /** The page's files in src/browser/map/, as served under `/map/`. */
 const FILES = [
-  'app.js', 'map.js', 'style.js', 'state.js', 'status.js', 'list.js', 'panel.js', 'panel-parts.js', 'live.js', 'i18n.js', 'map.css', 'panel.css',
+  'app.js', 'map.js', 'style.js', 'state.js', 'status.js', 'list.js', 'panel.js', 'panel-parts.js', 'alert-form.js', 'live.js', 'i18n.js', 'map.css', 'panel.css',
   'i18n/en.json', 'i18n/de.json',
 ];
 

@@ -7,6 +7,7 @@
  * Escape and the Close button close it.
  */
 import { t } from './i18n.js';
+import { alertSection } from './alert-form.js';
 import { certification, directions, el, eventList, forecastView, greenList, priceList, section, statusList, weekList } from './panel-parts.js';
 
 /** The least time between two reads of the open station's forecast (its answer may be kept a minute too). */
@@ -199,6 +200,7 @@ export class StationPanel {
       p.heavy_duty ? el('p', 'tag', t('panel_heavy_duty')) : null,
       section(t('panel_status'), statusList(d.fuelling_options, zone, d.events)),
       withId(section(t('panel_forecast'), forecastView(this.forecast, zone)), 'panel-forecast'),
+      alertSection(d),
       section(t('panel_directions'), directions(p, d.feature.geometry.coordinates)),
       section(t('panel_hours'), weekList(d)),
       withId(section(t('panel_events'), eventList(d.events, zone)), 'panel-events'),

@@ -35,19 +35,36 @@ function clockTime(iso, zone) {
 /** Reads the station's forecast (`base` + `forecast`) into `container`; `fail` shows a refusal other than 503. */
 export function loadForecast(container, base, fail) {
   container.setAttribute('aria-busy', 'true');
-  api('GET', base + 'forecast').then(function (r) {
+  Promise.all([api('GET', base + 'forecast'), api('GET', base + 'drivers-waiting')]).then(function (answers) {
+    var r = answers[0];
     container.removeAttribute('aria-busy');
     container.textContent = '';
     if (r.status === 503) {
       container.dataset.state = 'not_published';
-      return container.appendChild(h('p', { class: 'empty no-forecast', text: 'No forecast yet: no hour of status history is published. The history worker publishes each hour within minutes of its end; reload then.' }));
-    }
-    if (r.status !== 200) {
+      container.appendChild(h('p', { class: 'empty no-forecast', text: 'No forecast yet: no hour of status history is published. The history worker publishes each hour within minutes of its end; reload then.' }));
+    } else if (r.status !== 200) {
       container.dataset.state = 'error';
-      return fail(r);
-    }
-    renderForecast(container, r.body);
+      fail(r);
+    } else renderForecast(container, r.body);
+    if (answers[1].status === 200) container.insertBefore(driversWaiting(answers[1].body), container.firstChild);
   });
+}
+
+/**
+ * How many drivers wait for an alert about the station (counts of confirmed driver alerts, never an
+ * address), per fuelling option: for it to be available again, and for it to go down.
+ */
+function driversWaiting(body) {
+  var options = body.fuelling_options;
+  var text = options.length === 0
+    ? 'none'
+    : options.map(function (o) {
+      return 'option ' + o.fuelling_option + ': ' + o.available + ' waiting for it to be available again, ' + o.unavailable + ' for it to go down';
+    }).join('; ');
+  return h('dl', { class: 'outlook-lines drivers-waiting' }, [
+    h('dt', { text: 'Drivers waiting for e-mail alerts' }),
+    h('dd', { text: text + ' (counts only: the portal never shows their addresses)' }),
+  ]);
 }
 
 /**
