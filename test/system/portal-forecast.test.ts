@@ -32,6 +32,14 @@ async function forecastPlatform(t: { teardown(fn: () => unknown): void }, { publ
   berla.time_zone = 'Europe/Berlin';
   berla.opening_hours = day.openingHours;
   const p = await startTestPlatform(t, { fixture });
+  // Drivers' alerts on BERLA's 700 bar: two confirmed waiting for it to come back, one for it to go down, one not confirmed (not counted).
+  await p.sql`
+    INSERT INTO driver_alerts (email, language, hrs_id, fuelling_option, wants, state, confirm_hash, confirm_until, manage_token, notified_side, confirmed_at, expires_at)
+    SELECT 'driver-' || n || '@example.org', 'en', 'BERLA', '700ld', CASE WHEN n = 3 THEN 'down' ELSE 'up' END, 'active', sha256(n::text::bytea), now(), 'manage-' || n, NULL, now(), now() + interval '30 days'
+    FROM generate_series(1, 3) AS n`;
+  await p.sql`
+    INSERT INTO driver_alerts (email, language, hrs_id, fuelling_option, wants, confirm_hash, confirm_until, manage_token)
+    VALUES ('pending@example.org', 'en', 'BERLA', '700ld', 'up', sha256('pending'::bytea), now() + interval '1 day', 'manage-pending')`;
   await grantPortalRoles(p);
   if (published) {
     await writeOptionHours(p.sql, 'BERLA', '700ld', day.hours(until - 42 * DAY, until));
@@ -72,7 +80,12 @@ for (const width of ['desktop', 'phone'] as const) {
     t.same(await pane.locator('h3').allTextContents(), ['Last signal received', 'Timeline', 'Reliability', 'Availability forecast'], 'the forecast after the reliability');
     t.match(await pane.locator('.timeline-forecast p.muted').first().textContent(), /as drivers see them on the public map.*Hours on the station's clock \(Europe\/Berlin, UTC\+0[12]:00\)\.$/, 'the clock named');
     const lines = await pane.locator('.outlook-lines dt').allTextContents();
-    t.same(lines, ['Forecast made', 'History learned from'], 'the outlook\'s lines');
+    t.same(lines, ['Drivers waiting for e-mail alerts', 'Forecast made', 'History learned from'], 'the outlook\'s lines');
+    t.equal(
+      await pane.locator('.drivers-waiting dd').textContent(),
+      'option 700ld: 2 waiting for it to be available again, 1 for it to go down (counts only: the portal never shows their addresses)',
+      'the drivers waiting, counted from the confirmed alerts only',
+    );
     const hour = new Intl.DateTimeFormat('en-GB', { hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZone: 'Europe/Berlin' });
     const hours = body.fuelling_options.find((o) => o.fuelling_option === '700ld')!.forecast!;
     const rows = await pane.locator('.forecast-option[data-option="700ld"] tbody tr').evaluateAll((trs) =>
@@ -109,7 +122,12 @@ t.test('before any history is published the pane says there is no forecast yet; 
   t.equal(answer.status(), 503);
   const forecast = page.locator('#pane-signals .forecast[data-state="not_published"]');
   await forecast.waitFor();
-  t.equal(await forecast.textContent(), 'No forecast yet: no hour of status history is published. The history worker publishes each hour within minutes of its end; reload then.');
+  t.equal(await forecast.locator('.no-forecast').textContent(), 'No forecast yet: no hour of status history is published. The history worker publishes each hour within minutes of its end; reload then.');
+  t.match(await forecast.locator('.drivers-waiting dd').textContent(), /^option 700ld: 2 waiting/, 'the drivers waiting, said without a forecast too');
+  await p.sql`DELETE FROM driver_alerts`;
+  await page.reload();
+  await page.locator('#pane-signals .forecast[data-state="not_published"] .drivers-waiting').waitFor();
+  t.match(await page.locator('#pane-signals .drivers-waiting dd').textContent(), /^none \(counts only/, 'no driver waits: said so');
   t.same(await seriousViolations(page), [], 'axe: nothing serious');
   t.same(problems, [], 'no other script error');
 
