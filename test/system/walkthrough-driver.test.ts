@@ -248,7 +248,7 @@ for (const width of WIDTHS) {
     await page.getByLabel('Language', { exact: true }).selectOption('de');
     await page.getByRole('heading', { name: 'Wasserstoff-Tankstellenkarte' }).waitFor();
     t.equal(await page.evaluate('document.documentElement.lang'), 'de', 'lang="de"');
-    t.same((await panel.locator('h3').allTextContents()).slice(0, 3), ['Status jetzt', 'Route', 'Öffnungszeiten dieser Woche'], 'the panel\'s sections in German');
+    t.same((await panel.locator('h3').allTextContents()).slice(0, 5), ['Status jetzt', 'Verfügbarkeit in den nächsten 12 Stunden', 'Per E-Mail benachrichtigen', 'Route', 'Öffnungszeiten dieser Woche'], 'the panel\'s sections in German');
     t.equal(await panel.locator('dl.facts dt').first().textContent(), 'Betreiber', 'its facts too');
     const german = await agreeing(map.feed, async (now) => ({
       seen: (await panel.locator('.status-item strong').allTextContents()).map((s) => s.split(': ')[1]).sort(),
