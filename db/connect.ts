@@ -7,6 +7,8 @@ import { DatabaseUnavailableError } from './errors.js';
 
 export type Sql = postgres.Sql;
 export type Tx = postgres.TransactionSql;
+/** A piece of SQL made with `sql`…`` to nest in another statement (a WHERE condition, say). */
+export type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 export { DatabaseTimeoutError, DatabaseUnavailableError } from './errors.js';
 

@@ -1,5 +1,5 @@
-import type { Sql, Tx } from '../connect.js';
-import { cancelOutboxMail, claimOutboxMail } from './token-mail.js';
+import type { Fragment, Sql, Tx } from '../connect.js';
+import { cancelOutboxMail, claimGate, claimOutboxMail } from './token-mail.js';
 import { heard, tells, type OptionSides, type Side, type WantedSide } from '../../src/domain/alerts/sides.js';
 import type { AlertLanguage } from '../../src/domain/alerts/words.js';
 
@@ -96,13 +96,18 @@ const viewOf = (row: AlertRow): AlertView => ({
   expiresAt: row.expires_at,
 });
 
-/** The pending or active alert whose confirmation link is still valid, by the link secret's hash. */
-export async function alertToConfirm(sql: Sql, confirmHash: Buffer): Promise<AlertView | undefined> {
+/** The alert `where` picks (a fragment on `driver_alerts a`), with its station's name and zone. */
+async function alertWhere(sql: Sql | Tx, where: Fragment): Promise<AlertView | undefined> {
   const [row] = await sql<AlertRow[]>`
     SELECT a.id::text, a.language, a.hrs_id, s.name, s.time_zone, a.fuelling_option, a.wants, a.state, a.manage_token, a.expires_at
     FROM driver_alerts a JOIN stations s ON s.hrs_id = a.hrs_id
-    WHERE a.confirm_hash = ${confirmHash} AND a.confirm_until > clock_timestamp()`;
+    WHERE ${where}`;
   return row ? viewOf(row) : undefined;
+}
+
+/** The pending or active alert whose confirmation link is still valid, by the link secret's hash. */
+export function alertToConfirm(sql: Sql, confirmHash: Buffer): Promise<AlertView | undefined> {
+  return alertWhere(sql, sql`a.confirm_hash = ${confirmHash} AND a.confirm_until > clock_timestamp()`);
 }
 
 /**
@@ -112,50 +117,38 @@ export async function alertToConfirm(sql: Sql, confirmHash: Buffer): Promise<Ale
  */
 export async function confirmAlert(sql: Sql, confirmHash: Buffer, side: Side, lifetimeMs: number): Promise<AlertView | undefined> {
   const notified = side === 'none' ? null : side;
-  const [row] = await sql<AlertRow[]>`
-    WITH confirmed AS (
-      UPDATE driver_alerts SET
-        notified_side = CASE WHEN state = 'pending' THEN ${notified}::text ELSE notified_side END,
-        state = 'active',
-        confirmed_at = clock_timestamp(),
-        expires_at = clock_timestamp() + ${`${lifetimeMs} milliseconds`}::interval
-      WHERE confirm_hash = ${confirmHash} AND confirm_until > clock_timestamp()
-      RETURNING *
-    )
-    SELECT a.id::text, a.language, a.hrs_id, s.name, s.time_zone, a.fuelling_option, a.wants, a.state, a.manage_token, a.expires_at
-    FROM confirmed a JOIN stations s ON s.hrs_id = a.hrs_id`;
-  return row ? viewOf(row) : undefined;
+  const [row] = await sql<{ id: string }[]>`
+    UPDATE driver_alerts SET
+      notified_side = CASE WHEN state = 'pending' THEN ${notified}::text ELSE notified_side END,
+      state = 'active',
+      confirmed_at = clock_timestamp(),
+      expires_at = clock_timestamp() + ${`${lifetimeMs} milliseconds`}::interval
+    WHERE confirm_hash = ${confirmHash} AND confirm_until > clock_timestamp()
+    RETURNING id::text`;
+  return row ? alertWhere(sql, sql`a.id = ${row.id}::bigint`) : undefined;
 }
 
 /** The alert its manage token names. */
-export async function alertByToken(sql: Sql, manageToken: string): Promise<AlertView | undefined> {
-  const [row] = await sql<AlertRow[]>`
-    SELECT a.id::text, a.language, a.hrs_id, s.name, s.time_zone, a.fuelling_option, a.wants, a.state, a.manage_token, a.expires_at
-    FROM driver_alerts a JOIN stations s ON s.hrs_id = a.hrs_id
-    WHERE a.manage_token = ${manageToken}`;
-  return row ? viewOf(row) : undefined;
+export function alertByToken(sql: Sql, manageToken: string): Promise<AlertView | undefined> {
+  return alertWhere(sql, sql`a.manage_token = ${manageToken}`);
 }
 
 /** Keeps an active alert for another `lifetimeMs` from now; undefined when there is none (or it is not confirmed). */
 export async function renewAlert(sql: Sql, manageToken: string, lifetimeMs: number): Promise<AlertView | undefined> {
-  const [row] = await sql<AlertRow[]>`
-    WITH renewed AS (
-      UPDATE driver_alerts SET expires_at = clock_timestamp() + ${`${lifetimeMs} milliseconds`}::interval
-      WHERE manage_token = ${manageToken} AND state = 'active'
-      RETURNING *
-    )
-    SELECT a.id::text, a.language, a.hrs_id, s.name, s.time_zone, a.fuelling_option, a.wants, a.state, a.manage_token, a.expires_at
-    FROM renewed a JOIN stations s ON s.hrs_id = a.hrs_id`;
-  return row ? viewOf(row) : undefined;
+  const [row] = await sql<{ id: string }[]>`
+    UPDATE driver_alerts SET expires_at = clock_timestamp() + ${`${lifetimeMs} milliseconds`}::interval
+    WHERE manage_token = ${manageToken} AND state = 'active'
+    RETURNING id::text`;
+  return row ? alertWhere(sql, sql`a.id = ${row.id}::bigint`) : undefined;
 }
 
 /** Ends an alert (its row, its address and its unsent e-mails are deleted); what it was, or undefined. */
 export async function deleteAlert(sql: Sql, manageToken: string): Promise<AlertView | undefined> {
-  const [row] = await sql<AlertRow[]>`
-    WITH gone AS (DELETE FROM driver_alerts WHERE manage_token = ${manageToken} RETURNING *)
-    SELECT a.id::text, a.language, a.hrs_id, s.name, s.time_zone, a.fuelling_option, a.wants, a.state, a.manage_token, a.expires_at
-    FROM gone a JOIN stations s ON s.hrs_id = a.hrs_id`;
-  return row ? viewOf(row) : undefined;
+  return sql.begin(async (tx) => {
+    const alert = await alertWhere(tx, tx`a.manage_token = ${manageToken} FOR UPDATE OF a`);
+    if (alert) await tx`DELETE FROM driver_alerts WHERE id = ${alert.id}::bigint`;
+    return alert;
+  });
 }
 
 /** Whether any alert is active (the live status's option changes are then recorded for them). */
@@ -411,10 +404,8 @@ export async function claimAlertMail(sql: Sql, key: string, leaseMs: number): Pr
       WHERE o.key = ${key} AND o.kind IN ('alert_transition', 'alert_expiring')
       FOR UPDATE OF o`;
     if (!row) return { outcome: 'skip', reason: 'unknown' };
-    if (row.state === 'sent' || row.state === 'cancelled' || row.state === 'failed') return { outcome: 'skip', reason: row.state };
-    if (row.state === 'sending' && !row.lapsed) {
-      return { outcome: 'skip', reason: 'claimed', lapsesInMs: Math.max(0, (row.claimed_until?.getTime() ?? 0) - row.now.getTime()) };
-    }
+    const gated = claimGate(row);
+    if (gated) return gated;
     if (row.alert_state !== 'active' || (row.kind === 'alert_expiring' && row.intent_expires_at?.getTime() !== row.expires_at.getTime())) {
       return cancelOutboxMail(tx, key);
     }

@@ -163,10 +163,8 @@ export async function claimMail(sql: Sql, key: string, leaseMs: number, options:
       WHERE o.key = ${key}
       FOR UPDATE OF o`;
     if (!row) return { outcome: 'skip', reason: 'unknown' };
-    if (row.state === 'sent' || row.state === 'cancelled' || row.state === 'failed') return { outcome: 'skip', reason: row.state };
-    if (row.state === 'sending' && !row.lapsed) {
-      return { outcome: 'skip', reason: 'claimed', lapsesInMs: Math.max(0, (row.claimed_until?.getTime() ?? 0) - row.now.getTime()) };
-    }
+    const gated = claimGate(row);
+    if (gated) return gated;
     // A second early: the job's delay and the database clock need not agree to the millisecond.
     if (row.due_at.getTime() > row.now.getTime() + 1000) return { outcome: 'skip', reason: 'not_due' };
     const credential = row.user_id === null;
@@ -216,6 +214,22 @@ export async function claimMail(sql: Sql, key: string, leaseMs: number, options:
 }
 
 /** The e-mail was accepted by the SMTP server: the ledger says sent, for good. */
+/** Why an outbox e-mail is not claimed now, whatever its kind: done with, or held by another worker's claim. */
+export type ClaimGate = { outcome: 'skip'; reason: 'sent' | 'cancelled' | 'failed' } | { outcome: 'skip'; reason: 'claimed'; lapsesInMs: number };
+
+/**
+ * The checks every kind of outbox e-mail passes before it is claimed, on its row read FOR UPDATE: one
+ * sent, cancelled or failed is skipped; one another worker holds (its claim not lapsed) is skipped with
+ * when the claim lapses (by the database's clock). Undefined: it may be claimed.
+ */
+export function claimGate(row: { state: string; lapsed: boolean; claimed_until: Date | null; now: Date }): ClaimGate | undefined {
+  if (row.state === 'sent' || row.state === 'cancelled' || row.state === 'failed') return { outcome: 'skip', reason: row.state };
+  if (row.state === 'sending' && !row.lapsed) {
+    return { outcome: 'skip', reason: 'claimed', lapsesInMs: Math.max(0, (row.claimed_until?.getTime() ?? 0) - row.now.getTime()) };
+  }
+  return undefined;
+}
+
 /** An e-mail of the outbox that is no longer due (its reason is gone): cancelled, never sent. */
 export async function cancelOutboxMail(tx: Tx | Sql, key: string): Promise<{ outcome: 'cancelled' }> {
   await tx`UPDATE mail_outbox SET state = 'cancelled', claimed_until = NULL WHERE key = ${key}`;

@@ -1,5 +1,5 @@
 import type { Sql } from '../connect.js';
-import { cancelOutboxMail, claimOutboxMail } from './token-mail.js';
+import { cancelOutboxMail, claimGate, claimOutboxMail } from './token-mail.js';
 
 /*
  * The webhook e-mails of the outbox (migrations 0006, 0016): written when a subscription is disabled
@@ -58,10 +58,8 @@ export async function claimWebhookMail(sql: Sql, key: string, leaseMs: number): 
       WHERE o.key = ${key} AND o.kind = 'webhook_disabled'
       FOR UPDATE OF o`;
     if (!row) return { outcome: 'skip', reason: 'unknown' };
-    if (row.state === 'sent' || row.state === 'cancelled' || row.state === 'failed') return { outcome: 'skip', reason: row.state };
-    if (row.state === 'sending' && !row.lapsed) {
-      return { outcome: 'skip', reason: 'claimed', lapsesInMs: Math.max(0, (row.claimed_until?.getTime() ?? 0) - row.now.getTime()) };
-    }
+    const gated = claimGate(row);
+    if (gated) return gated;
     if (row.id === null || row.sub_state !== 'disabled' || row.disabled_at === null) {
       return cancelOutboxMail(tx, key);
     }
