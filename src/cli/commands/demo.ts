@@ -18,10 +18,18 @@ import { SERVERS_HELP, configWithServers, serversInUseLines } from '../servers.j
 /** The sign-in link of a portal sign-in e-mail's text, when it is one. */
 const SIGN_IN_LINK = /https?:\/\/\S+\/portal\/#sign-in=[\w-]+/;
 
-/** The line the demo prints for a sign-in e-mail its sink kept (a browser test parses it: keep the format). */
+/** The confirmation link of a driver alert's first e-mail, when it is one. */
+const ALERT_CONFIRM_LINK = /https?:\/\/\S+\/map\/alerts\/confirm\?token=[\w-]+/;
+
+/**
+ * The line the demo prints for a sign-in e-mail its sink kept (a browser test parses it: keep the
+ * format), or for a driver alert's confirmation (asked on the map's station panel).
+ */
 function signInLine(mail: KeptMail): string | undefined {
   const link = SIGN_IN_LINK.exec(mail.text)?.[0];
-  return link === undefined ? undefined : `  sign-in link for ${mail.to.join(', ')}: ${link}`;
+  if (link !== undefined) return `  sign-in link for ${mail.to.join(', ')}: ${link}`;
+  const confirm = ALERT_CONFIRM_LINK.exec(mail.text)?.[0];
+  return confirm === undefined ? undefined : `  alert confirmation link for ${mail.to.join(', ')}: ${confirm}`;
 }
 
 /** A whole number of seconds from `value` (default `fallback`), within bounds, or a usage error naming the option. */
@@ -48,7 +56,8 @@ export const demo: Command = {
     '--summary-interval seconds (default 60): signals the platform accepted and refused, stations by state.\n' +
     'Press Enter in the terminal (or send the process SIGUSR2) to print the banner with its addresses again.\n' +
     'Without SMTP_URL, e-mails are kept as .eml files (with the decoded text beside each as .txt) and each\n' +
-    'portal sign-in link is printed as it is sent: "  sign-in link for EMAIL: URL".\n\n' +
+    'portal sign-in link is printed as it is sent: "  sign-in link for EMAIL: URL" (a driver alert\'s\n' +
+    'confirmation link, asked on the map, as "  alert confirmation link for EMAIL: URL").\n\n' +
     SERVERS_HELP,
   options: { interval: { type: 'string' }, 'summary-interval': { type: 'string' }, reset: { type: 'boolean' }, embedded: { type: 'boolean' } },
   positionals: 0,
