@@ -175,6 +175,7 @@ t.test('hrs demo --help documents --reset, the summary and how to see the banner
   t.match(help.stdout, /logs at warn unless LOG_LEVEL is set/, 'the log level');
   t.match(help.stdout, /Press Enter in the terminal \(or send the process SIGUSR2\)/, 'how to see the banner again');
   t.match(help.stdout, /"  sign-in link for EMAIL: URL"/, 'the sign-in line');
+  t.match(help.stdout, /"  alert confirmation link for EMAIL: URL"/, 'the alert confirmation line');
   for (const value of ['0', '1.5', 'soon', '3601']) {
     const wrong = await hrs(['demo', '--summary-interval', value]);
     t.equal(wrong.code, 2, `--summary-interval ${value}: exit 2`);
