@@ -1,5 +1,5 @@
 import type { Fragment, Sql, Tx } from '../connect.js';
-import { cancelOutboxMail, claimGate, claimOutboxMail } from './token-mail.js';
+import { cancelOutboxMail, claimGate, claimOutboxMail, type OutboxClaim } from './token-mail.js';
 import { heard, tells, type OptionSides, type Side, type WantedSide } from '../../src/domain/alerts/sides.js';
 import type { AlertLanguage } from '../../src/domain/alerts/words.js';
 
@@ -362,11 +362,7 @@ export interface ClaimedAlertMail {
   manageToken: string;
 }
 
-export type AlertMailClaim =
-  | { outcome: 'claimed'; mail: ClaimedAlertMail }
-  | { outcome: 'skip'; reason: 'sent' | 'cancelled' | 'failed' | 'unknown' }
-  | { outcome: 'skip'; reason: 'claimed'; lapsesInMs: number }
-  | { outcome: 'cancelled' };
+export type AlertMailClaim = OutboxClaim<ClaimedAlertMail>;
 
 /**
  * Claims an alert e-mail for `leaseMs`, as claimMail does a token one: pending, or its claim lapsed.

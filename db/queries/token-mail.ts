@@ -218,6 +218,13 @@ export async function claimMail(sql: Sql, key: string, leaseMs: number, options:
 export type ClaimGate = { outcome: 'skip'; reason: 'sent' | 'cancelled' | 'failed' } | { outcome: 'skip'; reason: 'claimed'; lapsesInMs: number };
 
 /**
+ * What claiming an outbox e-mail of a kind other than the token ones comes to: claimed with `M`, skipped
+ * (done with, held by another worker, or no such e-mail: its subject was deleted with it), or cancelled
+ * (its reason is gone: a subscription enabled again, an alert kept for another period).
+ */
+export type OutboxClaim<M> = { outcome: 'claimed'; mail: M } | ClaimGate | { outcome: 'skip'; reason: 'unknown' } | { outcome: 'cancelled' };
+
+/**
  * The checks every kind of outbox e-mail passes before it is claimed, on its row read FOR UPDATE: one
  * sent, cancelled or failed is skipped; one another worker holds (its claim not lapsed) is skipped with
  * when the claim lapses (by the database's clock). Undefined: it may be claimed.

@@ -1,5 +1,5 @@
 import type { Sql } from '../connect.js';
-import { cancelOutboxMail, claimGate, claimOutboxMail } from './token-mail.js';
+import { cancelOutboxMail, claimGate, claimOutboxMail, type OutboxClaim } from './token-mail.js';
 
 /*
  * The webhook e-mails of the outbox (migrations 0006, 0016): written when a subscription is disabled
@@ -21,12 +21,8 @@ export interface ClaimedWebhookMail {
   subscription: { id: string; url: string; description: string; failingSince: Date | null; disabledAt: Date; reason: string | null };
 }
 
-export type WebhookMailClaim =
-  | { outcome: 'claimed'; mail: ClaimedWebhookMail }
-  | { outcome: 'skip'; reason: 'sent' | 'cancelled' | 'failed' | 'unknown' }
-  | { outcome: 'skip'; reason: 'claimed'; lapsesInMs: number }
-  /** The subscription was enabled again (or removed) before the e-mail went: not sent. */
-  | { outcome: 'cancelled' };
+/** Cancelled: the subscription was enabled again (or removed) before the e-mail went. */
+export type WebhookMailClaim = OutboxClaim<ClaimedWebhookMail>;
 
 /**
  * Claims a webhook e-mail for `leaseMs`, as claimMail does a token one: pending, or its claim lapsed.
