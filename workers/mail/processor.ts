@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { claimMail, failMail, markMailSent, releaseMail, type ClaimedMail } from '../../db/queries/token-mail.js';
 import { claimWebhookMail, isWebhookMailKey, type ClaimedWebhookMail } from '../../db/queries/webhook-mail.js';
-import { claimAlertMail, isAlertMailKey, type ClaimedAlertMail } from '../../db/queries/driver-alerts.js';
+import { claimAlertMail, isAlertMailKey, type ClaimedAlertMail } from '../../db/queries/alert-mail.js';
 import { alertLinks, renderAlertExpiring, renderAlertTransition, unsubscribeHeaders } from '../../src/domain/alerts/mail.js';
 import { renderWebhookDisabledMail } from '../../src/domain/webhook-mail.js';
 import type { Redis } from '../../src/infra/redis.js';
