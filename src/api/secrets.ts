@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * The single-use secrets the account families hand out (the portal's sign-in links and sessions, the
- * admin API's reveal links): only their hashes are stored.
+ * admin API's reveal links) and the driver alerts' confirmation links: only their hashes are stored.
  */
 
 /** The stored form of a secret: its SHA-256. */

@@ -1,4 +1,3 @@
-import { createHash, randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Sql } from '../../../db/connect.js';
@@ -20,6 +19,7 @@ import type { LinkMail } from '../../../workers/mail/producer.js';
 import { isMapped, type MapFeed } from '../map/feed.js';
 import type { StationLookup } from '../../domain/stations.js';
 import { queued } from '../unavailable.js';
+import { hashSecret, newSecret } from '../secrets.js';
 import { alertRequestDoc } from './docs.js';
 import { ALERT_PAGE_CSS, confirmedPage, confirmPage, gonePage, managePage, pageLanguage, stoppedPage, unsubscribePage } from './pages.js';
 
@@ -50,8 +50,6 @@ export interface AlertDeps {
   confirmed(): Promise<void>;
 }
 
-const sha256 = (text: string) => createHash('sha256').update(text).digest();
-const newSecret = () => randomBytes(32).toString('base64url');
 
 /** The pages may post their forms here only; the token in their address is never sent on. */
 const PAGE_POLICY = {
@@ -137,7 +135,7 @@ export function alertRoutes(server: HttpServer, family: Family, deps: AlertDeps)
       const wants = body.when === 'available' ? 'up' : 'down';
       const outcome = await requestAlert(
         sql,
-        { email: body.email, language: body.language, hrsId: body.hrs_id, fuellingOption: body.fuelling_option, wants, confirmHash: sha256(secret), confirmUntil, manageToken: newSecret() },
+        { email: body.email, language: body.language, hrsId: body.hrs_id, fuellingOption: body.fuelling_option, wants, confirmHash: hashSecret(secret), confirmUntil, manageToken: newSecret() },
         { perAddress: config.alertsPerAddress, perStation: config.alertsPerStation },
       );
       if (outcome.outcome === 'address_full') {
@@ -178,14 +176,14 @@ export function alertRoutes(server: HttpServer, family: Family, deps: AlertDeps)
 
   pageRoute('GET', '/map/alerts/confirm', async (req) => {
     const secret = tokenOf(req);
-    const alert = secret ? await alertToConfirm(sql, sha256(secret)) : undefined;
+    const alert = secret ? await alertToConfirm(sql, hashSecret(secret)) : undefined;
     return alert ? page(200, confirmPage(alert, secret!)) : gone(req);
   });
   pageRoute('POST', '/map/alerts/confirm', async (req) => {
     const secret = tokenOf(req);
-    const waiting = secret ? await alertToConfirm(sql, sha256(secret)) : undefined;
+    const waiting = secret ? await alertToConfirm(sql, hashSecret(secret)) : undefined;
     if (!waiting) return gone(req);
-    const alert = await confirmAlert(sql, sha256(secret!), await sideNow(waiting.hrsId, waiting.fuellingOption), config.alertLifetimeMs);
+    const alert = await confirmAlert(sql, hashSecret(secret!), await sideNow(waiting.hrsId, waiting.fuellingOption), config.alertLifetimeMs);
     if (!alert) return gone(req);
     await deps.confirmed();
     return page(200, confirmedPage(alert));
