@@ -58,7 +58,7 @@ function write(res: HttpResponse, req: Request, reply: Reply, extra: string, err
     head = req.id + headerBlock(reply.headers ?? {}) + extra;
   }
   res.cork(() => {
-    res.writeStatus(`${reply.status} ${statusText(reply.status)}`);
+    res.writeStatus(statusLine(reply.status));
     res.writeHeader('X-Request-Id', head);
     if (reply.status === 204 || reply.status === 304) {
       // No Content-Length on these (RFC 9110 8.6); uWS omits it only when called without arguments.
@@ -85,6 +85,15 @@ function write(res: HttpResponse, req: Request, reply: Reply, extra: string, err
     }
   });
 }
+
+/** `200 OK`, made once per status code. */
+function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status);
+  if (line === undefined) STATUS_LINES.set(status, (line = `${status} ${statusText(status)}`));
+  return line;
+}
+
+const STATUS_LINES = new Map<number, string>();
 
 /**
  * Bodies from this size (bytes, or characters of a string) go out as the connection takes them

@@ -592,3 +592,40 @@ t.test('late-timer', async (t) => {
     t.equal(expired, 1, 'it passes all the same');
   });
 });
+
+t.test('answer-metrics', async (t) => {
+  // The hand-kept request metrics expose exactly what prom-client's own Counter and Histogram would.
+  const { AggregatorRegistry, Counter, Histogram, Registry } = await import('prom-client');
+  const { AnswerMetrics } = await import('../../src/api/metrics/answers.js');
+  const bounds = [0.001, 0.01, 0.1, 1];
+  const answers: [string, string, string, number, number][] = [
+    ['export_v2', '/v2/hrs/:hrs_id/status', 'GET', 200, 0.0004],
+    ['export_v2', '/v2/hrs/:hrs_id/status', 'GET', 200, 0.001],
+    ['export_v2', '/v2/hrs/:hrs_id/status', 'GET', 404, 0.05],
+    ['export_v2', 'unmatched', 'GET', 404, 2],
+    ['import_v2', '/import/v2/signal/availability/', 'POST', 204, 0.0123],
+    ['export_v2', '/v2/hrs/:hrs_id/status', 'HEAD', 200, 0.1],
+  ];
+  const made = (hand: boolean) => {
+    const registry = new Registry();
+    if (hand) {
+      const metrics = new AnswerMetrics(registry, bounds);
+      for (const a of answers) metrics.add(...a);
+      return registry;
+    }
+    const counter = new Counter({ name: 'hrs_http_requests_total', help: 'HTTP requests answered, by API family, route pattern (unmatched: no route took it), method and status.', labelNames: ['family', 'route', 'method', 'status'], registers: [registry] });
+    const histogram = new Histogram({ name: 'hrs_http_request_duration_seconds', help: 'Seconds from receipt to the answer written, by API family, route pattern and method.', labelNames: ['family', 'route', 'method'], buckets: bounds, registers: [registry] });
+    for (const [family, route, method, status, seconds] of answers) {
+      counter.inc({ family, route, method, status: String(status) });
+      histogram.observe({ family, route, method }, seconds);
+    }
+    return registry;
+  };
+  const sorted = (text: string) => text.split('\n').sort().join('\n');
+  const own = await made(false).metrics();
+  t.equal(sorted(await made(true).metrics()), sorted(own), 'the exposition text, line for line');
+  t.match(own, /hrs_http_request_duration_seconds_bucket\{le="0.001",family="export_v2",route="\/v2\/hrs\/:hrs_id\/status",method="GET"\} 2/, 'a bound counts the answers at it');
+  const added = async (hand: boolean) => sorted(await AggregatorRegistry.aggregate([await made(hand).getMetricsAsJSON(), await made(hand).getMetricsAsJSON()]).metrics());
+  t.equal(await added(true), await added(false), 'two processes added up as prom-client adds its own');
+  t.match(await added(true), /hrs_http_requests_total\{family="export_v2",route="\/v2\/hrs\/:hrs_id\/status",method="GET",status="200"\} 4/);
+});

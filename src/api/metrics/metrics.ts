@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { AnswerMetrics } from './answers.js';
 import { refusedByRateLimit } from '../../http/rate-limit-guard.js';
 import type { Answered } from '../../http/server.js';
 
@@ -40,19 +41,8 @@ export class PlatformMetrics {
   private sources: MetricSources | undefined;
   /** Where the exposition text comes from instead of this registry alone (`hrs serve --processes`: every process's). */
   private gather: (() => Promise<string>) | undefined;
-  private readonly requests = new Counter({
-    name: 'hrs_http_requests_total',
-    help: 'HTTP requests answered, by API family, route pattern (unmatched: no route took it), method and status.',
-    labelNames: ['family', 'route', 'method', 'status'] as const,
-    registers: [this.registry],
-  });
-  private readonly latency = new Histogram({
-    name: 'hrs_http_request_duration_seconds',
-    help: 'Seconds from receipt to the answer written, by API family, route pattern and method.',
-    labelNames: ['family', 'route', 'method'] as const,
-    buckets: LATENCY_BUCKETS,
-    registers: [this.registry],
-  });
+  /** `hrs_http_requests_total` and `hrs_http_request_duration_seconds`: fed by every answer (./answers.ts). */
+  private readonly answers = new AnswerMetrics(this.registry, LATENCY_BUCKETS);
   private readonly refusals = new Counter({
     name: 'hrs_rate_limit_refusals_total',
     help: 'Requests refused (429) because a rate limit was exhausted, by API family.',
@@ -105,9 +95,7 @@ export class PlatformMetrics {
 
   /** The HTTP server's `onAnswered`: every answer, counted and timed. */
   readonly answered = (a: Answered): void => {
-    const route = a.route ?? 'unmatched';
-    this.requests.inc({ family: a.family.name, route, method: a.req.method, status: String(a.status) });
-    this.latency.observe({ family: a.family.name, route, method: a.req.method }, a.seconds);
+    this.answers.add(a.family.name, a.route ?? 'unmatched', a.req.method, a.status, a.seconds);
     if (a.status === 429 && refusedByRateLimit(a.req)) this.refusals.inc({ family: a.family.name });
   };
 
