@@ -628,4 +628,21 @@ t.test('answer-metrics', async (t) => {
   const added = async (hand: boolean) => sorted(await AggregatorRegistry.aggregate([await made(hand).getMetricsAsJSON(), await made(hand).getMetricsAsJSON()]).metrics());
   t.equal(await added(true), await added(false), 'two processes added up as prom-client adds its own');
   t.match(await added(true), /hrs_http_requests_total\{family="export_v2",route="\/v2\/hrs\/:hrs_id\/status",method="GET",status="200"\} 4/);
+
+  const { PairCounter } = await import('../../src/api/metrics/answers.js');
+  const pairs: [string, string, number][] = [['availability', 'accepted', 1], ['availability', 'dry_run', 0], ['usage', 'rejected', 3], ['availability', 'accepted', 49]];
+  const pairText = async (hand: boolean) => {
+    const registry = new Registry();
+    const options = { name: 'hrs_import_v2_transmissions_total', help: 'Import v2 transmissions.', labelNames: ['category', 'outcome'] as const };
+    if (hand) {
+      const counter = new PairCounter(registry, options);
+      for (const [category, outcome, n] of pairs) counter.add(category, outcome, n);
+    } else {
+      const counter = new Counter({ ...options, labelNames: [...options.labelNames], registers: [registry] });
+      for (const [category, outcome, n] of pairs) counter.inc({ category, outcome }, n);
+    }
+    return sorted(await registry.metrics());
+  };
+  t.equal(await pairText(true), await pairText(false), 'a pair counter exposes what prom-client\'s Counter does, zeros included');
+  t.match(await pairText(true), /hrs_import_v2_transmissions_total\{category="availability",outcome="accepted"\} 50/);
 });

@@ -115,3 +115,33 @@ export class AnswerMetrics {
     return values;
   }
 }
+
+/**
+ * A counter of two labels fed on a hot path (import v2's transmissions: twice per request), kept as
+ * `AnswerMetrics` keeps its counts: plain numbers, handed to prom-client when scraped. A pair is
+ * exposed from its first `add`, zero included, as prom-client's `inc` does.
+ */
+export class PairCounter<A extends string, B extends string> {
+  private readonly counts = new Map<string, Map<string, { labels: Record<A | B, string>; value: number }>>();
+  private readonly names: readonly [A, B];
+
+  constructor(registry: Registry, options: { name: string; help: string; labelNames: readonly [A, B] }) {
+    const counts = this.counts;
+    new (class extends Counter<A | B> {
+      override async get() {
+        const values = [];
+        for (const second of counts.values()) for (const { labels, value } of second.values()) values.push({ labels: { ...labels }, value });
+        return { ...(await super.get()), values };
+      }
+    })({ ...options, labelNames: [...options.labelNames], registers: [registry] });
+    this.names = options.labelNames;
+  }
+
+  add(first: string, second: string, n: number): void {
+    let seconds = this.counts.get(first);
+    if (seconds === undefined) this.counts.set(first, (seconds = new Map()));
+    const entry = seconds.get(second);
+    if (entry !== undefined) entry.value += n;
+    else seconds.set(second, { labels: { [this.names[0]]: first, [this.names[1]]: second } as Record<A | B, string>, value: n });
+  }
+}

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { AnswerMetrics } from './answers.js';
+import { AnswerMetrics, PairCounter } from './answers.js';
 import { refusedByRateLimit } from '../../http/rate-limit-guard.js';
 import type { Answered } from '../../http/server.js';
 
@@ -49,11 +49,10 @@ export class PlatformMetrics {
     labelNames: ['family'] as const,
     registers: [this.registry],
   });
-  private readonly transmissionCount = new Counter({
+  private readonly transmissionCount = new PairCounter(this.registry, {
     name: 'hrs_import_v2_transmissions_total',
     help: 'Import v2 transmissions by signal category and outcome (accepted: stored; dry_run: validated only; rejected: refused with their request).',
     labelNames: ['category', 'outcome'] as const,
-    registers: [this.registry],
   });
   private readonly legacySignalCount = new Counter({
     name: 'hrs_import_v1_signals_total',
@@ -101,7 +100,7 @@ export class PlatformMetrics {
 
   /** Import v2: `count` transmissions of `category` had `outcome`. */
   readonly transmissions = (category: string, outcome: TransmissionOutcome, count: number): void => {
-    this.transmissionCount.inc({ category, outcome }, count);
+    this.transmissionCount.add(category, outcome, count);
   };
 
   /** The legacy import: `count` signals sent to `family` had `outcome`. */
