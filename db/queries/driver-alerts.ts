@@ -191,6 +191,8 @@ export interface FollowResult {
   intents: AlertMailIntent[];
   /** When the next settling change settles (epoch ms), if any. */
   nextDueAt: number | undefined;
+  /** Whether any alert is active (confirmed and not expired): while none is, a change needs no pass of its own. */
+  active: boolean;
 }
 
 /** Rows read from the change log per pass. */
@@ -227,9 +229,10 @@ export async function followAlerts(sql: Sql, settleMs: number, now: Date): Promi
       await storeSides(tx, sides);
     }
     const settled = await settleDue(tx, settleMs, now);
-    const [next] = await tx<{ due: Date | null }[]>`
-      SELECT min(pending_at) + ${`${settleMs} milliseconds`}::interval AS due FROM alert_options WHERE pending_side IS NOT NULL`;
-    return { read, settled: settled.transitions, intents: settled.intents, nextDueAt: next?.due?.getTime() };
+    const [next] = await tx<{ due: Date | null; active: boolean }[]>`
+      SELECT (SELECT min(pending_at) + ${`${settleMs} milliseconds`}::interval FROM alert_options WHERE pending_side IS NOT NULL) AS due,
+             EXISTS (SELECT 1 FROM driver_alerts WHERE state = 'active') AS active`;
+    return { read, settled: settled.transitions, intents: settled.intents, nextDueAt: next?.due?.getTime(), active: next?.active ?? false };
   });
 }
 

@@ -9,6 +9,7 @@
  */
 import t, { type Test } from 'tap';
 import { createLogger } from '../../src/config/log.js';
+import { startAlertWorker, type AlertTiming } from '../../workers/alerts/processor.js';
 import { startWorkers, type Workers } from '../../workers/index.js';
 import { mapFixture } from '../helpers/map.js';
 import { postSignals, startTestPlatform, type TestPlatform } from '../helpers/platform.js';
@@ -44,13 +45,13 @@ function workerClock() {
   return { now: () => new Date(Date.now() + ahead), at: (ms: number) => void (ahead = ms) };
 }
 
-async function setUp(t: Test, env: Record<string, string> = {}) {
+async function setUp(t: Test, env: Record<string, string> = {}, timing: Partial<AlertTiming> = { pollEveryMs: 50 }) {
   const smtp = await smtpSink(t);
   const p = await startTestPlatform(t, { fixture: mapFixture(), env: { ALERT_SETTLE: String(SETTLE_S), ...env } });
   // The e-mails' links name the platform as its users reach it.
   const config = { ...p.parts.config, smtpUrl: `smtp://127.0.0.1:${smtp.port}`, baseUrl: p.url };
   const clock = workerClock();
-  const workers: Workers = startWorkers(config, p.parts.redis, p.sql, createLogger(process.env.ALERT_TEST_LOG ?? 'silent'), { alertTiming: { pollEveryMs: 50, upkeepEveryMs: 100, now: clock.now } });
+  const workers: Workers = startWorkers(config, p.parts.redis, p.sql, createLogger(process.env.ALERT_TEST_LOG ?? 'silent'), { alertTiming: { upkeepEveryMs: 100, ...timing, now: clock.now } });
   t.teardown(() => workers.close());
   return { p, smtp, config, clock };
 }
@@ -184,6 +185,23 @@ t.test('"when it goes down": English, and the reminder, keeping and expiry', asy
   // Past its end: deleted, with its address.
   clock.at(12 * 86_400_000);
   await until('the alert deleted', async () => ((await p.sql`SELECT 1 FROM driver_alerts`).length === 0 ? true : undefined));
+});
+
+t.test('a change is followed when it is told, not at the next poll, while an alert is active', async (t) => {
+  // No poll within the test's time: only the change's notification can move the worker on.
+  const { p, smtp } = await setUp(t, {}, { pollEveryMs: 600_000, changesWithinMs: 20 });
+  await berla(p, false);
+  await confirmed(t, p, smtp, { hrs_id: 'BERLA', fuelling_option: '700ld', when: 'available', email: 'told@example.org' });
+  // The workers' first pass ran before the alert was confirmed and found none active: until a pass sees
+  // one, changes wait for the poll. A second alerts worker, once its first pass is over, has seen it.
+  const config = p.parts.config;
+  const worker = await startAlertWorker({ sql: p.sql, redis: p.parts.redis, redisPrefix: config.redisPrefix, log: createLogger('silent'), settleMs: config.alertSettleMs, reminderMs: config.alertReminderMs, timing: { pollEveryMs: 600_000, changesWithinMs: 20, upkeepEveryMs: 600_000 } });
+  t.teardown(() => worker.close());
+  await worker.wake();
+  await berla(p, true);
+  t.ok(await recorded(p, 'AVAILABLE'), 'the change is followed on its notification');
+  const [pending] = await p.sql<{ pending_side: string }[]>`SELECT pending_side FROM alert_options WHERE hrs_id = 'BERLA' AND fuelling_option = '700ld'`;
+  t.equal(pending?.pending_side, 'up', 'and heard: the option is up, settling');
 });
 
 t.test('caps, bad input, unknown stations and options', async (t) => {

@@ -11,7 +11,8 @@ import { QUEUES, openQueue } from '../queues.js';
  * change once it has held for ALERT_SETTLE, and writes each alert it tells its e-mail in the outbox
  * (db/queries/driver-alerts.ts followAlerts), which the mail worker sends (exactly once: the outbox's
  * ledger). PostgreSQL is its state and its queue: a pass runs when a change commits (LISTEN
- * `hrs_change_log`), when the next settling change is due (a timer), and every few seconds besides (a
+ * `hrs_change_log`, changes within a second sharing one pass, and only while an alert is active), when
+ * the next settling change is due (a timer), and every few seconds besides (a
  * notification missed while the connection was down, another worker's pass); workers on several
  * machines take turns under one lock. Its upkeep (unconfirmed and expired alerts deleted, reminders
  * written) runs every minute. Redis only hands the e-mails to the mail queue; the outbox's sweep makes
@@ -23,13 +24,20 @@ export const ALERT_WORKER = 'alerts';
 export interface AlertTiming {
   /** Passes without being told (3 s). */
   pollEveryMs: number;
+  /**
+   * Changes told within this long of each other share one pass (1 s), and while no alert is active a
+   * change is not followed at once at all (the poll moves the cursor on): a busy change log, one
+   * notification per recorded batch, costs a pass per second at most, not one per batch. A change's
+   * settling is timed from when it was recorded, so this delays no e-mail past its settle time.
+   */
+  changesWithinMs: number;
   /** The upkeep's period (60 s). */
   upkeepEveryMs: number;
   /** The clock settling and expiry are held to (the system's; tests step their own). */
   now?: () => Date;
 }
 
-export const DEFAULT_ALERT_TIMING: AlertTiming = { pollEveryMs: 3000, upkeepEveryMs: 60_000 };
+export const DEFAULT_ALERT_TIMING: AlertTiming = { pollEveryMs: 3000, changesWithinMs: 1000, upkeepEveryMs: 60_000 };
 
 export interface AlertWorkerOptions {
   sql: Sql;
@@ -77,9 +85,22 @@ export async function startAlertWorker(options: AlertWorkerOptions): Promise<Ale
     dueTimer.unref();
   };
 
+  // Whether the last pass found an active alert (until the first pass: assumed).
+  let active = true;
+  let changeTimer: NodeJS.Timeout | undefined;
+  const changed = () => {
+    if (closed || !active || changeTimer !== undefined) return;
+    changeTimer = setTimeout(() => {
+      changeTimer = undefined;
+      void wake();
+    }, timing.changesWithinMs);
+    changeTimer.unref();
+  };
+
   const pass = async () => {
     for (;;) {
       const result = await followAlerts(sql, options.settleMs, now());
+      active = result.active;
       await schedule(result.intents);
       if (result.settled > 0) log.info({ transitions: result.settled, mails: result.intents.length }, 'alert transitions settled');
       if (result.nextDueAt !== undefined) wakeAt(result.nextDueAt);
@@ -127,7 +148,7 @@ export async function startAlertWorker(options: AlertWorkerOptions): Promise<Ale
     return upkeeping;
   };
 
-  const listening = await sql.listen('hrs_change_log', () => void wake()).catch((err: unknown) => {
+  const listening = await sql.listen('hrs_change_log', changed).catch((err: unknown) => {
     log.warn({ err }, 'LISTEN hrs_change_log failed: alert transitions are found by polling only');
     return undefined;
   });
@@ -147,6 +168,7 @@ export async function startAlertWorker(options: AlertWorkerOptions): Promise<Ale
       clearInterval(poll);
       clearInterval(upkeepTimer);
       clearTimeout(dueTimer);
+      clearTimeout(changeTimer);
       await running;
       await upkeeping;
       await listening?.unlisten().catch(() => {});
