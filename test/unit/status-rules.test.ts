@@ -1872,39 +1872,3 @@ t.test('places', async (t) => {
   t.match(stuttgart, { country: 'DE', featureCode: 'PPLA' });
   t.ok(stuttgart.population > 500_000 && Math.abs(stuttgart.lon - 9.18) < 0.05 && Math.abs(stuttgart.lat - 48.78) < 0.05, `Stuttgart where it is (${stuttgart.lon}, ${stuttgart.lat}, ${stuttgart.population})`);
 });
-
-t.test('published-status-composed', async (t) => {
-  // One station's status object is the live object with the verdict block after its hrs_id; the string
-  // composed is kept while both parts hold, and made again when either moves.
-  const { PublishedStatus } = await import('../../src/domain/status/published-status.js');
-  const live = new Map<string, string>();
-  const blocks = new Map<string, string>();
-  const liveOf = (id: string, n: number) => `{"hrs_id":${JSON.stringify(id)},"hydrogen_availability":{"n":${n}},"hydrogen_usage":null}`;
-  const published = new PublishedStatus(
-    { stationJson: (id) => live.get(id), version: 0 },
-    { optionsJson: (id) => blocks.get(id), version: 0 },
-    { station: (id) => (live.has(id) ? ({ hrs_id: id } as never) : undefined), stationIds: () => live.keys(), version: 0 },
-  );
-  live.set('A', liveOf('A', 1));
-  blocks.set('A', '[{"fuelling_option":"700ld","status":"AVAILABLE"}]');
-  const first = published.stationJson('A');
-  t.same(JSON.parse(first!), { hrs_id: 'A', fuelling_options: [{ fuelling_option: '700ld', status: 'AVAILABLE' }], hydrogen_availability: { n: 1 }, hydrogen_usage: null });
-  t.equal(Object.keys(JSON.parse(first!)).join(), 'hrs_id,fuelling_options,hydrogen_availability,hydrogen_usage', 'the verdict right after hrs_id');
-  t.equal(published.stationJson('A'), first, 'asked again with both parts the same: the same answer');
-  live.set('A', liveOf('A', 2));
-  t.same(JSON.parse(published.stationJson('A')!).hydrogen_availability, { n: 2 }, 'a new live object: composed again');
-  blocks.set('A', '[{"fuelling_option":"700ld","status":"UNAVAILABLE"}]');
-  t.equal(JSON.parse(published.stationJson('A')!).fuelling_options[0].status, 'UNAVAILABLE', 'a new verdict: composed again');
-  // Past the number kept, every station is still answered right.
-  for (let i = 0; i < 5000; i++) {
-    live.set(`S${i}`, liveOf(`S${i}`, i));
-    blocks.set(`S${i}`, `[{"n":${i}}]`);
-  }
-  for (let round = 0; round < 2; round++) {
-    for (let i = 0; i < 5000; i += 7) {
-      const one = JSON.parse(published.stationJson(`S${i}`)!);
-      if (one.hrs_id !== `S${i}` || one.fuelling_options[0].n !== i || one.hydrogen_availability.n !== i) t.fail(`S${i} answered ${JSON.stringify(one)}`);
-    }
-  }
-  t.equal(published.stationJson('nowhere'), undefined, 'a station not registered: none');
-});

@@ -14,19 +14,8 @@ export interface LiveJson {
   readonly version: number;
 }
 
-/**
- * How many stations' composed objects are kept (about 1.2 kB each with all four sections): one station's
- * status asked again while its parts hold is answered with the string made the first time, which the
- * HTTP server has made flat and one piece (writing a string of three pieces flattens it first, every
- * time). Past this many, all are forgotten and kept again as asked: a crawl over 100,000 stations holds
- * at most this many, not 120 MB.
- */
-const COMPOSED_KEPT = 4096;
-
 export class PublishedStatus {
   private sorted: { registry: number; ids: string[] } | undefined;
-  /** By station: the object last composed, and the live object and verdict block it was composed of. */
-  private readonly composed = new Map<string, { base: string; block: string; json: string }>();
   private counter = 0;
   private seen = { live: Number.NaN, verdicts: Number.NaN };
 
@@ -42,14 +31,9 @@ export class PublishedStatus {
     if (base === undefined) return undefined;
     const block = this.verdicts.optionsJson(hrsId);
     if (block === undefined) return undefined;
-    const kept = this.composed.get(hrsId);
-    if (kept !== undefined && kept.base === base && kept.block === block) return kept.json;
     // The live object starts with its `hrs_id`; the verdict follows it.
     const head = `{"hrs_id":${JSON.stringify(hrsId)}`;
-    const json = `${head},"fuelling_options":${block}${base.slice(head.length)}`;
-    if (this.composed.size >= COMPOSED_KEPT) this.composed.clear();
-    this.composed.set(hrsId, { base, block, json });
-    return json;
+    return `${head},"fuelling_options":${block}${base.slice(head.length)}`;
   }
 
   /** `{"stations": [...]}` over every registered production station (no sandbox station), sorted by hrs_id. */
