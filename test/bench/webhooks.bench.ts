@@ -133,6 +133,8 @@ async function importRun(label: string, platform: Child, pacer: SignalPacer, opt
   const database = new ProcessCpu(['postgres']);
   const machine = new MachineCpu();
   const serverBefore = await platform.cpuMicros();
+  // The platform's CPU profile of the measured seconds, with BENCH_PROFILE_DIR (./lib/child.ts).
+  const profiled = await platform.profile(`platform ${label}`);
   database.start();
   machine.start();
   const started = performance.now();
@@ -141,6 +143,7 @@ async function importRun(label: string, platform: Child, pacer: SignalPacer, opt
   const databaseCores = database.stop();
   const machineCores = machine.stop();
   const serverUsed = (await platform.cpuMicros()) - serverBefore;
+  await profiled();
   const answered = posted.ackAt.filter((at) => at >= 0).length;
   if (answered === 0) throw new Error(`${label}: no signal was answered 204 (${posted.firstProblem ?? 'no answer'})`);
   const trips = posted.ackAt.flatMap((at, j) => (at < 0 ? [] : [at - posted.sentAt[j]!]));
