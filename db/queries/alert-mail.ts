@@ -1,5 +1,6 @@
 import type { Sql } from '../connect.js';
-import { cancelOutboxMail, claimGate, claimOutboxMail, type OutboxClaim } from './token-mail.js';
+import type { AlertRow } from './driver-alerts.js';
+import { claimOutboxRow, type OutboxClaim } from './token-mail.js';
 import type { WantedSide } from '../../src/domain/alerts/sides.js';
 import type { AlertLanguage } from '../../src/domain/alerts/words.js';
 
@@ -40,7 +41,7 @@ export type AlertMailClaim = OutboxClaim<ClaimedAlertMail>;
 export async function claimAlertMail(sql: Sql, key: string, leaseMs: number): Promise<AlertMailClaim> {
   return sql.begin(async (tx) => {
     const [row] = await tx<
-      {
+      ({
         kind: 'alert_transition' | 'alert_expiring';
         state: string;
         lapsed: boolean;
@@ -50,16 +51,9 @@ export async function claimAlertMail(sql: Sql, key: string, leaseMs: number): Pr
         alert_side: WantedSide | null;
         alert_since: Date | null;
         intent_expires_at: Date | null;
-        language: AlertLanguage;
-        hrs_id: string;
-        name: string;
-        time_zone: string | null;
-        fuelling_option: string;
-        wants: WantedSide;
         expires_at: Date;
-        manage_token: string;
         alert_state: string;
-      }[]
+      } & Pick<AlertRow, 'language' | 'hrs_id' | 'name' | 'time_zone' | 'fuelling_option' | 'wants' | 'manage_token'>)[]
     >`
       SELECT o.kind, o.state, (o.claimed_until IS NOT NULL AND o.claimed_until < clock_timestamp()) AS lapsed, o.claimed_until,
              clock_timestamp() AS now, o.recipient, o.alert_side, o.alert_since, o.expires_at AS intent_expires_at,
@@ -67,28 +61,21 @@ export async function claimAlertMail(sql: Sql, key: string, leaseMs: number): Pr
       FROM mail_outbox o JOIN driver_alerts a ON a.id = o.alert_id JOIN stations s ON s.hrs_id = a.hrs_id
       WHERE o.key = ${key} AND o.kind IN ('alert_transition', 'alert_expiring')
       FOR UPDATE OF o`;
-    if (!row) return { outcome: 'skip', reason: 'unknown' };
-    const gated = claimGate(row);
-    if (gated) return gated;
-    if (row.alert_state !== 'active' || (row.kind === 'alert_expiring' && row.intent_expires_at?.getTime() !== row.expires_at.getTime())) {
-      return cancelOutboxMail(tx, key);
-    }
-    await claimOutboxMail(tx, key, leaseMs);
-    return {
-      outcome: 'claimed',
-      mail: {
-        key,
-        kind: row.kind,
-        recipient: row.recipient,
-        language: row.language,
-        station: { hrsId: row.hrs_id, name: row.name, timeZone: row.time_zone },
-        fuellingOption: row.fuelling_option,
-        wants: row.wants,
-        side: row.alert_side,
-        since: row.alert_since,
-        expiresAt: row.expires_at,
-        manageToken: row.manage_token,
-      },
-    };
+    // A reminder is due for the expiry it was written for; any e-mail only while its alert is active.
+    const due = (r: NonNullable<typeof row>): r is typeof r =>
+      r.alert_state === 'active' && (r.kind !== 'alert_expiring' || r.intent_expires_at?.getTime() === r.expires_at.getTime());
+    return claimOutboxRow(tx, key, row, leaseMs, due, (r) => ({
+      key,
+      kind: r.kind,
+      recipient: r.recipient,
+      language: r.language,
+      station: { hrsId: r.hrs_id, name: r.name, timeZone: r.time_zone },
+      fuellingOption: r.fuelling_option,
+      wants: r.wants,
+      side: r.alert_side,
+      since: r.alert_since,
+      expiresAt: r.expires_at,
+      manageToken: r.manage_token,
+    }));
   });
 }

@@ -70,7 +70,8 @@ export interface AlertView {
   expiresAt: Date | null;
 }
 
-interface AlertRow {
+/** An alert's row with its station's name and zone, as the queries read it (the alert e-mails' claim too: ./alert-mail.ts). */
+export interface AlertRow {
   id: string;
   language: AlertLanguage;
   hrs_id: string;

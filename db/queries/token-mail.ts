@@ -237,6 +237,27 @@ export function claimGate(row: { state: string; lapsed: boolean; claimed_until: 
   return undefined;
 }
 
+/**
+ * Claims an outbox e-mail of a kind other than the token ones from its row read FOR UPDATE (with what
+ * its mail is made of): no row is `unknown`; `claimGate` decides the rest, then the row is cancelled
+ * unless `due` says its reason holds, or claimed for `leaseMs` with the mail `mail` makes of it.
+ */
+export async function claimOutboxRow<R extends Parameters<typeof claimGate>[0], D extends R, M>(
+  tx: Tx,
+  key: string,
+  row: R | undefined,
+  leaseMs: number,
+  due: (row: R) => row is D,
+  mail: (row: D) => M,
+): Promise<OutboxClaim<M>> {
+  if (!row) return { outcome: 'skip', reason: 'unknown' };
+  const gated = claimGate(row);
+  if (gated) return gated;
+  if (!due(row)) return cancelOutboxMail(tx, key);
+  await claimOutboxMail(tx, key, leaseMs);
+  return { outcome: 'claimed', mail: mail(row) };
+}
+
 /** An e-mail of the outbox that is no longer due (its reason is gone): cancelled, never sent. */
 export async function cancelOutboxMail(tx: Tx | Sql, key: string): Promise<{ outcome: 'cancelled' }> {
   await tx`UPDATE mail_outbox SET state = 'cancelled', claimed_until = NULL WHERE key = ${key}`;

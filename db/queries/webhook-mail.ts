@@ -1,5 +1,5 @@
 import type { Sql } from '../connect.js';
-import { cancelOutboxMail, claimGate, claimOutboxMail, type OutboxClaim } from './token-mail.js';
+import { claimOutboxRow, type OutboxClaim } from './token-mail.js';
 
 /*
  * The webhook e-mails of the outbox (migrations 0006, 0016): written when a subscription is disabled
@@ -53,29 +53,21 @@ export async function claimWebhookMail(sql: Sql, key: string, leaseMs: number): 
       FROM mail_outbox o LEFT JOIN webhook_subscriptions w ON w.id = o.subscription_id LEFT JOIN users u ON u.id = w.user_id
       WHERE o.key = ${key} AND o.kind = 'webhook_disabled'
       FOR UPDATE OF o`;
-    if (!row) return { outcome: 'skip', reason: 'unknown' };
-    const gated = claimGate(row);
-    if (gated) return gated;
-    if (row.id === null || row.sub_state !== 'disabled' || row.disabled_at === null) {
-      return cancelOutboxMail(tx, key);
-    }
-    await claimOutboxMail(tx, key, leaseMs);
-    return {
-      outcome: 'claimed',
-      mail: {
-        key,
-        kind: 'webhook_disabled',
-        recipient: row.recipient,
-        owner: { name: row.name, email: row.recipient },
-        subscription: {
-          id: row.id,
-          url: row.url,
-          description: row.description,
-          failingSince: row.failing_since,
-          disabledAt: row.disabled_at,
-          reason: row.disabled_reason,
-        },
+    const due = (r: NonNullable<typeof row>): r is typeof r & { id: string; disabled_at: Date } =>
+      r.id !== null && r.sub_state === 'disabled' && r.disabled_at !== null;
+    return claimOutboxRow(tx, key, row, leaseMs, due, (r) => ({
+      key,
+      kind: 'webhook_disabled' as const,
+      recipient: r.recipient,
+      owner: { name: r.name, email: r.recipient },
+      subscription: {
+        id: r.id,
+        url: r.url,
+        description: r.description,
+        failingSince: r.failing_since,
+        disabledAt: r.disabled_at,
+        reason: r.disabled_reason,
       },
-    };
+    }));
   });
 }
