@@ -4,10 +4,9 @@ import type { ChangeRow } from '../../src/domain/webhooks/messages.js';
 /*
  * What the webhook worker reads and writes (migrations 0014 to 0017): PostgreSQL is the whole of
  * delivery's state and its queue. A worker claims due subscriptions (claimDue: one statement claims
- * them and reads each with its pending message or the first changes past its cursor), stores a new
- * message as pending before its first attempt (storePending), and records each attempt's outcome
- * (recordOutcome: one statement records the attempt and advances the cursor, or schedules the retry,
- * or ends the subscription).
+ * them and reads each with its pending message or the first changes past its cursor) and records each
+ * attempt's outcome (recordOutcome: one statement records the attempt and advances the cursor, or
+ * stores the message as pending and schedules its retry, or ends the subscription).
  */
 
 /** A subscription as the delivery worker reads it. */
@@ -123,21 +122,6 @@ export async function skipTo(sql: Sql, id: string, seq: string): Promise<void> {
     WHERE id = ${id} AND pending_message_id IS NULL`;
 }
 
-/** The next message, formed: stored as pending (its changes are those in (cursor_seq, lastSeq]). */
-export async function storePending(
-  sql: Sql,
-  id: string,
-  message: { id: string; body: string; firstSeq: string; lastSeq: string; changes: number },
-): Promise<boolean> {
-  const rows = await sql`
-    UPDATE webhook_subscriptions
-    SET pending_message_id = ${message.id}, pending_body = ${message.body}, pending_first_seq = ${message.firstSeq}::bigint,
-        pending_last_seq = ${message.lastSeq}::bigint, pending_changes = ${message.changes}, pending_attempts = 0
-    WHERE id = ${id} AND pending_message_id IS NULL
-    RETURNING id`;
-  return rows.length === 1;
-}
-
 /**
  * What an attempt of the pending message came to: delivered (2xx: the cursor moves past it, failures
  * are forgotten), gone (410: the subscription ends), retry (the next attempt `delayMs` from now), or
@@ -150,22 +134,50 @@ export type Outcome =
   | { kind: 'disabled'; reason: string };
 
 /**
- * Records an attempt of the pending message and what follows from it: one statement. Returns the
- * e-mail's key and when it is due when the subscription was disabled.
+ * A message formed this turn and sent for the first time, not stored yet: its body, the seqs it covers
+ * (its changes are those wanted in (cursor, lastSeq]) and the cursor it was formed from.
  */
-export async function recordOutcome(sql: Sql, a: DeliveryAttempt, outcome: Outcome): Promise<{ key: string; dueAt: Date } | undefined> {
+export interface FreshMessage {
+  body: string;
+  firstSeq: string;
+  lastSeq: string;
+  cursor: string;
+}
+
+/**
+ * Records an attempt and what follows from it: one statement. The attempt is of the subscription's
+ * pending message or, with `fresh`, of a message formed this turn: delivered, the cursor moves past it;
+ * not, it is stored as the pending message with the outcome (a retry, a disabled subscription
+ * re-enabled later, resend it under its id and body). Either way only while the subscription is as
+ * the claim read it (the same pending message, or none and the same cursor): a claim that lapsed and
+ * was taken over changes nothing but the attempt's record. Returns the e-mail's key and when it is
+ * due when the subscription was disabled.
+ */
+export async function recordOutcome(sql: Sql, a: DeliveryAttempt, outcome: Outcome, fresh?: FreshMessage): Promise<{ key: string; dueAt: Date } | undefined> {
   const id = a.subscriptionId;
-  const mine = sql`s.id = ${id} AND s.pending_message_id = ${a.messageId}`;
+  const mine = fresh
+    ? sql`s.id = ${id} AND s.pending_message_id IS NULL AND s.cursor_seq = ${fresh.cursor}::bigint`
+    : sql`s.id = ${id} AND s.pending_message_id = ${a.messageId}`;
+  // A fresh message that was not delivered becomes the pending one.
+  const stored = fresh
+    ? sql`pending_message_id = ${a.messageId}, pending_body = ${fresh.body}, pending_first_seq = ${fresh.firstSeq}::bigint,
+          pending_last_seq = ${fresh.lastSeq}::bigint, pending_changes = ${a.changes},`
+    : sql``;
   const change =
     outcome.kind === 'delivered'
-      ? sql`UPDATE webhook_subscriptions s
-            SET cursor_seq = GREATEST(s.cursor_seq, s.pending_last_seq), pending_message_id = NULL, pending_body = NULL,
-                pending_first_seq = NULL, pending_last_seq = NULL, pending_changes = NULL, pending_attempts = 0,
-                next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
-            WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
+      ? fresh
+        ? sql`UPDATE webhook_subscriptions s
+              SET cursor_seq = GREATEST(s.cursor_seq, ${fresh.lastSeq}::bigint), pending_attempts = 0,
+                  next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
+              WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
+        : sql`UPDATE webhook_subscriptions s
+              SET cursor_seq = GREATEST(s.cursor_seq, s.pending_last_seq), pending_message_id = NULL, pending_body = NULL,
+                  pending_first_seq = NULL, pending_last_seq = NULL, pending_changes = NULL, pending_attempts = 0,
+                  next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
+              WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
       : outcome.kind === 'retry'
         ? sql`UPDATE webhook_subscriptions s
-              SET pending_attempts = ${outcome.attempts}, failing_since = COALESCE(s.failing_since, clock_timestamp()),
+              SET ${stored} pending_attempts = ${outcome.attempts}, failing_since = COALESCE(s.failing_since, clock_timestamp()),
                   next_attempt_at = clock_timestamp() + ${`${outcome.delayMs} milliseconds`}::interval
               WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
         : outcome.kind === 'gone'
@@ -173,7 +185,7 @@ export async function recordOutcome(sql: Sql, a: DeliveryAttempt, outcome: Outco
                 SET state = 'unsubscribed', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
                 WHERE ${mine} AND s.state = 'active' RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
           : sql`UPDATE webhook_subscriptions s
-                SET state = 'disabled', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
+                SET ${stored} state = 'disabled', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
                 FROM users u
                 WHERE ${mine} AND s.state = 'active' AND u.id = s.user_id
                 RETURNING u.email, s.disabled_at`;

@@ -257,12 +257,15 @@ async function runLoad(given: BenchOptions): Promise<void> {
     workerNames = worker.ready.names as string[];
     if (workerNames.some((name) => /webhook/i.test(name))) {
       let workerBefore = 0;
+      let workerProfiled: () => Promise<void> = async () => {};
       const delivered = await importRun(`import v2 with ${integer(load.subscriptions)} subscriptions, the worker delivering`, platform.child, pacer, options, {
         before: async () => {
           // What the probes and the warm-up brought is delivered first (or given up on), then forgotten.
           await receiver.child.request({ type: 'settle', quietMs: 2000, maxMs: DRAIN_MS }, 'settled', DRAIN_MS + 10_000);
           await receiver.child.request({ type: 'reset' }, 'reset');
           workerBefore = await worker.child.cpuMicros();
+          // The worker's CPU profile from the load's start until the receiver is quiet, with BENCH_PROFILE_DIR.
+          workerProfiled = await worker.child.profile(`workers delivering ${integer(load.subscriptions)} subscriptions x ${load.rate} signals per s`);
         },
       });
       runs.push(delivered);
@@ -270,6 +273,7 @@ async function runLoad(given: BenchOptions): Promise<void> {
       await receiver.child.request({ type: 'settle', quietMs: 2000, maxMs: DRAIN_MS }, 'settled', DRAIN_MS + 10_000);
       const drainMs = performance.now() - drainStarted;
       const workerMicros = (await worker.child.cpuMicros()) - workerBefore;
+      await workerProfiled();
       const { posted } = delivered;
       const signals = posted.ackAt.flatMap((at, j) => (at < 0 ? [] : [[posted.hrsId[j]!, posted.datetime[j]!, at]]));
       const a = (await receiver.child.request({ type: 'analyse', signals }, 'analysis', 120_000)) as unknown as {

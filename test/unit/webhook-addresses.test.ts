@@ -1,5 +1,5 @@
 /**
- * Webhook addresses: the rules and the resolver; and the messages' bodies.
+ * Webhook addresses: the rules and the resolver; and the messages' bodies and signatures.
  *
  * One file, one process: its parts share the loaded platform code. Each part is a subtest named after
  * what it covers.
@@ -14,6 +14,11 @@ import { changeOf, changeOfRow, changesBody, type ChangeRow } from '../../src/do
 import type { Sql } from '../../db/connect.js';
 import type { ClaimedRow } from '../../db/queries/webhook-delivery.js';
 import { LogRowCache } from '../../workers/webhooks/row-cache.js';
+import { signatures, signingKey } from '../../workers/webhooks/send.js';
+import { signingKeys } from '../../workers/webhooks/deliver.js';
+import { newWebhookSecret, sealSecret } from '../../src/domain/webhooks/secrets.js';
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { boundedResolver, guardedLookup, type Resolver, urlRefusal } from '../../src/infra/name-resolver.js';
 
 t.test('webhook-addresses', async (t) => {
@@ -412,6 +417,45 @@ t.test('webhook-message-bodies', async (t) => {
   t.equal(changeOfRow(rows[0]!, base), changeOfRow(rows[0]!, base), 'one change per row and base URL');
   t.not(changeOfRow(rows[2]!, base), changeOfRow(rows[2]!, 'https://other.example'), 'another base URL: another change');
   t.match(changeOfRow(rows[2]!, 'https://other.example'), { record_url: 'https://other.example/v2/hrs/B%2FR%22X' });
+});
+
+t.test('webhook-signatures', async (t) => {
+  /**
+   * The worker signs with Node's HMAC (workers/webhooks/send.ts): the same `v1,…` the standardwebhooks
+   * package makes and verifies, for any secret, id, time and body (multi-byte text, a body given as
+   * text or as its UTF-8 bytes), one signature per key during a rotation's overlap. The keys are opened
+   * once per seal: the same seals give the kept keys, a rotation or the overlap's end others, and a
+   * seal made for another subscription or under another WEBHOOK_SECRET_KEY does not open.
+   */
+  const bodies = ['', '{"a":1}', 'ü 🚗 \u2028 "quoted"', 'x'.repeat(70_000)];
+  for (let i = 0; i < 20; i++) {
+    const secret = newWebhookSecret();
+    const id = `msg_wh_${i}_1_${i + 1}`;
+    const at = new Date(Date.UTC(2026, 11, 6, 12, 0, i, 987));
+    const body = bodies[i % bodies.length]!;
+    const theirs = new Webhook(secret).sign(id, at, body);
+    t.equal(signatures([signingKey(secret)], id, at, body), theirs, `secret ${i}: as standardwebhooks signs`);
+    t.equal(signatures([signingKey(secret)], id, at, Buffer.from(body, 'utf8')), theirs, `secret ${i}: the body as bytes`);
+  }
+  const [now, before] = [newWebhookSecret(), newWebhookSecret()];
+  const at = new Date();
+  const header = signatures([signingKey(now), signingKey(before)], 'msg_x', at, '{"b":2}');
+  t.equal(header.split(' ').length, 2, 'two keys, two signatures');
+  for (const secret of [now, before]) {
+    t.same(new Webhook(secret).verify('{"b":2}', { 'webhook-id': 'msg_x', 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': header }), { b: 2 }, 'each secret verifies');
+  }
+  t.throws(() => signingKey('whsec_'), /empty/, 'an empty secret does not sign');
+
+  const key = randomBytes(32);
+  const sub = { id: 'wh_keys', secret_sealed: sealSecret(key, now, 'wh_keys'), previous_secret_sealed: sealSecret(key, before, 'wh_keys'), previous_valid: true };
+  const keys = signingKeys(key, sub);
+  t.same(keys.map((k) => k.toString('base64')), [signingKey(now), signingKey(before)].map((k) => k.toString('base64')), 'the current key, then the previous one');
+  t.equal(signingKeys(key, { ...sub, secret_sealed: Buffer.from(sub.secret_sealed) }), keys, 'the same seals: the kept keys');
+  t.same(signingKeys(key, { ...sub, previous_valid: false }).length, 1, 'the overlap over: one key');
+  const rotated = newWebhookSecret();
+  t.same(signingKeys(key, { ...sub, secret_sealed: sealSecret(key, rotated, 'wh_keys'), previous_valid: false })[0]!.toString('base64'), signingKey(rotated).toString('base64'), 'rotated: the new key');
+  t.throws(() => signingKeys(key, { ...sub, id: 'wh_other' }), 'sealed for another subscription: does not open');
+  t.throws(() => signingKeys(randomBytes(32), sub), 'under another WEBHOOK_SECRET_KEY: does not open');
 });
 
 t.test('webhook-log-row-cache', async (t) => {

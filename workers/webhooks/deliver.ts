@@ -6,7 +6,6 @@ import {
   recordOutcome,
   skipTo,
   stationDetails,
-  storePending,
   type ClaimedSubscription,
   type DeliverySubscription,
   type Outcome,
@@ -28,12 +27,13 @@ import {
 } from '../../src/domain/webhooks/messages.js';
 import type { Resolver } from '../../src/infra/name-resolver.js';
 import { openSecret } from '../../src/domain/webhooks/secrets.js';
-import { sendMessage, type AttemptOutcome } from './send.js';
+import { sendMessage, signingKey, type AttemptOutcome } from './send.js';
 
 /**
  * One turn of a claimed subscription (./processor.ts claims it): its pings, then one message of its
- * changes, in seq order. A message is formed once (up to 100 wanted changes past the cursor) and
- * stored as pending before its first attempt, so every retry sends the same webhook-id and body. A 2xx
+ * changes, in seq order. A message (up to 100 wanted changes past the cursor) is formed, sent, and its
+ * outcome recorded in one statement; a failed one is stored as pending then, so every retry sends the
+ * same webhook-id and body (formNext says why nothing is stored before the first attempt). A 2xx
  * moves the cursor (the subscription is then due again if more is wanted); a 410 unsubscribes; any
  * other failure is retried after an exponential backoff with full jitter, kept in PostgreSQL as the
  * subscription's next due time, until WEBHOOK_GIVE_UP_AFTER after the first failure: then the
@@ -62,20 +62,45 @@ export const CLAIM_PAGE = MAX_CHANGES_PER_MESSAGE;
 /** Log rows read at a time after those, while forming a message a box filters. */
 const PAGE = 500;
 
-/** The secrets that sign now: the current one, and the previous one during a rotation's overlap. */
-export function signingSecrets(key: Buffer, sub: Pick<DeliverySubscription, 'id' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_valid'>): string[] {
-  const secrets = [openSecret(key, sub.secret_sealed, sub.id)];
-  if (sub.previous_valid && sub.previous_secret_sealed) secrets.push(openSecret(key, sub.previous_secret_sealed, sub.id));
-  return secrets;
+/** The keys opened per WEBHOOK_SECRET_KEY and subscription, with the seals they were opened from. */
+const OPENED = new WeakMap<Buffer, Map<string, { sealed: Buffer; previous: Buffer | null; keys: Buffer[] }>>();
+/** Subscriptions whose keys a worker keeps opened (beyond it, the kept ones are let go and opened again as they come). */
+const OPENED_KEPT = 10_000;
+
+/**
+ * The keys that sign now: the current secret's, and the previous one's during a rotation's overlap.
+ * Opened (AES-256-GCM) once per seal: a subscription's next message reuses them while its row holds
+ * the same seals (a rotation or the overlap's end makes others). Throws when a seal does not open.
+ */
+export function signingKeys(key: Buffer, sub: Pick<DeliverySubscription, 'id' | 'secret_sealed' | 'previous_secret_sealed' | 'previous_valid'>): Buffer[] {
+  let opened = OPENED.get(key);
+  if (!opened) OPENED.set(key, (opened = new Map()));
+  const previous = sub.previous_valid ? sub.previous_secret_sealed : null;
+  const kept = opened.get(sub.id);
+  if (kept && kept.sealed.equals(sub.secret_sealed) && (kept.previous === null ? previous === null : previous !== null && kept.previous.equals(previous))) return kept.keys;
+  const keys = [signingKey(openSecret(key, sub.secret_sealed, sub.id))];
+  if (previous) keys.push(signingKey(openSecret(key, previous, sub.id)));
+  if (opened.size >= OPENED_KEPT) opened.clear();
+  opened.set(sub.id, { sealed: Buffer.from(sub.secret_sealed), previous: previous && Buffer.from(previous), keys });
+  return keys;
 }
 
+/** A message to send: the one pending (a retry), or one formed now and not yet stored (`fresh`). */
 interface Pending {
   id: string;
   body: string;
   changes: number;
+  fresh?: { firstSeq: string; lastSeq: string; cursor: string };
 }
 
-/** The subscription's next message, formed and stored as pending; undefined when nothing is wanted. */
+/**
+ * The subscription's next message, formed from the log past its cursor; undefined when nothing is
+ * wanted. It is not stored before its first attempt: a delivered one only moves the cursor, a failed
+ * one is stored as pending with the failure (recordOutcome), so every retry sends it as it was. A turn
+ * cut short before its outcome is recorded (the worker dies, PostgreSQL goes) leaves the cursor where
+ * it was, and the next claim forms the same message again from the same rows: the same id (its first
+ * and last seq) and the same body (its `timestamp` is its newest change's, not the time it was formed).
+ */
 async function formNext(ctx: DeliveryContext, sub: ClaimedSubscription): Promise<Pending | undefined> {
   const topics = topicsOf(sub.kinds);
   if (topics.length === 0) return void (await skipTo(ctx.sql, sub.id, sub.cursor_seq));
@@ -108,15 +133,13 @@ async function formNext(ctx: DeliveryContext, sub: ClaimedSubscription): Promise
     await skipTo(ctx.sql, sub.id, scanned);
     return undefined;
   }
-  const message = {
-    id: changesMessageId(sub.id, wanted[0]!.seq, wanted[wanted.length - 1]!.seq),
-    body: changesBody(sub.id, wanted, new Date()),
-    firstSeq: wanted[0]!.seq,
-    lastSeq: scanned,
+  const newest = wanted[wanted.length - 1]!;
+  return {
+    id: changesMessageId(sub.id, wanted[0]!.seq, newest.seq),
+    body: changesBody(sub.id, wanted, new Date(newest.at)),
     changes: wanted.length,
+    fresh: { firstSeq: wanted[0]!.seq, lastSeq: scanned, cursor: sub.cursor_seq },
   };
-  if (!(await storePending(ctx.sql, sub.id, message))) throw new Error(`subscription ${sub.id} got a pending message meanwhile`);
-  return message;
 }
 
 /** The coordinates a station's details give, when they are a valid WGS 84 point. */
@@ -145,17 +168,18 @@ export async function turn(ctx: DeliveryContext, sub: ClaimedSubscription): Prom
   const sent = await attemptDelivery(ctx, sub, pending);
   const code = sent.statusCode ?? 0;
   const record = { subscriptionId: sub.id, messageId: pending.id, kind: 'changes' as const, changes: pending.changes, attempt, ...sent };
+  const fresh = pending.fresh && { body: pending.body, ...pending.fresh };
   if (code >= 200 && code < 300) {
-    await recordOutcome(ctx.sql, record, { kind: 'delivered' });
+    await recordOutcome(ctx.sql, record, { kind: 'delivered' }, fresh);
     return { outcome: 'delivered' };
   }
   if (code === 410) {
-    await recordOutcome(ctx.sql, record, { kind: 'gone', reason: 'the endpoint answered 410 Gone' });
+    await recordOutcome(ctx.sql, record, { kind: 'gone', reason: 'the endpoint answered 410 Gone' }, fresh);
     ctx.log.info({ subscription: sub.id, message_id: pending.id }, 'webhook unsubscribed by a 410 answer');
     return { outcome: 'unsubscribed' };
   }
   const outcome = failed(ctx, sub, attempt, sent);
-  const mail = await recordOutcome(ctx.sql, record, outcome);
+  const mail = await recordOutcome(ctx.sql, record, outcome, fresh);
   if (outcome.kind === 'disabled') {
     ctx.log.warn({ subscription: sub.id, message_id: pending.id, reason: outcome.reason }, 'webhook disabled');
     if (mail) await ctx.scheduleMail(mail);
@@ -168,27 +192,27 @@ export async function turn(ctx: DeliveryContext, sub: ClaimedSubscription): Prom
 
 /** A `webhook.ping` message, outside the change sequence: one attempt, recorded. */
 async function ping(ctx: DeliveryContext, sub: DeliverySubscription, messageId: string): Promise<void> {
-  let secrets: string[] | undefined;
+  let keys: Buffer[] | undefined;
   try {
-    secrets = signingSecrets(ctx.secretKey, sub);
+    keys = signingKeys(ctx.secretKey, sub);
   } catch {
-    secrets = undefined;
+    keys = undefined;
   }
-  const sent = secrets
-    ? await sendMessage(sub.url, messageId, pingBody(sub.id, new Date()), secrets, { timeoutMs: ctx.timeoutMs, allowLoopback: ctx.allowLoopback, resolver: ctx.resolver })
+  const sent = keys
+    ? await sendMessage(sub.url, messageId, pingBody(sub.id, new Date()), keys, { timeoutMs: ctx.timeoutMs, allowLoopback: ctx.allowLoopback, resolver: ctx.resolver })
     : { statusCode: null, error: 'the signing secret does not open with WEBHOOK_SECRET_KEY', latencyMs: null };
   await recordAttempt(ctx.sql, { subscriptionId: sub.id, messageId, kind: 'ping', changes: 0, attempt: 1, ...sent });
 }
 
 /** Signs and sends; a secret that does not open is a failed attempt (WEBHOOK_SECRET_KEY changed). */
 async function attemptDelivery(ctx: DeliveryContext, sub: DeliverySubscription, pending: Pending): Promise<AttemptOutcome> {
-  let secrets: string[];
+  let keys: Buffer[];
   try {
-    secrets = signingSecrets(ctx.secretKey, sub);
+    keys = signingKeys(ctx.secretKey, sub);
   } catch {
     return { statusCode: null, error: 'the signing secret does not open with WEBHOOK_SECRET_KEY', latencyMs: null };
   }
-  return sendMessage(sub.url, pending.id, pending.body, secrets, { timeoutMs: ctx.timeoutMs, allowLoopback: ctx.allowLoopback, resolver: ctx.resolver });
+  return sendMessage(sub.url, pending.id, pending.body, keys, { timeoutMs: ctx.timeoutMs, allowLoopback: ctx.allowLoopback, resolver: ctx.resolver });
 }
 
 /**

@@ -86,7 +86,7 @@ const subscriptionId = z.string().regex(/^wh_[a-z0-9]{16,40}$/).meta({ descripti
 
 const changesExample = {
   type: 'hrs.changes',
-  timestamp: '2027-03-01T12:00:01.250Z',
+  timestamp: '2027-03-01T12:00:00.900Z',
   data: {
     subscription_id: 'wh_3k9v2m7q1x8c5t4b6n0p',
     changes: [
@@ -108,7 +108,7 @@ const changesExample = {
 export const changesMessageSchema = z
   .strictObject({
     type: z.literal('hrs.changes'),
-    timestamp: instant('When the message was made (RFC 3339).'),
+    timestamp: instant('When the newest change of the message was recorded (its last change\'s `at`, RFC 3339): a message sent again is the same, byte for byte. When this attempt was signed is `webhook-timestamp`.'),
     data: z.strictObject({
       subscription_id: subscriptionId,
       changes: z
