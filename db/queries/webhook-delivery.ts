@@ -123,12 +123,11 @@ export async function skipTo(sql: Sql, id: string, seq: string): Promise<void> {
 }
 
 /**
- * What an attempt of the pending message came to: delivered (2xx: the cursor moves past it, failures
- * are forgotten), gone (410: the subscription ends), retry (the next attempt `delayMs` from now), or
- * disabled (given up: an e-mail to the owner written to the outbox in the same statement).
+ * What an attempt that was not delivered came to (a 2xx is recordDelivered's): gone (410: the
+ * subscription ends), retry (the next attempt `delayMs` from now), or disabled (given up: an e-mail to
+ * the owner written to the outbox in the same statement).
  */
 export type Outcome =
-  | { kind: 'delivered' }
   | { kind: 'gone'; reason: string }
   | { kind: 'retry'; attempts: number; delayMs: number }
   | { kind: 'disabled'; reason: string };
@@ -145,13 +144,12 @@ export interface FreshMessage {
 }
 
 /**
- * Records an attempt and what follows from it: one statement. The attempt is of the subscription's
- * pending message or, with `fresh`, of a message formed this turn: delivered, the cursor moves past it;
- * not, it is stored as the pending message with the outcome (a retry, a disabled subscription
- * re-enabled later, resend it under its id and body). Either way only while the subscription is as
- * the claim read it (the same pending message, or none and the same cursor): a claim that lapsed and
- * was taken over changes nothing but the attempt's record. Returns the e-mail's key and when it is
- * due when the subscription was disabled.
+ * Records an attempt that was not delivered and what follows from it: one statement. The attempt is of
+ * the subscription's pending message or, with `fresh`, of a message formed this turn, which is stored
+ * as the pending message with the outcome (a retry, or a disabled subscription enabled again, resends
+ * it under its id and body). Only while the subscription is as the claim read it (the same pending
+ * message, or none and the same cursor): a claim that lapsed and was taken over changes nothing but
+ * the attempt's record. Returns the e-mail's key and when it is due when the subscription was disabled.
  */
 export async function recordOutcome(sql: Sql, a: DeliveryAttempt, outcome: Outcome, fresh?: FreshMessage): Promise<{ key: string; dueAt: Date } | undefined> {
   const id = a.subscriptionId;
@@ -164,31 +162,20 @@ export async function recordOutcome(sql: Sql, a: DeliveryAttempt, outcome: Outco
           pending_last_seq = ${fresh.lastSeq}::bigint, pending_changes = ${a.changes},`
     : sql``;
   const change =
-    outcome.kind === 'delivered'
-      ? fresh
+    outcome.kind === 'retry'
+      ? sql`UPDATE webhook_subscriptions s
+            SET ${stored} pending_attempts = ${outcome.attempts}, failing_since = COALESCE(s.failing_since, clock_timestamp()),
+                next_attempt_at = clock_timestamp() + ${`${outcome.delayMs} milliseconds`}::interval
+            WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
+      : outcome.kind === 'gone'
         ? sql`UPDATE webhook_subscriptions s
-              SET cursor_seq = GREATEST(s.cursor_seq, ${fresh.lastSeq}::bigint), pending_attempts = 0,
-                  next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
-              WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
+              SET state = 'unsubscribed', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
+              WHERE ${mine} AND s.state = 'active' RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
         : sql`UPDATE webhook_subscriptions s
-              SET cursor_seq = GREATEST(s.cursor_seq, s.pending_last_seq), pending_message_id = NULL, pending_body = NULL,
-                  pending_first_seq = NULL, pending_last_seq = NULL, pending_changes = NULL, pending_attempts = 0,
-                  next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
-              WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
-      : outcome.kind === 'retry'
-        ? sql`UPDATE webhook_subscriptions s
-              SET ${stored} pending_attempts = ${outcome.attempts}, failing_since = COALESCE(s.failing_since, clock_timestamp()),
-                  next_attempt_at = clock_timestamp() + ${`${outcome.delayMs} milliseconds`}::interval
-              WHERE ${mine} RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
-        : outcome.kind === 'gone'
-          ? sql`UPDATE webhook_subscriptions s
-                SET state = 'unsubscribed', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
-                WHERE ${mine} AND s.state = 'active' RETURNING NULL::text AS email, NULL::timestamptz AS disabled_at`
-          : sql`UPDATE webhook_subscriptions s
-                SET ${stored} state = 'disabled', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
-                FROM users u
-                WHERE ${mine} AND s.state = 'active' AND u.id = s.user_id
-                RETURNING u.email, s.disabled_at`;
+              SET ${stored} state = 'disabled', disabled_at = clock_timestamp(), disabled_reason = ${outcome.reason}, next_attempt_at = NULL
+              FROM users u
+              WHERE ${mine} AND s.state = 'active' AND u.id = s.user_id
+              RETURNING u.email, s.disabled_at`;
   const [row] = await sql<{ key: string | null; disabled_at: Date | null }[]>`
     WITH ${recorded(sql, a)},
     changed AS (${change}),
@@ -201,6 +188,51 @@ export async function recordOutcome(sql: Sql, a: DeliveryAttempt, outcome: Outco
       ON CONFLICT (key) DO NOTHING)
     SELECT (SELECT key FROM keyed) AS key, (SELECT disabled_at FROM keyed) AS disabled_at`;
   return row?.key && row.disabled_at ? { key: row.key, dueAt: row.disabled_at } : undefined;
+}
+
+/** A delivered attempt (2xx): of the pending message, or with `fresh` of a message formed in its turn. */
+export interface Delivered {
+  attempt: DeliveryAttempt;
+  fresh?: FreshMessage;
+}
+
+/**
+ * Records delivered attempts, of any number of subscriptions (each once), in one statement: each
+ * attempt inserted (the newest DELIVERIES_KEPT of its subscription kept), and its subscription's cursor
+ * moved past the message, nothing pending, failures forgotten, only while the subscription is as its
+ * claim read it (as recordOutcome). Every commit of PostgreSQL's is a flush of its log: a worker
+ * recording the 2xx answers that came while its last record ran, together, commits once for them all
+ * (workers/webhooks/delivered.ts).
+ */
+export async function recordDelivered(sql: Sql, list: readonly Delivered[]): Promise<void> {
+  if (list.length === 0) return;
+  const column = <T>(of: (d: Delivered) => T) => list.map(of);
+  await sql`
+    WITH input AS (
+      SELECT * FROM unnest(
+        ${column((d) => d.attempt.subscriptionId)}::text[], ${column((d) => d.attempt.messageId)}::text[], ${column((d) => d.attempt.changes)}::int[],
+        ${column((d) => d.attempt.attempt)}::int[], ${column((d) => d.attempt.statusCode)}::int[], ${column((d) => d.attempt.latencyMs)}::int[],
+        ${column((d) => d.fresh?.cursor ?? null)}::bigint[], ${column((d) => d.fresh?.lastSeq ?? null)}::bigint[])
+        AS i(id, message_id, changes, attempt, status_code, latency_ms, cursor_seq, last_seq)),
+    added AS (
+      INSERT INTO webhook_deliveries (subscription_id, message_id, kind, changes, attempt, status_code, error, latency_ms)
+      SELECT id, message_id, 'changes', changes, attempt, status_code, NULL, latency_ms FROM input
+      RETURNING id),
+    trimmed AS (
+      DELETE FROM webhook_deliveries d USING input i
+      WHERE d.subscription_id = i.id AND d.id < (
+        SELECT w.id FROM webhook_deliveries w WHERE w.subscription_id = i.id ORDER BY w.id DESC OFFSET ${DELIVERIES_KEPT - 2} LIMIT 1)
+        AND EXISTS (SELECT 1 FROM added)),
+    moved AS (
+      UPDATE webhook_subscriptions s
+      SET cursor_seq = GREATEST(s.cursor_seq, COALESCE(i.last_seq, s.pending_last_seq)), pending_message_id = NULL, pending_body = NULL,
+          pending_first_seq = NULL, pending_last_seq = NULL, pending_changes = NULL, pending_attempts = 0,
+          next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
+      FROM input i
+      WHERE s.id = i.id AND CASE WHEN i.cursor_seq IS NULL THEN s.pending_message_id = i.message_id
+                                 ELSE s.pending_message_id IS NULL AND s.cursor_seq = i.cursor_seq END
+      RETURNING s.id)
+    SELECT (SELECT count(*) FROM moved)::int AS moved`;
 }
 
 /** One attempt of a delivery, as the portal lists it. */

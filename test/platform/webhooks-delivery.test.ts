@@ -580,15 +580,15 @@ t.test('webhooks-turn-cut-short', async (t) => {
     const r = await receiver(t, []);
     const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] });
     r.state.secrets.push(sub.secret);
-    // The worker's PostgreSQL: the statement recording an outcome fails once while armed, as it would
-    // with the connection gone.
+    // The worker's PostgreSQL: the statement recording a delivered attempt fails once while armed, as it
+    // would with the connection gone.
     const pool = connect(p.parts.config.databaseUrl);
     let armed = true;
     let refused = 0;
     const sql = new Proxy(pool, {
       apply(target, self, args: unknown[]) {
         const strings = args[0];
-        if (armed && Array.isArray(strings) && strings.join('').includes('mailed AS (')) {
+        if (armed && Array.isArray(strings) && strings.join('').includes('moved AS (')) {
           armed = false;
           refused++;
           return Promise.reject(new Error('connection terminated (the test)'));
@@ -640,6 +640,76 @@ t.test('webhooks-turn-cut-short', async (t) => {
       'then recorded: every change after it once, in order',
     );
     checkResends(t, r.received);
+  });
+});
+
+t.test('webhooks-delivered-together', async (t) => {
+  /**
+   * Delivered attempts are group-committed (workers/webhooks/delivered.ts): turns whose 2xx came while
+   * a record ran are recorded in one statement, each subscription's cursor moved past its own message;
+   * when such a shared statement fails, each is recorded alone and none is lost.
+   */
+  t.test('twenty subscriptions delivered at once: records shared, a failed shared one recorded alone', async (t) => {
+    const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
+    const key = p.parts.config.webhookSecretKey!;
+    const start = await head(p);
+    const r = await receiver(t, []);
+    const subs = [];
+    for (let i = 0; i < 20; i++) subs.push(await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] }));
+    r.state.secrets.push(...subs.map((s) => s.secret));
+    const pool = connect(p.parts.config.databaseUrl);
+    /** Records per recordDelivered statement, and whether the first shared one was failed. */
+    const sizes: number[] = [];
+    let failedShared = false;
+    const sql = new Proxy(pool, {
+      apply(target, self, args: unknown[]) {
+        const strings = args[0];
+        if (Array.isArray(strings) && strings.join('').includes('moved AS (')) {
+          const size = (args[1] as unknown[]).length;
+          sizes.push(size);
+          if (size > 1 && !failedShared) {
+            failedShared = true;
+            return Promise.reject(new Error('a shared record failed (the test)'));
+          }
+        }
+        return Reflect.apply(target, self, args);
+      },
+    });
+    const config = p.parts.config;
+    const worker = await startWebhookWorker({
+      redis: p.parts.redis,
+      redisPrefix: config.redisPrefix,
+      sql,
+      log: createLogger('silent'),
+      secretKey: key,
+      baseUrl: config.baseUrl,
+      timeoutMs: 5000,
+      allowLoopback: true,
+      resolver: boundedResolver({ timeoutMs: 2000 }),
+      giveUpAfterMs: 3600_000,
+      stations: () => p.parts.registry,
+      timing: TEST_TIMING,
+    });
+    t.teardown(async () => {
+      await worker.close();
+      await pool.end({ timeout: 1 });
+    });
+
+    for (let round = 0; round < 3; round++) {
+      await p.load(withEvents(events(10, 2 + round)));
+      const expected = await loggedSeqs(p, start);
+      for (const sub of subs) await caughtUp(p, sub.id, expected.at(-1)!.seq);
+    }
+    const expected = await loggedSeqs(p, start);
+    for (const sub of subs) {
+      const got = r.delivered().filter((m) => m.verified?.data.subscription_id === sub.id).flatMap((m) => m.verified!.data.changes!.map((c) => c.seq));
+      t.same(got, expected.map((c) => c.seq), `${sub.id}: every change once, in order`);
+    }
+    t.ok(sizes.some((n) => n > 1), `records shared a statement (${sizes.join(' ')})`);
+    t.ok(failedShared, 'a shared one failed, and its records were made alone');
+    const recorded = await p.sql<{ n: number }[]>`
+      SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = ANY(${subs.map((s) => s.id)}) AND status_code = 200`;
+    t.equal(recorded[0]!.n, r.delivered().length, 'every delivered message recorded once');
   });
 });
 

@@ -27,6 +27,7 @@ import {
 } from '../../src/domain/webhooks/messages.js';
 import type { Resolver } from '../../src/infra/name-resolver.js';
 import { openSecret } from '../../src/domain/webhooks/secrets.js';
+import { DeliveredRecorder } from './delivered.js';
 import { sendMessage, signingKey, type AttemptOutcome } from './send.js';
 
 /**
@@ -55,6 +56,8 @@ export interface DeliveryContext {
   stations?: () => StationLookup | Promise<StationLookup>;
   /** Gives a committed e-mail intent its job (the outbox sweep makes up for one missed). */
   scheduleMail(intent: { key: string; dueAt: Date }): Promise<void>;
+  /** Records delivered attempts, those of turns ending together in one statement (./delivered.ts). */
+  delivered: DeliveredRecorder;
 }
 
 /** Log rows the claim reads with a subscription (a whole message's worth when no box filters them). */
@@ -170,7 +173,7 @@ export async function turn(ctx: DeliveryContext, sub: ClaimedSubscription): Prom
   const record = { subscriptionId: sub.id, messageId: pending.id, kind: 'changes' as const, changes: pending.changes, attempt, ...sent };
   const fresh = pending.fresh && { body: pending.body, ...pending.fresh };
   if (code >= 200 && code < 300) {
-    await recordOutcome(ctx.sql, record, { kind: 'delivered' }, fresh);
+    await ctx.delivered.record({ attempt: record, fresh });
     return { outcome: 'delivered' };
   }
   if (code === 410) {

@@ -4,6 +4,7 @@ import type { Redis } from '../../src/infra/redis.js';
 import { DEFAULT_BACKOFF, type Backoff } from '../../src/domain/webhooks/messages.js';
 import { scheduleMail } from '../mail/outbox.js';
 import { QUEUES, openQueue } from '../queues.js';
+import { DeliveredRecorder } from './delivered.js';
 import { LogRowCache } from './row-cache.js';
 import { CLAIM_PAGE, turn, type DeliveryContext } from './deliver.js';
 
@@ -79,6 +80,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
     backoff: timing.backoff,
     stations: options.stations,
     scheduleMail: async (intent) => void (await scheduleMail(mailQueue, [intent], log, options.redis, options.mailRetryMs)),
+    delivered: new DeliveredRecorder(sql, CONCURRENCY),
   };
   // A claim outlasts any attempt (its deadline) and the writes around it; a dead worker's lapses after it.
   const leaseMs = options.timeoutMs + 30_000;
