@@ -5,8 +5,8 @@
  */
 import type { Test } from 'tap';
 import { baseFixture } from './fixtures.js';
-import type { TestPlatform } from './platform.js';
-import type { Received } from './webhooks.js';
+import { startTestPlatform, type TestPlatform } from './platform.js';
+import { receiver, subscribe, webhookKey, type Received } from './webhooks.js';
 
 type Fixture = ReturnType<typeof baseFixture>;
 interface Event {
@@ -43,6 +43,20 @@ export async function loggedSeqs(p: TestPlatform, after: string): Promise<{ seq:
 }
 
 export const head = async (p: TestPlatform) => (await p.sql<{ h: string }[]>`SELECT COALESCE(max(seq), 0)::text AS h FROM change_log`)[0]!.h;
+
+/**
+ * A platform delivering webhooks (loopback allowed), a receiver, and one subscription to it of `kinds`:
+ * with the log's head before any change, and WEBHOOK_SECRET_KEY.
+ */
+export async function subscribedPlatform(t: Test, kinds = ['station_records', 'events']) {
+  const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
+  const key = p.parts.config.webhookSecretKey!;
+  const start = await head(p);
+  const r = await receiver(t, []);
+  const sub = await subscribe(p.sql, key, { url: r.url, kinds });
+  r.state.secrets.push(sub.secret);
+  return { p, key, start, r, sub };
+}
 
 /** Every request's webhook-id has one body, and no change travelled under two ids. */
 export function checkResends(t: Test, received: Received[]) {

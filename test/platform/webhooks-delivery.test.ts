@@ -7,7 +7,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { connect } from '../../db/connect.js';
 import { queuePing } from '../../db/queries/webhooks.js';
 import { createLogger } from '../../src/config/log.js';
@@ -21,7 +21,7 @@ import { ACCOUNTS, portalFixture, signedIn } from '../helpers/portal.js';
 import { privateRedis } from '../helpers/private-services.js';
 import { smtpSink } from '../helpers/smtp.js';
 import { until } from '../helpers/wait.js';
-import { checkResends, events, head, loggedSeqs, withEvents } from '../helpers/webhook-outage.js';
+import { checkResends, events, head, loggedSeqs, subscribedPlatform, withEvents } from '../helpers/webhook-outage.js';
 import { deliveredChanges, receiver, subscribe, TEST_TIMING, webhookKey, workersOf } from '../helpers/webhooks.js';
 
 /**
@@ -40,6 +40,43 @@ const caughtUp = (p: TestPlatform, id: string, seq: string) =>
  * notification, else at its next poll (every TEST_TIMING.pollEveryMs); two polls pass without it.
  */
 const quiet = () => new Promise((resolve) => setTimeout(resolve, 2 * TEST_TIMING.pollEveryMs!));
+
+/**
+ * A webhook worker of its own whose statements recording delivered attempts (recordDelivered) are
+ * first shown to `refuse` with their number of records: true fails one as a lost connection would.
+ */
+async function workerRefusingRecords(t: Test, p: TestPlatform, refuse: (records: number) => boolean) {
+  const pool = connect(p.parts.config.databaseUrl);
+  const sql = new Proxy(pool, {
+    apply(target, self, args: unknown[]) {
+      const strings = args[0];
+      if (Array.isArray(strings) && strings.join('').includes('moved AS (') && refuse((args[1] as unknown[]).length)) {
+        return Promise.reject(new Error('connection terminated (the test)'));
+      }
+      return Reflect.apply(target, self, args);
+    },
+  });
+  const config = p.parts.config;
+  const worker = await startWebhookWorker({
+    redis: p.parts.redis,
+    redisPrefix: config.redisPrefix,
+    sql,
+    log: createLogger('silent'),
+    secretKey: config.webhookSecretKey!,
+    baseUrl: config.baseUrl,
+    timeoutMs: 5000,
+    allowLoopback: true,
+    resolver: boundedResolver({ timeoutMs: 2000 }),
+    giveUpAfterMs: 3600_000,
+    stations: () => p.parts.registry,
+    timing: TEST_TIMING,
+  });
+  t.teardown(async () => {
+    await worker.close();
+    await pool.end({ timeout: 1 });
+  });
+  return worker;
+}
 
 t.test('webhooks-delivery', async (t) => {
   /**
@@ -574,52 +611,14 @@ t.test('webhooks-turn-cut-short', async (t) => {
    * same body, byte for byte, and the cursor moves past it once.
    */
   t.test('the outcome not recorded: the same id and body again once the claim lapses', async (t) => {
-    const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
-    const key = p.parts.config.webhookSecretKey!;
-    const start = await head(p);
-    const r = await receiver(t, []);
-    const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] });
-    r.state.secrets.push(sub.secret);
-    // The worker's PostgreSQL: the statement recording a delivered attempt fails once while armed, as it
-    // would with the connection gone.
-    const pool = connect(p.parts.config.databaseUrl);
-    let armed = true;
-    let refused = 0;
-    const sql = new Proxy(pool, {
-      apply(target, self, args: unknown[]) {
-        const strings = args[0];
-        if (armed && Array.isArray(strings) && strings.join('').includes('moved AS (')) {
-          armed = false;
-          refused++;
-          return Promise.reject(new Error('connection terminated (the test)'));
-        }
-        return Reflect.apply(target, self, args);
-      },
-    });
-    const config = p.parts.config;
-    const worker = await startWebhookWorker({
-      redis: p.parts.redis,
-      redisPrefix: config.redisPrefix,
-      sql,
-      log: createLogger('silent'),
-      secretKey: key,
-      baseUrl: config.baseUrl,
-      timeoutMs: 5000,
-      allowLoopback: true,
-      resolver: boundedResolver({ timeoutMs: 2000 }),
-      giveUpAfterMs: 3600_000,
-      stations: () => p.parts.registry,
-      timing: TEST_TIMING,
-    });
-    t.teardown(async () => {
-      await worker.close();
-      await pool.end({ timeout: 1 });
-    });
-
+    const { p, start, r, sub } = await subscribedPlatform(t);
+    // The first record of a delivered attempt fails, as it would with the connection gone.
+    let records = 0;
+    const worker = await workerRefusingRecords(t, p, () => records++ === 0);
     await p.load(withEvents(events(10, 3)));
     const expected = await loggedSeqs(p, start);
     await until('the first attempt', () => (r.received.length >= 1 ? true : undefined));
-    await until('its record refused', () => (refused === 1 ? true : undefined));
+    await until('its record refused', () => (records >= 1 ? true : undefined));
     const [held] = await p.sql<{ cursor_seq: string; pending_message_id: string | null; leased: boolean }[]>`
       SELECT cursor_seq::text, pending_message_id, next_attempt_at > now() AS leased FROM webhook_subscriptions WHERE id = ${sub.id}`;
     t.same(held, { cursor_seq: start, pending_message_id: null, leased: true }, 'nothing recorded: the cursor where it was, nothing pending, the claim held');
@@ -650,49 +649,16 @@ t.test('webhooks-delivered-together', async (t) => {
    * when such a shared statement fails, each is recorded alone and none is lost.
    */
   t.test('twenty subscriptions delivered at once: records shared, a failed shared one recorded alone', async (t) => {
-    const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
-    const key = p.parts.config.webhookSecretKey!;
-    const start = await head(p);
-    const r = await receiver(t, []);
-    const subs = [];
-    for (let i = 0; i < 20; i++) subs.push(await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] }));
-    r.state.secrets.push(...subs.map((s) => s.secret));
-    const pool = connect(p.parts.config.databaseUrl);
-    /** Records per recordDelivered statement, and whether the first shared one was failed. */
+    const { p, key, start, r, sub: first } = await subscribedPlatform(t);
+    const subs = [first];
+    for (let i = 1; i < 20; i++) subs.push(await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] }));
+    r.state.secrets.push(...subs.slice(1).map((s) => s.secret));
+    /** Records per recordDelivered statement; the first shared one fails. */
     const sizes: number[] = [];
     let failedShared = false;
-    const sql = new Proxy(pool, {
-      apply(target, self, args: unknown[]) {
-        const strings = args[0];
-        if (Array.isArray(strings) && strings.join('').includes('moved AS (')) {
-          const size = (args[1] as unknown[]).length;
-          sizes.push(size);
-          if (size > 1 && !failedShared) {
-            failedShared = true;
-            return Promise.reject(new Error('a shared record failed (the test)'));
-          }
-        }
-        return Reflect.apply(target, self, args);
-      },
-    });
-    const config = p.parts.config;
-    const worker = await startWebhookWorker({
-      redis: p.parts.redis,
-      redisPrefix: config.redisPrefix,
-      sql,
-      log: createLogger('silent'),
-      secretKey: key,
-      baseUrl: config.baseUrl,
-      timeoutMs: 5000,
-      allowLoopback: true,
-      resolver: boundedResolver({ timeoutMs: 2000 }),
-      giveUpAfterMs: 3600_000,
-      stations: () => p.parts.registry,
-      timing: TEST_TIMING,
-    });
-    t.teardown(async () => {
-      await worker.close();
-      await pool.end({ timeout: 1 });
+    await workerRefusingRecords(t, p, (records) => {
+      sizes.push(records);
+      return records > 1 && !failedShared && (failedShared = true);
     });
 
     for (let round = 0; round < 3; round++) {

@@ -5,23 +5,16 @@
  * waiting (test/platform/webhooks-delivery.test.ts covers a short outage in the default run).
  */
 import t from 'tap';
-import { baseFixture } from '../helpers/fixtures.js';
-import { startTestPlatform } from '../helpers/platform.js';
 import { until } from '../helpers/wait.js';
-import { deliveredChanges, receiver, subscribe, webhookKey, workersOf } from '../helpers/webhooks.js';
-import { checkResends, events, head, loggedSeqs, withEvents } from '../helpers/webhook-outage.js';
+import { deliveredChanges, workersOf } from '../helpers/webhooks.js';
+import { checkResends, events, loggedSeqs, subscribedPlatform, withEvents } from '../helpers/webhook-outage.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** How long the receiver stays down (refusing connections) before it answers 503, then 200. */
 const OUTAGE_MS = 120_000;
 
 t.test('receiver down for two minutes, then 503, then back, workers restarted meanwhile: every change once, in order', async (t) => {
-  const p = await startTestPlatform(t, { fixture: baseFixture(), env: { WEBHOOK_SECRET_KEY: webhookKey(), WEBHOOK_ALLOW_LOOPBACK: 'true' } });
-  const key = p.parts.config.webhookSecretKey!;
-  const start = await head(p);
-  const r = await receiver(t, []);
-  const sub = await subscribe(p.sql, key, { url: r.url, kinds: ['station_records', 'events'] });
-  r.state.secrets.push(sub.secret);
+  const { p, start, r, sub } = await subscribedPlatform(t);
   let workers = workersOf(t, p);
   await r.down();
   const downAt = Date.now();

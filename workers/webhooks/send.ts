@@ -57,6 +57,18 @@ export function signatures(keys: readonly Buffer[], messageId: string, at: Date,
   return header;
 }
 
+/** An attempt's headers: its body's type and length, the User-Agent, and the Standard Webhooks three, signed at `at`. */
+export function deliveryHeaders(keys: readonly Buffer[], messageId: string, at: Date, payload: Buffer): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'content-length': String(payload.length),
+    'user-agent': USER_AGENT,
+    'webhook-id': messageId,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signatures(keys, messageId, at, payload),
+  };
+}
+
 /** The User-Agent every delivery carries. */
 export const USER_AGENT = `hrs-signal-platform-webhooks/${VERSION}`;
 
@@ -90,16 +102,8 @@ async function post(url: string, messageId: string, body: string, keys: readonly
     const refused = refusalOf(host, options.allowLoopback);
     if (refused) return { statusCode: null, error: `refused: ${refused}`, latencyMs: null };
   }
-  const at = new Date();
   const payload = Buffer.from(body, 'utf8');
-  const headers = {
-    'content-type': 'application/json',
-    'content-length': String(payload.length),
-    'user-agent': USER_AGENT,
-    'webhook-id': messageId,
-    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': signatures(keys, messageId, at, payload),
-  };
+  const headers = deliveryHeaders(keys, messageId, new Date(), payload);
   const started = performance.now();
   const https = target.protocol === 'https:';
   const request = https ? httpsRequest : httpRequest;

@@ -3,7 +3,7 @@ import { Webhook } from 'standardwebhooks';
 import type { Sql } from '../../../db/connect.js';
 import { changeOfRow, changesBody, type ChangeRow } from '../../../src/domain/webhooks/messages.js';
 import { newWebhookSecret } from '../../../src/domain/webhooks/secrets.js';
-import { signatures, signingKey, USER_AGENT } from '../../../workers/webhooks/send.js';
+import { deliveryHeaders, signatures, signingKey } from '../../../workers/webhooks/send.js';
 
 /**
  * The floors of a webhook message's cost, in this process with nothing else: forming the body of so
@@ -78,16 +78,8 @@ export async function sendFloor(sql: Sql, changesPerMessage: number, url: string
     new Promise<void>((resolve, reject) => {
       const at = new Date();
       const payload = Buffer.from(changesBody('wh_floor', rows.map((row) => changeOfRow(row, BASE_URL)), at), 'utf8');
-      const id = `msg_floor_${i}`;
       bytes = payload.length;
-      const headers = {
-        'content-type': 'application/json',
-        'content-length': String(payload.length),
-        'user-agent': USER_AGENT,
-        'webhook-id': id,
-        'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-        'webhook-signature': signatures(keys, id, at, payload),
-      };
+      const headers = deliveryHeaders(keys, `msg_floor_${i}`, at, payload);
       const req = request(target, { method: 'POST', headers, agent }, (res) => {
         res.resume();
         res.on('end', resolve);
