@@ -313,15 +313,18 @@ export async function socketsOn(port: number): Promise<Record<Kind, number>> {
 
 /**
  * Opens clients until each instance holds at least one stream of each kind. Round robin alone may not
- * do it: the requests of one round (an upgrade per kind, the map client's feed) can fall the same way
- * every round, so a plain request through the proxy shifts the turn when a round did not help.
+ * do it: the requests of one round (an upgrade per missing kind, and the map client's feed) can be an
+ * even number, and then fall the same way every round. So every other round begins with a plain
+ * request through the proxy, which shifts the turn by one: the instance a round's first upgrade
+ * goes to changes at least every second round, whatever the kinds still missing.
  */
 export async function spread(p: ProxiedDeployment, clients: StreamClient[]): Promise<void> {
+  let counts: Record<Kind, number>[] = [];
   for (let round = 0; round < 12; round++) {
-    const [on0, on1] = await Promise.all(p.d.instances.map((i) => socketsOn(i.port)));
-    const missingKinds = KINDS.filter((k) => on0![k] === 0 || on1![k] === 0);
+    counts = await Promise.all(p.d.instances.map((i) => socketsOn(i.port)));
+    const missingKinds = KINDS.filter((k) => counts.some((c) => c[k] === 0));
     if (missingKinds.length === 0) return;
-    if (round > 0) await (await fetch(`${p.url}/healthz`)).arrayBuffer();
+    if (round % 2 === 1) await (await fetch(`${p.url}/healthz`)).arrayBuffer();
     for (const kind of missingKinds) {
       const client = new StreamClient(kind, p.url);
       client.connect();
@@ -329,7 +332,7 @@ export async function spread(p: ProxiedDeployment, clients: StreamClient[]): Pro
       await until(`a ${kind} stream ready`, () => (client.ready ? true : undefined), 10_000);
     }
   }
-  throw new Error('the proxy never spread the streams over both instances');
+  throw new Error(`the proxy never spread the streams over both instances (${JSON.stringify(counts)})`);
 }
 
 /** Every client's view of every followed station equals what was acknowledged last (status, admin) or the map's feed now (map). */
