@@ -14,7 +14,7 @@ import { changeOf, changeOfRow, changesBody, type ChangeRow } from '../../src/do
 import type { Sql } from '../../db/connect.js';
 import type { ClaimedRow } from '../../db/queries/webhook-delivery.js';
 import { LogRowCache } from '../../workers/webhooks/row-cache.js';
-import { signatures, signingKey } from '../../workers/webhooks/send.js';
+import { sendMessage, signatures, signingKey } from '../../workers/webhooks/send.js';
 import { signingKeys } from '../../workers/webhooks/deliver.js';
 import { newWebhookSecret, sealSecret } from '../../src/domain/webhooks/secrets.js';
 import { randomBytes } from 'node:crypto';
@@ -456,6 +456,36 @@ t.test('webhook-signatures', async (t) => {
   t.same(signingKeys(key, { ...sub, secret_sealed: sealSecret(key, rotated, 'wh_keys'), previous_valid: false })[0]!.toString('base64'), signingKey(rotated).toString('base64'), 'rotated: the new key');
   t.throws(() => signingKeys(key, { ...sub, id: 'wh_other' }), 'sealed for another subscription: does not open');
   t.throws(() => signingKeys(randomBytes(32), sub), 'under another WEBHOOK_SECRET_KEY: does not open');
+});
+
+t.test('webhook-send-targets', async (t) => {
+  /**
+   * Each URL's target is made once and kept per loopback rule (workers/webhooks/send.ts): the same URL
+   * is refused or sent to as the rule of each attempt says, whichever came first; a URL that does not
+   * parse, or is not HTTP, is refused each time; a receiver's answer comes back as its status.
+   */
+  const received: string[] = [];
+  const server = createServer((req, res) => {
+    received.push(String(req.headers['webhook-id']));
+    res.writeHead(204).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => server.close(resolve)));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  const keys = [signingKey(newWebhookSecret())];
+  const resolver: Resolver = (_host, _family, callback) => callback(null, [{ address: '127.0.0.1', family: 4 }]);
+  const send = (to: string, allowLoopback: boolean, id: string) => sendMessage(to, id, '{}', keys, { timeoutMs: 2000, allowLoopback, resolver });
+  const first = await send(url, false, 'msg_1');
+  t.match(first, { statusCode: null, error: /^refused: 127\.0\.0\.1 is a loopback address/ }, 'loopback refused without the allowance');
+  t.match(await send(url, true, 'msg_2'), { statusCode: 204, error: null }, 'the same URL sent to with it');
+  t.match(await send(url, false, 'msg_3'), { statusCode: null, error: /^refused: 127\.0\.0\.1/ }, 'and refused again without it');
+  t.match(await send(url, true, 'msg_4'), { statusCode: 204 }, 'kept: sent to again with it');
+  t.same(received, ['msg_2', 'msg_4'], 'only the allowed attempts reached the receiver');
+  for (let i = 0; i < 2; i++) {
+    t.same(await send('not a url', true, 'msg_x'), { statusCode: null, error: 'refused: the URL is not valid', latencyMs: null }, `an invalid URL refused (${i + 1})`);
+    t.same(await send('ftp://127.0.0.1/x', true, 'msg_x'), { statusCode: null, error: 'refused: ftp: is not HTTP', latencyMs: null }, `a URL not HTTP refused (${i + 1})`);
+  }
+  t.match(await send(`http://localhost:${(server.address() as AddressInfo).port}/hook`, false, 'msg_5'), { statusCode: null, error: /^refused: localhost: 127\.0\.0\.1 is a loopback address/ }, 'a name is checked at its connection');
 });
 
 t.test('webhook-log-row-cache', async (t) => {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { urlToHttpOptions } from 'node:url';
 import { isIpLiteral, refusalOf } from '../../src/domain/webhooks/addresses.js';
 import { guardedLookup, RefusedAddressError, type Resolver } from '../../src/infra/name-resolver.js';
 import { VERSION } from '../../src/config/version.js';
@@ -88,24 +89,65 @@ export async function sendMessage(url: string, messageId: string, body: string, 
   return first.staleConnection ? post(url, messageId, body, keys, options, false) : first;
 }
 
+/** What an attempt needs of its URL: where to connect, or why it may not. */
+type Target = { refused: string } | { refused?: undefined; https: boolean; options: ReturnType<typeof urlToHttpOptions> };
+
+/**
+ * Each URL's target, made once and kept (per loopback rule): parsing the URL and checking an IP
+ * literal's address every attempt was a fiftieth of the worker's CPU, and neither can change (the
+ * rules are pure; a name's addresses are checked per connection, in its lookup). At most
+ * TARGETS_KEPT are kept; past that the map starts again.
+ */
+const targets = [new Map<string, Target>(), new Map<string, Target>()] as const;
+const TARGETS_KEPT = 10_000;
+
+function targetOf(url: string, allowLoopback: boolean): Target {
+  const kept = targets[allowLoopback ? 1 : 0];
+  let target = kept.get(url);
+  if (target === undefined) {
+    target = newTarget(url, allowLoopback);
+    if (kept.size >= TARGETS_KEPT) kept.clear();
+    kept.set(url, target);
+  }
+  return target;
+}
+
+function newTarget(url: string, allowLoopback: boolean): Target {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { refused: 'refused: the URL is not valid' };
+  }
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return { refused: `refused: ${parsed.protocol} is not HTTP` };
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  if (isIpLiteral(host)) {
+    const refused = refusalOf(host, allowLoopback);
+    if (refused) return { refused: `refused: ${refused}` };
+  }
+  return { https: parsed.protocol === 'https:', options: urlToHttpOptions(parsed) };
+}
+
+/** One guarded lookup per resolver and loopback rule, not one per attempt. */
+const lookups = new WeakMap<Resolver, [ReturnType<typeof guardedLookup>, ReturnType<typeof guardedLookup>]>();
+
+function lookupOf(allowLoopback: boolean, resolver: Resolver): ReturnType<typeof guardedLookup> {
+  let pair = lookups.get(resolver);
+  if (pair === undefined) {
+    pair = [guardedLookup(false, resolver), guardedLookup(true, resolver)];
+    lookups.set(resolver, pair);
+  }
+  return pair[allowLoopback ? 1 : 0];
+}
+
 /** One POST, over a kept connection when `reuse` (else a new one); `staleConnection`: a kept one that was already closed. */
 async function post(url: string, messageId: string, body: string, keys: readonly Buffer[], options: SendOptions, reuse: boolean): Promise<AttemptOutcome & { staleConnection?: boolean }> {
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    return { statusCode: null, error: 'refused: the URL is not valid', latencyMs: null };
-  }
-  if (target.protocol !== 'https:' && target.protocol !== 'http:') return { statusCode: null, error: `refused: ${target.protocol} is not HTTP`, latencyMs: null };
-  const host = target.hostname.replace(/^\[|\]$/g, '');
-  if (isIpLiteral(host)) {
-    const refused = refusalOf(host, options.allowLoopback);
-    if (refused) return { statusCode: null, error: `refused: ${refused}`, latencyMs: null };
-  }
+  const target = targetOf(url, options.allowLoopback);
+  if (target.refused !== undefined) return { statusCode: null, error: target.refused, latencyMs: null };
   const payload = Buffer.from(body, 'utf8');
   const headers = deliveryHeaders(keys, messageId, new Date(), payload);
   const started = performance.now();
-  const https = target.protocol === 'https:';
+  const https = target.https;
   const request = https ? httpsRequest : httpRequest;
   const agent = reuse ? (https ? agents.https : agents.http) : false;
   return new Promise<AttemptOutcome & { staleConnection?: boolean }>((resolve) => {
@@ -117,7 +159,7 @@ async function post(url: string, messageId: string, body: string, keys: readonly
       clearTimeout(timer);
       resolve({ ...outcome, latencyMs: connected ? Math.round(performance.now() - started) : null });
     };
-    const req = request(target, { method: 'POST', headers, lookup: guardedLookup(options.allowLoopback, options.resolver) as never, agent }, (res: IncomingMessage) => {
+    const req = request({ ...target.options, method: 'POST', headers, lookup: lookupOf(options.allowLoopback, options.resolver) as never, agent }, (res: IncomingMessage) => {
       answered = true;
       let read = 0;
       res.on('data', (chunk: Buffer) => {
