@@ -198,7 +198,8 @@ export interface Delivered {
 
 /**
  * Records delivered attempts, of any number of subscriptions (each once), in one statement: each
- * attempt inserted (the newest DELIVERIES_KEPT of its subscription kept), and its subscription's cursor
+ * attempt inserted (the newest DELIVERIES_KEPT of its subscription kept, trimmed to them every
+ * TRIM_EVERY records: see DELIVERIES_HELD), and its subscription's cursor
  * moved past the message, nothing pending, failures forgotten, only while the subscription is as its
  * claim read it (as recordOutcome). Every commit of PostgreSQL's is a flush of its log: a worker
  * recording the 2xx answers that came while its last record ran, together, commits once for them all
@@ -219,13 +220,15 @@ export async function recordDelivered(sql: Sql, list: readonly Delivered[]): Pro
       SELECT id, message_id, 'changes', changes, attempt, status_code, NULL, latency_ms FROM input
       RETURNING id),
     trimmed AS (
-      DELETE FROM webhook_deliveries d USING input i
-      WHERE d.subscription_id = i.id AND d.id < (
+      DELETE FROM webhook_deliveries d USING input i, webhook_subscriptions t
+      WHERE t.id = i.id AND t.attempts_recorded % ${TRIM_EVERY} = ${TRIM_EVERY - 1}
+        AND d.subscription_id = i.id AND d.id < (
         SELECT w.id FROM webhook_deliveries w WHERE w.subscription_id = i.id ORDER BY w.id DESC OFFSET ${DELIVERIES_KEPT - 2} LIMIT 1)
         AND EXISTS (SELECT 1 FROM added)),
     moved AS (
       UPDATE webhook_subscriptions s
-      SET cursor_seq = GREATEST(s.cursor_seq, COALESCE(i.last_seq, s.pending_last_seq)), pending_message_id = NULL, pending_body = NULL,
+      SET attempts_recorded = s.attempts_recorded + 1,
+          cursor_seq = GREATEST(s.cursor_seq, COALESCE(i.last_seq, s.pending_last_seq)), pending_message_id = NULL, pending_body = NULL,
           pending_first_seq = NULL, pending_last_seq = NULL, pending_changes = NULL, pending_attempts = 0,
           next_attempt_at = NULL, failing_since = NULL, last_delivery_at = clock_timestamp()
       FROM input i
@@ -249,6 +252,17 @@ export interface DeliveryAttempt {
 
 /** How many attempts are kept per subscription (the newest). */
 export const DELIVERIES_KEPT = 100;
+
+/**
+ * A delivered attempt's record trims its subscription's attempts to the newest DELIVERIES_KEPT every
+ * this many records (counted in `attempts_recorded`, moved with the cursor; migration 0022): finding
+ * the cut visits as many heap pages as attempts are kept, most of the recording statement's cost when
+ * done every time. Failed attempts and pings trim at once (they are few).
+ */
+export const TRIM_EVERY = 10;
+
+/** The most attempts a subscription holds between two trims. */
+export const DELIVERIES_HELD = DELIVERIES_KEPT + TRIM_EVERY - 1;
 
 /**
  * The CTEs that record an attempt and keep only the newest DELIVERIES_KEPT of the subscription's (the

@@ -399,6 +399,35 @@ t.test('webhooks-delivery', async (t) => {
     t.same([rows[0]!.attempt, rows[99]!.attempt], [6, 105], 'the newest');
   });
 
+  t.test('delivered attempts trim to the newest 100 every tenth record: never more than 109 held, the newest 100 listed', async (t) => {
+    const { p, key } = await platform(t);
+    const sub = await subscribe(p.sql, key, { url: 'http://127.0.0.1:9/hook', kinds: ['events'] });
+    const other = await subscribe(p.sql, key, { url: 'http://127.0.0.1:9/other', kinds: ['events'] });
+    const { recordDelivered, DELIVERIES_HELD, DELIVERIES_KEPT } = await import('../../db/queries/webhook-delivery.js');
+    const { webhookDeliveries } = await import('../../db/queries/webhooks.js');
+    const count = async (id: string) => (await p.sql<{ n: number }[]>`SELECT count(*)::int AS n FROM webhook_deliveries WHERE subscription_id = ${id}`)[0]!.n;
+    const attempt = (id: string, i: number) => ({ subscriptionId: id, messageId: `msg_${id}_${i}_${i}`, kind: 'changes' as const, changes: 1, attempt: 1, statusCode: 204, error: null, latencyMs: 2 });
+    // Each record leaves the cursor where it is (the message's last seq is the cursor itself).
+    const cursors = new Map((await p.sql<{ id: string; cursor_seq: string }[]>`SELECT id, cursor_seq::text FROM webhook_subscriptions`).map((r) => [r.id, r.cursor_seq]));
+    const fresh = (id: string) => ({ body: '{}', firstSeq: cursors.get(id)!, lastSeq: cursors.get(id)!, cursor: cursors.get(id)! });
+    const held: number[] = [];
+    for (let i = 1; i <= 125; i++) {
+      // The other subscription's records share the statements, one in three.
+      const list = [{ attempt: attempt(sub.id, i), fresh: fresh(sub.id) }];
+      if (i % 3 === 0) list.push({ attempt: attempt(other.id, i), fresh: fresh(other.id) });
+      await recordDelivered(p.sql, list);
+      held.push(await count(sub.id));
+    }
+    t.equal(Math.max(...held), DELIVERIES_HELD, `at most ${DELIVERIES_HELD} held`);
+    t.same(held.slice(0, 100), Array.from({ length: 100 }, (_, i) => i + 1), 'none trimmed before there were 100');
+    t.same(held.slice(100), [101, 102, 103, 104, 105, 106, 107, 108, 109, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 100, 101, 102, 103, 104, 105], 'trimmed to 100 at every tenth record');
+    t.equal(await count(other.id), 41, "the other subscription's 41, none trimmed");
+    const listed = await webhookDeliveries(p.sql, sub.id, DELIVERIES_KEPT);
+    t.same([listed.length, listed[0]!.message_id, listed[99]!.message_id], [100, `msg_${sub.id}_125_125`, `msg_${sub.id}_26_26`], 'the newest 100 listed, newest first');
+    const [row] = await p.sql<{ attempts_recorded: string }[]>`SELECT attempts_recorded::text FROM webhook_subscriptions WHERE id = ${sub.id}`;
+    t.equal(row!.attempts_recorded, '125', 'each record counted');
+  });
+
   t.test('the retry schedule: exponential from 5 s, at most 10 minutes, full jitter', async (t) => {
     const { retryDelayMs, DEFAULT_BACKOFF } = await import('../../src/domain/webhooks/messages.js');
     const top = () => 0.999999;
