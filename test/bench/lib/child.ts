@@ -14,6 +14,8 @@ export interface ChildMessage {
 }
 
 const running = new Set<Child>();
+/** The scripts that stand for the service's own processes (`hrs serve`, `hrs worker`): they get its V8 options. */
+const SERVICE_SCRIPT = /(platform-server|webhook-worker|mail-worker)\.ts$/;
 
 /**
  * A TypeScript script in its own Node.js process (own event loop, own core when one is free), talking
@@ -33,10 +35,11 @@ export class Child {
   ): Promise<{ child: Child; ready: ChildMessage }> {
     const proc = fork(fileURLToPath(script), options.args ?? [], {
       cwd: ROOT,
-      // The platform runs with the service's V8 options, as `hrs serve` does (src/config/node-flags.ts).
-      // The service's own modules from dist/ once the run has built it (./build.ts): what is measured
-      // is the code `hrs serve` runs, not the sources as tsx transforms them.
-      execArgv: [...(options.nodeFlags ?? (/platform-server\.ts$/.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx', ...(process.env.BENCH_BUILT === '1' ? ['--import', './test/bench/lib/built.mjs'] : [])],
+      // The platform and the workers run with the service's V8 options, as `hrs serve` and `hrs worker`
+      // do (src/config/node-flags.ts; bin/hrs.js's first line). The service's own modules from dist/
+      // once the run has built it (./build.ts): what is measured is the code `hrs` runs, not the
+      // sources as tsx transforms them.
+      execArgv: [...(options.nodeFlags ?? (SERVICE_SCRIPT.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx', ...(process.env.BENCH_BUILT === '1' ? ['--import', './test/bench/lib/built.mjs'] : [])],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
