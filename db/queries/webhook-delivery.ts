@@ -1,5 +1,5 @@
 import type { Sql, Tx } from '../connect.js';
-import type { ChangeRow } from '../../src/domain/webhooks/messages.js';
+import type { ChangeRow, WrittenChange } from '../../src/domain/webhooks/messages.js';
 
 /*
  * What the webhook worker reads and writes (migrations 0014 to 0017): PostgreSQL is the whole of
@@ -42,8 +42,8 @@ export interface ClaimedRow extends DeliverySubscription {
 
 /** A claimed subscription: what to send it now. */
 export interface ClaimedSubscription extends Omit<ClaimedRow, 'change_seqs'> {
-  /** Without a pending message: the first rows of the log past its cursor it may want (kinds and stations applied, not the box). */
-  changes: ChangeRow[];
+  /** Without a pending message: the first rows of the log past its cursor it may want (kinds and stations applied, not the box), each change written. */
+  changes: WrittenChange[];
 }
 
 /** The log's topics a subscription's kinds want, in SQL (as KIND_TOPICS in src/domain/webhooks/messages.ts). */

@@ -10,7 +10,7 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { addressKind } from '../../src/domain/webhooks/addresses.js';
-import { changeOf, changeOfRow, changesBody, type ChangeRow } from '../../src/domain/webhooks/messages.js';
+import { changeOf, changesBody, writtenChange, type ChangeRow } from '../../src/domain/webhooks/messages.js';
 import type { Sql } from '../../db/connect.js';
 import type { ClaimedRow } from '../../db/queries/webhook-delivery.js';
 import { LogRowCache } from '../../workers/webhooks/row-cache.js';
@@ -395,9 +395,10 @@ t.test('webhook-name-resolver', async (t) => {
 
 t.test('webhook-message-bodies', async (t) => {
   /**
-   * A message's body is written from each change's JSON, kept per change (a worker hands every
-   * subscription that wants a log row the same change): byte for byte what JSON.stringify writes of the
-   * whole, whatever the text, and a change made once per row and base URL.
+   * A message's body is written from each change's JSON, written once per log row (a worker keeps the
+   * written change, not the parsed row, and hands every subscription that wants the row the same one):
+   * byte for byte what JSON.stringify writes of the whole, whatever the text, and the written change
+   * keeps what the filters read and nothing of the row besides.
    */
   const at = new Date('2026-12-06T03:15:00.123Z');
   const rows: ChangeRow[] = [
@@ -408,15 +409,16 @@ t.test('webhook-message-bodies', async (t) => {
     { seq: '45', topic: 'event', hrs_id: 'BERAP', change: 'created', at, payload: { id: 'ev_1', text: 'Wartung: 06:00–08:00' } },
   ];
   const base = 'https://hrs.example';
+  const written = rows.map((row) => writtenChange(row, base));
   for (const ids of [[], [0], [0, 1, 2, 3, 4], [4, 2, 0]]) {
-    const changes = ids.map((i) => changeOfRow(rows[i]!, base));
     const expected = JSON.stringify({ type: 'hrs.changes', timestamp: at.toISOString(), data: { subscription_id: 'wh_"q\\', changes: ids.map((i) => changeOf(rows[i]!, base)) } });
-    t.equal(changesBody('wh_"q\\', changes, at), expected, `changes ${ids.join(',') || 'none'}: as JSON.stringify writes it`);
-    t.equal(changesBody('wh_"q\\', changes, at), expected, 'written again from the kept JSON: the same');
+    t.equal(changesBody('wh_"q\\', ids.map((i) => written[i]!), at), expected, `changes ${ids.join(',') || 'none'}: as JSON.stringify writes it`);
   }
-  t.equal(changeOfRow(rows[0]!, base), changeOfRow(rows[0]!, base), 'one change per row and base URL');
-  t.not(changeOfRow(rows[2]!, base), changeOfRow(rows[2]!, 'https://other.example'), 'another base URL: another change');
-  t.match(changeOfRow(rows[2]!, 'https://other.example'), { record_url: 'https://other.example/v2/hrs/B%2FR%22X' });
+  for (const [i, row] of rows.entries()) {
+    t.same(Object.keys(written[i]!).sort(), ['at', 'change', 'hrs_id', 'json', 'seq', 'topic'], `row ${row.seq}: only what the filters and the message read is kept`);
+    t.same({ ...written[i], json: undefined }, { seq: row.seq, topic: row.topic, hrs_id: row.hrs_id, change: row.change, at: at.toISOString(), json: undefined });
+  }
+  t.match(JSON.parse(writtenChange(rows[2]!, 'https://other.example').json), { record_url: 'https://other.example/v2/hrs/B%2FR%22X' }, 'the base URL makes the record URL');
 });
 
 t.test('webhook-signatures', async (t) => {
@@ -495,7 +497,7 @@ t.test('webhook-log-row-cache', async (t) => {
    * kept), a seq the log no longer holds ends that subscription's list, and the oldest rows are let go
    * beyond the bound. PostgreSQL is stood in for by the statement's values (the seqs asked for).
    */
-  const log = new Map(['1', '2', '3', '4', '5', '6'].map((seq) => [seq, { seq, topic: 'status', hrs_id: 'BERAP', change: 'changed', at: new Date(0), payload: {} }]));
+  const log = new Map(['1', '2', '3', '4', '5', '6'].map((seq) => [seq, { seq, topic: 'status', hrs_id: 'BERAP', change: 'changed', at: new Date(0), payload: { category: 'availability' } }]));
   const asked: string[][] = [];
   const sql = ((_strings: TemplateStringsArray, ...values: unknown[]) => {
     const seqs = values[0] as string[];
@@ -503,11 +505,12 @@ t.test('webhook-log-row-cache', async (t) => {
     return Promise.resolve(seqs.flatMap((seq) => (log.has(seq) ? [log.get(seq)!] : [])));
   }) as unknown as Sql;
   const claimed = (id: string, seqs: string[]) => ({ id, change_seqs: seqs }) as unknown as ClaimedRow;
-  const rows = new LogRowCache(sql, 4);
+  const rows = new LogRowCache(sql, 'https://hrs.example', 4);
   const first = await rows.attach([claimed('a', ['1', '2', '3']), claimed('b', ['2', '3', '4']), claimed('c', [])]);
   t.same(first.map((sub) => [sub.id, sub.changes.map((row) => row.seq)]), [['a', ['1', '2', '3']], ['b', ['2', '3', '4']], ['c', []]]);
   t.same(asked, [['1', '2', '3', '4']], 'one statement, each seq once');
-  t.equal(first[0]!.changes[1], first[1]!.changes[0], 'the same row object for both subscriptions');
+  t.equal(first[0]!.changes[1], first[1]!.changes[0], 'the same written change for both subscriptions');
+  t.same(JSON.parse(first[0]!.changes[0]!.json), { seq: '1', type: 'status.changed', hrs_id: 'BERAP', at: new Date(0).toISOString(), category: 'availability' }, 'written once, as the message carries it');
   t.notOk('change_seqs' in first[0]!, 'the seqs are not handed on');
   const second = await rows.attach([claimed('a', ['3', '4', '5'])]);
   t.same(second[0]!.changes.map((row) => row.seq), ['3', '4', '5']);

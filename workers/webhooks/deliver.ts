@@ -13,7 +13,6 @@ import {
 import type { StationLookup } from '../../src/domain/stations.js';
 import { coordinatesOf } from '../../src/domain/coordinates.js';
 import {
-  changeOfRow,
   changesBody,
   changesMessageId,
   MAX_CHANGES_PER_MESSAGE,
@@ -21,9 +20,9 @@ import {
   pingBody,
   retryDelayMs,
   topicsOf,
+  writtenChange,
   type Backoff,
-  type Change,
-  type ChangeRow,
+  type WrittenChange,
 } from '../../src/domain/webhooks/messages.js';
 import type { Resolver } from '../../src/infra/name-resolver.js';
 import { openSecret } from '../../src/domain/webhooks/secrets.js';
@@ -113,9 +112,9 @@ async function formNext(ctx: DeliveryContext, sub: ClaimedSubscription): Promise
   const places = new Map<string, { lat: number; lon: number } | null>();
   const pointOf = (hrsId: string) => lookup?.station(hrsId)?.point ?? places.get(hrsId);
   const filter = { hrsIds: sub.hrs_ids, bbox: sub.bbox };
-  const wanted: Change[] = [];
+  const wanted: WrittenChange[] = [];
   let scanned = sub.cursor_seq;
-  let rows: ChangeRow[] = sub.changes;
+  let rows: WrittenChange[] = sub.changes;
   let page = CLAIM_PAGE;
   scan: for (;;) {
     if (sub.bbox !== null) {
@@ -124,12 +123,12 @@ async function formNext(ctx: DeliveryContext, sub: ClaimedSubscription): Promise
       for (const id of unknown) places.set(id, validPoint(details.get(id)));
     }
     for (const row of rows) {
-      if (passes(row, filter, pointOf)) wanted.push(changeOfRow(row, ctx.baseUrl));
+      if (passes(row, filter, pointOf)) wanted.push(row);
       scanned = row.seq;
       if (wanted.length === MAX_CHANGES_PER_MESSAGE) break scan;
     }
     if (rows.length < page) break;
-    rows = await changesFor(ctx.sql, sub, topics, scanned, (page = PAGE));
+    rows = (await changesFor(ctx.sql, sub, topics, scanned, (page = PAGE))).map((row) => writtenChange(row, ctx.baseUrl));
   }
   if (wanted.length === 0) {
     // Lets the claim go too.

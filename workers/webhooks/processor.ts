@@ -85,7 +85,7 @@ export async function startWebhookWorker(options: WebhookWorkerOptions): Promise
   // A claim outlasts any attempt (its deadline) and the writes around it; a dead worker's lapses after it.
   const leaseMs = options.timeoutMs + 30_000;
   const turns = new Set<Promise<void>>();
-  const changeRows = new LogRowCache(sql);
+  const changeRows = new LogRowCache(sql, options.baseUrl);
   let claiming: Promise<void> | undefined;
   let again = false;
   let closed = false;

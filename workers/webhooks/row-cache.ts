@@ -1,18 +1,21 @@
 import type { Sql } from '../../db/connect.js';
 import { changeRowsBySeq, type ClaimedRow, type ClaimedSubscription } from '../../db/queries/webhook-delivery.js';
-import type { ChangeRow } from '../../src/domain/webhooks/messages.js';
+import { writtenChange, type WrittenChange } from '../../src/domain/webhooks/messages.js';
 
 /**
  * The log rows a worker has read, by seq, shared by every subscription that wants them: with a hundred
- * subscriptions to every station each row is read from PostgreSQL once, not a hundred times (and made
- * into its change and written as JSON once: ./deliver.ts, src/domain/webhooks/messages.ts). A log row
- * never changes once written, so a kept one is never stale; beyond `max` the oldest read are let go.
+ * subscriptions to every station each row is read from PostgreSQL once, not a hundred times, and its
+ * change written as JSON once (src/domain/webhooks/messages.ts `writtenChange`: only that and what the
+ * filters read are kept, not the parsed row). A log row never changes once written, so a kept one is
+ * never stale; beyond `max` the oldest read are let go.
  */
 export class LogRowCache {
-  private readonly rows = new Map<string, ChangeRow>();
+  private readonly rows = new Map<string, WrittenChange>();
 
   constructor(
     private readonly sql: Sql,
+    /** The platform's public URL, for station records' URLs (WEBHOOK_BASE_URL's, as the messages carry it). */
+    private readonly baseUrl: string,
     private readonly max = 20_000,
   ) {}
 
@@ -24,9 +27,9 @@ export class LogRowCache {
   async attach(claimed: readonly ClaimedRow[]): Promise<ClaimedSubscription[]> {
     const missing = new Set<string>();
     for (const sub of claimed) for (const seq of sub.change_seqs) if (!this.rows.has(seq)) missing.add(seq);
-    if (missing.size > 0) for (const row of await changeRowsBySeq(this.sql, [...missing])) this.rows.set(row.seq, row);
+    if (missing.size > 0) for (const row of await changeRowsBySeq(this.sql, [...missing])) this.rows.set(row.seq, writtenChange(row, this.baseUrl));
     const attached = claimed.map(({ change_seqs, ...sub }) => {
-      const changes: ChangeRow[] = [];
+      const changes: WrittenChange[] = [];
       for (const seq of change_seqs) {
         const row = this.rows.get(seq);
         if (!row) break;

@@ -94,39 +94,37 @@ export function changesMessageId(subscriptionId: string, firstSeq: string, lastS
 }
 
 /**
- * Each change's JSON, written once per change object: a worker gives every subscription that wants a
- * log row the same change (`changeOfRow`), so a row sent to a hundred subscriptions is written once.
+ * A log row as a worker keeps it (workers/webhooks/row-cache.ts): what a subscription's filters read
+ * (topic, station, change) and its change written as JSON once, its payload and dates let go. One
+ * written change serves every subscription that wants the row, and a kept row holds a string rather
+ * than the parsed payload, the change made of it and their dates (a worker keeps thousands: held as
+ * objects, every row read was copied by two scavenges and promoted whole).
  */
-const CHANGE_JSON = new WeakMap<Change, string>();
+export interface WrittenChange {
+  seq: string;
+  topic: string;
+  hrs_id: string;
+  change: string;
+  /** The change's time, as the message writes it (ISO 8601). */
+  at: string;
+  /** The change as a message carries it (changeOf), as JSON.stringify writes it. */
+  json: string;
+}
 
-function changeJson(change: Change): string {
-  let json = CHANGE_JSON.get(change);
-  if (json === undefined) {
-    json = JSON.stringify(change);
-    CHANGE_JSON.set(change, json);
-  }
-  return json;
+/** A log row's change written once; `baseUrl` makes a station's record URL. */
+export function writtenChange(row: ChangeRow, baseUrl: string): WrittenChange {
+  const change = changeOf(row, baseUrl);
+  return { seq: change.seq, topic: row.topic, hrs_id: row.hrs_id, change: row.change, at: change.at, json: JSON.stringify(change) };
 }
 
 /**
  * The body of a message of changes (formed once, resent as it is): what `JSON.stringify({ type,
- * timestamp, data: { subscription_id, changes } })` writes, each change's JSON written once.
+ * timestamp, data: { subscription_id, changes } })` writes, from each change's JSON written once.
  */
-export function changesBody(subscriptionId: string, changes: readonly Change[], at: Date): string {
+export function changesBody(subscriptionId: string, changes: readonly Pick<WrittenChange, 'json'>[], at: Date): string {
   let list = '';
-  for (let i = 0; i < changes.length; i++) list += (i === 0 ? '' : ',') + changeJson(changes[i]!);
+  for (let i = 0; i < changes.length; i++) list += (i === 0 ? '' : ',') + changes[i]!.json;
   return `{"type":"hrs.changes","timestamp":${JSON.stringify(at.toISOString())},"data":{"subscription_id":${JSON.stringify(subscriptionId)},"changes":[${list}]}}`;
-}
-
-/** The change of a log row, made once per row object and base URL (the rows a worker keeps are shared: workers/webhooks/row-cache.ts). */
-const ROW_CHANGES = new WeakMap<ChangeRow, { baseUrl: string; change: Change }>();
-
-export function changeOfRow(row: ChangeRow, baseUrl: string): Change {
-  const known = ROW_CHANGES.get(row);
-  if (known && known.baseUrl === baseUrl) return known.change;
-  const change = changeOf(row, baseUrl);
-  ROW_CHANGES.set(row, { baseUrl, change });
-  return change;
 }
 
 /** The body of a ping. */

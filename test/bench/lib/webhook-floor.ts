@@ -1,14 +1,14 @@
 import { Agent, request } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { Sql } from '../../../db/connect.js';
-import { changeOfRow, changesBody, type ChangeRow } from '../../../src/domain/webhooks/messages.js';
+import { changesBody, writtenChange, type ChangeRow } from '../../../src/domain/webhooks/messages.js';
 import { newWebhookSecret } from '../../../src/domain/webhooks/secrets.js';
 import { deliveryHeaders, signatures, signingKey } from '../../../workers/webhooks/send.js';
 
 /**
  * The floors of a webhook message's cost, in this process with nothing else: forming the body of so
- * many changes (the newest status rows the platform recorded, each change's JSON kept per row as the
- * worker keeps it), signing it (HMAC-SHA256 by Node's crypto, as the worker signs) and, for
+ * many changes (the newest status rows the platform recorded, each change written as JSON once, as the
+ * worker keeps them), signing it (HMAC-SHA256 by Node's crypto, as the worker signs) and, for
  * `messageFloor`, verifying it as the receiver does (standardwebhooks); for `sendFloor`, POSTing it
  * to a receiver over kept connections as a bare node:http client does. No PostgreSQL, no Redis.
  * Each is the least of several batches after a warm-up: a floor is what the work costs at its best.
@@ -50,9 +50,10 @@ export async function messageFloor(sql: Sql, changesPerMessage = 100, rounds = 3
   const verifier = new Webhook(secret);
   const keys = [signingKey(secret)];
   let bytes = 0;
+  const written = rows.map((row) => writtenChange(row, BASE_URL));
   const micros = await least(rounds, (i) => {
     const at = new Date();
-    const body = changesBody('wh_floor', rows.map((row) => changeOfRow(row, BASE_URL)), at);
+    const body = changesBody('wh_floor', written, at);
     const id = `msg_floor_${i}`;
     const signature = signatures(keys, id, at, body);
     if (verify) verifier.verify(body, { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature });
@@ -73,11 +74,12 @@ export async function sendFloor(sql: Sql, changesPerMessage: number, url: string
   const keys = [signingKey(newWebhookSecret())];
   const agent = new Agent({ keepAlive: true, maxFreeSockets: 64 });
   const target = new URL(url);
+  const written = rows.map((row) => writtenChange(row, BASE_URL));
   let bytes = 0;
   const post = (i: number) =>
     new Promise<void>((resolve, reject) => {
       const at = new Date();
-      const payload = Buffer.from(changesBody('wh_floor', rows.map((row) => changeOfRow(row, BASE_URL)), at), 'utf8');
+      const payload = Buffer.from(changesBody('wh_floor', written, at), 'utf8');
       bytes = payload.length;
       const headers = deliveryHeaders(keys, `msg_floor_${i}`, at, payload);
       const req = request(target, { method: 'POST', headers, agent }, (res) => {
