@@ -23,7 +23,11 @@
  *    receiver (p50, p99, max; one not made once the receiver has been quiet for 2 s, or DRAIN_MS after
  *    the load, counts as not delivered), messages and changes received, the worker process's CPU from
  *    the load's start until the receiver is quiet, per message and per change; and the server's CPU per
- *    request while the worker shares the machine with it.
+ *    request while the worker shares the machine with it;
+ * 5. the subscriptions disabled again and the load posted once more, while a bare client in a process of
+ *    its own (./lib/webhook-paced-floor.ts) sends messages of as many changes to the receiver at the
+ *    worker's pace (as many a second as it delivered, on a fixed schedule): the sending floor under the
+ *    conditions the worker met, printed beside the goal's floor (which sends back to back).
  *
  * The subscriptions are read by the platform every few seconds (TOPICS_EVERY_MS): before runs 2 and
  * 4, probe signals are posted until their changes are in the change log. Without a webhook delivery
@@ -35,9 +39,10 @@
  * Goals: delivery p99 from the 204 under 1 s with none lost; the import path's CPU per request with
  * the subscriptions within 5% of without; the worker's CPU per delivered message at most 1.5x the floor
  * of forming, signing and sending a message of as many changes (./lib/webhook-floor.ts: a bare
- * node:http client POSTing to the same receiver over kept connections), measured in the same run; the
- * floor of forming and signing alone is printed beside it. Two loads are measured by default, the two the goals are set for on two cores: 100 subscriptions
- * at 200 signals/s, then 1,000 at 20. BENCH_WEBHOOK_RATE (signals per second, default 200) and
+ * node:http client POSTing to the same receiver over kept connections, back to back, after the load),
+ * measured in the same run; beside it the floor at the worker's pace under the same load (run 5: what
+ * the same client costs woken as the worker is) and forming and signing alone. Two loads are measured by default, the two the goals are set
+ * for on two cores: 100 subscriptions at 200 signals/s, then 1,000 at 20. BENCH_WEBHOOK_RATE (signals per second, default 200) and
  * BENCH_WEBHOOK_SUBSCRIPTIONS (default 1,000), when either is set, name one load instead.
  */
 import { randomBytes } from 'node:crypto';
@@ -50,7 +55,7 @@ import { printGoals, type Goal } from './lib/cpu-report.js';
 import { STATUS_STATIONS, stationIds } from './lib/fixtures.js';
 import { SignalPacer, type PacedSignals } from './lib/paced-signals.js';
 import { MachineCpu } from './lib/machine-cpu.js';
-import { messageFloor, sendFloor } from './lib/webhook-floor.js';
+import { floorChanges, messageFloor, sendFloor } from './lib/webhook-floor.js';
 import { ProcessCpu } from './lib/process-cpu.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 import { fixed, integer, table } from './lib/table.js';
@@ -209,6 +214,8 @@ async function runLoad(given: BenchOptions): Promise<void> {
   let workerFloor: { micros: number; bytes: number; changes: number } | undefined;
   /** The goal's floor at that size: forming, signing and sending such a message to the receiver over kept connections. */
   let sendingFloor: { micros: number; bytes: number } | undefined;
+  /** The same at the worker's pace, while the platform takes the same load (./lib/webhook-paced-floor.ts). */
+  let pacedFloor: { micros: number; messages: number; failed: number; perSecond: number; bytes: number } | undefined;
   let workerNames: string[] = [];
   let recorded: Record<string, number> = {};
   try {
@@ -289,6 +296,35 @@ async function runLoad(given: BenchOptions): Promise<void> {
       };
       deliveries = { due: signals.length * load.subscriptions, ...a, ...a.counts, drainMs, workerMicros };
     }
+    if (deliveries && deliveries.messages > 0) {
+      // The sending floor at the worker's pace and under the same load: the subscriptions disabled
+      // (nothing recorded or delivered), the load posted once more while a bare client of its own
+      // process sends as many messages a second as the worker delivered, of as many changes.
+      const changes = Math.max(1, Math.round(deliveries.changes / deliveries.messages));
+      const sendingMs = options.durationSeconds * 1000 + Math.max(0, deliveries.drainMs - 2000);
+      const perSecond = deliveries.messages / (sendingMs / 1000);
+      await sql`UPDATE webhook_subscriptions SET state = 'disabled'`;
+      await new Promise((resolve) => setTimeout(resolve, TOPICS_EVERY_MS + 1000));
+      const sender = await Child.start('paced floor', new URL('./lib/webhook-paced-floor.ts', import.meta.url));
+      children.push(sender);
+      const jsons = await floorChanges(sql, changes);
+      const url = `http://127.0.0.1:${receiver.ready.port as number}/floor`;
+      const pace = (seconds: number) =>
+        sender.child.request({ type: 'send', url, changes: jsons, perSecond, seconds, inFlight: 64 }, 'sent', (seconds + 60) * 1000) as Promise<Record<string, unknown>>;
+      // Warmed up as the worker was, at the same pace beside the load's own unmeasured seconds.
+      const warming = pace(MIN_WARMUP_SECONDS);
+      let sent: Promise<Record<string, unknown>> | undefined;
+      runs.push(
+        await importRun('import v2 without subscriptions, the paced floor sending', platform.child, pacer, options, {
+          before: async () => {
+            await warming;
+            sent = pace(options.durationSeconds);
+          },
+        }),
+      );
+      const r = (await sent!) as { messages: number; failed: number; cpuMicros: number; bytes: number };
+      pacedFloor = { micros: r.cpuMicros / Math.max(1, r.messages), messages: r.messages, failed: r.failed, perSecond, bytes: r.bytes };
+    }
     floor = await messageFloor(sql);
     if (deliveries && deliveries.messages > 0) {
       const changes = Math.max(1, Math.round(deliveries.changes / deliveries.messages));
@@ -352,11 +388,19 @@ async function runLoad(given: BenchOptions): Promise<void> {
         `${integer(d.verified)} subscriptions' signatures verified, ${integer(d.bad)} bad; worker CPU from the load's start until quiet ${fixed(d.workerMicros / 1e6, 2)} s: ` +
         `${fixed(d.workerMicros / Math.max(1, d.messages), 0)} µs per message, ${fixed(d.workerMicros / Math.max(1, d.changes), 1)} µs per change delivered`,
     );
+    if (pacedFloor) {
+      const perMessage = d.workerMicros / Math.max(1, d.messages);
+      options.print(
+        `the floor at the worker's pace: ${integer(pacedFloor.messages)} messages of the same changes (${integer(pacedFloor.bytes)} bytes) sent by a bare client at ${fixed(pacedFloor.perSecond, 0)}/s ` +
+          `(every ${10} ms those due) while the load ran again without subscriptions, ${integer(pacedFloor.failed)} failed: ${fixed(pacedFloor.micros, 0)} µs per message; the worker x${fixed(perMessage / pacedFloor.micros, 2)}`,
+      );
+    }
     if (workerFloor && sendingFloor && Number.isFinite(sendingFloor.micros)) {
       const perMessage = d.workerMicros / Math.max(1, d.messages);
+      const paced = pacedFloor && pacedFloor.failed === 0 ? `; x${fixed(perMessage / pacedFloor.micros, 2)} the floor at the worker's pace, ${fixed(pacedFloor.micros, 0)} µs` : '';
       goals.push({
         what: `the worker's CPU per delivered message (${integer(load.subscriptions)} subscriptions x ${load.rate} signals/s)`,
-        measured: `${fixed(perMessage, 0)} µs, x${fixed(perMessage / sendingFloor.micros, 2)} the floor (x${fixed(perMessage / workerFloor.micros, 2)} forming and signing alone)`,
+        measured: `${fixed(perMessage, 0)} µs, x${fixed(perMessage / sendingFloor.micros, 2)} the floor (x${fixed(perMessage / workerFloor.micros, 2)} forming and signing alone${paced})`,
         floor: `${fixed(sendingFloor.micros, 0)} µs forming, signing and sending a message of ${integer(workerFloor.changes)} changes (${fixed(workerFloor.micros, 0)} µs forming and signing)`,
         goal: `at most x${GOAL_WORKER_TIMES_FLOOR}`,
         met: perMessage <= GOAL_WORKER_TIMES_FLOOR * sendingFloor.micros,

@@ -18,6 +18,11 @@ const BASE_URL = 'http://127.0.0.1';
 /** Batches measured; the floor is the least. */
 const BATCHES = 5;
 
+/** Each change's JSON, as the worker writes it, of the newest `changes` status rows recorded: what the paced floor (./webhook-paced-floor.ts) sends. */
+export async function floorChanges(sql: Sql, changes: number): Promise<string[]> {
+  return (await newestRows(sql, changes)).map((row) => writtenChange(row, BASE_URL).json);
+}
+
 async function newestRows(sql: Sql, changes: number): Promise<ChangeRow[]> {
   return sql<ChangeRow[]>`
     SELECT seq::text, topic, hrs_id, change, at, payload FROM change_log WHERE topic = 'status' ORDER BY seq DESC LIMIT ${changes}`;
