@@ -96,9 +96,9 @@ export function changesMessageId(subscriptionId: string, firstSeq: string, lastS
 /**
  * A log row as a worker keeps it (workers/webhooks/row-cache.ts): what a subscription's filters read
  * (topic, station, change) and its change written as JSON once, its payload and dates let go. One
- * written change serves every subscription that wants the row, and a kept row holds a string rather
- * than the parsed payload, the change made of it and their dates (a worker keeps thousands: held as
- * objects, every row read was copied by two scavenges and promoted whole).
+ * written change serves every subscription that wants the row, and a kept row (a worker keeps up to
+ * 20,000) holds that string and four short ones, not also the parsed payload, the change made of it
+ * and their dates.
  */
 export interface WrittenChange {
   seq: string;
