@@ -176,6 +176,12 @@ async function subscribe(sql: Sql, key: Buffer, url: string): Promise<{ id: stri
   return list;
 }
 
+/** Every subscription disabled, and time for the platform to notice (it reads them every TOPICS_EVERY_MS, in its own process). */
+async function disableAll(sql: Sql): Promise<void> {
+  await sql`UPDATE webhook_subscriptions SET state = 'disabled'`;
+  await new Promise((resolve) => setTimeout(resolve, TOPICS_EVERY_MS + 1000));
+}
+
 const recordedRows = async (sql: Sql) => {
   const rows = await sql<{ topic: string; n: number }[]>`SELECT topic, count(*)::int AS n FROM change_log WHERE topic IN ('status', 'option') GROUP BY topic`;
   return Object.fromEntries(rows.map((r) => [r.topic, r.n])) as Record<string, number>;
@@ -249,8 +255,7 @@ async function runLoad(given: BenchOptions): Promise<void> {
 
     // Without subscriptions again (disabled; the platform notices within TOPICS_EVERY_MS): the first
     // run's figure measured once more after the second, so drift on a shared machine shows.
-    await sql`UPDATE webhook_subscriptions SET state = 'disabled'`;
-    await new Promise((resolve) => setTimeout(resolve, TOPICS_EVERY_MS + 1000));
+    await disableAll(sql);
     let quietBefore = 0;
     runs.push(await importRun('import v2 without subscriptions, again', platform.child, pacer, options, { before: async () => void (quietBefore = total(await recordedRows(sql!))) }));
     const recordedAfter = total(await recordedRows(sql)) - quietBefore;
@@ -303,8 +308,7 @@ async function runLoad(given: BenchOptions): Promise<void> {
       const changes = Math.max(1, Math.round(deliveries.changes / deliveries.messages));
       const sendingMs = options.durationSeconds * 1000 + Math.max(0, deliveries.drainMs - 2000);
       const perSecond = deliveries.messages / (sendingMs / 1000);
-      await sql`UPDATE webhook_subscriptions SET state = 'disabled'`;
-      await new Promise((resolve) => setTimeout(resolve, TOPICS_EVERY_MS + 1000));
+      await disableAll(sql);
       const sender = await Child.start('paced floor', new URL('./lib/webhook-paced-floor.ts', import.meta.url));
       children.push(sender);
       const jsons = await floorChanges(sql, changes);

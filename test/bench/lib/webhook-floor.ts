@@ -1,7 +1,7 @@
 import { Agent, request } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import type { Sql } from '../../../db/connect.js';
-import { changesBody, writtenChange, type ChangeRow } from '../../../src/domain/webhooks/messages.js';
+import { changesBody, writtenChange, type ChangeRow, type WrittenChange } from '../../../src/domain/webhooks/messages.js';
 import { newWebhookSecret } from '../../../src/domain/webhooks/secrets.js';
 import { deliveryHeaders, signatures, signingKey } from '../../../workers/webhooks/send.js';
 
@@ -81,20 +81,7 @@ export async function sendFloor(sql: Sql, changesPerMessage: number, url: string
   const target = new URL(url);
   const written = rows.map((row) => writtenChange(row, BASE_URL));
   let bytes = 0;
-  const post = (i: number) =>
-    new Promise<void>((resolve, reject) => {
-      const at = new Date();
-      const payload = Buffer.from(changesBody('wh_floor', written, at), 'utf8');
-      bytes = payload.length;
-      const headers = deliveryHeaders(keys, `msg_floor_${i}`, at, payload);
-      const req = request(target, { method: 'POST', headers, agent }, (res) => {
-        res.resume();
-        res.on('end', resolve);
-        res.on('error', reject);
-      });
-      req.on('error', reject);
-      req.end(payload);
-    });
+  const post = async (i: number) => void ({ bytes } = await postFloorMessage(target, agent, keys, written, `msg_floor_${i}`));
   try {
     const micros = await least(rounds, post, async (n, first) => {
       let next = 0;
@@ -106,4 +93,29 @@ export async function sendFloor(sql: Sql, changesPerMessage: number, url: string
   } finally {
     agent.destroy();
   }
+}
+
+/**
+ * One floor message: formed from the written changes, signed with the worker's headers and POSTed to
+ * `target` over `agent`, its answer read. Resolves with the answer's status and the body's size once
+ * the answer ends; rejects when the request fails.
+ */
+export function postFloorMessage(
+  target: URL,
+  agent: Agent,
+  keys: readonly Buffer[],
+  changes: readonly Pick<WrittenChange, 'json'>[],
+  id: string,
+): Promise<{ status: number | undefined; bytes: number }> {
+  return new Promise((resolve, reject) => {
+    const at = new Date();
+    const payload = Buffer.from(changesBody('wh_floor', changes, at), 'utf8');
+    const req = request(target, { method: 'POST', headers: deliveryHeaders(keys, id, at, payload), agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode, bytes: payload.length }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
 }

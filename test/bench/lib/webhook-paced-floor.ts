@@ -12,11 +12,11 @@
  * `sent` {messages, failed, cpuMicros (this process's CPU from the first send to the last answer), bytes,
  * seconds}.
  */
-import { Agent, request } from 'node:http';
-import { changesBody } from '../../../src/domain/webhooks/messages.js';
+import { Agent } from 'node:http';
 import { newWebhookSecret } from '../../../src/domain/webhooks/secrets.js';
-import { deliveryHeaders, signingKey } from '../../../workers/webhooks/send.js';
+import { signingKey } from '../../../workers/webhooks/send.js';
 import { next, onStop, ready, send } from './ipc.js';
+import { postFloorMessage } from './webhook-floor.js';
 
 /** How often the due messages go: about as many at a time as one of the worker's claims takes. */
 const BURST_MS = 10;
@@ -40,15 +40,13 @@ async function paced(url: URL, jsons: string[], perSecond: number, seconds: numb
   const done = new Promise<void>((resolve) => (finish = resolve));
   const post = (i: number) => {
     waiting++;
-    const at = new Date();
-    const payload = Buffer.from(changesBody('wh_floor', changes, at), 'utf8');
-    bytes = payload.length;
-    const req = request(url, { method: 'POST', headers: deliveryHeaders(keys, `msg_paced_${i}`, at, payload), agent }, (res) => {
-      res.resume();
-      res.on('end', () => settle(res.statusCode !== undefined && res.statusCode < 300));
-    });
-    req.on('error', () => settle(false));
-    req.end(payload);
+    postFloorMessage(url, agent, keys, changes, `msg_paced_${i}`).then(
+      (answer) => {
+        bytes = answer.bytes;
+        settle(answer.status !== undefined && answer.status < 300);
+      },
+      () => settle(false),
+    );
   };
   const settle = (ok: boolean) => {
     waiting--;
