@@ -97,10 +97,27 @@ export function checkInput(contract: Contract, req: Request, familyInvalid: (pro
     if (!parsed.success) throw invalid({ part, issues: parsed.error.issues });
     return parsed.data;
   };
-  const params = contract.params ? parse('params', contract.params, req.params) : req.params;
+  const params = contract.params ? checkedParams(contract.params, req.params, parse) : req.params;
   const query = contract.query ? parse('query', contract.query, queryValues(contract.query, req)) : {};
   const body = contract.body instanceof z.ZodType ? parse('body', contract.body, bodyValue(contract.body, req)) : undefined;
   return { params, query, body };
+}
+
+/**
+ * Path parameters the router shares between the requests of one path (frozen: see Router) with what a
+ * route's schema made of them: a path asked for again is not checked again.
+ */
+const checked = new WeakMap<object, { schema: z.ZodType; data: unknown }>();
+
+function checkedParams(schema: z.ZodType, value: Readonly<Record<string, string>>, parse: (part: InputPart, schema: z.ZodType, value: unknown) => unknown): unknown {
+  const shared = Object.isFrozen(value);
+  if (shared) {
+    const known = checked.get(value);
+    if (known?.schema === schema) return known.data;
+  }
+  const data = parse('params', schema, value);
+  if (shared) checked.set(value, { schema, data: Object.freeze(data) });
+  return data;
 }
 
 /**

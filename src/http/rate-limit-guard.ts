@@ -67,18 +67,7 @@ export function rateLimitGuard(limiter: RateLimiterPort, options: RateLimitGuard
     failing = false;
     if (warned) options.log.info('rate limits enforced again');
   };
-  return async (req) => {
-    const key = options.key(req);
-    if (key === undefined) return;
-    let result: RateLimitResult;
-    try {
-      // The offline queue would hold a command until a reconnect: while disconnected, do not wait.
-      if (!limiter.ready) throw new Error('Redis client not connected');
-      result = await limiter.hit(key, options.limits);
-    } catch (err) {
-      failOpen(err);
-      return;
-    }
+  const counted = (req: Request, result: RateLimitResult): void => {
     recovered();
     req.responseHeaders['RateLimit-Limit'] = String(result.limit.limit);
     req.responseHeaders['RateLimit-Remaining'] = String(result.remaining);
@@ -90,6 +79,21 @@ export function rateLimitGuard(limiter: RateLimiterPort, options: RateLimitGuard
     const detail = options.style.throttled(description, wait);
     refused.add(req);
     throw new HttpError(429, 'throttled', detail, { headers: { 'Retry-After': String(seconds) } });
+  };
+  // Not an async function: the check's own promise is the only one a request waits for.
+  return (req) => {
+    const key = options.key(req);
+    if (key === undefined) return;
+    let check: Promise<RateLimitResult>;
+    try {
+      // The offline queue would hold a command until a reconnect: while disconnected, do not wait.
+      if (!limiter.ready) throw new Error('Redis client not connected');
+      check = limiter.hit(key, options.limits);
+    } catch (err) {
+      failOpen(err);
+      return;
+    }
+    return check.then((result) => counted(req, result), failOpen);
   };
 }
 

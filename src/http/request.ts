@@ -106,7 +106,9 @@ const PID = process.pid.toString(36);
  * closure per lazy part.
  */
 class CopiedRequest implements Request {
-  readonly receivedAt = new Date();
+  /** When it was received (epoch ms); the Date only when asked for. */
+  private readonly receivedMs = Date.now();
+  private received: Date | undefined = undefined;
   params: Record<string, string> = {};
   route: string | undefined = undefined;
   principal: Request['principal'] = undefined;
@@ -128,6 +130,10 @@ class CopiedRequest implements Request {
     private readonly parentLog: Logger,
     private readonly trust: TrustProxy | undefined,
   ) {}
+
+  get receivedAt(): Date {
+    return (this.received ??= new Date(this.receivedMs));
+  }
 
   get query(): URLSearchParams {
     return (this.queryParsed ??= checkedQuery(this.queryText));

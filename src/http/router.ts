@@ -16,14 +16,31 @@ interface Compiled<T> {
 }
 
 export type Match<T> =
-  | { kind: 'found'; route: T; params: Record<string, string>; allow: Method[] }
+  | { kind: 'found'; route: T; params: Readonly<Record<string, string>>; allow: Method[] }
   | { kind: 'method-not-allowed'; allow: Method[] }
   | { kind: 'not-found'; suggestion?: string };
+
+interface Found<T> {
+  compiled: Compiled<T>;
+  /** Shared by every request of the path: read only. */
+  params: Readonly<Record<string, string>>;
+}
+
+/** How many paths `Router.matched` keeps at most. */
+const MATCHED_PATHS = 10_000;
+
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 
 export class Router<T> {
   private readonly exact = new Map<string, Compiled<T>>();
   /** Patterns with parameters by their number of segments (a path is only tried against its own length). */
   private readonly dynamic = new Map<number, Compiled<T>[]>();
+  /**
+   * Paths a pattern with parameters matched lately, with what it matched (its parameters decoded and
+   * frozen: every request of the path shares them): a station's status is asked for again and again,
+   * and splitting, trying the patterns and decoding cost more than one lookup. Emptied when full.
+   */
+  private readonly matched = new Map<string, Found<T>>();
 
   add(method: Method, pattern: string, route: T): void {
     const segments = pattern.split('/');
@@ -43,6 +60,7 @@ export class Router<T> {
     if (compiled.byMethod.has(method)) throw new Error(`route ${method} ${pattern} registered twice`);
     compiled.byMethod.set(method, route);
     compiled.allow = undefined;
+    this.matched.clear();
   }
 
   match(method: Method, path: string): Match<T> {
@@ -54,13 +72,19 @@ export class Router<T> {
     return { kind: 'found', route, params: found.params, allow };
   }
 
-  private lookup(path: string): { compiled: Compiled<T>; params: Record<string, string> } | undefined {
+  private lookup(path: string): Found<T> | undefined {
     const exact = this.exact.get(path);
-    if (exact) return { compiled: exact, params: {} };
+    if (exact) return { compiled: exact, params: NO_PARAMS };
+    const known = this.matched.get(path);
+    if (known) return known;
     const parts = path.split('/');
     for (const compiled of this.dynamic.get(parts.length) ?? []) {
       const params = matchSegments(compiled.segments, parts);
-      if (params) return { compiled, params };
+      if (!params) continue;
+      const found = { compiled, params: Object.freeze(params) };
+      if (this.matched.size >= MATCHED_PATHS) this.matched.clear();
+      this.matched.set(path, found);
+      return found;
     }
     return undefined;
   }

@@ -177,7 +177,7 @@ export class HttpServer {
       upgrade: upgradeHandler(spec, family, {
         log: this.options.log,
         trustProxy: this.options.trustProxy,
-        authenticate: (req, header) => (spec.public ? this.publicGuards(family, req) : this.authenticate(family, req, header)),
+        authenticate: async (req, header) => (spec.public ? this.publicGuards(family, req) : this.authenticate(family, req, header)),
         classify: this.options.classify,
         answered: (req, status, started) => this.answered(req, status, family, started),
       }),
@@ -287,10 +287,14 @@ export class HttpServer {
     this.run(match.route, req, res, started);
   }
 
-  /** Runs a route: body, authentication, guards, handler; answers once, whatever happens first. */
+  /**
+   * Runs a route: body, authentication, guards, handler; answers once, whatever happens first. A
+   * request whose steps all answer at once (a public route, say) is answered before this returns; the
+   * others wait only for what does not (a rate limit's count in Redis, a token not cached, the body).
+   */
   private run(route: AnyRoute, req: Request, res: HttpResponse, started: number): void {
     const family = this.family(route.family);
-    const observers = route.public ? [] : family.observers;
+    const observers = route.public ? NO_OBSERVERS : family.observers;
     let done = false;
     const finish = (reply: Reply) => {
       if (done) return;
@@ -311,13 +315,49 @@ export class HttpServer {
     if (body === false) return;
     this.inFlight++;
     const deadline = watchDeadline(family.family.deadline, req, body, () => done, (err) => finish(family.errors.reply(err)));
-    this.handle(route, family, req, body)
-      .then(finish, (err: unknown) => (done ? undefined : finish(failure(err, family, req, this.options.classify))))
-      .finally(() => {
-        deadline.clear();
-        this.inFlight--;
-        if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
-      });
+    const fail = (err: unknown) => {
+      if (!done) finish(failure(err, family, req, this.options.classify));
+    };
+    const settled = () => {
+      deadline.clear();
+      this.inFlight--;
+      if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+    };
+    let outcome: Reply | Promise<Reply>;
+    try {
+      outcome = this.handle(route, family, req, body);
+    } catch (err) {
+      try {
+        fail(err);
+      } finally {
+        settled();
+      }
+      return;
+    }
+    if (!(outcome instanceof Promise)) {
+      try {
+        finish(outcome);
+      } finally {
+        settled();
+      }
+      return;
+    }
+    outcome.then(
+      (reply) => {
+        try {
+          finish(reply);
+        } finally {
+          settled();
+        }
+      },
+      (err: unknown) => {
+        try {
+          fail(err);
+        } finally {
+          settled();
+        }
+      },
+    );
   }
 
   /**
@@ -339,11 +379,27 @@ export class HttpServer {
     return body;
   }
 
-  private async handle(route: AnyRoute, family: FamilyState, req: Request, body: Promise<Buffer> | undefined): Promise<Reply> {
+  /**
+   * Query, authentication and guards, body, then the handler: the reply at once when every step
+   * answered at once, else a promise of it. Each step that answers at once is not awaited: an await is
+   * a turn of the microtask queue and a promise per request.
+   */
+  private handle(route: AnyRoute, family: FamilyState, req: Request, body: Promise<Buffer> | undefined): Reply | Promise<Reply> {
     checkQuery(route.query, req);
-    if (!route.public) await this.authenticate(family, req, req.headers.authorization);
-    else if (family.family.guardsOnPublicRoutes) await this.guarded(family, req);
-    if (body) req.body = await body;
+    let waiting: void | Promise<void> = undefined;
+    if (!route.public) waiting = this.authenticate(family, req, req.headers.authorization);
+    else if (family.family.guardsOnPublicRoutes) waiting = this.guarded(family, req, 0);
+    if (body) {
+      const read = (bytes: Buffer) => {
+        req.body = bytes;
+      };
+      waiting = waiting ? waiting.then(() => body).then(read) : body.then(read);
+    }
+    return waiting ? waiting.then(() => this.answer(route, family, req)) : this.answer(route, family, req);
+  }
+
+  /** The route's handler with its checked input, timed (see `takeLongestSection`). */
+  private answer(route: AnyRoute, family: FamilyState, req: Request): Reply | Promise<Reply> {
     if (req.abort.aborted) throw new Error('request aborted');
     const started = performance.now();
     try {
@@ -354,35 +410,58 @@ export class HttpServer {
     }
   }
 
-  /** The family's authentication, then its guards in order. */
-  private async authenticate(family: FamilyState, req: Request, header: string | undefined): Promise<void> {
+  /** The family's authentication, then its guards in order: undefined when all of it answered at once. */
+  private authenticate(family: FamilyState, req: Request, header: string | undefined): void | Promise<void> {
     const auth = family.family.auth;
     if (!auth) throw new Error(`family ${family.family.name} has no authentication`);
-    // Steps that answer at once are not awaited: each await is a turn of the microtask queue.
+    let principal: ReturnType<typeof auth>;
     try {
-      const principal = auth(header, req);
-      req.principal = principal instanceof Promise ? await principal : principal;
+      principal = auth(header, req);
     } catch (err) {
-      // A valid credential never gets here: the failed-authentication throttle refuses failures only.
-      throw (await this.attempts?.failed(req, err, family.errors)) ?? err;
+      return this.refuse(family, req, err);
     }
-    await this.guarded(family, req);
+    if (principal instanceof Promise) {
+      return principal.then(
+        (found) => {
+          req.principal = found;
+          return this.guarded(family, req, 0);
+        },
+        (err: unknown) => this.refuse(family, req, err),
+      );
+    }
+    req.principal = principal;
+    return this.guarded(family, req, 0);
+  }
+
+  /** A credential refused: the failed-authentication throttle's 429 when it refuses the client, else the refusal itself. */
+  private async refuse(family: FamilyState, req: Request, err: unknown): Promise<never> {
+    // A valid credential never gets here: the throttle refuses failures only.
+    throw (await this.attempts?.failed(req, err, family.errors)) ?? err;
   }
 
   /** A public route's or socket's request: the family's guards when it runs them there too (`guardsOnPublicRoutes`). */
-  private async publicGuards(family: FamilyState, req: Request): Promise<void> {
-    if (family.family.guardsOnPublicRoutes) await this.guarded(family, req);
+  private publicGuards(family: FamilyState, req: Request): void | Promise<void> {
+    if (family.family.guardsOnPublicRoutes) return this.guarded(family, req, 0);
   }
 
-  /** The family's guards, in order. */
-  private async guarded(family: FamilyState, req: Request): Promise<void> {
-    for (const guard of family.guards) {
-      const guarded = guard(req);
-      if (guarded) await guarded;
+  /** The family's guards from the `from`th, in order, each after the one before has let the request through. */
+  private guarded(family: FamilyState, req: Request, from: number): void | Promise<void> {
+    const guards = family.guards;
+    for (let i = from; i < guards.length; i++) {
+      const guarded = guards[i]!(req);
+      if (guarded) {
+        return guarded.then(() => {
+          if (req.abort.aborted) throw new Error('request aborted');
+          return this.guarded(family, req, i + 1);
+        });
+      }
       if (req.abort.aborted) throw new Error('request aborted');
     }
   }
 }
+
+/** The observers of a public route: none. */
+const NO_OBSERVERS: readonly Observer[] = [];
 
 /** What a request no route takes gets: 501, a CORS preflight's answer, 404 with a hint, 405, or OPTIONS's 204. */
 function withoutRoute(req: Request, match: Match<RouteSpec> | undefined, family: FamilyState): Reply {

@@ -53,6 +53,28 @@ t.test('router', async (t) => {
     t.match(r.match('GET', '/v2/hrs/caf%C3%A9'), { kind: 'found', params: { hrs_id: 'café' } });
   });
 
+  t.test('a path matched again shares its frozen parameters; a route added later is matched at once', async (t) => {
+    const r = new Router<string>();
+    r.add('GET', '/a/:x/:y', 'two');
+    const first = r.match('GET', '/a/b/c');
+    t.match(first, { kind: 'found', route: 'two', params: { x: 'b', y: 'c' } });
+    const again = r.match('GET', '/a/b/c');
+    t.equal(again.kind === 'found' && again.params, first.kind === 'found' && first.params, 'the same parameters, kept for the path');
+    t.ok(first.kind === 'found' && Object.isFrozen(first.params), 'frozen: no request can change another\'s');
+    t.match(r.match('POST', '/a/b/c'), { kind: 'method-not-allowed', allow: ['GET', 'HEAD', 'OPTIONS'] }, 'another method of a kept path');
+    r.add('GET', '/a/b/:y', 'one');
+    t.match(r.match('GET', '/a/b/c'), { kind: 'found', route: 'one', params: { y: 'c' } }, 'fewer parameters win, also for a path kept before');
+    r.add('POST', '/a/:x/:y', 'posted');
+    t.match(r.match('POST', '/a/q/c'), { kind: 'found', route: 'posted', params: { x: 'q', y: 'c' } });
+    let wrong = 0;
+    for (let i = 0; i < 10_050; i++) {
+      const m = r.match('GET', `/a/z${i}/c`);
+      if (m.kind !== 'found' || m.route !== 'two' || m.params.x !== `z${i}`) wrong++;
+    }
+    t.equal(wrong, 0, 'more paths than are kept: each matched as it should be');
+    t.match(r.match('GET', '/a/b/c'), { kind: 'found', route: 'one', params: { y: 'c' } }, 'past the paths kept: matched again as before');
+  });
+
   t.test('TRACE is known and never routed: 405 with Allow where the path exists', async (t) => {
     const r = new Router<string>();
     r.add('GET', '/v2/hrs', 'list');
@@ -118,12 +140,15 @@ t.test('route-contract', async (t) => {
 
   t.test('the handler gets the parsed values', async (t) => {
     t.same(await call('/sprockets/42?size=7'), { status: 200, body: { id: 42, size: 7 } }, 'params and query parsed (a number each)');
+    t.same(await call('/sprockets/42'), { status: 200, body: { id: 42, size: null } }, 'the same path again: its parameters as checked the first time');
+    t.same(await call('/cogs/42'), { status: 200, body: { id: 42, size: null } }, 'another route\'s parameters of the same value: its own schema');
     t.same(await call('/cogs/5'), { status: 200, body: { id: 5, size: null } });
     t.same(await call('/cogs/', { method: 'POST', body: JSON.stringify({ teeth: 12 }) }), { status: 200, body: { teeth: 12, colour: 'red' } });
   });
 
   t.test('a mismatch is refused in the family\'s words, or the core\'s', async (t) => {
     t.same(await call('/sprockets/x'), { status: 400, body: { params: ['id'] } }, 'the family hook (DRF: the body it gives)');
+    t.same(await call('/sprockets/x'), { status: 400, body: { params: ['id'] } }, 'and again: a refusal is not kept as a check passed');
     t.same(await call('/sprockets/', { method: 'POST', body: JSON.stringify({ teeth: 1, colour: 'green' }) }), {
       status: 400,
       body: { body: ['teeth', 'colour'] },

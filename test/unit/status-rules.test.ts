@@ -637,7 +637,15 @@ t.test('verdict', async (t) => {
     const registry = { version: 1, station: (id: string) => (id === 'SHOPS' ? station : undefined) };
     const reading: PublishedReading = { datetime: now - 60_000, receivedAt: now - 59_000, payload: { station: { maintenance: false, limitedly_available: false }, fuelling_options: [{ fuelling_option: '700ld', available: true }], source: 'import_v1' } };
     const held = { reading, freshness: 'fresh' };
-    const status = { availabilityVersion: 1, published: () => held };
+    let reads = 0;
+    // As the live status: its availability version moves with any reading or freshness.
+    const status = {
+      availabilityVersion: 1,
+      published: () => {
+        reads++;
+        return held;
+      },
+    };
     const verdicts = new Verdicts({ stations: registry, status, opening: { nextDue: () => Date.parse('2026-11-23T20:00:00Z') }, now: () => new Date(now) });
     const open = verdicts.of('SHOPS')!;
     t.match(open, { status: 'AVAILABLE', freshness: 'fresh', fuelling_options: [{ fuelling_option: '700ld', status: 'AVAILABLE' }] });
@@ -649,7 +657,14 @@ t.test('verdict', async (t) => {
     t.match(verdicts.of('SHOPS'), { status: 'CLOSED', reason: 'outside_opening_hours' }, 'closed at the minute, whether or not the opening clock has fired');
     t.not(verdicts.version, version, 'and the version moved');
     const closed = verdicts.of('SHOPS');
+    const readsBefore = reads;
+    t.equal(verdicts.of('SHOPS'), closed, 'kept again');
+    t.equal(reads, readsBefore, 'while the availability version holds, without reading the station');
+    status.availabilityVersion++;
+    t.equal(verdicts.of('SHOPS'), closed, 'another station\'s availability moved: the same reading and freshness, kept');
+    t.equal(reads, readsBefore + 1, 'after reading the station once');
     held.freshness = 'stale';
+    status.availabilityVersion++;
     t.not(verdicts.of('SHOPS'), closed, 'a new freshness: computed again');
     t.match(verdicts.of('SHOPS'), { status: 'CLOSED', freshness: 'stale' });
     const before = verdicts.of('SHOPS');

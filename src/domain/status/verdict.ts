@@ -95,6 +95,8 @@ interface Kept {
   freshness: string | undefined;
   registry: number;
   epoch: number;
+  /** The live status's availability version when last found to hold (see `keptOf`). */
+  availability: number;
   verdict: StationVerdict;
   /** The export v2 `fuelling_options` block as JSON, made when first asked for. */
   json?: string;
@@ -148,19 +150,26 @@ export class Verdicts {
 
   private keptOf(hrsId: string): Kept | undefined {
     const { stations, status } = this.deps;
-    const station = stations.station(hrsId);
-    if (!station) return undefined;
     const at = this.deps.now();
     this.tick(at.getTime());
-    const held = status.published(hrsId, 'availability');
     const registry = stations.version;
+    const availability = status.availabilityVersion;
     const found = this.kept.get(hrsId);
-    if (found && found.reading === held?.reading && found.freshness === held?.freshness && found.registry === registry && found.epoch === this.epoch) return found;
+    // No published availability reading or freshness of any station has moved since it was last found
+    // to hold, nor the registry, nor an opening minute: it holds without looking at the station.
+    if (found && found.availability === availability && found.registry === registry && found.epoch === this.epoch) return found;
+    const station = stations.station(hrsId);
+    if (!station) return undefined;
+    const held = status.published(hrsId, 'availability');
+    if (found && found.reading === held?.reading && found.freshness === held?.freshness && found.registry === registry && found.epoch === this.epoch) {
+      found.availability = availability;
+      return found;
+    }
     const open = openingAt(at)(station);
     const options = stationSummary(this.deps, station, at, () => open);
     const freshness = (held?.freshness as VerdictFreshness | undefined) ?? null;
     const datetime = held === undefined ? null : new Date(held.reading.datetime).toISOString();
-    const kept: Kept = { reading: held?.reading, freshness: held?.freshness, registry, epoch: this.epoch, verdict: stationVerdict(options, open, freshness, datetime) };
+    const kept: Kept = { reading: held?.reading, freshness: held?.freshness, registry, epoch: this.epoch, availability, verdict: stationVerdict(options, open, freshness, datetime) };
     this.kept.set(hrsId, kept);
     return kept;
   }
