@@ -28,6 +28,7 @@ import { providedOptions } from '../../src/domain/import-v1/options.js';
 import { isOpen } from '../../src/domain/opening-hours.js';
 import { PAGE_WORDS } from '../../src/domain/page-words.js';
 import type { ConfirmedLayout, StationDirectory, StationEntry } from '../../src/domain/stations.js';
+import { PublishedStatus } from '../../src/domain/status/published-status.js';
 import { buildSection } from '../../src/domain/status/sections.js';
 import { STATION_STATE_KEYS, stationVerdict, Verdicts } from '../../src/domain/status/verdict.js';
 import { type OptionSummary, optionValues, REASON_STATES, stationSummarySchema, summarize, SUMMARY_REASONS, SUMMARY_STATES, summaryEntrySchema, type SummaryInput, toV11Summary, toV1Summary, v1StationSummarySchema, v1SummaryEntrySchema } from '../../src/domain/status/summary.js';
@@ -672,6 +673,29 @@ t.test('verdict', async (t) => {
     t.not(verdicts.of('SHOPS'), before, 'a registry change: computed again');
     t.match(JSON.parse(verdicts.optionsJson('SHOPS')!), [{ fuelling_option: '700ld', status: 'CLOSED', reason: 'outside_opening_hours', freshness: 'stale' }], 'export v2\'s block');
   });
+});
+
+t.test('published-status-bytes', async (t) => {
+  /** One station's answer as bytes: export v2's object, kept while the live object and the verdict block it is made of hold. */
+  const parts = { base: '{"hrs_id":"BERLA","availability":null,"usage":null,"hydrogen_storage":null,"pricing":null}', block: '[]' };
+  const live = { stationJson: (id: string) => (id === 'BERLA' ? parts.base : undefined), version: 1 };
+  const verdicts = { optionsJson: (id: string) => (id === 'BERLA' ? parts.block : undefined), version: 1 };
+  const stations = { station: () => undefined, stationIds: () => ['BERLA'][Symbol.iterator](), version: 1 };
+  const published = new PublishedStatus(live, verdicts, stations);
+  const bytes = published.stationBody('BERLA')!;
+  t.equal(bytes.toString('utf8'), published.stationJson('BERLA'), 'the object\'s JSON, as the list and the stream have it');
+  t.same(JSON.parse(bytes.toString('utf8')), { hrs_id: 'BERLA', fuelling_options: [], availability: null, usage: null, hydrogen_storage: null, pricing: null }, 'the verdict after hrs_id');
+  t.equal(published.stationBody('BERLA'), bytes, 'kept while both parts hold');
+  parts.block = '[{"fuelling_option":"700ld","status":"AVAILABLE","reason":"operational","datetime":null,"freshness":"fresh"}]';
+  const verdictMoved = published.stationBody('BERLA')!;
+  t.not(verdictMoved, bytes, 'a new verdict: made again');
+  t.match(JSON.parse(verdictMoved.toString('utf8')), { fuelling_options: [{ fuelling_option: '700ld', status: 'AVAILABLE' }] });
+  parts.base = '{"hrs_id":"BERLA","availability":null,"usage":null,"hydrogen_storage":null,"pricing":{"note":"Café €"}}';
+  const liveMoved = published.stationBody('BERLA')!;
+  t.not(liveMoved, verdictMoved, 'a new live object: made again');
+  t.equal(liveMoved.toString('utf8'), published.stationJson('BERLA'), 'UTF-8 beyond ASCII, byte for byte');
+  t.equal(liveMoved.length, Buffer.byteLength(published.stationJson('BERLA')!));
+  t.equal(published.stationBody('NOPE1'), undefined, 'no station, no answer');
 });
 
 t.test('opening-clock', async (t) => {

@@ -17,6 +17,8 @@ export interface StatusSource {
   allJson(): string;
   /** One station's status object as JSON; undefined for a station not in the registry. */
   stationJson(hrsId: string): string | undefined;
+  /** The same as UTF-8 bytes, as one station's status answers it (kept while it holds). */
+  stationBody(hrsId: string): Buffer | undefined;
   /** Moves whenever anything `allJson` returns may have changed. */
   readonly version: number;
 }
@@ -64,7 +66,7 @@ export function statusRoutes(server: HttpServer, family: Family, status: StatusS
     handler: (req) => {
       const hrsId = req.params.hrs_id!;
       // The export v1.1 sandbox's stations are not export v2's.
-      const body = isSandboxId(hrsId) ? undefined : status.stationJson(hrsId);
+      const body = isSandboxId(hrsId) ? undefined : status.stationBody(hrsId);
       if (body === undefined) throw notFound(`No station with hrs_id "${hrsId}".`);
       return { status: 200, headers: { 'Content-Type': JSON_TYPE }, body };
     },

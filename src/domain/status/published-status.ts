@@ -14,8 +14,13 @@ export interface LiveJson {
   readonly version: number;
 }
 
+/** How many stations' answers `stationBody` keeps at most (emptied when full): a megabyte and a bit per thousand. */
+const KEPT_BODIES = 10_000;
+
 export class PublishedStatus {
   private sorted: { registry: number; ids: string[] } | undefined;
+  /** Stations' objects as UTF-8, with the two parts each was made of (see `stationBody`). */
+  private readonly bodies = new Map<string, { base: string; block: string; bytes: Buffer }>();
   private counter = 0;
   private seen = { live: Number.NaN, verdicts: Number.NaN };
 
@@ -31,9 +36,26 @@ export class PublishedStatus {
     if (base === undefined) return undefined;
     const block = this.verdicts.optionsJson(hrsId);
     if (block === undefined) return undefined;
-    // The live object starts with its `hrs_id`; the verdict follows it.
-    const head = `{"hrs_id":${JSON.stringify(hrsId)}`;
-    return `${head},"fuelling_options":${block}${base.slice(head.length)}`;
+    return composed(hrsId, base, block);
+  }
+
+  /**
+   * One station's status object as UTF-8 bytes, as `GET /v2/hrs/{hrs_id}/status` answers it: kept while
+   * both its parts (the live object and the verdict block, each kept by its maker until it changes)
+   * hold, so an answer asked for again is neither joined nor encoded again. Undefined for a station
+   * not in the registry.
+   */
+  stationBody(hrsId: string): Buffer | undefined {
+    const base = this.live.stationJson(hrsId);
+    if (base === undefined) return undefined;
+    const block = this.verdicts.optionsJson(hrsId);
+    if (block === undefined) return undefined;
+    const kept = this.bodies.get(hrsId);
+    if (kept !== undefined && kept.base === base && kept.block === block) return kept.bytes;
+    const bytes = Buffer.from(composed(hrsId, base, block));
+    if (kept === undefined && this.bodies.size >= KEPT_BODIES) this.bodies.clear();
+    this.bodies.set(hrsId, { base, block, bytes });
+    return bytes;
   }
 
   /** `{"stations": [...]}` over every registered production station (no sandbox station), sorted by hrs_id. */
@@ -64,4 +86,10 @@ export class PublishedStatus {
     }
     return this.counter;
   }
+}
+
+/** The live object (which starts with its `hrs_id`) with the verdict block after the `hrs_id`. */
+function composed(hrsId: string, base: string, block: string): string {
+  const head = `{"hrs_id":${JSON.stringify(hrsId)}`;
+  return `${head},"fuelling_options":${block}${base.slice(head.length)}`;
 }
