@@ -64,6 +64,12 @@ export class RateLimiter {
   private scheduled = false;
   /** When the last script call went (performance.now()). */
   private sentAt = Number.NEGATIVE_INFINITY;
+  /**
+   * The client as the checks use it: without node-redis's own command timeout, which arms an
+   * `AbortSignal.timeout` per command (a timer, and an exception made when it fires seconds after the
+   * answer came). Each batch has its deadline here (`timeoutMs`), shorter than node-redis's.
+   */
+  private readonly checks: Redis;
 
   /** @param prefix the platform's Redis prefix; keys are `${prefix}:rl:{key}:name`. */
   constructor(
@@ -73,7 +79,9 @@ export class RateLimiter {
     private readonly timeoutMs = 500,
     /** Least time between two script calls, in milliseconds. */
     private readonly minIntervalMs = 1,
-  ) {}
+  ) {
+    this.checks = redis.withCommandOptions({ timeout: 0 }) as unknown as Redis;
+  }
 
   /**
    * Whether the Redis client is connected and Redis answers (while it is not, commands would wait for
@@ -181,7 +189,7 @@ export class RateLimiter {
   }
 
   private run(keys: string[], args: string[]): Promise<unknown> {
-    return runScript(this.redis, SCRIPT, keys, args);
+    return runScript(this.checks, SCRIPT, keys, args);
   }
 }
 

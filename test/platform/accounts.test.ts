@@ -456,6 +456,26 @@ t.test('rate-limit', async (t) => {
     t.equal((await l.hit('b', five)).remaining, 4, 'another key has its own budget');
   });
 
+  t.test('a check arms no command timeout of the client: its batch has its own deadline', async (t) => {
+    const { limiter: l, redis } = await limiter(t);
+    const five: RateLimit[] = [{ limit: 5, windowSeconds: 60 }];
+    await l.hit('warm-up', five);
+    const timeout = AbortSignal.timeout.bind(AbortSignal);
+    let armed = 0;
+    AbortSignal.timeout = (ms: number) => {
+      armed++;
+      return timeout(ms);
+    };
+    t.teardown(() => {
+      AbortSignal.timeout = timeout;
+    });
+    await redis.get('any');
+    t.equal(armed, 1, 'a command of the client arms its timeout (node-redis\'s own)');
+    const results = await Promise.all([l.hit('a', five), l.hit('b', five), l.hit('a', five)]);
+    t.same(results.map((r) => r.remaining), [4, 4, 3], 'the checks are made');
+    t.equal(armed, 1, 'and armed none');
+  });
+
   t.test('checks asked for in one turn share one script call and keep their order', async (t) => {
     const { limiter: l, redis, prefix } = await limiter(t);
     const three: RateLimit[] = [{ limit: 3, windowSeconds: 60 }];
