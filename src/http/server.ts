@@ -318,46 +318,26 @@ export class HttpServer {
     const fail = (err: unknown) => {
       if (!done) finish(failure(err, family, req, this.options.classify));
     };
-    const settled = () => {
-      deadline.clear();
-      this.inFlight--;
-      if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+    // Answers (or refuses) once the steps are through, then lets go of the request, whatever the answer does.
+    const end = (failed: boolean, outcome: unknown) => {
+      try {
+        if (failed) fail(outcome);
+        else finish(outcome as Reply);
+      } finally {
+        deadline.clear();
+        this.inFlight--;
+        if (this.inFlight === 0) for (const resolve of this.idle.splice(0)) resolve();
+      }
     };
     let outcome: Reply | Promise<Reply>;
     try {
       outcome = this.handle(route, family, req, body);
     } catch (err) {
-      try {
-        fail(err);
-      } finally {
-        settled();
-      }
+      end(true, err);
       return;
     }
-    if (!(outcome instanceof Promise)) {
-      try {
-        finish(outcome);
-      } finally {
-        settled();
-      }
-      return;
-    }
-    outcome.then(
-      (reply) => {
-        try {
-          finish(reply);
-        } finally {
-          settled();
-        }
-      },
-      (err: unknown) => {
-        try {
-          fail(err);
-        } finally {
-          settled();
-        }
-      },
-    );
+    if (outcome instanceof Promise) outcome.then((reply) => end(false, reply), (err: unknown) => end(true, err));
+    else end(false, outcome);
   }
 
   /**
