@@ -67,8 +67,13 @@ WIDTHS.forEach((width, index) => {
     await page.getByLabel(/^ends/i).fill(dayAhead(2, 11));
     await page.getByLabel('Description', { exact: true }).fill(description);
     t.equal(await overflow(page), 0, 'the Events tab fits the width (no horizontal scroll)');
+    // As the save: the announcement's answer is awaited on its own, with as long for a busy machine.
+    const announced = page.waitForResponse((r) => r.request().method() === 'POST' && new URL(r.url()).pathname.endsWith(`/stations/${hrsId}/events`), { timeout: 60_000 });
     await page.getByRole('button', { name: 'Announce' }).click();
-    await page.getByRole('status').filter({ hasText: /announced/i }).waitFor();
+    const announcement = await announced;
+    t.equal(announcement.status(), 201, `the event is announced (${announcement.status()}: ${announcement.status() === 201 ? '' : await announcement.text()})`);
+    const told = await page.getByRole('status').filter({ hasText: /announced/i }).waitFor().then(() => true, () => false);
+    t.ok(told, `the page says the event is announced (it says: ${await page.locator('[role=status]:visible').allTextContents().then((texts) => texts.join(' | '))})`);
     // The list is drawn again after the answer: wait for the row rather than look once.
     const row = page.getByRole('row', { name: new RegExp(description.replace(/[()]/g, '\\$&')) });
     t.ok(await row.waitFor({ state: 'visible', timeout: 10_000 }).then(() => true, () => false), 'the event is listed on the station');
