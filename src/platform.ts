@@ -132,7 +132,7 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers,
   const opening = new OpeningClock(registry);
   closers.add('the opening clock', () => opening.close());
   registry.onReload((changed) => opening.stationsChanged(changed));
-  const verdicts = new Verdicts({ stations: registry, status, opening, now: () => clock.now() });
+  const verdicts = new Verdicts({ stations: registry, status, opening, now: () => clock.now(), nowMs: clock.nowMs ? () => clock.nowMs!() : undefined });
   registry.onReload(() => verdicts.forget(registry));
   const published = new PublishedStatus(status, verdicts, registry);
   const loading = performance.now();

@@ -31,12 +31,23 @@ export interface TokenFinder {
  * finder has cached is decided at once (no promise to wait for), others after the lookup.
  */
 export function tokenAuth(tokens: TokenFinder, audience: TokenAudience, now: () => number = Date.now): AuthScheme {
+  // A record's acceptance, kept with the record (a new lookup makes a new record) until it expires:
+  // the same token's requests share one principal, decided once.
+  const accepted = new WeakMap<TokenRecord, { principal: Principal; until: number }>();
   const decide = (record: TokenRecord | null): Principal => {
-    const decision = decideToken(record, audience, now());
-    if (!decision.ok) throw unauthorized(decision.reason);
+    const at = now();
+    const kept = record === null ? undefined : accepted.get(record);
+    let principal: Principal;
+    if (kept !== undefined && at < kept.until) principal = kept.principal;
+    else {
+      const decision = decideToken(record, audience, at);
+      if (!decision.ok) throw unauthorized(decision.reason);
+      principal = decision.principal;
+      accepted.set(record!, { principal, until: record!.expiresAt?.getTime() ?? Number.POSITIVE_INFINITY });
+    }
     // The shared sandbox token is not stored: there is no last use to record.
-    if (decision.principal.kind !== 'admin' && decision.principal.kind !== 'sandbox') tokens.markUsed(decision.principal.tokenId);
-    return decision.principal;
+    if (principal.kind !== 'admin' && principal.kind !== 'sandbox') tokens.markUsed(principal.tokenId);
+    return principal;
   };
   return (header) => {
     const value = bearerToken(header);

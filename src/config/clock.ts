@@ -12,10 +12,13 @@ export interface Clock {
    * PostgreSQL takes (`clock_timestamp()`) are shifted by it, so they agree with `now()`.
    */
   aheadMs(): number;
+  /** The time now in epoch milliseconds, without a Date (`now().getTime()` when a clock has no quicker way). */
+  nowMs?(): number;
 }
 
 /** The system clock. */
 export const systemClock: Clock = {
   now: () => new Date(),
   aheadMs: () => 0,
+  nowMs: Date.now,
 };

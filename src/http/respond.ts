@@ -88,12 +88,11 @@ function write(res: HttpResponse, req: Request, reply: Reply, extra: string, err
 
 /** `200 OK`, made once per status code. */
 function statusLine(status: number): string {
-  let line = STATUS_LINES.get(status);
-  if (line === undefined) STATUS_LINES.set(status, (line = `${status} ${statusText(status)}`));
-  return line;
+  return (STATUS_LINES[status] ??= `${status} ${statusText(status)}`);
 }
 
-const STATUS_LINES = new Map<number, string>();
+/** By status code (every code an answer can have is below 600): a packed array, not a sparse one. */
+const STATUS_LINES: (string | undefined)[] = Array.from({ length: 600 }, () => undefined);
 
 /**
  * Bodies from this size (bytes, or characters of a string) go out as the connection takes them

@@ -12,6 +12,10 @@ export class SteppedClock implements Clock {
     return this.ahead;
   }
 
+  nowMs(): number {
+    return Date.now() + this.ahead;
+  }
+
   /** Steps the clock forward by `ms` milliseconds. */
   advance(ms: number): void {
     if (!(ms >= 0)) throw new RangeError(`a clock steps forward only (${ms} ms)`);

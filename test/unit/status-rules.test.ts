@@ -677,20 +677,38 @@ t.test('verdict', async (t) => {
 
 t.test('published-status-bytes', async (t) => {
   /** One station's answer as bytes: export v2's object, kept while the live object and the verdict block it is made of hold. */
+  // As the real ones: each part's version moves whenever any station's part may have changed.
   const parts = { base: '{"hrs_id":"BERLA","availability":null,"usage":null,"hydrogen_storage":null,"pricing":null}', block: '[]' };
-  const live = { stationJson: (id: string) => (id === 'BERLA' ? parts.base : undefined), version: 1 };
-  const verdicts = { optionsJson: (id: string) => (id === 'BERLA' ? parts.block : undefined), version: 1 };
+  const reads = { live: 0, verdicts: 0 };
+  const live = {
+    stationJson: (id: string) => (reads.live++, id === 'BERLA' ? parts.base : undefined),
+    version: 1,
+  };
+  const verdicts = {
+    optionsJson: (id: string) => (reads.verdicts++, id === 'BERLA' ? parts.block : undefined),
+    version: 1,
+  };
   const stations = { station: () => undefined, stationIds: () => ['BERLA'][Symbol.iterator](), version: 1 };
   const published = new PublishedStatus(live, verdicts, stations);
   const bytes = published.stationBody('BERLA')!;
   t.equal(bytes.toString('utf8'), published.stationJson('BERLA'), 'the object\'s JSON, as the list and the stream have it');
   t.same(JSON.parse(bytes.toString('utf8')), { hrs_id: 'BERLA', fuelling_options: [], availability: null, usage: null, hydrogen_storage: null, pricing: null }, 'the verdict after hrs_id');
+  const before = { ...reads };
   t.equal(published.stationBody('BERLA'), bytes, 'kept while both parts hold');
+  t.same(reads, before, 'while neither version moved, without reading either part');
+  live.version++;
+  verdicts.version++;
+  t.equal(published.stationBody('BERLA'), bytes, 'both versions moved, neither of its parts: the same bytes');
+  t.same(reads, { live: before.live + 1, verdicts: before.verdicts + 1 }, 'after one read of each part');
+  t.equal(published.stationBody('BERLA'), bytes, 'and kept again');
+  t.same(reads, { live: before.live + 1, verdicts: before.verdicts + 1 }, 'without reading them again');
   parts.block = '[{"fuelling_option":"700ld","status":"AVAILABLE","reason":"operational","datetime":null,"freshness":"fresh"}]';
+  verdicts.version++;
   const verdictMoved = published.stationBody('BERLA')!;
   t.not(verdictMoved, bytes, 'a new verdict: made again');
   t.match(JSON.parse(verdictMoved.toString('utf8')), { fuelling_options: [{ fuelling_option: '700ld', status: 'AVAILABLE' }] });
   parts.base = '{"hrs_id":"BERLA","availability":null,"usage":null,"hydrogen_storage":null,"pricing":{"note":"Café €"}}';
+  live.version++;
   const liveMoved = published.stationBody('BERLA')!;
   t.not(liveMoved, verdictMoved, 'a new live object: made again');
   t.equal(liveMoved.toString('utf8'), published.stationJson('BERLA'), 'UTF-8 beyond ASCII, byte for byte');

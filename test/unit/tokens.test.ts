@@ -11,6 +11,8 @@ import { escapeHtml, formatInstant, MAIL_KINDS, type MailKind, type MailMessage,
 import { REMINDER_DAYS, REMINDER_OFFSETS_MS, reminderKey, reminderSchedule } from '../../src/domain/token-reminders.js';
 import { BASE62_ALPHABET, checkExpiry, crc32, defaultExpiry, expiryBounds, isWellFormedToken, mayCreatePersonalToken, newTokenValue, TOKEN_BODY_LENGTH, TOKEN_CHECKSUM_LENGTH, TOKEN_PREFIXES, tokenChecksum, tokenHint, tooManyTokensMessage } from '../../src/domain/token-values.js';
 import { type Generation, GENERATIONS } from '../../src/domain/vocabulary.js';
+import { tokenAuth } from '../../src/api/auth.js';
+import { TOKEN_MESSAGES, type TokenRecord } from '../../src/domain/tokens.js';
 import { runs } from '../helpers/scale.js';
 
 t.test('token-values', async (t) => {
@@ -560,4 +562,51 @@ t.test('token-mail', async (t) => {
       { numRuns: runs(1000) },
     );
   });
+});
+
+t.test('token-decisions', async (t) => {
+  /**
+   * A bearer token's scheme (src/api/auth.ts `tokenAuth`): a record accepted once is accepted again
+   * with the same principal, every use noted; refused from the moment it expires; a record looked up
+   * anew (a revocation clears the store's cache) is decided anew.
+   */
+  const NOW = Date.parse('2026-11-22T10:00:00.000Z');
+  let now = NOW;
+  const record = (extra: Partial<TokenRecord> = {}): TokenRecord => ({
+    id: 'tok-1',
+    generation: 'export_v2',
+    originatorId: null,
+    userId: 'alice',
+    name: 'laptop',
+    expiresAt: new Date(NOW + 60_000),
+    revokedAt: null,
+    ownerDeactivated: false,
+    ...extra,
+  });
+  let current: TokenRecord | null = record();
+  const used: string[] = [];
+  const finder = {
+    cached: () => current,
+    find: async () => current,
+    markUsed: (id: string) => void used.push(id),
+  };
+  const auth = tokenAuth(finder, { label: 'export v2', accepts: 'export_v2' }, () => now);
+  const first = auth('Bearer hrs_anything');
+  t.same(first, { kind: 'user', id: 'alice', tokenId: 'tok-1', generation: 'export_v2' }, 'accepted: its owner');
+  t.equal(auth('Bearer hrs_anything'), first, 'accepted again: the same principal');
+  t.same(used, ['tok-1', 'tok-1'], 'each use noted');
+  now = NOW + 59_999;
+  t.equal(auth('Bearer hrs_anything'), first, 'until the last millisecond before its expiry');
+  now = NOW + 60_000;
+  t.throws(() => auth('Bearer hrs_anything'), { status: 401, message: TOKEN_MESSAGES.expired }, 'refused at its expiry, though accepted before');
+  now = NOW;
+  current = record({ revokedAt: new Date(NOW - 1) });
+  t.throws(() => auth('Bearer hrs_anything'), { status: 401, message: TOKEN_MESSAGES.revoked }, 'a record looked up anew is decided anew');
+  current = record({ expiresAt: null, userId: null, originatorId: 'mon-1', generation: 'export_v2' });
+  const other = auth('Bearer hrs_anything');
+  t.match(other, { kind: 'originator', id: 'mon-1' }, 'another record, another principal');
+  now = NOW + 10 * 365 * 24 * 3600_000;
+  t.equal(auth('Bearer hrs_anything'), other, 'no expiry: accepted whenever asked');
+  current = null;
+  t.throws(() => auth('Bearer hrs_anything'), { status: 401, message: TOKEN_MESSAGES.unknown }, 'no record: unknown');
 });

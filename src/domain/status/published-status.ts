@@ -17,10 +17,20 @@ export interface LiveJson {
 /** How many stations' answers `stationBody` keeps at most (emptied when full): a megabyte and a bit per thousand. */
 const KEPT_BODIES = 10_000;
 
+/** One station's answer as bytes, the two parts it was made of, and the versions at which it last held. */
+interface KeptBody {
+  base: string;
+  block: string;
+  bytes: Buffer;
+  /** The live status's and the verdicts' versions when it was last found to hold. */
+  live: number;
+  verdicts: number;
+}
+
 export class PublishedStatus {
   private sorted: { registry: number; ids: string[] } | undefined;
   /** Stations' objects as UTF-8, with the two parts each was made of (see `stationBody`). */
-  private readonly bodies = new Map<string, { base: string; block: string; bytes: Buffer }>();
+  private readonly bodies = new Map<string, KeptBody>();
   private counter = 0;
   private seen = { live: Number.NaN, verdicts: Number.NaN };
 
@@ -46,15 +56,23 @@ export class PublishedStatus {
    * not in the registry.
    */
   stationBody(hrsId: string): Buffer | undefined {
+    const kept = this.bodies.get(hrsId);
+    const live = this.live.version;
+    const verdicts = this.verdicts.version;
+    // Nothing of any station moved since it was last found to hold: neither part is looked at.
+    if (kept !== undefined && kept.live === live && kept.verdicts === verdicts) return kept.bytes;
     const base = this.live.stationJson(hrsId);
     if (base === undefined) return undefined;
     const block = this.verdicts.optionsJson(hrsId);
     if (block === undefined) return undefined;
-    const kept = this.bodies.get(hrsId);
-    if (kept !== undefined && kept.base === base && kept.block === block) return kept.bytes;
+    if (kept !== undefined && kept.base === base && kept.block === block) {
+      kept.live = live;
+      kept.verdicts = verdicts;
+      return kept.bytes;
+    }
     const bytes = Buffer.from(composed(hrsId, base, block));
     if (kept === undefined && this.bodies.size >= KEPT_BODIES) this.bodies.clear();
-    this.bodies.set(hrsId, { base, block, bytes });
+    this.bodies.set(hrsId, { base, block, bytes, live, verdicts });
     return bytes;
   }
 

@@ -88,6 +88,8 @@ export interface VerdictDeps {
   opening: { nextDue(): number | undefined };
   /** The platform's clock. */
   now: () => Date;
+  /** The same clock in epoch ms, without a Date (`now().getTime()` when not given): every answer asks it. */
+  nowMs?: () => number;
 }
 
 interface Kept {
@@ -114,11 +116,15 @@ export class Verdicts {
   private counter = 0;
   private seen = { availability: Number.NaN, registry: Number.NaN, epoch: Number.NaN };
 
-  constructor(private readonly deps: VerdictDeps) {}
+  private readonly nowMs: () => number;
+
+  constructor(private readonly deps: VerdictDeps) {
+    this.nowMs = deps.nowMs ?? (() => deps.now().getTime());
+  }
 
   /** Moves whenever a station's verdict may have changed: its availability, the registry, or an opening minute passed. */
   get version(): number {
-    this.tick(this.deps.now().getTime());
+    this.tick(this.nowMs());
     const availability = this.deps.status.availabilityVersion;
     const registry = this.deps.stations.version;
     const seen = this.seen;
@@ -150,8 +156,8 @@ export class Verdicts {
 
   private keptOf(hrsId: string): Kept | undefined {
     const { stations, status } = this.deps;
-    const at = this.deps.now();
-    this.tick(at.getTime());
+    const ms = this.nowMs();
+    this.tick(ms);
     const registry = stations.version;
     const availability = status.availabilityVersion;
     const found = this.kept.get(hrsId);
@@ -165,6 +171,7 @@ export class Verdicts {
       found.availability = availability;
       return found;
     }
+    const at = new Date(ms);
     const open = openingAt(at)(station);
     const options = stationSummary(this.deps, station, at, () => open);
     const freshness = (held?.freshness as VerdictFreshness | undefined) ?? null;
