@@ -38,8 +38,9 @@ export class Child {
       // The platform and the workers run with the service's V8 options, as `hrs serve` and `hrs worker`
       // do (src/config/node-flags.ts; bin/hrs.js's first line). The service's own modules from dist/
       // once the run has built it (./build.ts): what is measured is the code `hrs` runs, not the
-      // sources as tsx transforms them.
-      execArgv: [...(options.nodeFlags ?? (SERVICE_SCRIPT.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx', ...(process.env.BENCH_BUILT === '1' ? ['--import', './test/bench/lib/built.mjs'] : [])],
+      // sources as tsx transforms them. BENCH_PERF_MAP=1: each child writes /tmp/perf-PID.map, so that
+      // Linux `perf` names its JavaScript (docs/performance.md).
+      execArgv: [...(process.env.BENCH_PERF_MAP === '1' ? ['--perf-basic-prof'] : []), ...(options.nodeFlags ?? (SERVICE_SCRIPT.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx', ...(process.env.BENCH_BUILT === '1' ? ['--import', './test/bench/lib/built.mjs'] : [])],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
