@@ -1,14 +1,15 @@
 import KDBush from 'kdbush';
-import { around } from 'geokdbush';
+import { ChordTree } from './chord-tree.js';
 import { cosLat, EARTH_RADIUS_KM, haversineKm, haversineKmCos, lonRanges, roundKm, type GeoBox, type GeoPoint } from './geo.js';
 
 /**
  * A spatial index of station points in memory, for the geo queries of export v2 (./geo.ts): a static
  * k-d tree (kdbush) over longitude and latitude, searched by `range` for a box, for a circle by
  * `range` over the boxes that hold it (`circleBoxes`: across the antimeridian and over a pole) with
- * each candidate measured exactly, and by geokdbush's `around` (great-circle, nearest first) for the
- * nearest N. Built once from every point (milliseconds for ten thousand), never updated: the registry is
- * replaced whole on each reload, and so is the index. Answers never scan all points.
+ * each candidate measured exactly, and for the nearest N by a k-d tree over the points' unit vectors
+ * (./chord-tree.ts: the nearest by chord are the nearest by great circle), made when first asked for.
+ * Built once from every point (milliseconds for ten thousand), never updated: the registry is replaced
+ * whole on each reload, and so is the index. Answers never scan all points.
  */
 
 /** A point of the index: the station's hrs_id and where it stands. */
@@ -35,6 +36,8 @@ export class GeoIndex {
   private readonly lons: Float64Array;
   private readonly cosines: Float64Array;
   private readonly positions: Map<string, number>;
+  /** For the nearest N, made at the first such question. */
+  private chords: ChordTree | undefined;
 
   private constructor(points: readonly IndexedPoint[]) {
     const sorted = [...points].sort((a, b) => compareIds(a.id, b.id));
@@ -116,15 +119,16 @@ export class GeoIndex {
 
   /**
    * The `count` points nearest to a point (great circle), nearest first, equal distances (to the metre)
-   * by hrs_id, as `near` orders them: the k-d tree is walked nearest first until `count` are found and
-   * the next one is farther (to the metre) than the last taken, so a tie at the cut is cut by hrs_id.
+   * by hrs_id, as `near` orders them: the nearest by chord are found until `count` are and the next one
+   * is farther (to the metre) than the last taken, so a tie at the cut is cut by hrs_id.
    */
   nearest(center: GeoPoint, count: number): NearHit[] {
     const want = Math.min(count, this.ids.length);
     if (want <= 0) return [];
+    const chords = (this.chords ??= new ChordTree(this.lats, this.lons));
     // One more than wanted: the one after the cut tells whether a tie could reach past it.
     for (let asked = Math.min(want + 1, this.ids.length); ; asked = Math.min(this.ids.length, asked * 2)) {
-      const found = around(this.tree, center.lon, center.lat, asked);
+      const found = chords.nearest(center.lat, center.lon, asked);
       const enough = found.length >= this.ids.length || this.tieSettled(center, found, want);
       if (enough) return this.ordered(center, found).slice(0, want);
     }
@@ -134,7 +138,7 @@ export class GeoIndex {
   private tieSettled(center: GeoPoint, found: readonly number[], want: number): boolean {
     if (found.length <= want) return false;
     const last = roundKm(haversineKm(center, this.points[found[found.length - 1]!]!));
-    // `around` orders by its own measure, the same order as ours bar rounding: compare with the largest taken.
+    // Found nearest first by chord, the same order as ours bar rounding: compare with the largest taken.
     let cut = 0;
     for (let i = 0; i < want; i++) cut = Math.max(cut, roundKm(haversineKm(center, this.points[found[i]!]!)));
     return last > cut;

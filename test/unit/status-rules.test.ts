@@ -21,6 +21,7 @@ import { type Deadline, FreshnessRunner, type Step } from '../../machines/runner
 import { type FeedChange, MapFeed, SETTLE_DELAY_MS, SLICE, STATICS_WAIT_MS } from '../../src/api/map/feed.js';
 import { createLogger } from '../../src/config/log.js';
 import { ALL, CATEGORIES, CATEGORY, freshnessPolicies, inWords, isCategory, type PublishedReading, SECTION_KEY_LIST, SECTION_KEYS, turnsUnknown } from '../../src/domain/categories/index.js';
+import { ChordTree } from '../../src/domain/chord-tree.js';
 import { buildGeoIndex, type IndexedPoint } from '../../src/domain/geo-index.js';
 import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoPoint, type GeoQueryValues, haversineKm, kmText, parseGeoQuery, roundKm } from '../../src/domain/geo.js';
 import { decodePlaceFile, MAX_PLACE_ZOOM, mercator, MIN_PLACE_ZOOM, Places } from '../../src/domain/places.js';
@@ -1773,6 +1774,43 @@ t.test('geo-property', async (t) => {
       { numRuns: 400 },
     );
     t.ok(found > 400, `circles found stations (${found} in all)`);
+  });
+
+  t.test('the chord tree: the nearest by chord as a scan of every point finds them, at ten thousand points', async (t) => {
+    // Deep enough that the tree prunes (a few hundred points are mostly leaves): a seeded spread over
+    // the world, clusters, one pole, the antimeridian, and a thousand stations at one place.
+    const RAD = Math.PI / 180;
+    let seed = 42;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const lats: number[] = [];
+    const lons: number[] = [];
+    const add = (lat: number, lon: number) => void (lats.push(lat), lons.push(lon));
+    for (let i = 0; i < 5000; i++) add(Math.asin(2 * random() - 1) / RAD, 360 * random() - 180);
+    for (const [la, lo] of [[52.5, 13.4], [48.1, 11.6], [0, 179.99], [89.9, 0]] as const) {
+      for (let i = 0; i < 1000; i++) add(Math.max(-90, Math.min(90, la + (random() - 0.5) * 2)), ((lo + (random() - 0.5) * 2 + 540) % 360) - 180);
+    }
+    for (let i = 0; i < 1000; i++) add(50, 8);
+    const tree = new ChordTree(Float64Array.from(lats), Float64Array.from(lons));
+    const vector = (lat: number, lon: number) => [Math.cos(lat * RAD) * Math.cos(lon * RAD), Math.cos(lat * RAD) * Math.sin(lon * RAD), Math.sin(lat * RAD)];
+    const points = lats.map((lat, i) => vector(lat, lons[i]!));
+    const chord = (q: number[], i: number) => (points[i]![0]! - q[0]!) ** 2 + (points[i]![1]! - q[1]!) ** 2 + (points[i]![2]! - q[2]!) ** 2;
+    const failures: string[] = [];
+    let queries = 0;
+    for (let n = 0; n < 400; n++) {
+      // Half at a point of the set, half anywhere; 1 to 60 wanted, and now and then more than a place shares.
+      const at = n % 2 === 0 ? Math.floor(random() * lats.length) : -1;
+      const lat = at >= 0 ? lats[at]! : Math.asin(2 * random() - 1) / RAD;
+      const lon = at >= 0 ? lons[at]! : 360 * random() - 180;
+      const count = n % 50 === 0 ? 1200 : 1 + Math.floor(random() * 60);
+      const q = vector(lat, lon);
+      const expected = lats.map((_, i) => chord(q, i)).sort((a, b) => a - b).slice(0, count);
+      const got = tree.nearest(lat, lon, count).map((i) => chord(q, i));
+      queries++;
+      if (got.length !== expected.length || got.some((c, i) => c !== expected[i])) failures.push(`${lat},${lon} x${count}`);
+    }
+    t.same(failures.slice(0, 5), [], `every one of ${queries} queries found the nearest by chord, nearest first`);
+    t.same(tree.nearest(50, 8, 3).map((i) => lats[i] === 50 && lons[i] === 8), [true, true, true], 'at the shared place: three of its points');
+    t.same(new ChordTree([], []).nearest(0, 0, 5), [], 'an empty tree finds nothing');
   });
 
   t.test('the nearest N: exactly the first N of a great-circle scan, ties at the cut by id', async (t) => {
