@@ -1,6 +1,6 @@
 import KDBush from 'kdbush';
 import { ChordTree } from './chord-tree.js';
-import { cosLat, EARTH_RADIUS_KM, haversineKm, haversineKmCos, lonRanges, roundKm, type GeoBox, type GeoPoint } from './geo.js';
+import { cosLat, EARTH_RADIUS_KM, haversineKmCos, lonRanges, roundKm, type GeoBox, type GeoPoint } from './geo.js';
 
 /**
  * A spatial index of station points in memory, for the geo queries of export v2 (./geo.ts): a static
@@ -126,27 +126,15 @@ export class GeoIndex {
     const want = Math.min(count, this.ids.length);
     if (want <= 0) return [];
     const chords = (this.chords ??= new ChordTree(this.lats, this.lons));
+    const { lat, lon } = center;
+    const cos = cosLat(lat);
     // One more than wanted: the one after the cut tells whether a tie could reach past it.
     for (let asked = Math.min(want + 1, this.ids.length); ; asked = Math.min(this.ids.length, asked * 2)) {
-      const found = chords.nearest(center.lat, center.lon, asked);
-      const enough = found.length >= this.ids.length || this.tieSettled(center, found, want);
-      if (enough) return this.ordered(center, found).slice(0, want);
+      const found = chords.nearest(lat, lon, asked);
+      // Each found point measured once, as the answer measures it.
+      const km = found.map((at) => roundKm(haversineKmCos(lat, lon, cos, this.lats[at]!, this.lons[at]!, this.cosines[at]!)));
+      if (found.length >= this.ids.length || tieSettled(km, want)) return this.sorted(found, km, want);
     }
-  }
-
-  /** Whether the points found reach past the `want`th one's distance (to the metre): none left out could tie it. */
-  private tieSettled(center: GeoPoint, found: readonly number[], want: number): boolean {
-    if (found.length <= want) return false;
-    const last = roundKm(haversineKm(center, this.points[found[found.length - 1]!]!));
-    // Found nearest first by chord, the same order as ours bar rounding: compare with the largest taken.
-    let cut = 0;
-    for (let i = 0; i < want; i++) cut = Math.max(cut, roundKm(haversineKm(center, this.points[found[i]!]!)));
-    return last > cut;
-  }
-
-  /** These positions, nearest first, equal distances (to the metre) by hrs_id. */
-  private ordered(center: GeoPoint, at: readonly number[]): NearHit[] {
-    return this.sorted(at, at.map((position) => roundKm(haversineKm(center, this.points[position]!))), Number.POSITIVE_INFINITY);
   }
 
   /** The first `want` of these positions (their distances in `km`), nearest first, equal distances by hrs_id. */
@@ -167,6 +155,18 @@ export class GeoIndex {
     }
     return hits;
   }
+}
+
+/**
+ * Whether points found nearest first by chord (their distances `km`, to the metre) reach past the
+ * `want`th one's distance: none left out could tie it. Chord order is ours bar rounding, so the
+ * `want`th's distance is the largest of the first `want`.
+ */
+function tieSettled(km: readonly number[], want: number): boolean {
+  if (km.length <= want) return false;
+  let cut = 0;
+  for (let i = 0; i < want; i++) cut = Math.max(cut, km[i]!);
+  return km[km.length - 1]! > cut;
 }
 
 /** Builds the index over these points (what src/api/export-v2/geo.ts rebuilds after each registry reload). */
