@@ -40,7 +40,7 @@ export class Child {
       // once the run has built it (./build.ts): what is measured is the code `hrs` runs, not the
       // sources as tsx transforms them. BENCH_PERF_MAP=1: each child writes /tmp/perf-PID.map, so that
       // Linux `perf` names its JavaScript (docs/performance.md).
-      execArgv: [...(process.env.BENCH_PERF_MAP === '1' ? ['--perf-basic-prof'] : []), ...(options.nodeFlags ?? (SERVICE_SCRIPT.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx', ...(process.env.BENCH_BUILT === '1' ? ['--import', './test/bench/lib/built.mjs'] : [])],
+      execArgv: [...(process.env.BENCH_NODE_FLAGS ? process.env.BENCH_NODE_FLAGS.split(' ').filter(Boolean) : []), ...(process.env.BENCH_PERF_MAP === '1' ? ['--perf-basic-prof'] : []), ...(options.nodeFlags ?? (SERVICE_SCRIPT.test(script.pathname) ? NODE_FLAGS : [])), '--import', 'tsx', ...(process.env.BENCH_BUILT === '1' ? ['--import', './test/bench/lib/built.mjs'] : [])],
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
@@ -128,7 +128,8 @@ export class Child {
     return async () => {
       const reply = await this.request({ type: 'profile-stop', path: file }, 'profiled', 30_000);
       if (reply.error) throw new Error(`${this.name}: profiling failed: ${String(reply.error)}`);
-      process.stderr.write(`profile of ${this.name} over "${label}": ${file} (as text: ${writeProfileText(file)})\n`);
+      if (process.env.BENCH_PROFILE_KIND?.startsWith('heap')) process.stderr.write(`allocation profile of ${this.name} over "${label}": ${file.replace(/\.cpuprofile$/, '.heapprofile')}\n`);
+      else process.stderr.write(`profile of ${this.name} over "${label}": ${file} (as text: ${writeProfileText(file)})\n`);
     };
   }
 

@@ -31,12 +31,20 @@ export function next(type: string): Promise<ParentMessage> {
 }
 
 let profiler: Session | undefined;
+/** BENCH_PROFILE_KIND=heap: the profile is of allocations (sampled every 1 kB), not of the CPU. */
+const HEAP = process.env.BENCH_PROFILE_KIND === 'heap' || process.env.BENCH_PROFILE_KIND === 'heap-live';
+const LIVE = process.env.BENCH_PROFILE_KIND === 'heap-live';
 
 /** Starts the V8 CPU profiler (`profile-start`), or stops it and writes the profile to `path` (`profile-stop`). */
 function profile(message: ParentMessage): void {
   if (message.type === 'profile-start') {
     profiler = new Session();
     profiler.connect();
+    if (HEAP) {
+      // Every allocation sampled, garbage included: what the young generation's collections pay for.
+      profiler.post('HeapProfiler.startSampling', { samplingInterval: 1024, includeObjectsCollectedByMajorGC: !LIVE, includeObjectsCollectedByMinorGC: !LIVE } as object, () => send({ type: 'profiling' }));
+      return;
+    }
     profiler.post('Profiler.enable', () =>
       profiler!.post('Profiler.start', () => send({ type: 'profiling' })),
     );
@@ -46,6 +54,14 @@ function profile(message: ParentMessage): void {
   profiler = undefined;
   if (!session) {
     send({ type: 'profiled', error: 'not profiling' });
+    return;
+  }
+  if (HEAP) {
+    session.post('HeapProfiler.stopSampling', (err, result) => {
+      if (!err) writeFileSync(String(message.path).replace(/\.cpuprofile$/, '.heapprofile'), JSON.stringify(result.profile));
+      session.disconnect();
+      send({ type: 'profiled', ...(err ? { error: err.message } : {}) });
+    });
     return;
   }
   session.post('Profiler.stop', (err, result) => {
