@@ -118,6 +118,12 @@ export class Bus {
   /** The platform id once known (at once when given as a string). */
   private platformId: string | undefined;
   private readonly platformKnown: Promise<string>;
+  /**
+   * The publisher as announcements use it: without node-redis's own command timeout, which arms an
+   * `AbortSignal.timeout` per command (a timer, a weak reference and a finalizer that outlive the
+   * answer by seconds). `withinRedis` bounds each publish by REDIS_TIMEOUT instead.
+   */
+  private readonly announcer: Redis;
 
   /**
    * `prefix` is the platform's namespace, `platform` its id (src/infra/namespace.ts), or the id still
@@ -131,6 +137,7 @@ export class Bus {
     private readonly log?: Logger,
   ) {
     if (prefix === '' || platform === '') throw new Error('the bus needs the platform\'s namespace and id (resolveNamespace)');
+    this.announcer = publisher.withCommandOptions({ timeout: 0 }) as unknown as Redis;
     if (typeof platform === 'string') this.platformId = platform;
     this.platformKnown = Promise.resolve(platform).then((id) => (this.platformId = id));
     // A failed read surfaces where the id is awaited (publish, subscribe), never as an unhandled rejection.
@@ -183,7 +190,7 @@ export class Bus {
    */
   async publishText(type: BusType, text: string): Promise<number> {
     if (!redisUsable(this.publisher)) throw new RedisNotConnectedError('Redis is not connected or not answering: the announcement was not sent');
-    return withinRedis(this.publisher, this.publisher.publish(this.channel(type), text));
+    return withinRedis(this.publisher, this.announcer.publish(this.channel(type), text));
   }
 
   /**

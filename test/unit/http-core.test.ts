@@ -671,3 +671,84 @@ t.test('answer-metrics', async (t) => {
   t.equal(await pairText(true), await pairText(false), 'a pair counter exposes what prom-client\'s Counter does, zeros included');
   t.match(await pairText(true), /hrs_import_v2_transmissions_total\{category="availability",outcome="accepted"\} 50/);
 });
+
+t.test('json-structure', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const { isDeepStrictEqual } = await import('node:util');
+  const { holds } = await import('../helpers/property.js');
+  const { runs } = await import('../helpers/scale.js');
+  const { parseJson, structureProblem, TOO_MANY_ITEMS } = await import('../../src/http/request.js');
+  const limits = { maxDepth: 4, maxItems: 5 };
+  const options = { rejectDuplicateKeys: true, maxDepth: limits.maxDepth, maxItems: { max: limits.maxItems, error: () => new HttpError(400, 'too_many_items', 'too many') } };
+  const request = (text: string) => ({ headers: { 'content-type': 'application/json' }, body: Buffer.from(text) }) as unknown as Request;
+  // What parseJson answered before it had a quick pass: the exact pass over the text, then JSON.parse.
+  const reference = (text: string): unknown => {
+    if (text.trim() === '') return { refused: 'JSON parse error - the request body is empty.' };
+    const problem = structureProblem(text, { duplicates: true, ...limits });
+    if (problem === TOO_MANY_ITEMS) return { refused: 'too_many_items' };
+    if (problem) return { refused: `JSON parse error - ${problem}` };
+    try {
+      return { value: JSON.parse(text) };
+    } catch (err) {
+      return { refused: `JSON parse error - ${(err as Error).message}` };
+    }
+  };
+  const actual = (text: string): unknown => {
+    try {
+      return { value: parseJson(request(text), options) };
+    } catch (err) {
+      if (!(err instanceof HttpError)) throw err;
+      return { refused: err.code === 'too_many_items' ? 'too_many_items' : err.message };
+    }
+  };
+  // Objects written member by member, so a key may come twice, spelt the same or escaped (`"\u0061"` is `"a"`).
+  const key = fc.constantFrom('"a"', '"b"', '"\\u0061"', '"__proto__"', '"1"', '"01"', '"a\\"b"', '""');
+  const { node } = fc.letrec<{ node: string }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: 'small', withCrossShrink: true },
+      fc.constantFrom('1', 'null', '"x"', '"{[,:\\"]}"', 'true'),
+      fc.array(tie('node'), { maxLength: 7 }).map((items) => `[${items.join(',')}]`),
+      fc.array(fc.tuple(key, tie('node')), { maxLength: 5 }).map((members) => `{${members.map(([k, v]) => `${k}:${v}`).join(',')}}`),
+    ),
+  }));
+  // Texts JSON.parse takes and, cut short or spliced, texts it refuses.
+  const text = fc.oneof(node, fc.tuple(node, fc.nat(), fc.constantFrom('', '}', ']', ',', '"', '{"a":1,"a":2}')).map(([s, at, add]) => s.slice(0, at % (s.length + 1)) + add));
+  await holds(
+    t,
+    fc.property(text, (s) => isDeepStrictEqual(actual(s), reference(s))),
+    { numRuns: runs(3000) },
+    `${runs(3000)} texts: the same value or the same refusal as the exact pass before JSON.parse`,
+  );
+  const duplicates = ['{"a":1,"\\u0061":2}', '[{"x":[{"b":1}],"y":{"b":1,"b":2}}]', '{"1":{},"01":{},"1":3}'];
+  for (const s of duplicates) t.match(actual(s), { refused: /^JSON parse error - duplicate key/ }, `${s}: a repeated key refused`);
+  t.same(actual('{"__proto__":{"a":1},"b":[1,{"c":2}]}'), { value: JSON.parse('{"__proto__":{"a":1},"b":[1,{"c":2}]}') }, 'no repeated key: the value');
+});
+
+t.test('bearer-token', async (t) => {
+  const fc = (await import('fast-check')).default;
+  const { holds } = await import('../helpers/property.js');
+  const { runs } = await import('../helpers/scale.js');
+  // The reading as a regular expression (as it was written before).
+  const byPattern = (header: string): string => {
+    if (header.trim() === '') return 'missing';
+    const match = /^Bearer +([\x21-\x7e]+) *$/i.exec(header);
+    return match ? `token ${match[1]}` : 'malformed';
+  };
+  const read = (header: string): string => {
+    try {
+      return `token ${bearerToken(header)}`;
+    } catch (err) {
+      if (!(err instanceof HttpError) || err.status !== 401) throw err;
+      return /not provided/.test(err.message) ? 'missing' : 'malformed';
+    }
+  };
+  const header = fc.oneof(
+    fc
+      .tuple(fc.constantFrom('Bearer', 'bearer', 'BEARER', 'bEaReR', 'Bearer:', 'Basic', 'Bear', 'Bearerx', ' Bearer', 'Bearer\t', 'ＢEARER', ''), fc.constantFrom('', ' ', '  ', '\t'),
+        fc.oneof(fc.stringMatching(/^[\x21-\x7e]{0,12}$/), fc.string({ maxLength: 6 })), fc.constantFrom('', ' ', '   ', '\t', ' x', '\n'))
+      .map(([scheme, gap, token, tail]) => `${scheme}${gap}${token}${tail}`),
+    fc.string({ maxLength: 20 }),
+  );
+  await holds(t, fc.property(header, (h) => read(h) === byPattern(h)), { numRuns: runs(5000) }, `${runs(5000)} headers: the same token, or the same refusal, as the pattern's reading`);
+  t.equal(bearerToken('bEaReR   abc.DEF~1  '), 'abc.DEF~1', 'any case, spaces around');
+});

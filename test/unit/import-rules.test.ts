@@ -982,6 +982,55 @@ t.test('import-v2-rules', async (t) => {
       `${runs(2000)} date-times: the instant when the date exists, none when it does not (30 February, 29 February of a common year)`,
     );
   });
+
+  t.test('measurement time: read character by character as the pattern reads it, whatever the text', async (t) => {
+    const fc = (await import('fast-check')).default;
+    // The reading as a regular expression (as it was written before), then the parts' ranges.
+    const PATTERN = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/i;
+    const byPattern = (text: string): number | undefined => {
+      const m = PATTERN.exec(text);
+      if (!m) return undefined;
+      const [year, month, day, hour, minute] = [1, 2, 3, 4, 5].map((i) => Number(m[i]));
+      const second = m[6] === undefined ? 0 : Number(m[6]);
+      if (month! < 1 || month! > 12 || day! < 1 || hour! > 23 || minute! > 59 || second > 59) return undefined;
+      if (new Date(Date.UTC(year!, month! - 1, day!)).getUTCDate() !== day) return undefined;
+      const millis = m[7] === undefined ? 0 : Number(`${m[7].slice(1, 4)}00`.slice(0, 3));
+      let offset = 0;
+      if (m[8] === undefined) {
+        if (Number(m[10]) > 23 || Number(m[11]) > 59) return undefined;
+        offset = (m[9] === '-' ? -1 : 1) * (Number(m[10]) * 60 + Number(m[11]));
+      }
+      const at = Date.UTC(year!, month! - 1, day!, hour!, minute!, second, millis) - offset * 60_000;
+      return Number.isNaN(new Date(at).getTime()) ? undefined : at;
+    };
+    // Date-times near the pattern: each number mostly of its width and about its range (a month of 0
+    // to 13), sometimes of another width or not digits; separators, `T`, the zone and the fraction's
+    // length (up to 11 digits) of any of the forms that matter.
+    const num = (max: number, width: number) =>
+      fc.oneof(
+        { weight: 16, arbitrary: fc.integer({ min: 0, max }).map((n) => String(n).padStart(width, '0')) },
+        { weight: 1, arbitrary: fc.stringMatching(/^[0-9]{0,4}$/) },
+        { weight: 1, arbitrary: fc.constantFrom('', '٣', 'x', ' 1') },
+      );
+    const near = fc
+      .tuple(num(9999, 4), fc.constantFrom('-', '-', '-', '/'), num(13, 2), num(32, 2), fc.constantFrom('T', 't', 'T', ' '), num(24, 2), num(60, 2),
+        fc.option(fc.tuple(num(60, 2), fc.option(fc.stringMatching(/^\.[0-9]{0,11}$/)))), fc.constantFrom('Z', 'z', '+', '-', '+', '-', '', 'T'), num(24, 2), fc.constantFrom(':', '', '::'), num(60, 2))
+      .map(([y, dash, mo, d, tee, h, mi, sec, z, oh, oc, om]) => {
+        const seconds = sec === null ? '' : `:${sec[0]}${sec[1] ?? ''}`;
+        const zone = z === '+' || z === '-' ? `${z}${oh}${oc}${om}` : z;
+        return `${y}${dash}${mo}-${d}${tee}${h}:${mi}${seconds}${zone}`;
+      });
+    const text = fc.oneof(near, fc.tuple(near, fc.nat(), fc.string({ maxLength: 2 })).map(([s, at, add]) => s.slice(0, at % (s.length + 1)) + add + s.slice(at % (s.length + 1) + 1)), fc.string({ maxLength: 40 }));
+    await holds(
+      t,
+      fc.property(text, (s) => parseMeasurementTime(s)?.getTime() === byPattern(s)),
+      { numRuns: runs(20000) },
+      `${runs(20000)} texts near the pattern and anywhere: the same instant, or none, as the pattern's reading`,
+    );
+    const valid = ['2026-11-22T10:00Z', '2026-11-22t10:00:00.5z', '2026-11-22T10:00:00.123456789+0100', '2026-11-22T10:00:00-02:30', '2024-02-29T23:59:59.999+23:59'];
+    t.same(valid.map((v) => parseMeasurementTime(v)?.getTime()), valid.map(byPattern), 'date-times of every form the pattern takes');
+    t.ok(valid.every((v) => byPattern(v) !== undefined), 'each of them an instant');
+  });
 });
 
 t.test('import-v2-docs-property', async (t) => {

@@ -32,29 +32,68 @@ export const MESSAGES = {
   mixedCurrencies: (currencies: string[]) => `Mixed currencies in one transmission: ${currencies.join(', ')}.`,
 } as const;
 
-const ISO_WITH_OFFSET = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/i;
-
 /**
  * An ISO 8601 date-time with a UTC offset, as an instant; undefined when malformed or impossible.
- * Computed from the parts (no second parse); fractions beyond the millisecond are cut.
+ * Read as `YYYY-MM-DDTHH:MM[:SS[.fraction of 1 to 9 digits]]` then `Z` or `±HH[:]MM` (`T` and `Z` in
+ * either case; DATETIME_PATTERN in ./formats.ts says the same to JSON Schema), character by character,
+ * making nothing but the instant; fractions beyond the millisecond are cut.
  */
 export function parseMeasurementTime(text: string): Date | undefined {
-  const m = ISO_WITH_OFFSET.exec(text);
-  if (!m) return undefined;
-  const year = +m[1]!, month = +m[2]!, day = +m[3]!, hour = +m[4]!, minute = +m[5]!;
-  const second = m[6] === undefined ? 0 : +m[6];
+  const n = text.length;
+  if (n < 17 || n > 35) return undefined;
+  const year = digitsAt(text, 0, 4), month = digitsAt(text, 5, 2), day = digitsAt(text, 8, 2);
+  const hour = digitsAt(text, 11, 2), minute = digitsAt(text, 14, 2);
+  if (year < 0 || month < 0 || day < 0 || hour < 0 || minute < 0) return undefined;
+  if (text.charCodeAt(4) !== DASH || text.charCodeAt(7) !== DASH || (text.charCodeAt(10) | LOWER) !== LOWER_T || text.charCodeAt(13) !== COLON) return undefined;
+  let at = 16;
+  let second = 0;
+  let millis = 0;
+  if (text.charCodeAt(at) === COLON) {
+    second = digitsAt(text, at + 1, 2);
+    if (second < 0) return undefined;
+    at += 3;
+    if (text.charCodeAt(at) === DOT) {
+      const first = ++at;
+      while (at < n && isDigit(text.charCodeAt(at))) at++;
+      const count = at - first;
+      if (count < 1 || count > 9) return undefined;
+      // The first three digits of the fraction (".5" is 500 ms, ".1239" 123 ms).
+      for (let k = 0; k < 3; k++) millis = millis * 10 + (k < count ? text.charCodeAt(first + k) - ZERO : 0);
+    }
+  }
+  let offsetMinutes = 0;
+  const zone = text.charCodeAt(at);
+  if ((zone | LOWER) === LOWER_Z) {
+    if (at + 1 !== n) return undefined;
+  } else if (zone === PLUS || zone === DASH) {
+    const offsetHours = digitsAt(text, at + 1, 2);
+    at += 3;
+    if (text.charCodeAt(at) === COLON) at++;
+    const offsetMins = digitsAt(text, at, 2);
+    if (offsetHours < 0 || offsetMins < 0 || at + 2 !== n) return undefined;
+    if (offsetHours > 23 || offsetMins > 59) return undefined;
+    offsetMinutes = (zone === DASH ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  } else return undefined;
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined;
   if (day > daysIn(year, month)) return undefined;
-  // The first three digits of the fraction (".5" is 500 ms, ".1239" 123 ms).
-  const millis = m[7] === undefined ? 0 : Number(`${m[7].slice(1, 4)}00`.slice(0, 3));
-  let offsetMinutes = 0;
-  if (m[8] === undefined) {
-    const offsetHours = +m[10]!, offsetMins = +m[11]!;
-    if (offsetHours > 23 || offsetMins > 59) return undefined;
-    offsetMinutes = (m[9] === '-' ? -1 : 1) * (offsetHours * 60 + offsetMins);
+  const instant = new Date(Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000);
+  return Number.isNaN(instant.getTime()) ? undefined : instant;
+}
+
+const ZERO = 0x30, DASH = 0x2d, PLUS = 0x2b, COLON = 0x3a, DOT = 0x2e;
+/** A letter's bit of lower case: `c | LOWER` is `t` for both `T` and `t`. */
+const LOWER = 0x20, LOWER_T = 0x74, LOWER_Z = 0x7a;
+const isDigit = (c: number) => c >= ZERO && c <= ZERO + 9;
+
+/** The number written by the `width` ASCII digits at `at`; -1 when any of them is not a digit (or missing). */
+function digitsAt(text: string, at: number, width: number): number {
+  let value = 0;
+  for (let i = at; i < at + width; i++) {
+    const c = text.charCodeAt(i); // NaN past the end: not a digit
+    if (!(c >= ZERO && c <= ZERO + 9)) return -1;
+    value = value * 10 + (c - ZERO);
   }
-  const at = new Date(Date.UTC(year, month - 1, day, hour, minute, second, millis) - offsetMinutes * 60_000);
-  return Number.isNaN(at.getTime()) ? undefined : at;
+  return value;
 }
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

@@ -70,8 +70,8 @@ function startBatch(category: Category, body: unknown, registry: StationLookup, 
     },
     () => ({ errors: { non_field_errors: [LIMIT_MESSAGES.notValidated] }, count: 1 }),
     (results) => {
-      const stationIds = body.flatMap((raw) => stationNamed(raw) ?? []);
       if (results.some((r) => 'errors' in r)) {
+        const stationIds = body.flatMap((raw) => stationNamed(raw) ?? []);
         return { ok: false, body: results.map((r) => ('errors' in r ? r.errors : {})), stationIds };
       }
       return { ok: true, transmissions: results as Transmission[] };
