@@ -261,31 +261,15 @@ export function parseJson(req: Request, options: JsonOptions = {}): unknown {
   }
   const text = req.body === undefined ? '' : utf8Text(req.body);
   if (text.trim() === '') throw badRequest('parse_error', 'JSON parse error - the request body is empty.');
-  const checked = options.rejectDuplicateKeys || options.maxDepth !== undefined || options.maxItems !== undefined;
-  if (!checked) return parsed(text);
-  const limits = { duplicates: options.rejectDuplicateKeys ?? false, maxDepth: options.maxDepth ?? Infinity, maxItems: options.maxItems?.max ?? Infinity };
-  // The exact pass (structureProblem) names the first problem in the text, whichever it is; it runs
-  // only when the quick one saw something: a limit passed, a text JSON.parse refuses, or fewer keys
-  // parsed than the text has (one of them repeated).
-  const refuse = () => {
-    const problem = structureProblem(text, limits);
+  if (options.rejectDuplicateKeys || options.maxDepth !== undefined || options.maxItems) {
+    const problem = structureProblem(text, {
+      duplicates: options.rejectDuplicateKeys ?? false,
+      maxDepth: options.maxDepth ?? Infinity,
+      maxItems: options.maxItems?.max ?? Infinity,
+    });
     if (problem === TOO_MANY_ITEMS) throw options.maxItems!.error();
     if (problem) throw badRequest('parse_error', `JSON parse error - ${problem}`);
-  };
-  const keys = keysWithinLimits(text, limits.maxDepth, limits.maxItems);
-  if (keys < 0) refuse();
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    refuse();
-    throw badRequest('parse_error', `JSON parse error - ${(err as Error).message}`);
   }
-  if (limits.duplicates && keys > 0 && keysParsed(value) !== keys) refuse();
-  return value;
-}
-
-function parsed(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (err) {
@@ -362,73 +346,6 @@ export function structureProblem(text: string, limits: { duplicates: boolean; ma
   }
   return undefined;
 }
-
-/**
- * The quick pass beside {@link structureProblem}, allocating nothing: how many keys the text has (in
- * every object), or -1 as soon as a container is deeper than `maxDepth` or a top-level array has more
- * than `maxItems` items (the same rules, counted the same way). In a text JSON.parse accepts, the keys
- * parsed are fewer than these exactly when an object repeats one (./request.ts `keysParsed`).
- */
-function keysWithinLimits(text: string, maxDepth: number, maxItems: number): number {
-  // Per open container (reused between calls): 1 for an object, 0 for an array.
-  const objects = OPEN_KINDS;
-  if (objects.length > 256) objects.length = 0; // what a deep text left is not kept
-  let depth = 0;
-  let keys = 0;
-  let items = 0;
-  let expectKey = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === QUOTE) {
-      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) {
-        if (text.charCodeAt(i) === BACKSLASH) i++;
-      }
-      if (!expectKey || i >= text.length) continue;
-      expectKey = false;
-      keys++;
-    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
-      if (depth >= maxDepth) return -1;
-      objects[depth++] = c === OPEN_OBJECT ? 1 : 0;
-      expectKey = c === OPEN_OBJECT;
-    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      if (depth > 0) depth--;
-      expectKey = false;
-    } else if (c === COMMA && depth > 0) {
-      expectKey = objects[depth - 1] === 1;
-      if (expectKey || depth !== 1) continue;
-      if (++items >= maxItems) return -1;
-    }
-  }
-  return keys;
-}
-
-/** The open containers' kinds of {@link keysWithinLimits}, kept between calls (it runs to the end each time). */
-const OPEN_KINDS: number[] = [];
-
-/** How many keys a parsed JSON value's objects have in all; without recursion (nesting may be deep). */
-function keysParsed(value: unknown): number {
-  const pending = PENDING_VALUES;
-  pending.length = 0;
-  pending.push(value);
-  let keys = 0;
-  while (pending.length > 0) {
-    const v = pending.pop();
-    if (typeof v !== 'object' || v === null) continue;
-    if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) if (typeof v[i] === 'object') pending.push(v[i]);
-      continue;
-    }
-    for (const key in v) {
-      keys++;
-      const member = (v as Record<string, unknown>)[key];
-      if (typeof member === 'object') pending.push(member);
-    }
-  }
-  return keys;
-}
-
-/** The values {@link keysParsed} has still to look into, kept between calls (emptied each time). */
-const PENDING_VALUES: unknown[] = [];
 
 /** Keys of one object kept in a list up to this many (a linear look is cheaper than a Set), then in a Set. */
 const LIST_KEYS = 8;
