@@ -464,14 +464,19 @@ t.test('fixtures-property', async (t) => {
 
   t.test('a valid fixture with one value replaced by arbitrary JSON loads (again without change) or is explained', async (t) => {
     const all = paths(baseFixture());
+    const replacement = fc.oneof(
+      { weight: 9, arbitrary: fc.jsonValue({ maxDepth: 2 }).map((value) => ({ keep: false as const, value })) },
+      { weight: 1, arbitrary: fc.constant({ keep: true as const }) },
+    );
     const outcomes: Outcomes = { loaded: 0, refused: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...all), fc.jsonValue({ maxDepth: 2 }), async (path, value) => {
+      fc.asyncProperty(fc.constantFrom(...all), replacement, async (path, change) => {
         const fixture = baseFixture();
-        setAt(fixture, path, value);
+        if (!change.keep) setAt(fixture, path, change.value);
         await loadAndCheck(fixture, outcomes);
       }),
-      // At every scale: few of the replaced values load, and some must.
+      // At every scale: few of the replaced values load, and some must: a tenth of the draws keep the
+      // value as it was, so the loading branch runs in every run (none in 250 draws: about 4e-12).
       { numRuns: 250 },
     );
     t.equal(outcomes.loaded + outcomes.refused, 250, 'every fixture was loaded or refused');
