@@ -147,6 +147,63 @@ export function kmText(km: number): string {
 }
 
 /**
+ * kmText's characters (all ASCII) written as bytes into `out` at `at`, with no string made; returns how
+ * many. `out` must have room: kmTextLength says how much. For a page that copies records behind their
+ * distances (src/api/export-v2/geo.ts `assemble`), where a string per distance, its length asked of
+ * the encoder and its write were most of the page's own work.
+ */
+export function writeKmText(out: Uint8Array, at: number, km: number): number {
+  const metres = Math.round(km * 1000);
+  if (!(metres >= 0 && metres <= MAX_WRITTEN_METRES)) return asciiInto(out, at, kmText(km));
+  const whole = Math.floor(metres / 1000);
+  const { frac, decimals } = decimalsOf(metres - whole * 1000);
+  const point = at + digitCount(whole);
+  writeDigits(out, at, point, whole);
+  if (decimals === 0) return point - at;
+  out[point] = POINT_BYTE;
+  writeDigits(out, point + 1, point + 1 + decimals, frac);
+  return point + 1 + decimals - at;
+}
+
+/** How many bytes kmText(km) has (what writeKmText writes). */
+export function kmTextLength(km: number): number {
+  const metres = Math.round(km * 1000);
+  if (!(metres >= 0 && metres <= MAX_WRITTEN_METRES)) return kmText(km).length;
+  const whole = Math.floor(metres / 1000);
+  const { decimals } = decimalsOf(metres - whole * 1000);
+  return digitCount(whole) + (decimals === 0 ? 0 : 1 + decimals);
+}
+
+/** Three decimals of whole metres with their trailing zeros left off (kmText's 12.3, 12.34, 12.305, 12). */
+function decimalsOf(metres: number): { frac: number; decimals: number } {
+  let frac = metres;
+  let decimals = frac === 0 ? 0 : 3;
+  while (decimals > 0 && frac % 10 === 0) {
+    frac /= 10;
+    decimals--;
+  }
+  return { frac, decimals };
+}
+
+/** `value`'s digits into out[from, to), right-aligned, zeros before them (0.005's fraction: 005). */
+function writeDigits(out: Uint8Array, from: number, to: number, value: number): void {
+  for (let i = to - 1, v = value; i >= from; i--, v = Math.floor(v / 10)) out[i] = ZERO_BYTE + (v % 10);
+}
+
+/** Beyond this (no distance on Earth comes near it) writeKmText writes kmText's string. */
+const MAX_WRITTEN_METRES = 2 ** 31 - 1;
+const ZERO_BYTE = 0x30;
+const POINT_BYTE = 0x2e;
+
+const digitCount = (n: number): number => (n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 10_000 ? 4 : n < 100_000 ? 5 : String(n).length);
+
+/** An ASCII string's characters as bytes (kmText writes only digits, a point, a minus and letters). */
+function asciiInto(out: Uint8Array, at: number, text: string): number {
+  for (let i = 0; i < text.length; i++) out[at + i] = text.charCodeAt(i);
+  return text.length;
+}
+
+/**
  * The longitude ranges a box covers, each `[west, east]` with west ≤ east: one, or two for a box
  * across the antimeridian (`[minLon, 180]` and `[-180, maxLon]`).
  */

@@ -2,10 +2,17 @@ import type { Request } from './request.js';
 
 /** HTTP-dates (RFC 9110 5.6.7) and the `If-Modified-Since` precondition (RFC 9110 13.1.3). */
 
-/** An HTTP-date (IMF-fixdate) for whole seconds since the epoch. */
+/**
+ * An HTTP-date (IMF-fixdate) for whole seconds since the epoch. The last one written is kept: answers
+ * in a row mostly carry the same date (a list's `Last-Modified` until something changes, `Date`
+ * within one second).
+ */
 export function httpDate(seconds: number): string {
-  return new Date(seconds * 1000).toUTCString();
+  if (seconds !== lastDate.seconds) lastDate = { seconds, text: new Date(seconds * 1000).toUTCString() };
+  return lastDate.text;
 }
+
+let lastDate = { seconds: Number.NaN, text: '' };
 
 /**
  * The request's `If-Modified-Since` in seconds since the epoch, or undefined when it is to be ignored

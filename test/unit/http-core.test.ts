@@ -9,10 +9,12 @@ import { deadlineTimer, LATE_MS, MAX_GRACE } from '../../src/domain/late-timer.j
 import { z } from 'zod';
 import { type SummaryDeps, summaryRoutes } from '../../src/api/export-legacy/status.js';
 import { createLogger } from '../../src/config/log.js';
+import { positionOf, syncToken } from '../../src/domain/export-v2/delta.js';
 import type { StationEntry } from '../../src/domain/stations.js';
 import { bearerToken } from '../../src/http/auth.js';
 import { badRequest, DRF_ERRORS, HttpError, json, PROBLEM_ERRORS, type Reply, unauthorized } from '../../src/http/errors.js';
 import type { Family } from '../../src/http/family.js';
+import { httpDate } from '../../src/http/dates.js';
 import { buildDocument } from '../../src/http/openapi.js';
 import { textQuery } from '../../src/http/query.js';
 import type { Request } from '../../src/http/request.js';
@@ -670,4 +672,21 @@ t.test('answer-metrics', async (t) => {
   };
   t.equal(await pairText(true), await pairText(false), 'a pair counter exposes what prom-client\'s Counter does, zeros included');
   t.match(await pairText(true), /hrs_import_v2_transmissions_total\{category="availability",outcome="accepted"\} 50/);
+});
+
+t.test('kept-last values', async (t) => {
+  t.test('an HTTP-date asked for in any order is its second\'s (the last one written is kept)', async (t) => {
+    // Repeats, neighbours and returns to an earlier second, as answers in a row ask for them.
+    const seconds = [0, 0, 1, 0, 1_700_000_000, 1_700_000_000, 1_700_000_001, 1_700_000_000, 253_402_300_799, Number.NaN, 0];
+    t.same(
+      seconds.map((s) => httpDate(s)),
+      seconds.map((s) => new Date(s * 1000).toUTCString()),
+    );
+  });
+
+  t.test('a sync token asked for in any order names its position (the last one made is kept)', async (t) => {
+    const positions = [0, 0, 7, 0, 123_456_789, 123_456_789, 123_456_790, 7];
+    t.same(positions.map((p) => positionOf(syncToken(p))), positions);
+    t.same(positions.map((p) => syncToken(p)), positions.map((p) => Buffer.from(`hrs-sync:1:${p}`).toString('base64url')));
+  });
 });

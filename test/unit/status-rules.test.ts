@@ -23,7 +23,8 @@ import { createLogger } from '../../src/config/log.js';
 import { ALL, CATEGORIES, CATEGORY, freshnessPolicies, inWords, isCategory, type PublishedReading, SECTION_KEY_LIST, SECTION_KEYS, turnsUnknown } from '../../src/domain/categories/index.js';
 import { ChordTree } from '../../src/domain/chord-tree.js';
 import { buildGeoIndex, type IndexedPoint } from '../../src/domain/geo-index.js';
-import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoPoint, type GeoQueryValues, haversineKm, kmText, parseGeoQuery, roundKm } from '../../src/domain/geo.js';
+import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoPoint, type GeoQueryValues, haversineKm, kmText, kmTextLength, parseGeoQuery, roundKm, writeKmText } from '../../src/domain/geo.js';
+import { assemble } from '../../src/api/export-v2/geo.js';
 import { decodePlaceFile, MAX_PLACE_ZOOM, mercator, MIN_PLACE_ZOOM, Places } from '../../src/domain/places.js';
 import { providedOptions } from '../../src/domain/import-v1/options.js';
 import { isOpen } from '../../src/domain/opening-hours.js';
@@ -1675,6 +1676,52 @@ t.test('geo-property', async (t) => {
     differ = differ.slice(0, 5);
     t.same(differ, [], 'no distance written otherwise');
     t.same([kmText(0), kmText(7), kmText(0.005), kmText(12.34), kmText(12.305), kmText(1000)], ['0', '7', '0.005', '12.34', '12.305', '1000']);
+  });
+
+  t.test('a distance written as bytes is kmText\'s text, and its length is told before', async (t) => {
+    // The same sweep as kmText's, the distances as a page is given them (rounded or not), and
+    // whatever else a double may be (kmText's own text then, its length too).
+    const out = Buffer.alloc(64);
+    const differ: string[] = [];
+    const check = (km: number) => {
+      const written = writeKmText(out, 3, km);
+      const text = out.toString('latin1', 3, 3 + written);
+      if (text !== kmText(km) || written !== kmTextLength(km)) differ.push(`${km}: ${text} (${written} bytes, ${kmTextLength(km)} told)`);
+    };
+    for (let metres = 0; metres <= 1_000_000; metres++) check(metres / 1000);
+    for (let metres = 1_000_000; metres <= 20_016_000; metres += 997) check(roundKm(metres / 1000));
+    for (const km of [12.3454, 12.3455, 0.0004, 0.0005, 49.99951, 2_147_483.647, 2_147_483.648, 1e12, -0.0004, -1.5, Number.NaN, Number.POSITIVE_INFINITY]) check(km);
+    await holds(t, fc.property(fc.double({ noNaN: false }), (km) => (check(km), differ.length === 0)), { numRuns: runs(20_000) }, 'any double');
+    t.same(differ.slice(0, 5), [], 'no distance written otherwise');
+  });
+
+  t.test('a list page is assembled byte for byte as its records, distances and texts read', async (t) => {
+    // What the page is: each item's text before, the record (its distance first, as a member of the
+    // record's object: records are never empty), its text after, the items separated by commas between
+    // the head and the tail.
+    const text = fc.oneof(fc.constant(''), fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), fc.string({ minLength: 250, maxLength: 300 }));
+    const record = fc.dictionary(fc.string({ unit: 'binary', maxLength: 8 }), fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.integer()), { minKeys: 1, maxKeys: 4 });
+    const distance = fc.option(fc.oneof(fc.integer({ min: 0, max: 20_016_000 }).map((m) => m / 1000), fc.double({ min: 0, max: 30_000, noNaN: true })), { nil: undefined });
+    const item = fc.record({ before: text, record, distanceKm: distance, after: text });
+    await holds(
+      t,
+      fc.property(text, fc.array(item, { maxLength: 12 }), text, (head, items, tail) => {
+        const expected =
+          head +
+          items
+            .map((i) => {
+              const json = JSON.stringify(i.record);
+              const opened = i.distanceKm === undefined ? json : `{"distance_km":${kmText(i.distanceKm)},${json.slice(1)}`;
+              return i.before + opened + i.after;
+            })
+            .join(',') +
+          tail;
+        const page = assemble(head, items.map((i) => ({ before: i.before, distanceKm: i.distanceKm, record: Buffer.from(JSON.stringify(i.record)), after: i.after })), tail);
+        return page.equals(Buffer.from(expected));
+      }),
+      { numRuns: runs(2_000) },
+      'every page as its parts read',
+    );
   });
 
   /* ---- The index against brute force ------------------------------------------------------------------ */

@@ -13,8 +13,13 @@ const TOKEN_PREFIX = 'hrs-sync:1:';
 
 /** The sync token of a position in the change log. */
 export function syncToken(position: number): string {
-  return Buffer.from(`${TOKEN_PREFIX}${position}`, 'utf8').toString('base64url');
+  // The last one made is kept: every list answer carries the token of the change log's head, which moves
+  // only with a change.
+  if (position !== lastToken.position) lastToken = { position, token: Buffer.from(`${TOKEN_PREFIX}${position}`, 'utf8').toString('base64url') };
+  return lastToken.token;
 }
+
+let lastToken = { position: Number.NaN, token: '' };
 
 /** The position a sync token names; undefined when it is not one this platform issues. */
 export function positionOf(token: string): number | undefined {

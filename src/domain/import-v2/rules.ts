@@ -90,7 +90,7 @@ function digitsAt(text: string, at: number, width: number): number {
   let value = 0;
   for (let i = at; i < at + width; i++) {
     const c = text.charCodeAt(i); // NaN past the end: not a digit
-    if (!(c >= ZERO && c <= ZERO + 9)) return -1;
+    if (!isDigit(c)) return -1;
     value = value * 10 + (c - ZERO);
   }
   return value;
