@@ -141,14 +141,18 @@ class StationList {
     // Each record whole behind its distance: the page is one copy of bytes.
     const items: PageItem[] = [];
     const geoJson = wantsGeoJson(req);
-    read.bodies.forEach((record, i) => {
-      if (record === undefined) return;
+    for (let i = 0; i < read.bodies.length; i++) {
+      const record = read.bodies[i];
+      if (record === undefined) continue;
       const item = pageItem(record, read.distancesKm?.[i]);
-      if (!geoJson) return void items.push(item);
+      if (!geoJson) {
+        items.push(item);
+        continue;
+      }
       const hrsId = read.heads[i]!.hrsId;
       const point = this.deps.points.pointOf(hrsId);
       if (point) items.push(featureItem(hrsId, point, item));
-    });
+    }
     if (geoJson) return { status: 200, headers: { ...headers, 'Content-Type': GEOJSON_TYPE }, body: listBody('{"type":"FeatureCollection",', links, 'features', items) };
     return { status: 200, headers, body: listBody('{', links, 'results', items) };
   }

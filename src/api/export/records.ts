@@ -108,20 +108,20 @@ export class StationRecords {
     }
     const bodies: (Buffer | undefined)[] = new Array(heads.length);
     let newestUs = 0;
-    const missing: string[] = [];
-    const at = new Map<string, number>();
-    heads.forEach((head, index) => {
+    // Made only for a page with records not kept (a page read again has them all).
+    let at: Map<string, number> | undefined;
+    for (let index = 0; index < heads.length; index++) {
+      const head = heads[index]!;
       const cached = this.cache.get(head.hrsId);
       if (cached && cached.modifiedUs === head.modifiedUs) {
         bodies[index] = cached.body;
-        newestUs = Math.max(newestUs, cached.modifiedUs);
+        if (cached.modifiedUs > newestUs) newestUs = cached.modifiedUs;
       } else {
-        missing.push(head.hrsId);
-        at.set(head.hrsId, index);
+        (at ??= new Map()).set(head.hrsId, index);
       }
-    });
-    if (missing.length > 0) {
-      for (const row of await stationRows(this.sql, missing)) {
+    }
+    if (at !== undefined) {
+      for (const row of await stationRows(this.sql, [...at.keys()])) {
         const body = Buffer.from(JSON.stringify(this.build(row, baseUrl)));
         bodies[at.get(row.hrs_id)!] = body;
         newestUs = Math.max(newestUs, row.modifiedUs);
