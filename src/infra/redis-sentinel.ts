@@ -1,4 +1,4 @@
-import { ClientClosedError, createSentinel, type RedisClientType, type RedisSentinelType } from 'redis';
+import { ClientClosedError, createSentinel, type RedisClientType, type RedisSentinelType } from '@redis/client';
 import type { RedisSentinelSettings } from '../config/redis-settings.js';
 
 /**

@@ -1,4 +1,4 @@
-import { createClient, ErrorReply, type RedisClientType } from 'redis';
+import { createClient, ErrorReply, type RedisClientType } from '@redis/client';
 import { redactUrl } from '../config/config.js';
 import { describeSentinels, type RedisSentinelSettings } from '../config/redis-settings.js';
 import { sentinelClient } from './redis-sentinel.js';

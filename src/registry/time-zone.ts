@@ -1,5 +1,10 @@
-import { find } from 'geo-tz/all';
+import { createRequire } from 'node:module';
 import { coordinatesOf } from '../domain/coordinates.js';
+
+const require = createRequire(import.meta.url);
+/** geo-tz, loaded when first asked (not by every process that imports the registry: 70 ms at its start). */
+let findZones: typeof import('geo-tz/all').find | undefined;
+const find = (lat: number, lon: number): string[] => (findZones ??= (require('geo-tz/all') as typeof import('geo-tz/all')).find)(lat, lon);
 
 /**
  * A station's time zone from where it is, for stations whose registry entry names none. The lookup

@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 
 /**
  * A Redis master, one replica of it and three Sentinels watching them (Debian's redis-server and

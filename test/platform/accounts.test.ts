@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import t from 'tap';
 import { failedAuthLimit, MESSAGES } from '../../src/api/auth.js';
 import { loadConfig } from '../../src/config/config.js';

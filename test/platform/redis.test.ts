@@ -8,7 +8,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import t, { type Test } from 'tap';
 import type { StatusChange } from '../../machines/live-status.js';
 import { MAP_STREAM_PATH } from '../../src/api/map/stream.js';

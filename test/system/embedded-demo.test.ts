@@ -7,7 +7,7 @@ import t, { type Test } from 'tap';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { connect } from '../../db/connect.js';
 import { DEMO_TOKENS } from '../../src/cli/demo/fixture.js';
 import { answers } from '../../src/local/processes.js';

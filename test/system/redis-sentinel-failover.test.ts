@@ -10,7 +10,7 @@
  * acknowledged reading is stored.
  */
 import t, { type Test } from 'tap';
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 import { createLogger } from '../../src/config/log.js';
 import { closeRedis, openRedis, redisUsable, RedisUnavailableError } from '../../src/infra/redis.js';
 import { watchRedis } from '../../src/infra/redis-outage.js';

@@ -288,7 +288,7 @@ t.test('architecture', async (t) => {
     ]);
     t.strictSame(forbiddenPackages(root), [
       'src/domain/resolve.ts:1 → node:dns: src/domain/** never imports node:dns, node:net, dns, net (the domain resolves and connects nothing: resolving names is src/infra/ (name-resolver.ts))',
-      "src/http/store.ts:1 → redis: src/http/** never imports redis, @redis/ (the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/))",
+      "src/http/store.ts:1 → @redis/client: src/http/** never imports redis, @redis/ (the HTTP core holds no storage: the rate limiter and its Redis are infrastructure (src/infra/))",
     ]);
     t.strictSame(importCircles(root), ['src/api/circle-a.ts ↔ src/api/circle-b.ts', 'src/browser/page/ping.js ↔ src/browser/page/pong.js']);
     t.strictSame(sqlOutsideDb(root), [

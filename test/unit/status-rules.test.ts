@@ -24,7 +24,7 @@ import { ALL, CATEGORIES, CATEGORY, freshnessPolicies, inWords, isCategory, type
 import { ChordTree } from '../../src/domain/chord-tree.js';
 import { buildGeoIndex, type IndexedPoint } from '../../src/domain/geo-index.js';
 import { boxHolds, EARTH_RADIUS_KM, type GeoBox, type GeoPoint, type GeoQueryValues, haversineKm, kmText, kmTextLength, parseGeoQuery, roundKm, writeKmText } from '../../src/domain/geo.js';
-import { assemble } from '../../src/api/export-v2/geo.js';
+import { assemble, StationPoints } from '../../src/api/export-v2/geo.js';
 import { decodePlaceFile, MAX_PLACE_ZOOM, mercator, MIN_PLACE_ZOOM, Places } from '../../src/domain/places.js';
 import { providedOptions } from '../../src/domain/import-v1/options.js';
 import { isOpen } from '../../src/domain/opening-hours.js';
@@ -1801,6 +1801,29 @@ t.test('geo-property', async (t) => {
     t.same(index.within({ minLon: -170, minLat: -10, maxLon: 170, maxLat: 10 }), ['FAR01'], 'the other way round is the rest of the world');
     t.same(buildGeoIndex([]).within({ minLon: -180, minLat: -90, maxLon: 180, maxLat: 90 }), [], 'an empty index');
     t.same(buildGeoIndex([]).near({ lat: 0, lon: 0 }, 1000), []);
+  });
+
+  t.test('the stations\' index is built when first asked for, from the registry last given, once per registry', async (t) => {
+    let listed = 0;
+    const directory = (places: Record<string, GeoPoint | undefined>, sandbox: readonly string[] = []): StationDirectory => ({
+      stationIds: () => ((listed += 1), Object.keys(places)),
+      station: (id: string) => (id in places ? ({ point: places[id], sandbox: sandbox.includes(id) } as unknown as StationEntry) : undefined),
+      hasLiveSource: () => true,
+    }) as unknown as StationDirectory;
+    const points = new StationPoints(directory({ A: { lat: 50, lon: 8 }, B: { lat: 51, lon: 9 }, C: undefined, S: { lat: 50, lon: 8 } }, ['S']));
+    t.equal(listed, 0, 'not built when given');
+    t.same(points.ids(), ['A', 'B'], 'built when asked for: stations with coordinates, sandbox ones left out');
+    t.same(points.match({ kind: 'near', lat: 50, lon: 8, radiusKm: 1 }).ids, ['A']);
+    t.equal(listed, 1, 'built once for every question after');
+    const version = points.version;
+    points.rebuild(directory({ B: { lat: 50, lon: 8 } }));
+    t.equal(listed, 1, 'a new registry is not read until asked for');
+    t.not(points.version, version, 'its version moves at once');
+    t.same(points.match({ kind: 'near', lat: 50, lon: 8, radiusKm: 1 }).ids, ['B'], 'the new registry\'s places, not the old');
+    t.equal(points.pointOf('A'), undefined);
+    t.equal(listed, 2, 'built again by the first question after');
+    t.same(points.size, 1);
+    t.equal(listed, 2, 'and once only');
   });
 
   const radius = fc.oneof(fc.double({ min: 0.001, max: 1000, noNaN: true }), fc.constantFrom(1000, 0.5, 300));

@@ -1,5 +1,5 @@
+import { createRequire } from 'node:module';
 import { DelayedError, Worker, UnrecoverableError, type Job, type Queue } from 'bullmq';
-import nodemailer from 'nodemailer';
 import type { Logger } from 'pino';
 import type { Sql } from '../../db/connect.js';
 import { claimMail, failMail, markMailSent, releaseMail, type ClaimedMail } from '../../db/queries/token-mail.js';
@@ -15,6 +15,8 @@ import { writeCredentialReminders } from '../../src/registry/credential-reminder
 import { mailJobSchema, OUTBOX_JOB, outboxJobSchema, outboxMessageId, SWEEP_JOB } from './job.js';
 import { sweepMail } from './outbox.js';
 import { logWorkerErrors } from '../connection-errors.js';
+
+const require = createRequire(import.meta.url);
 
 /**
  * The mail processor: the worker that delivers mail jobs over SMTP.
@@ -147,6 +149,8 @@ const describe = (err: unknown) => {
 
 /** Sends queued mails over SMTP; failed deliveries are retried with backoff by BullMQ. */
 export function startMailWorker(options: MailWorkerOptions): Worker {
+  // Loaded here, by a process that sends mail, not by every one that imports the workers (60 ms at its start).
+  const nodemailer = require('nodemailer') as typeof import('nodemailer');
   const transport = nodemailer.createTransport(pooled(options.smtpUrl));
   const log = options.log.child({ worker: QUEUES.mail });
   const outbox = options.outbox;

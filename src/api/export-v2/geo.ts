@@ -33,25 +33,32 @@ export interface GeoMatches {
 }
 
 /**
- * The spatial index of the production stations with coordinates, built from the registry at start
- * and again after every reload (a reload replaces the registry whole; coordinates may have moved).
+ * The spatial index of the production stations with coordinates, over the registry as last given (at
+ * start and after every reload: a reload replaces the registry whole; coordinates may have moved).
+ * Built by the first geo query after it was given, not when given: the start does not wait for it
+ * (100,000 stations take about 0.2 s, which blocked every request just the same when it was built at
+ * once), an instance no geo query reaches never builds it, and reloads that come faster than geo
+ * queries build it once.
  */
 export class StationPoints {
-  private index: GeoIndex;
+  private built: GeoIndex | undefined;
   private builds = 0;
 
-  constructor(stations: StationDirectory) {
-    this.index = StationPoints.indexOf(stations);
-  }
+  constructor(private stations: StationDirectory) {}
 
   rebuild(stations: StationDirectory): void {
-    this.index = StationPoints.indexOf(stations);
+    this.stations = stations;
+    this.built = undefined;
     this.builds++;
   }
 
   /** Moves with every rebuild (what is made of the index can be kept until it moves). */
   get version(): number {
     return this.builds;
+  }
+
+  private get index(): GeoIndex {
+    return (this.built ??= StationPoints.indexOf(this.stations));
   }
 
   private static indexOf(stations: StationDirectory): GeoIndex {

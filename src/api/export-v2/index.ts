@@ -55,7 +55,7 @@ export function exportV2Api(server: HttpServer, deps: ExportV2Deps): ExportV2Api
   const vehicles = vehicleTypes(deps.reference);
   server.route({ family, method: 'GET', path: '/v2/fuel-type', response: { 200: fuelTypeListSchema }, doc: fuelTypesDoc(deps.reference), handler: () => options });
   server.route({ family, method: 'GET', path: '/v2/vehicle-type', response: { 200: vehicleTypeListSchema }, doc: vehicleTypesDoc(deps.reference), handler: () => vehicles });
-  // The geo extension's spatial index, over the registry as loaded before the routes exist.
+  // The geo extension's spatial index, over the registry as loaded before the routes exist (built when first asked for).
   const points = new StationPoints(deps.stations);
   statusRoutes(server, family, deps.status, points);
   const stations = stationRoutes(server, family, { sql: deps.sql, baseUrl: deps.baseUrl, points, registry: deps.stations, deletedRetentionDays: deps.deletedRetentionDays, now: deps.now });

@@ -1,4 +1,4 @@
-import { parsePhoneNumberWithError } from 'libphonenumber-js';
+import { createRequire } from 'node:module';
 import { z } from 'zod';
 import { uniqueItems } from '../../domain/lists.js';
 import { VEHICLE_CATEGORIES } from '../../domain/vocabulary.js';
@@ -20,6 +20,11 @@ const text = boundedString(2000, 'must be at most 2000 characters', { error: 'mu
 const texts = (what: string) => uniqueItems(z.array(text, { error: 'must be a list of strings' }), what);
 const measure = (unit: string) => z.number({ error: `must be a number (${unit})` }).positive(`must be more than 0 (${unit})`);
 const count = z.number({ error: 'must be a whole number' }).int('must be a whole number').min(0, 'must be 0 or more');
+
+const require = createRequire(import.meta.url);
+/** libphonenumber-js, loaded with the first phone number read, not by every process that imports the registry (60 ms at its start). */
+let phoneNumbers: typeof import('libphonenumber-js') | undefined;
+const parsePhoneNumberWithError = (text: string) => (phoneNumbers ??= require('libphonenumber-js') as typeof import('libphonenumber-js')).parsePhoneNumberWithError(text);
 
 /** E.164 (`+` and up to 15 digits), and a number that can exist (libphonenumber's metadata). */
 const e164 = boundedString(16, 'must be a valid phone number in E.164 form, e.g. +493012345678 (at most 16 characters)', { error: 'must be a string' }).superRefine((value, ctx) => {

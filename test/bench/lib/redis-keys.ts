@@ -1,4 +1,4 @@
-import { createClient } from 'redis';
+import { createClient } from '@redis/client';
 
 /** Removes every Redis key under a benchmark platform's REDIS_PREFIX (rate-limit logs, queue metadata). */
 export async function dropRedisKeys(prefix: string): Promise<void> {
