@@ -315,9 +315,9 @@ async function wire(parts: PlatformParts, served: Served): Promise<void> {
   registry.onReload((changed) => served.push.stationsChanged(changed));
   registry.onReload(() => served.map?.stationsChanged());
   // The DATEX II status is served from memory: its registry rows are read at start and after every reload.
-  const readForDatex2 = () => void served.datex2.publications.refresh().catch((err: unknown) => log.warn({ err }, 'reading the registry for DATEX II failed'));
+  const readForDatex2 = () => served.datex2.publications.refresh().catch((err: unknown) => log.warn({ err }, 'reading the registry for DATEX II failed'));
   registry.onReload(readForDatex2);
-  readForDatex2();
+  void readForDatex2();
   announcements.onTokensChanged(() => served.push.tokensChanged());
   await scheduleJobs(served.queues, parts.config, log);
   served.push.start();

@@ -10,13 +10,18 @@ import { coordinatesOf } from '../domain/coordinates.js';
  * see one consistent version. The rows come from a reader function (in service,
  * `() => readRegistryRows(sql)`), so the cache can be built from rows held in memory as well.
  */
+/** Hears of a completed reload; returns the promise of work it started from it, if any. */
+export type ReloadListener = (changed: ReadonlySet<string>) => unknown;
+
 export class Registry implements StationDirectory, OriginatorLookup {
   private stations = new Map<string, Held>();
   /** Assignments read for a station the station rows did not hold yet (the reads are side by side, not one snapshot). */
   private strayAssignments = new Map<string, AssignmentState>();
   private callLogModes = new Map<string, CallLogMode>();
-  private readonly listeners: ((changed: ReadonlySet<string>) => void)[] = [];
+  private readonly listeners: ReloadListener[] = [];
   private loading: Promise<void> | undefined;
+  /** What the last reload's listeners started (reads of their own), settled or not. */
+  private following: Promise<unknown> = Promise.resolve();
   private reloads = 0;
   private loadedUs = 0;
   private listVersion: ExportListVersion | undefined;
@@ -75,10 +80,21 @@ export class Registry implements StationDirectory, OriginatorLookup {
 
   /**
    * Called after every completed reload, with the new version in place and the ids of the stations
-   * added, removed, or whose confirmed layout or live sources changed.
+   * added, removed, or whose confirmed layout or live sources changed. A listener that starts work of
+   * its own (a read of the rows it serves from) returns its promise: `reloadFollowed` waits for it.
    */
-  onReload(listener: (changed: ReadonlySet<string>) => void): void {
+  onReload(listener: ReloadListener): void {
     this.listeners.push(listener);
+  }
+
+  /**
+   * Settles when a reload under way has completed and what its listeners started has ended, done or
+   * failed (the public map's static fields, DATEX II's rows); never rejects. The reload's own promise
+   * settles before that, so an edit is answered without waiting for the views derived from it.
+   */
+  async reloadFollowed(): Promise<void> {
+    while (this.loading) await this.loading.catch(() => {});
+    await this.following;
   }
 
   callLogMode(originatorId: string): CallLogMode {
@@ -211,7 +227,7 @@ export class Registry implements StationDirectory, OriginatorLookup {
     this.loadedUs = versionUs ?? Number.POSITIVE_INFINITY;
     this.listVersion = listVersionOf(stations, versionUs, changeLogHead);
     this.callLogModes = new Map(originators.map((o) => [o.id, o.call_log_mode]));
-    for (const listener of this.listeners) listener(changed);
+    this.following = Promise.allSettled(this.listeners.map((listener) => listener(changed)));
   }
 }
 

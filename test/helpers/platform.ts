@@ -176,6 +176,8 @@ export async function startTestPlatform(
     const summary = await loadFixture(unbounded(platform.parts.sql), fixture, { baseDir: process.cwd(), clock });
     platform.parts.tokens.invalidate();
     await platform.parts.registry.reload();
+    // And what the reload started (the map's static fields): a test reads what it loaded.
+    await platform.parts.registry.reloadFollowed();
     return summary;
   };
   if (options.fixture !== undefined) await load(options.fixture);

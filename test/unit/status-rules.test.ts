@@ -1155,6 +1155,38 @@ t.test('registry-cache', async (t) => {
     t.equal(reads, 2, 'one read under way, one more for everything asked meanwhile');
   });
 
+  t.test("a reload's own promise does not wait for what its listeners started; reloadFollowed does, failed or not", async (t) => {
+    const registry = new Registry(async () => rows());
+    const started: { release: () => void; fail: (err: Error) => void }[] = [];
+    const pending = () =>
+      new Promise<void>((resolve, reject) => started.push({ release: resolve, fail: reject }));
+    registry.onReload(() => pending());
+    registry.onReload(() => undefined);
+    registry.onReload(() => pending());
+    await registry.reload();
+    t.equal(started.length, 2, 'the reload completed with both reads under way');
+    let followed = false;
+    const following = registry.reloadFollowed().then(() => (followed = true));
+    started[0]!.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    t.notOk(followed, 'not while one read is still under way');
+    started[1]!.fail(new Error('the read failed'));
+    await following;
+    t.ok(followed, 'settled once both ended, the failed one too, without rejecting');
+    // A reload under way is waited for first, then what it started.
+    const second = registry.reload();
+    let secondFollowed = false;
+    const followingSecond = registry.reloadFollowed().then(() => (secondFollowed = true));
+    await second;
+    t.equal(started.length, 4, 'the second reload started its own reads');
+    await new Promise((resolve) => setImmediate(resolve));
+    t.notOk(secondFollowed, "not before the second reload's reads end");
+    started[2]!.release();
+    started[3]!.release();
+    await followingSecond;
+    t.ok(secondFollowed);
+  });
+
   t.test('each station carries its opening hours, time zone and holiday country', async (t) => {
     const registry = new Registry(async () =>
       rows({

@@ -66,8 +66,8 @@ export interface MapApi {
   readonly openStreams: number;
   /** The map page, the answer of `/` to a browser (the index page's route asks for it). */
   page: (req: Request) => Reply;
-  /** The registry reloaded: the static fields are read again. */
-  stationsChanged(): void;
+  /** The registry reloaded: the static fields are read again (settles when read or failed, never rejects). */
+  stationsChanged(): Promise<void>;
   close(): void;
 }
 
@@ -105,7 +105,7 @@ export function mapApi(server: HttpServer, deps: MapDeps): MapApi | undefined {
       if (deps.config.mapStyleUrl === undefined) void deps.places().catch(() => {});
       return mapPageReply(req, { styleUrl: deps.config.mapStyleUrl });
     },
-    stationsChanged: () => void feed.refreshStatics(),
+    stationsChanged: () => feed.refreshStatics(),
     close: () => {
       stream?.close();
       feed.close();
