@@ -35,7 +35,7 @@ import { MailProducer } from '../workers/mail/producer.js';
 import { EventLoopGuard, metricsApi, PlatformMetrics, QUEUE_STATES } from './api/metrics/index.js';
 import { systemClock, type Clock } from './config/clock.js';
 import type { Config } from './config/config.js';
-import { RateLimiter } from './infra/rate-limit.js';
+import { RateLimiter, STORING_CHECK_INTERVAL_MS } from './infra/rate-limit.js';
 import { HttpServer } from './http/server.js';
 import { failedAuthLimit } from './api/auth.js';
 import { Announcements, Announcer } from './infra/announce.js';
@@ -192,6 +192,8 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   closers.add('the queues', () => queues.close());
   server.family(IMPORT_AREA);
   const limiter = new RateLimiter(redis, config.redisPrefix, config.rateLimitTimeoutMs);
+  // The imports' checks gather for longer: their answers wait for a COMMIT in any case.
+  const importLimiter = new RateLimiter(redis, config.redisPrefix, config.rateLimitTimeoutMs, STORING_CHECK_INTERVAL_MS);
   // Keys of their own (`{prefix}:auth:rl:…`), apart from the families' rate limits.
   server.watchAuthentication(failedAuthLimit(new RateLimiter(redis, `${config.redisPrefix}:auth`, config.rateLimitTimeoutMs), log));
   const legacy = { tokens, reference };
@@ -203,9 +205,9 @@ function serve(parts: PlatformParts, lifecycle: Lifecycle, options: PlatformOpti
   const outlet = new Announcer(bus, log, { apply: (signals) => status.publish(signals), receive: (receipts) => parts.receipts.emit(receipts) });
   // Other instances hear of the last readings before the bus closes.
   closers.add('the announcer', () => outlet.flushed());
-  const importV2 = importV2Api(server, { sql, tokens, limiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog, metrics, outlet });
+  const importV2 = importV2Api(server, { sql, tokens, limiter: importLimiter, log, registry, perMinute: config.importV2RateLimit, callLog: parts.callLog, metrics, outlet });
   const legacyImport = {
-    sql, tokens, reference, limiter, log, registry, outlet, callLog: parts.callLog,
+    sql, tokens, reference, limiter: importLimiter, log, registry, outlet, callLog: parts.callLog,
     perMinute: config.importV1RateLimit,
     writer: new SignalWriter(sql, { onCommit: metrics.committed }),
     counted: metrics.legacySignals,

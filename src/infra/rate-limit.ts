@@ -36,6 +36,21 @@ const MICROS = 1_000_000;
 /** Checks that go at once, whatever the interval since the last call: the round trip is shared enough. */
 const FULL_BATCH = 32;
 
+/**
+ * Least time between two script calls (milliseconds) for requests answered from memory (the exports,
+ * the map, the portal): under load a check waits at most this long for the next call.
+ */
+export const CHECK_INTERVAL_MS = 1;
+
+/**
+ * The same for requests whose answer waits for a COMMIT in any case (the imports: a group commit takes
+ * milliseconds under load). Their checks gather for longer, so under load one script call stands for
+ * about five times as many requests. A call is a write to Redis and a read of its answer, and where
+ * waking another process is dear (tens of microseconds for each write on some virtual machines) that
+ * is most of what a check costs. A check after a quiet moment still goes at once.
+ */
+export const STORING_CHECK_INTERVAL_MS = 5;
+
 interface Call {
   key: string;
   limits: readonly RateLimit[];
@@ -46,14 +61,14 @@ interface Call {
 /**
  * Checks and counts requests against limits kept in Redis. The checks asked for within one turn of
  * the event loop go to Redis together, as one script call; while a call is out, and for at least
- * `minIntervalMs` (1 ms) after the last one went, the checks asked for meanwhile wait and go together
- * in the next (unless {@link FULL_BATCH} checks are waiting already). Under load that is one round trip
- * for many requests instead of one each (each one a write and a read on the socket and a script run in
- * Redis, most of a check's cost), at the price of at most that interval of waiting; a check after a
- * quiet moment goes at once. Each request is still
- * checked and counted atomically and in the order it asked. A check waits at most two timeouts: the
- * call ahead of it, then its own. (All keys of a batch are touched by one script, so the keys must live on one Redis
- * node, as they do with a single server or a primary with replicas.)
+ * `minIntervalMs` after the last one went (CHECK_INTERVAL_MS; STORING_CHECK_INTERVAL_MS for the
+ * imports), the checks asked for meanwhile wait and go together in the next (unless {@link FULL_BATCH}
+ * checks are waiting already). Under load that is one round trip for many requests instead of one each
+ * (each one a write and a read on the socket and a script run in Redis, most of a check's cost), at the
+ * price of at most that interval of waiting; a check after a quiet moment goes at once. Each request is
+ * still checked and counted atomically and in the order it asked. A check waits at most two timeouts:
+ * the call ahead of it, then its own. (All keys of a batch are touched by one script, so the keys must
+ * live on one Redis node, as they do with a single server or a primary with replicas.)
  */
 export class RateLimiter {
   private readonly memberPrefix = randomBytes(6).toString('base64url');
@@ -77,8 +92,8 @@ export class RateLimiter {
     private readonly prefix: string,
     /** How long a batch may wait for Redis before its checks fail (the guard then lets them through): RATE_LIMIT_TIMEOUT. */
     private readonly timeoutMs = 500,
-    /** Least time between two script calls, in milliseconds. */
-    private readonly minIntervalMs = 1,
+    /** Least time between two script calls, in milliseconds (CHECK_INTERVAL_MS or STORING_CHECK_INTERVAL_MS). */
+    private readonly minIntervalMs = CHECK_INTERVAL_MS,
   ) {
     this.checks = redis.withCommandOptions({ timeout: 0 }) as unknown as Redis;
   }

@@ -414,7 +414,7 @@ t.test('rate-limit', async (t) => {
   type Teardown = Parameters<typeof startTestPlatform>[0];
 
   /** A limiter on the local Redis under a prefix of its own; its keys go when the test ends. */
-  async function limiter(t: Teardown, deadlineMs?: number): Promise<{ limiter: RateLimiter; redis: Redis; prefix: string }> {
+  async function limiter(t: Teardown, deadlineMs?: number, intervalMs?: number): Promise<{ limiter: RateLimiter; redis: Redis; prefix: string }> {
     const redis = await openRedis(TEST_REDIS_URL, 'rate-limit-test');
     const prefix = uniqueName('rl');
     t.teardown(async () => {
@@ -422,7 +422,7 @@ t.test('rate-limit', async (t) => {
       if (keys.length > 0) await redis.del(keys);
       await redis.close();
     });
-    return { limiter: new RateLimiter(redis, prefix, deadlineMs), redis, prefix };
+    return { limiter: new RateLimiter(redis, prefix, deadlineMs, intervalMs), redis, prefix };
   }
 
   /** Just enough of a request for a guard. */
@@ -556,6 +556,41 @@ t.test('rate-limit', async (t) => {
     await Promise.all(Array.from({ length: 40 }, () => l.hit('k', many)));
     await calls(4, 'forty checks of one turn: one more script call');
     t.equal(await l.counted('k', many[0]!), 47);
+  });
+
+  t.test("a longer interval (the imports'): checks within it of the last call gather into one; after a quiet one a check goes at once", async (t) => {
+    // An interval far above what the checks below take, so a loaded machine cannot stretch them past it.
+    const intervalMs = 1_000;
+    const { limiter: l, redis, prefix } = await limiter(t, 5_000, intervalMs);
+    const many: RateLimit[] = [{ limit: 1000, windowSeconds: 60 }];
+    const monitor = await redis.duplicate().connect();
+    const evals: string[] = [];
+    await monitor.monitor((line) => {
+      if (line.includes(prefix) && /"EVALSHA"/i.test(line)) evals.push(line);
+    });
+    t.teardown(() => monitor.close());
+    await l.hit('k', many);
+    await until('the first call', () => (evals.length >= 1 ? true : undefined));
+    // Five checks 10 ms apart, answered after the first call: with the default interval each would go
+    // at once, in a call of its own.
+    const later: Promise<unknown>[] = [];
+    for (let i = 0; i < 5; i++) {
+      later.push(l.hit('k', many));
+      await sleep(10);
+    }
+    await Promise.all(later);
+    await until('the second call', () => (evals.length >= 2 ? true : undefined));
+    await sleep(50);
+    t.equal(evals.length, 2, 'five checks within the interval: one more script call');
+    t.equal(await l.counted('k', many[0]!), 6, 'each counted');
+    // A check after a quiet interval goes at once: answered before the interval could have passed again.
+    await sleep(intervalMs + 50);
+    const asked = performance.now();
+    await l.hit('k', many);
+    t.ok(performance.now() - asked < intervalMs, 'answered without waiting for an interval');
+    await until('the third call', () => (evals.length >= 3 ? true : undefined));
+    await sleep(50);
+    t.equal(evals.length, 3, 'a call of its own');
   });
 
   t.test('several limits: counted against all only when all allow', async (t) => {
