@@ -6,15 +6,17 @@
  * `bench-results.json`), for comparing commits.
  *
  * Environment: BENCH_DURATION (measured seconds per target, default 10), BENCH_WARMUP (seconds of
- * unmeasured load first, default 1), BENCH_CONNECTIONS (default 50), BENCH_SOURCES=1 (the platform
- * from its sources through tsx instead of dist/, which the run builds first: ./lib/build.ts).
+ * unmeasured load first, default 1), BENCH_CONNECTIONS (default 50), BENCH_ROUNDS (how many times each
+ * scenario runs in a row, default 1: the closing table then gives each goal's figure in every round
+ * and in how many it was met), BENCH_SOURCES=1 (the platform from its sources through tsx instead of
+ * dist/, which the run builds first: ./lib/build.ts).
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg } from 'node:os';
 import { buildForBench } from './lib/build.js';
 import { Child } from './lib/child.js';
-import { goalsOf, printedGoals } from './lib/cpu-report.js';
+import { goalsOf, goalsOverRounds, printedGoals } from './lib/cpu-report.js';
 import type { BenchOptions, Scenario } from './lib/scenario.js';
 
 const SUFFIX = '.bench.ts';
@@ -52,32 +54,45 @@ async function main(argv: string[]): Promise<number> {
     connections: numberFromEnv('BENCH_CONNECTIONS', 50, { min: 1, integer: true }),
     print: (line = '') => console.log(line),
   };
+  const rounds = numberFromEnv('BENCH_ROUNDS', 1, { min: 1, integer: true });
 
   const load = loadavg();
   await buildForBench(options.print);
   let failed = 0;
   const ran: string[] = [];
-  for (const name of args.length > 0 ? args : available) {
-    goalsOf(name);
+  scenarios: for (const name of args.length > 0 ? args : available) {
     ran.push(name);
     const { default: scenario } = (await import(new URL(`./${name}${SUFFIX}`, import.meta.url).href)) as { default: Scenario };
-    console.log(`\n== ${name}: ${scenario.description}\n`);
-    const started = performance.now();
-    try {
-      await scenario.run(options);
-      console.log(`\n(${name} took ${((performance.now() - started) / 1000).toFixed(1)} s)`);
-    } catch (err) {
-      failed++;
-      if (interrupted) console.error(`\n${name} interrupted; its processes are stopped and its data removed`);
-      else console.error(`\n${name} failed: ${(err as Error).stack ?? String(err)}`);
+    for (let round = 1; round <= rounds; round++) {
+      goalsOf(name, round);
+      console.log(`\n== ${name}${rounds > 1 ? ` (round ${round} of ${rounds})` : ''}: ${scenario.description}\n`);
+      const started = performance.now();
+      try {
+        await scenario.run(options);
+        console.log(`\n(${name} took ${((performance.now() - started) / 1000).toFixed(1)} s)`);
+      } catch (err) {
+        failed++;
+        if (interrupted) console.error(`\n${name} interrupted; its processes are stopped and its data removed`);
+        else console.error(`\n${name} failed: ${(err as Error).stack ?? String(err)}`);
+      }
+      if (interrupted) break scenarios;
     }
-    if (interrupted) break;
   }
   const goals = printedGoals();
-  if (goals.length > 0) {
+  if (goals.length > 0 && rounds === 1) {
     console.log('\n== goals of this run\n');
     console.log(leftAligned(['scenario', 'what', 'measured', 'floor', 'goal', ''], goals.map((g) => [g.scenario, g.what, g.measured, g.floor ?? '', g.goal, g.met ? 'met' : 'NOT met'])));
     console.log(`\n${goals.filter((g) => g.met).length} of ${goals.length} goals met`);
+  } else if (goals.length > 0) {
+    const over = goalsOverRounds(goals);
+    console.log(`\n== goals of this run, over ${rounds} rounds of each scenario\n`);
+    console.log(
+      leftAligned(
+        ['scenario', 'what', 'measured, round by round', 'goal', 'met'],
+        over.map((g) => [g.scenario, g.what, g.measured.join(' | '), g.goal, `in ${g.met} of ${g.rounds}`]),
+      ),
+    );
+    console.log(`\n${over.filter((g) => g.met === g.rounds).length} of ${over.length} goals met in every round; ${over.filter((g) => g.met > g.rounds / 2).length} in most rounds`);
   }
   if (jsonFile !== undefined) {
     const commit = gitCommit();
@@ -85,10 +100,11 @@ async function main(argv: string[]): Promise<number> {
       commit,
       at: new Date().toISOString(),
       machine: { cpus: availableParallelism(), model: cpus()[0]?.model.trim() ?? null, node: process.version, load_average_at_start: load.map((x) => Math.round(x * 100) / 100) },
-      options: { duration_seconds: options.durationSeconds, warmup_seconds: options.warmupSeconds, connections: options.connections, built: process.env.BENCH_BUILT === '1' },
+      options: { duration_seconds: options.durationSeconds, warmup_seconds: options.warmupSeconds, connections: options.connections, rounds, built: process.env.BENCH_BUILT === '1' },
       scenarios: ran,
       failed,
       goals,
+      ...(rounds > 1 ? { goals_over_rounds: goalsOverRounds(goals) } : {}),
     };
     writeFileSync(jsonFile, `${JSON.stringify(report, null, 2)}\n`);
     console.log(`goals written to ${jsonFile}`);

@@ -1,5 +1,6 @@
 /**
- * The project's own checks: the architecture rules, the documents' links and the README's reference.
+ * The project's own checks: the architecture rules, the documents' links, the README's reference and
+ * the bench's summary of goals over rounds.
  *
  * One file, one process: its parts share the loaded platform code. Each part is a subtest named after
  * what it covers.
@@ -15,6 +16,7 @@ import { main } from '../../src/cli/main.js';
 import { envSchema } from '../../src/config/config.js';
 import { SANDBOX_TOKEN } from '../../src/domain/sandbox.js';
 import { bodyParsing, BROWSER_EXTENSIONS, formatViolation, importGraph, type ImportRule, importsOf, importViolations, mutualImports, packageImports, type SqlTemplate, sqlTemplates } from '../helpers/architecture.js';
+import { goalsOverRounds, type PrintedGoal } from '../bench/lib/cpu-report.js';
 import { anchorsOf, brokenLinks, headingsOf, linksOf, slug } from '../helpers/markdown-links.js';
 import { type Command, commandsOf, platformPathsOf, platformUrlsOf, shellCommands } from '../helpers/readme-commands.js';
 
@@ -632,5 +634,28 @@ t.test('readme-reference', async (t) => {
     const first = commands.filter((c) => c.fenced).slice(0, 3).map((c) => c.words.join(' '));
     t.same(first, ['npm ci', 'npx hrs demo', 'npm test'], 'the first two fenced commands are the newcomer\'s');
     for (const command of commands) t.same(await problemsOf(command.words), [], `line ${command.line}: ${command.words.join(' ').slice(0, 100)}`);
+  });
+});
+
+t.test('bench-rounds', async (t) => {
+  t.test("the bench's goals over rounds: each goal once, its figure in every round, and in how many it was met", async (t) => {
+    const goal = (scenario: string, what: string, round: number, measured: string, met: boolean): PrintedGoal => ({ scenario, what, round, measured, met, goal: 'at most 2x' });
+    const over = goalsOverRounds([
+      goal('import-v2', 'CPU per request', 1, 'x2.5', false),
+      goal('import-v2', 'batches', 1, '31,000', false),
+      goal('import-v2', 'CPU per request', 2, 'x1.9', true),
+      goal('import-v2', 'batches', 2, '52,000', true),
+      goal('status', 'CPU per request', 1, 'x1.4', true),
+      goal('import-v2', 'CPU per request', 3, 'x1.8', true),
+    ]);
+    t.same(
+      over.map((g) => [g.scenario, g.what, g.measured, g.met, g.rounds]),
+      [
+        ['import-v2', 'CPU per request', ['x2.5', 'x1.9', 'x1.8'], 2, 3],
+        ['import-v2', 'batches', ['31,000', '52,000'], 1, 2],
+        ['status', 'CPU per request', ['x1.4'], 1, 1],
+      ],
+      'grouped by scenario and goal, in the order first printed, the rounds in the order they ran',
+    );
   });
 });

@@ -38,25 +38,60 @@ export interface Goal {
   floor?: string;
 }
 
-/** Every goal printed in this run, with its scenario's name (for the run's closing table and `--json`). */
-const printed: (Goal & { scenario: string })[] = [];
-let scenario = '';
+/** A goal as printed in a run: its scenario's name and the round (BENCH_ROUNDS) it was measured in. */
+export type PrintedGoal = Goal & { scenario: string; round: number };
 
-/** Names the scenario whose goals are printed next (test/bench/run.ts, before each scenario). */
-export function goalsOf(name: string): void {
+/** Every goal printed in this run (for the run's closing table and `--json`). */
+const printed: PrintedGoal[] = [];
+let scenario = '';
+let round = 1;
+
+/** Names the scenario, and its round, whose goals are printed next (test/bench/run.ts, before each). */
+export function goalsOf(name: string, of = 1): void {
   scenario = name;
+  round = of;
 }
 
 /** The goals printed so far, in order. */
-export function printedGoals(): readonly (Goal & { scenario: string })[] {
+export function printedGoals(): readonly PrintedGoal[] {
   return printed;
+}
+
+/** One goal over the rounds that measured it: each round's figure, and in how many it was met. */
+export interface GoalOverRounds {
+  scenario: string;
+  what: string;
+  goal: string;
+  /** Each round's figure, in the order the rounds ran. */
+  measured: string[];
+  met: number;
+  rounds: number;
+}
+
+/**
+ * The goals of a run of several rounds, each goal once (in the order first printed) with the figure
+ * of every round that printed it and the number of rounds in which it was met. One round's verdict on
+ * a goal held to a floor can flip with the machine's mood between its two measurements; the count says
+ * how often it held.
+ */
+export function goalsOverRounds(goals: readonly PrintedGoal[]): GoalOverRounds[] {
+  const byGoal = new Map<string, GoalOverRounds>();
+  for (const g of goals) {
+    const key = `${g.scenario}\u0000${g.what}`;
+    let entry = byGoal.get(key);
+    if (!entry) byGoal.set(key, (entry = { scenario: g.scenario, what: g.what, goal: g.goal, measured: [], met: 0, rounds: 0 }));
+    entry.measured.push(g.measured);
+    entry.rounds++;
+    if (g.met) entry.met++;
+  }
+  return [...byGoal.values()];
 }
 
 /** `goals` as lines `what: measured (goal: …): met | NOT met`, kept for the run's closing table. */
 export function printGoals(print: (line?: string) => void, goals: Goal[]): void {
   for (const g of goals) {
     print(`${g.what}: ${g.measured}${g.floor ? ` [floor: ${g.floor}]` : ''} (goal: ${g.goal}): ${g.met ? 'met' : 'NOT met'}`);
-    printed.push({ ...g, scenario });
+    printed.push({ ...g, scenario, round });
   }
 }
 
