@@ -4,15 +4,15 @@ import type { AssignmentState, CallLogMode } from '../domain/vocabulary.js';
 import { holidayCountry } from '../domain/opening-hours.js';
 import { coordinatesOf } from '../domain/coordinates.js';
 
+/** Hears of a completed reload; returns the promise of work it started from it, if any. */
+export type ReloadListener = (changed: ReadonlySet<string>) => unknown;
+
 /**
  * The registry in memory, as the request path needs it: stations with their confirmed layouts,
  * assignments and originators' call-log modes. Replaced whole on each reload, so readers always
  * see one consistent version. The rows come from a reader function (in service,
  * `() => readRegistryRows(sql)`), so the cache can be built from rows held in memory as well.
  */
-/** Hears of a completed reload; returns the promise of work it started from it, if any. */
-export type ReloadListener = (changed: ReadonlySet<string>) => unknown;
-
 export class Registry implements StationDirectory, OriginatorLookup {
   private stations = new Map<string, Held>();
   /** Assignments read for a station the station rows did not hold yet (the reads are side by side, not one snapshot). */
