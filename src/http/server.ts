@@ -2,6 +2,7 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_li
 import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { AuthAttempts } from './auth.js';
+import { answerBodies } from './body-pool.js';
 import type { TrustProxy } from './client-address.js';
 import { watchDeadline } from './deadline.js';
 import { checkInput, defaultInvalid, type AnyRoute, type RouteInfo, type RouteSpec } from './contract.js';
@@ -301,6 +302,7 @@ export class HttpServer {
       done = true;
       if (req.abort.aborted) {
         req.log.info({ method: req.method, path: req.path, aborted: true }, 'request aborted by the client');
+        answerBodies.give(reply.body);
         return;
       }
       const full = withRequestHeaders(reply, req);
@@ -310,6 +312,8 @@ export class HttpServer {
       respond(this.options.log, res, req, full, family, started);
       this.answered(req, full.status, family, started);
       for (const observe of observers) observeSafely(observe, req, full);
+      // Written (uWS copies it); an observer may keep the reply, so only without one (./body-pool.ts).
+      if (observers.length === 0) answerBodies.give(full.body);
     };
     const body = this.startBody(route, req, res, family, finish);
     if (body === false) return;

@@ -15,6 +15,7 @@ import { stationFeatureCollectionSchema, statusFeatureCollectionSchema } from '.
 import { stationPageSchema, stationStatusListSchema } from '../../src/domain/export-v2/schemas.js';
 import { haversineKm, roundKm } from '../../src/domain/geo.js';
 import { isSandboxId } from '../../src/domain/sandbox.js';
+import { answerBodies } from '../../src/http/body-pool.js';
 import { badRequest, json } from '../../src/http/errors.js';
 import { describeLimit } from '../../src/http/rate-limit-guard.js';
 import { baseFixture, TOKENS } from '../helpers/fixtures.js';
@@ -120,6 +121,30 @@ t.test('export-geo', async (t) => {
     const pacific = (await answer(p, '/v2/hrs?near=-16,179.9&radius_km=1000')).json.results;
     t.same(idsOf(pacific).sort(), ['DATEL', 'FIJIA', 'SAMOA'], 'a circle across the antimeridian');
     t.equal(pacific[0].hrs_id, 'DATEL');
+  });
+
+  t.test('pages written from pooled memory: many at once, each whole and the same as asked alone', async (t) => {
+    // Each of these pages is made per request into memory the HTTP core takes back once it is written
+    // (from 4 kB: smaller ones are Node's own pool's), so these stations carry long directions.
+    const long = fixture();
+    for (const station of long.stations as Json[]) station.details = { ...station.details, directions: `${station.hrs_id}: `.padEnd(1500, '~') };
+    const p2 = await startTestPlatform(t, { env: ENV, fixture: long });
+    const paths = [
+      '/v2/hrs',
+      `/v2/hrs?${GERMANY}`,
+      '/v2/hrs?near=52.52,13.405&radius_km=200',
+      '/v2/hrs?near=48.1,11.6&radius_km=1000',
+      '/v2/hrs?near=-16,179.9&limit=4',
+      '/v2/hrs?bbox=170,-20,-170,-10',
+    ];
+    const alone = new Map<string, string>();
+    for (const path of paths) alone.set(path, (await answer(p2, path)).text);
+    for (const [path, text] of alone) t.ok(Buffer.byteLength(text) >= 4096, `${path}: ${Buffer.byteLength(text)} bytes, a pooled size`);
+    t.ok(answerBodies.kept > 0, 'the pool holds the written pages\' memory');
+    const asked = Array.from({ length: 60 }, (_, i) => paths[i % paths.length]!);
+    const together = await Promise.all(asked.map(async (path) => ({ path, text: (await answer(p2, path)).text })));
+    const wrong = together.filter(({ path, text }) => text !== alone.get(path)).map(({ path }) => path);
+    t.same(wrong, [], '60 pages asked at once: every one the bytes of its own page');
   });
 
   t.test('the status list: the same filters, distance_km with near, unfiltered unchanged', async (t) => {

@@ -12,6 +12,7 @@ import { createLogger } from '../../src/config/log.js';
 import { positionOf, syncToken } from '../../src/domain/export-v2/delta.js';
 import type { StationEntry } from '../../src/domain/stations.js';
 import { bearerToken } from '../../src/http/auth.js';
+import { answerBodies, BodyPool } from '../../src/http/body-pool.js';
 import { badRequest, DRF_ERRORS, HttpError, json, PROBLEM_ERRORS, type Reply, unauthorized } from '../../src/http/errors.js';
 import type { Family } from '../../src/http/family.js';
 import { httpDate } from '../../src/http/dates.js';
@@ -343,6 +344,75 @@ t.test('http-families', async (t) => {
     await res.arrayBuffer();
     t.equal(res.headers.get('x-guarded'), null, 'a family with guards that does not say so keeps its public routes unguarded');
     t.same(counted, ['/open/data', '/open/data']);
+  });
+});
+
+t.test('body-pool', async (t) => {
+  /**
+   * Answer bodies made per request (./src/http/body-pool.ts): taken from a pool, given back by the HTTP
+   * core once written, and only then; never a buffer from elsewhere, never one given back twice.
+   */
+  t.test('take and give: exact lengths, memory used again, foreign and doubled ones ignored, large ones fresh', async (t) => {
+    const pool = new BodyPool(256 * 1024, 2);
+    const a = pool.take(5000);
+    t.equal(a.length, 5000);
+    t.equal(a.buffer.byteLength, 8192, 'a size class of its own');
+    pool.give(a);
+    t.equal(pool.kept, 1);
+    const b = pool.take(7000);
+    t.equal(b.buffer, a.buffer, 'the memory given back holds the next body of its class');
+    t.equal(pool.kept, 0);
+    pool.give(b);
+    pool.give(b);
+    t.equal(pool.kept, 1, 'given back twice: taken back once');
+    const c = pool.take(6000);
+    const d = pool.take(6000);
+    t.not(c.buffer, d.buffer, 'two bodies out at once never share memory');
+    pool.give(Buffer.alloc(8192));
+    pool.give(Buffer.from(c.buffer, 0, 100).subarray(10));
+    pool.give('text');
+    t.equal(pool.kept, 0, 'a buffer not taken here, a slice of one, or a string: ignored');
+    pool.give(c);
+    pool.give(d);
+    pool.give(pool.take(6000));
+    pool.give(pool.take(6000));
+    const e = pool.take(6000);
+    const f = pool.take(6000);
+    const g = pool.take(6000);
+    for (const body of [e, f, g]) pool.give(body);
+    t.equal(pool.kept, 2, 'at most `keep` kept per class');
+    pool.give(pool.take(100));
+    t.equal(pool.kept, 2, 'under 4 kB: Node\'s own pool\'s, never kept');
+    const large = pool.take(256 * 1024);
+    pool.give(large);
+    t.equal(pool.kept, 2, 'from `largest` on: made fresh, never kept');
+  });
+
+  t.test('the HTTP core gives a body back once written, and not while an observer may keep it', async (t) => {
+    const kept: Reply[] = [];
+    const OPEN: Family = { name: 'open', prefix: '/open/', errors: PROBLEM_ERRORS, auth: () => ({ kind: 'reader', id: 'r', tokenId: '1' }) };
+    const WATCHED: Family = { ...OPEN, name: 'watched', prefix: '/watched/', observers: [(_req, reply) => kept.push(reply)] };
+    const server = new HttpServer({ log: createLogger('silent'), maxBodyBytes: 1024, fallback: OPEN });
+    const page = (fill: number) => {
+      const body = answerBodies.take(20_000);
+      body.fill(fill);
+      return { status: 200, headers: { 'Content-Type': 'application/octet-stream' }, body };
+    };
+    let n = 0;
+    server.route({ family: OPEN, method: 'GET', path: '/open/page', handler: () => page(++n) });
+    server.route({ family: WATCHED, method: 'GET', path: '/watched/page', handler: () => page(++n) });
+    const port = await server.listen('127.0.0.1', 0);
+    t.teardown(() => server.closeConnections());
+    const bytes = async (path: string) => Buffer.from(await (await fetch(`http://127.0.0.1:${port}${path}`, { headers: { Authorization: 'Bearer x' } })).arrayBuffer());
+    const first = await bytes('/open/page');
+    t.same([first.length, first[0], first[19_999]], [20_000, 1, 1]);
+    const before = answerBodies.kept;
+    t.ok(before > 0, 'written, its memory is back in the pool');
+    const watched = await bytes('/watched/page');
+    t.same([watched.length, watched[0]], [20_000, 2]);
+    t.equal(answerBodies.kept, before - 1, 'a family with an observer keeps its body: not given back');
+    await bytes('/open/page');
+    t.equal((kept[0]!.body as Buffer)[0], 2, 'what the observer kept is still its own answer after the next one');
   });
 });
 

@@ -3,6 +3,7 @@ import { kmTextLength, parseGeoQuery, writeKmText, type GeoFilter, type GeoPoint
 import type { StationDirectory } from '../../domain/stations.js';
 import { MAX_LIMIT } from '../../domain/export-v2/stations.js';
 import { prefersMedia } from '../../http/accept.js';
+import { answerBodies } from '../../http/body-pool.js';
 import { HttpError } from '../../http/errors.js';
 import type { Request } from '../../http/request.js';
 
@@ -185,7 +186,8 @@ export function assemble(head: string, items: readonly PageItem[], tail: string)
     // The record's `{` becomes the comma after the distance.
     if (item.distanceKm !== undefined) length += DISTANCE_OPEN.length + kmTextLength(item.distanceKm);
   }
-  const out = Buffer.allocUnsafe(length);
+  // From the HTTP core's pool: given back once written (../../http/body-pool.ts).
+  const out = answerBodies.take(length);
   let at = out.write(head, 0);
   for (let k = 0; k < items.length; k++) {
     const item = items[k]!;
