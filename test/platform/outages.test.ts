@@ -633,6 +633,34 @@ t.test('outage-frozen-database', async (t) => {
     t.equal(again.status, 204, 'imports are taken again once the server resumed');
     t.equal((await p.sql`SELECT 1 FROM signal_history WHERE transmission_id = 'frozen-again'`).length, 1, 'and stored');
   });
+
+  t.test('DATEX II reads every station under a minute\'s bound: a request waits for that read no longer than DATABASE_TIMEOUT', async (t) => {
+    const pg = await privatePostgres(t);
+    const p = await startTestPlatform(t, { env: { DATABASE_URL: pg.url('hrs_frozen_datex'), DATABASE_TIMEOUT: String(TIMEOUT_S), LOG_LEVEL: 'fatal' }, fixture: fixture() });
+    const table = () => call('DATEX II table', `${p.url}/datex2/v3/table`, { headers: bearer(TOKENS.export_v2) });
+    t.ok((await table()).status < 500, 'the table answers while the server runs');
+    pg.freeze();
+    let thawed = false;
+    t.teardown(() => (thawed ? undefined : pg.thaw()));
+    // Alone, with the pool's connections free: the table's read sends its BEGIN to the frozen server;
+    // the second request comes while that read is still under way.
+    const first = await table();
+    const second = await table();
+    for (const answer of [first, second]) {
+      t.equal(answer.status, 503, `${answer.name}: 503 (${answer.status === 0 ? answer.body : Math.round(answer.ms) + ' ms'})`);
+      t.ok(answer.ms < BOUND_MS, `${answer.name}: within DATABASE_TIMEOUT (${Math.round(answer.ms)} ms)`);
+    }
+    t.equal(first.retryAfter, '5', 'with Retry-After');
+    pg.thaw();
+    thawed = true;
+    const back = performance.now();
+    let after = await table();
+    while (after.status >= 500 && performance.now() - back < 20_000) {
+      await sleep(100);
+      after = await table();
+    }
+    t.ok(after.status < 500, `the table answers again once the server resumed (${after.status})`);
+  });
 });
 
 t.test('outage-frozen-redis', async (t) => {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Sql } from '../../../db/connect.js';
+import { DatabaseTimeoutError, timeoutOf, type Sql } from '../../../db/connect.js';
 import { stationHeadsAndRows, type StationRow } from '../../../db/queries/stations.js';
 import { openingAt } from '../../domain/opening-hours.js';
 import type { ConfirmedLayout, StationDirectory } from '../../domain/stations.js';
@@ -142,6 +142,23 @@ export class Datex2Publications {
     return this.readingNext;
   }
 
+  /**
+   * `refresh` as a request waits for it: at most the pool's bound (DATABASE_TIMEOUT), then a 503. A
+   * read over every station may take up to a minute (db/deadline.ts `wholeRegistryRead`), and one
+   * under way when PostgreSQL froze held the requests chained after it that long; the read goes on,
+   * and serves the requests after it.
+   */
+  private refreshForRequest(): Promise<void> {
+    const reading = this.refresh();
+    const ms = timeoutOf(this.deps.sql);
+    if (ms === undefined) return reading;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new DatabaseTimeoutError(`PostgreSQL did not answer within ${ms} ms`, false)), ms);
+    });
+    return Promise.race([reading, late]).finally(() => clearTimeout(timer));
+  }
+
   private async read(): Promise<void> {
     const registryVersion = this.deps.stations.version;
     let changed = false;
@@ -215,7 +232,7 @@ export class Datex2Publications {
    * can be published (the schema requires a table to hold at least one site).
    */
   async tableDocument(): Promise<TableDocument | undefined> {
-    await this.refresh();
+    await this.refreshForRequest();
     const { sites, newestUs, version } = this.currentSites();
     if (sites.length === 0) return undefined;
     if (this.table?.version !== version) {
@@ -229,7 +246,7 @@ export class Datex2Publications {
 
   /** The status publication, from memory (the rows are read again only after a registry reload). */
   async statusDocument(): Promise<EncodedBody> {
-    if (this.rowsFor !== this.deps.stations.version) await this.refresh();
+    if (this.rowsFor !== this.deps.stations.version) await this.refreshForRequest();
     const at = this.now();
     const key = `${this.deps.status.version}:${this.deps.stations.version}:${this.rowsGeneration}:${this.setModifiedUs}`;
     const kept = this.statusDoc;
