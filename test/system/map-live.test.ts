@@ -92,6 +92,54 @@ t.test('a signal through import v2 turns the marker, the list and the open panel
   t.same(problems, [], 'no console error');
 });
 
+t.test('the panel reads its station once while the stream keeps the page drawing, and again after a 503 (the page\'s clock stepped)', { skip }, async (t) => {
+  const p = await startTestPlatform(t, { env: { MAP_RATE_LIMIT: '100000' }, fixture: mapFixture() });
+  await postSignals(p, 'availability', [{ ...BERLA_AVAILABLE, datetime: ago(30) }]);
+  const { page, problems } = await watchedPage(t, p, { expected: /status of 503/ });
+  await page.clock.install();
+  // The detail's first read answered 503 (Retry-After: 1); the next held until the stream has drawn the page several times.
+  const reads: string[] = [];
+  let served503: () => void = () => {};
+  const refused = new Promise<void>((resolve) => (served503 = resolve));
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let held: () => void = () => {};
+  const holding = new Promise<void>((resolve) => (held = resolve));
+  await page.route('**/map/v1/stations/BERLA', async (route) => {
+    reads.push(new Date().toISOString());
+    if (reads.length === 1) {
+      await route.fulfill({ status: 503, headers: { 'Retry-After': '1' }, contentType: 'application/problem+json', body: '{"title":"Service Unavailable","status":503}' });
+      served503();
+      return;
+    }
+    held();
+    await released;
+    await route.continue();
+  });
+  await page.goto(`${p.url}/#/station/BERLA`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  await refused;
+  t.equal(await page.locator('#panel').getAttribute('data-state'), 'loading', 'a 503: still loading, not an error');
+  await page.clock.fastForward('00:02');
+  // Bounded, so that a page which never reads again fails here rather than at tap's timeout.
+  const asked = await Promise.race([holding.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000))]);
+  t.ok(asked, 'read again once its Retry-After was up');
+  // Readings that turn the marker each time: every one a stream message, and the page drawn again.
+  const marker = page.locator('.maplibregl-marker [data-hrs-id="BERLA"]');
+  const turns = [BERLA_MAINTENANCE, BERLA_AVAILABLE, BERLA_MAINTENANCE, BERLA_AVAILABLE, BERLA_MAINTENANCE];
+  for (const [i, reading] of turns.entries()) {
+    const was = await marker.getAttribute('data-status');
+    await postSignals(p, 'availability', [{ ...reading, datetime: ago(turns.length - i) }]);
+    await page.waitForSelector(`.maplibregl-marker [data-hrs-id="BERLA"]:not([data-status="${was}"])`, { timeout: 10_000 });
+  }
+  t.equal(await marker.getAttribute('data-status'), 'UNAVAILABLE', `the stream drew the page ${turns.length} times meanwhile`);
+  release();
+  await page.locator('#panel[data-state="ready"]').waitFor({ timeout: 15_000 });
+  t.equal(reads.length, 2, 'two reads in all: the one refused and the one after its Retry-After, none begun again by a drawing');
+  t.equal(await page.locator('#panel .status-item[data-option="700ld"]').getAttribute('data-status'), 'UNAVAILABLE', 'the panel shows the latest status');
+  t.same(problems, [], 'no other console error');
+});
+
 t.test('the page says when the connection is lost, and when it is back', { skip }, async (t) => {
   const port = await freePort();
   const first = await startTestPlatform(t, { env: { PORT: String(port), MAP_RATE_LIMIT: '100000' }, fixture: mapFixture() });

@@ -19,6 +19,33 @@ const withId = (node, id) => {
   return node;
 };
 
+/** Reads of a station's detail a passing failure gets, the first included. */
+export const DETAIL_TRIES = 4;
+
+/**
+ * A station's detail (GET /map/v1/stations/{hrs_id}): `ready` with it, `missing` (404), or `error`
+ * once DETAIL_TRIES reads have failed. A passing failure (429, a 5xx, no answer) is read again after
+ * its Retry-After (1 to 10 s) or 1, 2, 4 s, while `wanted()` still holds; a 4xx is final.
+ */
+async function readDetail(hrsId, wanted) {
+  for (let attempt = 1; ; attempt++) {
+    let wait;
+    try {
+      const res = await fetch(`/map/v1/stations/${encodeURIComponent(hrsId)}`);
+      if (res.ok) return { kind: 'ready', detail: await res.json() };
+      if (res.status === 404) return { kind: 'missing' };
+      if (res.status !== 429 && res.status < 500) return { kind: 'error' };
+      const after = Number(res.headers.get('retry-after'));
+      wait = Number.isFinite(after) && after > 0 ? Math.min(10, Math.max(1, after)) * 1000 : undefined;
+    } catch {
+      // no answer (the connection failed, or the body was cut): a passing failure
+    }
+    if (attempt >= DETAIL_TRIES || !wanted()) return { kind: 'error' };
+    await new Promise((resolve) => setTimeout(resolve, wait ?? 1000 * 2 ** (attempt - 1)));
+    if (!wanted()) return { kind: 'error' };
+  }
+}
+
 export class StationPanel {
   constructor(onClose) {
     this.root = document.getElementById('panel');
@@ -26,6 +53,8 @@ export class StationPanel {
     this.body = document.getElementById('panel-body');
     this.hrsId = null;
     this.detail = null;
+    /** The station whose detail is being read (null when none is). */
+    this.loading = null;
     this.request = 0;
     /** The station whose forecast is read, what was read (`forecastView`'s state), when, and a re-read waiting for its minute. */
     this.forecastFor = null;
@@ -43,46 +72,41 @@ export class StationPanel {
     return this.hrsId;
   }
 
-  /** Opens the station (`feature`: its feature from the feed, shown at once while the detail loads). */
+  /**
+   * Opens the station (`feature`: its feature from the feed, shown at once while the detail loads).
+   * Opening the station already open, or still loading, changes nothing: the page draws again on every
+   * stream message, and a read begun anew at each would never finish while messages keep coming.
+   */
   async open(hrsId, feature, { focus = false } = {}) {
-    const request = ++this.request;
-    const same = this.hrsId === hrsId && this.detail;
-    this.hrsId = hrsId;
+    const same = this.hrsId === hrsId && (this.detail !== null || this.loading === hrsId);
     this.root.hidden = false;
     document.body.dataset.panel = 'open';
-    if (!same) {
-      this.detail = null;
-      this.title.textContent = feature?.properties.name ?? hrsId;
-      this.body.replaceChildren(el('p', 'muted', t('panel_loading')));
-      this.root.dataset.state = 'loading';
-    }
     if (focus) this.root.focus();
     if (same) return;
+    const request = ++this.request;
+    this.hrsId = hrsId;
+    this.detail = null;
+    this.loading = hrsId;
+    this.title.textContent = feature?.properties.name ?? hrsId;
+    this.body.replaceChildren(el('p', 'muted', t('panel_loading')));
+    this.root.dataset.state = 'loading';
     if (this.forecastFor !== hrsId) {
       this.stopForecast();
       this.forecastFor = hrsId;
       this.forecast = { kind: 'loading' };
       this.readForecast();
     }
-    try {
-      const res = await fetch(`/map/v1/stations/${encodeURIComponent(hrsId)}`);
-      if (res.status === 404) {
-        // A link to a station the map does not have (mistyped, or removed): say which.
-        if (request !== this.request) return;
-        this.body.replaceChildren(el('p', 'message', t('panel_no_station', { id: hrsId })));
-        this.root.dataset.state = 'error';
-        return;
-      }
-      if (!res.ok) throw new Error(String(res.status));
-      const detail = await res.json();
-      if (request !== this.request) return; // another station was opened meanwhile
-      this.detail = detail;
+    const outcome = await readDetail(hrsId, () => request === this.request);
+    if (request !== this.request) return; // another station was opened meanwhile, or the panel closed
+    this.loading = null;
+    if (outcome.kind === 'ready') {
+      this.detail = outcome.detail;
       this.render();
-    } catch {
-      if (request !== this.request) return;
-      this.body.replaceChildren(el('p', 'message', t('panel_error')));
-      this.root.dataset.state = 'error';
+      return;
     }
+    // A link to a station the map does not have (mistyped, or removed) says which.
+    this.body.replaceChildren(el('p', 'message', outcome.kind === 'missing' ? t('panel_no_station', { id: hrsId }) : t('panel_error')));
+    this.root.dataset.state = 'error';
   }
 
   /** The open station's detail read again (its static fields changed), shown without a loading step. */
@@ -105,6 +129,7 @@ export class StationPanel {
     this.stopForecast();
     this.hrsId = null;
     this.detail = null;
+    this.loading = null;
     this.root.hidden = true;
     delete document.body.dataset.panel;
   }
