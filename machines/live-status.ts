@@ -81,6 +81,24 @@ export class LiveStatus {
   }
 
   /**
+   * Applies the stored published snapshots newer than the readings held (or of a station and category
+   * holding none) as committed readings, their changes going out on the change stream: what the bus
+   * would have brought while this instance could not hear it (src/platform.ts, catchUpAfterRejoin).
+   * Returns how many were applied.
+   */
+  async catchUp(batches: AsyncIterable<readonly PublishedSignal[]>): Promise<number> {
+    let count = 0;
+    for await (const signals of batches) {
+      for (const signal of signals) {
+        const held = this.stations.get(signal.hrsId)?.get(signal.category);
+        if (held && signal.datetime <= held.reading.datetime) continue;
+        if (this.apply(signal, true)) count++;
+      }
+    }
+    return count;
+  }
+
+  /**
    * Applies committed live readings: each replaces its station's published reading of that category
    * unless the one held was measured later (a late reading never overwrites a newer one, as in the
    * database). Returns how many were applied.

@@ -39,7 +39,7 @@ import { RateLimiter, STORING_CHECK_INTERVAL_MS } from './infra/rate-limit.js';
 import { HttpServer } from './http/server.js';
 import { failedAuthLimit } from './api/auth.js';
 import { Announcements, Announcer } from './infra/announce.js';
-import { Bus } from './infra/bus.js';
+import { Bus, type RejoinReason } from './infra/bus.js';
 import { namespaceFields, resolveNamespace } from './infra/namespace.js';
 import { databaseIdentity } from '../db/queries/platform.js';
 import { closeRedis, openRedis, pingRedis, type Redis } from './infra/redis.js';
@@ -145,10 +145,60 @@ async function openParts(given: Readonly<Config>, log: Logger, closers: Closers,
   // At start, one cursor over every published reading: longer than a request may wait.
   const restored = await status.restore(publishedSignalBatches(unbounded(sql)));
   log.info({ actors: restored, ms: Math.round(performance.now() - started) }, 'live status restored');
+  const catchUp = catchUpAfterRejoin({ sql, log, tokens, registry, status });
+  bus.onRejoined(catchUp.run);
+  closers.add('the catch-up after the bus rejoined', catchUp.stop);
+  bus.watchHearing();
   const reference = await readReferenceData(sql);
   const callLog = new CallLogRecorder(openQueue(QUEUES.callLog, redis, config.redisPrefix, log), log, redis);
   closers.add('the call log', () => callLog.close());
   return { config, log, clock, sql, redis, bus, announcements, tokens, registry, reference, status, verdicts, published, receipts, tokenEvents, rejections, opening, callLog, places: placesLoader() };
+}
+
+/**
+ * What the bus would have told this instance while its subscriber could not hear (it reconnected, or
+ * was found deaf: Bus.onRejoined), read again from the stores: the token cache emptied, the registry
+ * reloaded, and the published readings newer than those held applied as if announced (their changes
+ * reach the streams and webhooks). One at a time; a rejoin meanwhile runs it once more after.
+ */
+function catchUpAfterRejoin(parts: Pick<PlatformParts, 'sql' | 'log' | 'tokens' | 'registry' | 'status'>): { run: (why: RejoinReason) => void; stop: () => Promise<void> } {
+  const { sql, log, tokens, registry, status } = parts;
+  let running: Promise<void> | undefined;
+  let again: RejoinReason | undefined;
+  let stopped = false;
+  const once = async (why: RejoinReason) => {
+    const started = performance.now();
+    tokens.invalidate();
+    await registry.reload();
+    const applied = await status.catchUp(publishedSignalBatches(unbounded(sql)));
+    // After a reconnection, part of the Redis outage already reported once (a debug line); after deafness, info.
+    log[why === 'deaf' ? 'info' : 'debug']({ why, applied, ms: Math.round(performance.now() - started) }, 'caught up with what the bus may have missed');
+  };
+  const run = (why: RejoinReason) => {
+    if (stopped) return;
+    if (running) {
+      again = why;
+      return;
+    }
+    running = (async () => {
+      for (let next: RejoinReason | undefined = why; next !== undefined && !stopped; next = again, again = undefined) {
+        try {
+          await once(next);
+        } catch (err) {
+          // At shutdown the stores close under it: nothing to report then.
+          if (!stopped) log.warn({ err, why: next }, 'catching up with what the bus may have missed failed: the next announcements bring the rest');
+        }
+      }
+      running = undefined;
+    })();
+  };
+  return {
+    run,
+    stop: async () => {
+      stopped = true;
+      await running;
+    },
+  };
 }
 
 interface Served {

@@ -99,6 +99,12 @@ export function registryMessage(change: { hrsIds?: readonly string[]; tokens: bo
 
 type Handler = (message: BusMessage) => void;
 
+/** Why the subscriber may have missed messages before it heard again (`Bus.onRejoined`). */
+export type RejoinReason = 'reconnected' | 'deaf';
+
+/** How often an instance checks that its subscriber hears what is published (`Bus.checkHearing`). */
+export const HEARING_EVERY_MS = 5_000;
+
 interface Subscription {
   handler: Handler;
   /** Only messages other instances sent (see `Bus.fromOthers`). */
@@ -109,6 +115,13 @@ interface Subscription {
 export class Bus {
   private readonly handlers = new Map<BusType, Set<Subscription>>();
   private subscriber: Redis | undefined;
+  /** Called once the subscriber hears again after it may have missed messages (see `onRejoined`). */
+  private readonly rejoinListeners = new Set<(why: RejoinReason) => void>();
+  /** The hearing check's timer, its consecutive checks that found the subscriber deaf, and whether one runs. */
+  private hearingTimer: NodeJS.Timeout | undefined;
+  private deafChecks = 0;
+  private checking = false;
+  private closed = false;
   /** This process's identity on the bus, so it can recognise its own announcements. */
   readonly instanceId = randomBytes(8).toString('hex');
   /** Messages dropped because they carried another platform's id or none. */
@@ -239,11 +252,104 @@ export class Bus {
     set.add(subscription);
   }
 
+  /**
+   * Calls `listener` whenever this instance's subscriber hears again after it may have missed
+   * messages: it reconnected after losing its connection (`reconnected`), or the hearing check found
+   * it deaf and it was opened again (`deaf`). What other instances announced meanwhile is lost to it:
+   * the listener reads again what the announcements would have told (the registry, the live status).
+   */
+  onRejoined(listener: (why: RejoinReason) => void): void {
+    this.rejoinListeners.add(listener);
+  }
+
+  /** This instance's own channel for the hearing check (see `checkHearing`). */
+  private hearingChannel(): string {
+    return `${this.prefix}:bus:hearing:${this.instanceId}`;
+  }
+
+  /**
+   * Checks every HEARING_EVERY_MS that the subscriber hears what is published (`checkHearing`), once
+   * it exists; the timer does not keep the process alive.
+   */
+  watchHearing(everyMs = HEARING_EVERY_MS): void {
+    if (this.hearingTimer !== undefined || this.closed) return;
+    this.hearingTimer = setInterval(() => void this.checkHearing(), everyMs).unref();
+  }
+
+  /**
+   * One hearing check: a PUBLISH on this instance's own hearing channel, which its subscriber alone
+   * listens to, answers with how many subscribers heard it. None, twice running, while the publisher's
+   * connection is usable: the subscriber is connected, but not where announcements go (after a Sentinel
+   * failover, a subscriber that stayed with the old master or lost its subscriptions), and nothing would
+   * tell it so. It is then closed and opened again, subscribed to every channel, and the rejoin
+   * listeners called. Once is not enough: right after a failover the subscriber may be moving on its
+   * own. Resolves to what it found; never rejects (a Redis that does not answer is an outage, reported
+   * once elsewhere).
+   */
+  async checkHearing(): Promise<'hearing' | 'deaf' | 'reopened' | 'skipped'> {
+    if (this.checking || this.closed || this.subscriber === undefined || !redisUsable(this.publisher)) return 'skipped';
+    this.checking = true;
+    try {
+      const receivers = await withinRedis(this.publisher, this.announcer.publish(this.hearingChannel(), 'hearing'));
+      if (receivers > 0) {
+        this.deafChecks = 0;
+        return 'hearing';
+      }
+      if (++this.deafChecks < 2) return 'deaf';
+      this.deafChecks = 0;
+      this.log?.warn({ channel: this.hearingChannel() }, 'the bus subscriber hears nothing published (connected, but not where announcements go): opening it again and reading again what it may have missed');
+      await this.reopenSubscriber();
+      this.rejoined('deaf');
+      return 'reopened';
+    } catch (err) {
+      this.log?.debug({ err }, 'bus hearing check not done');
+      return 'skipped';
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** A new subscriber, subscribed to every channel the old one was, in its place; the old one is closed. */
+  private async reopenSubscriber(): Promise<void> {
+    const old = this.subscriber;
+    const fresh = await this.openSubscriber();
+    for (const type of this.handlers.keys()) await fresh.subscribe(this.channel(type), (raw) => this.dispatch(type, raw));
+    if (this.closed) {
+      await fresh.close().catch(() => fresh.destroy());
+      return;
+    }
+    this.subscriber = fresh;
+    if (old?.isOpen) await old.close().catch(() => old.destroy());
+  }
+
+  private rejoined(why: RejoinReason): void {
+    for (const listener of this.rejoinListeners) {
+      try {
+        listener(why);
+      } catch (err) {
+        this.log?.error({ err, why }, 'bus rejoin listener failed');
+      }
+    }
+  }
+
   private async openSubscriber(): Promise<Redis> {
     const subscriber = this.publisher.duplicate();
     // Its outages are the publisher's too, which watchRedis reports once: only debug lines here.
     subscriber.on('error', (err: Error) => this.log?.debug({ err }, 'redis subscriber error'));
     await subscriber.connect();
+    // Its own channel, for the hearing check: the one subscription no other instance shares.
+    await subscriber.subscribe(this.hearingChannel(), () => {});
+    // Lost (an error, or a reconnection begun), then ready again: messages of the gap may be missed.
+    let lost = false;
+    subscriber.on('error', () => (lost = true));
+    subscriber.on('reconnecting', () => (lost = true));
+    subscriber.on('ready', () => {
+      if (!lost || this.subscriber !== subscriber) return;
+      lost = false;
+      // Part of the outage that watchRedis reports with one warning and one info line: a debug line here.
+      this.log?.debug('the bus subscriber is connected again: reading again what it may have missed');
+      this.rejoined('reconnected');
+    });
     return subscriber;
   }
 
@@ -305,6 +411,9 @@ export class Bus {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.hearingTimer);
+    this.hearingTimer = undefined;
     const subscriber = this.subscriber;
     this.subscriber = undefined;
     if (subscriber?.isOpen) await subscriber.close().catch(() => subscriber.destroy());

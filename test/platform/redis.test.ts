@@ -17,6 +17,7 @@ import { ConfigError, loadConfig } from '../../src/config/config.js';
 import { createLogger } from '../../src/config/log.js';
 import { describeSentinels } from '../../src/config/redis-settings.js';
 import { NAMESPACE_STEM } from '../../src/infra/namespace.js';
+import { Bus } from '../../src/infra/bus.js';
 import { redisFailed, watchRedis } from '../../src/infra/redis-outage.js';
 import { masterOptionsOf } from '../../src/infra/redis-sentinel.js';
 import { closeRedis, openRedis, type Redis, REDIS_LISTENERS, RedisDeadlineError, RedisUnavailableError, redisUsable, withinRedis } from '../../src/infra/redis.js';
@@ -580,5 +581,91 @@ t.test('platform-namespaces', async (t) => {
       '  PostgreSQL: postgres://app:***@db1,db2/hrs?target_session_attrs=read-write, named by DATABASE_URL',
       '  Redis: the master "mymaster" of the Sentinels s1:26379,s2:26379, named by REDIS_SENTINELS; namespace prod (REDIS_PREFIX)',
     ]);
+  });
+});
+
+t.test('bus-hearing', async (t) => {
+  /**
+   * An instance whose bus subscriber hears nothing (connected, but not where announcements go, as one
+   * left with the old master after a failover) finds it so with the hearing check, opens it again, and
+   * reads again from the stores what it missed; one whose subscriber lost its connection and is back
+   * does the same. The checks are stepped here (Bus.checkHearing), not waited for.
+   */
+  const reading = (datetime: string, available: boolean) => ({
+    hrs: 'BERLA',
+    datetime,
+    station: { maintenance: false, limitedly_available: false },
+    nozzles: [{ id: 'N1', available }, { id: 'N2', available }],
+  });
+
+  t.test('a subscriber that hears nothing is opened again, and the readings it missed are read from the store', async (t) => {
+    const fixture = baseFixture();
+    fixture.assignments = berlaAssignments();
+    const a = await startTestPlatform(t, { fixture });
+    const b = await startTestPlatform(t, { sameStoreAs: a });
+    const bus = b.parts.bus;
+    const heldOnB = () => b.parts.status.published('BERLA', 'availability')?.reading.datetime;
+    t.equal(await bus.checkHearing(), 'hearing', 'a subscriber that hears: nothing to do');
+
+    // What A announces, heard by a listener of the test's own on the same Redis.
+    const listener = a.parts.redis.duplicate();
+    await listener.connect();
+    t.teardown(() => listener.close());
+    const announced: string[] = [];
+    await listener.subscribe(a.parts.bus.channel('signals'), (raw) => announced.push(raw));
+
+    // B's subscriber left connected but subscribed to nothing.
+    await (bus as unknown as { subscriber: Redis }).subscriber.unsubscribe();
+    const missed = new Date(Date.now() - 3000).toISOString();
+    await postSignals(a, 'availability', [reading(missed, false)]);
+    await until("A's announcement on the bus", () => (announced.some((raw) => raw.includes(missed)) ? true : undefined));
+    t.not(heldOnB(), Date.parse(missed), 'B did not hear it');
+
+    const found: string[] = [];
+    for (let i = 0; i < 3 && !found.includes('reopened'); i++) found.push(await bus.checkHearing());
+    t.ok(found.includes('reopened'), `found deaf and opened again within three checks (${found.join(', ')})`);
+    t.equal(await until('B to hold the reading it missed', () => (heldOnB() === Date.parse(missed) ? heldOnB() : undefined)), Date.parse(missed), 'read again from the store');
+    t.match(b.logs.lines.find((line) => line.msg === 'caught up with what the bus may have missed'), { level: 30, why: 'deaf', applied: 1 }, 'said, with what it applied');
+    t.ok(b.logs.lines.some((line) => line.level === 40 && /^the bus subscriber hears nothing published/.test(String(line.msg))), 'a warning says the subscriber was deaf');
+
+    const heard = new Date(Date.now() - 1000).toISOString();
+    await postSignals(a, 'availability', [reading(heard, true)]);
+    t.equal(await until('B to hear the next reading', () => (heldOnB() === Date.parse(heard) ? heldOnB() : undefined)), Date.parse(heard), 'the reopened subscriber hears the bus');
+    t.equal(await bus.checkHearing(), 'hearing', 'and the check finds it hearing');
+  });
+
+  t.test('a subscriber that lost its connection and is back calls the rejoin listeners', async (t) => {
+    const publisher = await openRedis(TEST_REDIS_URL, 'hrs-test-bus');
+    t.teardown(() => closeRedis(publisher));
+    const prefix = `hrs-test-bus-${randomUUID()}`;
+    // The subscriber's connection id, read before it subscribes (a subscribed connection takes no CLIENT ID).
+    const ids: number[] = [];
+    const duplicate = publisher.duplicate.bind(publisher);
+    Object.assign(publisher, {
+      duplicate: () => {
+        const copy = duplicate();
+        const connect = copy.connect.bind(copy);
+        return Object.assign(copy, { connect: async () => (await connect(), ids.push(await copy.clientId()), copy) });
+      },
+    });
+    const logs = logCapture();
+    const bus = new Bus(publisher, prefix, 'platform-test', createLogger('debug', logs.stream));
+    t.teardown(() => bus.close());
+    const rejoined: string[] = [];
+    bus.onRejoined((why) => rejoined.push(why));
+    const heard: string[] = [];
+    await bus.on('tokens', (message) => heard.push(JSON.stringify(message)));
+    t.equal(ids.length, 1, 'one subscriber');
+    t.equal(await bus.checkHearing(), 'hearing', 'it hears');
+    t.same(rejoined, [], 'nothing missed at the start');
+
+    await publisher.sendCommand(['CLIENT', 'KILL', 'ID', String(ids[0])]);
+    await until('the subscriber back', () => (rejoined.length > 0 ? true : undefined));
+    t.same(rejoined, ['reconnected'], 'the listeners told once, why');
+    t.ok(logs.lines.some((line) => line.level === 20 && /^the bus subscriber is connected again/.test(String(line.msg))), 'said in a debug line (the outage has its own warning and info line)');
+    await bus.publish({ type: 'tokens', events: [] });
+    await until('the message heard', () => (heard.length > 0 ? true : undefined));
+    t.equal(heard.length, 1, 'subscribed again: it hears the bus');
+    t.equal(await bus.checkHearing(), 'hearing', 'and the check finds it hearing');
   });
 });
