@@ -10,8 +10,8 @@ import { STREAMED_FROM } from './respond.js';
  *
  * Only the HTTP core gives a body back (./server.ts, once the answer is written and no observer of its
  * family can keep it), and only bodies taken here: a buffer from anywhere else is left alone, and one
- * given back twice is taken back once. A body that is never given back (its request aborted, or
- * answered by its deadline first) is collected as any buffer is.
+ * given back twice is taken back once. A body that is never given back (its request answered by its
+ * deadline first) is collected as any buffer is; an aborted request's body is given back.
  */
 
 /** The smallest size kept: below it Node's own pool serves `allocUnsafe` without an allocation of its own. */
@@ -32,17 +32,14 @@ export class BodyPool {
     private readonly largest: number,
     private readonly keep = 8,
   ) {
-    let classes = 0;
-    while (SMALLEST << classes < largest) classes++;
-    this.free = Array.from({ length: classes + 1 }, () => []);
+    this.free = Array.from({ length: classOf(largest) + 1 }, () => []);
   }
 
   /** A buffer of `length` bytes, its contents undefined (as `Buffer.allocUnsafe`'s). */
   take(length: number): Buffer {
     if (length < SMALLEST || length >= this.largest) return Buffer.allocUnsafe(length);
     const index = classOf(length);
-    let memory = this.free[index]!.pop();
-    memory ??= new ArrayBuffer(SMALLEST << index);
+    const memory = this.free[index]!.pop() ?? new ArrayBuffer(SMALLEST << index);
     this.out.add(memory);
     return Buffer.from(memory, 0, length);
   }
